@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { IANAZone } from 'luxon';
+
+/**
+ * One typed settings schema, read from the environment only and validated once at start.
+ * Each key names its environment variable; a bad value stops the process with a message
+ * naming the variable.
+ */
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+const positiveInt = z.coerce.number().int().positive();
+
+const schema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: optionalString,
+  REDIS_URL: optionalString,
+  /** Folder for the embedded Postgres cluster when DATABASE_URL is unset. */
+  EMBEDDED_DATA_DIR: z.string().min(1).default('.data/postgres'),
+  EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  PLATFORM_TIMEZONE: z
+    .string()
+    .default('Europe/Copenhagen')
+    .refine((tz) => IANAZone.isValidZone(tz), 'must be an IANA time zone name'),
+  OFF_HOURS_WEIGHT: positiveInt.default(4),
+  DEFAULT_DAILY_LIMIT: positiveInt.default(5000),
+  /** Daily limit of the bulk services (calls, exports); above 10000 makes them high-limit. */
+  DEFAULT_BULK_DAILY_LIMIT: positiveInt.default(20000),
+  TLS_CERT_FILE: optionalString,
+  TLS_KEY_FILE: optionalString,
+  REQUIRE_HTTPS: boolean.default(false),
+  TRUST_PROXY: optionalString,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb').default('100kb'),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10000),
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30000),
+  DB_POOL_MAX: positiveInt.default(10),
+  /** Rows fetched per cursor round trip on streamed exports. */
+  CURSOR_BATCH_SIZE: positiveInt.default(1000),
+  /** How often the lead lifecycle sweeper runs in the server; 0 switches it off. */
+  SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60000),
+});
+
+export type Settings = z.output<typeof schema>;
+
+export class SettingsError extends Error {}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new SettingsError(`invalid setting ${lines.join('; ')}`);
+  }
+  const s = parsed.data;
+  if ((s.TLS_CERT_FILE === undefined) !== (s.TLS_KEY_FILE === undefined)) {
+    throw new SettingsError('invalid setting TLS_CERT_FILE/TLS_KEY_FILE: set both or neither');
+  }
+  return s;
+}
+
+/** The settings table of the README is generated from this list so docs match the schema. */
+export const settingNames = Object.keys(schema.shape) as (keyof Settings)[];

@@ -1,0 +1,36 @@
+import knex, { Knex } from 'knex';
+import pg from 'pg';
+import path from 'node:path';
+
+// Row ids and counts fit in a double; reading int8 as a number keeps rows plain.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
+
+export const MIGRATIONS_DIR = path.resolve(__dirname, '../../db/migrations');
+
+export interface DbOptions {
+  url: string;
+  timezone: string;
+  poolMax?: number;
+}
+
+/** A knex instance whose connections speak the platform time zone (interval and date arithmetic). */
+export function createDb(options: DbOptions): Knex {
+  const tz = options.timezone.replace(/'/g, "''");
+  return knex({
+    client: 'pg',
+    connection: options.url,
+    pool: {
+      min: 0,
+      max: options.poolMax ?? 10,
+      afterCreate(conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) {
+        conn.query(`SET TIME ZONE '${tz}'`, (err) => done(err ?? null, conn));
+      },
+    },
+    migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
+  });
+}
+
+export async function migrateLatest(db: Knex): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  return applied;
+}

@@ -1,0 +1,55 @@
+import { spawn, ChildProcess } from 'node:child_process';
+import net from 'node:net';
+
+/** A throwaway redis-server on loopback, without persistence. Tests can stop and restart it. */
+export interface RedisServer {
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = () => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.end();
+        resolve();
+      });
+      socket.once('error', () => {
+        socket.destroy();
+        if (Date.now() > deadline) reject(new Error(`redis-server did not listen on ${port}`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+export async function startRedisServer(port: number): Promise<RedisServer> {
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+      { stdio: 'ignore' },
+    );
+    const failed = new Promise<never>((_, reject) =>
+      child!.once('error', (err) => reject(new Error(`cannot start redis-server: ${err.message}`))),
+    );
+    await Promise.race([waitForPort(port, 10000), failed]);
+  };
+  const stop = async () => {
+    const c = child;
+    child = undefined;
+    if (!c || c.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      c.once('exit', () => resolve());
+      c.kill('SIGTERM');
+    });
+  };
+  await start();
+  return { port, url: `redis://127.0.0.1:${port}`, start, stop };
+}
