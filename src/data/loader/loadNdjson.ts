@@ -1,0 +1,82 @@
+import readline from 'node:readline';
+import type { Readable } from 'node:stream';
+import type { Knex } from 'knex';
+import { recordSchemas, RECORD_TYPES, LoadRecord, RecordType } from './recordSchemas';
+import { RecordApplier, RecordError } from './applyRecord';
+
+export class LoadError extends Error {
+  constructor(
+    readonly line: number,
+    reason: string,
+  ) {
+    super(`line ${line}: ${reason}`);
+  }
+}
+
+export interface LoadOptions {
+  zone: string;
+  onProgress?: (lines: number) => void;
+  now?: () => Date;
+}
+
+export interface LoadSummary {
+  lines: number;
+  counts: Partial<Record<RecordType, number>>;
+}
+
+function describeIssue(issue: { path: PropertyKey[]; message: string }): string {
+  const where = issue.path.map(String).join('.');
+  return where ? `${where}: ${issue.message}` : issue.message;
+}
+
+/** Database errors become line reasons without SQL noise. */
+function describeDbError(err: unknown): string {
+  const e = err as { code?: string; detail?: string; message?: string };
+  if (e.code === '23505') return `duplicate value${e.detail ? ` (${e.detail})` : ''}: ${e.message?.split(' - ').pop()}`;
+  return (e.message ?? String(err)).split(' - ').pop()!;
+}
+
+/**
+ * Loads NDJSON platform data (DESIGN §9) in ONE transaction: the first bad line stops the
+ * load with its number and reason, and nothing of the file is kept. Blank lines are skipped.
+ */
+export async function loadNdjson(db: Knex, input: Readable, options: LoadOptions): Promise<LoadSummary> {
+  const schemas = recordSchemas(options.zone);
+  const counts: LoadSummary['counts'] = {};
+  let lineNo = 0;
+  await db.transaction(async (trx) => {
+    const applier = new RecordApplier(trx, options.zone, options.now);
+    const lines = readline.createInterface({ input, crlfDelay: Infinity });
+    for await (const line of lines) {
+      lineNo += 1;
+      if (line.trim() === '') continue;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        throw new LoadError(lineNo, 'not valid JSON');
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new LoadError(lineNo, 'a record must be a JSON object');
+      }
+      const type = (parsed as { type?: unknown }).type;
+      if (typeof type !== 'string' || !RECORD_TYPES.includes(type as RecordType)) {
+        throw new LoadError(lineNo, `unknown record type ${JSON.stringify(type)}; expected one of ${RECORD_TYPES.join(', ')}`);
+      }
+      const result = schemas[type as RecordType].safeParse(parsed);
+      if (!result.success) {
+        throw new LoadError(lineNo, `${type}: ${result.error.issues.map(describeIssue).join('; ')}`);
+      }
+      try {
+        await applier.apply(result.data as LoadRecord);
+      } catch (err) {
+        if (err instanceof RecordError) throw new LoadError(lineNo, `${type}: ${err.message}`);
+        throw new LoadError(lineNo, `${type}: ${describeDbError(err)}`);
+      }
+      counts[type as RecordType] = (counts[type as RecordType] ?? 0) + 1;
+      if (options.onProgress && lineNo % 500 === 0) options.onProgress(lineNo);
+    }
+  });
+  options.onProgress?.(lineNo);
+  return { lines: lineNo, counts };
+}

@@ -1,0 +1,19 @@
+import type { EntryAccessName, ResourceType, Verb } from './enums';
+
+/** The authenticated web service account a request runs as (spec 5, DESIGN §3). */
+export interface AccountContext {
+  id: number;
+  username: string;
+  /** The linked platform user. */
+  userId: number;
+  userOrgCode: string;
+  /** Project-rights wildcard patterns (`*`, `?`), matched case-insensitively and anchored. */
+  projectPatterns: string[];
+  rights: Partial<Record<ResourceType, Verb[]>>;
+  entryAccess: EntryAccessName;
+  version: number;
+}
+
+export function hasRight(account: AccountContext, resource: ResourceType, verb: Verb): boolean {
+  return account.rights[resource]?.includes(verb) ?? false;
+}

@@ -1,0 +1,104 @@
+import type { EntryAccessName, FieldType } from './enums';
+import { parseDateTime } from './datetime';
+
+/** A field of a lead definition, as the rules need it. */
+export interface LeadFieldRule {
+  name: string;
+  importName: string | null;
+  type: FieldType;
+  required: boolean;
+  access: EntryAccessName;
+  externalKey: boolean;
+  sortOrder: number;
+}
+
+export interface LeadDataError {
+  field: string;
+  message: string;
+}
+
+export interface MappedLeadData {
+  /** Values keyed by the definition's field names. */
+  data: Record<string, string>;
+  phoneNumber: string | null;
+  externalKey: string | null;
+  errors: LeadDataError[];
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// Digits with the usual separators and an optional leading +; at least 3 digits.
+const PHONE = /^\+?[\d\s().\-/]*\d[\d\s().\-/]*$/;
+const NUMBER = /^[+-]?(\d+([.,]\d+)?|[.,]\d+)$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const BOOLEAN = /^(true|false|yes|no|1|0)$/i;
+
+function checkValue(type: FieldType, value: string, zone: string): string | undefined {
+  const v = value.trim();
+  switch (type) {
+    case 'text':
+      return undefined;
+    case 'number':
+      return NUMBER.test(v) ? undefined : 'must be a number';
+    case 'boolean':
+      return BOOLEAN.test(v) ? undefined : 'must be true or false';
+    case 'email':
+      return EMAIL.test(v) ? undefined : 'must be an e-mail address';
+    case 'phone':
+      return PHONE.test(v) && v.replace(/\D/g, '').length >= 3 ? undefined : 'must be a phone number';
+    case 'date':
+    case 'datetime':
+      if (type === 'date' && !DATE.test(v)) return 'must be a date (yyyy-MM-dd)';
+      try {
+        parseDateTime(v, zone);
+        return undefined;
+      } catch {
+        return type === 'date' ? 'must be a date (yyyy-MM-dd)' : 'must be an ISO 8601 date and time';
+      }
+  }
+}
+
+/**
+ * Maps incoming lead data onto a lead definition (DESIGN §6): keys match a field's `name` or
+ * `importName` case-insensitively; unknown fields, missing required fields and values not of
+ * the field's type are errors. An empty value counts as absent.
+ */
+export function mapLeadData(fields: readonly LeadFieldRule[], input: Record<string, string>, zone: string): MappedLeadData {
+  const byKey = new Map<string, LeadFieldRule>();
+  for (const f of fields) {
+    byKey.set(f.name.toLowerCase(), f);
+    if (f.importName) byKey.set(f.importName.toLowerCase(), f);
+  }
+  const data: Record<string, string> = {};
+  const errors: LeadDataError[] = [];
+  for (const [key, value] of Object.entries(input)) {
+    const field = byKey.get(key.toLowerCase());
+    if (!field) {
+      errors.push({ field: key, message: 'is not a field of the campaign\'s lead definition' });
+      continue;
+    }
+    if (value.trim() === '') continue;
+    const problem = checkValue(field.type, value, zone);
+    if (problem) errors.push({ field: key, message: problem });
+    else data[field.name] = value;
+  }
+  for (const f of fields) {
+    if (f.required && data[f.name] === undefined && !errors.some((e) => byKey.get(e.field.toLowerCase()) === f)) {
+      errors.push({ field: f.name, message: 'is required' });
+    }
+  }
+  const phoneField = [...fields].sort((a, b) => a.sortOrder - b.sortOrder).find((f) => f.type === 'phone');
+  const keyField = fields.find((f) => f.externalKey);
+  return {
+    data,
+    phoneNumber: phoneField ? (data[phoneField.name] ?? null) : null,
+    externalKey: keyField ? (data[keyField.name] ?? null) : null,
+    errors,
+  };
+}
+
+const ACCESS_RANK: Record<EntryAccessName, number> = { None: 0, Partner: 1, Full: 2 };
+
+/** An account sees a field when its entry access is at least the field's level (DESIGN §3). */
+export function canSeeField(accountAccess: EntryAccessName, fieldAccess: EntryAccessName): boolean {
+  return ACCESS_RANK[accountAccess] >= ACCESS_RANK[fieldAccess];
+}

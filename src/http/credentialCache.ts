@@ -1,0 +1,54 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type { StoredAccount } from '../data/accountRepository';
+
+/**
+ * Verified credentials, cached so a password hash is not verified on every request. Keys are
+ * a keyed hash of the Authorization header (the header itself is never kept), entries live
+ * for a short TTL and are dropped when their account changes (same process or, through a
+ * Redis message, another process such as `lcm`).
+ */
+export class CredentialCache {
+  private readonly secret = randomBytes(32);
+  private readonly entries = new Map<string, { account: StoredAccount; expiresAt: number }>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly maxEntries = 10000,
+  ) {}
+
+  key(authorization: string): string {
+    return createHmac('sha256', this.secret).update(authorization).digest('base64');
+  }
+
+  get(key: string): StoredAccount | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.account;
+  }
+
+  set(key: string, account: StoredAccount): void {
+    if (this.ttlMs <= 0) return;
+    if (this.entries.size >= this.maxEntries) {
+      // Oldest insertion first: Map keeps insertion order.
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(key, { account, expiresAt: this.now() + this.ttlMs });
+  }
+
+  invalidateAccount(accountId: number): void {
+    for (const [key, entry] of this.entries) if (entry.account.id === accountId) this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** Redis channel on which account changes are announced to every server process. */
+export const ACCOUNT_CHANGED_CHANNEL = 'lcm:account-changed';

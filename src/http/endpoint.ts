@@ -1,0 +1,87 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import type { AccountContext } from '../domain/account';
+import type { ResourceType, Verb } from '../domain/enums';
+import type { Representation } from './negotiate';
+import type { AppServices } from './services';
+
+/**
+ * One declarative description per endpoint: the route, the right it needs, the service name
+ * it is counted under, its schemas and its representations. The app mounts endpoints from
+ * these descriptions and the OpenAPI document is generated from the same ones, so the docs
+ * cannot drift from behaviour.
+ */
+export type Access =
+  | { kind: 'public' }
+  | { kind: 'authenticated' }
+  | { kind: 'right'; resource: ResourceType; verb: Verb };
+
+export const publicAccess: Access = { kind: 'public' };
+export const anyAccount: Access = { kind: 'authenticated' };
+export const right = (resource: ResourceType, verb: Verb): Access => ({ kind: 'right', resource, verb });
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+export interface EndpointContext<Q, P, B> {
+  req: Request;
+  res: Response;
+  query: Q;
+  params: P;
+  body: B;
+  /** Present on every endpoint whose access is not public. */
+  account: AccountContext;
+  representation: Representation;
+  services: AppServices;
+}
+
+/** What a handler returns: a value (rendered as JSON or HTML), nothing (it streamed), or an empty status. */
+export type EndpointResult =
+  | { status?: number; body: unknown; title?: string }
+  | { status: 204 }
+  | undefined;
+
+export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyObject = AnyObject> {
+  /** Stable service name for request counting, e.g. `calls.csv`. */
+  service: string;
+  method: 'get' | 'post' | 'put' | 'delete';
+  /** OpenAPI-style path under /api, e.g. `/calls/{UniqueId}/recordings`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  access: Access;
+  /** Representations offered, default first; large-data services offer only json or csv. */
+  representations: readonly Representation[];
+  /** The handler writes its own media type (metrics text, the docs page): no Accept check. */
+  ownMediaType?: boolean;
+  /** Large-data services with a higher default daily limit (DESIGN §7). */
+  bulk?: boolean;
+  /** Counted against the account's request limits (false for health, metrics, docs). */
+  counted?: boolean;
+  query?: QS;
+  params?: PS;
+  body?: BS;
+  /** Alternative body property names (beyond case), e.g. `Pool` for `LeadPool`. */
+  bodyAliases?: Record<string, string>;
+  /** Response body schema for the document; `csv` documents a text/csv stream. */
+  response?: z.ZodType;
+  /** Success status when not 200. */
+  successStatus?: 200 | 201 | 204;
+  /** Extra non-success statuses this endpoint can answer (beyond the common ones). */
+  errorStatuses?: number[];
+  /** Extra request headers to document. */
+  headers?: { name: string; description: string }[];
+  handler(ctx: EndpointContext<z.output<QS>, z.output<PS>, z.output<BS>>): Promise<EndpointResult>;
+}
+
+/** Keeps handler parameter types inferred from the schemas. */
+export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS extends AnyObject>(
+  endpoint: Endpoint<QS, PS, BS>,
+): Endpoint {
+  return endpoint as unknown as Endpoint;
+}
+
+/** `/calls/{UniqueId}` → `/calls/:UniqueId` */
+export function toExpressPath(path: string): string {
+  return path.replace(/\{([^}]+)\}/g, ':$1');
+}

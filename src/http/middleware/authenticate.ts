@@ -1,0 +1,56 @@
+import type { RequestHandler } from 'express';
+import passport from 'passport';
+import { BasicStrategy } from 'passport-http';
+import type { Knex } from 'knex';
+import { findAccountByUsername, StoredAccount } from '../../data/accountRepository';
+import { verifyPassword } from '../../domain/password';
+import { HttpProblem } from '../problem';
+import type { CredentialCache } from '../credentialCache';
+
+export const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
+
+export function unauthorized(detail = 'valid HTTP Basic credentials are required'): HttpProblem {
+  return new HttpProblem('unauthorized', detail, undefined, { 'WWW-Authenticate': WWW_AUTHENTICATE });
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    account?: StoredAccount;
+  }
+}
+
+/**
+ * HTTP Basic through passport-http (no sessions). The verify step checks the credential cache
+ * first; on a miss it loads the account and verifies the scrypt hash.
+ */
+export function createAuthenticator(db: Knex, cache: CredentialCache): RequestHandler {
+  const strategy = new BasicStrategy({ passReqToCallback: true, realm: 'lead-call-api' }, (req, username, password, done) => {
+    const key = cache.key(req.headers.authorization ?? '');
+    const cached = cache.get(key);
+    if (cached) return done(null, cached);
+    findAccountByUsername(db, username)
+      .then(async (account) => {
+        // Verify against a dummy hash for unknown users so timing does not reveal them.
+        const ok = await verifyPassword(password, account?.passwordHash ?? DUMMY_HASH);
+        if (!account || !ok || !account.enabled) return done(null, false);
+        cache.set(key, account);
+        return done(null, account);
+      })
+      .catch((err: unknown) => done(err));
+  });
+  const authenticator = new passport.Passport();
+  authenticator.use('basic', strategy);
+
+  return (req, res, next) => {
+    authenticator.authenticate('basic', { session: false }, (err: unknown, account: StoredAccount | false) => {
+      if (err) return next(err);
+      if (!account) return next(unauthorized());
+      req.account = account;
+      next();
+    })(req, res, next);
+  };
+}
+
+// scrypt hash of a random password, used only to spend the same time on unknown usernames.
+const DUMMY_HASH =
+  'scrypt$16384$8$1$c29tZS1kdW1teS1zYWx0$' + Buffer.alloc(32, 7).toString('base64');

@@ -1,0 +1,34 @@
+import type { ErrorRequestHandler } from 'express';
+import type { Logger } from '../../config/logger';
+import { HttpProblem } from '../problem';
+
+function toProblem(err: unknown): HttpProblem {
+  if (err instanceof HttpProblem) return err;
+  const e = err as { type?: string; status?: number; statusCode?: number };
+  // body-parser's errors: a body over the limit, or a body that is not JSON.
+  if (e?.type === 'entity.too.large') return new HttpProblem('payload_too_large', 'the request body is over the size limit');
+  if (e?.type === 'entity.parse.failed') return new HttpProblem('invalid_body', 'the request body is not valid JSON');
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+    return new HttpProblem('unsupported_media_type', 'the request body encoding is not supported');
+  }
+  if ((e?.status ?? e?.statusCode) === 400) return new HttpProblem('invalid_body', 'the request could not be read');
+  return new HttpProblem('internal_error', 'an internal error occurred');
+}
+
+/**
+ * One error handler for every route. A request error is never fatal to the process; a 500
+ * never shows a stack trace. Once the response has started, the error cannot become a
+ * problem document: the connection is cut so the client sees an incomplete response.
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const problem = toProblem(err);
+    if (problem.status >= 500) logger.error({ err, reqId: req.id }, 'request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.toJSON(req.originalUrl)));
+  };
+}

@@ -1,0 +1,13 @@
+import type { RequestHandler } from 'express';
+import { HttpProblem } from '../problem';
+
+/**
+ * With REQUIRE_HTTPS the API refuses plain HTTP (spec 1: HTTPS only). Behind a proxy the
+ * scheme comes from X-Forwarded-Proto, which Express honours only when TRUST_PROXY is set.
+ */
+export function requireHttps(): RequestHandler {
+  return (req, _res, next) => {
+    if (req.secure) return next();
+    next(new HttpProblem('forbidden', 'this API is served over HTTPS only'));
+  };
+}

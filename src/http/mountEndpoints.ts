@@ -1,0 +1,78 @@
+import express, { Request, Response, Router } from 'express';
+import type { Endpoint, EndpointResult } from './endpoint';
+import { toExpressPath } from './endpoint';
+import type { AppServices } from './services';
+import { negotiate, Representation } from './negotiate';
+import { parseBody, parseParams, parseQuery } from './requestParsing';
+import { HttpProblem } from './problem';
+import { renderHtmlPage } from './html';
+import { countRequest } from './middleware/countRequests';
+import { hasRight } from '../domain/account';
+import type { Metrics } from './metrics';
+
+export interface MountOptions {
+  authenticate: express.RequestHandler;
+  metrics: Metrics;
+}
+
+function runMiddleware(handler: express.RequestHandler, req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => handler(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+}
+
+function send(res: Response, representation: Representation, endpoint: Endpoint, result: EndpointResult): void {
+  if (result === undefined) return; // the handler streamed its own response
+  if (result.status === 204 || !('body' in result)) {
+    res.status(204).end();
+    return;
+  }
+  res.status(result.status ?? 200);
+  res.vary('Accept');
+  if (representation === 'html') {
+    res.type('text/html; charset=utf-8').send(renderHtmlPage(result.title ?? endpoint.summary, result.body));
+  } else {
+    res.type('application/json; charset=utf-8').send(JSON.stringify(result.body));
+  }
+}
+
+/**
+ * Mounts each endpoint with the same chain: authenticate → check the right → count the
+ * request → negotiate → validate → handler. The order makes a 401 cost nothing, a 403 spend
+ * no quota, and a 406 or 400 still count as a request the service answered.
+ */
+export function mountEndpoints(endpoints: Endpoint[], services: AppServices, options: MountOptions): Router {
+  const router = Router();
+  for (const endpoint of endpoints) {
+    router[endpoint.method](toExpressPath(endpoint.path), async (req: Request, res: Response) => {
+      res.locals.service = endpoint.service;
+      const stopTimer = options.metrics.startRequest(endpoint.service);
+      res.once('close', () => stopTimer(res.statusCode, !res.writableFinished));
+      if (endpoint.access.kind !== 'public') {
+        await runMiddleware(options.authenticate, req, res);
+        const account = req.account!;
+        if (endpoint.access.kind === 'right' && !hasRight(account, endpoint.access.resource, endpoint.access.verb)) {
+          throw new HttpProblem(
+            'forbidden',
+            `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`,
+          );
+        }
+        if (endpoint.counted !== false) await countRequest(endpoint, req, res, services);
+      }
+      const representation = endpoint.ownMediaType ? endpoint.representations[0] : negotiate(req, endpoint.representations);
+      const params = endpoint.params ? parseParams(endpoint.params, req.params as Record<string, unknown>) : {};
+      const query = endpoint.query ? parseQuery(endpoint.query, req.query as Record<string, unknown>) : {};
+      const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases) : {};
+      const result = await endpoint.handler({
+        req,
+        res,
+        query,
+        params,
+        body,
+        account: req.account!,
+        representation,
+        services,
+      });
+      send(res, representation, endpoint, result);
+    });
+  }
+  return router;
+}

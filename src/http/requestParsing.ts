@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { HttpProblem, ProblemFieldError } from './problem';
+
+/**
+ * Query parameters (DESIGN §2): names are case-insensitive, array parameters take
+ * comma-separated values, repeated parameters or both, unknown names are ignored, and a bad
+ * value is a 400 naming the parameter.
+ */
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+function unwrap(schema: z.ZodType): z.ZodType {
+  let current: z.ZodType = schema;
+  // Optional/default/nullable wrappers hide whether the parameter is a list.
+  for (;;) {
+    const def = (current as unknown as { def: { type: string; innerType?: z.ZodType; in?: z.ZodType } }).def;
+    if ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') && def.innerType) {
+      current = def.innerType;
+    } else if (def.type === 'pipe' && def.in) {
+      current = def.in;
+    } else {
+      return current;
+    }
+  }
+}
+
+export function isListSchema(schema: z.ZodType): boolean {
+  return unwrap(schema) instanceof z.ZodArray;
+}
+
+function flatten(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) return value.flatMap(flatten);
+  if (typeof value === 'object') return []; // bracket syntax objects are not part of this API
+  return [String(value)];
+}
+
+/** Maps raw query input onto the schema's canonical names, before validation. */
+export function normalizeQuery(raw: Record<string, unknown>, schema: AnyObject): Record<string, unknown> {
+  const byLower = new Map<string, string[]>();
+  for (const [key, value] of Object.entries(raw)) {
+    const k = key.toLowerCase();
+    byLower.set(k, [...(byLower.get(k) ?? []), ...flatten(value)]);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, fieldSchema] of Object.entries(schema.shape)) {
+    const values = byLower.get(name.toLowerCase());
+    if (!values || values.length === 0) continue;
+    if (isListSchema(fieldSchema as z.ZodType)) {
+      const items = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+      if (items.length > 0) out[name] = items;
+    } else {
+      // A scalar given twice: the first value wins, like most frameworks' binders.
+      const first = values[0].trim();
+      if (first !== '') out[name] = first;
+    }
+  }
+  return out;
+}
+
+function issuesToErrors(issues: z.core.$ZodIssue[], kind: 'parameter' | 'field'): {
+  missing: boolean;
+  errors: ProblemFieldError[];
+} {
+  let missing = true;
+  const errors = issues.map((issue) => {
+    const name = issue.path.map(String).join('.') || '(body)';
+    const isMissing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
+    if (!isMissing) missing = false;
+    return { [kind]: name, message: isMissing ? 'is required' : issue.message } as ProblemFieldError;
+  });
+  return { missing, errors };
+}
+
+export function parseQuery<S extends AnyObject>(schema: S, raw: Record<string, unknown>): z.output<S> {
+  const result = schema.safeParse(normalizeQuery(raw, schema));
+  if (result.success) return result.data;
+  const { missing, errors } = issuesToErrors(result.error.issues, 'parameter');
+  const detail = errors.map((e) => `${e.parameter}: ${e.message}`).join('; ');
+  throw new HttpProblem(missing ? 'missing_parameter' : 'invalid_parameter', detail, errors);
+}
+
+/** Path parameters arrive decoded by Express; they are validated like query parameters. */
+export function parseParams<S extends AnyObject>(schema: S, raw: Record<string, unknown>): z.output<S> {
+  return parseQuery(schema, raw);
+}
+
+/**
+ * JSON bodies: property names are case-insensitive (`CampaignCode`/`campaignCode`), so
+ * top-level keys are mapped onto the schema's names before validation.
+ */
+export function normalizeBodyKeys(raw: unknown, schema: AnyObject, aliases: Record<string, string> = {}): unknown {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const canonical = new Map<string, string>();
+  for (const name of Object.keys(schema.shape)) canonical.set(name.toLowerCase(), name);
+  for (const [alias, name] of Object.entries(aliases)) canonical.set(alias.toLowerCase(), name);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    const name = canonical.get(key.toLowerCase());
+    if (name !== undefined && out[name] === undefined) out[name] = value;
+  }
+  return out;
+}
+
+export function parseBody<S extends AnyObject>(schema: S, raw: unknown, aliases?: Record<string, string>): z.output<S> {
+  if (raw === undefined || raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new HttpProblem('invalid_body', 'the request body must be a JSON object');
+  }
+  const result = schema.safeParse(normalizeBodyKeys(raw, schema, aliases));
+  if (result.success) return result.data;
+  const { errors } = issuesToErrors(result.error.issues, 'field');
+  throw new HttpProblem('invalid_body', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
+}

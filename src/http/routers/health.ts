@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { defineEndpoint, publicAccess } from '../endpoint';
+import type { Metrics } from '../metrics';
+
+const healthBody = z.object({ status: z.enum(['ok', 'unavailable']) });
+const readyBody = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  database: z.enum(['up', 'down']),
+  redis: z.enum(['up', 'down', 'not-configured']),
+});
+
+export const healthz = defineEndpoint({
+  service: 'healthz',
+  method: 'get',
+  path: '/healthz',
+  summary: 'The process is up',
+  tags: ['Operations'],
+  access: publicAccess,
+  counted: false,
+  representations: ['json'],
+  response: healthBody,
+  async handler() {
+    return { body: { status: 'ok' } };
+  },
+});
+
+export const readyz = defineEndpoint({
+  service: 'readyz',
+  method: 'get',
+  path: '/readyz',
+  summary: 'The database and Redis are reachable',
+  description: 'Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it.',
+  tags: ['Operations'],
+  access: publicAccess,
+  counted: false,
+  representations: ['json'],
+  response: readyBody,
+  errorStatuses: [503],
+  async handler({ services }) {
+    let database: 'up' | 'down' = 'up';
+    try {
+      await services.db.raw('select 1');
+    } catch {
+      database = 'down';
+    }
+    const redis = services.redisHealthy === undefined ? 'not-configured' : services.redisHealthy() ? 'up' : 'down';
+    const ok = database === 'up';
+    return { status: ok ? 200 : 503, body: { status: ok ? 'ok' : 'unavailable', database, redis } };
+  },
+});
+
+export function metricsEndpoint(metrics: Metrics) {
+  return defineEndpoint({
+    service: 'metrics',
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics',
+    tags: ['Operations'],
+    access: publicAccess,
+    counted: false,
+    ownMediaType: true,
+    representations: ['json'],
+    async handler({ res }) {
+      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+      return undefined;
+    },
+  });
+}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { parseDateTime } from '../../domain/datetime';
+import { parseTimeSpan, TimeSpan } from '../../domain/timespan';
+import { Enumeration } from '../../domain/enums';
+import { platformZone } from '../../config/platform';
+
+/**
+ * Parameter and body types shared by the endpoint schemas. Each carries OpenAPI metadata,
+ * so the document generated from the schemas says what the validators accept.
+ */
+export const dateTimeParam = z
+  .string()
+  .transform((value, ctx) => {
+    try {
+      return parseDateTime(value, platformZone());
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  })
+  .meta({
+    description:
+      'ISO 8601 date and time. With an offset or Z it is taken as is; without one it is platform local time; a date alone is local midnight.',
+    example: '2026-05-06T10:00:00',
+  });
+
+export const timeSpanParam = z
+  .string()
+  .transform((value, ctx): TimeSpan => {
+    try {
+      return parseTimeSpan(value);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  })
+  .meta({
+    description: 'ISO 8601 duration PnYnMnDTnHnMnS (case sensitive); the .NET form [d.]hh:mm:ss is accepted too.',
+    example: 'PT2H',
+  });
+
+export const limitParam = z.coerce
+  .number({ message: 'must be a positive integer' })
+  .int({ message: 'must be a positive integer' })
+  .positive({ message: 'must be a positive integer' })
+  .meta({ description: 'Maximum number of items returned; not for paging.' });
+
+/** Comma-separated and/or repeated values. */
+export const listParam = z.array(z.string()).meta({
+  description: 'Comma-separated and/or repeated values.',
+});
+
+export const includeParam = listParam.meta({
+  description: 'Complex properties to include (spec 4.4); comma-separated and/or repeated; unknown names are ignored.',
+});
+
+export const booleanParam = z
+  .enum(['true', 'false', 'True', 'False', 'TRUE', 'FALSE', '1', '0'])
+  .transform((v) => v.toLowerCase() === 'true' || v === '1');
+
+/** An enumeration name, matched case-insensitively, validated and returned in canonical spelling. */
+export function enumNameParam<N extends string>(enumeration: Enumeration<N>) {
+  return z
+    .string()
+    .transform((value, ctx) => {
+      const name = enumeration.parse(value);
+      if (name === undefined) {
+        ctx.addIssue({ code: 'custom', message: `must be one of ${enumeration.names.join(', ')}` });
+        return z.NEVER;
+      }
+      return name;
+    })
+    .meta({ description: `One of ${enumeration.names.join(', ')}.` });
+}
+
+export function enumListParam<N extends string>(enumeration: Enumeration<N>) {
+  return z.array(enumNameParam(enumeration)).meta({
+    description: `Comma-separated and/or repeated; each one of ${enumeration.names.join(', ')}.`,
+  });
+}
+
+/** Output shapes (documentation only: responses are built by serializers). */
+export const dateTimeOut = z.string().meta({ format: 'date-time', example: '2026-05-06T10:16:41.000+02:00' });
+export const timeSpanOut = z.string().meta({ format: 'duration', example: 'PT12M42S' });
