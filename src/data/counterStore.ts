@@ -1,0 +1,138 @@
+/**
+ * Request counting (spec §8, DESIGN §7): per account and service, a 24-hour period that starts
+ * at the first admitted request, and under the fair use policy a minute window that likewise
+ * starts at the first admitted request in it (a fixed window, not a calendar minute).
+ *
+ * The stores share the decision (`tally`) and the header choice (`toConsumeResult`); the Redis
+ * store runs the same decision in a Lua script, so both stores answer identically.
+ */
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+export const MINUTE_MS = 60 * 1000;
+
+export interface ConsumeInput {
+  accountId: number;
+  service: string;
+  /** What this request adds to each counter that applies (see requestWeight). */
+  weight: number;
+  dailyLimit: number;
+  /** The minute limit when the caller opted in to fair use; null otherwise. */
+  minuteLimit: number | null;
+  /** Caller's clock in ms since the epoch; injectable so tests can move through periods. */
+  now: number;
+}
+
+/**
+ * The outcome plus the rate-limit header values, already chosen by spec §8.9: the daily period
+ * without fair use, the minute period under fair use, the exceeded period when refused.
+ */
+export interface ConsumeResult {
+  allowed: boolean;
+  /** X-Rate-Limit-Limit */
+  limit: number;
+  /** X-Rate-Limit-Remaining, in counter units (a weight-8 request spends 8). */
+  remaining: number;
+  /** X-Rate-Limit-Reset: whole seconds left in the period, rounded up. */
+  resetSeconds: number;
+  /** Retry-After when refused: the seconds until the exceeded period ends. */
+  retryAfterSeconds?: number;
+  exceeded?: 'daily' | 'minute';
+}
+
+/** One row of /myaccount/request/counts. */
+export interface ServiceCount {
+  service: string;
+  count: number;
+  periodStart: Date;
+  resetSeconds: number;
+  /** Spent in the current minute window (fair use requests only); 0 when none is open. */
+  minuteCount: number;
+}
+
+export interface CounterStore {
+  /** Checks both limits and, only when both hold, adds the weight to each counter that applies. */
+  consume(input: ConsumeInput): Promise<ConsumeResult>;
+  /** The services with an unexpired daily period, sorted by name. */
+  counts(accountId: number, now: number): Promise<ServiceCount[]>;
+  close(): Promise<void>;
+}
+
+/** A counting window: when its period started (ms) and what was spent in it. */
+export interface Window {
+  start: number;
+  count: number;
+}
+
+/** The window if its period is still running at `now`; a period ends `lengthMs` after its start. */
+export function currentWindow(w: Window | undefined, lengthMs: number, now: number): Window | undefined {
+  return w !== undefined && now < w.start + lengthMs ? w : undefined;
+}
+
+export interface Tally {
+  exceeded?: 'daily' | 'minute';
+  /** The current windows: after the increment when admitted, unchanged when refused. */
+  daily?: Window;
+  minute?: Window;
+}
+
+/**
+ * The decision for one request, given the windows current at `input.now`. The daily limit is
+ * checked first: when both would be exceeded, the daily period is the one to wait for.
+ * Mirrored line by line in the Lua script of redisCounterStore.ts.
+ */
+export function tally(input: ConsumeInput, daily: Window | undefined, minute: Window | undefined): Tally {
+  const { weight, now, minuteLimit } = input;
+  if ((daily?.count ?? 0) + weight > input.dailyLimit) return { exceeded: 'daily', daily, minute };
+  if (minuteLimit !== null && (minute?.count ?? 0) + weight > minuteLimit) {
+    return { exceeded: 'minute', daily, minute };
+  }
+  return {
+    daily: { start: daily?.start ?? now, count: (daily?.count ?? 0) + weight },
+    minute: minuteLimit === null ? minute : { start: minute?.start ?? now, count: (minute?.count ?? 0) + weight },
+  };
+}
+
+export function resetSeconds(w: Window | undefined, lengthMs: number, now: number): number {
+  // No open period: the next admitted request starts a full one. The clamp keeps a request
+  // from a host whose clock runs behind the period start from seeing more than a full period.
+  const left = w === undefined ? lengthMs : Math.min(lengthMs, w.start + lengthMs - now);
+  return Math.ceil(left / 1000);
+}
+
+function periodHeaders(limit: number, w: Window | undefined, lengthMs: number, now: number) {
+  return {
+    limit,
+    remaining: Math.max(0, limit - (w?.count ?? 0)),
+    resetSeconds: resetSeconds(w, lengthMs, now),
+  };
+}
+
+export function toConsumeResult(input: ConsumeInput, t: Tally): ConsumeResult {
+  const { now, minuteLimit } = input;
+  if (t.exceeded === 'daily') {
+    const d = periodHeaders(input.dailyLimit, t.daily, DAY_MS, now);
+    return { allowed: false, ...d, retryAfterSeconds: d.resetSeconds, exceeded: 'daily' };
+  }
+  if (t.exceeded === 'minute') {
+    const m = periodHeaders(minuteLimit ?? 0, t.minute, MINUTE_MS, now);
+    return { allowed: false, ...m, retryAfterSeconds: m.resetSeconds, exceeded: 'minute' };
+  }
+  if (minuteLimit !== null) return { allowed: true, ...periodHeaders(minuteLimit, t.minute, MINUTE_MS, now) };
+  return { allowed: true, ...periodHeaders(input.dailyLimit, t.daily, DAY_MS, now) };
+}
+
+/** Rejects input the counters cannot represent; a bug in the caller, not a client error. */
+export function assertConsumeInput(input: ConsumeInput): void {
+  const positiveInt = (n: number) => Number.isSafeInteger(n) && n > 0;
+  if (!Number.isSafeInteger(input.accountId)) throw new TypeError(`bad accountId ${input.accountId}`);
+  if (input.service === '') throw new TypeError('empty service name');
+  if (!positiveInt(input.weight)) throw new TypeError(`bad weight ${input.weight}`);
+  // A daily limit of 0 is allowed: it shuts a service off for an account.
+  if (!Number.isSafeInteger(input.dailyLimit) || input.dailyLimit < 0) {
+    throw new TypeError(`bad dailyLimit ${input.dailyLimit}`);
+  }
+  if (input.minuteLimit !== null && !positiveInt(input.minuteLimit)) {
+    throw new TypeError(`bad minuteLimit ${input.minuteLimit}`);
+  }
+  if (!Number.isSafeInteger(input.now)) throw new TypeError(`bad now ${input.now}`);
+}

@@ -1,0 +1,182 @@
+import { createClient, defineScript, CommandParser } from 'redis';
+import {
+  ConsumeInput,
+  ConsumeResult,
+  CounterStore,
+  DAY_MS,
+  MINUTE_MS,
+  ServiceCount,
+  Window,
+  assertConsumeInput,
+  currentWindow,
+  resetSeconds,
+  toConsumeResult,
+} from './counterStore';
+
+/**
+ * Check and count in one atomic round trip; mirrors tally() in counterStore.ts.
+ * KEYS: daily hash, minute hash (fields start in ms, count), set of the account's used services.
+ * ARGV: now, weight, dailyLimit, minuteLimit (0 = no fair use), dayMs, minuteMs, service.
+ * Reply: { exceeded (0 none, 1 daily, 2 minute), dailyStart (-1 none), dailyCount, minuteStart, minuteCount }.
+ * The caller's clock decides when a period has ended; key TTLs only keep Redis from growing.
+ */
+const CONSUME_LUA = `
+local now = tonumber(ARGV[1])
+local weight = tonumber(ARGV[2])
+local dailyLimit = tonumber(ARGV[3])
+local minuteLimit = tonumber(ARGV[4])
+local dayMs = tonumber(ARGV[5])
+local minuteMs = tonumber(ARGV[6])
+
+local function current(key, length)
+  local v = redis.call('HMGET', key, 'start', 'count')
+  local start = tonumber(v[1])
+  if start == nil or now >= start + length then return -1, 0 end
+  return start, tonumber(v[2]) or 0
+end
+
+local dStart, dCount = current(KEYS[1], dayMs)
+local mStart, mCount = -1, 0
+if minuteLimit > 0 then mStart, mCount = current(KEYS[2], minuteMs) end
+
+if dCount + weight > dailyLimit then return {1, dStart, dCount, mStart, mCount} end
+if minuteLimit > 0 and mCount + weight > minuteLimit then return {2, dStart, dCount, mStart, mCount} end
+
+local function add(key, start, length)
+  if start == -1 then
+    redis.call('HSET', key, 'start', ARGV[1], 'count', weight)
+    redis.call('PEXPIRE', key, length)
+    return now, weight
+  end
+  return start, redis.call('HINCRBY', key, 'count', weight)
+end
+
+if dStart == -1 then
+  -- The newest period ends last, so the set may expire with it.
+  redis.call('SADD', KEYS[3], ARGV[7])
+  redis.call('PEXPIRE', KEYS[3], dayMs)
+end
+dStart, dCount = add(KEYS[1], dStart, dayMs)
+if minuteLimit > 0 then mStart, mCount = add(KEYS[2], mStart, minuteMs) end
+return {0, dStart, dCount, mStart, mCount}
+`;
+
+const consumeScript = defineScript({
+  SCRIPT: CONSUME_LUA,
+  NUMBER_OF_KEYS: 3,
+  parseCommand(parser: CommandParser, keys: [string, string, string], args: string[]) {
+    parser.pushKeys(keys);
+    parser.push(...args);
+  },
+  transformReply: (reply: unknown) => reply as number[],
+});
+
+// The {accountId} hash tag keeps one account's keys in one cluster slot, as a script needs.
+const dailyKey = (accountId: number, service: string) => `rl:{${accountId}}:d:${service}`;
+const minuteKey = (accountId: number, service: string) => `rl:{${accountId}}:m:${service}`;
+const servicesKey = (accountId: number) => `rl:{${accountId}}:services`;
+
+export interface CounterRedisClientOptions {
+  url: string;
+  /** Per-command time-out; a slow Redis must not stall requests. */
+  commandTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  /** Longest wait between reconnection attempts. */
+  maxReconnectDelayMs?: number;
+}
+
+/**
+ * A node-redis client for the counter store. Commands fail at once while disconnected
+ * (disableOfflineQueue) instead of queueing, so the failover store can answer without Redis;
+ * the client keeps reconnecting in the background.
+ */
+export function createCounterRedisClient(options: CounterRedisClientOptions) {
+  const maxDelay = options.maxReconnectDelayMs ?? 2000;
+  return createClient({
+    url: options.url,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: options.commandTimeoutMs ?? 200 },
+    socket: {
+      connectTimeout: options.connectTimeoutMs ?? 1000,
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, maxDelay),
+    },
+    scripts: { rateLimitConsume: consumeScript },
+  });
+}
+
+export type CounterRedisClient = ReturnType<typeof createCounterRedisClient>;
+
+function fromReply(start: number, count: number): Window | undefined {
+  return start < 0 ? undefined : { start, count };
+}
+
+function parseWindow(fields: (string | null)[]): Window | undefined {
+  const [start, count] = fields;
+  return start === null || start === undefined ? undefined : { start: Number(start), count: Number(count ?? 0) };
+}
+
+/** Counters shared by every API instance through one Redis. Owns (and closes) its client. */
+export class RedisCounterStore implements CounterStore {
+  constructor(readonly client: CounterRedisClient) {}
+
+  /** True while the client has a working connection. */
+  get ready(): boolean {
+    return this.client.isReady;
+  }
+
+  async ping(): Promise<void> {
+    await this.client.ping();
+  }
+
+  async consume(input: ConsumeInput): Promise<ConsumeResult> {
+    assertConsumeInput(input);
+    const { accountId, service } = input;
+    const reply = await this.client.rateLimitConsume(
+      [dailyKey(accountId, service), minuteKey(accountId, service), servicesKey(accountId)],
+      [
+        String(input.now),
+        String(input.weight),
+        String(input.dailyLimit),
+        String(input.minuteLimit ?? 0),
+        String(DAY_MS),
+        String(MINUTE_MS),
+        service,
+      ],
+    );
+    const [exceeded, dStart, dCount, mStart, mCount] = reply.map(Number);
+    return toConsumeResult(input, {
+      exceeded: exceeded === 1 ? 'daily' : exceeded === 2 ? 'minute' : undefined,
+      daily: fromReply(dStart, dCount),
+      minute: fromReply(mStart, mCount),
+    });
+  }
+
+  async counts(accountId: number, now: number): Promise<ServiceCount[]> {
+    const services = (await this.client.sMembers(servicesKey(accountId))).map(String).sort();
+    // Concurrent commands go out in one pipeline.
+    const rows = await Promise.all(
+      services.map(async (service) => {
+        const [d, m] = await Promise.all([
+          this.client.hmGet(dailyKey(accountId, service), ['start', 'count']),
+          this.client.hmGet(minuteKey(accountId, service), ['start', 'count']),
+        ]);
+        const daily = currentWindow(parseWindow(d), DAY_MS, now);
+        if (!daily) return undefined;
+        return {
+          service,
+          count: daily.count,
+          periodStart: new Date(daily.start),
+          resetSeconds: resetSeconds(daily, DAY_MS, now),
+          minuteCount: currentWindow(parseWindow(m), MINUTE_MS, now)?.count ?? 0,
+        };
+      }),
+    );
+    return rows.filter((r): r is ServiceCount => r !== undefined);
+  }
+
+  async close(): Promise<void> {
+    if (!this.client.isOpen) return;
+    if (this.client.isReady) await this.client.close();
+    else this.client.destroy();
+  }
+}

@@ -1,0 +1,47 @@
+import { DateTime } from 'luxon';
+
+/** Request-counting rules of spec §8 and DESIGN §7, free of HTTP and storage. */
+
+/** Spec §8.3: "more than 10000" allowed requests per day, so 10000 itself is not high-limit. */
+export const HIGH_LIMIT_THRESHOLD = 10000;
+export const PRODUCTION_HOURS_WEIGHT = 8;
+/** Production hours in platform local time: 08:00 inclusive to 21:00 exclusive. */
+export const PRODUCTION_START_HOUR = 8;
+export const PRODUCTION_END_HOUR = 21;
+export const MINUTE_LIMIT_FLOOR = 240;
+export const FAIR_USE_HEADER = 'X-Rate-Limit-Fair-Use-Policy';
+const FAIR_USE_VALUE = 'minute rated';
+
+export function isHighLimit(dailyLimit: number): boolean {
+  return dailyLimit > HIGH_LIMIT_THRESHOLD;
+}
+
+/** Spec §8.7: max(ceil(daily / (24*60)), 240). */
+export function minuteLimit(dailyLimit: number): number {
+  return Math.max(Math.ceil(dailyLimit / (24 * 60)), MINUTE_LIMIT_FLOOR);
+}
+
+/** True when the header opts in to the fair use policy (case-insensitive, surrounding blanks ignored). */
+export function isFairUseHeader(value: string | undefined): boolean {
+  return value !== undefined && value.trim().toLowerCase() === FAIR_USE_VALUE;
+}
+
+export function isProductionHour(now: Date, zone: string): boolean {
+  const hour = DateTime.fromJSDate(now, { zone }).hour;
+  return hour >= PRODUCTION_START_HOUR && hour < PRODUCTION_END_HOUR;
+}
+
+/**
+ * What one request adds to the daily counter. Fair use always adds 1; otherwise high-limit
+ * services add 8 in production hours and `offHoursWeight` (OFF_HOURS_WEIGHT) outside them.
+ */
+export function requestWeight(input: {
+  dailyLimit: number;
+  fairUse: boolean;
+  now: Date;
+  zone: string;
+  offHoursWeight: number;
+}): number {
+  if (input.fairUse || !isHighLimit(input.dailyLimit)) return 1;
+  return isProductionHour(input.now, input.zone) ? PRODUCTION_HOURS_WEIGHT : input.offHoursWeight;
+}

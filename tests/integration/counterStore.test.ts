@@ -1,0 +1,363 @@
+import { randomInt } from 'node:crypto';
+import { ConsumeInput, CounterStore, DAY_MS, MINUTE_MS } from '../../src/data/counterStore';
+import { MemoryCounterStore } from '../../src/data/memoryCounterStore';
+import { RedisCounterStore, createCounterRedisClient } from '../../src/data/redisCounterStore';
+import { CounterLogger, createFailoverCounterStore } from '../../src/data/failoverCounterStore';
+import { minuteLimit, requestWeight } from '../../src/domain/requestWeight';
+import { freePort } from '../harness/freePort';
+import { startRedisServer } from '../harness/redisServer';
+
+const HOUR_MS = 60 * MINUTE_MS;
+/** 10:17 in Copenhagen (CET): inside production hours and deliberately not at midnight. */
+const T0 = Date.parse('2030-03-04T09:17:00Z');
+const ZONE = 'Europe/Copenhagen';
+
+const newAccount = () => randomInt(1, 2 ** 47);
+const newService = () => `svc${randomInt(1, 2 ** 47)}`;
+
+async function connectedRedisStore(url: string): Promise<RedisCounterStore> {
+  // A generous time-out here: these tests are about semantics, not about a slow Redis.
+  const client = createCounterRedisClient({ url, commandTimeoutMs: 5000 });
+  await client.connect();
+  return new RedisCounterStore(client);
+}
+
+function redisUrl(): string {
+  const url = process.env.TEST_REDIS_URL;
+  if (!url) throw new Error('TEST_REDIS_URL is not set; run through the jest global setup');
+  return url;
+}
+
+const stores: { name: string; make: () => Promise<CounterStore> }[] = [
+  { name: 'in-process store', make: async () => new MemoryCounterStore() },
+  { name: 'Redis store', make: () => connectedRedisStore(redisUrl()) },
+];
+
+describe.each(stores)('$name', ({ make }) => {
+  let store: CounterStore;
+  beforeAll(async () => {
+    store = await make();
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  /** One account and service per test, with defaults a test overrides per call. */
+  function subject(defaults: Partial<ConsumeInput> = {}) {
+    const base = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 5000, minuteLimit: null, now: T0 };
+    const consume = (over: Partial<ConsumeInput> = {}) => store.consume({ ...base, ...defaults, ...over });
+    const counts = (now: number) => store.counts(base.accountId, now);
+    return { ...base, consume, counts };
+  }
+
+  describe('periods', () => {
+    it('when the first request arrives, then the 24-hour period starts at that request', async () => {
+      const s = subject();
+      expect(await s.consume()).toEqual({ allowed: true, limit: 5000, remaining: 4999, resetSeconds: 86400 });
+      const later = T0 + 3 * HOUR_MS + 500;
+      expect(await s.consume({ now: later })).toEqual({ allowed: true, limit: 5000, remaining: 4998, resetSeconds: 75600 });
+      expect(await s.counts(later)).toEqual([
+        { service: s.service, count: 2, periodStart: new Date(T0), resetSeconds: 75600, minuteCount: 0 },
+      ]);
+    });
+
+    it('when 24 hours have passed since the first request, then the next request starts a new period', async () => {
+      const s = subject({ dailyLimit: 3 });
+      await s.consume();
+      await s.consume({ now: T0 + HOUR_MS });
+      expect(await s.consume({ now: T0 + DAY_MS - 1 })).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 1 });
+      expect((await s.consume({ now: T0 + DAY_MS - 1 })).allowed).toBe(false);
+
+      const next = T0 + DAY_MS;
+      expect(await s.consume({ now: next })).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 86400 });
+      expect(await s.counts(next + 1000)).toEqual([
+        { service: s.service, count: 1, periodStart: new Date(next), resetSeconds: 86399, minuteCount: 0 },
+      ]);
+    });
+
+    it('when a period has ended and nothing came since, then counts leaves the service out', async () => {
+      const s = subject();
+      await s.consume();
+      expect(await s.counts(T0 + DAY_MS - 1)).toHaveLength(1);
+      expect(await s.counts(T0 + DAY_MS)).toEqual([]);
+    });
+  });
+
+  describe('weights', () => {
+    const weigh = (dailyLimit: number, now: number, offHoursWeight = 4) =>
+      requestWeight({ dailyLimit, fairUse: false, now: new Date(now), zone: ZONE, offHoursWeight });
+
+    it('when a high-limit service is used in and out of production hours, then it spends 8 and 4', async () => {
+      const s = subject({ dailyLimit: 20000 });
+      const offHours = T0 + 12 * HOUR_MS; // 22:17 local
+      expect((await s.consume({ weight: weigh(20000, T0) })).remaining).toBe(20000 - 8);
+      expect((await s.consume({ weight: weigh(20000, offHours), now: offHours })).remaining).toBe(20000 - 12);
+      expect((await s.counts(offHours))[0].count).toBe(12);
+    });
+
+    it('when OFF_HOURS_WEIGHT is 1, then an off-hours request spends 1', async () => {
+      const s = subject({ dailyLimit: 20000 });
+      const offHours = T0 - 4 * HOUR_MS; // 06:17 local
+      expect((await s.consume({ weight: weigh(20000, offHours, 1), now: offHours })).remaining).toBe(19999);
+    });
+
+    it('when the daily limit is 10000, then a production-hours request spends 1; at 10001 it spends 8', async () => {
+      const s10000 = subject({ dailyLimit: 10000 });
+      expect((await s10000.consume({ weight: weigh(10000, T0) })).remaining).toBe(9999);
+      const s10001 = subject({ dailyLimit: 10001 });
+      expect((await s10001.consume({ weight: weigh(10001, T0) })).remaining).toBe(9993);
+    });
+  });
+
+  describe('headers', () => {
+    it('when fair use is off, then the headers describe the daily period', async () => {
+      const s = subject({ dailyLimit: 20000, weight: 8 });
+      await s.consume();
+      expect(await s.consume({ now: T0 + 90_500 })).toEqual({
+        allowed: true,
+        limit: 20000,
+        remaining: 19984,
+        resetSeconds: 86400 - 90,
+      });
+    });
+
+    it('when fair use is on, then the headers describe a minute window that starts at its first request', async () => {
+      const s = subject({ dailyLimit: 20000, minuteLimit: minuteLimit(20000) });
+      expect(await s.consume()).toEqual({ allowed: true, limit: 240, remaining: 239, resetSeconds: 60 });
+      expect(await s.consume({ now: T0 + 59_999 })).toEqual({ allowed: true, limit: 240, remaining: 238, resetSeconds: 1 });
+      expect(await s.counts(T0 + 59_999)).toEqual([
+        { service: s.service, count: 2, periodStart: new Date(T0), resetSeconds: 86341, minuteCount: 2 },
+      ]);
+
+      // The window is fixed: 60 s after its first request a new one opens with the next request.
+      const next = T0 + 75_000;
+      expect(await s.consume({ now: next })).toEqual({ allowed: true, limit: 240, remaining: 239, resetSeconds: 60 });
+      expect(await s.counts(next)).toEqual([
+        { service: s.service, count: 3, periodStart: new Date(T0), resetSeconds: 86325, minuteCount: 1 },
+      ]);
+    });
+
+    it('when the minute limit would be exceeded, then the request is refused with the minute window in the headers', async () => {
+      const s = subject({ dailyLimit: 20000, minuteLimit: 240 });
+      for (let i = 0; i < 240; i++) {
+        expect((await s.consume({ now: T0 + i * 100 })).allowed).toBe(true);
+      }
+      const refused = await s.consume({ now: T0 + 30_000 });
+      expect(refused).toEqual({
+        allowed: false,
+        limit: 240,
+        remaining: 0,
+        resetSeconds: 30,
+        retryAfterSeconds: 30,
+        exceeded: 'minute',
+      });
+      // Neither counter moved for the refused request.
+      expect(await s.counts(T0 + 30_000)).toEqual([
+        { service: s.service, count: 240, periodStart: new Date(T0), resetSeconds: 86370, minuteCount: 240 },
+      ]);
+      expect(await s.consume({ now: T0 + 60_000 })).toEqual({ allowed: true, limit: 240, remaining: 239, resetSeconds: 60 });
+    });
+
+    it('when the daily limit would be exceeded under fair use, then the headers describe the daily period', async () => {
+      const s = subject({ dailyLimit: 3, minuteLimit: 240 });
+      for (let i = 0; i < 3; i++) expect((await s.consume({ now: T0 + i })).allowed).toBe(true);
+      expect(await s.consume({ now: T0 + 2 * HOUR_MS })).toEqual({
+        allowed: false,
+        limit: 3,
+        remaining: 0,
+        resetSeconds: 22 * 3600,
+        retryAfterSeconds: 22 * 3600,
+        exceeded: 'daily',
+      });
+    });
+
+    it('when the daily limit would be exceeded without fair use, then Retry-After is the rest of the period', async () => {
+      const s = subject({ dailyLimit: 2 });
+      await s.consume();
+      await s.consume();
+      expect(await s.consume({ now: T0 + 1500 })).toEqual({
+        allowed: false,
+        limit: 2,
+        remaining: 0,
+        resetSeconds: 86399,
+        retryAfterSeconds: 86399,
+        exceeded: 'daily',
+      });
+    });
+
+    it('when both limits would be exceeded, then the daily period is reported', async () => {
+      const s = subject({ dailyLimit: 240, minuteLimit: 240 });
+      await Promise.all(Array.from({ length: 240 }, () => s.consume()));
+      const refused = await s.consume({ now: T0 + 1000 });
+      expect(refused).toMatchObject({ allowed: false, exceeded: 'daily', limit: 240, retryAfterSeconds: 86399 });
+    });
+  });
+
+  describe('refusals', () => {
+    it('when a weighted request is refused, then nothing is counted and a lighter request still fits', async () => {
+      const s = subject({ dailyLimit: 10 });
+      expect((await s.consume({ weight: 8 })).remaining).toBe(2);
+      expect(await s.consume({ weight: 8 })).toMatchObject({ allowed: false, remaining: 2, exceeded: 'daily' });
+      expect(await s.consume({ weight: 4 })).toMatchObject({ allowed: false, remaining: 2 });
+      expect(await s.consume({ weight: 1 })).toMatchObject({ allowed: true, remaining: 1 });
+      expect(await s.consume({ weight: 1 })).toMatchObject({ allowed: true, remaining: 0 });
+      expect((await s.counts(T0))[0].count).toBe(10);
+    });
+
+    it('when the daily limit is 0, then every request is refused and no period starts', async () => {
+      const s = subject({ dailyLimit: 0 });
+      expect(await s.consume()).toEqual({
+        allowed: false,
+        limit: 0,
+        remaining: 0,
+        resetSeconds: 86400,
+        retryAfterSeconds: 86400,
+        exceeded: 'daily',
+      });
+      expect(await s.counts(T0)).toEqual([]);
+    });
+
+    it('when 500 requests arrive at once against a daily limit of 100, then exactly 100 are admitted', async () => {
+      const s = subject({ dailyLimit: 100 });
+      const results = await Promise.all(Array.from({ length: 500 }, (_, i) => s.consume({ now: T0 + i })));
+      expect(results.filter((r) => r.allowed)).toHaveLength(100);
+      expect((await s.counts(T0 + 500))[0].count).toBe(100);
+    });
+  });
+
+  describe('counts', () => {
+    it('when several services were used, then counts lists what each spent in its current period', async () => {
+      const accountId = newAccount();
+      const base = { accountId, dailyLimit: 20000, minuteLimit: null, now: T0 };
+      const [a, b, c] = ['a', 'b', 'c'].map((x) => `${newService()}.${x}`).sort();
+      await store.consume({ ...base, service: c, weight: 1, now: T0 - DAY_MS - HOUR_MS }); // ended
+      for (let i = 0; i < 3; i++) await store.consume({ ...base, service: a, weight: 8, now: T0 + i * 1000 });
+      for (let i = 0; i < 5; i++) {
+        await store.consume({ ...base, service: b, weight: 1, minuteLimit: 240, now: T0 + 10_000 + i * 1000 });
+      }
+      const otherAccount = newAccount();
+      await store.consume({ ...base, accountId: otherAccount, service: a, weight: 1 });
+
+      const now = T0 + 20_000;
+      expect(await store.counts(accountId, now)).toEqual([
+        { service: a, count: 24, periodStart: new Date(T0), resetSeconds: 86380, minuteCount: 0 },
+        { service: b, count: 5, periodStart: new Date(T0 + 10_000), resetSeconds: 86390, minuteCount: 5 },
+      ]);
+      expect(await store.counts(otherAccount, now)).toEqual([
+        { service: a, count: 1, periodStart: new Date(T0), resetSeconds: 86380, minuteCount: 0 },
+      ]);
+    });
+  });
+});
+
+describe('Redis store shared by two clients', () => {
+  it('when 500 requests arrive at once through two clients against a limit of 100, then exactly 100 are admitted', async () => {
+    const [one, two] = await Promise.all([connectedRedisStore(redisUrl()), connectedRedisStore(redisUrl())]);
+    try {
+      const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
+      const results = await Promise.all(
+        Array.from({ length: 500 }, (_, i) => (i % 2 ? one : two).consume({ ...input, now: T0 + i })),
+      );
+      expect(results.filter((r) => r.allowed)).toHaveLength(100);
+      expect(results.filter((r) => !r.allowed).every((r) => r.exceeded === 'daily' && r.remaining === 0)).toBe(true);
+      expect((await one.counts(input.accountId, T0 + 500))[0].count).toBe(100);
+      expect((await two.counts(input.accountId, T0 + 500))[0].count).toBe(100);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+});
+
+describe('failover store', () => {
+  function recordingLogger() {
+    const lines: { level: 'info' | 'warn'; msg: string }[] = [];
+    const logger: CounterLogger = {
+      info: (_obj, msg) => lines.push({ level: 'info', msg }),
+      warn: (_obj, msg) => lines.push({ level: 'warn', msg }),
+    };
+    return { logger, lines };
+  }
+
+  async function waitFor(condition: () => boolean, timeoutMs = 15000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error('condition not met in time');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Reads what Redis itself holds, through a separate client. */
+  async function countsInRedis(url: string, accountId: number) {
+    const observer = await connectedRedisStore(url);
+    try {
+      return await observer.counts(accountId, T0 + HOUR_MS);
+    } finally {
+      await observer.close();
+    }
+  }
+
+  it('when its Redis stops, then it counts in process and reports unhealthy; when Redis is back, it counts in Redis again', async () => {
+    const server = await startRedisServer(await freePort());
+    const { logger, lines } = recordingLogger();
+    const store = await createFailoverCounterStore({ url: server.url, logger, probeIntervalMs: 100, maxReconnectDelayMs: 200 });
+    const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
+    try {
+      expect(store.redisHealthy).toBe(true);
+      // A caller's bad input is its own error, not a sign that Redis is down.
+      await expect(store.consume({ ...input, weight: 0, now: T0 })).rejects.toThrow(TypeError);
+      expect(store.redisHealthy).toBe(true);
+      expect((await store.consume({ ...input, now: T0 })).remaining).toBe(99);
+      expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 1 }]);
+
+      await server.stop();
+      for (let i = 1; i <= 3; i++) {
+        expect(await store.consume({ ...input, now: T0 + i })).toMatchObject({ allowed: true, limit: 100 });
+      }
+      expect(store.redisHealthy).toBe(false);
+      // The in-process store knows only what it counted during the outage.
+      expect(await store.counts(input.accountId, T0 + HOUR_MS)).toMatchObject([{ count: 3 }]);
+      expect(lines).toEqual([{ level: 'warn', msg: expect.stringMatching(/Redis unreachable/) }]);
+
+      await server.start();
+      await waitFor(() => store.redisHealthy);
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toEqual({ level: 'info', msg: expect.stringMatching(/Redis reachable again/) });
+
+      // The restarted server lost its data (no persistence) and its script cache: EVAL fallback.
+      expect((await store.consume({ ...input, now: T0 + 10 })).remaining).toBe(99);
+      expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 1, periodStart: new Date(T0 + 10) }]);
+      expect(store.redisHealthy).toBe(true);
+      expect(lines).toHaveLength(2);
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  });
+
+  it('when Redis is down at start-up, then it starts in process and moves to Redis once it is up', async () => {
+    const port = await freePort();
+    const { logger, lines } = recordingLogger();
+    const store = await createFailoverCounterStore({
+      url: `redis://127.0.0.1:${port}`,
+      logger,
+      startupWaitMs: 300,
+      probeIntervalMs: 100,
+      maxReconnectDelayMs: 200,
+    });
+    let server: Awaited<ReturnType<typeof startRedisServer>> | undefined;
+    try {
+      expect(store.redisHealthy).toBe(false);
+      expect(lines).toEqual([{ level: 'warn', msg: expect.stringMatching(/Redis unreachable/) }]);
+      const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 5, minuteLimit: null, now: T0 };
+      expect((await store.consume(input)).remaining).toBe(4);
+
+      server = await startRedisServer(port);
+      await waitFor(() => store.redisHealthy);
+      await store.consume(input);
+      expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 1 }]);
+    } finally {
+      await store.close();
+      await server?.stop();
+    }
+  });
+});
