@@ -8,4 +8,5 @@ module.exports = {
   globalTeardown: '<rootDir>/tests/harness/globalTeardown.ts',
   testTimeout: 60000,
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/tests/harness/summaryReporter.js'],
 };

@@ -65,5 +65,5 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return s;
 }
 
-/** The settings table of the README is generated from this list so docs match the schema. */
+/** Every setting's name; a test checks the README's settings table lists each one. */
 export const settingNames = Object.keys(schema.shape) as (keyof Settings)[];
