@@ -1,0 +1,56 @@
+import http from 'node:http';
+import express from 'express';
+import { listen } from '../../src/http/server';
+import { loadSettings } from '../../src/config/settings';
+
+function get(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+describe('graceful shutdown', () => {
+  const app = express();
+  // A slow stream standing in for a long export: 10 chunks, 50 ms apart.
+  app.get('/slow', (_req, res) => {
+    let n = 0;
+    res.write('start\n');
+    const timer = setInterval(() => {
+      n += 1;
+      if (n === 10) {
+        clearInterval(timer);
+        res.end('end\n');
+      } else res.write(`${n}\n`);
+    }, 50);
+  });
+
+  it('when the server closes during a stream, then the stream finishes and new connections are refused', async () => {
+    const running = await listen(app, loadSettings({ PORT: '0', SHUTDOWN_GRACE_MS: '5000' }));
+    const inFlight = get(`${running.url}/slow`);
+    await new Promise((r) => setTimeout(r, 100));
+    const closed = running.close();
+    await expect(get(`${running.url}/slow`)).rejects.toThrow(/ECONNREFUSED/);
+    const res = await inFlight;
+    expect(res.body.endsWith('end\n')).toBe(true);
+    await closed;
+  });
+
+  it('when a stream outlasts the grace period, then it is cut at the deadline', async () => {
+    const running = await listen(app, loadSettings({ PORT: '0', SHUTDOWN_GRACE_MS: '120' }));
+    const inFlight = get(`${running.url}/slow`).catch((err: Error) => ({ status: 0, body: err.message }));
+    await new Promise((r) => setTimeout(r, 60));
+    const started = Date.now();
+    await running.close();
+    expect(Date.now() - started).toBeLessThan(400);
+    const res = await inFlight;
+    expect(res.body.endsWith('end\n')).toBe(false);
+  });
+});
