@@ -1,11 +1,21 @@
 import type { Endpoint } from './endpoint';
 import type { Metrics } from './metrics';
 import { healthz, readyz, metricsEndpoint } from './routers/health';
+import { myAccountEndpoints } from './routers/myAccount';
+import { calendarEventEndpoints } from './routers/calendarEvents';
 
 /**
  * Every endpoint of the API, in document order. Each router module exports its endpoint
  * descriptions; the app mounts them and the OpenAPI document is generated from this list.
  */
 export function allEndpoints(metrics: Metrics): Endpoint[] {
-  return [healthz, readyz, metricsEndpoint(metrics)];
+  const endpoints: Endpoint[] = [
+    healthz,
+    readyz,
+    metricsEndpoint(metrics),
+    // Lists the limits of every counted service, so it reads this list once it is built.
+    ...myAccountEndpoints(() => endpoints),
+    ...calendarEventEndpoints,
+  ];
+  return endpoints;
 }

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { anyAccount, defineEndpoint, Endpoint } from '../endpoint';
+import { dailyLimitFor } from '../middleware/countRequests';
+import { myAccountBody, requestCountBody, requestLimitBody } from '../schemas/myAccount';
+import { RESOURCE_TYPES, VERBS } from '../../domain/enums';
+import type { AccountContext } from '../../domain/account';
+import { isHighLimit, minuteLimit } from '../../domain/requestWeight';
+import { formatDateTime } from '../../domain/datetime';
+
+/** A service as request counting sees it: its name and whether it has the bulk default limit. */
+export type CountedService = Pick<Endpoint, 'service' | 'bulk'>;
+
+/**
+ * The services the account's requests are counted under, one per name, sorted by name:
+ * every endpoint that needs an account and is not exempt from counting.
+ */
+export function countedServices(endpoints: readonly Endpoint[]): CountedService[] {
+  const byName = new Map<string, CountedService>();
+  for (const e of endpoints) {
+    if (e.access.kind === 'public' || e.counted === false || byName.has(e.service)) continue;
+    byName.set(e.service, { service: e.service, bulk: e.bulk });
+  }
+  return [...byName.values()].sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
+}
+
+/** The account as its owner may see it: never the password hash, the limits or internal ids. */
+function describeAccount(account: AccountContext) {
+  const resourceRights: Partial<Record<string, string[]>> = {};
+  // Canonical order of resource types and verbs, so the answer does not depend on storage order.
+  for (const resource of RESOURCE_TYPES) {
+    const verbs = VERBS.filter((v) => account.rights[resource]?.includes(v));
+    if (verbs.length > 0) resourceRights[resource] = verbs;
+  }
+  return {
+    username: account.username,
+    userOrgCode: account.userOrgCode,
+    projectRights: [...account.projectPatterns],
+    resourceRights,
+    leadDefinitionEntryAccess: account.entryAccess,
+  };
+}
+
+/**
+ * `/myaccount` and its request limits and counts (DESIGN §7). The limits list every counted
+ * service of the API, so the factory is handed the endpoint list (read lazily: this module's
+ * own endpoints are part of it).
+ */
+export function myAccountEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] {
+  let services: CountedService[] | undefined;
+  const listServices = () => (services ??= countedServices(endpoints()));
+
+  const myAccount = defineEndpoint({
+    service: 'myaccount',
+    method: 'get',
+    path: '/myaccount',
+    summary: 'The calling account',
+    description: 'Username, linked platform user, project patterns, resource rights and lead definition entry access of the account the request authenticates as.',
+    tags: ['Account'],
+    access: anyAccount,
+    representations: ['json', 'html'],
+    response: myAccountBody,
+    async handler({ req }) {
+      return { body: describeAccount(req.account!), title: 'My account' };
+    },
+  });
+
+  const limits = defineEndpoint({
+    service: 'myaccount.limits',
+    method: 'get',
+    path: '/myaccount/request/limits',
+    summary: 'Request limits of the calling account',
+    description:
+      'One row per counted service: the daily limit (the account\'s own, else the default), whether it is a high-limit service, and the fair use minute limit.',
+    tags: ['Account'],
+    access: anyAccount,
+    representations: ['json', 'html'],
+    response: z.array(requestLimitBody),
+    async handler({ req, services }) {
+      const account = req.account!;
+      const body = listServices().map((service) => {
+        const dailyLimit = dailyLimitFor(service, account, services);
+        return { service: service.service, dailyLimit, highLimit: isHighLimit(dailyLimit), minuteLimit: minuteLimit(dailyLimit) };
+      });
+      return { body, title: 'Request limits' };
+    },
+  });
+
+  const counts = defineEndpoint({
+    service: 'myaccount.counts',
+    method: 'get',
+    path: '/myaccount/request/counts',
+    summary: 'Request counts of the calling account',
+    description:
+      'One row per service with a running 24-hour period, this request included: what was spent, when the period started and the seconds until it ends.',
+    tags: ['Account'],
+    access: anyAccount,
+    representations: ['json', 'html'],
+    response: z.array(requestCountBody),
+    async handler({ req, services }) {
+      const now = services.clock().getTime();
+      const zone = services.settings.PLATFORM_TIMEZONE;
+      const rows = await services.counter.counts(req.account!.id, now);
+      const body = rows.map((r) => ({
+        service: r.service,
+        count: r.count,
+        periodStart: formatDateTime(r.periodStart, zone),
+        resetSeconds: r.resetSeconds,
+        minuteCount: r.minuteCount,
+      }));
+      return { body, title: 'Request counts' };
+    },
+  });
+
+  return [myAccount, limits, counts];
+}
