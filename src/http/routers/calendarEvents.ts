@@ -1,0 +1,187 @@
+import { defineEndpoint, Endpoint, right } from '../endpoint';
+import { HttpProblem, invalidBody, notFound } from '../problem';
+import {
+  calendarEventListOut,
+  calendarEventOut,
+  calendarEventsByCalendarParams,
+  calendarEventsByCalendarQuery,
+  calendarEventsQuery,
+  calendarEventUniqueIdParams,
+  createCalendarEventBody,
+  deleteCalendarEventBody,
+  replaceCalendarEventBody,
+} from '../schemas/calendarEvents';
+import {
+  CalendarEvent,
+  createEvent,
+  deleteEvent,
+  listCalendarEvents,
+  listEvents,
+  replaceEvent,
+  WriteResult,
+} from '../../data/calendarEventRepository';
+import { projectScope } from '../../data/projectScope';
+import { formatDateTime } from '../../domain/datetime';
+
+/** The CalendarEvent of spec 2.5 on the wire: DateTimes in platform time with their offset. */
+function toJson(event: CalendarEvent, zone: string) {
+  return {
+    uniqueId: event.uniqueId,
+    calendarCode: event.calendarCode,
+    leadUniqueId: event.leadUniqueId,
+    title: event.title,
+    notes: event.notes,
+    start: formatDateTime(event.start, zone),
+    end: formatDateTime(event.end, zone),
+    source: event.source,
+    externalId: event.externalId,
+  };
+}
+
+/** Unknown calendar → 400 naming the field; a calendar outside the account's projects → 403. */
+function writtenEvent(result: WriteResult, calendarCode: string, uniqueId?: string): CalendarEvent {
+  switch (result.kind) {
+    case 'ok':
+      return result.event;
+    case 'not_found':
+      throw notFound(`no calendar event ${uniqueId}`);
+    case 'unknown_calendar':
+      throw invalidBody(`calendarCode: no calendar ${calendarCode}`, [{ field: 'calendarCode', message: 'no such calendar' }]);
+    case 'forbidden_calendar':
+      throw new HttpProblem('forbidden', `calendar ${calendarCode} is outside the account's projects`);
+  }
+}
+
+function assertSameUniqueId(pathId: string, bodyId: string): void {
+  if (pathId !== bodyId) {
+    throw invalidBody('uniqueId: must equal the UniqueId of the path', [
+      { field: 'uniqueId', message: 'must equal the UniqueId of the path' },
+    ]);
+  }
+}
+
+const INTERVAL_RULE =
+  'An event is returned when it overlaps [FromDate, ToDate): start < ToDate and end > FromDate; a zero-length event is returned when FromDate <= start < ToDate. Ordered by start, then uniqueId.';
+
+export const calendarEventsByCalendar = defineEndpoint({
+  service: 'calendars.events.bycalendar',
+  method: 'get',
+  path: '/calendars/{CalendarCode}/events',
+  summary: 'Events of one calendar',
+  description: `${INTERVAL_RULE} An unknown calendar, or one outside the account's projects, is a 404.`,
+  tags: ['Calendar events'],
+  access: right('CalendarEvents', 'Get'),
+  representations: ['json', 'html'],
+  params: calendarEventsByCalendarParams,
+  query: calendarEventsByCalendarQuery,
+  response: calendarEventListOut,
+  errorStatuses: [404],
+  async handler({ params, query, account, services }) {
+    const events = await listCalendarEvents(
+      services.db,
+      params.CalendarCode,
+      { from: query.FromDate, to: query.ToDate },
+      projectScope(account.projectPatterns),
+    );
+    if (events === undefined) throw notFound(`no calendar ${params.CalendarCode}`);
+    const zone = services.settings.PLATFORM_TIMEZONE;
+    return { body: events.map((e) => toJson(e, zone)), title: `Calendar ${params.CalendarCode}: events` };
+  },
+});
+
+export const calendarEventsList = defineEndpoint({
+  service: 'calendars.events.list',
+  method: 'get',
+  path: '/calendars/events',
+  summary: 'Events of every calendar in the account’s projects',
+  description: `${INTERVAL_RULE} Project narrows the calendars by project name; it never reaches beyond the account's projects.`,
+  tags: ['Calendar events'],
+  access: right('CalendarEvents', 'Get'),
+  representations: ['json', 'html'],
+  query: calendarEventsQuery,
+  response: calendarEventListOut,
+  async handler({ query, account, services }) {
+    const events = await listEvents(
+      services.db,
+      { from: query.FromDate, to: query.ToDate },
+      projectScope(account.projectPatterns),
+      query.Project,
+    );
+    const zone = services.settings.PLATFORM_TIMEZONE;
+    return { body: events.map((e) => toJson(e, zone)), title: 'Calendar events' };
+  },
+});
+
+export const calendarEventCreate = defineEndpoint({
+  service: 'calendars.events.create',
+  method: 'post',
+  path: '/calendars/events',
+  summary: 'Create a calendar event',
+  description:
+    'Answers 201 Created with the event and its new uniqueId, and a Location header naming the event. An unknown calendarCode is a 400; a calendar outside the account\'s projects is a 403; start after end is a 400.',
+  tags: ['Calendar events'],
+  access: right('CalendarEvents', 'Post'),
+  representations: ['json'],
+  body: createCalendarEventBody,
+  response: calendarEventOut,
+  successStatus: 201,
+  async handler({ body, account, res, services }) {
+    const result = await createEvent(services.db, body, projectScope(account.projectPatterns));
+    const event = writtenEvent(result, body.calendarCode);
+    res.location(`/api/calendars/events/${encodeURIComponent(event.uniqueId)}`);
+    return { status: 201, body: toJson(event, services.settings.PLATFORM_TIMEZONE) };
+  },
+});
+
+export const calendarEventReplace = defineEndpoint({
+  service: 'calendars.events.update',
+  method: 'put',
+  path: '/calendars/events/{UniqueId}',
+  summary: 'Replace a calendar event',
+  description:
+    'Full replacement: every property is required and the body uniqueId must equal the path (else 400). The event may move to another calendar of the account\'s projects. An unknown event, or one outside the account\'s projects, is a 404. Concurrent replacements of one event are applied one after the other.',
+  tags: ['Calendar events'],
+  access: right('CalendarEvents', 'Put'),
+  representations: ['json'],
+  params: calendarEventUniqueIdParams,
+  body: replaceCalendarEventBody,
+  response: calendarEventOut,
+  errorStatuses: [404],
+  async handler({ params, body, account, services }) {
+    assertSameUniqueId(params.UniqueId, body.uniqueId);
+    const { uniqueId: _ignored, ...input } = body;
+    const result = await replaceEvent(services.db, params.UniqueId, input, projectScope(account.projectPatterns));
+    const event = writtenEvent(result, body.calendarCode, params.UniqueId);
+    return { body: toJson(event, services.settings.PLATFORM_TIMEZONE) };
+  },
+});
+
+export const calendarEventDelete = defineEndpoint({
+  service: 'calendars.events.delete',
+  method: 'delete',
+  path: '/calendars/events/{UniqueId}',
+  summary: 'Delete a calendar event',
+  description:
+    'The body `{ "uniqueId" }` is required and must equal the path (else 400), a guard against deleting the wrong event. Answers 204 No Content. An unknown event, or one outside the account\'s projects, is a 404.',
+  tags: ['Calendar events'],
+  access: right('CalendarEvents', 'Delete'),
+  representations: ['json'],
+  params: calendarEventUniqueIdParams,
+  body: deleteCalendarEventBody,
+  successStatus: 204,
+  errorStatuses: [404],
+  async handler({ params, body, account, services }) {
+    assertSameUniqueId(params.UniqueId, body.uniqueId);
+    const deleted = await deleteEvent(services.db, params.UniqueId, projectScope(account.projectPatterns));
+    if (!deleted) throw notFound(`no calendar event ${params.UniqueId}`);
+    return { status: 204 };
+  },
+});
+
+export const calendarEventEndpoints: Endpoint[] = [
+  calendarEventsList,
+  calendarEventsByCalendar,
+  calendarEventCreate,
+  calendarEventReplace,
+  calendarEventDelete,
+];

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { dateTimeOut, dateTimeParam } from './common';
+
+/**
+ * Request and response schemas of the calendar event endpoints (spec 2.5, 4.2). The interval
+ * and start/end checks live here too, so a bad request is a 400 naming the parameter or field.
+ */
+const interval = {
+  FromDate: dateTimeParam.meta({
+    description: 'Start of the searched interval (inclusive). ISO 8601; without an offset it is platform local time.',
+  }),
+  ToDate: dateTimeParam.meta({
+    description: 'End of the searched interval (exclusive); must be after FromDate.',
+  }),
+};
+
+function toDateAfterFromDate(q: { FromDate: Date; ToDate: Date }, ctx: z.RefinementCtx): void {
+  if (q.ToDate.getTime() <= q.FromDate.getTime()) {
+    ctx.addIssue({ code: 'custom', path: ['ToDate'], message: 'must be after FromDate' });
+  }
+}
+
+export const calendarEventsByCalendarParams = z.object({
+  CalendarCode: z.string().min(1).meta({ description: 'Code of the calendar.' }),
+});
+
+export const calendarEventsByCalendarQuery = z.object(interval).superRefine(toDateAfterFromDate);
+
+export const calendarEventsQuery = z
+  .object({
+    Project: z
+      .string()
+      .max(500)
+      .optional()
+      .meta({
+        description:
+          'Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive. Narrows the projects the account may see; absent = all of them.',
+        example: 'B2B*',
+      }),
+    ...interval,
+  })
+  .superRefine(toDateAfterFromDate);
+
+export const calendarEventUniqueIdParams = z.object({
+  UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the calendar event.' }),
+});
+
+const text = (max: number, description: string) => z.string().max(max).meta({ description });
+const requiredText = (max: number, description: string) =>
+  z.string().trim().min(1, { message: 'must not be empty' }).max(max).meta({ description });
+
+const eventFields = {
+  calendarCode: requiredText(200, 'Code of an existing calendar in one of the account’s projects.'),
+  leadUniqueId: requiredText(200, 'Unique id of the lead the event is about.'),
+  title: requiredText(1000, 'Title of the event.'),
+  notes: text(20000, 'Notes; may be empty.'),
+  start: dateTimeParam.meta({ description: 'Start (ISO 8601; without an offset it is platform local time).' }),
+  end: dateTimeParam.meta({ description: 'End; not before start. An end equal to start is a zero-length event.' }),
+  source: text(200, 'Source of the event (the system it comes from); may be empty.'),
+  externalId: text(200, 'Id of the event in the external system; may be empty.'),
+};
+
+function startNotAfterEnd(b: { start: Date; end: Date }, ctx: z.RefinementCtx): void {
+  if (b.start.getTime() > b.end.getTime()) {
+    ctx.addIssue({ code: 'custom', path: ['end'], message: 'must not be before start' });
+  }
+}
+
+export const createCalendarEventBody = z
+  .object(eventFields)
+  .superRefine(startNotAfterEnd)
+  .meta({ id: 'NewCalendarEvent', description: 'A calendar event to create; every property is required.' });
+
+export const replaceCalendarEventBody = z
+  .object({
+    uniqueId: requiredText(200, 'Must equal the UniqueId of the path.'),
+    ...eventFields,
+  })
+  .superRefine(startNotAfterEnd)
+  .meta({ id: 'CalendarEventReplacement', description: 'The whole event; every property is required.' });
+
+export const deleteCalendarEventBody = z
+  .object({ uniqueId: requiredText(200, 'Must equal the UniqueId of the path.') })
+  .meta({ id: 'CalendarEventDeletion' });
+
+export const calendarEventOut = z
+  .object({
+    uniqueId: z.string(),
+    calendarCode: z.string(),
+    leadUniqueId: z.string(),
+    title: z.string(),
+    notes: z.string(),
+    start: dateTimeOut,
+    end: dateTimeOut,
+    source: z.string(),
+    externalId: z.string(),
+  })
+  .meta({ id: 'CalendarEvent' });
+
+export const calendarEventListOut = z.array(calendarEventOut);
