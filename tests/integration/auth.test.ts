@@ -1,0 +1,273 @@
+import { Writable } from 'node:stream';
+import request from 'supertest';
+import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
+import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { createLogger } from '../../src/config/logger';
+import { createDb } from '../../src/data/db';
+import { composeApp } from '../../src/http/compose';
+import { createAccount, notifyAccountChanged, setEnabled, setPassword } from '../../src/data/accountCommands';
+import type { Endpoint } from '../../src/http/endpoint';
+
+const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+
+function expectUnauthorized(res: request.Response): void {
+  expect(res.status).toBe(401);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.headers['www-authenticate']).toBe(WWW_AUTHENTICATE);
+  expect(res.body).toMatchObject({ status: 401, code: 'unauthorized', title: 'Authentication required' });
+  // A 401 is not an authenticated response: it carries no counter headers.
+  expect(res.headers['x-rate-limit-limit']).toBeUndefined();
+  expect(res.headers['x-rate-limit-remaining']).toBeUndefined();
+  expect(res.headers['x-rate-limit-reset']).toBeUndefined();
+}
+
+/** `/calls/{UniqueId}` → `/api/calls/x`; a 403 is decided before parameters are validated. */
+const samplePath = (e: Endpoint) => '/api' + e.path.replace(/\{[^}]+\}/g, 'x');
+
+describe('Basic authentication', () => {
+  let t: TestApp;
+  let w: World;
+  beforeAll(async () => {
+    t = await createTestApp();
+    w = await createWorld(t);
+  });
+  afterAll(() => t.close());
+
+  const cases: { name: string; header: (w: World) => string | undefined }[] = [
+    { name: 'no Authorization header', header: () => undefined },
+    { name: 'a scheme other than Basic', header: (w) => `Bearer ${b64(`${w.accounts.full.username}:full-pass`)}` },
+    { name: 'Basic without credentials', header: () => 'Basic' },
+    { name: 'credentials that are not base64', header: () => 'Basic %%%not*base64%%%' },
+    { name: 'credentials without a colon', header: (w) => `Basic ${b64(w.accounts.full.username + 'full-pass')}` },
+    { name: 'an empty password', header: (w) => basicAuth(w.accounts.full.username, '') },
+    { name: 'a wrong password', header: (w) => basicAuth(w.accounts.full.username, 'wrong-pass') },
+    { name: 'the password of another account', header: (w) => basicAuth(w.accounts.full.username, w.accounts.b2b.password) },
+    { name: 'an unknown user', header: () => basicAuth(uniq('nobody-'), 'full-pass') },
+  ];
+
+  it.each(cases)('when the request has $name, then 401 problem+json with the Basic challenge', async ({ header }) => {
+    const req = request(t.app).get('/api/myaccount');
+    const value = header(w);
+    if (value !== undefined) req.set('Authorization', value);
+    expectUnauthorized(await req);
+  });
+
+  it('when the account is disabled, then its right password gets 401', async () => {
+    const username = uniq('disabled-');
+    await t.load({ type: 'account', username, password: 'pw', user: w.users.agent, projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Full', enabled: false });
+    expectUnauthorized(await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'pw')));
+  });
+
+  it('when the scheme is written in lower case, then the credentials are accepted (schemes are case-insensitive)', async () => {
+    const header = 'basic ' + b64(`${w.accounts.full.username}:${w.accounts.full.password}`);
+    const res = await request(t.app).get('/api/myaccount').set('Authorization', header);
+    expect(res.status).toBe(200);
+    expect(res.body.username).toBe(w.accounts.full.username);
+  });
+
+  it('when username and password hold non-ASCII letters, then they are read as UTF-8', async () => {
+    const username = uniq('æøå-Ærø-');
+    await t.load({ type: 'account', username, password: 'blåbærgrød', user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None' });
+    const res = await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'blåbærgrød'));
+    expect(res.status).toBe(200);
+    expect(res.body.username).toBe(username);
+  });
+
+  // RFC 7617: the user-id ends at the first colon; the password may contain colons. passport-http
+  // splits at every colon and keeps only the second part (see the report: authenticate.ts).
+  it.failing('when the password contains a colon, then it is accepted whole', async () => {
+    const username = uniq('colon-');
+    await t.load({ type: 'account', username, password: 'pa:ss:word', user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None' });
+    const res = await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'pa:ss:word'));
+    expect(res.status).toBe(200);
+  });
+
+  it.failing('when the right password is followed by a colon and more, then 401 (the whole rest is the password)', async () => {
+    const res = await request(t.app)
+      .get('/api/myaccount')
+      .set('Authorization', basicAuth(w.accounts.full.username, `${w.accounts.full.password}:anything`));
+    expect(res.status).toBe(401);
+  });
+
+  it('when authentication fails, then nothing is counted for the account', async () => {
+    const username = uniq('nocount-');
+    await t.load({ type: 'account', username, password: 'pw', user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None' });
+    for (let i = 0; i < 3; i++) {
+      expectUnauthorized(await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'bad')));
+    }
+    const res = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', basicAuth(username, 'pw'));
+    expect(res.status).toBe(200);
+    expect(res.body.map((r: { service: string; count: number }) => [r.service, r.count])).toEqual([['myaccount.counts', 1]]);
+  });
+});
+
+describe('Resource rights', () => {
+  let t: TestApp;
+  let w: World;
+  beforeAll(async () => {
+    t = await createTestApp();
+    w = await createWorld(t);
+  });
+  afterAll(() => t.close());
+
+  const rightEndpoints = () =>
+    t.composed.app.endpoints.filter((e): e is Endpoint & { access: { kind: 'right' } } => e.access.kind === 'right');
+
+  it('when the API is built, then data endpoints are guarded by rights (the table below is not empty)', () => {
+    expect(rightEndpoints().length).toBeGreaterThan(0);
+  });
+
+  it('when an account lacks exactly the verb an endpoint needs, then every such endpoint answers 403 problem+json and counts nothing', async () => {
+    const checked: string[] = [];
+    for (const e of rightEndpoints()) {
+      const { resource, verb } = e.access;
+      // Every right but the one needed: proves the check is per verb, not per resource type.
+      const rights = { ...ALL_RIGHTS, [resource]: ALL_RIGHTS[resource].filter((v) => v !== verb) };
+      const username = uniq('lacks-');
+      await t.load({ type: 'account', username, password: 'pw', user: w.users.agent, projects: ['*'], rights, entryAccess: 'Full' });
+      const auth = basicAuth(username, 'pw');
+      const res = await request(t.app)[e.method](samplePath(e)).set('Authorization', auth);
+      expect({ endpoint: `${e.method} ${e.path}`, status: res.status }).toEqual({ endpoint: `${e.method} ${e.path}`, status: 403 });
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({ status: 403, code: 'forbidden' });
+      expect(res.body.detail).toContain(`${verb} right on ${resource}`);
+      const counts = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', auth);
+      expect(counts.body.map((r: { service: string }) => r.service)).toEqual(['myaccount.counts']);
+      checked.push(e.service);
+    }
+    expect(checked.length).toBe(rightEndpoints().length);
+  });
+
+  it('when an account has no rights at all, then right-guarded endpoints answer 403 while /myaccount answers 200', async () => {
+    for (const e of rightEndpoints()) {
+      const res = await request(t.app)[e.method](samplePath(e)).set('Authorization', w.accounts.none.auth);
+      expect({ endpoint: `${e.method} ${e.path}`, status: res.status }).toEqual({ endpoint: `${e.method} ${e.path}`, status: 403 });
+    }
+    const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.none.auth);
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('Credentials in logs', () => {
+  let t: TestApp;
+  let w: World;
+  beforeAll(async () => {
+    t = await createTestApp();
+    w = await createWorld(t);
+  });
+  afterAll(() => t.close());
+
+  it('when requests succeed or fail authentication at the most verbose level, then no password or Authorization value is logged', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    // The same composition as the server, with its log captured.
+    const settings = { ...t.settings, LOG_LEVEL: 'trace' as const, AUTH_CACHE_TTL_MS: 60000 };
+    const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: 2 });
+    const composed = await composeApp({ settings, db, logger: createLogger('trace', sink) });
+    try {
+      const username = uniq('logged-');
+      const password = `Secret-${uniq()}`;
+      const wrong = `Wrong-${uniq()}`;
+      await t.load({ type: 'account', username, password, user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None' });
+      const good = basicAuth(username, password);
+      const bad = basicAuth(username, wrong);
+      const app = composed.app.express;
+      await request(app).get('/api/myaccount').set('Authorization', good).expect(200);
+      await request(app).get('/api/myaccount').set('Authorization', good).expect(200); // from the cache
+      await request(app).get('/api/myaccount').set('Authorization', bad).expect(401);
+      await request(app).get('/api/myaccount/request/counts').set('Authorization', good).set('Accept', 'text/csv').expect(406);
+      await request(app).get('/api/no-such-route').set('Authorization', good).expect(404);
+      await request(app).get('/api/myaccount').set('Authorization', `Basic ${b64(username)}`).expect(401);
+
+      const log = lines.join('');
+      expect(log).toContain('/api/myaccount'); // the requests were logged at all
+      expect(lines.length).toBeGreaterThanOrEqual(6);
+      for (const secret of [password, wrong, good.slice('Basic '.length), bad.slice('Basic '.length), b64(username)]) {
+        expect(log).not.toContain(secret);
+      }
+      expect(log).not.toMatch(/Basic [A-Za-z0-9+/=]{8,}/);
+    } finally {
+      await composed.close();
+      await db.destroy();
+    }
+  });
+});
+
+describe('Credential cache', () => {
+  let t: TestApp;
+  let w: World;
+  beforeAll(async () => {
+    // A long TTL: only an invalidation can explain a changed answer within the test.
+    t = await createTestApp({ AUTH_CACHE_TTL_MS: String(60 * 60 * 1000) });
+    w = await createWorld(t);
+  });
+  afterAll(() => t.close());
+
+  async function newAccount(password: string): Promise<{ username: string; id: number }> {
+    const username = uniq('cached-');
+    const { id } = await createAccount(t.db, {
+      username,
+      password,
+      userOrgCode: w.users.agent,
+      projects: ['*'],
+      rights: {},
+      entryAccess: 'None',
+    });
+    return { username, id };
+  }
+
+  /** Publishes the change until the running app answers `status` (the subscription is asynchronous). */
+  async function notifyUntil(id: number, auth: string, status: number): Promise<number> {
+    const deadline = Date.now() + 3000;
+    for (;;) {
+      await notifyAccountChanged(t.settings.REDIS_URL, [id]);
+      const res = await request(t.app).get('/api/myaccount').set('Authorization', auth);
+      if (res.status === status || Date.now() > deadline) return res.status;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('when the password changes and the change is announced, then the old password gets 401 at once and the new one works', async () => {
+    const { username, id } = await newAccount('old-pass');
+    const oldAuth = basicAuth(username, 'old-pass');
+    await request(t.app).get('/api/myaccount').set('Authorization', oldAuth).expect(200);
+
+    await setPassword(t.db, username, 'new-pass');
+    // Not yet announced: the cached verification still answers, so the cache is really in use.
+    await request(t.app).get('/api/myaccount').set('Authorization', oldAuth).expect(200);
+
+    expect(await notifyUntil(id, oldAuth, 401)).toBe(401);
+    await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'new-pass')).expect(200);
+  });
+
+  it('when the account is disabled and the change is announced, then its cached credentials get 401 at once', async () => {
+    const { username, id } = await newAccount('pw');
+    const auth = basicAuth(username, 'pw');
+    await request(t.app).get('/api/myaccount').set('Authorization', auth).expect(200);
+
+    await setEnabled(t.db, username, false);
+    await request(t.app).get('/api/myaccount').set('Authorization', auth).expect(200);
+
+    expect(await notifyUntil(id, auth, 401)).toBe(401);
+    await setEnabled(t.db, username, true);
+    expect(await notifyUntil(id, auth, 200)).toBe(200);
+  });
+
+  it('when another account changes, then this account stays cached', async () => {
+    const a = await newAccount('pw-a');
+    const b = await newAccount('pw-b');
+    const authA = basicAuth(a.username, 'pw-a');
+    await request(t.app).get('/api/myaccount').set('Authorization', authA).expect(200);
+    await setPassword(t.db, a.username, 'changed');
+    await notifyAccountChanged(t.settings.REDIS_URL, [b.id]);
+    await new Promise((r) => setTimeout(r, 200));
+    await request(t.app).get('/api/myaccount').set('Authorization', authA).expect(200);
+    expect(await notifyUntil(a.id, authA, 401)).toBe(401);
+  });
+});
