@@ -1,0 +1,56 @@
+/**
+ * Project-rights patterns (spec 5, DESIGN §3): `*` is zero or more characters, `?` exactly one;
+ * anchored and case-insensitive. Both sides are lower-cased, in JS and in SQL (`lower(project)`),
+ * so the in-memory match and the database filter agree. A literal `*` or `?` cannot be matched.
+ */
+
+/** `B2B*` → `b2b%` for `lower(project) LIKE ANY(?)`; `\`, `%` and `_` are escaped with `\`. */
+export function patternToSqlLike(pattern: string): string {
+  let out = '';
+  for (const ch of pattern.toLowerCase()) {
+    if (ch === '*') out += '%';
+    else if (ch === '?') out += '_';
+    else if (ch === '\\' || ch === '%' || ch === '_') out += '\\' + ch;
+    else out += ch;
+  }
+  return out;
+}
+
+const MAX_CACHED = 1000;
+const compiled = new Map<string, RegExp>();
+
+function toRegExp(pattern: string): RegExp {
+  let re = compiled.get(pattern);
+  if (re === undefined) {
+    let source = '^';
+    // Iterating by code point so that `?` is one character, as `_` is in Postgres.
+    for (const ch of pattern.toLowerCase()) {
+      if (ch === '*') source += '.*';
+      else if (ch === '?') source += '.';
+      else source += ch.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+    }
+    re = new RegExp(source + '$', 'su');
+    if (compiled.size >= MAX_CACHED) compiled.clear();
+    compiled.set(pattern, re);
+  }
+  return re;
+}
+
+export function matchesPattern(pattern: string, value: string): boolean {
+  return toRegExp(pattern).test(value.toLowerCase());
+}
+
+export function matchesAny(patterns: readonly string[], value: string): boolean {
+  for (const p of patterns) if (matchesPattern(p, value)) return true;
+  return false;
+}
+
+/** `B2B*, Sales,,` → `['B2B*', 'Sales']`: comma separated, trimmed, empty items dropped. */
+export function parsePatternList(raw: string): string[] {
+  const out: string[] = [];
+  for (const part of raw.split(',')) {
+    const p = part.trim();
+    if (p !== '') out.push(p);
+  }
+  return out;
+}

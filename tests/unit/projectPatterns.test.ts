@@ -1,0 +1,77 @@
+import { matchesAny, matchesPattern, parsePatternList, patternToSqlLike } from '../../src/domain/projectPatterns';
+
+describe('patternToSqlLike', () => {
+  it.each<[string, string]>([
+    ['B2B*', 'b2b%'],
+    ['*', '%'],
+    ['Sales', 'sales'],
+    ['S?les', 's_les'],
+    ['100%_off', '100\\%\\_off'],
+    ['a\\b', 'a\\\\b'],
+    ['*?*', '%_%'],
+    ['', ''],
+    ['ÆBLE*', 'æble%'],
+  ])('when the pattern is %j, then the LIKE pattern is %j', (pattern, like) => {
+    expect(patternToSqlLike(pattern)).toBe(like);
+  });
+});
+
+describe('matchesPattern', () => {
+  it('when the pattern has *, then it matches zero or more characters', () => {
+    expect(matchesPattern('B2B*', 'B2B')).toBe(true);
+    expect(matchesPattern('B2B*', 'B2B Nordic')).toBe(true);
+    expect(matchesPattern('*', '')).toBe(true);
+    expect(matchesPattern('*', 'anything')).toBe(true);
+    expect(matchesPattern('*Sales*', 'Outbound Sales DK')).toBe(true);
+    expect(matchesPattern('B2B*', 'XB2B')).toBe(false);
+  });
+
+  it('when the pattern has ?, then it matches exactly one character', () => {
+    expect(matchesPattern('S?les', 'Sales')).toBe(true);
+    expect(matchesPattern('S?les', 'Sles')).toBe(false);
+    expect(matchesPattern('S?les', 'Saales')).toBe(false);
+    expect(matchesPattern('??', 'Æø')).toBe(true);
+    expect(matchesPattern('?', '😀')).toBe(true);
+  });
+
+  it('when the pattern has no wildcard, then it is an anchored whole-value match', () => {
+    expect(matchesPattern('Sales', 'Sales')).toBe(true);
+    expect(matchesPattern('Sales', 'Sales 2')).toBe(false);
+    expect(matchesPattern('Sales', 'My Sales')).toBe(false);
+  });
+
+  it('when cases differ, then it still matches', () => {
+    expect(matchesPattern('b2b*', 'B2B Nordic')).toBe(true);
+    expect(matchesPattern('ÆBLE', 'æble')).toBe(true);
+  });
+
+  it('when the pattern holds regular-expression or LIKE characters, then they are literal', () => {
+    expect(matchesPattern('a.b', 'a.b')).toBe(true);
+    expect(matchesPattern('a.b', 'axb')).toBe(false);
+    expect(matchesPattern('100%', '100%')).toBe(true);
+    expect(matchesPattern('100%', '1000')).toBe(false);
+    expect(matchesPattern('a_b', 'axb')).toBe(false);
+    expect(matchesPattern('(x)[y]{z}|^$+/\\-', '(x)[y]{z}|^$+/\\-')).toBe(true);
+  });
+
+  it('when the value has a line break, then * still spans it', () => {
+    expect(matchesPattern('a*b', 'a\nb')).toBe(true);
+    expect(matchesPattern('a?b', 'a\nb')).toBe(true);
+  });
+});
+
+describe('matchesAny', () => {
+  it('when any pattern matches, then it is true; when none or no patterns, then false', () => {
+    expect(matchesAny(['Sales', 'B2B*'], 'B2B Nordic')).toBe(true);
+    expect(matchesAny(['Sales', 'B2B*'], 'B2C')).toBe(false);
+    expect(matchesAny([], 'Sales')).toBe(false);
+  });
+});
+
+describe('parsePatternList', () => {
+  it('when the list is comma separated with spaces and empty items, then items are trimmed and empties dropped', () => {
+    expect(parsePatternList('B2B*, Sales ,,  ,S?les')).toEqual(['B2B*', 'Sales', 'S?les']);
+    expect(parsePatternList('')).toEqual([]);
+    expect(parsePatternList('*')).toEqual(['*']);
+  });
+});
