@@ -1,0 +1,165 @@
+import type { Knex } from 'knex';
+import type { Readable } from 'node:stream';
+import { openCursor } from './cursorStream';
+import type { ProjectScope } from './projectScope';
+import { projectVisibleSql, whereCampaignVisible } from './projectScope';
+import type { RecordingRow, ReadyPeriodRow } from '../domain/callSerializer';
+
+/**
+ * Queries of the calls family. Every query applies the account's project scope in SQL, and
+ * the window ones stream from a cursor (src/data/cursorStream.ts) in index order.
+ *
+ * Times leave Postgres as epoch milliseconds (int8 → number): no Date per value in pg's row
+ * parser, and the serializer formats them with the cached-offset formatter.
+ */
+
+/** Whose calls: one user's, or one org unit's and every unit's below it. */
+export type CallSubject = { kind: 'user'; userId: number } | { kind: 'unit'; unitId: number; level: number };
+
+export interface CallWindow {
+  subject: CallSubject;
+  /** Inclusive. */
+  start: Date;
+  /** Exclusive. */
+  end: Date;
+  limit?: number;
+  scope: ProjectScope;
+}
+
+/** JSON rows reference campaign, user and chain by id; CSV rows carry the flattened names. */
+export type CallShape = 'json' | 'csv';
+
+const epochMs = (column: string) => `floor(extract(epoch from ${column}) * 1000)::int8`;
+
+const CALL_COLUMNS = [
+  'c.unique_id',
+  'c.unique_lead_id',
+  'c.lead_phone_number',
+  'c.lead_external_key',
+  'c.end_cause',
+  'c.in_progress',
+  'c.connected',
+  'c.incoming',
+  `${epochMs('c.start_time')} as start_ms`,
+  `${epochMs('c.connect_time')} as connect_ms`,
+  `${epochMs('c.end_time')} as end_ms`,
+  'c.preview_ms',
+  'c.dialing_ms',
+  'c.conversation_ms',
+  'c.wrap_up_ms',
+  'c.lead_status',
+  'c.pre_call_lead_status',
+  'c.lead_closure',
+  'c.campaign_type',
+];
+
+const REFERENCE_COLUMNS = ['c.campaign_id', 'c.user_id', 'c.ou0_id', 'c.ou1_id', 'c.ou2_id', 'c.ou3_id', 'c.ou4_id'];
+
+const FLAT_COLUMNS = [
+  'cp.code as campaign_code',
+  'cp.name as campaign_name',
+  'cp.project as campaign_project',
+  'u.org_code as user_org_code',
+  'u.username as user_username',
+  'u.name as user_name',
+  'o0.org_code as ou0_code',
+  'o1.org_code as ou1_code',
+  'o2.org_code as ou2_code',
+  'o3.org_code as ou3_code',
+  'o4.org_code as ou4_code',
+];
+
+/**
+ * The window query: `start <= start_time < end`, ordered by start time then unique id, which
+ * is the order of the (user_id | ouN_id, start_time, unique_id) indexes, so Postgres reads
+ * the window off an index with no sort, and a Limit stops it early. An org unit at level N
+ * matches its calls and those of every unit below it through the chain column ouN_id.
+ */
+export function callWindowQuery(db: Knex, window: CallWindow, shape: CallShape): Knex.QueryBuilder {
+  const q = db('calls as c');
+  if (shape === 'csv') {
+    const visible = projectVisibleSql('cp.project', window.scope);
+    q.select(db.raw([...CALL_COLUMNS, ...FLAT_COLUMNS].join(', ')))
+      .join('campaigns as cp', 'cp.id', 'c.campaign_id')
+      .join('users as u', 'u.id', 'c.user_id')
+      .join('org_units as o0', 'o0.id', 'c.ou0_id')
+      .leftJoin('org_units as o1', 'o1.id', 'c.ou1_id')
+      .leftJoin('org_units as o2', 'o2.id', 'c.ou2_id')
+      .leftJoin('org_units as o3', 'o3.id', 'c.ou3_id')
+      .leftJoin('org_units as o4', 'o4.id', 'c.ou4_id')
+      .whereRaw(visible.sql, visible.bindings as Knex.RawBinding[]);
+  } else {
+    q.select(db.raw([...CALL_COLUMNS, ...REFERENCE_COLUMNS].join(', ')));
+    whereCampaignVisible(q, 'c.campaign_id', window.scope);
+  }
+  const s = window.subject;
+  if (s.kind === 'user') q.where('c.user_id', s.userId);
+  else q.where(`c.ou${s.level}_id`, s.unitId);
+  q.where('c.start_time', '>=', window.start).andWhere('c.start_time', '<', window.end).orderBy([
+    { column: 'c.start_time' },
+    { column: 'c.unique_id' },
+  ]);
+  if (window.limit !== undefined) q.limit(window.limit);
+  return q;
+}
+
+/**
+ * Opens a cursor over the window. Resolves once the first batch is in (so a query error is
+ * still a problem response); the stream ends, errors or is destroyed with its connection
+ * released (src/data/cursorStream.ts).
+ */
+export function streamCalls(db: Knex, window: CallWindow, shape: CallShape, signal?: AbortSignal): Promise<Readable> {
+  return openCursor(db, callWindowQuery(db, window, shape), { signal });
+}
+
+/** The internal id of a call the account can see, or undefined (unknown or invisible). */
+export async function findVisibleCallId(db: Knex, uniqueId: string, scope: ProjectScope): Promise<number | undefined> {
+  const q = db('calls as c').where('c.unique_id', uniqueId).first('c.id');
+  whereCampaignVisible(q, 'c.campaign_id', scope);
+  const row: { id: number } | undefined = await q;
+  return row?.id;
+}
+
+/** Recordings of one call, by start time, optionally within `[start, end)` and capped. */
+export async function listRecordings(
+  db: Knex,
+  callId: number,
+  filter: { start?: Date; end?: Date; limit?: number },
+): Promise<RecordingRow[]> {
+  const q = db('recordings')
+    .select(db.raw(`${epochMs('start_time')} as start_ms, ${epochMs('end_time')} as end_ms, recording_type, file_name`))
+    .where('call_id', callId)
+    .orderBy([{ column: 'start_time' }, { column: 'file_name' }]);
+  if (filter.start !== undefined) q.where('start_time', '>=', filter.start);
+  if (filter.end !== undefined) q.where('start_time', '<', filter.end);
+  if (filter.limit !== undefined) q.limit(filter.limit);
+  return q;
+}
+
+/**
+ * Ready periods that ended in `[from, to)`, by end time then unique id (the ready_periods_end
+ * index), limited to the account's projects.
+ */
+export function streamReadyPeriods(
+  db: Knex,
+  window: { from: Date; to: Date; scope: ProjectScope; limit?: number },
+  signal?: AbortSignal,
+): Promise<Readable> {
+  const visible = projectVisibleSql('cp.project', window.scope);
+  const q = db('ready_periods as r')
+    .join('users as u', 'u.id', 'r.user_id')
+    .join('campaigns as cp', 'cp.id', 'r.campaign_id')
+    .select(
+      db.raw(
+        `r.unique_id, u.org_code, r.campaign_id, ${epochMs('r.start_time')} as start_ms, r.seconds, cp.campaign_type`,
+      ),
+    )
+    .where('r.end_time', '>=', window.from)
+    .andWhere('r.end_time', '<', window.to)
+    .whereRaw(visible.sql, visible.bindings as Knex.RawBinding[])
+    .orderBy([{ column: 'r.end_time' }, { column: 'r.unique_id' }]);
+  if (window.limit !== undefined) q.limit(window.limit);
+  return openCursor(db, q, { signal }) as Promise<Readable>;
+}
+
+export type { ReadyPeriodRow };

@@ -1,0 +1,213 @@
+import type { Knex } from 'knex';
+import type { ProjectScope } from './projectScope';
+import { projectVisibleSql } from './projectScope';
+
+/**
+ * Reads of the organisation (org units, users) and of the campaigns an account can see. The
+ * whole tree and the visible campaigns are small, so a request loads them once into maps and
+ * every include is resolved from memory: no query per row or per object.
+ */
+
+export interface OrgUnitRecord {
+  id: number;
+  uniqueId: string;
+  orgCode: string;
+  name: string;
+  level: number;
+  parentId: number | null;
+}
+
+export interface UserRecord {
+  id: number;
+  uniqueId: string;
+  username: string;
+  name: string;
+  orgCode: string;
+  email: string | null;
+  inboundPhoneNumber: string | null;
+  parentId: number | null;
+  roles: string[];
+  employeeNumber: string | null;
+  payrollNumber: string | null;
+  /** Ids of the campaigns the user works on that the account can see, by campaign code. */
+  campaignIds: number[];
+}
+
+export interface CampaignRecord {
+  id: number;
+  uniqueId: string;
+  name: string;
+  code: string;
+  project: string;
+  leadDefinitionUniqueId: string;
+  campaignType: number;
+}
+
+/** The organisation as one request sees it. */
+export interface OrgSnapshot {
+  units: Map<number, OrgUnitRecord>;
+  /** Children of each unit, by org code. */
+  childrenOf: Map<number, OrgUnitRecord[]>;
+  users: Map<number, UserRecord>;
+  /** Users directly in each unit, by org code. */
+  usersOf: Map<number, UserRecord[]>;
+  /** Only the campaigns visible to the account. */
+  campaigns: Map<number, CampaignRecord>;
+}
+
+export type OrgCodeKind = 'user' | 'unit';
+
+interface UnitRow {
+  id: number;
+  unique_id: string;
+  org_code: string;
+  name: string;
+  level: number;
+  parent_id: number | null;
+}
+
+const toUnit = (r: UnitRow): OrgUnitRecord => ({
+  id: r.id,
+  uniqueId: r.unique_id,
+  orgCode: r.org_code,
+  name: r.name,
+  level: r.level,
+  parentId: r.parent_id,
+});
+
+/** Every org unit, root levels first, then by org code. */
+export async function listOrgUnits(db: Knex): Promise<OrgUnitRecord[]> {
+  const rows: UnitRow[] = await db('org_units')
+    .select('id', 'unique_id', 'org_code', 'name', 'level', 'parent_id')
+    .orderBy([{ column: 'level' }, { column: 'org_code' }]);
+  return rows.map(toUnit);
+}
+
+/** The campaigns of the account's projects, by code. */
+export async function listVisibleCampaigns(db: Knex, scope: ProjectScope): Promise<CampaignRecord[]> {
+  const visible = projectVisibleSql('c.project', scope);
+  const rows = await db('campaigns as c')
+    .join('lead_definitions as d', 'd.id', 'c.lead_definition_id')
+    .select('c.id', 'c.unique_id', 'c.name', 'c.code', 'c.project', 'd.unique_id as lead_definition_unique_id', 'c.campaign_type')
+    .whereRaw(visible.sql, visible.bindings as Knex.RawBinding[])
+    .orderBy('c.code');
+  return rows.map(
+    (r: Record<string, any>): CampaignRecord => ({
+      id: r.id,
+      uniqueId: r.unique_id,
+      name: r.name,
+      code: r.code,
+      project: r.project,
+      leadDefinitionUniqueId: r.lead_definition_unique_id,
+      campaignType: r.campaign_type,
+    }),
+  );
+}
+
+/** Distinct project names of the visible campaigns, sorted. */
+export async function listVisibleProjects(db: Knex, scope: ProjectScope): Promise<string[]> {
+  const visible = projectVisibleSql('project', scope);
+  const rows: { project: string }[] = await db('campaigns').distinct('project').whereRaw(visible.sql, visible.bindings as Knex.RawBinding[]).orderBy('project');
+  return rows.map((r) => r.project);
+}
+
+/**
+ * Users by org code with the ids of their visible campaigns (ordered by campaign code);
+ * `orgCode` narrows to one user, `limit` caps the count.
+ */
+export async function listUsers(
+  db: Knex,
+  scope: ProjectScope,
+  options: { orgCode?: string; limit?: number } = {},
+): Promise<UserRecord[]> {
+  const visible = projectVisibleSql('c.project', scope);
+  const query = db('users as u')
+    .select(
+      'u.id',
+      'u.unique_id',
+      'u.username',
+      'u.name',
+      'u.org_code',
+      'u.email',
+      'u.inbound_phone_number',
+      'u.parent_id',
+      'u.roles',
+      'u.employee_number',
+      'u.payroll_number',
+      db.raw(
+        `coalesce((select array_agg(c.id order by c.code) from user_campaigns uc join campaigns c on c.id = uc.campaign_id
+          where uc.user_id = u.id and ${visible.sql}), '{}') as campaign_ids`,
+        visible.bindings as Knex.RawBinding[],
+      ),
+    )
+    .orderBy('u.org_code');
+  if (options.orgCode !== undefined) query.where('u.org_code', options.orgCode);
+  if (options.limit !== undefined) query.limit(options.limit);
+  const rows = await query;
+  return rows.map(
+    (r: Record<string, any>): UserRecord => ({
+      id: r.id,
+      uniqueId: r.unique_id,
+      username: r.username,
+      name: r.name,
+      orgCode: r.org_code,
+      email: r.email,
+      inboundPhoneNumber: r.inbound_phone_number,
+      parentId: r.parent_id,
+      roles: r.roles ?? [],
+      employeeNumber: r.employee_number,
+      payrollNumber: r.payroll_number,
+      // bigint[] arrives as strings: pg's global int8 parser does not apply to arrays.
+      campaignIds: (r.campaign_ids as (string | number)[]).map(Number),
+    }),
+  );
+}
+
+/** Whether an org code names a user, an org unit, or nothing. */
+export async function findOrgCodeKind(db: Knex, orgCode: string): Promise<OrgCodeKind | undefined> {
+  const row: { kind: OrgCodeKind } | undefined = await db('org_codes').where({ org_code: orgCode }).first('kind');
+  return row?.kind;
+}
+
+export async function findOrgUnit(db: Knex, orgCode: string): Promise<OrgUnitRecord | undefined> {
+  const row: UnitRow | undefined = await db('org_units')
+    .where({ org_code: orgCode })
+    .first('id', 'unique_id', 'org_code', 'name', 'level', 'parent_id');
+  return row && toUnit(row);
+}
+
+export async function findUserId(db: Knex, orgCode: string): Promise<number | undefined> {
+  const row: { id: number } | undefined = await db('users').where({ org_code: orgCode }).first('id');
+  return row?.id;
+}
+
+function groupBy<T>(items: Iterable<T>, key: (item: T) => number | null): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    if (k === null) continue;
+    let list = out.get(k);
+    if (list === undefined) out.set(k, (list = []));
+    list.push(item);
+  }
+  return out;
+}
+
+/**
+ * The snapshot a request resolves includes from. `users: false` skips the users (the calls
+ * export without `Include=user` needs only units and campaigns).
+ */
+export async function loadOrgSnapshot(db: Knex, scope: ProjectScope, options: { users?: boolean } = {}): Promise<OrgSnapshot> {
+  const [units, campaigns, users] = await Promise.all([
+    listOrgUnits(db),
+    listVisibleCampaigns(db, scope),
+    options.users === false ? Promise.resolve([]) : listUsers(db, scope),
+  ]);
+  return {
+    units: new Map(units.map((u) => [u.id, u])),
+    childrenOf: groupBy(units, (u) => u.parentId),
+    users: new Map(users.map((u) => [u.id, u])),
+    usersOf: groupBy(users, (u) => u.parentId),
+    campaigns: new Map(campaigns.map((c) => [c.id, c])),
+  };
+}

@@ -1,0 +1,170 @@
+import { z } from 'zod';
+import { defineEndpoint, Endpoint, right } from '../endpoint';
+import { notFound } from '../problem';
+import {
+  campaignOut,
+  includeQuery,
+  orgUnitOut,
+  orgUnitPath,
+  orgUnitPathLower,
+  userOut,
+  userPath,
+  usersQuery,
+} from '../schemas/organization';
+import { projectScope } from '../../data/projectScope';
+import { listUsers, listVisibleCampaigns, listVisibleProjects, loadOrgSnapshot } from '../../data/organizationRepository';
+import { compileIncludes, parseIncludeNames } from '../../domain/include';
+import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/organizationGraph';
+import type { AccountContext } from '../../domain/account';
+import type { AppServices } from '../services';
+
+/**
+ * Organisation and campaign reads (spec 2.4, 4.3): users, org units and the account's
+ * campaigns and projects. The tree and the visible campaigns are small, so each request loads
+ * them once and resolves `Include` from memory (src/domain/organizationGraph.ts).
+ */
+
+const INCLUDE_RULES =
+  'Include (spec 4.4): complex properties only when named; a nested name counts only when every property on its path is named; no loops or repeated objects; unknown names are ignored.';
+
+async function snapshot(services: AppServices, account: AccountContext) {
+  return loadOrgSnapshot(services.db, projectScope(account.projectPatterns));
+}
+
+export const listUsersEndpoint = defineEndpoint({
+  service: 'users.list',
+  method: 'get',
+  path: '/users',
+  summary: 'Users',
+  description: `Every user, by org code; Limit caps the count. Include: parent, campaigns (only campaigns in the account's projects appear). ${INCLUDE_RULES}`,
+  tags: ['Organisation'],
+  access: right('Organization', 'Get'),
+  representations: ['json', 'html'],
+  query: usersQuery,
+  response: z.array(userOut),
+  async handler({ query, account, services }) {
+    const scope = projectScope(account.projectPatterns);
+    const names = parseIncludeNames(query.Include);
+    // Users of other units appear only through parent → users.
+    const [org, users] = await Promise.all([
+      loadOrgSnapshot(services.db, scope, { users: names.has('users') }),
+      listUsers(services.db, scope, { limit: query.Limit }),
+    ]);
+    const expand = compileIncludes(organizationGraph(org), USER, names);
+    return { body: users.map(expand), title: 'Users' };
+  },
+});
+
+export const getUserEndpoint = defineEndpoint({
+  service: 'users.get',
+  method: 'get',
+  path: '/users/{OrgCode}',
+  summary: 'One user',
+  description: `The user with this org code; 404 when there is none. Include: parent, campaigns. ${INCLUDE_RULES}`,
+  tags: ['Organisation'],
+  access: right('Organization', 'Get'),
+  representations: ['json', 'html'],
+  params: userPath,
+  query: includeQuery,
+  response: userOut,
+  errorStatuses: [404],
+  async handler({ params, query, account, services }) {
+    const scope = projectScope(account.projectPatterns);
+    const names = parseIncludeNames(query.Include);
+    const [org, users] = await Promise.all([
+      loadOrgSnapshot(services.db, scope, { users: names.has('users') }),
+      listUsers(services.db, scope, { orgCode: params.OrgCode }),
+    ]);
+    const user = users[0];
+    if (user === undefined) throw notFound(`no user with org code ${params.OrgCode}`);
+    const expand = compileIncludes(organizationGraph(org), USER, names);
+    return { body: expand(user), title: `User ${user.orgCode}` };
+  },
+});
+
+function orgUnitListEndpoint(service: string, path: string): Endpoint {
+  return defineEndpoint({
+    service,
+    method: 'get',
+    path,
+    summary: 'Org units',
+    description: `Every org unit, root first, then by level and org code. Include: parent, children, users, campaigns (campaigns under users). ${INCLUDE_RULES}`,
+    tags: ['Organisation'],
+    access: right('Organization', 'Get'),
+    representations: ['json', 'html'],
+    query: includeQuery,
+    response: z.array(orgUnitOut),
+    async handler({ query, account, services }) {
+      const org = await snapshot(services, account);
+      const expand = compileIncludes(organizationGraph(org), ORG_UNIT, parseIncludeNames(query.Include));
+      return { body: [...org.units.values()].map(expand), title: 'Org units' };
+    },
+  });
+}
+
+function orgUnitGetEndpoint(service: string, path: string, params: typeof orgUnitPath | typeof orgUnitPathLower): Endpoint {
+  return defineEndpoint({
+    service,
+    method: 'get',
+    path,
+    summary: 'One org unit',
+    description: `The org unit with this org code; 404 when there is none. Include: parent, children, users, campaigns (campaigns under users). ${INCLUDE_RULES}`,
+    tags: ['Organisation'],
+    access: right('Organization', 'Get'),
+    representations: ['json', 'html'],
+    params,
+    query: includeQuery,
+    response: orgUnitOut,
+    errorStatuses: [404],
+    async handler({ params: p, query, account, services }) {
+      const orgCode = (p as Record<string, string>).OrgCode ?? (p as Record<string, string>).orgCode;
+      const org = await snapshot(services, account);
+      const unit = [...org.units.values()].find((u) => u.orgCode === orgCode);
+      if (unit === undefined) throw notFound(`no org unit with org code ${orgCode}`);
+      const expand = compileIncludes(organizationGraph(org), ORG_UNIT, parseIncludeNames(query.Include));
+      return { body: expand(unit), title: `Org unit ${unit.orgCode}` };
+    },
+  });
+}
+
+export const listCampaignsEndpoint = defineEndpoint({
+  service: 'campaigns.list',
+  method: 'get',
+  path: '/campaigns',
+  summary: 'Campaigns',
+  description: "The campaigns in the account's projects, by code.",
+  tags: ['Campaigns'],
+  access: right('Campaigns', 'Get'),
+  representations: ['json', 'html'],
+  response: z.array(campaignOut),
+  async handler({ account, services }) {
+    const campaigns = await listVisibleCampaigns(services.db, projectScope(account.projectPatterns));
+    return { body: campaigns.map(renderCampaign), title: 'Campaigns' };
+  },
+});
+
+export const listProjectsEndpoint = defineEndpoint({
+  service: 'projects.list',
+  method: 'get',
+  path: '/projects',
+  summary: 'Projects',
+  description: "The distinct project names of the campaigns the account can see, sorted.",
+  tags: ['Campaigns'],
+  access: right('Campaigns', 'Get'),
+  representations: ['json', 'html'],
+  response: z.array(z.string()),
+  async handler({ account, services }) {
+    return { body: await listVisibleProjects(services.db, projectScope(account.projectPatterns)), title: 'Projects' };
+  },
+});
+
+export const organizationEndpoints: Endpoint[] = [
+  listUsersEndpoint,
+  getUserEndpoint,
+  orgUnitListEndpoint('orgunits.list', '/orgunits'),
+  orgUnitGetEndpoint('orgunits.get', '/orgunits/{orgCode}', orgUnitPathLower),
+  orgUnitListEndpoint('organizationalunits.list', '/organizationalunits'),
+  orgUnitGetEndpoint('organizationalunits.get', '/organizationalunits/{OrgCode}', orgUnitPath),
+  listCampaignsEndpoint,
+  listProjectsEndpoint,
+];

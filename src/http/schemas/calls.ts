@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { isKnownEncoding } from '../../streams/encoding';
+import { isValidCsvSeparator } from '../../streams/csv';
+import { dateTimeOut, dateTimeParam, includeParam, limitParam, timeSpanOut, timeSpanParam } from './common';
+import { orgUnitOut, userOut, campaignOut } from './organization';
+import {
+  CallEndCause,
+  CallLeadStatus,
+  CampaignType,
+  LeadClosure,
+  PreCallLeadStatus,
+  RecordingType,
+} from '../../domain/enums';
+
+/** Request and response schemas of the calls family (spec 4.1, 2.2, 2.3, 2.5). */
+
+const orgCodeParam = z.string().min(1).meta({ description: 'Org code of a user or an org unit (any characters; percent-encoded in paths).' });
+
+/** The window every call list takes. */
+const windowQuery = {
+  StartTime: dateTimeParam.meta({ description: 'Start of the window (inclusive), matched against the call start time.' }),
+  TimeSpan: timeSpanParam.meta({ description: 'Length of the window; the window ends (exclusive) at StartTime + TimeSpan in platform time.' }),
+  Limit: limitParam.optional(),
+  Include: includeParam.optional().meta({ description: 'campaign, user (and names of their properties, spec 4.4).' }),
+};
+
+export const callsQuery = z.object({ OrgCode: orgCodeParam, ...windowQuery });
+export const callsOfQuery = z.object(windowQuery);
+export const orgCodePath = z.object({ OrgCode: orgCodeParam });
+
+export const encodingParam = z
+  .string()
+  .refine((v) => isKnownEncoding(v), { message: 'is not a known encoding (for example utf-8, windows-1252, iso-8859-1)' })
+  .meta({ description: 'Character encoding of the file; any encoding iconv-lite knows.', example: 'windows-1252' });
+
+export const separatorParam = z
+  .string()
+  .refine(isValidCsvSeparator, { message: 'must be one character other than ", ], \\, CR or LF' })
+  .meta({ description: 'Field separator, one character (`%09` for tab).', example: ';' });
+
+export const callsCsvQuery = z.object({
+  OrgCode: orgCodeParam,
+  ...windowQuery,
+  Encoding: encodingParam.optional(),
+  CsvFieldSeparator: separatorParam.optional(),
+});
+
+export const recordingsPath = z.object({ UniqueId: z.string().min(1).meta({ description: 'Unique id of the call.' }) });
+export const recordingsQuery = z.object({
+  StartTime: dateTimeParam.optional().meta({ description: 'Only recordings that started at or after this time.' }),
+  TimeSpan: timeSpanParam.optional().meta({ description: 'With StartTime: only recordings that started before StartTime + TimeSpan.' }),
+  Limit: limitParam.optional(),
+  Include: includeParam.optional().meta({ description: 'Accepted; a recording has no complex properties.' }),
+});
+
+export const readyPeriodsQuery = z.object({
+  FromTime: dateTimeParam.meta({ description: 'Start of the window (inclusive), matched against the end of each period.' }),
+  TimeSpan: timeSpanParam.meta({ description: 'Length of the window; periods ending before FromTime + TimeSpan.' }),
+});
+
+const names = (e: { names: string[] }) => z.enum(e.names as [string, ...string[]]);
+
+export const callOut = z
+  .object({
+    campaign: campaignOut.optional().meta({ description: 'Only with Include=campaign.' }),
+    user: userOut.optional().meta({ description: 'Only with Include=user.' }),
+    organizationalUnits: z.array(orgUnitOut).meta({ description: 'The caller’s org units at the time of the call, root first.' }),
+    uniqueId: z.string(),
+    uniqueLeadId: z.string(),
+    leadPhoneNumber: z.string(),
+    leadExternalKey: z.string().optional(),
+    endCause: names(CallEndCause),
+    inProgress: z.boolean(),
+    connected: z.boolean(),
+    incoming: z.boolean(),
+    startTime: dateTimeOut,
+    connectTime: dateTimeOut.optional(),
+    endTime: dateTimeOut.optional(),
+    previewDuration: timeSpanOut,
+    dialingDuration: timeSpanOut.optional(),
+    conversationDuration: timeSpanOut.optional(),
+    wrapUpDuration: timeSpanOut.optional(),
+    leadStatus: names(CallLeadStatus).optional(),
+    preCallLeadStatus: names(PreCallLeadStatus).optional(),
+    leadClosure: names(LeadClosure).optional(),
+    campaignType: names(CampaignType).optional(),
+  })
+  .meta({ id: 'Call' });
+
+export const recordingOut = z
+  .object({
+    startTime: dateTimeOut,
+    endTime: dateTimeOut.optional(),
+    recordingType: names(RecordingType),
+    fileName: z.string(),
+  })
+  .meta({ id: 'RecordedConversation' });
+
+export const readyPeriodOut = z
+  .object({
+    uniqueId: z.string(),
+    orgCode: z.string(),
+    campaign: campaignOut,
+    startTime: dateTimeOut,
+    seconds: z.number().int(),
+    campaignType: names(CampaignType),
+  })
+  .meta({ id: 'AgentReadyForCallPeriod' });
