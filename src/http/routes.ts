@@ -3,6 +3,8 @@ import type { Metrics } from './metrics';
 import { healthz, readyz, metricsEndpoint } from './routers/health';
 import { myAccountEndpoints } from './routers/myAccount';
 import { calendarEventEndpoints } from './routers/calendarEvents';
+import { callEndpoints } from './routers/calls';
+import { organizationEndpoints } from './routers/organization';
 
 /**
  * Every endpoint of the API, in document order. Each router module exports its endpoint
@@ -16,6 +18,8 @@ export function allEndpoints(metrics: Metrics): Endpoint[] {
     // Lists the limits of every counted service, so it reads this list once it is built.
     ...myAccountEndpoints(() => endpoints),
     ...calendarEventEndpoints,
+    ...callEndpoints,
+    ...organizationEndpoints,
   ];
   return endpoints;
 }
