@@ -1,0 +1,217 @@
+import request from 'supertest';
+import iconv from 'iconv-lite';
+import { createTestApp, TestApp } from '../harness/testApp';
+import { createWorld, World } from '../harness/world';
+
+/** GET /api/calls/csv: FlattenedCall rows, RFC 4180, encodings, separators and the file name. */
+
+let t: TestApp;
+let w: World;
+let awkwardCampaign: string;
+let accentUser: string;
+
+const HEADER =
+  'uniqueId;uniqueLeadId;leadPhoneNumber;leadExternalKey;endCause;inProgress;connected;incoming;startTime;connectTime;endTime;' +
+  'previewDuration;dialingDuration;conversationDuration;wrapUpDuration;leadStatus;preCallLeadStatus;leadClosure;campaignType;' +
+  'campaignCode;campaignName;campaignProject;userOrgCode;userUsername;userName;' +
+  'organizationalUnit0OrgCode;organizationalUnit1OrgCode;organizationalUnit2OrgCode;organizationalUnit3OrgCode;organizationalUnit4OrgCode';
+
+const WINDOW = { StartTime: '2026-05-06T10:00:00', TimeSpan: 'PT2H' };
+
+beforeAll(async () => {
+  t = await createTestApp();
+  w = await createWorld(t);
+  awkwardCampaign = `AWK-${w.id}`;
+  accentUser = `accent-${w.id}`;
+  await t.load(
+    { type: 'campaign', code: awkwardCampaign, name: 'Sale; "Big"\nNew', project: w.projects.b2b, leadDefinition: w.leadDefinition, campaignType: 'BasketDialer' },
+    { type: 'user', orgCode: accentUser, username: `accent-user-${w.id}`, name: 'Åse Éclair æøå', parent: w.units.team },
+    {
+      type: 'call',
+      uniqueId: `${w.id}-full`,
+      campaign: w.campaigns.b2b,
+      user: w.users.agent,
+      uniqueLeadId: `lead-${w.id}`,
+      leadPhoneNumber: '+4512345678',
+      leadExternalKey: 'CUST-1',
+      endCause: 'NormalDisconnect',
+      inProgress: false,
+      connected: true,
+      incoming: true,
+      startTime: '2026-05-06T10:00:00+02:00',
+      connectTime: '2026-05-06T10:00:07.250+02:00',
+      endTime: '2026-05-06T10:12:49.250+02:00',
+      previewDuration: 'PT5S',
+      dialingDuration: 'PT7.25S',
+      conversationDuration: 'PT12M42S',
+      wrapUpDuration: 'PT30S',
+      leadStatus: 'UserProcessed',
+      preCallLeadStatus: 'New',
+      leadClosure: 'Success',
+    },
+    {
+      type: 'call',
+      uniqueId: `${w.id}-awkward`,
+      campaign: awkwardCampaign,
+      user: accentUser,
+      uniqueLeadId: `lead2-${w.id}`,
+      leadPhoneNumber: '+45 1234,5678',
+      endCause: 'Busy',
+      inProgress: false,
+      connected: false,
+      incoming: false,
+      startTime: '2026-05-06T11:00:00+02:00',
+      previewDuration: 'PT0S',
+    },
+    {
+      type: 'call',
+      uniqueId: `${w.id}-retail`,
+      campaign: w.campaigns.retail,
+      user: w.users.other,
+      uniqueLeadId: `lead3-${w.id}`,
+      leadPhoneNumber: '+4587654321',
+      endCause: 'NoResponse',
+      inProgress: false,
+      connected: false,
+      incoming: false,
+      startTime: '2026-05-06T11:30:00+02:00',
+      previewDuration: 'PT1S',
+    },
+  );
+});
+afterAll(() => t.close());
+
+function csv(query: Record<string, string>, auth = w.accounts.full.auth) {
+  return request(t.app)
+    .get('/api/calls/csv')
+    .query(query)
+    .set('Authorization', auth)
+    .buffer(true)
+    .parse((res, callback) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => callback(null, Buffer.concat(chunks)));
+    });
+}
+
+const lines = (body: Buffer) => body.toString('utf8').split('\r\n');
+
+describe('GET /api/calls/csv', () => {
+  it('when the export is asked, then the header row lists the FlattenedCall fields in spec order and every line ends with CRLF', async () => {
+    const res = await csv({ OrgCode: w.units.root, ...WINDOW });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    const text = (res.body as Buffer).toString('utf8');
+    expect(text.startsWith(HEADER + '\r\n')).toBe(true);
+    expect(text.endsWith('\r\n')).toBe(true);
+    expect(text.replace(/\r\n/g, '')).not.toMatch(/\r(?!\n)/);
+  });
+
+  it('when a call has every field, then its row holds them in column order, times and durations as in JSON', async () => {
+    const res = await csv({ OrgCode: w.users.agent, ...WINDOW });
+    expect(lines(res.body)[1]).toBe(
+      [
+        `${w.id}-full`, `lead-${w.id}`, '+4512345678', 'CUST-1', 'NormalDisconnect', 'false', 'true', 'true',
+        '2026-05-06T10:00:00.000+02:00', '2026-05-06T10:00:07.250+02:00', '2026-05-06T10:12:49.250+02:00',
+        'PT5S', 'PT7.25S', 'PT12M42S', 'PT30S', 'UserProcessed', 'New', 'Success', 'PowerDialer',
+        w.campaigns.b2b, 'B2B campaign', w.projects.b2b, w.users.agent, `agent-${w.id}`, 'Agent Ærø',
+        w.units.root, w.units.sales, w.units.team, '', '',
+      ].join(';'),
+    );
+  });
+
+  it('when values hold the separator, quotes or a line break, then they are quoted with quotes doubled and absent values are empty', async () => {
+    const res = await csv({ OrgCode: accentUser, ...WINDOW });
+    const text = (res.body as Buffer).toString('utf8');
+    expect(text).toBe(
+      HEADER + '\r\n' +
+      [
+        `${w.id}-awkward`, `lead2-${w.id}`, '+45 1234,5678', '', 'Busy', 'false', 'false', 'false',
+        '2026-05-06T11:00:00.000+02:00', '', '', 'PT0S', '', '', '', '', '', '', 'BasketDialer',
+        awkwardCampaign, '"Sale; ""Big""\nNew"', w.projects.b2b, accentUser, `accent-user-${w.id}`, 'Åse Éclair æøå',
+        w.units.root, w.units.sales, w.units.team, '', '',
+      ].join(';') + '\r\n',
+    );
+  });
+
+  it('when Encoding is windows-1252, then æ ø å é are single bytes and the charset says so', async () => {
+    const res = await csv({ OrgCode: accentUser, ...WINDOW, encoding: 'windows-1252' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=windows-1252');
+    const body = res.body as Buffer;
+    const name = Buffer.from([0xc5, 0x73, 0x65, 0x20, 0xc9, 0x63, 0x6c, 0x61, 0x69, 0x72, 0x20, 0xe6, 0xf8, 0xe5]); // Åse Éclair æøå
+    expect(body.indexOf(name)).toBeGreaterThan(0);
+    expect(body.indexOf(Buffer.from('Åse', 'utf8'))).toBe(-1);
+    expect(iconv.decode(body, 'windows-1252')).toContain(';Åse Éclair æøå;');
+  });
+
+  it('when Encoding is unknown, then it is a 400 naming Encoding', async () => {
+    const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding: 'klingon-8' });
+    expect(res.status).toBe(400);
+    expect(JSON.parse((res.body as Buffer).toString()).errors).toEqual([{ parameter: 'Encoding', message: expect.any(String) }]);
+  });
+
+  it('when CsvFieldSeparator is a comma, then fields are split by commas and values holding one are quoted', async () => {
+    const res = await csv({ OrgCode: accentUser, ...WINDOW, CsvFieldSeparator: ',' });
+    const [header, row] = lines(res.body);
+    expect(header).toBe(HEADER.replace(/;/g, ','));
+    expect(row.startsWith(`${w.id}-awkward,lead2-${w.id},"+45 1234,5678",,Busy,`)).toBe(true);
+    // The campaign name holds ';' but no ',' now; it still holds a quote and a line break.
+    expect((res.body as Buffer).toString()).toContain(',"Sale; ""Big""\nNew",');
+  });
+
+  it('when CsvFieldSeparator is a tab, then fields are split by tabs', async () => {
+    const res = await csv({ OrgCode: accentUser, ...WINDOW, csvfieldseparator: '\t' });
+    expect(res.status).toBe(200);
+    expect(lines(res.body)[0]).toBe(HEADER.replace(/;/g, '\t'));
+  });
+
+  it('when CsvFieldSeparator is two characters or a quote, then it is a 400 naming it', async () => {
+    for (const sep of ['::', '"']) {
+      const res = await csv({ OrgCode: w.units.root, ...WINDOW, CsvFieldSeparator: sep });
+      expect(res.status).toBe(400);
+      expect(JSON.parse((res.body as Buffer).toString()).errors[0].parameter).toBe('CsvFieldSeparator');
+    }
+  });
+
+  it('when the org code holds a slash and æøå, then the attachment is named Calls-{OrgCode}-{start}-{end}.csv in platform time, ASCII fallback and UTF-8 form', async () => {
+    const res = await csv({ OrgCode: w.units.team, StartTime: '2026-05-06T08:00:00Z', TimeSpan: 'PT2H' });
+    expect(res.status).toBe(200);
+    const disposition = res.headers['content-disposition'] as string;
+    const safe = w.units.team.replace('/', '_');
+    expect(disposition).toMatch(/^attachment; /);
+    expect(disposition).toContain(`filename="Calls-${safe.replace(/[æøå]/g, '?')}-20260506100000-20260506120000.csv"`);
+    expect(disposition).toContain(`filename*=UTF-8''${encodeURIComponent(`Calls-${safe}-20260506100000-20260506120000.csv`)}`);
+  });
+
+  it('when the window holds no call, then the file is the header row alone', async () => {
+    const res = await csv({ OrgCode: w.units.root, StartTime: '2020-01-01', TimeSpan: 'P1D' });
+    expect((res.body as Buffer).toString()).toBe(HEADER + '\r\n');
+  });
+
+  it('when the account sees only B2B projects, then Retail calls are not in the file', async () => {
+    const all = await csv({ OrgCode: w.units.root, ...WINDOW });
+    expect((all.body as Buffer).toString()).toContain(`${w.id}-retail`);
+    const b2b = await csv({ OrgCode: w.units.root, ...WINDOW }, w.accounts.b2b.auth);
+    const text = (b2b.body as Buffer).toString();
+    expect(text).toContain(`${w.id}-full`);
+    expect(text).not.toContain(`${w.id}-retail`);
+    expect(text).not.toContain(w.projects.retail);
+  });
+
+  it('when Limit is given, then at most that many rows follow the header', async () => {
+    const res = await csv({ OrgCode: w.units.root, ...WINDOW, Limit: '1' });
+    expect(lines(res.body).filter((l) => l !== '')).toHaveLength(2);
+  });
+
+  it('when the org code is neither a user nor a unit, then it is a 400 naming OrgCode', async () => {
+    const res = await csv({ OrgCode: `nobody-${w.id}`, ...WINDOW });
+    expect(res.status).toBe(400);
+    expect(JSON.parse((res.body as Buffer).toString()).errors[0].parameter).toBe('OrgCode');
+  });
+
+  it('when the client accepts only text/html, then it is a 406', async () => {
+    const res = await csv({ OrgCode: w.units.root, ...WINDOW }).set('Accept', 'text/html');
+    expect(res.status).toBe(406);
+  });
+});
