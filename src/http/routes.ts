@@ -3,6 +3,7 @@ import type { Metrics } from './metrics';
 import { healthz, readyz, metricsEndpoint } from './routers/health';
 import { myAccountEndpoints } from './routers/myAccount';
 import { calendarEventEndpoints } from './routers/calendarEvents';
+import { docsEndpoints } from './routers/docs';
 import { callEndpoints } from './routers/calls';
 import { organizationEndpoints } from './routers/organization';
 
@@ -18,6 +19,8 @@ export function allEndpoints(metrics: Metrics): Endpoint[] {
     // Lists the limits of every counted service, so it reads this list once it is built.
     ...myAccountEndpoints(() => endpoints),
     ...calendarEventEndpoints,
+    // The OpenAPI document describes every endpoint, so it too reads the finished list.
+    ...docsEndpoints(() => endpoints),
     ...callEndpoints,
     ...organizationEndpoints,
   ];

@@ -1,0 +1,270 @@
+import { z } from 'zod';
+import {
+  createDocument,
+  oas31,
+  ZodOpenApiOperationObject,
+  ZodOpenApiPathsObject,
+  ZodOpenApiResponseObject,
+  ZodOpenApiResponsesObject,
+} from 'zod-openapi';
+import type { Endpoint } from './endpoint';
+import { mediaType } from './negotiate';
+import { isListSchema } from './requestParsing';
+import { problemCodes } from './problem';
+import { version } from '../../package.json';
+
+/**
+ * The OpenAPI 3.1 document, generated from the endpoint descriptions of src/http/routes.ts —
+ * the same zod schemas the requests are validated with (their input side: parameters as they
+ * travel) and the response schemas the handlers are documented with. Nothing here names an
+ * individual endpoint, so a new endpoint is documented by being listed.
+ */
+export type OpenApiDocument = oas31.OpenAPIObject;
+
+const problemSchema = z
+  .object({
+    type: z.string().meta({ description: 'Relative URI of the problem type, `/api/problems/{code}`.' }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.enum(problemCodes as [string, ...string[]]).meta({ description: 'Machine-readable error code.' }),
+    instance: z.string().optional().meta({ description: 'The request path.' }),
+    errors: z
+      .array(
+        z.object({
+          parameter: z.string().optional().meta({ description: 'Query or path parameter at fault.' }),
+          field: z.string().optional().meta({ description: 'Body property at fault.' }),
+          message: z.string(),
+        }),
+      )
+      .optional()
+      .meta({ description: 'One entry per invalid parameter or body property.' }),
+  })
+  .meta({ id: 'Problem', description: 'An error, as application/problem+json (RFC 9457).' });
+
+const ref = (kind: 'schemas' | 'headers' | 'parameters', name: string): oas31.ReferenceObject => ({
+  $ref: `#/components/${kind}/${name}`,
+});
+
+const RATE_LIMIT_HEADERS: Record<string, oas31.HeaderObject> = {
+  'X-Rate-Limit-Limit': {
+    description: 'Requests (in counter units) allowed in the current period; under fair use the minute period, unless a limit was exceeded.',
+    schema: { type: 'integer' },
+  },
+  'X-Rate-Limit-Remaining': {
+    description: 'Counter units remaining in the current period.',
+    schema: { type: 'integer' },
+  },
+  'X-Rate-Limit-Reset': {
+    description: 'Seconds left in the current period.',
+    schema: { type: 'integer' },
+  },
+};
+
+const OTHER_HEADERS: Record<string, oas31.HeaderObject> = {
+  'Retry-After': { description: 'Seconds until the exceeded period ends.', schema: { type: 'integer' } },
+  'WWW-Authenticate': {
+    description: 'The Basic challenge: `Basic realm="lead-call-api", charset="UTF-8"`.',
+    schema: { type: 'string' },
+  },
+  Location: { description: 'Path of the created resource.', schema: { type: 'string' } },
+};
+
+const FAIR_USE_PARAMETER: oas31.ParameterObject = {
+  name: 'X-Rate-Limit-Fair-Use-Policy',
+  in: 'header',
+  required: false,
+  description:
+    'Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit.',
+  schema: { type: 'string', enum: ['Minute rated'] },
+};
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  204: 'No Content',
+  400: 'The request is faulty: a parameter or body property is missing or invalid (named in `errors`).',
+  401: 'Authentication failed or no credentials were sent.',
+  403: 'The account lacks the right this endpoint needs, or the target lies outside its projects.',
+  404: 'The resource does not exist or lies outside the account’s projects.',
+  406: 'None of the media types in Accept is offered by this endpoint.',
+  413: 'The request body is over the size limit.',
+  415: 'The request body encoding is not supported.',
+  429: 'A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds.',
+  500: 'Internal failure; no details are disclosed.',
+  503: 'A service the endpoint depends on is unavailable.',
+};
+
+function isCounted(e: Endpoint): boolean {
+  return e.access.kind !== 'public' && e.counted !== false;
+}
+
+function accessText(e: Endpoint): string {
+  switch (e.access.kind) {
+    case 'public':
+      return 'No authentication.';
+    case 'authenticated':
+      return 'Any authenticated account.';
+    case 'right':
+      return `Requires the ${e.access.verb} right on ${e.access.resource}.`;
+  }
+}
+
+function operationDescription(e: Endpoint): string {
+  const parts = [e.description, accessText(e)];
+  if (isCounted(e)) {
+    parts.push(
+      `Counted as service \`${e.service}\`${e.bulk ? ' (a large-data service with the bulk default daily limit)' : ''}.`,
+    );
+  } else {
+    parts.push('Not counted against request limits.');
+  }
+  if (e.query) parts.push('Query parameter names are case-insensitive; unknown parameters are ignored.');
+  if (e.body) parts.push('Body property names are case-insensitive.');
+  return parts.filter(Boolean).join('\n\n');
+}
+
+function successContent(e: Endpoint): ZodOpenApiResponseObject['content'] {
+  const content: NonNullable<ZodOpenApiResponseObject['content']> = {};
+  if (e.ownMediaType && !e.response && !e.representations.includes('html')) {
+    // Metrics and the like write their own text format.
+    content['text/plain'] = { schema: { type: 'string' } };
+    return content;
+  }
+  for (const r of e.representations) {
+    if (r === 'json') content[mediaType('json')] = { schema: e.response ?? { type: 'object' } };
+    if (r === 'html') {
+      content[mediaType('html')] = {
+        schema: { type: 'string', description: 'A readable, escaped HTML page of the same data.' },
+      };
+    }
+    if (r === 'csv') {
+      content[mediaType('csv')] = {
+        schema: { type: 'string', description: 'A CSV stream with a header row; `charset` follows the Encoding parameter.' },
+      };
+    }
+  }
+  return content;
+}
+
+function problemResponse(status: number, headers: Record<string, oas31.ReferenceObject>): ZodOpenApiResponseObject {
+  return {
+    description: STATUS_TEXT[status] ?? 'Error.',
+    content: { 'application/problem+json': { schema: ref('schemas', 'Problem') } },
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+  };
+}
+
+function responses(e: Endpoint): ZodOpenApiResponsesObject {
+  const counted = isCounted(e);
+  const rateHeaders: Record<string, oas31.ReferenceObject> = counted
+    ? Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((h) => [h, ref('headers', h)]))
+    : {};
+  const out: ZodOpenApiResponsesObject = {};
+  const success = e.successStatus ?? 200;
+  const successHeaders = { ...rateHeaders, ...(success === 201 ? { Location: ref('headers', 'Location') } : {}) };
+  out[`${success}`] =
+    success === 204
+      ? { description: STATUS_TEXT[204], ...(counted ? { headers: rateHeaders } : {}) }
+      : {
+          description: STATUS_TEXT[success],
+          content: successContent(e),
+          ...(Object.keys(successHeaders).length > 0 ? { headers: successHeaders } : {}),
+        };
+
+  const statuses = new Set<number>([500]);
+  if (e.query || e.params || e.body) statuses.add(400);
+  if (e.access.kind !== 'public') statuses.add(401);
+  if (e.access.kind === 'right') statuses.add(403);
+  if (!e.ownMediaType) statuses.add(406);
+  if (e.body) statuses.add(413);
+  if (counted) statuses.add(429);
+  for (const s of e.errorStatuses ?? []) statuses.add(s);
+  for (const status of [...statuses].sort((a, b) => a - b)) {
+    // 401 and 403 are decided before counting, so they carry no rate-limit headers.
+    let headers = status === 401 || status === 403 || status === 413 ? {} : rateHeaders;
+    if (status === 401) headers = { 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') };
+    if (status === 429) headers = { ...headers, 'Retry-After': ref('headers', 'Retry-After') };
+    out[`${status}` as `4${string}`] = problemResponse(status, headers);
+  }
+  return out;
+}
+
+function operation(e: Endpoint, operationId: string): ZodOpenApiOperationObject {
+  const parameters: (oas31.ParameterObject | oas31.ReferenceObject)[] = [];
+  if (isCounted(e)) parameters.push(ref('parameters', 'FairUsePolicy'));
+  for (const h of e.headers ?? []) {
+    parameters.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } });
+  }
+  return {
+    operationId,
+    summary: e.summary,
+    description: operationDescription(e),
+    tags: e.tags,
+    security: e.access.kind === 'public' ? [] : [{ basicAuth: [] }],
+    'x-service': e.service,
+    ...(e.query || e.params ? { requestParams: { ...(e.query ? { query: e.query } : {}), ...(e.params ? { path: e.params } : {}) } } : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(e.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: e.body } } } }
+      : {}),
+    responses: responses(e),
+  };
+}
+
+/** Adds the wire rules to each generated query parameter: case-insensitive names, list syntax. */
+function describeQueryParameters(doc: OpenApiDocument, endpoints: Endpoint[]): void {
+  for (const e of endpoints) {
+    const op = doc.paths?.[e.path]?.[e.method];
+    if (!op?.parameters || !e.query) continue;
+    for (const p of op.parameters) {
+      if ('$ref' in p || p.in !== 'query') continue;
+      const fieldSchema = e.query.shape[p.name] as z.ZodType | undefined;
+      const notes = ['The name is case-insensitive.'];
+      if (fieldSchema && isListSchema(fieldSchema)) {
+        p.style = 'form';
+        p.explode = true;
+        notes.push('Give several values comma-separated, as repeated parameters, or both.');
+      }
+      p.description = [p.description, ...notes].filter(Boolean).join(' ');
+    }
+  }
+}
+
+export function buildOpenApiDocument(endpoints: Endpoint[]): OpenApiDocument {
+  const paths: ZodOpenApiPathsObject = {};
+  const usedIds = new Set<string>();
+  for (const e of endpoints) {
+    let operationId = e.service;
+    if (usedIds.has(operationId)) operationId = `${e.service}.${e.method}`;
+    usedIds.add(operationId);
+    paths[e.path] = { ...paths[e.path], [e.method]: operation(e, operationId) };
+  }
+  const tags = [...new Set(endpoints.flatMap((e) => e.tags))].map((name) => ({ name }));
+
+  const doc = createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'lead-call-api',
+      version,
+      description:
+        'HTTP API of the dialing and lead-management platform. HTTP Basic authentication on every request; ' +
+        'JSON by default, text/html for small services, CSV for exports. Errors are application/problem+json. ' +
+        'DateTime values are ISO 8601 (output in platform time with an explicit offset; input without an offset is platform local time). ' +
+        'TimeSpan values are ISO 8601 durations (case-sensitive). Nothing paginates.',
+    },
+    servers: [{ url: '/api' }],
+    security: [{ basicAuth: [] }],
+    tags,
+    paths,
+    components: {
+      schemas: { Problem: problemSchema },
+      securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'HTTP Basic with the web service account’s username and password.' } },
+      headers: { ...RATE_LIMIT_HEADERS, ...OTHER_HEADERS },
+      parameters: { FairUsePolicy: FAIR_USE_PARAMETER },
+    },
+  }) as OpenApiDocument;
+  describeQueryParameters(doc, endpoints);
+  return doc;
+}
+

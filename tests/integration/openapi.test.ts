@@ -1,0 +1,278 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import request from 'supertest';
+import type { Express } from 'express';
+import { z } from 'zod';
+import { createTestApp, TestApp } from '../harness/testApp';
+import { createWorld, World } from '../harness/world';
+import { buildOpenApiDocument, OpenApiDocument } from '../../src/http/openapi';
+import { isListSchema } from '../../src/http/requestParsing';
+import type { Endpoint } from '../../src/http/endpoint';
+
+/**
+ * The OpenAPI contract: the document at /api/openapi.json names exactly the routes Express
+ * serves, passes an OpenAPI 3.1 validator, and carries each endpoint's parameters, bodies,
+ * representations, errors, security and rate-limit headers. It walks whatever endpoints
+ * src/http/routes.ts lists, so new endpoints are covered without editing this file.
+ */
+const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
+type Operation = {
+  operationId?: string;
+  security?: unknown[];
+  parameters?: { $ref?: string; name?: string; in?: string; required?: boolean; style?: string; explode?: boolean; schema?: Record<string, unknown> }[];
+  requestBody?: { required?: boolean; content: Record<string, unknown> };
+  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }>; headers?: Record<string, unknown> }>;
+  'x-service'?: string;
+};
+
+/** `METHOD /api/path/{Param}` for every route registered on the Express app. */
+function expressRoutes(app: Express): string[] {
+  const out: string[] = [];
+  const root = (app as unknown as { router: { stack: Layer[] } }).router;
+  type Layer = { rawPath?: string; route?: { path: string; methods: Record<string, boolean> }; handle: { stack?: Layer[] } };
+  const walk = (stack: Layer[], prefix: string) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        for (const [method, on] of Object.entries(layer.route.methods)) {
+          if (on && method !== '_all') out.push(`${method.toUpperCase()} ${prefix}${layer.route.path.replace(/:(\w+)/g, '{$1}')}`);
+        }
+      } else if (layer.handle?.stack) {
+        walk(layer.handle.stack, prefix + (layer.rawPath ?? ''));
+      }
+    }
+  };
+  walk(root.stack, '');
+  return out.sort();
+}
+
+function documentRoutes(doc: OpenApiDocument): string[] {
+  const base = doc.servers?.[0]?.url ?? '';
+  const out: string[] = [];
+  for (const [p, item] of Object.entries(doc.paths ?? {})) {
+    for (const m of METHODS) if ((item as Record<string, unknown>)[m]) out.push(`${m.toUpperCase()} ${base}${p}`);
+  }
+  return out.sort();
+}
+
+function difference(a: string[], b: string[]): { onlyInFirst: string[]; onlyInSecond: string[] } {
+  return { onlyInFirst: a.filter((x) => !b.includes(x)), onlyInSecond: b.filter((x) => !a.includes(x)) };
+}
+
+function operations(doc: OpenApiDocument): { path: string; method: string; op: Operation }[] {
+  return Object.entries(doc.paths ?? {}).flatMap(([p, item]) =>
+    METHODS.flatMap((m) => {
+      const op = (item as Record<string, Operation | undefined>)[m];
+      return op ? [{ path: p, method: m, op }] : [];
+    }),
+  );
+}
+
+/** The validator is an ES module; it runs in a child process so jest's CommonJS setup stays as it is. */
+function validateWithOpenApiValidator(doc: unknown): { valid: boolean; errors?: unknown; version?: string } {
+  const script = `
+    import { Validator } from '@seriousme/openapi-schema-validator';
+    let input = '';
+    for await (const chunk of process.stdin) input += chunk;
+    const validator = new Validator();
+    const result = await validator.validate(JSON.parse(input));
+    process.stdout.write(JSON.stringify({ ...result, version: validator.version }));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    input: JSON.stringify(doc),
+    cwd: path.resolve(__dirname, '../..'),
+  });
+  return JSON.parse(out.toString());
+}
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  let w: World;
+  let doc: OpenApiDocument;
+  let endpoints: Endpoint[];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    w = await createWorld(t);
+    endpoints = t.composed.app.endpoints;
+    doc = (await request(t.app).get('/api/openapi.json')).body;
+  });
+  afterAll(() => t.close());
+
+  describe('GET /api/openapi.json', () => {
+    it('when asked without credentials, then it answers the 3.1 document as JSON and counts nothing', async () => {
+      const res = await request(t.app).get('/api/openapi.json');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body.openapi).toBe('3.1.0');
+      expect(res.headers['x-rate-limit-limit']).toBeUndefined();
+    });
+
+    it('when the document is validated by an OpenAPI schema validator, then it is valid 3.1', () => {
+      const result = validateWithOpenApiValidator(doc);
+      expect(result.errors).toBeUndefined();
+      expect(result).toMatchObject({ valid: true, version: '3.1' });
+    });
+
+    it('when a document is broken on purpose, then the validator rejects it (the check can fail)', () => {
+      const broken = JSON.parse(JSON.stringify(doc));
+      broken.paths['/calendars/events'].get.responses = 'none';
+      expect(validateWithOpenApiValidator(broken).valid).toBe(false);
+    });
+
+    it('when the Express routes and the document are compared, then each names exactly the other’s operations', () => {
+      const routes = expressRoutes(t.app);
+      expect(routes.length).toBeGreaterThan(10);
+      expect(difference(routes, documentRoutes(doc))).toEqual({ onlyInFirst: [], onlyInSecond: [] });
+      const described = endpoints.map((e) => `${e.method.toUpperCase()} /api${e.path}`).sort();
+      expect(difference(described, documentRoutes(doc))).toEqual({ onlyInFirst: [], onlyInSecond: [] });
+    });
+
+    it('when an endpoint is left out of the document, then the comparison reports it (the check can fail)', () => {
+      const partial = buildOpenApiDocument(endpoints.filter((e) => e.service !== 'calendars.events.create'));
+      expect(difference(expressRoutes(t.app), documentRoutes(partial))).toEqual({
+        onlyInFirst: ['POST /api/calendars/events'],
+        onlyInSecond: [],
+      });
+    });
+
+    it('when operations are listed, then each has a unique operationId naming its service', () => {
+      const ops = operations(doc);
+      const ids = ops.map(({ op }) => op.operationId);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const { op } of ops) expect(op['x-service']).toBeDefined();
+    });
+
+    it('when a path has {placeholders}, then each is a required path parameter and no other path parameter exists', () => {
+      for (const { path: p, method, op } of operations(doc)) {
+        const placeholders = [...p.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
+        const pathParams = (op.parameters ?? []).filter((x) => x.in === 'path');
+        expect({ op: `${method} ${p}`, names: pathParams.map((x) => x.name).sort() }).toEqual({ op: `${method} ${p}`, names: placeholders });
+        for (const x of pathParams) expect(x.required).toBe(true);
+      }
+    });
+
+    it('when an endpoint validates query parameters, then each one is documented with its optionality, list syntax and case rule', () => {
+      for (const e of endpoints.filter((x) => x.query)) {
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const params = (op.parameters ?? []).filter((x) => x.in === 'query');
+        const shape = e.query!.shape as Record<string, z.ZodType>;
+        expect(params.map((x) => x.name).sort()).toEqual(Object.keys(shape).sort());
+        for (const x of params) {
+          const schema = shape[x.name!];
+          expect({ name: x.name, required: Boolean(x.required) }).toEqual({ name: x.name, required: !schema.safeParse(undefined).success });
+          expect((x as { description?: string }).description).toMatch(/case-insensitive/);
+          if (isListSchema(schema)) {
+            expect(x).toMatchObject({ style: 'form', explode: true, schema: { type: 'array' } });
+            expect((x as { description?: string }).description).toMatch(/comma-separated/);
+          }
+        }
+      }
+    });
+
+    it('when DateTime parameters are documented, then they are strings as on the wire (the validators’ input side)', () => {
+      const op = (doc.paths!['/calendars/events'] as Record<string, Operation>).get;
+      const fromDate = op.parameters!.find((x) => x.name === 'FromDate')!;
+      expect(fromDate).toMatchObject({ in: 'query', required: true, schema: { type: 'string' } });
+      expect(op.parameters!.find((x) => x.name === 'Project')?.required ?? false).toBe(false);
+    });
+
+    it('when an endpoint takes a body, then the document requires a JSON body with the validated properties', () => {
+      const schemas = doc.components!.schemas as Record<string, { properties?: Record<string, unknown>; required?: string[] }>;
+      for (const e of endpoints.filter((x) => x.body)) {
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        expect(op.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: expect.anything() } } });
+      }
+      expect(schemas.NewCalendarEvent.required?.sort()).toEqual(
+        ['calendarCode', 'leadUniqueId', 'title', 'notes', 'start', 'end', 'source', 'externalId'].sort(),
+      );
+    });
+
+    it('when responses are documented, then each representation appears under its media type and large-data services offer no text/html', () => {
+      for (const e of endpoints) {
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const status = String(e.successStatus ?? 200);
+        const success = op.responses[status];
+        expect(success).toBeDefined();
+        if (status === '204') continue;
+        const media = Object.keys(success.content ?? {});
+        if (e.representations.includes('html')) expect(media).toContain('text/html');
+        if (e.representations.includes('csv')) expect(media).toContain('text/csv');
+        if (e.bulk) expect(media).not.toContain('text/html');
+      }
+      const created = (doc.paths!['/calendars/events'] as Record<string, Operation>).post.responses['201'];
+      expect(created.content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/CalendarEvent' });
+      expect(created.headers).toHaveProperty('Location');
+    });
+
+    it('when errors are documented, then they are problem+json with the Problem schema, per the request chain', () => {
+      for (const e of endpoints) {
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const expected = ['500'];
+        if (e.access.kind !== 'public') expected.push('401');
+        if (e.access.kind === 'right') expected.push('403');
+        if (e.query || e.params || e.body) expected.push('400');
+        if (!e.ownMediaType) expected.push('406');
+        if (e.access.kind !== 'public' && e.counted !== false) expected.push('429');
+        for (const s of e.errorStatuses ?? []) expected.push(String(s));
+        for (const s of expected) {
+          expect({ op: `${e.method} ${e.path}`, status: s, schema: op.responses[s]?.content?.['application/problem+json']?.schema }).toEqual({
+            op: `${e.method} ${e.path}`,
+            status: s,
+            schema: { $ref: '#/components/schemas/Problem' },
+          });
+        }
+      }
+      expect(doc.components!.schemas).toHaveProperty('Problem');
+    });
+
+    it('when an endpoint needs an account, then it uses the Basic scheme; public ones say security: []', () => {
+      expect(doc.components!.securitySchemes).toEqual({ basicAuth: expect.objectContaining({ type: 'http', scheme: 'basic' }) });
+      for (const e of endpoints) {
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        expect({ op: e.service, security: op.security }).toEqual({
+          op: e.service,
+          security: e.access.kind === 'public' ? [] : [{ basicAuth: [] }],
+        });
+      }
+    });
+
+    it('when an endpoint is counted, then its responses carry the rate-limit headers, a 429 carries Retry-After, and the fair use header is a parameter', () => {
+      for (const e of endpoints) {
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const counted = e.access.kind !== 'public' && e.counted !== false;
+        const success = op.responses[String(e.successStatus ?? 200)];
+        const fairUse = (op.parameters ?? []).some((x) => x.$ref === '#/components/parameters/FairUsePolicy');
+        expect({ op: e.service, headers: Object.keys(success.headers ?? {}).filter((h) => h.startsWith('X-Rate-Limit')), fairUse }).toEqual({
+          op: e.service,
+          headers: counted ? ['X-Rate-Limit-Limit', 'X-Rate-Limit-Remaining', 'X-Rate-Limit-Reset'] : [],
+          fairUse: counted,
+        });
+        if (counted) expect(Object.keys(op.responses['429'].headers ?? {})).toContain('Retry-After');
+        for (const h of e.headers ?? []) expect(op.parameters).toContainEqual(expect.objectContaining({ name: h.name, in: 'header' }));
+      }
+      expect(doc.components!.parameters!.FairUsePolicy).toMatchObject({ name: 'X-Rate-Limit-Fair-Use-Policy', in: 'header' });
+    });
+
+    it('when the API answers an error, then the body fits the documented Problem schema', async () => {
+      const res = await request(t.app).get('/api/calendars/events?ToDate=2026-01-01').set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(400);
+      const problem = doc.components!.schemas!.Problem as { properties: Record<string, unknown>; required: string[] };
+      for (const key of problem.required) expect(res.body).toHaveProperty(key);
+      for (const key of Object.keys(res.body)) expect(Object.keys(problem.properties)).toContain(key);
+    });
+  });
+
+  describe('GET /api/docs', () => {
+    it('when asked without credentials, then an HTML page lists every operation and counts nothing', async () => {
+      const res = await request(t.app).get('/api/docs');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.headers['x-rate-limit-limit']).toBeUndefined();
+      for (const { path: p, op } of operations(doc)) {
+        expect(res.text).toContain(`<code class="path">/api${p.replace(/&/g, '&amp;')}</code>`);
+        expect(res.text).toContain(`id="op-${op.operationId!.replace(/[^A-Za-z0-9_-]/g, '_')}"`);
+      }
+      expect(res.text).toContain('X-Rate-Limit-Fair-Use-Policy');
+      expect(res.text).toContain('id="schema-CalendarEvent"');
+    });
+  });
+});
