@@ -6,6 +6,9 @@ import { calendarEventEndpoints } from './routers/calendarEvents';
 import { docsEndpoints } from './routers/docs';
 import { callEndpoints } from './routers/calls';
 import { organizationEndpoints } from './routers/organization';
+import { leadEndpoints } from './routers/leads';
+import { simpleLeadsEndpoints } from './routers/simpleLeads';
+import { rawLeadsEndpoints } from './routers/rawLeads';
 
 /**
  * Every endpoint of the API, in document order. Each router module exports its endpoint
@@ -23,6 +26,9 @@ export function allEndpoints(metrics: Metrics): Endpoint[] {
     ...docsEndpoints(() => endpoints),
     ...callEndpoints,
     ...organizationEndpoints,
+    ...leadEndpoints,
+    ...simpleLeadsEndpoints,
+    ...rawLeadsEndpoints,
   ];
   return endpoints;
 }

@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Knex } from 'knex';
+import { EntryAccess, EntryAccessName, FieldType } from '../domain/enums';
+import type { LeadFieldRule } from '../domain/leadData';
+import type { LeadFilter } from '../domain/leadFilters';
+import { patternToSqlLike } from '../domain/projectPatterns';
+import { openCursor } from './cursorStream';
+import type { ProjectScope } from './projectScope';
+
+/**
+ * Leads in and out: the import insert (pool and lead in one statement), and the lead rows of
+ * the exports, filtered in SQL by the account's project scope and the export filters and
+ * read through a cursor.
+ */
+
+// ---- import ---------------------------------------------------------------------------------
+
+export interface ImportCampaign {
+  id: number;
+  uniqueId: string;
+  code: string;
+  project: string;
+  /** The campaign's project matches one of the account's patterns. */
+  visible: boolean;
+  fields: LeadFieldRule[];
+}
+
+interface FieldJson {
+  name: string;
+  importName: string | null;
+  type: FieldType;
+  required: boolean;
+  access: number;
+  externalKey: boolean;
+  sortOrder: number;
+}
+
+const toFieldRule = (f: FieldJson): LeadFieldRule => ({
+  name: f.name,
+  importName: f.importName,
+  type: f.type,
+  required: f.required,
+  access: EntryAccess.toName(f.access) as EntryAccessName,
+  externalKey: f.externalKey,
+  sortOrder: f.sortOrder,
+});
+
+const FIELDS_JSON = `coalesce((
+    select json_agg(json_build_object('name', f.name, 'importName', f.import_name, 'type', f.type,
+      'required', f.required, 'access', f.access, 'externalKey', f.external_key, 'sortOrder', f.sort_order)
+      order by f.sort_order, f.id)
+    from lead_definition_fields f where f.lead_definition_id = c.lead_definition_id), '[]')`;
+
+/** The campaign a lead is imported into, with its lead definition's fields; one round trip. */
+export async function findImportCampaign(db: Knex, code: string, scope: ProjectScope): Promise<ImportCampaign | undefined> {
+  const { rows } = await db.raw(
+    `select c.id, c.unique_id, c.code, c.project, lower(c.project) like any(?::text[]) as visible, ${FIELDS_JSON} as fields
+       from campaigns c where c.code = ?`,
+    [scope.likePatterns, code],
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  return { id: r.id, uniqueId: r.unique_id, code: r.code, project: r.project, visible: r.visible, fields: (r.fields as FieldJson[]).map(toFieldRule) };
+}
+
+export interface NewLead {
+  campaignId: number;
+  poolName: string;
+  data: Record<string, string>;
+  phoneNumber: string | null;
+  externalKey: string | null;
+  /** The moment of insert (injected clock). */
+  now: Date;
+  /** The account's linked user: uploader and last modifier. */
+  userId: number;
+}
+
+// The pool is found or created in the same statement as the lead. When another transaction
+// creates the same pool concurrently, `ins` waits for it and does nothing, and the pool is not
+// in this statement's snapshot: no row comes back and the statement is run once more.
+const INSERT_LEAD = `
+  with existing as (select id from lead_pools where campaign_id = ? and name = ?),
+  ins as (
+    insert into lead_pools (campaign_id, name)
+    select ?, ? where not exists (select 1 from existing)
+    on conflict (campaign_id, name) do nothing
+    returning id),
+  pool as (select id from existing union all select id from ins limit 1)
+  insert into leads (unique_id, campaign_id, pool_id, status, closure, phone_number, external_key, data,
+                     upload_time, last_modified_time, status_changed_time, uploaded_by_user_id, last_modified_by_user_id)
+  select ?, ?, pool.id, 0, 0, ?, ?, ?::jsonb, ?, ?, ?, ?, ? from pool
+  returning unique_id`;
+
+/** Inserts a New lead into its pool (created when missing); returns its unique id. */
+export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead): Promise<string> {
+  const uniqueId = randomUUID();
+  const bindings = [
+    lead.campaignId, lead.poolName, lead.campaignId, lead.poolName,
+    uniqueId, lead.campaignId, lead.phoneNumber, lead.externalKey, JSON.stringify(lead.data),
+    lead.now, lead.now, lead.now, lead.userId, lead.userId,
+  ];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const { rows } = await db.raw(INSERT_LEAD, bindings);
+    if (rows.length > 0) return rows[0].unique_id;
+  }
+  throw new Error(`lead pool ${JSON.stringify(lead.poolName)} could not be found or created`);
+}
+
+// ---- export ---------------------------------------------------------------------------------
+
+/** A lead as the exports read it; times are epoch milliseconds. */
+export interface LeadRow {
+  uniqueId: string;
+  status: number;
+  closure: number;
+  priority: number;
+  phoneNumber: string | null;
+  externalKey: string | null;
+  pool: string;
+  campaignId: number;
+  campaignUniqueId: string;
+  campaignCode: string;
+  leadDefinitionId: number;
+  data: Record<string, string>;
+  uploadTime: number;
+  lastModifiedTime: number;
+  firstProcessedTime: number | null;
+  ownerOrgUnitId: number | null;
+  ownerOrgCode: string | null;
+  uploadedByUserId: number | null;
+  uploadedByOrgCode: string | null;
+  lastModifiedByUserId: number | null;
+  lastModifiedByOrgCode: string | null;
+  firstProcessedByUserId: number | null;
+  firstProcessedByOrgCode: string | null;
+  closureData: unknown[];
+}
+
+/** Only the columns the RawLeads export needs. */
+export type RawLeadRow = Pick<LeadRow, 'uniqueId' | 'leadDefinitionId' | 'data'>;
+
+const epochMs = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
+
+const LEAD_COLUMNS = `
+  l.unique_id as "uniqueId", l.status, l.closure, l.priority, l.phone_number as "phoneNumber",
+  l.external_key as "externalKey", p.name as pool, c.id as "campaignId", c.unique_id as "campaignUniqueId",
+  c.code as "campaignCode", c.lead_definition_id as "leadDefinitionId", l.data,
+  ${epochMs('l.upload_time')} as "uploadTime", ${epochMs('l.last_modified_time')} as "lastModifiedTime",
+  ${epochMs('l.first_processed_time')} as "firstProcessedTime",
+  l.owner_org_unit_id as "ownerOrgUnitId", ou.org_code as "ownerOrgCode",
+  l.uploaded_by_user_id as "uploadedByUserId", uu.org_code as "uploadedByOrgCode",
+  l.last_modified_by_user_id as "lastModifiedByUserId", mu.org_code as "lastModifiedByOrgCode",
+  l.first_processed_by_user_id as "firstProcessedByUserId", fu.org_code as "firstProcessedByOrgCode",
+  l.closure_data as "closureData"`;
+
+const LEAD_JOINS = `
+  join lead_pools p on p.id = l.pool_id
+  left join org_units ou on ou.id = l.owner_org_unit_id
+  left join users uu on uu.id = l.uploaded_by_user_id
+  left join users mu on mu.id = l.last_modified_by_user_id
+  left join users fu on fu.id = l.first_processed_by_user_id`;
+
+interface Sql {
+  sql: string;
+  bindings: Knex.RawBinding[];
+}
+
+/** Conditions on `campaigns c`: the account's projects always (in SQL), then the filter's projects and campaigns. */
+function campaignConditions(filter: LeadFilter, scope: ProjectScope): Sql {
+  const parts = ['lower(c.project) like any(?::text[])'];
+  const bindings: Knex.RawBinding[] = [scope.likePatterns];
+  if (filter.projectPatterns) {
+    parts.push('lower(c.project) like any(?::text[])');
+    bindings.push(filter.projectPatterns.map(patternToSqlLike));
+  }
+  if (filter.campaignKeys) {
+    parts.push('(c.code = any(?::text[]) or c.unique_id = any(?::text[]))');
+    bindings.push(filter.campaignKeys, filter.campaignKeys);
+  }
+  return { sql: parts.join(' and '), bindings };
+}
+
+/** The WHERE clause of a lead query over `leads l join campaigns c`. */
+function leadConditions(filter: LeadFilter, scope: ProjectScope): Sql {
+  const campaigns = campaignConditions(filter, scope);
+  const parts = [campaigns.sql];
+  const bindings = [...campaigns.bindings];
+  if (filter.modifiedFrom) {
+    parts.push('l.last_modified_time >= ?');
+    bindings.push(filter.modifiedFrom);
+  }
+  if (filter.modifiedTo) {
+    parts.push('l.last_modified_time < ?');
+    bindings.push(filter.modifiedTo);
+  }
+  if (filter.statuses) {
+    parts.push('l.status = any(?::smallint[])');
+    bindings.push(filter.statuses);
+  }
+  if (filter.closures) {
+    parts.push('l.closure = any(?::smallint[])');
+    bindings.push(filter.closures);
+  }
+  if (filter.uniqueIds) {
+    parts.push('l.unique_id = any(?::text[])');
+    bindings.push(filter.uniqueIds);
+  }
+  return { sql: parts.join(' and '), bindings };
+}
+
+export interface LeadCursorOptions {
+  batchSize?: number;
+  signal?: AbortSignal;
+}
+
+/** The leads matching the filter, ordered by last modified time then unique id, as a cursor stream of LeadRow. */
+export function openLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectScope, options: LeadCursorOptions = {}): Promise<Readable> {
+  const where = leadConditions(filter, scope);
+  const query = db.raw(
+    `select ${LEAD_COLUMNS}
+       from leads l join campaigns c on c.id = l.campaign_id ${LEAD_JOINS}
+      where ${where.sql}
+      order by l.last_modified_time, l.unique_id`,
+    where.bindings,
+  );
+  return openCursor(db, query, options);
+}
+
+/** Like openLeadCursor with only the columns of the RawLeads export. */
+export function openRawLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectScope, options: LeadCursorOptions = {}): Promise<Readable> {
+  const where = leadConditions(filter, scope);
+  const query = db.raw(
+    `select l.unique_id as "uniqueId", c.lead_definition_id as "leadDefinitionId", l.data
+       from leads l join campaigns c on c.id = l.campaign_id
+      where ${where.sql}
+      order by l.last_modified_time, l.unique_id`,
+    where.bindings,
+  );
+  return openCursor(db, query, options);
+}
+
+/** One lead by unique id, if it exists and its campaign is in the account's projects. */
+export async function findLead(db: Knex, uniqueId: string, scope: ProjectScope): Promise<LeadRow | undefined> {
+  const where = leadConditions({ uniqueIds: [uniqueId] }, scope);
+  const { rows } = await db.raw(
+    `select ${LEAD_COLUMNS}
+       from leads l join campaigns c on c.id = l.campaign_id ${LEAD_JOINS}
+      where ${where.sql}`,
+    where.bindings,
+  );
+  return rows[0];
+}
+
+/**
+ * The fields of every lead definition used by a campaign the filter can reach (project scope,
+ * projects and campaigns of the filter), by definition id, in sort order. The exports decide
+ * from these which data fields an account sees, and the CSV its columns.
+ */
+export async function leadDefinitionFields(db: Knex, filter: LeadFilter, scope: ProjectScope): Promise<Map<number, LeadFieldRule[]>> {
+  const where = campaignConditions(filter, scope);
+  const { rows } = await db.raw(
+    `select d.id, ${FIELDS_JSON.replace('c.lead_definition_id', 'd.id')} as fields
+       from lead_definitions d
+      where d.id in (select c.lead_definition_id from campaigns c where ${where.sql})`,
+    where.bindings,
+  );
+  return new Map(rows.map((r: { id: number; fields: FieldJson[] }) => [r.id, r.fields.map(toFieldRule)]));
+}

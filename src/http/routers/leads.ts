@@ -1,0 +1,340 @@
+import { Transform, TransformCallback } from 'node:stream';
+import type { Knex } from 'knex';
+import type { Response } from 'express';
+import { defineEndpoint, right } from '../endpoint';
+import { forbidden, HttpProblem, invalidBody, invalidParameter, notFound } from '../problem';
+import { responseAbortSignal, streamToResponse } from '../streamResponse';
+import type { AppServices } from '../services';
+import {
+  importLeadBody,
+  importLeadBodyAliases,
+  importLeadResponse,
+  leadGetQuery,
+  leadOut,
+  leadPath,
+  leadsOut,
+  savedSearchCsvQuery,
+  savedSearchQuery,
+} from '../schemas/leads';
+import type { AccountContext } from '../../domain/account';
+import { formatCompactLocal, localDate } from '../../domain/datetime';
+import { parseIncludeNames } from '../../domain/include';
+import { mapLeadData } from '../../domain/leadData';
+import { LeadFilter, savedSearchLeadFilter } from '../../domain/leadFilters';
+import {
+  dataColumns,
+  leadCsvHeader,
+  leadIncludesNeedSnapshot,
+  leadIncludesNeedUsers,
+  leadToCsvLine,
+  leadToJson,
+  visibleFieldsByDefinition,
+} from '../../domain/leadSerializer';
+import { autoPoolName } from '../../data/leadPools';
+import { findImportCampaign, findLead, insertLead, leadDefinitionFields, LeadRow, openLeadCursor } from '../../data/leadRepository';
+import { findSavedSearch } from '../../data/savedSearchRepository';
+import { requestHash, runIdempotent, StoredAnswer } from '../../data/idempotency';
+import { loadOrgSnapshot, OrgSnapshot } from '../../data/organizationRepository';
+import { projectScope, ProjectScope } from '../../data/projectScope';
+import { encoderStream } from '../../streams/encoding';
+
+// ---- shared by the lead exports (SimpleLeads, saved searches, RawLeads) ------------------------
+
+const EMPTY_SNAPSHOT: OrgSnapshot = {
+  units: new Map(),
+  childrenOf: new Map(),
+  users: new Map(),
+  usersOf: new Map(),
+  campaigns: new Map(),
+};
+
+/** Object rows in, text out, one function call per row; the text goes on as strings to the coalescer. */
+export function mapRowsToText<T>(toText: (row: T) => string, header = '', footer = ''): Transform {
+  let started = false;
+  return new Transform({
+    writableObjectMode: true,
+    readableObjectMode: true,
+    transform(row: T, _encoding, callback: TransformCallback) {
+      let text: string;
+      try {
+        text = toText(row);
+      } catch (err) {
+        callback(err as Error);
+        return;
+      }
+      if (!started) {
+        started = true;
+        text = header + text;
+      }
+      callback(null, text === '' ? undefined : text);
+    },
+    flush(callback: TransformCallback) {
+      callback(null, started ? footer : header + footer);
+    },
+  });
+}
+
+/** Rows → a JSON array of expanded objects: `[`, objects joined by `,`, `]` (or `[]`). */
+function jsonArrayOf<T>(toObject: (row: T) => unknown): Transform {
+  let first = true;
+  return mapRowsToText<T>(
+    (row) => {
+      const json = JSON.stringify(toObject(row));
+      if (first) {
+        first = false;
+        return json;
+      }
+      return ',' + json;
+    },
+    '[',
+    ']',
+  );
+}
+
+/** The cursor's options for a streamed export: the configured batch size and the client's abort. */
+export function cursorOptions(res: Response, services: AppServices) {
+  // The abort signal, the pipeline and the app each listen for 'close' on the response.
+  res.setMaxListeners(Math.max(res.getMaxListeners(), 20));
+  return { batchSize: services.settings.CURSOR_BATCH_SIZE, signal: responseAbortSignal(res) };
+}
+
+/**
+ * Streams the leads matching `filter` as a JSON array of Lead objects (DESIGN §6), with the
+ * account's project scope and entry access applied and `Include` expanded.
+ */
+export async function streamLeadsJson(
+  res: Response,
+  services: AppServices,
+  account: AccountContext,
+  filter: LeadFilter,
+  includeRaw: unknown,
+): Promise<undefined> {
+  const { db } = services;
+  const zone = services.settings.PLATFORM_TIMEZONE;
+  const scope = projectScope(account.projectPatterns);
+  const include = parseIncludeNames(includeRaw);
+  const [definitions, org] = await Promise.all([
+    leadDefinitionFields(db, filter, scope),
+    leadIncludesNeedSnapshot(include) ? loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) }) : EMPTY_SNAPSHOT,
+  ]);
+  const expand = leadToJson({ zone, visible: visibleFieldsByDefinition(definitions, account.entryAccess), include, org });
+  const cursor = await openLeadCursor(db, filter, scope, cursorOptions(res, services));
+  res.status(200).type('application/json; charset=utf-8');
+  await streamToResponse(res, cursor, [jsonArrayOf(expand)], services.logger);
+  return undefined;
+}
+
+/** Sets the headers of a CSV download: `text/csv; charset={encoding}` and an attachment name. */
+export function setCsvHeaders(res: Response, encoding: string, fileName: string): void {
+  res.status(200);
+  res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
+  res.attachment(fileName);
+}
+
+/** Streams cursor rows as CSV text in `encoding`, the header line first (also for no rows). */
+export async function streamCsv<T>(
+  res: Response,
+  services: AppServices,
+  openRows: () => Promise<import('node:stream').Readable>,
+  header: string,
+  toLines: (row: T) => string,
+  encoding: string,
+  fileName: string,
+): Promise<undefined> {
+  const cursor = await openRows();
+  setCsvHeaders(res, encoding, fileName);
+  await streamToResponse(res, cursor, [mapRowsToText(toLines, header), encoderStream(encoding)], services.logger);
+  return undefined;
+}
+
+// ---- import -------------------------------------------------------------------------------
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+interface ImportRequest {
+  campaignCode: string;
+  data: Record<string, string>;
+  pool?: string;
+}
+
+/** One import (DESIGN §6): campaign → project check → lead definition → pool → insert. */
+async function importLead(db: Knex | Knex.Transaction, services: AppServices, account: AccountContext, scope: ProjectScope, request: ImportRequest): Promise<StoredAnswer> {
+  const zone = services.settings.PLATFORM_TIMEZONE;
+  const campaign = await findImportCampaign(db as Knex, request.campaignCode, scope);
+  if (!campaign) {
+    throw invalidBody(`CampaignCode: no campaign has the code ${JSON.stringify(request.campaignCode)}`, [
+      { field: 'CampaignCode', message: 'is not the code of a campaign' },
+    ]);
+  }
+  if (!campaign.visible) throw forbidden(`campaign ${campaign.code} belongs to a project outside this account's project rights`);
+  const mapped = mapLeadData(campaign.fields, request.data, zone);
+  if (mapped.errors.length > 0) return { status: 200, body: { success: false, errors: mapped.errors } };
+  // The moment of insert decides the automatic pool: an upload across midnight lands in two pools.
+  const now = services.clock();
+  const pool = request.pool ?? autoPoolName(localDate(now, zone));
+  const uniqueId = await insertLead(db, {
+    campaignId: campaign.id,
+    poolName: pool,
+    data: mapped.data,
+    phoneNumber: mapped.phoneNumber,
+    externalKey: mapped.externalKey,
+    now,
+    userId: account.userId,
+  });
+  return { status: 200, body: { success: true, uniqueId, pool } };
+}
+
+export const importLeadEndpoint = defineEndpoint({
+  service: 'leads.import',
+  method: 'post',
+  path: '/leads',
+  summary: 'Import one lead',
+  description:
+    'Validates the data against the campaign\'s lead definition: a failure is a 200 with `success: false` and one error per field (missing required field, unknown field, value not of the field\'s type). ' +
+    'A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account\'s projects a 403. ' +
+    'The lead is New and goes into the named pool (created when missing) or `(auto) yyyy-MM-dd` of the platform-local date. ' +
+    'With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours.',
+  tags: ['Leads'],
+  access: right('Leads', 'Post'),
+  representations: ['json', 'html'],
+  body: importLeadBody,
+  bodyAliases: importLeadBodyAliases,
+  response: importLeadResponse,
+  errorStatuses: [403, 409, 413],
+  headers: [
+    {
+      name: 'Idempotency-Key',
+      description: 'Up to 255 visible ASCII characters, unique per import; a retry with the same key returns the first answer.',
+    },
+  ],
+  async handler({ req, res, body, account, services }) {
+    const pool = body.LeadPool?.trim();
+    const request: ImportRequest = { campaignCode: body.CampaignCode, data: body.Data, ...(pool ? { pool } : {}) };
+    const scope = projectScope(account.projectPatterns);
+    const key = req.get('Idempotency-Key');
+    if (key === undefined) {
+      const answer = await importLead(services.db, services, account, scope, request);
+      return { status: answer.status, body: answer.body, title: 'Lead import' };
+    }
+    if (!IDEMPOTENCY_KEY.test(key)) throw invalidParameter('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
+    const outcome = await runIdempotent(services.db, account.id, key, requestHash(request), (trx) =>
+      importLead(trx, services, account, scope, request),
+    );
+    if (outcome.kind === 'mismatch') throw idempotencyKeyReused();
+    if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
+    return { status: outcome.answer.status, body: outcome.answer.body, title: 'Lead import' };
+  },
+});
+
+/** 409: the key was first used with another request body. */
+function idempotencyKeyReused(): HttpProblem {
+  const problem = new HttpProblem(
+    'invalid_body',
+    'Idempotency-Key: this key was already used with a different request; use a new key for a new import',
+    [{ parameter: 'Idempotency-Key', message: 'was already used with a different request' }],
+  );
+  // Same problem shape as invalid_body, with the status of a conflict with an earlier request.
+  Object.assign(problem, { status: 409, title: 'Conflict' });
+  return problem;
+}
+
+// ---- one lead -----------------------------------------------------------------------------
+
+export const getLeadEndpoint = defineEndpoint({
+  service: 'leads.get',
+  method: 'get',
+  path: '/leads/{UniqueId}',
+  summary: 'One lead',
+  description: 'The lead in the shape of the exports; 404 when it does not exist or its campaign is outside the account\'s projects.',
+  tags: ['Leads'],
+  access: right('Leads', 'Get'),
+  representations: ['json', 'html'],
+  params: leadPath,
+  query: leadGetQuery,
+  response: leadOut,
+  errorStatuses: [404],
+  async handler({ params, query, account, services }) {
+    const { db } = services;
+    const scope = projectScope(account.projectPatterns);
+    const row: LeadRow | undefined = await findLead(db, params.UniqueId, scope);
+    if (!row) throw notFound(`no lead ${params.UniqueId}`);
+    const include = parseIncludeNames(query.Include);
+    const [definitions, org] = await Promise.all([
+      leadDefinitionFields(db, { campaignKeys: [row.campaignUniqueId] }, scope),
+      leadIncludesNeedSnapshot(include) ? loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) }) : EMPTY_SNAPSHOT,
+    ]);
+    const expand = leadToJson({
+      zone: services.settings.PLATFORM_TIMEZONE,
+      visible: visibleFieldsByDefinition(definitions, account.entryAccess),
+      include,
+      org,
+    });
+    return { body: expand(row), title: `Lead ${row.uniqueId}` };
+  },
+});
+
+// ---- saved searches -------------------------------------------------------------------------
+
+async function savedSearchFilter(services: AppServices, account: AccountContext, searchName: string, modifiedFrom: Date, project?: string) {
+  const search = await findSavedSearch(services.db, account.userId, searchName);
+  if (!search) throw notFound(`the user ${account.userOrgCode} has no saved search named ${JSON.stringify(searchName)}`);
+  return savedSearchLeadFilter(search, modifiedFrom, project);
+}
+
+export const savedSearchEndpoint = defineEndpoint({
+  service: 'leads.search',
+  method: 'get',
+  path: '/leads',
+  summary: 'Run a saved search',
+  description:
+    'Runs a search saved in the UI by the user linked to the account (another user\'s search is a 404), for leads modified at or after modifiedFrom. ' +
+    '`project` replaces the search\'s campaign selection by the campaigns of that project. Limited by the account\'s project rights and entry access; streamed.',
+  tags: ['Leads'],
+  access: right('Leads', 'Get'),
+  representations: ['json'],
+  bulk: true,
+  query: savedSearchQuery,
+  response: leadsOut,
+  errorStatuses: [404],
+  async handler({ res, query, account, services }) {
+    const filter = await savedSearchFilter(services, account, query.searchName, query.modifiedFrom, query.project);
+    return streamLeadsJson(res, services, account, filter, query.Include);
+  },
+});
+
+export const savedSearchCsvEndpoint = defineEndpoint({
+  service: 'leads.csv',
+  method: 'get',
+  path: '/leads/csv',
+  summary: 'Run a saved search as CSV',
+  description:
+    'The saved-search export as CSV: the lead columns, then one column per data field the account may see (the lead definitions\' fields in sort order). ' +
+    '`Encoding` (default utf-8) and `CsvFieldSeparator` (default `;`) as in /calls/csv. File name `Leads-{searchName}-{now:yyyyMMddHHmmss}.csv`.',
+  tags: ['Leads'],
+  access: right('Leads', 'Get'),
+  representations: ['csv'],
+  bulk: true,
+  query: savedSearchCsvQuery,
+  errorStatuses: [404],
+  async handler({ res, query, account, services }) {
+    const { db } = services;
+    const zone = services.settings.PLATFORM_TIMEZONE;
+    const filter = await savedSearchFilter(services, account, query.searchName, query.modifiedFrom, query.project);
+    const scope = projectScope(account.projectPatterns);
+    const separator = query.CsvFieldSeparator ?? ';';
+    const encoding = query.Encoding ?? 'utf-8';
+    const columns = dataColumns(await leadDefinitionFields(db, filter, scope), account.entryAccess);
+    return streamCsv<LeadRow>(
+      res,
+      services,
+      () => openLeadCursor(db, filter, scope, cursorOptions(res, services)),
+      leadCsvHeader(columns, separator),
+      leadToCsvLine({ zone, separator, columns }),
+      encoding,
+      `Leads-${query.searchName}-${formatCompactLocal(services.clock(), zone)}.csv`,
+    );
+  },
+});
+
+/** `/leads/csv` before `/leads/{UniqueId}`, so the literal path wins. */
+export const leadEndpoints = [importLeadEndpoint, savedSearchEndpoint, savedSearchCsvEndpoint, getLeadEndpoint];

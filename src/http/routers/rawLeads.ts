@@ -1,0 +1,52 @@
+import { defineEndpoint, right } from '../endpoint';
+import { rawLeadsQuery } from '../schemas/leads';
+import { formatCompactLocal } from '../../domain/datetime';
+import { resolveLeadFilter } from '../../domain/leadFilters';
+import { rawLeadLines, rawLeadsHeader, visibleFieldsByDefinition } from '../../domain/leadSerializer';
+import { leadDefinitionFields, openRawLeadCursor, RawLeadRow } from '../../data/leadRepository';
+import { projectScope } from '../../data/projectScope';
+import { cursorOptions, streamCsv } from './leads';
+
+export const rawLeadsEndpoint = defineEndpoint({
+  service: 'rawleads',
+  method: 'get',
+  path: '/rawleads',
+  summary: 'Export lead data as rows (RawLeads)',
+  description:
+    'CSV rows `UniqueLeadId;FieldName;FieldValue` after a header row: one row per data field with a value that the account\'s entry access reaches, ' +
+    'leads ordered by lastModifiedTime, then uniqueId, fields in sort order. Takes the filters of /simpleleads; `Encoding` and `CsvFieldSeparator` as in /calls/csv. ' +
+    'File name `RawLeads-{now:yyyyMMddHHmmss}.csv`.',
+  tags: ['Leads'],
+  access: right('Leads', 'Get'),
+  representations: ['csv'],
+  bulk: true,
+  query: rawLeadsQuery,
+  async handler({ res, query, account, services }) {
+    const { db } = services;
+    const filter = resolveLeadFilter({
+      projects: query.Projects,
+      campaigns: query.Campaigns,
+      modifiedFrom: query.ModifiedFrom,
+      modifiedTo: query.ModifiedTo,
+      statuses: query.Statuses,
+      allOpenStatuses: query.AllOpenStatuses,
+      allClosedStatuses: query.AllClosedStatuses,
+      closures: query.LeadClosures,
+      uniqueIds: query.UniqueId,
+    });
+    const scope = projectScope(account.projectPatterns);
+    const separator = query.CsvFieldSeparator ?? ';';
+    const visible = visibleFieldsByDefinition(await leadDefinitionFields(db, filter, scope), account.entryAccess);
+    return streamCsv<RawLeadRow>(
+      res,
+      services,
+      () => openRawLeadCursor(db, filter, scope, cursorOptions(res, services)),
+      rawLeadsHeader(separator),
+      rawLeadLines({ separator, visible }),
+      query.Encoding ?? 'utf-8',
+      `RawLeads-${formatCompactLocal(services.clock(), services.settings.PLATFORM_TIMEZONE)}.csv`,
+    );
+  },
+});
+
+export const rawLeadsEndpoints = [rawLeadsEndpoint];

@@ -1,0 +1,38 @@
+import { defineEndpoint, right } from '../endpoint';
+import { leadsOut, simpleLeadsQuery } from '../schemas/leads';
+import { resolveLeadFilter } from '../../domain/leadFilters';
+import { streamLeadsJson } from './leads';
+
+export const simpleLeadsEndpoint = defineEndpoint({
+  service: 'simpleleads',
+  method: 'get',
+  path: '/simpleleads',
+  summary: 'Export leads (SimpleLeads)',
+  description:
+    'The recommended lead export, streamed as a JSON array ordered by lastModifiedTime, then uniqueId. Filters combine (all must hold): ' +
+    'Projects (patterns, default `*`), Campaigns (codes or unique ids), ModifiedFrom (inclusive), ModifiedTo (exclusive), ' +
+    'the union of Statuses, AllOpenStatuses=true and AllClosedStatuses=true (none of them: every status), LeadClosures, UniqueId. ' +
+    'Limited by the account\'s project rights; `data` holds only the fields its lead definition entry access reaches. Nothing paginates: skip, take and PageSize are ignored.',
+  tags: ['Leads'],
+  access: right('SimpleLeads', 'Get'),
+  representations: ['json'],
+  bulk: true,
+  query: simpleLeadsQuery,
+  response: leadsOut,
+  async handler({ res, query, account, services }) {
+    const filter = resolveLeadFilter({
+      projects: query.Projects,
+      campaigns: query.Campaigns,
+      modifiedFrom: query.ModifiedFrom,
+      modifiedTo: query.ModifiedTo,
+      statuses: query.Statuses,
+      allOpenStatuses: query.AllOpenStatuses,
+      allClosedStatuses: query.AllClosedStatuses,
+      closures: query.LeadClosures,
+      uniqueIds: query.UniqueId,
+    });
+    return streamLeadsJson(res, services, account, filter, query.Include);
+  },
+});
+
+export const simpleLeadsEndpoints = [simpleLeadsEndpoint];

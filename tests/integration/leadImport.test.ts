@@ -1,0 +1,336 @@
+import request from 'supertest';
+import { createTestApp, TestApp, uniq } from '../harness/testApp';
+import { createWorld, World } from '../harness/world';
+
+describe('POST /api/leads', () => {
+  let t: TestApp;
+  let w: World;
+  /** A campaign whose lead definition has one field of every type. */
+  let typed: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    w = await createWorld(t);
+    typed = `TYPED-${w.id}`;
+    await t.load(
+      {
+        type: 'leadDefinition',
+        name: `Typed ${w.id}`,
+        fields: [
+          { name: 'Text', type: 'text' },
+          { name: 'Count', type: 'number' },
+          { name: 'Born', type: 'date' },
+          { name: 'Seen', type: 'datetime' },
+          { name: 'Active', type: 'boolean' },
+          { name: 'Mobile', type: 'phone' },
+          { name: 'Mail', type: 'email' },
+        ],
+      },
+      { type: 'campaign', code: typed, name: 'Typed', project: w.projects.b2b, leadDefinition: `Typed ${w.id}`, campaignType: 'Master' },
+    );
+  });
+  afterEach(() => t.setNow(undefined));
+  afterAll(() => t.close());
+
+  const post = (body: unknown, auth = w.accounts.full.auth) =>
+    request(t.app).post('/api/leads').set('Authorization', auth).send(body as object);
+  const validData = () => ({ Name: 'Jens Ærø', Telefon: '+45 12 34 56 78', Customer: uniq('C-') });
+
+  describe('success', () => {
+    it('when the body uses PascalCase names, then the lead is created New with its data mapped to field names', async () => {
+      const data = { ...validData(), email: 'jens@example.com', REVENUE: '12.5' };
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: data });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: true, uniqueId: expect.any(String), pool: expect.stringMatching(/^\(auto\) \d{4}-\d{2}-\d{2}$/) });
+
+      const lead = await t.db('leads as l')
+        .join('lead_pools as p', 'p.id', 'l.pool_id')
+        .join('users as u', 'u.id', 'l.uploaded_by_user_id')
+        .where('l.unique_id', res.body.uniqueId)
+        .first('l.status', 'l.closure', 'l.data', 'l.phone_number', 'l.external_key', 'p.name as pool', 'u.org_code');
+      expect(lead).toEqual({
+        status: 0,
+        closure: 0,
+        data: { Name: 'Jens Ærø', Phone: '+45 12 34 56 78', Customer: data.Customer, Email: 'jens@example.com', Revenue: '12.5' },
+        phone_number: '+45 12 34 56 78',
+        external_key: data.Customer,
+        pool: res.body.pool,
+        org_code: w.users.agent,
+      });
+    });
+
+    it('when the body uses camelCase names, then it is imported the same way', async () => {
+      const res = await post({ campaignCode: w.campaigns.b2b, data: validData() });
+      expect(res.status).toBe(200);
+      expect(res.body.success).toBe(true);
+    });
+
+    it('when the names are in any other casing, then they are still recognised', async () => {
+      const res = await post({ CAMPAIGNCODE: w.campaigns.b2b, dAtA: validData(), leadpool: `Mixed ${w.id}` });
+      expect(res.body).toMatchObject({ success: true, pool: `Mixed ${w.id}` });
+    });
+
+    it('when a pool is named, then the lead goes into it, created once and reused', async () => {
+      const pool = `Spring campaign ${w.id}`;
+      const a = await post({ CampaignCode: w.campaigns.b2b, Data: validData(), LeadPool: pool });
+      const b = await post({ CampaignCode: w.campaigns.b2b, Data: validData(), Pool: pool });
+      expect(a.body).toMatchObject({ success: true, pool });
+      expect(b.body).toMatchObject({ success: true, pool });
+      const pools = await t.db('lead_pools as p').join('campaigns as c', 'c.id', 'p.campaign_id').where({ 'c.code': w.campaigns.b2b, 'p.name': pool }).select('p.id');
+      expect(pools).toHaveLength(1);
+      const inPool = await t.db('leads').whereIn('unique_id', [a.body.uniqueId, b.body.uniqueId]).where('pool_id', pools[0].id);
+      expect(inPool).toHaveLength(2);
+    });
+
+    it('when the pool name is blank or null, then the automatic pool is used', async () => {
+      const blank = await post({ CampaignCode: w.campaigns.b2b, Data: validData(), LeadPool: '  ' });
+      const none = await post({ CampaignCode: w.campaigns.b2b, Data: validData(), LeadPool: null });
+      expect(blank.body.pool).toMatch(/^\(auto\) /);
+      expect(none.body.pool).toMatch(/^\(auto\) /);
+    });
+
+    it('when every field type gets a valid value, then the lead is accepted', async () => {
+      const res = await post({
+        CampaignCode: typed,
+        Data: { Text: 'x', Count: '-3,5', Born: '1980-02-29', Seen: '2026-05-06T10:16:41+02:00', Active: 'true', Mobile: '+45 1234', Mail: 'a@b.dk' },
+      });
+      expect(res.body).toMatchObject({ success: true });
+    });
+  });
+
+  describe('pools by day', () => {
+    const importAt = async (instant: string) => {
+      t.setNow(new Date(instant));
+      const res = await post({ CampaignCode: typed, Data: { Text: instant } });
+      expect(res.body.success).toBe(true);
+      return res.body.pool as string;
+    };
+
+    it('when an upload crosses platform midnight, then the leads land in two pools named by the local date', async () => {
+      expect(await importAt('2026-01-14T22:59:59.999Z')).toBe('(auto) 2026-01-14'); // 23:59:59.999 CET
+      expect(await importAt('2026-01-14T23:00:00.000Z')).toBe('(auto) 2026-01-15'); // 00:00 CET
+    });
+
+    it('when the day is 23 hours long (spring DST change), then midnight is still local midnight', async () => {
+      expect(await importAt('2026-03-28T22:59:59Z')).toBe('(auto) 2026-03-28'); // 23:59:59 CET
+      expect(await importAt('2026-03-28T23:00:00Z')).toBe('(auto) 2026-03-29'); // 00:00 CET, the DST day starts
+      expect(await importAt('2026-03-29T01:00:00Z')).toBe('(auto) 2026-03-29'); // 03:00 CEST
+      expect(await importAt('2026-03-29T21:59:59Z')).toBe('(auto) 2026-03-29'); // 23:59:59 CEST
+      expect(await importAt('2026-03-29T22:00:00Z')).toBe('(auto) 2026-03-30'); // 00:00 CEST
+    });
+
+    it('when the day is 25 hours long (autumn DST change), then it is one pool from local midnight to midnight', async () => {
+      expect(await importAt('2026-10-24T22:00:00Z')).toBe('(auto) 2026-10-25'); // 00:00 CEST
+      expect(await importAt('2026-10-25T22:59:59Z')).toBe('(auto) 2026-10-25'); // 23:59:59 CET
+      expect(await importAt('2026-10-25T23:00:00Z')).toBe('(auto) 2026-10-26'); // 00:00 CET
+    });
+
+    it('when leads are imported by day, then the pool belongs to the campaign and its leads are in it', async () => {
+      const pool = await importAt('2027-01-01T12:00:00Z');
+      const rows = await t.db('leads as l')
+        .join('lead_pools as p', 'p.id', 'l.pool_id')
+        .join('campaigns as c', 'c.id', 'p.campaign_id')
+        .where({ 'c.code': typed, 'p.name': pool })
+        .select('l.upload_time');
+      expect(rows).toHaveLength(1);
+      expect(rows[0].upload_time.toISOString()).toBe('2027-01-01T12:00:00.000Z');
+    });
+  });
+
+  describe('validation failures (200, success false)', () => {
+    it('when a required field is missing, then the error names it', async () => {
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: { Telefon: '12345678' } });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: false, errors: [{ field: 'Name', message: 'is required' }] });
+    });
+
+    it('when a required field is empty, then it counts as missing', async () => {
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: { Name: ' ', Telefon: '12345678' } });
+      expect(res.body).toEqual({ success: false, errors: [{ field: 'Name', message: 'is required' }] });
+    });
+
+    it('when a field is unknown to the lead definition, then the error names it', async () => {
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: { ...validData(), Shoe: '42' } });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: false, errors: [{ field: 'Shoe', message: expect.stringMatching(/not a field/) }] });
+    });
+
+    it.each([
+      ['Count', 'twelve', /number/],
+      ['Born', '29-02-1980', /date/],
+      ['Born', '1981-02-29', /date/],
+      ['Seen', 'yesterday', /date and time/],
+      ['Active', 'maybe', /true or false/],
+      ['Mobile', 'call me', /phone/],
+      ['Mail', 'no-at-sign', /e-mail/],
+    ])('when %s gets %j, then it is refused as not of the field type', async (field, value, message) => {
+      const res = await post({ CampaignCode: typed, Data: { [field]: value } });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ success: false, errors: [{ field, message: expect.stringMatching(message) }] });
+    });
+
+    it('when several fields fail, then every error is listed and no lead is created', async () => {
+      const before = await t.db('leads as l').join('campaigns as c', 'c.id', 'l.campaign_id').where('c.code', typed).count<{ count: number }[]>('* as count');
+      const res = await post({ CampaignCode: typed, Data: { Count: 'x', Mail: 'y', Nope: 'z' } });
+      expect(res.body.success).toBe(false);
+      expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['Count', 'Mail', 'Nope']);
+      const after = await t.db('leads as l').join('campaigns as c', 'c.id', 'l.campaign_id').where('c.code', typed).count<{ count: number }[]>('* as count');
+      expect(after[0].count).toBe(before[0].count);
+    });
+  });
+
+  describe('faulty requests', () => {
+    it('when the body is not JSON, then 400 invalid_body', async () => {
+      const res = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/json')
+        .send('{"CampaignCode": ');
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.code).toBe('invalid_body');
+    });
+
+    it('when there is no campaign code, then 400 naming CampaignCode', async () => {
+      const res = await post({ Data: validData() });
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('invalid_body');
+      expect(res.body.errors).toEqual([{ field: 'CampaignCode', message: 'is required' }]);
+    });
+
+    it.each([
+      ['an array', ['a']],
+      ['a string', 'Name=Jens'],
+      ['an object with a number', { Name: 'Jens', Age: 42 }],
+      ['an object with null', { Name: null }],
+      ['missing', undefined],
+    ])('when the data is %s, then 400 naming Data', async (_what, data) => {
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: data });
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('invalid_body');
+      expect(res.body.errors[0].field).toMatch(/^Data/);
+    });
+
+    it('when the body is a JSON array, then 400', async () => {
+      const res = await post([{ CampaignCode: w.campaigns.b2b, Data: validData() }]);
+      expect(res.status).toBe(400);
+    });
+
+    it('when the campaign is unknown, then 400 naming CampaignCode', async () => {
+      const res = await post({ CampaignCode: `NOPE-${w.id}`, Data: validData() });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_body', errors: [{ field: 'CampaignCode' }] });
+    });
+
+    it('when the body is over the size limit, then 413', async () => {
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: { Name: 'x'.repeat(200_000), Telefon: '12345678' } });
+      expect(res.status).toBe(413);
+      expect(res.body.code).toBe('payload_too_large');
+    });
+  });
+
+  describe('rights and project isolation', () => {
+    it('when a B2B-limited account imports into a Retail campaign, then 403 and nothing is created', async () => {
+      const key = uniq('C-');
+      const res = await post({ CampaignCode: w.campaigns.retail, Data: { ...validData(), Customer: key } }, w.accounts.b2b.auth);
+      expect(res.status).toBe(403);
+      expect(res.body.code).toBe('forbidden');
+      expect(await t.db('leads').where({ external_key: key })).toHaveLength(0);
+    });
+
+    it('when a B2B-limited account imports into its own project, then it succeeds', async () => {
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: validData() }, w.accounts.b2b.auth);
+      expect(res.body.success).toBe(true);
+    });
+
+    it('when the account lacks Leads: Post, then 403', async () => {
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: validData() }, w.accounts.none.auth);
+      expect(res.status).toBe(403);
+    });
+
+    it('when there are no credentials, then 401', async () => {
+      const res = await request(t.app).post('/api/leads').send({ CampaignCode: w.campaigns.b2b, Data: validData() });
+      expect(res.status).toBe(401);
+    });
+  });
+
+  describe('Idempotency-Key', () => {
+    const leadsWithKey = async (customer: string) => t.db('leads').where({ external_key: customer }).select('unique_id');
+
+    it('when a request is retried with the same key, then the first answer comes back and no second lead is made', async () => {
+      const key = uniq('key-');
+      const body = { CampaignCode: w.campaigns.b2b, Data: validData() };
+      const first = await post(body).set('Idempotency-Key', key);
+      const retry = await post(body).set('Idempotency-Key', key);
+      expect(first.status).toBe(200);
+      expect(retry.status).toBe(200);
+      expect(retry.body).toEqual(first.body);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(first.headers['idempotent-replayed']).toBeUndefined();
+      expect(await leadsWithKey(body.Data.Customer)).toHaveLength(1);
+    });
+
+    it('when 12 retries with the same key run at the same time, then exactly one lead is made and all get its answer', async () => {
+      const key = uniq('key-');
+      const body = { CampaignCode: w.campaigns.b2b, Data: validData() };
+      const answers = await Promise.all(Array.from({ length: 12 }, () => post(body).set('Idempotency-Key', key)));
+      for (const a of answers) expect(a.status).toBe(200);
+      const ids = new Set(answers.map((a) => a.body.uniqueId));
+      expect(ids.size).toBe(1);
+      const leads = await leadsWithKey(body.Data.Customer);
+      expect(leads).toEqual([{ unique_id: [...ids][0] }]);
+    });
+
+    it('when the casing of the body differs on the retry, then it is the same request', async () => {
+      const key = uniq('key-');
+      const data = validData();
+      const first = await post({ CampaignCode: w.campaigns.b2b, Data: data }).set('Idempotency-Key', key);
+      const retry = await post({ campaigncode: w.campaigns.b2b, data }).set('Idempotency-Key', key);
+      expect(retry.body).toEqual(first.body);
+    });
+
+    it('when the same key comes with a different body, then 409 and no lead is made', async () => {
+      const key = uniq('key-');
+      await post({ CampaignCode: w.campaigns.b2b, Data: validData() }).set('Idempotency-Key', key);
+      const other = validData();
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: other }).set('Idempotency-Key', key);
+      expect(res.status).toBe(409);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({ status: 409, code: 'invalid_body' });
+      expect(await leadsWithKey(other.Customer)).toHaveLength(0);
+    });
+
+    it('when the first answer was a validation failure, then the retry gets the same failure', async () => {
+      const key = uniq('key-');
+      const body = { CampaignCode: w.campaigns.b2b, Data: { Telefon: '12345678' } };
+      const first = await post(body).set('Idempotency-Key', key);
+      const retry = await post(body).set('Idempotency-Key', key);
+      expect(first.body.success).toBe(false);
+      expect(retry.body).toEqual(first.body);
+    });
+
+    it('when the first attempt was refused (403), then the key is not used up', async () => {
+      const key = uniq('key-');
+      const data = validData();
+      const refused = await post({ CampaignCode: w.campaigns.retail, Data: data }, w.accounts.b2b.auth).set('Idempotency-Key', key);
+      expect(refused.status).toBe(403);
+      const ok = await post({ CampaignCode: w.campaigns.b2b, Data: data }, w.accounts.b2b.auth).set('Idempotency-Key', key);
+      expect(ok.body.success).toBe(true);
+    });
+
+    it('when two accounts use the same key, then each gets its own lead', async () => {
+      const key = uniq('key-');
+      const data = validData();
+      const a = await post({ CampaignCode: w.campaigns.b2b, Data: data }).set('Idempotency-Key', key);
+      const b = await post({ CampaignCode: w.campaigns.b2b, Data: data }, w.accounts.b2b.auth).set('Idempotency-Key', key);
+      expect(a.body.uniqueId).not.toBe(b.body.uniqueId);
+      expect(await leadsWithKey(data.Customer)).toHaveLength(2);
+    });
+
+    it('when the key is not visible ASCII, then 400 naming the header', async () => {
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: validData() }).set('Idempotency-Key', 'has space');
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_parameter', errors: [{ parameter: 'Idempotency-Key' }] });
+    });
+  });
+});
