@@ -107,14 +107,14 @@ h1{font-size:1.4rem;margin:0 0 .25rem}p.meta{color:#5b6570;margin:0 0 1.25rem;fo
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;font-size:.9rem;margin:.1rem 0}
 th,td{border:1px solid #d6dbe0;padding:.3rem .55rem;text-align:left;vertical-align:top}
-td{white-space:pre-wrap;overflow-wrap:anywhere;max-width:40rem}
+td{white-space:pre-wrap;overflow-wrap:break-word;max-width:40rem}
 thead th{background:#eef1f4;position:sticky;top:0;white-space:nowrap}
 th[scope=row]{background:#f6f8fa;font-weight:600;white-space:nowrap}
 tbody tr:nth-child(even)>td{background:#fafbfc}
 td table{font-size:.85rem}td table thead th{position:static}
 .none{color:#97a0aa}.offset,.readable{color:#5b6570;font-size:.85em}.key{color:#5b6570}
 .number{font-variant-numeric:tabular-nums}
-time{white-space:nowrap}
+time{white-space:normal}
 ul{margin:0;padding-left:1.1rem}
 code{background:#f3f5f7;padding:0 .2rem;border-radius:3px}
 `;

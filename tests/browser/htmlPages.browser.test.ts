@@ -1,0 +1,143 @@
+import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { chromium, Browser, BrowserContext, Page } from 'playwright-core';
+import { createTestApp, TestApp, uniq } from '../harness/testApp';
+import { createWorld, World } from '../harness/world';
+
+/**
+ * The HTML pages as a person sees them: a real headless Chromium (Debian's `chromium`,
+ * installed by the test command when missing) opens the running app with Basic credentials,
+ * reads the rows, and proves that markup in data stays text. A screenshot goes to test-output/.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const OUTPUT_DIR = path.resolve(__dirname, '../../test-output');
+const EVIL_TITLE = '<script>alert(1)</script>';
+
+describe('HTML pages in a browser', () => {
+  let t: TestApp;
+  let w: World;
+  let server: Server;
+  let base: string;
+  let browser: Browser;
+  let context: BrowserContext;
+  let calendar: string;
+  const dialogs: string[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    w = await createWorld(t);
+    calendar = `cal-browser-${w.id}`;
+    await t.load(
+      { type: 'calendar', code: calendar, name: 'Browser', project: w.projects.b2b },
+      { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-1', title: EVIL_TITLE, notes: '<img src=x onerror=alert(2)>', start: '2026-05-04T09:00:00', end: '2026-05-04T09:30:00', source: 'crm', externalId: 'x1' },
+      { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-2', title: 'Call Ærø back', notes: 'Ring after lunch', start: '2026-05-05T14:00:00', end: '2026-05-05T14:15:00', source: 'crm', externalId: 'x2' },
+    );
+    server = await new Promise<Server>((resolve) => {
+      const s = t.app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-quic',
+      ],
+    });
+    // A fresh context is a new, empty profile; the credentials answer the Basic challenge.
+    context = await browser.newContext({
+      httpCredentials: { username: w.accounts.b2b.username, password: w.accounts.b2b.password },
+      viewport: { width: 1280, height: 720 },
+    });
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await new Promise((resolve) => server?.close(resolve));
+    await t?.close();
+  });
+
+  async function open(url: string): Promise<Page> {
+    const page = await context.newPage();
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    const response = await page.goto(base + url);
+    expect({ url, status: response?.status() }).toEqual({ url, status: 200 });
+    return page;
+  }
+
+  describe('GET /api/calendars/{CalendarCode}/events', () => {
+    it('when the calendar page is opened with credentials, then each event is a visible row and markup in a title shows as text', async () => {
+      const page = await open(`/api/calendars/${calendar}/events?FromDate=2026-05-01&ToDate=2026-06-01`);
+      await expect(page.title()).resolves.toContain(`Calendar ${calendar}: events`);
+      const rows = page.locator('table.list > tbody > tr');
+      await expect(rows.count()).resolves.toBe(2);
+      const titles = await page.locator('td[data-field="title"]').allInnerTexts();
+      expect(titles).toEqual([EVIL_TITLE, 'Call Ærø back']);
+      await expect(page.getByText(EVIL_TITLE, { exact: true }).isVisible()).resolves.toBe(true);
+      await expect(page.locator('td[data-field="start"] time').first().getAttribute('datetime')).resolves.toBe('2026-05-04T09:00:00.000+02:00');
+      await expect(page.locator('td[data-field="start"]').first().innerText()).resolves.toBe('Mon 4 May 2026, 09:00:00 (+02:00)');
+      // No element came from the data: no script, no image, and no dialog fired.
+      await expect(page.locator('script, img').count()).resolves.toBe(0);
+      await page.waitForTimeout(300);
+      expect(dialogs).toEqual([]);
+      mkdirSync(OUTPUT_DIR, { recursive: true });
+      await page.screenshot({ path: path.join(OUTPUT_DIR, 'calendar-events.png'), fullPage: true });
+      await page.close();
+    });
+
+    it('when a Retail calendar is opened by the B2B account, then the browser gets a 404', async () => {
+      await t.load({ type: 'calendar', code: `cal-browser-ret-${w.id}`, project: w.projects.retail });
+      const page = await context.newPage();
+      const response = await page.goto(`${base}/api/calendars/cal-browser-ret-${w.id}/events?FromDate=2026-05-01&ToDate=2026-06-01`);
+      expect(response?.status()).toBe(404);
+      await page.close();
+    });
+  });
+
+  describe('account and organisation pages', () => {
+    it('when /api/myaccount is opened, then the username and project rights are shown as rows', async () => {
+      const page = await open('/api/myaccount');
+      await expect(page.locator('th[scope=row]', { hasText: 'username' }).locator('xpath=following-sibling::td').innerText()).resolves.toBe(
+        w.accounts.b2b.username,
+      );
+      await expect(page.getByText(`B2B-${w.id}*`).isVisible()).resolves.toBe(true);
+      await page.close();
+    });
+
+    it('when /api/myaccount/request/limits is opened, then every counted service is a row', async () => {
+      const page = await open('/api/myaccount/request/limits');
+      const services = await page.locator('td[data-field="service"]').allInnerTexts();
+      expect(services).toEqual(expect.arrayContaining(['calendars.events.list', 'calendars.events.bycalendar', 'myaccount']));
+      await page.close();
+    });
+
+    it('when /api/users is opened, then the world’s agent is a row', async () => {
+      const page = await open('/api/users');
+      const orgCodes = await page.locator('td[data-field="orgCode"]').allInnerTexts();
+      expect(orgCodes).toContain(w.users.agent);
+      await page.close();
+    });
+  });
+
+  describe('GET /api/docs', () => {
+    it('when the docs page is opened, then the calendar operations are listed and link to their sections', async () => {
+      const page = await open('/api/docs');
+      await page.getByRole('link', { name: /\/calendars\/\{CalendarCode\}\/events/ }).first().click();
+      await expect(page.locator('#op-calendars_events_bycalendar').isVisible()).resolves.toBe(true);
+      await expect(page.locator('#op-calendars_events_bycalendar td', { hasText: 'FromDate' }).first().isVisible()).resolves.toBe(true);
+      await page.close();
+    });
+  });
+});
