@@ -127,8 +127,9 @@ export async function streamLeadsJson(
 /** Sets the headers of a CSV download: `text/csv; charset={encoding}` and an attachment name. */
 export function setCsvHeaders(res: Response, encoding: string, fileName: string): void {
   res.status(200);
-  res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
+  // attachment() also sets a Content-Type from the extension: the charset goes on after it.
   res.attachment(fileName);
+  res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
 }
 
 /** Streams cursor rows as CSV text in `encoding`, the header line first (also for no rows). */
@@ -196,7 +197,8 @@ export const importLeadEndpoint = defineEndpoint({
     'With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours.',
   tags: ['Leads'],
   access: right('Leads', 'Post'),
-  representations: ['json', 'html'],
+  // A write service: JSON only, like the other writes.
+  representations: ['json'],
   body: importLeadBody,
   bodyAliases: importLeadBodyAliases,
   response: importLeadResponse,
@@ -214,7 +216,7 @@ export const importLeadEndpoint = defineEndpoint({
     const key = req.get('Idempotency-Key');
     if (key === undefined) {
       const answer = await importLead(services.db, services, account, scope, request);
-      return { status: answer.status, body: answer.body, title: 'Lead import' };
+      return { status: answer.status, body: answer.body };
     }
     if (!IDEMPOTENCY_KEY.test(key)) throw invalidParameter('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
     const outcome = await runIdempotent(services.db, account.id, key, requestHash(request), (trx) =>
@@ -222,7 +224,7 @@ export const importLeadEndpoint = defineEndpoint({
     );
     if (outcome.kind === 'mismatch') throw idempotencyKeyReused();
     if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
-    return { status: outcome.answer.status, body: outcome.answer.body, title: 'Lead import' };
+    return { status: outcome.answer.status, body: outcome.answer.body };
   },
 });
 
