@@ -435,6 +435,41 @@ describe('calendar events', () => {
     });
   });
 
+  describe('project isolation across the calendar endpoints', () => {
+    // One Retail event per case, so the write cases do not disturb each other.
+    async function retailEvent(): Promise<string> {
+      const e = event(cal.retail, '2026-06-01T10:00:00+02:00', '2026-06-01T11:00:00+02:00');
+      await t.load(e);
+      return e.uniqueId;
+    }
+    const window = 'FromDate=2026-06-01&ToDate=2026-06-02';
+    const cases: [string, (auth: string) => Promise<request.Response>, number, number][] = [
+      ['GET /calendars/{Retail}/events', (auth) => request(t.app).get(`/api/calendars/${cal.retail}/events?${window}`).set('Authorization', auth), 200, 404],
+      ['POST /calendars/events into Retail', (auth) => request(t.app).post('/api/calendars/events').set('Authorization', auth).send(newEvent({ calendarCode: cal.retail })), 201, 403],
+      ['PUT /calendars/events/{Retail event}', async (auth) => {
+        const id = await retailEvent();
+        return request(t.app).put(`/api/calendars/events/${id}`).set('Authorization', auth).send({ ...newEvent({ calendarCode: cal.retail }), uniqueId: id });
+      }, 200, 404],
+      ['DELETE /calendars/events/{Retail event}', async (auth) => {
+        const id = await retailEvent();
+        return request(t.app).delete(`/api/calendars/events/${id}`).set('Authorization', auth).send({ uniqueId: id });
+      }, 204, 404],
+    ];
+
+    it.each(cases)('when %s is asked by the all-projects account and by the B2B-limited one, then only the first reaches Retail', async (_name, send, allProjects, b2bOnly) => {
+      expect((await send(w.accounts.full.auth)).status).toBe(allProjects);
+      expect((await send(w.accounts.b2b.auth)).status).toBe(b2bOnly);
+    });
+
+    it('when GET /calendars/events is asked by both accounts, then Retail events are listed only for the all-projects account', async () => {
+      const id = await retailEvent();
+      const listed = async (auth: string) =>
+        ids((await request(t.app).get(`/api/calendars/events?${window}`).set('Authorization', auth)).body);
+      expect(await listed(w.accounts.full.auth)).toContain(id);
+      expect(await listed(w.accounts.b2b.auth)).not.toContain(id);
+    });
+  });
+
   describe('DELETE /api/calendars/events/{UniqueId}', () => {
     const del = (id: string, body: unknown, auth = w.accounts.full.auth) => {
       const r = request(t.app).delete(`/api/calendars/events/${encodeURIComponent(id)}`).set('Authorization', auth);

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { z } from 'zod';
 import { createTestApp, TestApp, uniq } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 import type { Endpoint } from '../../src/http/endpoint';
@@ -52,7 +53,7 @@ describe('HTML pages', () => {
     });
     const query = new URLSearchParams();
     for (const [name, schema] of Object.entries(e.query?.shape ?? {})) {
-      if ((schema as { safeParse(v: unknown): { success: boolean } }).safeParse(undefined).success) continue;
+      if ((schema as z.ZodType).safeParse(undefined).success) continue;
       if (!(name in queryValues)) throw new Error(`no test value for query parameter ${name} of ${e.path}`);
       query.set(name, queryValues[name]);
     }
