@@ -3,6 +3,7 @@ import { registerMigrate } from './migrate';
 import { registerServe } from './serve';
 import { registerLoad } from './load';
 import { registerAccount } from './account';
+import { registerGenerate } from './generate';
 
 /**
  * The `lcm` command line (DESIGN §9). Each command lives in its own module and registers
@@ -19,6 +20,7 @@ export async function main(argv: string[]): Promise<number> {
   registerServe(program, setExit);
   registerLoad(program, setExit);
   registerAccount(program, setExit);
+  registerGenerate(program, setExit);
   try {
     await program.parseAsync(argv);
   } catch (err) {

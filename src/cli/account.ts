@@ -1,0 +1,106 @@
+import type { Command } from 'commander';
+import { openCliContext, CliContext } from './context';
+import type { SetExit } from './main';
+import {
+  AccountChange,
+  createAccount,
+  formatRights,
+  notifyAccountChanged,
+  parseEntryAccess,
+  parseProjects,
+  parseRights,
+  setEnabled,
+  setPassword,
+} from '../data/accountCommands';
+import { listAccounts } from '../data/accountRepository';
+
+/** `lcm account create|list|disable|enable|set-password` (DESIGN §9). */
+export function registerAccount(program: Command, _setExit: SetExit): void {
+  const account = program.command('account').description('manage web service accounts');
+
+  account
+    .command('create')
+    .description('create an account linked to a platform user')
+    .requiredOption('--username <username>', 'login name')
+    .requiredOption('--password <password>', 'password (stored only as a hash)')
+    .requiredOption('--user <orgCode>', 'org code of the linked platform user')
+    .requiredOption('--projects <patterns>', "comma-separated project patterns, e.g. 'B2B*,Sales' or '*'")
+    .requiredOption('--rights <rights>', "resource rights, e.g. 'Calls:Get;Leads:Get,Post;SimpleLeads:Get'")
+    .option('--entry-access <level>', 'lead definition entry access: None, Partner or Full', 'None')
+    .option('--disabled', 'create the account disabled')
+    .action(async (o: { username: string; password: string; user: string; projects: string; rights: string; entryAccess: string; disabled?: boolean }) => {
+      // Parse before opening the database so a typo fails fast.
+      const input = {
+        username: o.username,
+        password: o.password,
+        userOrgCode: o.user,
+        projects: parseProjects(o.projects),
+        rights: parseRights(o.rights),
+        entryAccess: parseEntryAccess(o.entryAccess),
+        enabled: !o.disabled,
+      };
+      await withChange(`created account ${o.username}`, (ctx) => createAccount(ctx.db, input));
+    });
+
+  account
+    .command('list')
+    .description('list the accounts (never their password hashes)')
+    .action(async () => {
+      const ctx = await openCliContext();
+      try {
+        const accounts = await listAccounts(ctx.db);
+        const rows = accounts.map((a) => [
+          a.username,
+          a.userOrgCode,
+          a.projectPatterns.join(','),
+          formatRights(a.rights),
+          a.entryAccess,
+          a.enabled ? 'yes' : 'no',
+        ]);
+        process.stdout.write(table(['username', 'user', 'projects', 'rights', 'entry access', 'enabled'], rows));
+      } finally {
+        await ctx.close();
+      }
+    });
+
+  for (const [name, enabled] of [['disable', false], ['enable', true]] as const) {
+    account
+      .command(name)
+      .description(`${name} an account`)
+      .requiredOption('--username <username>', 'login name')
+      .action(async (o: { username: string }) => {
+        await withChange(`${name}d account ${o.username}`, (ctx) => setEnabled(ctx.db, o.username, enabled));
+      });
+  }
+
+  account
+    .command('set-password')
+    .description("replace an account's password")
+    .requiredOption('--username <username>', 'login name')
+    .requiredOption('--password <password>', 'new password')
+    .action(async (o: { username: string; password: string }) => {
+      await withChange(`changed the password of account ${o.username}`, (ctx) => setPassword(ctx.db, o.username, o.password));
+    });
+}
+
+async function withChange(done: string, change: (ctx: CliContext) => Promise<AccountChange>): Promise<void> {
+  const ctx = await openCliContext();
+  try {
+    const result = await change(ctx);
+    process.stdout.write(`${done}\n`);
+    try {
+      await notifyAccountChanged(ctx.settings.REDIS_URL, [result.id]);
+    } catch (err) {
+      // The change is committed; servers still pick it up when their cache entries expire.
+      process.stderr.write(`lcm: warning: could not announce the change on Redis: ${(err as Error).message}\n`);
+    }
+  } finally {
+    await ctx.close();
+  }
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd() + '\n';
+  return line(header) + line(widths.map((w) => '-'.repeat(w))) + rows.map(line).join('');
+}
