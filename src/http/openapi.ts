@@ -88,6 +88,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'The account lacks the right this endpoint needs, or the target lies outside its projects.',
   404: 'The resource does not exist or lies outside the account’s projects.',
   406: 'None of the media types in Accept is offered by this endpoint.',
+  409: 'The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body).',
   413: 'The request body is over the size limit.',
   415: 'The request body encoding is not supported.',
   429: 'A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds.',
@@ -212,14 +213,19 @@ function operation(e: Endpoint, operationId: string): ZodOpenApiOperationObject 
   };
 }
 
-/** Adds the wire rules to each generated query parameter: case-insensitive names, list syntax. */
+/** Adds the wire rules to each generated parameter: case-insensitive query names, list syntax, path encoding. */
 function describeQueryParameters(doc: OpenApiDocument, endpoints: Endpoint[]): void {
   for (const e of endpoints) {
     const op = doc.paths?.[e.path]?.[e.method];
-    if (!op?.parameters || !e.query) continue;
+    if (!op?.parameters) continue;
     for (const p of op.parameters) {
-      if ('$ref' in p || p.in !== 'query') continue;
-      const fieldSchema = e.query.shape[p.name] as z.ZodType | undefined;
+      if ('$ref' in p) continue;
+      if (p.in === 'path') {
+        p.description = [p.description, 'Percent-encode it: values may hold spaces, `/` and non-ASCII letters.'].filter(Boolean).join(' ');
+        continue;
+      }
+      if (p.in !== 'query') continue;
+      const fieldSchema = e.query?.shape[p.name] as z.ZodType | undefined;
       const notes = ['The name is case-insensitive.'];
       if (fieldSchema && isListSchema(fieldSchema)) {
         p.style = 'form';
