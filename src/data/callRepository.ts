@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Readable } from 'node:stream';
-import { openCursor } from './cursorStream';
+import { CursorOptions, openCursor } from './cursorStream';
 import type { ProjectScope } from './projectScope';
 import { projectVisibleSql, whereCampaignVisible } from './projectScope';
 import type { RecordingRow, ReadyPeriodRow } from '../domain/callSerializer';
@@ -108,8 +108,8 @@ export function callWindowQuery(db: Knex, window: CallWindow, shape: CallShape):
  * still a problem response); the stream ends, errors or is destroyed with its connection
  * released (src/data/cursorStream.ts).
  */
-export function streamCalls(db: Knex, window: CallWindow, shape: CallShape, signal?: AbortSignal): Promise<Readable> {
-  return openCursor(db, callWindowQuery(db, window, shape), { signal });
+export function streamCalls(db: Knex, window: CallWindow, shape: CallShape, cursor: CursorOptions = {}): Promise<Readable> {
+  return openCursor(db, callWindowQuery(db, window, shape), cursor);
 }
 
 /** The internal id of a call the account can see, or undefined (unknown or invisible). */
@@ -143,7 +143,7 @@ export async function listRecordings(
 export function streamReadyPeriods(
   db: Knex,
   window: { from: Date; to: Date; scope: ProjectScope; limit?: number },
-  signal?: AbortSignal,
+  cursor: CursorOptions = {},
 ): Promise<Readable> {
   const visible = projectVisibleSql('cp.project', window.scope);
   const q = db('ready_periods as r')
@@ -159,7 +159,7 @@ export function streamReadyPeriods(
     .whereRaw(visible.sql, visible.bindings as Knex.RawBinding[])
     .orderBy([{ column: 'r.end_time' }, { column: 'r.unique_id' }]);
   if (window.limit !== undefined) q.limit(window.limit);
-  return openCursor(db, q, { signal }) as Promise<Readable>;
+  return openCursor(db, q, cursor);
 }
 
 export type { ReadyPeriodRow };

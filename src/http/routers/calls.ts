@@ -73,6 +73,13 @@ async function unitSubject(services: AppServices, orgCode: string): Promise<Call
   return unit === undefined ? undefined : { kind: 'unit', unitId: unit.id, level: unit.level };
 }
 
+/** The cursor's options for a streamed list: the configured batch size and the client's abort. */
+function cursorOptions(res: Response, services: AppServices): { batchSize: number; signal: AbortSignal } {
+  // The abort signal, the pipeline, the metrics and the logger each listen for 'close'.
+  res.setMaxListeners(Math.max(res.getMaxListeners(), 20));
+  return { batchSize: services.settings.CURSOR_BATCH_SIZE, signal: responseAbortSignal(res) };
+}
+
 interface WindowQuery {
   StartTime: Date;
   TimeSpan: TimeSpan;
@@ -94,9 +101,9 @@ async function streamCallsJson(
   const subject = await findSubject();
   const scope = projectScope(account.projectPatterns);
   const include = parseIncludeNames(query.Include);
-  const signal = responseAbortSignal(res);
+  const cursor = cursorOptions(res, services);
   const org = await loadOrgSnapshot(services.db, scope, { users: callIncludesNeedUsers(include) });
-  const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, 'json', signal);
+  const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, 'json', cursor);
   const toCall = callToJson({ zone, include, org });
   res.status(200).type('application/json; charset=utf-8');
   await streamToResponse(res, rowsToText<CallRow>(rows, { head: '[', separator: ',', tail: ']', format: (row) => JSON.stringify(toCall(row)) }), [], services.logger);
@@ -196,7 +203,7 @@ export const callsCsv = defineEndpoint({
       services.db,
       { subject, start: query.StartTime, end, limit: query.Limit, scope },
       'csv',
-      responseAbortSignal(res),
+      cursorOptions(res, services),
     );
     const fileName = `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`;
     res.status(200).attachment(fileName).setHeader('Content-Type', `text/csv; charset=${encoding}`);
@@ -264,9 +271,9 @@ export const agentReadyPeriods = defineEndpoint({
     const zone = services.settings.PLATFORM_TIMEZONE;
     const scope = projectScope(account.projectPatterns);
     const to = windowEnd(query.FromTime, query.TimeSpan, services);
-    const signal = responseAbortSignal(res);
+    const cursor = cursorOptions(res, services);
     const org = await loadOrgSnapshot(services.db, scope, { users: false });
-    const rows = await streamReadyPeriods(services.db, { from: query.FromTime, to, scope }, signal);
+    const rows = await streamReadyPeriods(services.db, { from: query.FromTime, to, scope }, cursor);
     const toPeriod = readyPeriodToJson(org, zone);
     res.status(200).type('application/json; charset=utf-8');
     await streamToResponse(res, rowsToText<ReadyPeriodRow>(rows, { head: '[', separator: ',', tail: ']', format: (row) => JSON.stringify(toPeriod(row)) }), [], services.logger);
@@ -310,7 +317,8 @@ function rowsToText<Row>(source: Readable, options: RowsToTextOptions<Row>): Rea
     destroy(err, callback) {
       source.off('readable', pump);
       source.off('end', onEnd);
-      source.off('error', onError);
+      // The error listener stays: a source destroyed with a reason (the client-abort signal
+      // of openCursor) still emits 'error' after this.
       if (!source.destroyed) source.destroy();
       callback(err);
     },
@@ -341,11 +349,11 @@ function rowsToText<Row>(source: Readable, options: RowsToTextOptions<Row>): Rea
     text.push(null);
   };
   const onError = (err: Error): void => {
-    text.destroy(err);
+    if (!text.destroyed) text.destroy(err);
   };
   source.on('readable', pump);
   source.once('end', onEnd);
-  source.once('error', onError);
+  source.on('error', onError);
   return text;
 }
 
