@@ -3,6 +3,7 @@ import { registerMigrate } from './migrate';
 import { registerServe } from './serve';
 import { registerLoad } from './load';
 import { registerAccount } from './account';
+import { registerLifecycle } from './lifecycle';
 import { registerGenerate } from './generate';
 
 /**
@@ -20,6 +21,7 @@ export async function main(argv: string[]): Promise<number> {
   registerServe(program, setExit);
   registerLoad(program, setExit);
   registerAccount(program, setExit);
+  registerLifecycle(program, setExit);
   registerGenerate(program, setExit);
   try {
     await program.parseAsync(argv);

@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { openCliContext, CliError } from './context';
+import { sweepLeads } from '../data/lifecycleSweeper';
+import { deleteExpiredIdempotencyKeys } from '../data/idempotency';
+import { parseDateTime } from '../domain/datetime';
+import type { SetExit } from './main';
+
+/** `lcm lifecycle sweep [--now DATETIME]`: the server's periodic sweep, run once on demand. */
+export function registerLifecycle(program: Command, _setExit: SetExit): void {
+  const lifecycle = program.command('lifecycle').description('lead lifecycle maintenance');
+  lifecycle
+    .command('sweep')
+    .description('move leads past their campaign time limits: Unresolved → Abandoned, open leads → Expired')
+    .option('--now <datetime>', 'sweep as of this time (ISO 8601; without an offset platform local time)')
+    .action(async (options: { now?: string }) => {
+      const ctx = await openCliContext();
+      try {
+        const zone = ctx.settings.PLATFORM_TIMEZONE;
+        let now = new Date();
+        if (options.now !== undefined) {
+          try {
+            now = parseDateTime(options.now, zone);
+          } catch (err) {
+            throw new CliError(`--now: ${(err as Error).message}`);
+          }
+        }
+        const result = await sweepLeads(ctx.db, now, zone);
+        const keys = await deleteExpiredIdempotencyKeys(ctx.db);
+        process.stdout.write(
+          `swept: ${result.abandoned} abandoned, ${result.expired} expired` +
+            (keys > 0 ? `; ${keys} expired idempotency keys deleted` : '') +
+            '\n',
+        );
+      } finally {
+        await ctx.close();
+      }
+    });
+}
