@@ -1,0 +1,267 @@
+/**
+ * What authentication and request counting cost on the hot path (issue 3's benchmark).
+ *
+ *   npm run bench:auth            (node bin/run-ts.js bench/auth-overhead.ts)
+ *
+ * The same small authenticated request — GET /api/campaigns, four rows from Postgres — against
+ * two server processes built from the same code:
+ *   on:  the production app (composeApp): Basic auth (credential cache) → right → one Redis
+ *        counting round trip → handler;
+ *   off: a bench-only app with the same middleware, where that endpoint is mounted without the
+ *        auth and counting steps and the handler is handed the same account.
+ * autocannon drives each in alternating runs (on, off, off, on, on, off) after a warm-up; the
+ * figures are the medians of the three runs of each. Real Redis (a throwaway redis-server) and
+ * real Postgres (DATABASE_URL, else a throwaway embedded cluster).
+ *
+ * Environment: BENCH_CONNECTIONS (10), BENCH_DURATION_S (10), BENCH_WARMUP_S (3).
+ */
+import { spawn, ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import express from 'express';
+import pinoHttp from 'pino-http';
+import { loadSettings } from '../src/config/settings';
+import { createLogger } from '../src/config/logger';
+import { createDb, migrateLatest } from '../src/data/db';
+import { startEmbeddedPostgres } from '../src/data/embeddedPostgres';
+import { loadNdjson } from '../src/data/loader/loadNdjson';
+import { findAccountByUsername } from '../src/data/accountRepository';
+import { composeApp } from '../src/http/compose';
+import { listen } from '../src/http/server';
+import { mountEndpoints } from '../src/http/mountEndpoints';
+import { errorHandler } from '../src/http/middleware/errorHandler';
+import { publicAccess, Endpoint } from '../src/http/endpoint';
+import { HttpProblem } from '../src/http/problem';
+import type { AppServices } from '../src/http/services';
+import { Metrics } from '../src/http/metrics';
+import { freePort } from '../tests/harness/freePort';
+import { startRedisServer } from '../tests/harness/redisServer';
+
+// autocannon ships no types; this is the part of its API the bench uses.
+interface AutocannonResult {
+  non2xx: number;
+  errors: number;
+  latency: { p50: number; average: number };
+  requests: { average: number };
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon = require('autocannon') as (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  headers: Record<string, string>;
+}) => Promise<AutocannonResult>;
+
+const PATH = '/api/campaigns';
+const SERVICE = 'campaigns.list';
+const PASSWORD = 'bench-password';
+
+// ---- server side (child process) -----------------------------------------------------------
+
+/**
+ * The "off" app: createApp's middleware (request id and logging, JSON body parsing, the same
+ * endpoint chain and error handler), with the benchmarked endpoint mounted as public and the
+ * account set beforehand, so only authentication and counting are missing.
+ */
+function appWithoutAuthAndCounting(services: AppServices, endpoints: Endpoint[], account: NonNullable<express.Request['account']>) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(
+    pinoHttp({
+      logger: services.logger,
+      genReqId: (_req, res) => {
+        const id = randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+    }),
+  );
+  app.use(express.json({ limit: services.settings.BODY_LIMIT, type: () => true, strict: false }));
+  app.use((req, _res, next) => {
+    req.account = account;
+    next();
+  });
+  const open = endpoints.map((e) => (e.service === SERVICE ? { ...e, access: publicAccess } : e));
+  const refuse: express.RequestHandler = (_req, _res, next) => next(new HttpProblem('unauthorized', 'bench: not mounted'));
+  app.use('/api', mountEndpoints(open, services, { authenticate: refuse, metrics: new Metrics() }));
+  app.use(errorHandler(services.logger));
+  return app;
+}
+
+async function serve(mode: 'on' | 'off'): Promise<void> {
+  const settings = loadSettings({
+    DATABASE_URL: process.env.BENCH_DATABASE_URL,
+    REDIS_URL: process.env.BENCH_REDIS_URL,
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    PORT: '0',
+  });
+  const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX });
+  const composed = await composeApp({ settings, db, logger: createLogger('silent') });
+  let app = composed.app.express;
+  if (mode === 'off') {
+    const account = await findAccountByUsername(db, process.env.BENCH_USERNAME!);
+    if (!account) throw new Error('bench account missing');
+    app = appWithoutAuthAndCounting(composed.services, composed.app.endpoints, account);
+  }
+  const running = await listen(app, settings);
+  process.stdout.write(`LISTENING ${running.url}\n`);
+  process.once('SIGTERM', () => {
+    void running
+      .close()
+      .then(() => composed.close())
+      .then(() => db.destroy())
+      .finally(() => process.exit(0));
+  });
+}
+
+// ---- driver ----------------------------------------------------------------------------------
+
+function startServer(mode: 'on' | 'off', env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [path.resolve(__dirname, '../bin/run-ts.js'), __filename, '--serve', mode], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /LISTENING (\S+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+}
+
+interface Run {
+  p50: number;
+  mean: number;
+  rps: number;
+}
+
+async function drive(url: string, auth: string, seconds: number, connections: number): Promise<Run> {
+  const result = await autocannon({ url: url + PATH, connections, duration: seconds, headers: { authorization: auth } });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the figures would be meaningless`);
+  }
+  return { p50: result.latency.p50, mean: result.latency.average, rps: result.requests.average };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+  const duration = Number(process.env.BENCH_DURATION_S ?? 10);
+  const warmup = Number(process.env.BENCH_WARMUP_S ?? 3);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const redis = await startRedisServer(await freePort());
+    cleanups.push(() => redis.stop());
+
+    let databaseUrl = process.env.DATABASE_URL;
+    if (!databaseUrl) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-bench-'));
+      fs.chmodSync(dir, 0o755);
+      const cluster = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort(), database: 'lcm_bench', persistent: false });
+      cleanups.push(async () => {
+        await cluster.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+      });
+      databaseUrl = cluster.url;
+    }
+
+    // A few rows: four campaigns in one project, visible to an account limited to it.
+    const id = Math.random().toString(36).slice(2, 10);
+    const username = `bench-${id}`;
+    const db = createDb({ url: databaseUrl, timezone: 'Europe/Copenhagen' });
+    try {
+      await migrateLatest(db);
+      const records = [
+        { type: 'orgUnit', orgCode: `Bench ${id}`, name: 'Bench' },
+        { type: 'user', orgCode: `bench-user-${id}`, username: `bench-user-${id}`, name: 'Bench User', parent: `Bench ${id}` },
+        { type: 'leadDefinition', name: `Bench def ${id}`, fields: [{ name: 'Phone', type: 'phone', required: true }] },
+        ...[1, 2, 3, 4].map((n) => ({
+          type: 'campaign',
+          code: `BENCH-${id}-${n}`,
+          name: `Bench campaign ${n}`,
+          project: `Bench-${id}`,
+          leadDefinition: `Bench def ${id}`,
+          campaignType: 'PowerDialer',
+        })),
+        { type: 'account', username, password: PASSWORD, user: `bench-user-${id}`, projects: [`Bench-${id}*`], rights: { Campaigns: ['Get'] }, entryAccess: 'None' },
+        // Far more than the runs send, so no request is refused.
+        { type: 'requestLimit', account: username, service: SERVICE, dailyLimit: 1_000_000_000 },
+      ];
+      await loadNdjson(db, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: 'Europe/Copenhagen' });
+    } finally {
+      await db.destroy();
+    }
+
+    const env = { BENCH_DATABASE_URL: databaseUrl, BENCH_REDIS_URL: redis.url, BENCH_USERNAME: username };
+    const servers = { on: await startServer('on', env), off: await startServer('off', env) };
+    cleanups.push(async () => {
+      for (const s of Object.values(servers)) {
+        const exited = new Promise((r) => s.child.once('exit', r));
+        s.child.kill('SIGTERM');
+        await exited;
+      }
+    });
+    const auth = 'Basic ' + Buffer.from(`${username}:${PASSWORD}`).toString('base64');
+
+    // Both answer the same body before anything is measured.
+    const [bodyOn, bodyOff] = await Promise.all(
+      [servers.on.url, servers.off.url].map(async (u) => (await fetch(u + PATH, { headers: { authorization: auth } })).text()),
+    );
+    if (bodyOn !== bodyOff || JSON.parse(bodyOn).length !== 4) throw new Error(`bodies differ or are not 4 rows: ${bodyOn} / ${bodyOff}`);
+
+    process.stdout.write(`GET ${PATH} (4 rows), ${connections} connections, ${duration} s a run, warm-up ${warmup} s each\n`);
+    await drive(servers.on.url, auth, warmup, connections);
+    await drive(servers.off.url, auth, warmup, connections);
+    const runs: Record<'on' | 'off', Run[]> = { on: [], off: [] };
+    for (const mode of ['on', 'off', 'off', 'on', 'on', 'off'] as const) {
+      const run = await drive(servers[mode].url, auth, duration, connections);
+      runs[mode].push(run);
+      process.stdout.write(`  ${mode.padEnd(3)} p50 ${run.p50} ms  mean ${run.mean.toFixed(2)} ms  ${Math.round(run.rps)} req/s\n`);
+    }
+    const summary = (mode: 'on' | 'off') => ({
+      p50: median(runs[mode].map((r) => r.p50)),
+      mean: median(runs[mode].map((r) => r.mean)),
+      rps: median(runs[mode].map((r) => r.rps)),
+    });
+    const on = summary('on');
+    const off = summary('off');
+    const pct = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)}%`;
+    process.stdout.write(
+      [
+        '',
+        '| median of 3 runs | auth + counting off | auth + counting on | difference |',
+        '|---|---|---|---|',
+        `| p50 latency | ${off.p50} ms | ${on.p50} ms | ${pct(on.p50, off.p50)} |`,
+        `| mean latency | ${off.mean.toFixed(2)} ms | ${on.mean.toFixed(2)} ms | ${pct(on.mean, off.mean)} |`,
+        `| requests/s | ${Math.round(off.rps)} | ${Math.round(on.rps)} | ${pct(on.rps, off.rps)} |`,
+        '',
+        `target: auth + counting adds at most 30% latency → ${(on.mean - off.mean) / off.mean <= 0.3 ? 'met' : 'NOT met'} (mean latency)`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => process.stderr.write(`cleanup: ${String(err)}\n`));
+  }
+}
+
+const serveAt = process.argv.indexOf('--serve');
+if (serveAt >= 0) {
+  serve(process.argv[serveAt + 1] as 'on' | 'off').catch((err) => {
+    process.stderr.write(`bench server: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });
+} else {
+  main().catch((err) => {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
