@@ -1,3 +1,4 @@
+import type express from 'express';
 import type { RequestHandler } from 'express';
 import passport from 'passport';
 import { BasicStrategy } from 'passport-http';
@@ -19,12 +20,49 @@ declare module 'express-serve-static-core' {
   }
 }
 
+type VerifyWithRequest = (
+  req: express.Request,
+  username: string,
+  password: string,
+  done: (err: unknown, user?: StoredAccount | false) => void,
+) => void;
+
+/**
+ * passport-http's BasicStrategy splits the decoded credentials at every colon, which cuts a
+ * password containing one (RFC 7617 allows it; only the user-id cannot contain a colon). This
+ * subclass parses at the first colon and decodes UTF-8, then hands over to the same verify step.
+ */
+class Rfc7617BasicStrategy extends BasicStrategy {
+  // Bound onto the strategy by passport for each authentication attempt.
+  declare fail: (challenge: string, status: number) => void;
+  declare error: (err: Error) => void;
+  declare success: (user: StoredAccount) => void;
+
+  constructor(private readonly verifyWithRequest: VerifyWithRequest) {
+    super({ passReqToCallback: true, realm: 'lead-call-api' }, verifyWithRequest as never);
+  }
+
+  override authenticate(req: express.Request): void {
+    const header = req.headers.authorization;
+    const match = header === undefined ? null : /^\s*basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
+    if (!match) return this.fail(WWW_AUTHENTICATE, 401);
+    const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) return this.fail(WWW_AUTHENTICATE, 401);
+    this.verifyWithRequest(req, decoded.slice(0, colon), decoded.slice(colon + 1), (err, user) => {
+      if (err) return this.error(err as Error);
+      if (!user) return this.fail(WWW_AUTHENTICATE, 401);
+      this.success(user);
+    });
+  }
+}
+
 /**
  * HTTP Basic through passport-http (no sessions). The verify step checks the credential cache
  * first; on a miss it loads the account and verifies the scrypt hash.
  */
 export function createAuthenticator(db: Knex, cache: CredentialCache): RequestHandler {
-  const strategy = new BasicStrategy({ passReqToCallback: true, realm: 'lead-call-api' }, (req, username, password, done) => {
+  const strategy = new Rfc7617BasicStrategy((req, username, password, done) => {
     const key = cache.key(req.headers.authorization ?? '');
     const cached = cache.get(key);
     if (cached) return done(null, cached);
