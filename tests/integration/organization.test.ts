@@ -1,0 +1,228 @@
+import request from 'supertest';
+import { createTestApp, TestApp } from '../harness/testApp';
+import { createWorld, World } from '../harness/world';
+
+/** Users, org units, campaigns and projects (spec 2.4, 4.3) with Include and project scope. */
+
+let t: TestApp;
+let w: World;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  w = await createWorld(t);
+  await t.load(
+    {
+      type: 'user',
+      orgCode: `lead-${w.id}@example.com`,
+      username: `lead-${w.id}`,
+      name: 'Team Lead',
+      parent: w.units.team,
+      email: `lead-${w.id}@example.com`,
+      inboundPhoneNumber: '+4511223344',
+      roles: ['TeamLeader', 'Agent'],
+      employeeNumber: 'E-1',
+      payrollNumber: 'P-1',
+      campaigns: [w.campaigns.retail],
+    },
+  );
+});
+afterAll(() => t.close());
+
+function get(path: string, query: Record<string, string | string[]> = {}, auth = w.accounts.full.auth) {
+  return request(t.app).get(path).query(query).set('Authorization', auth);
+}
+
+const path = (prefix: string, orgCode: string) => `${prefix}/${encodeURIComponent(orgCode)}`;
+
+describe('GET /api/users/{OrgCode}', () => {
+  it('when the user exists, then it has its fields in spec order, plain projects and roles, and no complex property', async () => {
+    const res = await get(path('/api/users', `lead-${w.id}@example.com`));
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.body)).toBe(
+      JSON.stringify({
+        uniqueId: res.body.uniqueId,
+        username: `lead-${w.id}`,
+        name: 'Team Lead',
+        orgCode: `lead-${w.id}@example.com`,
+        email: `lead-${w.id}@example.com`,
+        inboundPhoneNumber: '+4511223344',
+        projects: [w.projects.retail],
+        roles: ['TeamLeader', 'Agent'],
+        employeeNumber: 'E-1',
+        payrollNumber: 'P-1',
+      }),
+    );
+  });
+
+  it('when parent and campaigns are included, then the unit chain runs to the root and the campaigns are full objects', async () => {
+    const res = await get(path('/api/users', w.users.agent), { Include: 'parent,campaigns' });
+    expect(res.body.parent).toMatchObject({
+      orgCode: w.units.team,
+      level: 2,
+      parent: { orgCode: w.units.sales, level: 1, parent: { orgCode: w.units.root, level: 0, parent: null } },
+    });
+    expect(res.body.campaigns.map((c: { code: string }) => c.code)).toEqual([w.campaigns.b2b, w.campaigns.retail]);
+    expect(res.body.campaigns[0]).toEqual({
+      uniqueId: expect.any(String),
+      name: 'B2B campaign',
+      code: w.campaigns.b2b,
+      project: w.projects.b2b,
+      leadDefinitionUniqueId: expect.any(String),
+    });
+  });
+
+  it('when the account sees only B2B projects, then only B2B campaigns and projects appear on the user', async () => {
+    const res = await get(path('/api/users', w.users.agent), { include: 'campaigns' }, w.accounts.b2b.auth);
+    expect(res.body.campaigns.map((c: { code: string }) => c.code)).toEqual([w.campaigns.b2b]);
+    expect(res.body.projects).toEqual([w.projects.b2b]);
+  });
+
+  it('when no user has the org code (or it names a unit), then it is a 404', async () => {
+    expect((await get(path('/api/users', `nobody-${w.id}`))).status).toBe(404);
+    expect((await get(path('/api/users', w.units.team))).status).toBe(404);
+  });
+
+  it('when the account lacks the Organization right, then it is a 403', async () => {
+    expect((await get(path('/api/users', w.users.agent), {}, w.accounts.none.auth)).status).toBe(403);
+  });
+
+  it('when the client asks for text/html, then the user is an HTML page', async () => {
+    const res = await get(path('/api/users', w.users.agent)).set('Accept', 'text/html');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('Agent Ærø');
+  });
+});
+
+describe('GET /api/users', () => {
+  it('when users are listed, then they come by org code, this world’s among them', async () => {
+    const res = await get('/api/users');
+    expect(res.status).toBe(200);
+    const codes = res.body.map((u: { orgCode: string }) => u.orgCode);
+    expect(codes).toEqual(expect.arrayContaining([w.users.agent, w.users.other, `lead-${w.id}@example.com`]));
+    // By org code (in the database's collation): this world's codes in their relative order.
+    const mine = codes.filter((c: string) => c.includes(w.id));
+    expect(mine).toEqual([w.users.agent, `lead-${w.id}@example.com`, w.users.other]);
+  });
+
+  it('when Limit is given, then at most that many users come', async () => {
+    const res = await get('/api/users', { Limit: '2' });
+    expect(res.body).toHaveLength(2);
+    expect((await get('/api/users', { Limit: '-1' })).status).toBe(400);
+  });
+
+  it('when parent is included, then every user that has a unit carries it', async () => {
+    const res = await get('/api/users', { Include: 'parent' });
+    const agent = res.body.find((u: { orgCode: string }) => u.orgCode === w.users.agent);
+    expect(agent.parent.orgCode).toBe(w.units.team);
+  });
+});
+
+describe('GET /api/orgunits/{orgCode} and /api/organizationalunits/{OrgCode}', () => {
+  it('when the org code holds spaces, a slash and æøå, then the percent-encoded path finds the unit on both paths', async () => {
+    for (const prefix of ['/api/orgunits', '/api/organizationalunits']) {
+      const res = await get(path(prefix, w.units.team));
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ uniqueId: expect.any(String), name: 'Team Tryg', orgCode: w.units.team, level: 2 });
+    }
+  });
+
+  it('when children and users are included, then the subtree comes with each user once', async () => {
+    const res = await get(path('/api/orgunits', w.units.sales), { Include: 'children,users' });
+    expect(res.body.users.map((u: { orgCode: string }) => u.orgCode)).toEqual([w.users.other]);
+    expect(res.body.children).toHaveLength(1);
+    expect(res.body.children[0].orgCode).toBe(w.units.team);
+    expect(res.body.children[0].users.map((u: { orgCode: string }) => u.orgCode)).toEqual([w.users.agent, `lead-${w.id}@example.com`]);
+    expect(res.body.children[0].users[0].campaigns).toBeUndefined();
+  });
+
+  it('when campaigns is included without users, then it has no effect; with users, the users carry their campaigns once each', async () => {
+    const alone = await get(path('/api/orgunits', w.units.team), { Include: 'campaigns' });
+    expect(alone.body.users).toBeUndefined();
+    expect(alone.body.campaigns).toBeUndefined();
+    const res = await get(path('/api/orgunits', w.units.team), { Include: ['users', 'campaigns'] });
+    const [agent, lead] = res.body.users;
+    expect(agent.campaigns.map((c: { code: string }) => c.code)).toEqual([w.campaigns.b2b, w.campaigns.retail]);
+    // The retail campaign already appears under the agent in this object (spec 4.4 rule 3).
+    expect(lead.campaigns).toEqual([]);
+  });
+
+  it('when parent is included, then the chain runs up and the root has parent null', async () => {
+    const res = await get(path('/api/organizationalunits', w.units.team), { include: 'Parent' });
+    expect(res.body.parent.orgCode).toBe(w.units.sales);
+    expect(res.body.parent.parent.orgCode).toBe(w.units.root);
+    expect(res.body.parent.parent.parent).toBeNull();
+  });
+
+  it('when no unit has the org code (or it names a user), then it is a 404', async () => {
+    expect((await get(path('/api/orgunits', `nothing-${w.id}`))).status).toBe(404);
+    expect((await get(path('/api/organizationalunits', w.users.agent))).status).toBe(404);
+  });
+
+  it('when the client asks for text/html, then the unit is an HTML page', async () => {
+    const res = await get(path('/api/orgunits', w.units.team)).set('Accept', 'text/html');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('Team Tryg');
+  });
+});
+
+describe('GET /api/orgunits and /api/organizationalunits', () => {
+  it('when the units are listed, then every unit comes, roots first', async () => {
+    for (const p of ['/api/orgunits', '/api/organizationalunits']) {
+      const res = await get(p);
+      expect(res.status).toBe(200);
+      const mine = res.body.filter((u: { orgCode: string }) => u.orgCode.includes(w.id));
+      expect(mine.map((u: { orgCode: string }) => u.orgCode)).toEqual([w.units.root, w.units.sales, w.units.team]);
+      const levels = res.body.map((u: { level: number }) => u.level);
+      expect(levels).toEqual([...levels].sort());
+    }
+  });
+
+  it('when the account lacks the Organization right, then it is a 403', async () => {
+    expect((await get('/api/orgunits', {}, w.accounts.none.auth)).status).toBe(403);
+  });
+});
+
+describe('GET /api/campaigns', () => {
+  it('when the account sees every project, then both campaigns come as Campaign objects', async () => {
+    const res = await get('/api/campaigns');
+    expect(res.status).toBe(200);
+    const mine = res.body.filter((c: { code: string }) => c.code.endsWith(w.id));
+    expect(mine).toEqual([
+      { uniqueId: expect.any(String), name: 'B2B campaign', code: w.campaigns.b2b, project: w.projects.b2b, leadDefinitionUniqueId: expect.any(String) },
+      { uniqueId: expect.any(String), name: 'Retail campaign', code: w.campaigns.retail, project: w.projects.retail, leadDefinitionUniqueId: expect.any(String) },
+    ]);
+  });
+
+  it('when the account sees only B2B projects, then only B2B campaigns come', async () => {
+    const res = await get('/api/campaigns', {}, w.accounts.b2b.auth);
+    expect(res.body.map((c: { code: string }) => c.code)).toEqual([w.campaigns.b2b]);
+  });
+
+  it('when the client asks for text/html, then the list is an HTML page', async () => {
+    const res = await get('/api/campaigns', {}, w.accounts.b2b.auth).set('Accept', 'text/html');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(w.campaigns.b2b);
+    expect(res.text).not.toContain(w.campaigns.retail);
+  });
+
+  it('when the account lacks the Campaigns right, then it is a 403', async () => {
+    expect((await get('/api/campaigns', {}, w.accounts.none.auth)).status).toBe(403);
+  });
+});
+
+describe('GET /api/projects', () => {
+  it('when projects are listed, then they are the distinct names the account can see', async () => {
+    const all = await get('/api/projects');
+    expect(all.body).toEqual(expect.arrayContaining([w.projects.b2b, w.projects.retail]));
+    expect(new Set(all.body).size).toBe(all.body.length);
+    const b2b = await get('/api/projects', {}, w.accounts.b2b.auth);
+    expect(b2b.body).toEqual([w.projects.b2b]);
+  });
+
+  it('when the client asks for text/html, then the list is an HTML page', async () => {
+    const res = await get('/api/projects', {}, w.accounts.b2b.auth).set('Accept', 'text/html');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(w.projects.b2b);
+  });
+});
