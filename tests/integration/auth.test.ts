@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
@@ -8,6 +13,7 @@ import { composeApp } from '../../src/http/compose';
 import { createAccount, notifyAccountChanged, setEnabled, setPassword } from '../../src/data/accountCommands';
 import type { Endpoint } from '../../src/http/endpoint';
 
+const execFileAsync = promisify(execFile);
 const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
@@ -87,6 +93,18 @@ describe('Basic authentication', () => {
       .get('/api/myaccount')
       .set('Authorization', basicAuth(w.accounts.full.username, `${w.accounts.full.password}:anything`));
     expect(res.status).toBe(401);
+  });
+
+  // Authentication comes first: a client without valid credentials learns nothing about the
+  // body handling. The JSON body parser runs in app.ts before the endpoint chain (see the report).
+  it.failing('when an unauthenticated request has a body that is not JSON, then 401 rather than 400', async () => {
+    const res = await request(t.app).post('/api/leads').set('Content-Type', 'application/json').send('{not json');
+    expectUnauthorized(res);
+  });
+
+  it.failing('when an unauthenticated request has a body over the size limit, then 401 rather than 413', async () => {
+    const res = await request(t.app).post('/api/leads').set('Content-Type', 'application/json').send(JSON.stringify({ x: 'y'.repeat(200_000) }));
+    expectUnauthorized(res);
   });
 
   it('when authentication fails, then nothing is counted for the account', async () => {
@@ -257,6 +275,25 @@ describe('Credential cache', () => {
     await setEnabled(t.db, username, true);
     expect(await notifyUntil(id, auth, 200)).toBe(200);
   });
+
+  // `lcm load` bumps accounts.version but neither announces the change nor does the cache
+  // look at the version, so a running server honours it only after AUTH_CACHE_TTL_MS (see the report).
+  it.failing('when `lcm load` in another process changes the password, then the running app honours it at once', async () => {
+    const { username } = await newAccount('before');
+    const oldAuth = basicAuth(username, 'before');
+    await request(t.app).get('/api/myaccount').set('Authorization', oldAuth).expect(200);
+    const file = path.join(os.tmpdir(), `${uniq('lcm-load-')}.ndjson`);
+    fs.writeFileSync(file, JSON.stringify({ type: 'account', username, password: 'after', user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None' }) + '\n');
+    try {
+      await execFileAsync(process.execPath, [path.resolve(__dirname, '../../bin/lcm.js'), 'load', file], {
+        env: { ...process.env, DATABASE_URL: t.settings.DATABASE_URL, REDIS_URL: t.settings.REDIS_URL, LOG_LEVEL: 'silent' },
+      });
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    expectUnauthorized(await request(t.app).get('/api/myaccount').set('Authorization', oldAuth));
+  }, 60_000);
 
   it('when another account changes, then this account stays cached', async () => {
     const a = await newAccount('pw-a');

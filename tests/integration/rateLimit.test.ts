@@ -298,6 +298,16 @@ describe('request counting through the API', () => {
       expect(rateHeaders(res)).toEqual({ limit: 5000, remaining: 4999, reset: 86400 });
     });
 
+    // The JSON body parser runs in app.ts before authentication, so its 400 and 413 are neither
+    // counted nor given the headers (see the report).
+    it.failing('when a counted endpoint answers 400 for a body that is not JSON, then it carries the headers and counts', async () => {
+      const auth = await newAccount(t, w);
+      at(PROD);
+      const res = await request(t.app).post('/api/leads').set('Authorization', auth).set('Content-Type', 'application/json').send('{not json');
+      expect(res.status).toBe(400);
+      expect(rateHeaders(res)).toEqual({ limit: 5000, remaining: 4999, reset: 86400 });
+    });
+
     it('when a large-data service is asked, then its headers show the bulk default limit', async () => {
       const auth = await newAccount(t, w);
       at(PROD);
