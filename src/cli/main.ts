@@ -5,6 +5,7 @@ import { registerLoad } from './load';
 import { registerAccount } from './account';
 import { registerLifecycle } from './lifecycle';
 import { registerGenerate } from './generate';
+import { registerSeedDemo } from './seedDemo';
 
 /**
  * The `lcm` command line (DESIGN §9). Each command lives in its own module and registers
@@ -23,6 +24,7 @@ export async function main(argv: string[]): Promise<number> {
   registerAccount(program, setExit);
   registerLifecycle(program, setExit);
   registerGenerate(program, setExit);
+  registerSeedDemo(program, setExit);
   try {
     await program.parseAsync(argv);
   } catch (err) {

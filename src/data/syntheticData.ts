@@ -6,6 +6,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { DateTime } from 'luxon';
 import {
   CallEndCause,
+  CallEndCauseName,
   CallLeadStatus,
   CampaignType,
   CampaignTypeName,
@@ -13,9 +14,21 @@ import {
   EntryAccessName,
   FieldType,
   LeadClosure,
+  LeadClosureName,
   LeadStatus,
+  PreCallLeadStatus,
   RecordingType,
 } from '../domain/enums';
+import {
+  AgentAction,
+  CampaignLifecycleSettings,
+  LeadState,
+  preCallLeadStatusFor,
+  recordCallOutcome,
+  sweepDeadline,
+  SWEEP_RULES,
+} from '../domain/lifecycle';
+import { parseTimeSpan } from '../domain/timespan';
 
 /**
  * `lcm generate` (DESIGN §9): a realistic synthetic data set appended to the database in one
@@ -203,12 +216,12 @@ interface CampaignSpec {
 // Each campaign type twice; two campaigns have attempt caps, two have expiry limits.
 const CAMPAIGNS: CampaignSpec[] = [
   { name: 'Enterprise outbound', project: 'B2B Sales', category: 'Sales', type: 'Master', definition: 0, weight: 3, maxAttempts: null, expireDays: null, privateExpireDays: null },
-  { name: 'SMB prospecting', project: 'B2B Sales', category: 'Sales', type: 'PowerDialer', definition: 0, weight: 3, maxAttempts: 8, expireDays: null, privateExpireDays: null },
+  { name: 'SMB prospecting', project: 'B2B Sales', category: 'Sales', type: 'PowerDialer', definition: 0, weight: 3, maxAttempts: 6, expireDays: null, privateExpireDays: null },
   { name: 'Support follow-up', project: 'B2B Support', category: 'Support', type: 'BasketDialer', definition: 0, weight: 2, maxAttempts: null, expireDays: 30, privateExpireDays: 21 },
   { name: 'Contract renewals', project: 'B2B Support', category: 'Support', type: 'Master', definition: 0, weight: 2, maxAttempts: null, expireDays: null, privateExpireDays: null },
   { name: 'Retail winback', project: 'Retail', category: 'Retail', type: 'PredictiveDialer', definition: 1, weight: 3, maxAttempts: null, expireDays: null, privateExpireDays: null },
   { name: 'Retail upsell', project: 'Retail', category: 'Retail', type: 'PowerDialer', definition: 1, weight: 3, maxAttempts: null, expireDays: 30, privateExpireDays: 21 },
-  { name: 'Payment reminders', project: 'Collections', category: 'Retail', type: 'BasketDialer', definition: 1, weight: 2, maxAttempts: 8, expireDays: null, privateExpireDays: null },
+  { name: 'Payment reminders', project: 'Collections', category: 'Retail', type: 'BasketDialer', definition: 1, weight: 2, maxAttempts: 6, expireDays: null, privateExpireDays: null },
   { name: 'Debt collection', project: 'Collections', category: 'Retail', type: 'PredictiveDialer', definition: 1, weight: 2, maxAttempts: null, expireDays: null, privateExpireDays: null },
 ];
 const ABANDON_DAYS = 2;
@@ -218,60 +231,18 @@ const POOLS_PER_CAMPAIGN = 10;
 
 // ---- call outcomes ----------------------------------------------------------------------------
 
-const O_NOANSWER_AUTO = 0; // New/RedialAutomatic not reached → RedialAutomatic
-const O_NOANSWER_KEEP = 1; // manual redial not reached → stays in its redial status
-const O_CB_COMMON = 2;
-const O_CB_PRIVATE = 3;
-const O_CB_VIP = 4;
-const O_UNRESOLVED = 5; // agent left the contact page unsaved: call Abandoned, lead Unresolved
-const O_PROCESSED = 6;
-const O_DEPLETED = 7;
-const O_FAILED = 8;
-const O_IN_PROGRESS = 9;
+// What happened on a call; the lead lifecycle (src/domain/lifecycle.ts) turns it into statuses.
+const O_NO_CONTACT = 0; // NoResponse, Busy, VoiceMail, no agent action
+const O_CB_COMMON = 1;
+const O_CB_PRIVATE = 2;
+const O_CB_VIP = 3;
+const O_NOT_SAVED = 4; // agent left the contact page unsaved: lead Unresolved, call Abandoned
+const O_CLOSE = 5;
+const O_FAILED = 6;
+const O_IN_PROGRESS = 7;
 
-const S_NEW = LeadStatus.toNumber('New');
-const S_RA = LeadStatus.toNumber('RedialAutomatic');
-const S_RMC = LeadStatus.toNumber('RedialManualCommon');
-const S_RMP = LeadStatus.toNumber('RedialManualPrivate');
-const S_VIP = LeadStatus.toNumber('VIPRedial');
-const S_UNRESOLVED = LeadStatus.toNumber('Unresolved');
-const S_PROCESSED = LeadStatus.toNumber('UserProcessed');
-const S_DEPLETED = LeadStatus.toNumber('Depleted');
-const S_ABANDONED = LeadStatus.toNumber('Abandoned');
-const S_FAILED = LeadStatus.toNumber('Failed');
-const S_EXPIRED = LeadStatus.toNumber('Expired');
-
-/** Lead status after a completed call with this outcome (state = status before the call). */
-function statusAfter(outcome: number, state: number): number {
-  switch (outcome) {
-    case O_NOANSWER_AUTO:
-      return S_RA;
-    case O_NOANSWER_KEEP:
-    case O_IN_PROGRESS:
-      return state;
-    case O_CB_COMMON:
-      return S_RMC;
-    case O_CB_PRIVATE:
-      return S_RMP;
-    case O_CB_VIP:
-      return S_VIP;
-    case O_UNRESOLVED:
-      return S_UNRESOLVED;
-    case O_PROCESSED:
-      return S_PROCESSED;
-    case O_DEPLETED:
-      return S_DEPLETED;
-    default:
-      return S_FAILED;
-  }
-}
-
-/** Call.leadStatus number recorded at wrap-up (spec 2.2/2.7: a lead Unresolved gives Abandoned). */
-function callLeadStatus(outcome: number, state: number): number {
-  if (outcome === O_UNRESOLVED) return CallLeadStatus.toNumber('Abandoned');
-  // The lead statuses reachable here (1, 2, 3, 10, 200, 210, 400) have the same numbers.
-  return statusAfter(outcome, state);
-}
+const AGENT_ACTION: (AgentAction | undefined)[] = [undefined, 'redialCommon', 'redialPrivate', 'redialVip', 'notSaved', 'close', undefined, undefined];
+const NO_CONTACT_CAUSES: CallEndCauseName[] = ['NoResponse', 'Busy', 'VoiceMail'];
 
 const FLAG_CONNECTED = 1;
 const FLAG_IN_PROGRESS = 2;
@@ -645,7 +616,6 @@ export async function generateSyntheticData(db: Knex, options: GenerateOptions):
 
     const callLead = new Uint32Array(N);
     const callUser = new Uint16Array(N);
-    const callOutcome = new Uint8Array(N);
     const callPre = new Uint8Array(N);
     const callStatus = new Uint16Array(N);
     const callClosure = new Uint8Array(N);
@@ -658,15 +628,19 @@ export async function generateSyntheticData(db: Knex, options: GenerateOptions):
     const callWrapUp = new Int32Array(N);
     const sortKey = new Float64Array(N);
 
-    const NO_ANSWER_CAUSES = [CallEndCause.toNumber('NoResponse'), CallEndCause.toNumber('Busy'), CallEndCause.toNumber('VoiceMail')];
-    const NORMAL = CallEndCause.toNumber('NormalDisconnect');
-    const DROPPED = CallEndCause.toNumber('DroppedCall');
-    const NOT_APPLICABLE = CallEndCause.toNumber('NotApplicable');
-    const CLOSURES = [LeadClosure.toNumber('Success'), LeadClosure.toNumber('NotInterested'), LeadClosure.toNumber('InvalidLead'), LeadClosure.toNumber('Unqualified'), LeadClosure.toNumber('NotSet')];
+    const CLOSURES: LeadClosureName[] = ['Success', 'NotInterested', 'InvalidLead', 'Unqualified', 'NotSet'];
     const CLOSURE_WEIGHTS = [30, 40, 12, 13, 5];
     // Final outcome of a called lead: mostly closed.
-    const FINALS = [O_PROCESSED, O_FAILED, O_UNRESOLVED, O_NOANSWER_AUTO, O_CB_COMMON, O_CB_PRIVATE, O_CB_VIP];
+    const FINALS = [O_CLOSE, O_FAILED, O_NOT_SAVED, O_NO_CONTACT, O_CB_COMMON, O_CB_PRIVATE, O_CB_VIP];
     const FINAL_WEIGHTS = [60, 4, 4, 14, 8, 5, 3];
+    const settings: CampaignLifecycleSettings[] = campaigns.map(({ spec }) => ({
+      maxAttempts: spec.maxAttempts,
+      abandonAfter: parseTimeSpan(`P${ABANDON_DAYS}D`),
+      expireAfter: spec.expireDays === null ? null : parseTimeSpan(`P${spec.expireDays}D`),
+      privateExpireAfter: spec.privateExpireDays === null ? null : parseTimeSpan(`P${spec.privateExpireDays}D`),
+    }));
+    const leadAttempts = new Uint16Array(L);
+    const leadClockMs = new Float64Array(L);
     const times: number[] = [];
     const lastDaySec = day8Sec[days - 1];
 
@@ -674,67 +648,67 @@ export async function generateSyntheticData(db: Knex, options: GenerateOptions):
       const n = callCount[l];
       const c = campaigns[leadCampaign[l]];
       const uploadDay = c.pools[leadPool[l]].day;
-      if (n === 0) {
-        leadStatus[l] = S_NEW;
-        leadChangedMs[l] = leadUploadMs[l];
-        continue;
-      }
-      // Call times: production hours (08–21 local), mostly weekdays, within the call span.
-      const span = Math.min(CALL_SPAN_DAYS, days - uploadDay);
-      times.length = 0;
-      for (let k = 0; k < n; k++) {
-        let d = uploadDay + plan.int(span);
-        if (weekend[d] && plan.chance(0.85)) d = uploadDay + plan.int(span);
-        times.push(day8Sec[d] + plan.int(13 * 3600));
-      }
-      times.sort((a, b) => a - b);
-      // Ten minutes at least between two calls of a lead; the last day's calls stay before midnight.
-      for (let k = 1; k < n; k++) if (times[k] < times[k - 1] + 600) times[k] = times[k - 1] + 600;
-
-      let final = FINALS[plan.weighted(FINAL_WEIGHTS)];
-      const cap = c.spec.maxAttempts;
-      if (cap !== null && n >= cap && final !== O_PROCESSED && plan.chance(0.8)) final = O_DEPLETED;
-      if (times[n - 1] >= lastDaySec && plan.chance(0.1)) final = O_IN_PROGRESS;
-
-      let state = S_NEW;
+      let lead: LeadState = { status: 'New', attempts: 0 };
+      let clockMs = leadUploadMs[l];
       let changedMs = leadUploadMs[l];
+      if (n > 0) {
+        // Call times: production hours (08–21 local), mostly weekdays, within the call span.
+        const span = Math.min(CALL_SPAN_DAYS, days - uploadDay);
+        times.length = 0;
+        for (let k = 0; k < n; k++) {
+          let d = uploadDay + plan.int(span);
+          if (weekend[d] && plan.chance(0.85)) d = uploadDay + plan.int(span);
+          times.push(day8Sec[d] + plan.int(13 * 3600));
+        }
+        times.sort((a, b) => a - b);
+        // Ten minutes at least between two calls of a lead; the last day's calls stay before midnight.
+        for (let k = 1; k < n; k++) if (times[k] < times[k - 1] + 600) times[k] = times[k - 1] + 600;
+      }
+      let final = FINALS[plan.weighted(FINAL_WEIGHTS)];
+      if (n > 0 && times[n - 1] >= lastDaySec && plan.chance(0.1)) final = O_IN_PROGRESS;
+      const cap = c.spec.maxAttempts;
+
       for (let k = 0; k < n; k++) {
         const i = offset[l] + k;
         let outcome: number;
         if (k < n - 1) {
-          if (state === S_NEW || state === S_RA) {
-            outcome = [O_NOANSWER_AUTO, O_CB_COMMON, O_CB_PRIVATE, O_CB_VIP][plan.weighted([72, 16, 8, 4])];
-          } else {
-            outcome = plan.chance(0.4) ? O_NOANSWER_KEEP : state === S_RMC ? O_CB_COMMON : state === S_RMP ? O_CB_PRIVATE : O_CB_VIP;
+          const s = lead.status;
+          if (s === 'New' || s === 'RedialAutomatic') outcome = [O_NO_CONTACT, O_CB_COMMON, O_CB_PRIVATE, O_CB_VIP][plan.weighted([72, 16, 8, 4])];
+          else outcome = plan.chance(0.4) ? O_NO_CONTACT : s === 'RedialManualCommon' ? O_CB_COMMON : s === 'RedialManualPrivate' ? O_CB_PRIVATE : O_CB_VIP;
+          // Only the last call may deplete the lead: one more no-contact call would reach the cap.
+          if (outcome === O_NO_CONTACT && cap !== null && s !== 'VIPRedial' && lead.attempts + 1 >= cap) {
+            outcome = s === 'RedialManualPrivate' ? O_CB_PRIVATE : O_CB_COMMON;
           }
         } else {
           outcome = final;
-          // Common, private and VIP redials never move to RedialAutomatic (spec 3).
-          if (outcome === O_NOANSWER_AUTO && state !== S_NEW && state !== S_RA) outcome = O_NOANSWER_KEEP;
+          // Leads that ran out of tries are mostly given up on: the last no-contact call depletes them.
+          if (outcome !== O_CLOSE && outcome !== O_IN_PROGRESS && cap !== null && lead.status !== 'VIPRedial' && lead.attempts + 1 >= cap && plan.chance(0.7)) {
+            outcome = O_NO_CONTACT;
+          }
         }
         callLead[i] = l;
         callUser[i] = c.agents.length ? plan.pick(c.agents) : 0;
-        callOutcome[i] = outcome;
-        callPre[i] = state; // New, RA, RMC, RMP, VIP share their numbers with PreCallLeadStatus
         callMsPart[i] = plan.int(1000);
         sortKey[i] = times[k] * INDEX_BITS + i;
 
         const inProgress = outcome === O_IN_PROGRESS;
-        const connected =
-          outcome === O_CB_COMMON || outcome === O_CB_PRIVATE || outcome === O_CB_VIP || outcome === O_UNRESOLVED || outcome === O_PROCESSED || (inProgress && plan.chance(0.6));
-        const incoming = connected && !inProgress && outcome !== O_UNRESOLVED && plan.chance(0.03);
+        const connected = (outcome >= O_CB_COMMON && outcome <= O_CLOSE) || (inProgress && plan.chance(0.6));
+        const incoming = connected && !inProgress && outcome !== O_NOT_SAVED && plan.chance(0.03);
         let flags = (connected ? FLAG_CONNECTED : 0) | (inProgress ? FLAG_IN_PROGRESS : 0) | (incoming ? FLAG_INCOMING : 0);
         if (connected && !inProgress && plan.chance(0.05)) flags |= FLAG_PARTIAL;
         if (!incoming && plan.chance(0.25)) flags |= FLAG_READY;
         callFlags[i] = flags;
 
-        let endCause: number;
-        if (inProgress) endCause = NOT_APPLICABLE;
-        else if (connected) endCause = plan.chance(0.95) ? NORMAL : DROPPED;
-        else if (outcome === O_FAILED) endCause = DROPPED;
-        else if (outcome === O_DEPLETED) endCause = NO_ANSWER_CAUSES[0];
-        else endCause = NO_ANSWER_CAUSES[plan.weighted([60, 25, 15])];
-        callEndCause[i] = endCause;
+        const endCause: CallEndCauseName = inProgress
+          ? 'NotApplicable'
+          : connected
+            ? plan.chance(0.95)
+              ? 'NormalDisconnect'
+              : 'DroppedCall'
+            : outcome === O_FAILED
+              ? 'DroppedCall'
+              : NO_CONTACT_CAUSES[plan.weighted([60, 25, 15])];
+        callEndCause[i] = CallEndCause.toNumber(endCause);
 
         const type = c.spec.type;
         callPreview[i] = incoming || type === 'PredictiveDialer' ? 0 : type === 'Master' ? plan.duration(3, 45) : type === 'BasketDialer' ? plan.duration(2, 20) : plan.duration(0, 2);
@@ -746,44 +720,50 @@ export async function generateSyntheticData(db: Knex, options: GenerateOptions):
               ? plan.duration(0, 8)
               : connected
                 ? plan.duration(4, 25)
-                : endCause === NO_ANSWER_CAUSES[1]
+                : endCause === 'Busy'
                   ? plan.duration(2, 6)
-                  : endCause === NO_ANSWER_CAUSES[2]
+                  : endCause === 'VoiceMail'
                     ? plan.duration(12, 30)
-                    : endCause === DROPPED
+                    : endCause === 'DroppedCall'
                       ? plan.duration(1, 6)
                       : plan.duration(25, 45);
-        callConversation[i] = connected && !inProgress ? (outcome === O_PROCESSED ? plan.duration(60, 900) : plan.duration(20, 400)) : -1;
+        callConversation[i] = connected && !inProgress ? (outcome === O_CLOSE ? plan.duration(60, 900) : plan.duration(20, 400)) : -1;
         callWrapUp[i] = inProgress ? -1 : connected ? plan.duration(5, 180) : plan.duration(0, 4);
-        callStatus[i] = inProgress ? NULL16 : callLeadStatus(outcome, state);
-        callClosure[i] = outcome === O_PROCESSED ? CLOSURES[plan.weighted(CLOSURE_WEIGHTS)] : NULL8;
 
-        if (!inProgress) {
-          state = statusAfter(outcome, state);
-          const startMs = windowStartMs + times[k] * 1000 + callMsPart[i];
-          changedMs = startMs + Math.max(callDialing[i], 0) + Math.max(callConversation[i], 0) + callWrapUp[i];
-          if (outcome === O_PROCESSED) leadClosure[l] = callClosure[i];
+        if (inProgress) {
+          // No wrap-up yet: the lead keeps its status, the call has no lead status.
+          callPre[i] = PreCallLeadStatus.toNumber(preCallLeadStatusFor(lead.status)!);
+          callStatus[i] = NULL16;
+          callClosure[i] = NULL8;
+          continue;
         }
+        const closure = outcome === O_CLOSE ? CLOSURES[plan.weighted(CLOSURE_WEIGHTS)] : undefined;
+        const r = recordCallOutcome(lead, { endCause, agentAction: AGENT_ACTION[outcome], closure, failed: outcome === O_FAILED }, settings[leadCampaign[l]]);
+        callPre[i] = PreCallLeadStatus.toNumber(r.preCallLeadStatus!);
+        callStatus[i] = CallLeadStatus.toNumber(r.callLeadStatus);
+        callClosure[i] = r.callLeadClosure === null ? NULL8 : LeadClosure.toNumber(r.callLeadClosure);
+        const wrappedUp = windowStartMs + times[k] * 1000 + callMsPart[i] + Math.max(callDialing[i], 0) + Math.max(callConversation[i], 0) + callWrapUp[i];
+        if (r.restartStatusClock) clockMs = wrappedUp;
+        changedMs = wrappedUp;
+        lead = { status: r.leadStatus, attempts: r.attempts, closure: r.closure };
       }
-      leadStatus[l] = state;
-      leadChangedMs[l] = changedMs;
-    }
 
-    // The sweeper's moves as of the window end, so the data is already a fixpoint for it.
-    for (let l = 0; l < L; l++) {
-      const c = campaigns[leadCampaign[l]].spec;
-      const n = callCount[l];
-      if (n > 0 && callOutcome[offset[l] + n - 1] === O_IN_PROGRESS) continue;
-      const s = leadStatus[l];
-      const since = leadChangedMs[l];
-      const limitDays =
-        s === S_UNRESOLVED ? ABANDON_DAYS : s === S_RMP ? c.privateExpireDays : s === S_NEW || s === S_RA || s === S_RMC ? c.expireDays : null;
-      if (limitDays === null) continue;
-      const due = DateTime.fromMillis(since, { zone }).plus({ days: limitDays }).toMillis();
-      if (due <= windowEndMs) {
-        leadStatus[l] = s === S_UNRESOLVED ? S_ABANDONED : S_EXPIRED;
-        leadChangedMs[l] = due;
+      // The sweeper's move as of the window end, so the data is already a fixpoint for it.
+      const rule = SWEEP_RULES.find((x) => x.from.includes(lead.status));
+      const limit = rule ? settings[leadCampaign[l]][rule.setting] : null;
+      // Calendar arithmetic (luxon) is slow at this scale: skip it when even a short-houred
+      // reading of the limit ends after the window.
+      const surelyLater = limit !== null && !limit.years && !limit.months && clockMs + limit.days * 86_400_000 - 7_200_000 > windowEndMs;
+      const deadline = limit === null || surelyLater ? null : sweepDeadline({ status: lead.status, statusChangedTime: new Date(clockMs) }, settings[leadCampaign[l]], zone);
+      if (deadline !== null && deadline.at.getTime() <= windowEndMs) {
+        lead = { ...lead, status: deadline.to };
+        clockMs = changedMs = deadline.at.getTime();
       }
+      leadStatus[l] = LeadStatus.toNumber(lead.status);
+      leadClosure[l] = LeadClosure.toNumber(lead.closure ?? 'NotSet');
+      leadAttempts[l] = lead.attempts;
+      leadClockMs[l] = clockMs;
+      leadChangedMs[l] = changedMs;
     }
 
     let recordingTotal = 0;
@@ -833,8 +813,8 @@ export async function generateSyntheticData(db: Knex, options: GenerateOptions):
           }
           const firstBy = n > 0 ? String(users[callUser[offset[l]]].id) : '\\N';
           yield `${leadBase + l}\t${P}-l${pad(l)}\t${c.id}\t${c.pools[leadPool[l]].id}\t${leadStatus[l]}\t${leadClosure[l]}\t${data.chance(0.9) ? 0 : data.between(1, 5)}\t` +
-            `${esc(lead.phone)}\t${esc(lead.key)}\t${esc(lead.json)}\t${n}\t${ts(leadUploadMs[l])}\t${ts(leadChangedMs[l])}\t${first}` +
-            `${ts(leadChangedMs[l])}\t${uploader.ownerUnitId}\t${uploader.id}\t${lastBy}\t${firstBy}\n`;
+            `${esc(lead.phone)}\t${esc(lead.key)}\t${esc(lead.json)}\t${leadAttempts[l]}\t${ts(leadUploadMs[l])}\t${ts(leadChangedMs[l])}\t${first}` +
+            `${ts(leadClockMs[l])}\t${uploader.ownerUnitId}\t${uploader.id}\t${lastBy}\t${firstBy}\n`;
         }
       },
       progress('leads'),
