@@ -1,6 +1,8 @@
 import request from 'supertest';
 import { createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
+import { dateTimeFormatter } from '../../src/domain/callSerializer';
+import { formatDateTime } from '../../src/domain/datetime';
 
 /**
  * The calls family over the real stack: window, order, Limit, Include, parameters, org codes
@@ -162,6 +164,14 @@ describe('GET /api/calls', () => {
     // The call's campaign is already in this object: only the other one is listed (spec 4.4 rule 3).
     expect(c.user.campaigns.map((x: { code: string }) => x.code)).toEqual([w.campaigns.retail]);
     expect(c.user.parent).toBeUndefined();
+  });
+
+  it('when the include engine writes the calls instead of the direct writer, then the text is the same byte for byte', async () => {
+    // organizationalUnits is always present; naming it sends the rows through the generic engine.
+    const direct = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW, Include: 'campaign,user' });
+    const engine = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW, Include: 'campaign,user,organizationalUnits' });
+    expect(direct.body).toHaveLength(5);
+    expect(engine.text).toBe(direct.text);
   });
 
   it('when a nested name comes without its parent property, then it has no effect', async () => {
@@ -420,5 +430,21 @@ describe('GET /api/calls/agentreadyperiods', () => {
   it('when the client accepts only text/html, then it is a 406', async () => {
     const res = await get('/api/calls/agentreadyperiods', { FromTime: '2026-07-01T10:00:00+02:00', TimeSpan: 'PT1H' }).set('Accept', 'text/html');
     expect(res.status).toBe(406);
+  });
+});
+
+describe('dateTimeFormatter (the calls hot path)', () => {
+  it('when instants run across both DST changes, in order or shuffled, then it writes what formatDateTime writes', () => {
+    const zone = 'Europe/Copenhagen';
+    const instants: number[] = [];
+    for (const [from, to] of [['2026-03-28T00:00:00Z', '2026-03-30T00:00:00Z'], ['2026-10-24T00:00:00Z', '2026-10-26T00:00:00Z']]) {
+      for (let ms = Date.parse(from!); ms < Date.parse(to!); ms += 433_017) instants.push(ms);
+    }
+    instants.push(Date.parse('1969-12-31T23:59:59.999Z'), Date.parse('2026-10-25T00:59:59.999Z'), Date.parse('2026-10-25T01:00:00Z'));
+    const shuffled = [...instants].sort((a, b) => ((a * 7919) % 1000) - ((b * 7919) % 1000));
+    for (const list of [instants, shuffled]) {
+      const format = dateTimeFormatter(zone);
+      expect(list.map(format)).toEqual(list.map((ms) => formatDateTime(ms, zone)));
+    }
   });
 });

@@ -25,7 +25,7 @@ import {
   CallRow,
   ReadyPeriodRow,
   callToCsvLine,
-  callToJson,
+  callToJsonText,
   flattenedCallHeader,
   readyPeriodToJson,
   recordingToJson,
@@ -104,9 +104,9 @@ async function streamCallsJson(
   const cursor = cursorOptions(res, services);
   const org = await loadOrgSnapshot(services.db, scope, { users: callIncludesNeedUsers(include) });
   const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, 'json', cursor);
-  const toCall = callToJson({ zone, include, org });
+  const format = callToJsonText({ zone, include, org });
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, rowsToText<CallRow>(rows, { head: '[', separator: ',', tail: ']', format: (row) => JSON.stringify(toCall(row)) }), [], services.logger);
+  await streamToResponse(res, rowsToText<CallRow>(rows, { head: '[', separator: ',', tail: ']', format }), [], services.logger);
   return undefined;
 }
 

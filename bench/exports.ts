@@ -1,0 +1,396 @@
+/**
+ * Benchmark of the calls exports (issue 4): `npm run bench:exports [-- --calls 1000000 --runs 3]`.
+ *
+ * On a generated data set (src/data/syntheticData.ts, added once and reused), measured side by
+ * side in one run, medians of `--runs` runs:
+ * - `/api/calls/csv` and `/api/calls` rows per second against `psql` `COPY (the same SELECT) TO
+ *   STDOUT` of the same rows, and against a naive buffered implementation (knex select →
+ *   res.json) that is mounted only in this benchmark's server;
+ * - time to first byte at the full size;
+ * - the server's peak RSS (VmHWM of a fresh server process) for the small and the full size;
+ * - a 2-hour window of one org unit (EXPLAIN shows the index; time).
+ *
+ * Database: BENCH_DATABASE_URL, or an embedded cluster in .data/bench-postgres (kept between
+ * runs). The API server runs as a child process (this file with `--server`): the real app plus
+ * the naive route.
+ */
+import { spawn, ChildProcess, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { Knex } from 'knex';
+import express from 'express';
+import { DateTime } from 'luxon';
+import { loadSettings } from '../src/config/settings';
+import { createLogger } from '../src/config/logger';
+import { createDb, migrateLatest } from '../src/data/db';
+import { composeApp } from '../src/http/compose';
+import { callWindowQuery } from '../src/data/callRepository';
+import { loadOrgSnapshot } from '../src/data/organizationRepository';
+import { projectScope } from '../src/data/projectScope';
+import { callToJson } from '../src/domain/callSerializer';
+import { startEmbeddedPostgres } from '../src/data/embeddedPostgres';
+import { loadNdjson } from '../src/data/loader/loadNdjson';
+import { generateSyntheticData } from '../src/data/syntheticData';
+
+const ROOT = path.resolve(__dirname, '..');
+const ZONE = 'Europe/Copenhagen';
+const USERNAME = 'bench-exports';
+const PASSWORD = 'bench-exports-password';
+const AUTH = 'Basic ' + Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64');
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const log = (line = '') => process.stdout.write(line + '\n');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// ---- the server child process -----------------------------------------------------------------
+
+/** The real app, plus `/bench/naive-calls`: the same query and serializer, buffered. */
+async function runServer(): Promise<void> {
+  const settings = loadSettings(process.env);
+  const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: 10 });
+  const composed = await composeApp({ settings, db, logger: createLogger(settings.LOG_LEVEL) });
+  const outer = express();
+  outer.get('/bench/naive-calls', async (req, res) => {
+    // What a typical service ships: the whole result in memory, then res.json.
+    const q = req.query as Record<string, string>;
+    const scope = projectScope(['*']);
+    const window = {
+      subject: { kind: 'unit' as const, unitId: Number(q.unitId), level: Number(q.level) },
+      start: new Date(q.start),
+      end: new Date(q.end),
+      limit: Number(q.limit),
+      scope,
+    };
+    const [org, rows] = await Promise.all([loadOrgSnapshot(db, scope, { users: false }), callWindowQuery(db, window, 'json')]);
+    const toCall = callToJson({ zone: settings.PLATFORM_TIMEZONE, include: new Set(), org });
+    res.json(rows.map(toCall));
+  });
+  outer.use(composed.app.express);
+  const server = outer.listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write(`ready ${process.pid}\n`));
+  server.requestTimeout = 0;
+  process.once('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => void composed.close().then(() => db.destroy()).then(() => process.exit(0)));
+  });
+}
+
+interface Server {
+  port: number;
+  child: ChildProcess;
+  status(field: 'VmHWM' | 'VmRSS'): number;
+  stop(): Promise<void>;
+}
+
+async function startServer(url: string): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/run-ts.js'), path.join(ROOT, 'bench/exports.ts'), '--server'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      REDIS_URL: '',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      DEFAULT_BULK_DAILY_LIMIT: '100000000',
+      DEFAULT_DAILY_LIMIT: '100000000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return {
+    port,
+    child,
+    // kB from /proc/<pid>/status: the node process itself (run-ts requires the file in-process).
+    status(field) {
+      const text = fs.readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+      return m ? Number(m[1]) * 1024 : NaN;
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+// ---- HTTP client ------------------------------------------------------------------------------
+
+interface Fetched {
+  status: number;
+  bytes: number;
+  ttfbMs: number;
+  totalMs: number;
+  tail: string;
+}
+
+function fetchAll(port: number, pathAndQuery: string): Promise<Fetched> {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const ms = () => Number(process.hrtime.bigint() - t0) / 1e6;
+    const req = http.get({ host: '127.0.0.1', port, path: pathAndQuery, headers: { Authorization: AUTH }, agent: false }, (res) => {
+      let bytes = 0;
+      let ttfbMs = -1;
+      let last: Buffer = Buffer.alloc(0);
+      res.on('data', (c: Buffer) => {
+        if (ttfbMs < 0) ttfbMs = ms();
+        bytes += c.length;
+        last = c;
+      });
+      res.once('end', () =>
+        resolve({ status: res.statusCode ?? 0, bytes, ttfbMs, totalMs: ms(), tail: last.subarray(Math.max(0, last.length - 4)).toString() }),
+      );
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+  });
+}
+
+// ---- database and data set --------------------------------------------------------------------
+
+async function benchDatabase(): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, stop: async () => undefined };
+  const cluster = await startEmbeddedPostgres({
+    dataDir: path.join(ROOT, '.data/bench-postgres'),
+    port: await freePort(),
+    database: 'lcm_bench',
+    persistent: true,
+  });
+  return { url: cluster.url, stop: () => cluster.stop() };
+}
+
+async function ensureData(db: Knex, calls: number): Promise<void> {
+  const have = Number((await db.raw('select count(*) as n from calls')).rows[0].n);
+  if (have < calls) {
+    log(`generating ${fmt(calls - have)} calls (once; kept in the bench database) ...`);
+    const t0 = Date.now();
+    await generateSyntheticData(db, { calls: calls - have, leads: Math.ceil((calls - have) / 4), seed: 42, zone: ZONE });
+    log(`generated in ${fmt((Date.now() - t0) / 1000, 1)} s`);
+  }
+  const user = (await db('users').orderBy('id').first('org_code')).org_code as string;
+  await loadNdjson(
+    db,
+    Readable.from([
+      JSON.stringify({ type: 'account', username: USERNAME, password: PASSWORD, user, projects: ['*'], rights: { Calls: ['Get'] }, entryAccess: 'Full' }) + '\n',
+    ]),
+    { zone: ZONE },
+  );
+}
+
+// ---- the benchmark ----------------------------------------------------------------------------
+
+interface Target {
+  unitId: number;
+  level: number;
+  orgCode: string;
+  start: Date;
+  end: Date;
+}
+
+/** The root unit with the most calls, and a window holding all of them. */
+async function bigTarget(db: Knex): Promise<Target> {
+  const row = (
+    await db.raw(`select ou0_id as id, count(*)::int as n, min(start_time) as first, max(start_time) as last
+                    from calls group by ou0_id order by n desc limit 1`)
+  ).rows[0];
+  const unit = await db('org_units').where({ id: row.id }).first('org_code', 'level');
+  return { unitId: row.id, level: unit.level, orgCode: unit.org_code, start: row.first, end: new Date(row.last.getTime() + 1) };
+}
+
+/** A busy 2-hour window (weekday, 10:00 local) of one squad (level 4), in the middle of the data. */
+async function twoHourTarget(db: Knex): Promise<Target> {
+  const mid = (await db.raw(`select percentile_disc(0.5) within group (order by start_time) as t from calls`)).rows[0].t as Date;
+  let day = DateTime.fromJSDate(mid, { zone: ZONE }).startOf('day');
+  while (day.weekday >= 6) day = day.plus({ days: 1 });
+  const start = day.set({ hour: 10 }).toJSDate();
+  const end = day.set({ hour: 12 }).toJSDate();
+  const row = (
+    await db.raw(
+      `select ou4_id as id, count(*)::int as n from calls where start_time >= ? and start_time < ? and ou4_id is not null
+        group by ou4_id order by n desc limit 1`,
+      [start, end],
+    )
+  ).rows[0];
+  const unit = await db('org_units').where({ id: row.id }).first('org_code', 'level');
+  return { unitId: row.id, level: unit.level, orgCode: unit.org_code, start, end };
+}
+
+function apiQuery(t: Target, limit: number): string {
+  return `OrgCode=${encodeURIComponent(t.orgCode)}&StartTime=${encodeURIComponent(t.start.toISOString())}&TimeSpan=PT${(t.end.getTime() - t.start.getTime()) / 1000}S&Limit=${limit}`;
+}
+
+/** The SQL text the endpoint runs (same builder), with its parameters inlined for psql. */
+async function endpointSql(db: Knex, t: Target, limit: number, shape: 'json' | 'csv'): Promise<string> {
+  const q = callWindowQuery(db, { subject: { kind: 'unit', unitId: t.unitId, level: t.level }, start: t.start, end: t.end, limit, scope: projectScope(['*']) }, shape);
+  return q.toString();
+}
+
+function copyMs(url: string, sql: string, format: 'csv' | 'text'): { ms: number; bytes: number } {
+  const t0 = process.hrtime.bigint();
+  const out = execFileSync('/usr/bin/psql', [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy (${sql}) to stdout with (format ${format})`], {
+    maxBuffer: 4 * 1024 * 1024 * 1024,
+    env: { ...process.env, PGTZ: ZONE },
+  });
+  return { ms: Number(process.hrtime.bigint() - t0) / 1e6, bytes: out.length };
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--server')) return runServer();
+  const calls = arg('calls', 1_000_000);
+  const small = arg('small', 100_000);
+  const runs = arg('runs', 3);
+  const database = await benchDatabase();
+  const db = createDb({ url: database.url, timezone: ZONE, poolMax: 2 });
+  try {
+    await migrateLatest(db);
+    await ensureData(db, calls);
+    await db.raw('vacuum analyze calls');
+    if (process.argv.includes('--prepare')) return;
+    const big = await bigTarget(db);
+    const total = Number((await db.raw('select count(*) as n from calls')).rows[0].n);
+    log(`data set: ${fmt(total)} calls; export target: org unit "${big.orgCode}" (level ${big.level}), ${fmt(calls)} and ${fmt(small)} rows`);
+    log(`node ${process.version}, ${require('node:os').cpus().length} cores, runs per figure: ${runs} (median)`);
+    log();
+
+    const server = await startServer(database.url);
+    const results: Record<string, { rows: number; ms: number[]; ttfb: number[]; bytes: number }> = {};
+    const record = (name: string, rows: number, f: { ms: number; ttfb?: number; bytes: number }) => {
+      const r = (results[name] ??= { rows, ms: [], ttfb: [], bytes: f.bytes });
+      r.ms.push(f.ms);
+      if (f.ttfb !== undefined) r.ttfb.push(f.ttfb);
+    };
+    try {
+      // Warm-up: code paths, plans and the page cache.
+      await fetchAll(server.port, `/api/calls/csv?${apiQuery(big, 20_000)}`);
+      await fetchAll(server.port, `/api/calls?${apiQuery(big, 20_000)}`);
+      const csvSql = await endpointSql(db, big, calls, 'csv');
+      const jsonSql = await endpointSql(db, big, calls, 'json');
+      const naiveQuery = (limit: number) =>
+        `/bench/naive-calls?unitId=${big.unitId}&level=${big.level}&start=${big.start.toISOString()}&end=${big.end.toISOString()}&limit=${limit}`;
+      for (let i = 0; i < runs; i++) {
+        const c1 = copyMs(database.url, csvSql, 'csv');
+        record(`COPY csv (same SELECT as /calls/csv), ${fmt(calls)}`, calls, c1);
+        const c2 = copyMs(database.url, jsonSql, 'text');
+        record(`COPY text (same SELECT as /calls), ${fmt(calls)}`, calls, c2);
+        for (const [name, p, rows] of [
+          [`/api/calls/csv, ${fmt(calls)}`, `/api/calls/csv?${apiQuery(big, calls)}`, calls],
+          [`/api/calls (JSON), ${fmt(calls)}`, `/api/calls?${apiQuery(big, calls)}`, calls],
+          [`/api/calls/csv, ${fmt(small)}`, `/api/calls/csv?${apiQuery(big, small)}`, small],
+          [`/api/calls (JSON), ${fmt(small)}`, `/api/calls?${apiQuery(big, small)}`, small],
+          [`naive buffered (knex → res.json), ${fmt(small)}`, naiveQuery(small), small],
+        ] as [string, string, number][]) {
+          const f = await fetchAll(server.port, p);
+          if (f.status !== 200) throw new Error(`${p}: HTTP ${f.status}`);
+          record(name, rows, { ms: f.totalMs, ttfb: f.ttfbMs, bytes: f.bytes });
+        }
+        const s = copyMs(database.url, await endpointSql(db, big, small, 'json'), 'text');
+        record(`COPY text (same SELECT as /calls), ${fmt(small)}`, small, s);
+      }
+    } finally {
+      await server.stop();
+    }
+
+    log('| what | rows | median time | rows/s | MB | TTFB (median) |');
+    log('|---|---:|---:|---:|---:|---:|');
+    for (const [name, r] of Object.entries(results)) {
+      const ms = median(r.ms);
+      log(`| ${name} | ${fmt(r.rows)} | ${fmt(ms / 1000, 2)} s | ${fmt((r.rows / ms) * 1000)} | ${fmt(r.bytes / 1e6, 1)} | ${r.ttfb.length ? fmt(median(r.ttfb), 1) + ' ms' : '—'} |`);
+    }
+    const rate = (name: string) => {
+      const r = results[name]!;
+      return r.rows / median(r.ms);
+    };
+    const N = fmt(calls);
+    const S = fmt(small);
+    log();
+    log(`CSV / COPY csv (${N}): ${fmt(rate(`/api/calls/csv, ${N}`) / rate(`COPY csv (same SELECT as /calls/csv), ${N}`), 2)}× (target ≥ 0.6)`);
+    log(`JSON / COPY text (${N}): ${fmt(rate(`/api/calls (JSON), ${N}`) / rate(`COPY text (same SELECT as /calls), ${N}`), 2)}× (target ≥ 0.5)`);
+    log(`JSON / naive buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`naive buffered (knex → res.json), ${S}`), 2)}× (target ≥ 3)`);
+    log(`CSV / naive buffered JSON (${S}): ${fmt(rate(`/api/calls/csv, ${S}`) / rate(`naive buffered (knex → res.json), ${S}`), 2)}×`);
+
+    // Peak RSS of a fresh server per size.
+    log();
+    log('| server peak RSS (VmHWM), fresh process | after warm-up | after export | growth |');
+    log('|---|---:|---:|---:|');
+    const peaks: Record<string, number> = {};
+    for (const [label, rows, kind] of [
+      [`${S} rows JSON`, small, 'json'],
+      [`${N} rows JSON`, calls, 'json'],
+      [`${S} rows CSV`, small, 'csv'],
+      [`${N} rows CSV`, calls, 'csv'],
+    ] as [string, number, 'json' | 'csv'][]) {
+      const s = await startServer(database.url);
+      try {
+        await fetchAll(s.port, `/api/calls${kind === 'csv' ? '/csv' : ''}?${apiQuery(big, 20_000)}`);
+        const before = s.status('VmHWM');
+        await fetchAll(s.port, `/api/calls${kind === 'csv' ? '/csv' : ''}?${apiQuery(big, rows)}`);
+        const after = s.status('VmHWM');
+        peaks[label] = after;
+        log(`| ${label} | ${fmt(before / 2 ** 20, 1)} MB | ${fmt(after / 2 ** 20, 1)} MB | ${fmt((after - before) / 2 ** 20, 1)} MB |`);
+      } finally {
+        await s.stop();
+      }
+    }
+    log();
+    log(`RSS growth from ${S} to ${N} rows: JSON ${fmt((peaks[`${N} rows JSON`]! - peaks[`${S} rows JSON`]!) / 2 ** 20, 1)} MB, CSV ${fmt((peaks[`${N} rows CSV`]! - peaks[`${S} rows CSV`]!) / 2 ** 20, 1)} MB (target < 64 MB)`);
+
+    // A 2-hour window of one org unit.
+    const two = await twoHourTarget(db);
+    const sql = await endpointSql(db, two, 1_000_000_000, 'json');
+    const plan = (await db.raw(`explain (analyze, buffers, costs off) ${sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']);
+    log();
+    log(`2-hour window of org unit "${two.orgCode}" (level ${two.level}), ${two.start.toISOString()} .. ${two.end.toISOString()}:`);
+    log('```');
+    for (const line of plan) log(line);
+    log('```');
+    const s = await startServer(database.url);
+    try {
+      const times: number[] = [];
+      let bytes = 0;
+      for (let i = 0; i < runs + 1; i++) {
+        const q = `OrgCode=${encodeURIComponent(two.orgCode)}&StartTime=${encodeURIComponent(two.start.toISOString())}&TimeSpan=PT2H`;
+        const f = await fetchAll(s.port, `/api/calls?${q}`);
+        bytes = f.bytes;
+        if (i > 0) times.push(f.totalMs);
+      }
+      const n = Number((await db.raw(`select count(*)::int as n from (${sql}) q`)).rows[0].n);
+      log(`GET /api/calls for that window: ${fmt(n)} calls, ${fmt(bytes / 1e3, 1)} kB, median ${fmt(median(times), 1)} ms over ${runs} runs (after one warm-up)`);
+    } finally {
+      await s.stop();
+    }
+  } finally {
+    await db.destroy();
+    await database.stop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});
