@@ -156,7 +156,7 @@ describe('GET /api/myaccount/request/limits', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.text).toContain('<th scope="col">dailyLimit</th>');
-    expect(res.text).toContain('<td>myaccount.limits</td>');
+    expect(res.text).toMatch(/<td[^>]*>myaccount\.limits<\/td>/);
   });
 });
 
@@ -215,6 +215,6 @@ describe('GET /api/myaccount/request/counts', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.text).toContain('<th scope="col">periodStart</th>');
-    expect(res.text).toContain('<td>myaccount.counts</td>');
+    expect(res.text).toMatch(/<td[^>]*>myaccount\.counts<\/td>/);
   });
 });
