@@ -1,0 +1,187 @@
+import { PassThrough, Readable, Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { coalesce } from '../../src/streams/coalesce';
+import { csvFormatter, isValidCsvSeparator } from '../../src/streams/csv';
+import { encoderStream, isKnownEncoding } from '../../src/streams/encoding';
+import { jsonArray } from '../../src/streams/jsonArray';
+
+/** Runs rows through the transforms and returns every chunk the last one emitted. */
+async function collect(rows: unknown[], transforms: Transform[]): Promise<Buffer[]> {
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    decodeStrings: false,
+    write(chunk: Buffer | string, _enc, cb) {
+      chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+      cb();
+    },
+  });
+  await pipeline([Readable.from(rows, { objectMode: true }), ...transforms, sink]);
+  return chunks;
+}
+
+async function text(rows: unknown[], transforms: Transform[]): Promise<string> {
+  return Buffer.concat(await collect(rows, transforms)).toString('utf8');
+}
+
+describe('jsonArray', () => {
+  it('when the source is empty, then the output is []', async () => {
+    expect(await text([], [jsonArray(), coalesce()])).toBe('[]');
+  });
+
+  it('when rows arrive, then the output is a JSON array of them in order', async () => {
+    const rows = Array.from({ length: 1000 }, (_, i) => ({ id: i, name: `n"${i}\n`, ok: i % 2 === 0, none: null }));
+    const out = await text(rows, [jsonArray(), coalesce()]);
+    expect(JSON.parse(out)).toEqual(rows);
+    expect(out.startsWith('[{')).toBe(true);
+  });
+
+  it('when a row cannot be serialised, then the stream fails instead of writing a broken array', async () => {
+    await expect(text([{ a: 1 }, { big: BigInt(1) }], [jsonArray(), coalesce()])).rejects.toThrow(/BigInt/);
+  });
+});
+
+describe('csvFormatter', () => {
+  const csv = (rows: unknown[], headers: string[], separator: string) => text(rows, [csvFormatter({ headers, separator }), coalesce()]);
+
+  it('when there are no rows, then the header line is still written', async () => {
+    expect(await csv([], ['a', 'b', 'c'], ';')).toBe('a;b;c\r\n');
+  });
+
+  it('when rows arrive, then every line ends with CRLF', async () => {
+    expect(await csv([[1, 'x'], [2, 'y']], ['id', 'v'], ';')).toBe('id;v\r\n1;x\r\n2;y\r\n');
+  });
+
+  it('when a value contains the separator, a quote, CR or LF, then it is quoted with quotes doubled', async () => {
+    const out = await csv([['a;b', 'say "hi"', 'cr\rhere', 'lf\nhere', 'plain']], ['s', 'q', 'cr', 'lf', 'p'], ';');
+    expect(out).toBe('s;q;cr;lf;p\r\n"a;b";"say ""hi""";"cr\rhere";"lf\nhere";plain\r\n');
+  });
+
+  it('when the separator is a comma, then commas are quoted and semicolons are not', async () => {
+    expect(await csv([['a,b', 'c;d']], ['x', 'y'], ',')).toBe('x,y\r\n"a,b",c;d\r\n');
+  });
+
+  it('when the separator is a tab, then tabs are quoted', async () => {
+    expect(await csv([['a\tb', 'c,d']], ['x', 'y'], '\t')).toBe('x\ty\r\n"a\tb"\tc,d\r\n');
+  });
+
+  it('when values are absent or boolean, then they are empty and true/false', async () => {
+    expect(await csv([[null, undefined, true, false, 0]], ['a', 'b', 'c', 'd', 'e'], ';')).toBe('a;b;c;d;e\r\n;;true;false;0\r\n');
+  });
+
+  it('when rows are objects, then their values are taken in header order', async () => {
+    expect(await csv([{ b: 2, a: 1 }, { a: 'x' }], ['a', 'b'], ';')).toBe('a;b\r\n1;2\r\nx;\r\n');
+  });
+
+  it('when a separator would break quoting, then it is refused', () => {
+    for (const bad of ['', ';;', '"', '\r', '\n', ']', '\\']) expect(isValidCsvSeparator(bad)).toBe(false);
+    for (const good of [';', ',', '\t', '|', ' ']) expect(isValidCsvSeparator(good)).toBe(true);
+    expect(() => csvFormatter({ headers: ['a'], separator: '"' })).toThrow(RangeError);
+  });
+});
+
+describe('encoding', () => {
+  it('when windows-1252 is asked for, then æøåé are single bytes E6 F8 E5 E9', async () => {
+    const bytes = Buffer.concat(await collect(['æøåé'], [encoderStream('windows-1252'), coalesce()]));
+    expect([...bytes]).toEqual([0xe6, 0xf8, 0xe5, 0xe9]);
+  });
+
+  it('when CSV is written in windows-1252, then the UTF-8 bytes of the formatter are transcoded', async () => {
+    const bytes = Buffer.concat(
+      await collect([['æøå', 'é']], [csvFormatter({ headers: ['navn', 'by'], separator: ';' }), encoderStream('windows-1252'), coalesce()]),
+    );
+    expect(bytes).toEqual(Buffer.from([...Buffer.from('navn;by\r\n'), 0xe6, 0xf8, 0xe5, 0x3b, 0xe9, 0x0d, 0x0a]));
+  });
+
+  it('when text arrives, then its encoded bytes leave without waiting for the end', async () => {
+    const enc = encoderStream('windows-1252');
+    const first = new Promise<Buffer>((resolve) => enc.once('data', resolve));
+    enc.write('æ;');
+    enc.write(Buffer.from('ø\r\n'));
+    expect([...(await first)]).toEqual([0xe6, 0x3b, 0xf8, 0x0d, 0x0a]);
+    enc.destroy();
+  });
+
+  it('when a UTF-8 Buffer ends inside a character, then the character is not broken', async () => {
+    const utf8 = Buffer.from('æ');
+    const bytes = Buffer.concat(await collect([utf8.subarray(0, 1), utf8.subarray(1)], [encoderStream('latin1')]));
+    expect([...bytes]).toEqual([0xe6]);
+  });
+
+  it('when the encoding is UTF-8, then strings pass through untouched', async () => {
+    const out: unknown[] = [];
+    const enc = encoderStream('UTF-8');
+    enc.on('data', (c) => out.push(c));
+    enc.write('æ');
+    enc.end();
+    await new Promise((r) => enc.once('end', r));
+    expect(out).toEqual(['æ']);
+  });
+
+  it('when names are checked, then iconv-lite encodings are known and others are not', () => {
+    for (const name of ['utf-8', 'UTF8', 'windows-1252', 'ISO-8859-1', 'latin1', 'utf-16le']) expect(isKnownEncoding(name)).toBe(true);
+    for (const name of ['', 'nope', 'base64', 'hex']) expect(isKnownEncoding(name)).toBe(false);
+    expect(() => encoderStream('nope')).toThrow(RangeError);
+  });
+});
+
+describe('coalesce', () => {
+  it('when many small writes arrive, then few chunks of about 64 KiB leave', async () => {
+    const row = 'x'.repeat(49) + '\n';
+    const chunks = await collect(Array.from({ length: 20000 }, () => row), [coalesce()]);
+    const total = chunks.reduce((n, c) => n + c.length, 0);
+    expect(total).toBe(20000 * 50);
+    expect(chunks.length).toBeLessThanOrEqual(Math.ceil(total / 65536) + 1);
+    for (const c of chunks.slice(0, -1)) expect(c.length).toBeGreaterThanOrEqual(65536);
+  });
+
+  it('when strings and Buffers are mixed, then their order is kept', async () => {
+    const out = await text(['a', Buffer.from('b'), 'c', Buffer.from('d')], [coalesce()]);
+    expect(out).toBe('abcd');
+  });
+
+  it('when a chunk is already large, then it passes without being copied', async () => {
+    const big = Buffer.alloc(100_000, 1);
+    const chunks = await collect([big], [coalesce()]);
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0]).toBe(big);
+  });
+
+  it('when the first bytes arrive, then they leave without waiting for the delay', async () => {
+    const c = coalesce({ maxDelayMs: 10_000 });
+    const first = new Promise<string>((resolve) => c.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+    c.write('[{"a":1}');
+    expect(await first).toBe('[{"a":1}');
+    c.destroy();
+  });
+
+  it('when later data waits longer than the delay, then it is flushed without waiting for more', async () => {
+    const c = coalesce({ maxDelayMs: 20 });
+    const input = new PassThrough({ objectMode: true });
+    const received: Array<{ at: number; text: string }> = [];
+    let start = Date.now();
+    c.on('data', (chunk: Buffer) => received.push({ at: Date.now() - start, text: chunk.toString() }));
+    input.pipe(c);
+    input.write('[{"a":1}');
+    await new Promise((r) => setTimeout(r, 50));
+    start = Date.now();
+    input.write(',{"a":2}');
+    input.write(',{"a":3}');
+    await new Promise((r) => setTimeout(r, 150));
+    expect(received.map((r) => r.text)).toEqual(['[{"a":1}', ',{"a":2},{"a":3}']);
+    expect(received[1].at).toBeGreaterThanOrEqual(15);
+    expect(received[1].at).toBeLessThan(120);
+    input.end(']');
+    await new Promise((r) => c.once('end', r));
+    expect(received.map((r) => r.text).join('')).toBe('[{"a":1},{"a":2},{"a":3}]');
+  });
+
+  it('when destroyed with data pending, then the timer does not fire into a dead stream', async () => {
+    const c = coalesce({ maxDelayMs: 10 });
+    const data = jest.fn();
+    c.on('data', data);
+    c.write('pending');
+    c.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(data).not.toHaveBeenCalled();
+  });
+});
