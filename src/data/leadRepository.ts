@@ -134,7 +134,8 @@ export interface LeadRow {
   lastModifiedByOrgCode: string | null;
   firstProcessedByUserId: number | null;
   firstProcessedByOrgCode: string | null;
-  closureData: unknown[];
+  /** The closure data as JSON text (jsonb output), written into exports as it is. */
+  closureDataJson: string;
 }
 
 /** Only the columns the RawLeads export needs. */
@@ -152,7 +153,7 @@ const LEAD_COLUMNS = `
   l.uploaded_by_user_id as "uploadedByUserId", uu.org_code as "uploadedByOrgCode",
   l.last_modified_by_user_id as "lastModifiedByUserId", mu.org_code as "lastModifiedByOrgCode",
   l.first_processed_by_user_id as "firstProcessedByUserId", fu.org_code as "firstProcessedByOrgCode",
-  l.closure_data as "closureData"`;
+  l.closure_data::text as "closureDataJson"`;
 
 const LEAD_JOINS = `
   join lead_pools p on p.id = l.pool_id
@@ -214,17 +215,21 @@ export interface LeadCursorOptions {
   signal?: AbortSignal;
 }
 
-/** The leads matching the filter, ordered by last modified time then unique id, as a cursor stream of LeadRow. */
-export function openLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectScope, options: LeadCursorOptions = {}): Promise<Readable> {
+/** The export query: the leads matching the filter, ordered by last modified time then unique id. */
+export function leadExportQuery(db: Knex, filter: LeadFilter, scope: ProjectScope): Knex.Raw {
   const where = leadConditions(filter, scope);
-  const query = db.raw(
+  return db.raw(
     `select ${LEAD_COLUMNS}
        from leads l join campaigns c on c.id = l.campaign_id ${LEAD_JOINS}
       where ${where.sql}
       order by l.last_modified_time, l.unique_id`,
     where.bindings,
   );
-  return openCursor(db, query, options);
+}
+
+/** The leads of leadExportQuery as a cursor stream of LeadRow. */
+export function openLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectScope, options: LeadCursorOptions = {}): Promise<Readable> {
+  return openCursor(db, leadExportQuery(db, filter, scope), options);
 }
 
 /** Like openLeadCursor with only the columns of the RawLeads export. */

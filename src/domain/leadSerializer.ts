@@ -106,7 +106,53 @@ export function renderLead(row: LeadRow, zone: string, visible: VisibleFields): 
     uploadedByUser: ref(row.uploadedByOrgCode),
     lastModifiedByUser: ref(row.lastModifiedByOrgCode),
     firstProcessedByUser: ref(row.firstProcessedByOrgCode),
-    closureData: row.closureData,
+    closureData: JSON.parse(row.closureDataJson),
+  };
+}
+
+/**
+ * Row → Lead JSON text, without includes: the export's hot path. Writes exactly what
+ * `JSON.stringify(renderLead(row))` writes (same properties, order and values), but as one
+ * string built directly, without the intermediate objects; closure data is copied as the JSON
+ * text Postgres gave.
+ */
+export function leadToJsonText(zone: string, visible: VisibleFields): (row: LeadRow) => string {
+  const q = JSON.stringify;
+  // Per definition: the visible field names and their `"name":` prefixes.
+  const keys = new Map<number, { names: string[]; prefixes: string[] }>();
+  for (const [id, names] of visible) keys.set(id, { names, prefixes: names.map((n) => q(n) + ':') });
+  const ref = (name: string, orgCode: string | null) => (orgCode === null ? '' : ',"' + name + '":{"orgCode":' + q(orgCode) + '}');
+  return (r) => {
+    let data = '{';
+    const k = keys.get(r.leadDefinitionId);
+    if (k !== undefined) {
+      const values = r.data;
+      for (let i = 0; i < k.names.length; i++) {
+        const v = values[k.names[i]!];
+        if (v !== undefined) data += (data.length === 1 ? '' : ',') + k.prefixes[i] + q(v);
+      }
+    }
+    data += '}';
+    return (
+      '{"uniqueId":' + q(r.uniqueId) +
+      ',"status":"' + statusName(r.status) +
+      '","closure":"' + closureName(r.closure) +
+      '","priority":' + r.priority +
+      (r.phoneNumber === null ? '' : ',"phoneNumber":' + q(r.phoneNumber)) +
+      (r.externalKey === null ? '' : ',"externalKey":' + q(r.externalKey)) +
+      ',"pool":' + q(r.pool) +
+      ',"campaign":{"uniqueId":' + q(r.campaignUniqueId) + ',"code":' + q(r.campaignCode) + '}' +
+      ',"data":' + data +
+      ',"uploadTime":"' + formatDateTime(r.uploadTime, zone) +
+      '","lastModifiedTime":"' + formatDateTime(r.lastModifiedTime, zone) + '"' +
+      (r.firstProcessedTime === null ? '' : ',"firstProcessedTime":"' + formatDateTime(r.firstProcessedTime, zone) + '"') +
+      ref('ownerOrgUnit', r.ownerOrgCode) +
+      ref('uploadedByUser', r.uploadedByOrgCode) +
+      ref('lastModifiedByUser', r.lastModifiedByOrgCode) +
+      ref('firstProcessedByUser', r.firstProcessedByOrgCode) +
+      ',"closureData":' + r.closureDataJson +
+      '}'
+    );
   };
 }
 

@@ -1,4 +1,4 @@
-import { Transform, TransformCallback } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import type { Response } from 'express';
 import { defineEndpoint, right } from '../endpoint';
@@ -28,6 +28,7 @@ import {
   leadIncludesNeedUsers,
   leadToCsvLine,
   leadToJson,
+  leadToJsonText,
   visibleFieldsByDefinition,
 } from '../../domain/leadSerializer';
 import { autoPoolName } from '../../data/leadPools';
@@ -36,7 +37,7 @@ import { findSavedSearch } from '../../data/savedSearchRepository';
 import { requestHash, runIdempotent, StoredAnswer } from '../../data/idempotency';
 import { loadOrgSnapshot, OrgSnapshot } from '../../data/organizationRepository';
 import { projectScope, ProjectScope } from '../../data/projectScope';
-import { encoderStream } from '../../streams/encoding';
+import { encoderStream, isUtf8 } from '../../streams/encoding';
 
 // ---- shared by the lead exports (SimpleLeads, saved searches, RawLeads) ------------------------
 
@@ -48,43 +49,79 @@ const EMPTY_SNAPSHOT: OrgSnapshot = {
   campaigns: new Map(),
 };
 
-/** Object rows in, text out, one function call per row; the text goes on as strings to the coalescer. */
-export function mapRowsToText<T>(toText: (row: T) => string, header = '', footer = ''): Transform {
+/** Upper bound of one string handed on, so a fast source cannot build one huge string. */
+const MAX_TEXT_PER_READ = 256 * 1024;
+
+/**
+ * Cursor rows in, text out: `head`, then each row's text, then `tail` (also when there are no
+ * rows). Each read takes every row the cursor has buffered and hands on one string, so the
+ * per-row cost is one function call, not a stream hop per row; backpressure reaches the cursor
+ * because rows are only read when this stream is read. Destroying it destroys the source.
+ */
+export function rowsToText<T>(source: Readable, toText: (row: T) => string, head = '', tail = ''): Readable {
   let started = false;
-  return new Transform({
-    writableObjectMode: true,
-    readableObjectMode: true,
-    transform(row: T, _encoding, callback: TransformCallback) {
-      let text: string;
-      try {
-        text = toText(row);
-      } catch (err) {
-        callback(err as Error);
-        return;
-      }
-      if (!started) {
-        started = true;
-        text = header + text;
-      }
-      callback(null, text === '' ? undefined : text);
+  let wanted = false;
+  let ended = false;
+  const text = new Readable({
+    // Strings pass through as strings; the coalescer encodes once per chunk.
+    objectMode: true,
+    highWaterMark: 1,
+    read() {
+      wanted = true;
+      pump();
     },
-    flush(callback: TransformCallback) {
-      callback(null, started ? footer : header + footer);
+    destroy(err, callback) {
+      source.off('readable', pump);
+      source.off('end', onEnd);
+      source.off('error', onError);
+      if (!source.destroyed) source.destroy();
+      callback(err);
     },
   });
+  const pump = (): void => {
+    if (!wanted || ended || text.destroyed) return;
+    let out = started ? '' : head;
+    started = true;
+    try {
+      let row: T | null;
+      while ((row = source.read() as T | null) !== null) {
+        out += toText(row);
+        if (out.length >= MAX_TEXT_PER_READ) break;
+      }
+    } catch (err) {
+      text.destroy(err as Error);
+      return;
+    }
+    if (out !== '') {
+      wanted = false;
+      text.push(out);
+    }
+  };
+  const onEnd = (): void => {
+    ended = true;
+    text.push((started ? '' : head) + tail);
+    text.push(null);
+  };
+  const onError = (err: Error): void => {
+    text.destroy(err);
+  };
+  source.on('readable', pump);
+  source.once('end', onEnd);
+  source.once('error', onError);
+  return text;
 }
 
-/** Rows → a JSON array of expanded objects: `[`, objects joined by `,`, `]` (or `[]`). */
-function jsonArrayOf<T>(toObject: (row: T) => unknown): Transform {
+/** A JSON array of the rows' JSON texts: `[`, texts joined by `,`, `]` (or `[]`). */
+function jsonArrayText<T>(source: Readable, toJson: (row: T) => string): Readable {
   let first = true;
-  return mapRowsToText<T>(
+  return rowsToText<T>(
+    source,
     (row) => {
-      const json = JSON.stringify(toObject(row));
       if (first) {
         first = false;
-        return json;
+        return toJson(row);
       }
-      return ',' + json;
+      return ',' + toJson(row);
     },
     '[',
     ']',
@@ -117,10 +154,17 @@ export async function streamLeadsJson(
     leadDefinitionFields(db, filter, scope),
     leadIncludesNeedSnapshot(include) ? loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) }) : EMPTY_SNAPSHOT,
   ]);
-  const expand = leadToJson({ zone, visible: visibleFieldsByDefinition(definitions, account.entryAccess), include, org });
+  const visible = visibleFieldsByDefinition(definitions, account.entryAccess);
+  let toJson: (row: LeadRow) => string;
+  if (leadIncludesNeedSnapshot(include)) {
+    const expand = leadToJson({ zone, visible, include, org });
+    toJson = (row) => JSON.stringify(expand(row));
+  } else {
+    toJson = leadToJsonText(zone, visible);
+  }
   const cursor = await openLeadCursor(db, filter, scope, cursorOptions(res, services));
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, cursor, [jsonArrayOf(expand)], services.logger);
+  await streamToResponse(res, jsonArrayText(cursor, toJson), [], services.logger);
   return undefined;
 }
 
@@ -136,7 +180,7 @@ export function setCsvHeaders(res: Response, encoding: string, fileName: string)
 export async function streamCsv<T>(
   res: Response,
   services: AppServices,
-  openRows: () => Promise<import('node:stream').Readable>,
+  openRows: () => Promise<Readable>,
   header: string,
   toLines: (row: T) => string,
   encoding: string,
@@ -144,7 +188,7 @@ export async function streamCsv<T>(
 ): Promise<undefined> {
   const cursor = await openRows();
   setCsvHeaders(res, encoding, fileName);
-  await streamToResponse(res, cursor, [mapRowsToText(toLines, header), encoderStream(encoding)], services.logger);
+  await streamToResponse(res, rowsToText(cursor, toLines, header), isUtf8(encoding) ? [] : [encoderStream(encoding)], services.logger);
   return undefined;
 }
 

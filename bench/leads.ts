@@ -1,0 +1,344 @@
+/**
+ * Leads benchmark (issue 5), run on demand:  npm run bench:leads [-- --leads 500000 --duration 20]
+ *
+ * 1. Import: autocannon with 32 concurrent clients, one lead per POST /api/leads, against the
+ *    real server (`lcm serve` as a child process) with Basic auth and request counting in Redis
+ *    on. Reports leads/s and latency percentiles; checks the database holds one lead per 200.
+ * 2. Export: /api/simpleleads over the generated leads (`lcm generate`'s generator) against
+ *    `psql` running `COPY (the same SELECT) TO STDOUT` (the physical limit), each run several
+ *    times alternately; medians and the ratio. The server's RSS is sampled during the exports.
+ *
+ * Everything runs on a throwaway embedded Postgres and redis-server (free loopback ports),
+ * removed at the end. The machine is shared: run it once.
+ */
+import { spawn, ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { Knex } from 'knex';
+import { startEmbeddedPostgres } from '../src/data/embeddedPostgres';
+import { createDb, migrateLatest } from '../src/data/db';
+import { loadNdjson } from '../src/data/loader/loadNdjson';
+import { generateSyntheticData } from '../src/data/syntheticData';
+import { leadExportQuery } from '../src/data/leadRepository';
+import { projectScope } from '../src/data/projectScope';
+
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p90: number; p99: number; max: number; average: number };
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  duration: number;
+}
+type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
+// autocannon ships no type declarations.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon: Autocannon = require('autocannon');
+
+const ZONE = 'Europe/Copenhagen';
+const ROOT = path.resolve(__dirname, '..');
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} needs a non-negative number`);
+  return n;
+}
+
+const settings = {
+  leads: option('leads', 500_000),
+  duration: option('duration', 20),
+  connections: option('connections', 32),
+  exportRuns: option('runs', 3),
+};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function httpGet(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get(url, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+    }).once('error', reject);
+  });
+}
+
+/** Resident set size of a process in MB (Linux /proc). */
+function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+interface ExportRun {
+  rows: number;
+  bytes: number;
+  seconds: number;
+  ttfbMs: number;
+  rss: { start: number; peak: number; end: number };
+}
+
+/** GET a streamed JSON export; counts rows (their `closureData` property) while sampling the server's RSS. */
+function runExport(url: string, auth: string, serverPid: number): Promise<ExportRun> {
+  return new Promise((resolve, reject) => {
+    // The last property of every Lead object, once per row.
+    const marker = Buffer.from('"closureData":');
+    const started = process.hrtime.bigint();
+    let ttfbMs = 0;
+    let rows = 0;
+    let bytes = 0;
+    let carry: Buffer = Buffer.alloc(0);
+    const rss = { start: rssMb(serverPid), peak: 0, end: 0 };
+    rss.peak = rss.start;
+    const sampler = setInterval(() => {
+      rss.peak = Math.max(rss.peak, rssMb(serverPid));
+    }, 50);
+    const req = http.get(url, { headers: { Authorization: auth, Accept: 'application/json' } }, (res) => {
+      if (res.statusCode !== 200) {
+        clearInterval(sampler);
+        reject(new Error(`export answered ${res.statusCode}`));
+        res.resume();
+        return;
+      }
+      res.on('data', (chunk: Buffer) => {
+        if (bytes === 0) ttfbMs = Number(process.hrtime.bigint() - started) / 1e6;
+        bytes += chunk.length;
+        const buf = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+        let i = buf.indexOf(marker);
+        while (i >= 0) {
+          rows++;
+          i = buf.indexOf(marker, i + marker.length);
+        }
+        carry = buf.subarray(Math.max(0, buf.length - marker.length + 1));
+      });
+      res.once('end', () => {
+        clearInterval(sampler);
+        rss.end = rssMb(serverPid);
+        resolve({ rows, bytes, seconds: Number(process.hrtime.bigint() - started) / 1e9, ttfbMs, rss });
+      });
+      res.once('error', reject);
+    });
+    req.once('error', (err) => {
+      clearInterval(sampler);
+      reject(err);
+    });
+  });
+}
+
+/** `psql -c "COPY (sql) TO STDOUT"` into /dev/null: the rate Postgres alone delivers the same rows at. */
+function runCopy(dbUrl: string, sql: string): Promise<{ seconds: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn('psql', [dbUrl, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `COPY (${sql}) TO STDOUT`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, PGTZ: ZONE },
+    });
+    let bytes = 0;
+    child.stdout!.on('data', (c: Buffer) => (bytes += c.length));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code !== 0) reject(new Error(`psql exited with ${code}`));
+      else resolve({ seconds: Number(process.hrtime.bigint() - started) / 1e9, bytes });
+    });
+  });
+}
+
+async function load(db: Knex, records: Record<string, unknown>[]): Promise<void> {
+  await loadNdjson(db, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: ZONE });
+}
+
+async function main(): Promise<void> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-bench-leads-'));
+  fs.chmodSync(tmp, 0o755);
+  const cleanups: (() => unknown)[] = [() => fs.rmSync(tmp, { recursive: true, force: true })];
+  const cleanup = async () => {
+    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
+  };
+  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+
+  try {
+    console.log(`# leads benchmark — ${os.cpus().length} CPUs, Node ${process.version}, ${new Date().toISOString()}`);
+    const pgPort = await freePort();
+    const cluster = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), port: pgPort, database: 'bench', persistent: false });
+    cleanups.push(() => cluster.stop());
+    const redisPort = await freePort();
+    const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    cleanups.push(() => redis.kill('SIGTERM'));
+
+    const db = createDb({ url: cluster.url, timezone: ZONE, poolMax: 4 });
+    cleanups.push(() => db.destroy());
+    await migrateLatest(db);
+
+    // ---- a small world: one campaign to import into, one account with high limits ----------
+    const username = 'bench';
+    const password = 'bench-password';
+    const auth = 'Basic ' + Buffer.from(`${username}:${password}`).toString('base64');
+    await load(db, [
+      { type: 'orgUnit', orgCode: 'Bench root', name: 'Bench root' },
+      { type: 'user', orgCode: 'bench-user', username: 'bench-user', name: 'Bench User', parent: 'Bench root' },
+      {
+        type: 'leadDefinition',
+        name: 'Bench definition',
+        fields: [
+          { name: 'Name', type: 'text', required: true },
+          { name: 'Phone', importName: 'Telefon', type: 'phone', required: true },
+          { name: 'Email', type: 'email' },
+          { name: 'Customer', type: 'text', externalKey: true },
+          { name: 'Revenue', type: 'number', access: 'Partner' },
+        ],
+      },
+      { type: 'campaign', code: 'BENCH', name: 'Bench', project: 'Bench project', leadDefinition: 'Bench definition', campaignType: 'PowerDialer' },
+      { type: 'account', username, password, user: 'bench-user', projects: ['*'], rights: { Leads: ['Get', 'Post'], SimpleLeads: ['Get'] }, entryAccess: 'Full' },
+      { type: 'requestLimit', account: username, service: 'leads.import', dailyLimit: 2_000_000_000 },
+      { type: 'requestLimit', account: username, service: 'simpleleads', dailyLimit: 2_000_000_000 },
+    ]);
+
+    // ---- the server, as `npm start` runs it --------------------------------------------------
+    const port = await freePort();
+    const server: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'bin/lcm.js'), 'serve'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: {
+        ...process.env,
+        DATABASE_URL: cluster.url,
+        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        SWEEP_INTERVAL_MS: '0',
+        PLATFORM_TIMEZONE: ZONE,
+      },
+    });
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          if (server.exitCode !== null) return resolve();
+          server.once('exit', () => resolve());
+          server.kill('SIGTERM');
+        }),
+    );
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => (await httpGet(`${base}/api/healthz`)) === 200, 'the server');
+    const pid = server.pid!;
+
+    // ---- 1. import -------------------------------------------------------------------------
+    const body = JSON.stringify({
+      CampaignCode: 'BENCH',
+      Data: { Name: 'Åse Ærø', Telefon: '+45 12 34 56 78', Email: 'aase@example.com', Customer: 'K-1', Revenue: '1200' },
+    });
+    const importOptions = {
+      url: `${base}/api/leads`,
+      method: 'POST',
+      connections: settings.connections,
+      headers: { Authorization: auth, 'Content-Type': 'application/json' },
+      body,
+    };
+    // Context: the same server without the import's work.
+    for (const [what, url, headers] of [
+      ['GET /api/healthz (no auth, not counted)', `${base}/api/healthz`, {}],
+      ['GET /api/myaccount (auth + counting)', `${base}/api/myaccount`, { Authorization: auth }],
+    ] as const) {
+      const r = await autocannon({ url, connections: settings.connections, duration: 3, headers });
+      console.log(`baseline ${what}: ${fmt(r.requests.average)} req/s, p99 ${r.latency.p99} ms`);
+    }
+    console.log(`\n## import: ${settings.connections} concurrent clients, one lead per request, ${settings.duration} s (after 3 s warm-up)`);
+    await autocannon({ ...importOptions, duration: 3 });
+    const before = Number((await db('leads').count<{ count: string }[]>('* as count'))[0]!.count);
+    const rssBeforeImport = rssMb(pid);
+    const imp = await autocannon({ ...importOptions, duration: settings.duration });
+    const after = Number((await db('leads').count<{ count: string }[]>('* as count'))[0]!.count);
+    const leadsPerSecond = imp['2xx'] / settings.duration;
+    console.log(
+      `leads/s ${fmt(leadsPerSecond)} (2xx ${fmt(imp['2xx'])}, non-2xx ${imp.non2xx}, errors ${imp.errors}, timeouts ${imp.timeouts}); ` +
+        `latency p50 ${imp.latency.p50} ms, p90 ${imp.latency.p90} ms, p99 ${imp.latency.p99} ms, max ${imp.latency.max} ms; ` +
+        `new leads in the database ${fmt(after - before)}; server RSS ${fmt(rssBeforeImport)} → ${fmt(rssMb(pid))} MB`,
+    );
+    // Requests still in flight when the measurement ends add a few leads more than it counted.
+    if (after - before < imp['2xx']) console.log(`WARNING: ${imp['2xx']} successful imports but only ${after - before} new leads`);
+
+    // ---- 2. export -------------------------------------------------------------------------
+    // Only the generated leads are exported: the imported ones go first.
+    await db('leads').whereIn('campaign_id', db('campaigns').select('id').where({ code: 'BENCH' })).delete();
+    console.log(`\n## export: generating ${fmt(settings.leads)} leads (lcm generate's generator) ...`);
+    const genStarted = Date.now();
+    await generateSyntheticData(db, { calls: 0, leads: settings.leads, seed: 5, zone: ZONE, days: 30 });
+    await db.raw('VACUUM ANALYZE leads');
+    const total = Number((await db('leads').count<{ count: string }[]>('* as count'))[0]!.count);
+    console.log(`generated in ${((Date.now() - genStarted) / 1000).toFixed(1)} s; ${fmt(total)} leads in the table`);
+
+    const copySql = leadExportQuery(db, {}, projectScope(['*'])).toString();
+    const exportUrl = `${base}/api/simpleleads`;
+    // Warm the caches of both paths once.
+    await runCopy(cluster.url, copySql);
+    await runExport(exportUrl, auth, pid);
+    const copies: { seconds: number; bytes: number }[] = [];
+    const exports: ExportRun[] = [];
+    for (let i = 0; i < settings.exportRuns; i++) {
+      copies.push(await runCopy(cluster.url, copySql));
+      exports.push(await runExport(exportUrl, auth, pid));
+    }
+    for (const e of exports) if (e.rows !== total) console.log(`WARNING: export returned ${e.rows} rows, expected ${total}`);
+    const copyRate = median(copies.map((c) => total / c.seconds));
+    const exportRate = median(exports.map((e) => e.rows / e.seconds));
+    console.log(`psql COPY of the same SELECT: ${fmt(copyRate)} rows/s (median of ${copies.length}; ${fmt(copies[0]!.bytes / 1e6, 1)} MB text)`);
+    console.log(
+      `/api/simpleleads JSON:        ${fmt(exportRate)} rows/s (median of ${exports.length}; ${fmt(exports[0]!.bytes / 1e6, 1)} MB), ` +
+        `TTFB median ${fmt(median(exports.map((e) => e.ttfbMs)), 1)} ms`,
+    );
+    console.log(`ratio export / COPY: ${(exportRate / copyRate).toFixed(2)}×`);
+    console.log(
+      'server RSS during exports (MB, start → peak → end): ' +
+        exports.map((e) => `${fmt(e.rss.start)} → ${fmt(e.rss.peak)} → ${fmt(e.rss.end)}`).join('; '),
+    );
+
+    console.log('\n## summary');
+    console.log('| measure | result | target |');
+    console.log('|---|---|---|');
+    console.log(`| import, ${settings.connections} clients, leads/s | ${fmt(leadsPerSecond)} | ≥ 2,000 |`);
+    console.log(`| import p99 latency | ${imp.latency.p99} ms | < 50 ms |`);
+    console.log(`| /api/simpleleads rows/s (${fmt(total)} leads) | ${fmt(exportRate)} | — |`);
+    console.log(`| psql COPY rows/s, same SELECT | ${fmt(copyRate)} | — |`);
+    console.log(`| export / COPY | ${(exportRate / copyRate).toFixed(2)}× | ≥ 0.5× |`);
+    console.log(`| server RSS peak − start during export | ${fmt(Math.max(...exports.map((e) => e.rss.peak - e.rss.start)))} MB | flat |`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(`bench/leads failed: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  },
+);

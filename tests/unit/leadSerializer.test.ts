@@ -1,0 +1,125 @@
+import type { LeadRow } from '../../src/data/leadRepository';
+import type { LeadFieldRule } from '../../src/domain/leadData';
+import {
+  dataColumns,
+  leadCsvHeader,
+  leadToCsvLine,
+  leadToJson,
+  leadToJsonText,
+  rawLeadLines,
+  visibleFieldsByDefinition,
+} from '../../src/domain/leadSerializer';
+
+const ZONE = 'Europe/Copenhagen';
+const field = (name: string, sortOrder: number, access: LeadFieldRule['access'] = 'None'): LeadFieldRule => ({
+  name,
+  importName: null,
+  type: 'text',
+  required: false,
+  access,
+  externalKey: false,
+  sortOrder,
+});
+const definitions = new Map<number, LeadFieldRule[]>([
+  [1, [field('Secret', 9, 'Full'), field('Name', 1), field('Revenue', 5, 'Partner'), field('Phone', 2)]],
+  [2, [field('name', 1), field('City', 3)]],
+]);
+const emptyOrg = { units: new Map(), childrenOf: new Map(), users: new Map(), usersOf: new Map(), campaigns: new Map() };
+
+function row(overrides: Partial<LeadRow> = {}): LeadRow {
+  return {
+    uniqueId: 'L1',
+    status: 200,
+    closure: 1,
+    priority: 3,
+    phoneNumber: '+45 1234',
+    externalKey: 'K "1"',
+    pool: '(auto) 2026-05-06',
+    campaignId: 7,
+    campaignUniqueId: 'C-UID',
+    campaignCode: 'C1',
+    leadDefinitionId: 1,
+    data: { Name: 'Åse "A"\n', Phone: '+45 1234', Revenue: '10', Secret: 's', Stale: 'old field' },
+    uploadTime: Date.UTC(2026, 4, 6, 8, 16, 41, 5),
+    lastModifiedTime: Date.UTC(2026, 11, 24, 23, 0, 0),
+    firstProcessedTime: null,
+    ownerOrgUnitId: 1,
+    ownerOrgCode: 'TRYG Forsikring A/S',
+    uploadedByUserId: 2,
+    uploadedByOrgCode: 'u@x',
+    lastModifiedByUserId: null,
+    lastModifiedByOrgCode: null,
+    firstProcessedByUserId: null,
+    firstProcessedByOrgCode: null,
+    closureDataJson: '[{"a": 1}]',
+    ...overrides,
+  };
+}
+
+describe('lead JSON', () => {
+  it('when a lead is rendered for a Full account, then data has every defined field in sort order and no stale key', () => {
+    const visible = visibleFieldsByDefinition(definitions, 'Full');
+    const out = leadToJson({ zone: ZONE, visible, include: new Set(), org: emptyOrg })(row());
+    expect(Object.keys(out.data as object)).toEqual(['Name', 'Phone', 'Revenue', 'Secret']);
+    expect(out).toMatchObject({
+      status: 'UserProcessed',
+      closure: 'Success',
+      uploadTime: '2026-05-06T10:16:41.005+02:00',
+      lastModifiedTime: '2026-12-25T00:00:00.000+01:00',
+      ownerOrgUnit: { orgCode: 'TRYG Forsikring A/S' },
+      closureData: [{ a: 1 }],
+    });
+    expect(JSON.parse(JSON.stringify(out))).not.toHaveProperty('firstProcessedTime');
+  });
+
+  it.each(['None', 'Partner', 'Full'] as const)('when the account has %s access, then only fields up to that level are shown', (access) => {
+    const visible = visibleFieldsByDefinition(definitions, access);
+    const out = leadToJson({ zone: ZONE, visible, include: new Set(), org: emptyOrg })(row());
+    const expected = { None: ['Name', 'Phone'], Partner: ['Name', 'Phone', 'Revenue'], Full: ['Name', 'Phone', 'Revenue', 'Secret'] }[access];
+    expect(Object.keys(out.data as object)).toEqual(expected);
+  });
+
+  it('when the text fast path renders any row, then it is the same JSON as the object path', () => {
+    for (const access of ['None', 'Partner', 'Full'] as const) {
+      const visible = visibleFieldsByDefinition(definitions, access);
+      const viaObject = leadToJson({ zone: ZONE, visible, include: new Set(), org: emptyOrg });
+      const viaText = leadToJsonText(ZONE, visible);
+      const rows = [
+        row(),
+        row({ phoneNumber: null, externalKey: null, firstProcessedTime: Date.UTC(2026, 2, 29, 1, 0, 0), firstProcessedByOrgCode: 'f', lastModifiedByOrgCode: 'm' }),
+        row({ leadDefinitionId: 2, data: { name: 'x', City: 'Malmö' }, ownerOrgCode: null, uploadedByOrgCode: null, closureDataJson: '[]' }),
+        row({ leadDefinitionId: 99, data: { A: 'b' } }),
+      ];
+      for (const r of rows) expect(JSON.parse(viaText(r))).toEqual(JSON.parse(JSON.stringify(viaObject(r))));
+    }
+  });
+});
+
+describe('lead CSV', () => {
+  it('when definitions differ, then the columns are every visible field by sort order, one per name', () => {
+    const columns = dataColumns(definitions, 'Partner');
+    expect(columns.names).toEqual(['Name', 'Phone', 'City', 'Revenue']);
+    expect(leadCsvHeader(columns, ';')).toBe(
+      'uniqueId;status;closure;priority;phoneNumber;externalKey;pool;campaignUniqueId;campaignCode;uploadTime;lastModifiedTime;firstProcessedTime;' +
+        'ownerOrgUnitOrgCode;uploadedByUserOrgCode;lastModifiedByUserOrgCode;firstProcessedByUserOrgCode;Name;Phone;City;Revenue\r\n',
+    );
+  });
+
+  it('when a row is written, then values are quoted where needed and cells of other definitions stay empty', () => {
+    const columns = dataColumns(definitions, 'Partner');
+    const line = leadToCsvLine({ zone: ZONE, separator: ';', columns });
+    expect(line(row())).toBe(
+      'L1;UserProcessed;Success;3;+45 1234;"K ""1""";(auto) 2026-05-06;C-UID;C1;2026-05-06T10:16:41.005+02:00;2026-12-25T00:00:00.000+01:00;;' +
+        'TRYG Forsikring A/S;u@x;;;"Åse ""A""\n";+45 1234;;10\r\n',
+    );
+    expect(line(row({ leadDefinitionId: 2, data: { name: 'n', City: 'Malmö' } })).endsWith(';n;;Malmö;\r\n')).toBe(true);
+  });
+});
+
+describe('RawLeads lines', () => {
+  it('when a lead is written, then there is one line per visible field with a value, in sort order', () => {
+    const lines = rawLeadLines({ separator: ';', visible: visibleFieldsByDefinition(definitions, 'None') });
+    expect(lines(row())).toBe('L1;Name;"Åse ""A""\n"\r\nL1;Phone;+45 1234\r\n');
+    expect(lines(row({ leadDefinitionId: 99 }))).toBe('');
+  });
+});
