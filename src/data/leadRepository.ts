@@ -21,8 +21,6 @@ export interface ImportCampaign {
   uniqueId: string;
   code: string;
   project: string;
-  /** The campaign's project matches one of the account's patterns. */
-  visible: boolean;
   fields: LeadFieldRule[];
 }
 
@@ -52,16 +50,69 @@ const FIELDS_JSON = `coalesce((
       order by f.sort_order, f.id)
     from lead_definition_fields f where f.lead_definition_id = c.lead_definition_id), '[]')`;
 
-/** The campaign a lead is imported into, with its lead definition's fields; one round trip. */
-export async function findImportCampaign(db: Knex, code: string, scope: ProjectScope): Promise<ImportCampaign | undefined> {
+/**
+ * Campaigns and their lead definitions change seldom and every import needs them: they are
+ * kept for a few seconds per database, which spares one database round trip per import. A
+ * change to a campaign or its lead definition reaches imports within this time.
+ */
+export const IMPORT_CAMPAIGN_CACHE_MS = 5000;
+const MAX_CACHED_CAMPAIGNS = 1000;
+const campaignCache = new WeakMap<object, Map<string, { campaign: ImportCampaign; expires: number }>>();
+
+function cacheOf(db: Knex | Knex.Transaction): Map<string, { campaign: ImportCampaign; expires: number }> {
+  // A transaction's client shares its config object with the knex instance it came from.
+  const key = db.client.config as object;
+  let cache = campaignCache.get(key);
+  if (cache === undefined) campaignCache.set(key, (cache = new Map()));
+  return cache;
+}
+
+export interface ImportCampaignLookup {
+  campaign: ImportCampaign;
+  /**
+   * Whether the campaign's project matches one of the account's patterns (decided in SQL);
+   * undefined when the campaign came from the cache: insertLead then decides it in its statement.
+   */
+  visible: boolean | undefined;
+}
+
+/** The campaign a lead is imported into, with its lead definition's fields; undefined when unknown. */
+export async function findImportCampaign(
+  db: Knex | Knex.Transaction,
+  code: string,
+  scope: ProjectScope,
+  options: { fresh?: boolean } = {},
+): Promise<ImportCampaignLookup | undefined> {
+  const cache = cacheOf(db);
+  const now = Date.now();
+  const hit = options.fresh ? undefined : cache.get(code);
+  if (hit !== undefined && hit.expires > now) return { campaign: hit.campaign, visible: undefined };
   const { rows } = await db.raw(
     `select c.id, c.unique_id, c.code, c.project, lower(c.project) like any(?::text[]) as visible, ${FIELDS_JSON} as fields
        from campaigns c where c.code = ?`,
     [scope.likePatterns, code],
   );
   const r = rows[0];
-  if (!r) return undefined;
-  return { id: r.id, uniqueId: r.unique_id, code: r.code, project: r.project, visible: r.visible, fields: (r.fields as FieldJson[]).map(toFieldRule) };
+  if (!r) {
+    cache.delete(code);
+    return undefined;
+  }
+  const campaign: ImportCampaign = {
+    id: r.id,
+    uniqueId: r.unique_id,
+    code: r.code,
+    project: r.project,
+    fields: (r.fields as FieldJson[]).map(toFieldRule),
+  };
+  if (cache.size >= MAX_CACHED_CAMPAIGNS) cache.clear();
+  cache.set(code, { campaign, expires: now + IMPORT_CAMPAIGN_CACHE_MS });
+  return { campaign, visible: r.visible };
+}
+
+/** Whether the campaign's project matches one of the account's patterns, decided in SQL. */
+export async function isCampaignVisible(db: Knex | Knex.Transaction, campaignId: number, scope: ProjectScope): Promise<boolean> {
+  const { rows } = await db.raw(`select 1 from campaigns c where c.id = ? and lower(c.project) like any(?::text[])`, [campaignId, scope.likePatterns]);
+  return rows.length > 0;
 }
 
 export interface NewLead {
@@ -76,14 +127,16 @@ export interface NewLead {
   userId: number;
 }
 
-// The pool is found or created in the same statement as the lead. When another transaction
-// creates the same pool concurrently, `ins` waits for it and does nothing, and the pool is not
-// in this statement's snapshot: no row comes back and the statement is run once more.
+// One statement: the project check (the account's patterns, in SQL), the pool found or created,
+// the lead inserted. No row comes back when the campaign is not visible (or gone), or when
+// another transaction created the same pool concurrently: `ins` then waits for it and does
+// nothing, and the pool is not in this statement's snapshot; the caller tells these apart.
 const INSERT_LEAD = `
-  with existing as (select id from lead_pools where campaign_id = ? and name = ?),
+  with c as (select id from campaigns where id = ? and lower(project) like any(?::text[])),
+  existing as (select p.id from lead_pools p join c on p.campaign_id = c.id where p.name = ?),
   ins as (
     insert into lead_pools (campaign_id, name)
-    select ?, ? where not exists (select 1 from existing)
+    select c.id, ? from c where not exists (select 1 from existing)
     on conflict (campaign_id, name) do nothing
     returning id),
   pool as (select id from existing union all select id from ins limit 1)
@@ -92,17 +145,22 @@ const INSERT_LEAD = `
   select ?, ?, pool.id, 0, 0, ?, ?, ?::jsonb, ?, ?, ?, ?, ? from pool
   returning unique_id`;
 
-/** Inserts a New lead into its pool (created when missing); returns its unique id. */
-export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead): Promise<string> {
+export type InsertLeadResult = { kind: 'inserted'; uniqueId: string } | { kind: 'forbidden' } | { kind: 'unknown_campaign' };
+
+/** Inserts a New lead into its pool (created when missing) if the campaign is in the account's projects. */
+export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, scope: ProjectScope): Promise<InsertLeadResult> {
   const uniqueId = randomUUID();
   const bindings = [
-    lead.campaignId, lead.poolName, lead.campaignId, lead.poolName,
+    lead.campaignId, scope.likePatterns, lead.poolName, lead.poolName,
     uniqueId, lead.campaignId, lead.phoneNumber, lead.externalKey, JSON.stringify(lead.data),
     lead.now, lead.now, lead.now, lead.userId, lead.userId,
   ];
   for (let attempt = 0; attempt < 3; attempt++) {
     const { rows } = await db.raw(INSERT_LEAD, bindings);
-    if (rows.length > 0) return rows[0].unique_id;
+    if (rows.length > 0) return { kind: 'inserted', uniqueId: rows[0].unique_id };
+    const exists = await db('campaigns').where({ id: lead.campaignId }).first('id');
+    if (!exists) return { kind: 'unknown_campaign' };
+    if (!(await isCampaignVisible(db, lead.campaignId, scope))) return { kind: 'forbidden' };
   }
   throw new Error(`lead pool ${JSON.stringify(lead.poolName)} could not be found or created`);
 }

@@ -238,6 +238,18 @@ describe('POST /api/leads', () => {
       expect(await t.db('leads').where({ external_key: key })).toHaveLength(0);
     });
 
+    it('when the Retail campaign was just used by another account, then the B2B-limited account still gets 403, valid data or not', async () => {
+      // The first import puts the campaign in the short-lived campaign cache; the project check
+      // must still happen (in SQL) for the next account.
+      expect((await post({ CampaignCode: w.campaigns.retail, Data: validData() })).body.success).toBe(true);
+      const key = uniq('C-');
+      const valid = await post({ CampaignCode: w.campaigns.retail, Data: { ...validData(), Customer: key } }, w.accounts.b2b.auth);
+      expect(valid.status).toBe(403);
+      const invalid = await post({ CampaignCode: w.campaigns.retail, Data: { Telefon: 'x' } }, w.accounts.b2b.auth);
+      expect(invalid.status).toBe(403);
+      expect(await t.db('leads').where({ external_key: key })).toHaveLength(0);
+    });
+
     it('when a B2B-limited account imports into its own project, then it succeeds', async () => {
       const res = await post({ CampaignCode: w.campaigns.b2b, Data: validData() }, w.accounts.b2b.auth);
       expect(res.body.success).toBe(true);

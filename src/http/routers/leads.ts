@@ -32,7 +32,15 @@ import {
   visibleFieldsByDefinition,
 } from '../../domain/leadSerializer';
 import { autoPoolName } from '../../data/leadPools';
-import { findImportCampaign, findLead, insertLead, leadDefinitionFields, LeadRow, openLeadCursor } from '../../data/leadRepository';
+import {
+  findImportCampaign,
+  findLead,
+  insertLead,
+  isCampaignVisible,
+  leadDefinitionFields,
+  LeadRow,
+  openLeadCursor,
+} from '../../data/leadRepository';
 import { findSavedSearch } from '../../data/savedSearchRepository';
 import { requestHash, runIdempotent, StoredAnswer } from '../../data/idempotency';
 import { loadOrgSnapshot, OrgSnapshot } from '../../data/organizationRepository';
@@ -202,31 +210,52 @@ interface ImportRequest {
   pool?: string;
 }
 
-/** One import (DESIGN §6): campaign → project check → lead definition → pool → insert. */
+const unknownCampaign = (code: string) =>
+  invalidBody(`CampaignCode: no campaign has the code ${JSON.stringify(code)}`, [
+    { field: 'CampaignCode', message: 'is not the code of a campaign' },
+  ]);
+const campaignForbidden = (code: string) => forbidden(`campaign ${code} belongs to a project outside this account's project rights`);
+
+/**
+ * One import (DESIGN §6): campaign → project check → lead definition → pool → insert. The
+ * project check is SQL: in the campaign lookup, or, when the campaign came from the short-lived
+ * cache, in the insert statement itself (and in a query of its own before a validation answer).
+ */
 async function importLead(db: Knex | Knex.Transaction, services: AppServices, account: AccountContext, scope: ProjectScope, request: ImportRequest): Promise<StoredAnswer> {
   const zone = services.settings.PLATFORM_TIMEZONE;
-  const campaign = await findImportCampaign(db as Knex, request.campaignCode, scope);
-  if (!campaign) {
-    throw invalidBody(`CampaignCode: no campaign has the code ${JSON.stringify(request.campaignCode)}`, [
-      { field: 'CampaignCode', message: 'is not the code of a campaign' },
-    ]);
-  }
-  if (!campaign.visible) throw forbidden(`campaign ${campaign.code} belongs to a project outside this account's project rights`);
+  const found = await findImportCampaign(db, request.campaignCode, scope);
+  if (!found) throw unknownCampaign(request.campaignCode);
+  const { campaign } = found;
+  if (found.visible === false) throw campaignForbidden(campaign.code);
   const mapped = mapLeadData(campaign.fields, request.data, zone);
-  if (mapped.errors.length > 0) return { status: 200, body: { success: false, errors: mapped.errors } };
+  if (mapped.errors.length > 0) {
+    if (found.visible === undefined && !(await isCampaignVisible(db, campaign.id, scope))) throw campaignForbidden(campaign.code);
+    return { status: 200, body: { success: false, errors: mapped.errors } };
+  }
   // The moment of insert decides the automatic pool: an upload across midnight lands in two pools.
   const now = services.clock();
   const pool = request.pool ?? autoPoolName(localDate(now, zone));
-  const uniqueId = await insertLead(db, {
-    campaignId: campaign.id,
-    poolName: pool,
-    data: mapped.data,
-    phoneNumber: mapped.phoneNumber,
-    externalKey: mapped.externalKey,
-    now,
-    userId: account.userId,
-  });
-  return { status: 200, body: { success: true, uniqueId, pool } };
+  const inserted = await insertLead(
+    db,
+    {
+      campaignId: campaign.id,
+      poolName: pool,
+      data: mapped.data,
+      phoneNumber: mapped.phoneNumber,
+      externalKey: mapped.externalKey,
+      now,
+      userId: account.userId,
+    },
+    scope,
+  );
+  if (inserted.kind === 'forbidden') throw campaignForbidden(campaign.code);
+  if (inserted.kind === 'unknown_campaign') {
+    // The cached campaign was removed meanwhile; a fresh lookup decides.
+    const fresh = await findImportCampaign(db, request.campaignCode, scope, { fresh: true });
+    if (!fresh) throw unknownCampaign(request.campaignCode);
+    return importLead(db, services, account, scope, request);
+  }
+  return { status: 200, body: { success: true, uniqueId: inserted.uniqueId, pool } };
 }
 
 export const importLeadEndpoint = defineEndpoint({
