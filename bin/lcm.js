@@ -6,7 +6,7 @@ require('../src/cli/main.ts').main(process.argv).then(
     process.exitCode = code;
   },
   (err) => {
-    process.stderr.write(`lcm: ${err && err.message ? err.message : String(err)}\n`);
+    process.stderr.write(`lcm: ${err && err.message ? err.message : 'failed without a reason (' + String(err) + ')'}\n`);
     process.exitCode = 1;
   },
 );

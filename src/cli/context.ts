@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Knex } from 'knex';
 import { loadSettings, Settings } from '../config/settings';
 import { configurePlatformZone } from '../config/platform';
@@ -26,8 +28,6 @@ export async function openCliContext(options: { migrate?: boolean; env?: NodeJS.
   let url = settings.DATABASE_URL;
   let freshCluster = false;
   if (url === undefined) {
-    const fs = await import('node:fs');
-    const path = await import('node:path');
     freshCluster = !fs.existsSync(path.resolve(settings.EMBEDDED_DATA_DIR, 'PG_VERSION'));
     cluster = await startEmbeddedPostgres({
       dataDir: settings.EMBEDDED_DATA_DIR,

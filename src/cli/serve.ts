@@ -2,8 +2,11 @@ import type { Command } from 'commander';
 import { openCliContext } from './context';
 import { createLogger } from '../config/logger';
 import { migrateLatest } from '../data/db';
+import { takeOverShutdownSignals } from '../data/embeddedPostgres';
 import { composeApp } from '../http/compose';
 import { listen } from '../http/server';
+import { seedDemo, DEMO_CREDENTIALS } from './seedDemo';
+import { startLifecycleSweeper } from '../data/lifecycleSweeper';
 import type { SetExit } from './main';
 
 /** `lcm serve` (what `npm start` runs): migrate, seed the embedded default once, listen. */
@@ -13,20 +16,19 @@ export function registerServe(program: Command, _setExit: SetExit): void {
     .description('run the API (embedded Postgres with demo data when DATABASE_URL is unset)')
     .action(async () => {
       const ctx = await openCliContext({ migrate: false });
+      takeOverShutdownSignals();
       const logger = createLogger(ctx.settings.LOG_LEVEL);
       await migrateLatest(ctx.db);
       let demoNote: string | undefined;
       if (ctx.embedded) {
-        const { seedDemo, DEMO_CREDENTIALS } = await import('./seedDemo');
         const hasAccounts = await ctx.db('accounts').first('id');
         if (!hasAccounts) await seedDemo(ctx.db, ctx.settings.PLATFORM_TIMEZONE);
-        demoNote = DEMO_CREDENTIALS.map((c: { username: string; password: string; note?: string }) =>
+        demoNote = DEMO_CREDENTIALS.map((c) =>
           `  ${c.username} / ${c.password}${c.note ? `  (${c.note})` : ''}`).join('\n');
       }
       const composed = await composeApp({ settings: ctx.settings, db: ctx.db, logger });
       const running = await listen(composed.app.express, ctx.settings);
-      const { startLifecycleSweeper } = await import('../data/lifecycleSweeper').catch(() => ({ startLifecycleSweeper: undefined }));
-      const stopSweeper = startLifecycleSweeper?.(ctx.db, ctx.settings, logger);
+      const stopSweeper = startLifecycleSweeper(ctx.db, ctx.settings, logger);
 
       process.stdout.write(`lead-call-api listening on ${running.url}/api\n`);
       if (ctx.embedded) {
@@ -43,7 +45,7 @@ export function registerServe(program: Command, _setExit: SetExit): void {
         process.once('SIGTERM', () => shutdown('SIGTERM'));
         process.once('SIGINT', () => shutdown('SIGINT'));
       });
-      stopSweeper?.();
+      stopSweeper();
       await running.close();
       await composed.close();
       await ctx.close();

