@@ -260,6 +260,21 @@ describe('GET /api/simpleleads', () => {
       expect(res.body[0].data).toEqual({ Name: 'Lead c æøå', Phone: '+45 11 22 33 44', Customer: 'K-c', Revenue: '1000' });
     });
 
+    it('when a field was removed from the lead definition, then its stored value is no longer exported', async () => {
+      const def = `Shrinking ${w.id}`;
+      const code = `SHRINK-${w.id}`;
+      const lead = `${w.id}-shrink`;
+      await t.load(
+        { type: 'leadDefinition', name: def, fields: [{ name: 'Name', type: 'text' }, { name: 'Old', type: 'text' }] },
+        { type: 'campaign', code, name: 'Shrinking', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
+        { type: 'lead', uniqueId: lead, campaign: code, data: { Name: 'n', Old: 'stale' } },
+      );
+      expect((await get(`UniqueId=${lead}`)).body[0].data).toEqual({ Name: 'n', Old: 'stale' });
+      await t.load({ type: 'leadDefinition', name: def, fields: [{ name: 'Name', type: 'text' }] });
+      expect((await get(`UniqueId=${lead}`)).body[0].data).toEqual({ Name: 'n' });
+      expect((await get(`UniqueId=${lead}&Include=campaign`)).body[0].data).toEqual({ Name: 'n' });
+    });
+
     it('when the account has None access, then Partner and Full fields are hidden', async () => {
       const res = await get(`UniqueId=${ids.get('c')}`, noneAuth);
       expect(res.body[0].data).toEqual({ Name: 'Lead c æøå', Phone: '+45 11 22 33 44', Customer: 'K-c' });
