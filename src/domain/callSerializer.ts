@@ -47,30 +47,15 @@ export interface CallRowBase {
   campaign_type: number | null;
 }
 
-/** JSON rows carry references, resolved from the request's snapshot. */
+/**
+ * A call row: the call's own columns plus references (campaign, user, and the stored org-unit
+ * chain as one text key `ou0 ou1 ...`, root first) resolved from the request's snapshot. Few
+ * columns matter: the driver's per-column cost is most of a row's cost.
+ */
 export interface CallRow extends CallRowBase {
   campaign_id: number;
   user_id: number;
-  ou0_id: number;
-  ou1_id: number | null;
-  ou2_id: number | null;
-  ou3_id: number | null;
-  ou4_id: number | null;
-}
-
-/** CSV rows carry the flattened names, joined in SQL. */
-export interface FlatCallRow extends CallRowBase {
-  campaign_code: string;
-  campaign_name: string;
-  campaign_project: string;
-  user_org_code: string;
-  user_username: string;
-  user_name: string;
-  ou0_code: string;
-  ou1_code: string | null;
-  ou2_code: string | null;
-  ou3_code: string | null;
-  ou4_code: string | null;
+  ou_chain: string;
 }
 
 /** FlattenedCall columns in the order of spec 2.3. */
@@ -179,56 +164,30 @@ export function jsonString(value: string): string {
   return JSON_PLAIN.test(value) ? '"' + value + '"' : JSON.stringify(value);
 }
 
-/**
- * The chain of a call rendered as OrgUnit objects, cached by its deepest unit: calls of one
- * user share a chain, so the arrays are built a handful of times per request and shared by
- * every row (JSON.stringify does not mind sharing).
- */
-class ChainCache {
-  private readonly byDeepest = new Map<number, { ids: (number | null)[]; out: Record<string, unknown>[]; json: string }>();
-
-  constructor(private readonly units: Map<number, OrgUnitRecord>) {}
-
-  get(row: CallRow): Record<string, unknown>[] {
-    return this.entry(row).out;
-  }
-
-  /** The chain as JSON text. */
-  json(row: CallRow): string {
-    return this.entry(row).json;
-  }
-
-  private entry(row: CallRow): { out: Record<string, unknown>[]; json: string } {
-    const deepest = row.ou4_id ?? row.ou3_id ?? row.ou2_id ?? row.ou1_id ?? row.ou0_id;
-    const hit = this.byDeepest.get(deepest);
-    if (
-      hit !== undefined &&
-      hit.ids[0] === row.ou0_id &&
-      hit.ids[1] === row.ou1_id &&
-      hit.ids[2] === row.ou2_id &&
-      hit.ids[3] === row.ou3_id &&
-      hit.ids[4] === row.ou4_id
-    ) {
-      return hit;
-    }
-    const out = chainUnits(row, this.units).map(renderOrgUnit);
-    const fresh = { ids: [row.ou0_id, row.ou1_id, row.ou2_id, row.ou3_id, row.ou4_id], out, json: JSON.stringify(out) };
-    // The first chain seen for a deepest unit is kept; a call stored under an older tree
-    // shape renders fresh each time (rare: units seldom move).
-    if (hit === undefined) this.byDeepest.set(deepest, fresh);
-    return fresh;
-  }
-}
-
-/** The org units of a call's stored chain, root first. */
-function chainUnits(row: CallRow, units: Map<number, OrgUnitRecord>): OrgUnitRecord[] {
+/** The org units of a stored chain key (`ou0 ou1 ...`), root first. */
+function chainUnits(chain: string, units: Map<number, OrgUnitRecord>): OrgUnitRecord[] {
   const out: OrgUnitRecord[] = [];
-  for (const id of [row.ou0_id, row.ou1_id, row.ou2_id, row.ou3_id, row.ou4_id]) {
-    if (id === null) break;
-    const unit = units.get(id);
+  for (const id of chain.split(' ')) {
+    const unit = units.get(Number(id));
     if (unit !== undefined) out.push(unit);
   }
   return out;
+}
+
+/**
+ * Per-request memo of a rendering by key (a chain key, a campaign or user id): calls share a
+ * handful of chains, campaigns and users, so each is rendered once and the text reused.
+ */
+function memo<K, V>(render: (key: K) => V): (key: K) => V {
+  const done = new Map<K, V>();
+  return (key) => {
+    let value = done.get(key);
+    if (value === undefined) {
+      value = render(key);
+      done.set(key, value);
+    }
+    return value;
+  };
 }
 
 /** The call fields of spec 2.2 after the three complex ones; absent optional fields are left out. */
@@ -277,20 +236,21 @@ export function callToJson(options: CallSerializerOptions): Expander<CallRow> {
   const { org } = options;
   const time = dateTimeFormatter(options.zone);
   const unitsExpand = ORG_UNIT_PROPERTIES.some((p) => options.include.has(p));
-  const chains = new ChainCache(org.units);
+  // Flat org units are shared by every row of a chain (JSON.stringify does not mind sharing).
+  const flatChain = memo((chain: string) => chainUnits(chain, org.units).map(renderOrgUnit));
   const call: IncludeType<CallRow> = {
     identity: (row) => row.unique_id,
     render: (row) =>
       renderCallFields(row, time, {
         campaign: undefined,
         user: undefined,
-        organizationalUnits: unitsExpand ? undefined : chains.get(row),
+        organizationalUnits: unitsExpand ? undefined : flatChain(row.ou_chain),
       }),
     properties: {
       campaign: { type: CAMPAIGN, many: false, resolve: (row) => org.campaigns.get(row.campaign_id) },
       user: { type: USER, many: false, resolve: (row) => org.users.get(row.user_id) },
       ...(unitsExpand
-        ? { organizationalUnits: { type: ORG_UNIT, many: true, resolve: (row: CallRow) => chainUnits(row, org.units) } }
+        ? { organizationalUnits: { type: ORG_UNIT, many: true, resolve: (row: CallRow) => chainUnits(row.ou_chain, org.units) } }
         : {}),
     },
   };
@@ -315,28 +275,20 @@ export function callToJsonText(options: CallSerializerOptions): (row: CallRow) =
     return (row) => JSON.stringify(expand(row));
   }
   const time = dateTimeFormatter(options.zone);
-  const chains = new ChainCache(org.units);
-  const cached = <T>(lookup: (id: number) => T | undefined, render: (value: T) => unknown) => {
-    const texts = new Map<number, string>();
-    return (id: number): string => {
-      let text = texts.get(id);
-      if (text === undefined) {
-        const value = lookup(id);
-        // A reference the snapshot lacks is a named single property without a value: null.
-        text = value === undefined ? 'null' : JSON.stringify(render(value));
-        texts.set(id, text);
-      }
-      return text;
-    };
-  };
-  const campaign = include.has('campaign') ? cached((id) => org.campaigns.get(id), renderCampaign) : undefined;
-  const user = include.has('user') ? cached((id) => org.users.get(id), (u) => renderUser(u, org)) : undefined;
+  const chain = memo((key: string) => JSON.stringify(chainUnits(key, org.units).map(renderOrgUnit)));
+  // A reference the snapshot lacks is a named single property without a value: null.
+  const campaign = include.has('campaign')
+    ? memo((id: number) => { const c = org.campaigns.get(id); return c === undefined ? 'null' : JSON.stringify(renderCampaign(c)); })
+    : undefined;
+  const user = include.has('user')
+    ? memo((id: number) => { const u = org.users.get(id); return u === undefined ? 'null' : JSON.stringify(renderUser(u, org)); })
+    : undefined;
   return (r) => {
     let out = '{';
     if (campaign !== undefined) out += '"campaign":' + campaign(r.campaign_id) + ',';
     if (user !== undefined) out += '"user":' + user(r.user_id) + ',';
     out +=
-      '"organizationalUnits":' + chains.json(r) +
+      '"organizationalUnits":' + chain(r.ou_chain) +
       ',"uniqueId":' + jsonString(r.unique_id) +
       ',"uniqueLeadId":' + jsonString(r.unique_lead_id) +
       ',"leadPhoneNumber":' + jsonString(r.lead_phone_number);
@@ -381,9 +333,11 @@ export function flattenedCallHeader(separator: string): string {
 
 /**
  * Row → one FlattenedCall CSV line (CRLF included): absent values empty, booleans
- * `true`/`false`, times and durations as in JSON.
+ * `true`/`false`, times and durations as in JSON. The campaign, user and org-unit columns are
+ * quoted and joined once per campaign, user and chain of the request's snapshot.
  */
-export function callToCsvLine(options: { zone: string; separator: string }): (row: FlatCallRow) => string {
+export function callToCsvLine(options: { zone: string; separator: string; org: OrgSnapshot }): (row: CallRow) => string {
+  const { org } = options;
   const s = options.separator;
   const quote = csvQuoter(s);
   const special = new RegExp(`[${s.replace(/[\\\]^-]/g, '\\$&')}"\\r\\n]`);
@@ -397,17 +351,26 @@ export function callToCsvLine(options: { zone: string; separator: string }): (ro
   const time = (ms: number | null) => (ms === null ? '' : gen(format(ms)));
   const dur = (ms: number | null) => (ms === null ? '' : gen(formatMillis(ms)));
   const bool = (b: boolean) => gen(b ? 'true' : 'false');
+  // campaignCode;campaignName;campaignProject — empty when the snapshot lacks the campaign.
+  const campaign = memo((id: number) => {
+    const c = org.campaigns.get(id);
+    return c === undefined ? s + s : quote(c.code) + s + quote(c.name) + s + quote(c.project);
+  });
+  // userOrgCode;userUsername;userName
+  const user = memo((id: number) => {
+    const u = org.users.get(id);
+    return u === undefined ? s + s : quote(u.orgCode) + s + quote(u.username) + s + quote(u.name);
+  });
+  // organizationalUnit0OrgCode..organizationalUnit4OrgCode
+  const chain = memo((key: string) => {
+    const codes = chainUnits(key, org.units).map((u) => quote(u.orgCode));
+    while (codes.length < 5) codes.push('');
+    return codes.join(s);
+  });
   return (r) => {
-    // One test over all stored text of the row (the characters looked for are single ones, so
+    // One test over the row's own stored text (the characters looked for are single ones, so
     // concatenation cannot create a match): most rows need no quoting at all.
-    const q =
-      special.test(
-        r.unique_id + r.unique_lead_id + r.lead_phone_number + (r.lead_external_key ?? '') + r.campaign_code +
-          r.campaign_name + r.campaign_project + r.user_org_code + r.user_username + r.user_name + r.ou0_code +
-          (r.ou1_code ?? '') + (r.ou2_code ?? '') + (r.ou3_code ?? '') + (r.ou4_code ?? ''),
-      )
-        ? quote
-        : plain;
+    const q = special.test(r.unique_id + r.unique_lead_id + r.lead_phone_number + (r.lead_external_key ?? '')) ? quote : plain;
     return (
       q(r.unique_id) + s +
       q(r.unique_lead_id) + s +
@@ -428,17 +391,9 @@ export function callToCsvLine(options: { zone: string; separator: string }): (ro
       optGen(optionalEnumName(PRE_CALL_LEAD_STATUS, r.pre_call_lead_status, 'pre-call lead status')) + s +
       optGen(optionalEnumName(LEAD_CLOSURE, r.lead_closure, 'lead closure')) + s +
       optGen(optionalEnumName(CAMPAIGN_TYPE, r.campaign_type, 'campaign type')) + s +
-      q(r.campaign_code) + s +
-      q(r.campaign_name) + s +
-      q(r.campaign_project) + s +
-      q(r.user_org_code) + s +
-      q(r.user_username) + s +
-      q(r.user_name) + s +
-      q(r.ou0_code) + s +
-      (r.ou1_code === null ? '' : q(r.ou1_code)) + s +
-      (r.ou2_code === null ? '' : q(r.ou2_code)) + s +
-      (r.ou3_code === null ? '' : q(r.ou3_code)) + s +
-      (r.ou4_code === null ? '' : q(r.ou4_code)) + '\r\n'
+      campaign(r.campaign_id) + s +
+      user(r.user_id) + s +
+      chain(r.ou_chain) + '\r\n'
     );
   };
 }
