@@ -132,32 +132,41 @@ export interface NewLead {
 // another transaction created the same pool concurrently: `ins` then waits for it and does
 // nothing, and the pool is not in this statement's snapshot; the caller tells these apart.
 const INSERT_LEAD = `
-  with c as (select id from campaigns where id = ? and lower(project) like any(?::text[])),
-  existing as (select p.id from lead_pools p join c on p.campaign_id = c.id where p.name = ?),
+  with c as (select id from campaigns where id = $1 and lower(project) like any($2::text[])),
+  existing as (select p.id from lead_pools p join c on p.campaign_id = c.id where p.name = $3),
   ins as (
     insert into lead_pools (campaign_id, name)
-    select c.id, ? from c where not exists (select 1 from existing)
+    select c.id, $3 from c where not exists (select 1 from existing)
     on conflict (campaign_id, name) do nothing
     returning id),
   pool as (select id from existing union all select id from ins limit 1)
   insert into leads (unique_id, campaign_id, pool_id, status, closure, phone_number, external_key, data,
                      upload_time, last_modified_time, status_changed_time, uploaded_by_user_id, last_modified_by_user_id)
-  select ?, ?, pool.id, 0, 0, ?, ?, ?::jsonb, ?, ?, ?, ?, ? from pool
+  select $4, $1, pool.id, 0, 0, $5, $6, $7::jsonb, $8, $8, $8, $9, $9 from pool
   returning unique_id`;
+
+/**
+ * Runs a statement as a named prepared statement on a pooled connection (or the transaction's):
+ * Postgres parses and plans it once per connection instead of once per import.
+ */
+async function queryPrepared(db: Knex | Knex.Transaction, name: string, text: string, values: unknown[]): Promise<{ rows: Record<string, unknown>[] }> {
+  const conn = (await db.client.acquireConnection()) as { query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }> };
+  try {
+    return await conn.query({ name, text, values });
+  } finally {
+    await db.client.releaseConnection(conn);
+  }
+}
 
 export type InsertLeadResult = { kind: 'inserted'; uniqueId: string } | { kind: 'forbidden' } | { kind: 'unknown_campaign' };
 
 /** Inserts a New lead into its pool (created when missing) if the campaign is in the account's projects. */
 export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, scope: ProjectScope): Promise<InsertLeadResult> {
   const uniqueId = randomUUID();
-  const bindings = [
-    lead.campaignId, scope.likePatterns, lead.poolName, lead.poolName,
-    uniqueId, lead.campaignId, lead.phoneNumber, lead.externalKey, JSON.stringify(lead.data),
-    lead.now, lead.now, lead.now, lead.userId, lead.userId,
-  ];
+  const values = [lead.campaignId, scope.likePatterns, lead.poolName, uniqueId, lead.phoneNumber, lead.externalKey, JSON.stringify(lead.data), lead.now, lead.userId];
   for (let attempt = 0; attempt < 3; attempt++) {
-    const { rows } = await db.raw(INSERT_LEAD, bindings);
-    if (rows.length > 0) return { kind: 'inserted', uniqueId: rows[0].unique_id };
+    const { rows } = await queryPrepared(db, 'lcm_insert_lead', INSERT_LEAD, values);
+    if (rows.length > 0) return { kind: 'inserted', uniqueId: rows[0]!.unique_id as string };
     const exists = await db('campaigns').where({ id: lead.campaignId }).first('id');
     if (!exists) return { kind: 'unknown_campaign' };
     if (!(await isCampaignVisible(db, lead.campaignId, scope))) return { kind: 'forbidden' };
