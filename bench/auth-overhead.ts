@@ -14,15 +14,21 @@
  * real Postgres (DATABASE_URL, else a throwaway embedded cluster). Production code has no
  * switch for any of this: the bench builds its own apps.
  *
- * Environment: BENCH_CONNECTIONS (10), BENCH_DURATION_S (10), BENCH_WARMUP_S (3).
+ * Two passes: 1 connection (latency without queueing) and 10 connections (a saturated server,
+ * where latency follows CPU per request). CPU time per request of the server process and of
+ * redis-server is reported too: unlike latency it does not move with other load on the machine.
+ *
+ * Environment: BENCH_CONNECTIONS (1,10), BENCH_DURATION_S (8), BENCH_WARMUP_S (3),
+ * AUTH_CACHE_TTL_MS (the setting's default).
  */
-import { spawn, ChildProcess } from 'node:child_process';
+import { execSync, spawn, ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import express from 'express';
+import { createClient } from 'redis';
 import pinoHttp from 'pino-http';
 import { loadSettings } from '../src/config/settings';
 import { createLogger } from '../src/config/logger';
@@ -47,7 +53,7 @@ interface AutocannonResult {
   non2xx: number;
   errors: number;
   latency: { p50: number; average: number };
-  requests: { average: number };
+  requests: { average: number; total: number };
 }
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (options: {
@@ -77,14 +83,22 @@ function benchApp(services: AppServices, endpoints: Endpoint[], authenticate: ex
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // The request logging of app.ts, option for option: it costs the same in every mode.
   app.use(
     pinoHttp({
       logger: services.logger,
-      genReqId: (_req, res) => {
-        const id = randomUUID();
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
         res.setHeader('X-Request-Id', id);
         return id;
       },
+      customProps: (_req, res) => ({ service: (res as express.Response).locals?.service }),
+      serializers: {
+        req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
+      autoLogging: { ignore: (req) => req.url === '/api/healthz' || req.url === '/api/metrics' },
     }),
   );
   app.use(express.json({ limit: services.settings.BODY_LIMIT, type: () => true, strict: false }));
@@ -101,6 +115,8 @@ async function serve(mode: Mode): Promise<void> {
     LOG_LEVEL: 'silent',
     HOST: '127.0.0.1',
     PORT: '0',
+    // The production default unless the bench is asked otherwise.
+    AUTH_CACHE_TTL_MS: process.env.AUTH_CACHE_TTL_MS,
   });
   const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX });
   const composed = await composeApp({ settings, db, logger: createLogger('silent') });
@@ -146,23 +162,79 @@ function startServer(mode: Mode, env: Record<string, string>): Promise<{ child: 
 
 interface Run {
   p50: number;
+  /** Mean time a request takes, in ms: connections ÷ requests per second. */
   mean: number;
   rps: number;
+  /** CPU time of the server process per request, in µs. */
+  serverCpuUs: number;
+  /** CPU time of redis-server per request, in µs. */
+  redisCpuUs: number;
 }
 
-async function drive(url: string, auth: string, seconds: number, connections: number): Promise<Run> {
-  const result = await autocannon({ url: url + PATH, connections, duration: seconds, headers: { authorization: auth } });
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the figures would be meaningless`);
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+  } catch {
+    return 100;
   }
-  return { p50: result.latency.p50, mean: result.latency.average, rps: result.requests.average };
+})();
+
+/**
+ * CPU time used so far by a process, in ms (Linux /proc; NaN elsewhere). Latency on a shared
+ * machine moves with everyone else's load; CPU per request does not, so it is reported too.
+ */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The part of a node-redis client the bench reads Redis's CPU time with. */
+interface RedisInfo {
+  info(section: string): Promise<unknown>;
+}
+
+async function redisCpuMs(client: RedisInfo): Promise<number> {
+  const info = String(await client.info('cpu'));
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? NaN);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1000;
+}
+
+async function drive(
+  server: { url: string; child: ChildProcess },
+  redis: RedisInfo,
+  auth: string,
+  seconds: number,
+  connections: number,
+): Promise<Run> {
+  const cpu0 = processCpuMs(server.child.pid!);
+  const redis0 = await redisCpuMs(redis);
+  const result = await autocannon({ url: server.url + PATH, connections, duration: seconds, headers: { authorization: auth } });
+  const cpu = processCpuMs(server.child.pid!) - cpu0;
+  const redisCpu = (await redisCpuMs(redis)) - redis0;
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${server.url}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the figures would be meaningless`);
+  }
+  const n = result.requests.total;
+  return {
+    p50: result.latency.p50,
+    // autocannon's histogram keeps whole milliseconds; Little's law gives the mean exactly.
+    mean: (connections * 1000) / result.requests.average,
+    rps: result.requests.average,
+    serverCpuUs: (cpu * 1000) / n,
+    redisCpuUs: (redisCpu * 1000) / n,
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
-  const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
-  const duration = Number(process.env.BENCH_DURATION_S ?? 10);
+  const connectionCounts = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);
+  const duration = Number(process.env.BENCH_DURATION_S ?? 8);
   const warmup = Number(process.env.BENCH_WARMUP_S ?? 3);
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
@@ -226,38 +298,50 @@ async function main(): Promise<void> {
     );
     if (new Set(bodies).size !== 1 || JSON.parse(bodies[0]).length !== 4) throw new Error(`bodies differ or are not 4 rows: ${bodies.join(' / ')}`);
 
-    process.stdout.write(`GET ${PATH} (4 rows), ${connections} connections, ${duration} s a run, warm-up ${warmup} s each; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
-    for (const mode of MODES) await drive(servers[mode].url, auth, warmup, connections);
-    const runs: Record<Mode, Run[]> = { off: [], auth: [], on: [] };
-    // Each mode once per round, in a rotated order, so drift in the machine's load is shared.
-    for (const order of [MODES, [MODES[1], MODES[2], MODES[0]], [MODES[2], MODES[0], MODES[1]]]) {
-      for (const mode of order) {
-        const run = await drive(servers[mode].url, auth, duration, connections);
-        runs[mode].push(run);
-        process.stdout.write(`  ${LABEL[mode].padEnd(20)} p50 ${run.p50} ms  mean ${run.mean.toFixed(2)} ms  ${Math.round(run.rps)} req/s\n`);
-      }
-    }
-    const summary = (mode: Mode) => ({
-      p50: median(runs[mode].map((r) => r.p50)),
-      mean: median(runs[mode].map((r) => r.mean)),
-      rps: median(runs[mode].map((r) => r.rps)),
-    });
-    const [off, authOnly, on] = MODES.map(summary);
+    const redisInfo = createClient({ url: redis.url });
+    await redisInfo.connect();
+    cleanups.push(() => redisInfo.close());
     const pct = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)}%`;
-    process.stdout.write(
-      [
-        '',
-        `| median of 3 runs | ${LABEL.off} | ${LABEL.auth} | ${LABEL.on} | on vs off |`,
-        '|---|---|---|---|---|',
-        `| p50 latency | ${off.p50} ms | ${authOnly.p50} ms | ${on.p50} ms | ${pct(on.p50, off.p50)} |`,
-        `| mean latency | ${off.mean.toFixed(2)} ms | ${authOnly.mean.toFixed(2)} ms | ${on.mean.toFixed(2)} ms | ${pct(on.mean, off.mean)} |`,
-        `| requests/s | ${Math.round(off.rps)} | ${Math.round(authOnly.rps)} | ${Math.round(on.rps)} | ${pct(on.rps, off.rps)} |`,
-        '',
-        `target: auth + counting adds at most 30% latency → ${(on.mean - off.mean) / off.mean <= 0.3 ? 'met' : 'NOT met'} (mean latency; p50 has 1 ms resolution)`,
-        `load average after: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
-        '',
-      ].join('\n'),
-    );
+    const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+    process.stdout.write(`GET ${PATH} (4 rows), ${duration} s a run, warm-up ${warmup} s per mode and pass; load average ${load()}\n`);
+    for (const connections of connectionCounts) {
+      process.stdout.write(`\n${connections} connection${connections === 1 ? '' : 's'}:\n`);
+      for (const mode of MODES) await drive(servers[mode], redisInfo, auth, warmup, connections);
+      const runs: Record<Mode, Run[]> = { off: [], auth: [], on: [] };
+      // Each mode once per round, in a rotated order, so drift in the machine's load is shared.
+      for (const order of [MODES, [MODES[1], MODES[2], MODES[0]], [MODES[2], MODES[0], MODES[1]]]) {
+        for (const mode of order) {
+          const run = await drive(servers[mode], redisInfo, auth, duration, connections);
+          runs[mode].push(run);
+          process.stdout.write(
+            `  ${LABEL[mode].padEnd(20)} p50 ${run.p50} ms  mean ${run.mean.toFixed(3)} ms  ${Math.round(run.rps)} req/s  ` +
+              `CPU/request: server ${Math.round(run.serverCpuUs)} µs, Redis ${Math.round(run.redisCpuUs)} µs\n`,
+          );
+        }
+      }
+      const summary = (mode: Mode) => ({
+        p50: median(runs[mode].map((r) => r.p50)),
+        mean: median(runs[mode].map((r) => r.mean)),
+        rps: median(runs[mode].map((r) => r.rps)),
+        cpu: median(runs[mode].map((r) => r.serverCpuUs + r.redisCpuUs)),
+      });
+      const [off, authOnly, on] = MODES.map(summary);
+      process.stdout.write(
+        [
+          '',
+          `| ${connections} connection${connections === 1 ? '' : 's'}, median of 3 runs | ${LABEL.off} | ${LABEL.auth} | ${LABEL.on} | on vs off |`,
+          '|---|---|---|---|---|',
+          `| p50 latency | ${off.p50} ms | ${authOnly.p50} ms | ${on.p50} ms | ${pct(on.p50, off.p50)} |`,
+          `| mean latency | ${off.mean.toFixed(3)} ms | ${authOnly.mean.toFixed(3)} ms | ${on.mean.toFixed(3)} ms | ${pct(on.mean, off.mean)} |`,
+          `| requests/s | ${Math.round(off.rps)} | ${Math.round(authOnly.rps)} | ${Math.round(on.rps)} | ${pct(on.rps, off.rps)} |`,
+          `| CPU per request (server + Redis) | ${Math.round(off.cpu)} µs | ${Math.round(authOnly.cpu)} µs | ${Math.round(on.cpu)} µs | ${pct(on.cpu, off.cpu)} |`,
+          '',
+          `target (auth + counting adds at most 30% latency): ${(on.mean - off.mean) / off.mean <= 0.3 ? 'met' : 'NOT met'} by mean latency (connections ÷ req/s; autocannon's p50 has 1 ms resolution)`,
+          `load average: ${load()}`,
+          '',
+        ].join('\n'),
+      );
+    }
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => process.stderr.write(`cleanup: ${String(err)}\n`));
   }
