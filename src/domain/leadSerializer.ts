@@ -5,13 +5,16 @@ import { canSeeField, LeadFieldRule } from './leadData';
 import { CAMPAIGN, ORG_UNIT, organizationGraph, USER } from './organizationGraph';
 import { csvQuoter } from './callSerializer';
 import type { OrgSnapshot } from '../data/organizationRepository';
-import type { LeadRow, RawLeadRow } from '../data/leadRepository';
+import type { LeadCampaign, LeadLookups, LeadRow, RawLeadRow } from '../data/leadRepository';
 
 /**
  * Lead rows (src/data/leadRepository.ts) → Lead JSON (DESIGN §6), lead CSV lines and RawLeads
- * lines. Data fields are filtered by the account's lead definition entry access: only fields
- * of the lead's definition whose access level the account reaches are written, in the
- * definition's sort order.
+ * lines. Rows carry ids; names come from the request's LeadLookups. Data fields are filtered by
+ * the account's lead definition entry access: only fields of the lead's definition whose access
+ * level the account reaches are written (a value stored under a name the definition no longer
+ * has is never written). In JSON, `data` keeps the order Postgres stores jsonb keys in, so the
+ * export can copy the stored text whenever nothing has to be left out; the CSV columns and the
+ * RawLeads rows follow the definitions' sort order.
  */
 
 /** Names indexed by stored number: one array read per value. */
@@ -51,21 +54,40 @@ export function visibleFieldsByDefinition(definitions: Map<number, LeadFieldRule
   return out;
 }
 
-/** The lead's data with only the visible fields, in sort order; fields without a value are left out. */
-export function visibleData(data: Record<string, string>, visible: readonly string[] | undefined): Record<string, string> {
+/** Per lead definition id, the set of visible field names. */
+function visibleSets(visible: VisibleFields): Map<number, Set<string>> {
+  return new Map([...visible].map(([id, names]) => [id, new Set(names)]));
+}
+
+/** The lead's data with only the visible fields, in stored order. */
+export function visibleData(data: Record<string, string>, visible: ReadonlySet<string> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (visible === undefined) return out;
-  for (let i = 0; i < visible.length; i++) {
-    const name = visible[i]!;
-    const value = data[name];
-    if (value !== undefined) out[name] = value;
-  }
+  for (const name in data) if (visible.has(name)) out[name] = data[name]!;
   return out;
+}
+
+function campaignOf(lookups: LeadLookups, id: number): LeadCampaign {
+  const c = lookups.campaigns.get(id);
+  if (c === undefined) throw new Error(`campaign ${id} of an exported lead is not in the request's lookups`);
+  return c;
+}
+
+function poolOf(lookups: LeadLookups, id: number): string {
+  const p = lookups.pools.get(id);
+  if (p === undefined) throw new Error(`pool ${id} of an exported lead is not in the request's lookups`);
+  return p;
+}
+
+function codeOf(map: Map<number, string>, id: number | null): string | undefined {
+  return id === null ? undefined : map.get(id);
 }
 
 export interface LeadSerializerOptions {
   zone: string;
+  /** From visibleFieldsByDefinition(lookups.definitions, account entry access). */
   visible: VisibleFields;
+  lookups: LeadLookups;
   /** Lower-case include names (src/domain/include.ts parseIncludeNames). */
   include: ReadonlySet<string>;
   /** Resolves included campaigns, org units and users; only read when something is included. */
@@ -85,10 +107,11 @@ export function leadIncludesNeedUsers(include: ReadonlySet<string>): boolean {
   return ['uploadedbyuser', 'lastmodifiedbyuser', 'firstprocessedbyuser', 'users'].some((n) => include.has(n));
 }
 
-const ref = (orgCode: string | null) => (orgCode === null ? undefined : { orgCode });
+const ref = (orgCode: string | undefined) => (orgCode === undefined ? undefined : { orgCode });
 
 /** The Lead object without includes: compact references, absent values left out. */
-export function renderLead(row: LeadRow, zone: string, visible: VisibleFields): Record<string, unknown> {
+export function renderLead(row: LeadRow, zone: string, visible: Map<number, Set<string>>, lookups: LeadLookups): Record<string, unknown> {
+  const campaign = campaignOf(lookups, row.campaignId);
   return {
     uniqueId: row.uniqueId,
     status: statusName(row.status),
@@ -96,43 +119,82 @@ export function renderLead(row: LeadRow, zone: string, visible: VisibleFields): 
     priority: row.priority,
     phoneNumber: row.phoneNumber ?? undefined,
     externalKey: row.externalKey ?? undefined,
-    pool: row.pool,
-    campaign: { uniqueId: row.campaignUniqueId, code: row.campaignCode },
-    data: visibleData(row.data, visible.get(row.leadDefinitionId)),
+    pool: poolOf(lookups, row.poolId),
+    campaign: { uniqueId: campaign.uniqueId, code: campaign.code },
+    data: visibleData(JSON.parse(row.dataJson), visible.get(campaign.leadDefinitionId)),
     uploadTime: formatDateTime(row.uploadTime, zone),
     lastModifiedTime: formatDateTime(row.lastModifiedTime, zone),
     firstProcessedTime: row.firstProcessedTime === null ? undefined : formatDateTime(row.firstProcessedTime, zone),
-    ownerOrgUnit: ref(row.ownerOrgCode),
-    uploadedByUser: ref(row.uploadedByOrgCode),
-    lastModifiedByUser: ref(row.lastModifiedByOrgCode),
-    firstProcessedByUser: ref(row.firstProcessedByOrgCode),
+    ownerOrgUnit: ref(codeOf(lookups.units, row.ownerOrgUnitId)),
+    uploadedByUser: ref(codeOf(lookups.users, row.uploadedByUserId)),
+    lastModifiedByUser: ref(codeOf(lookups.users, row.lastModifiedByUserId)),
+    firstProcessedByUser: ref(codeOf(lookups.users, row.firstProcessedByUserId)),
     closureData: JSON.parse(row.closureDataJson),
+  };
+}
+
+/** A cache of JSON fragments by id: each distinct campaign, pool or reference is written once. */
+function fragmentCache(make: (id: number) => string): (id: number | null) => string {
+  const cache = new Map<number, string>();
+  return (id) => {
+    if (id === null) return '';
+    let text = cache.get(id);
+    if (text === undefined) cache.set(id, (text = make(id)));
+    return text;
   };
 }
 
 /**
  * Row → Lead JSON text, without includes: the export's hot path. Writes exactly what
- * `JSON.stringify(renderLead(row))` writes (same properties, order and values), but as one
- * string built directly, without the intermediate objects; closure data is copied as the JSON
- * text Postgres gave.
+ * `JSON.stringify(renderLead(row))` writes (same properties, order and values) as one string
+ * built directly: no intermediate objects, and the fragments for campaigns, pools and
+ * references built once per distinct id; closure data is copied as the JSON text Postgres gave.
  */
-export function leadToJsonText(zone: string, visible: VisibleFields): (row: LeadRow) => string {
+export function leadToJsonText(zone: string, visible: VisibleFields, lookups: LeadLookups): (row: LeadRow) => string {
   const q = JSON.stringify;
-  // Per definition: the visible field names and their `"name":` prefixes.
-  const keys = new Map<number, { names: string[]; prefixes: string[] }>();
-  for (const [id, names] of visible) keys.set(id, { names, prefixes: names.map((n) => q(n) + ':') });
-  const ref = (name: string, orgCode: string | null) => (orgCode === null ? '' : ',"' + name + '":{"orgCode":' + q(orgCode) + '}');
-  return (r) => {
-    let data = '{';
-    const k = keys.get(r.leadDefinitionId);
-    if (k !== undefined) {
-      const values = r.data;
-      for (let i = 0; i < k.names.length; i++) {
-        const v = values[k.names[i]!];
-        if (v !== undefined) data += (data.length === 1 ? '' : ',') + k.prefixes[i] + q(v);
+  const sets = visibleSets(visible);
+  const none = new Set<string>();
+  // Per campaign: the campaign's text (up to `"data":`) and the visible field names.
+  const campaigns = new Map<number, { text: string; visible: Set<string> }>();
+  const campaignText = (id: number) => {
+    let c = campaigns.get(id);
+    if (c === undefined) {
+      const campaign = campaignOf(lookups, id);
+      c = {
+        text: ',"campaign":{"uniqueId":' + q(campaign.uniqueId) + ',"code":' + q(campaign.code) + '},"data":',
+        visible: sets.get(campaign.leadDefinitionId) ?? none,
+      };
+      campaigns.set(id, c);
+    }
+    return c;
+  };
+  // The stored text when every key is visible (the common case); otherwise the visible keys only.
+  const dataText = (json: string, visibleNames: Set<string>): string => {
+    const values = JSON.parse(json) as Record<string, string>;
+    let all = true;
+    for (const name in values) {
+      if (!visibleNames.has(name)) {
+        all = false;
+        break;
       }
     }
-    data += '}';
+    if (all) return json;
+    let out = '';
+    for (const name in values) if (visibleNames.has(name)) out += (out === '' ? '{' : ',') + q(name) + ':' + q(values[name]);
+    return out === '' ? '{}' : out + '}';
+  };
+  const pool = fragmentCache((id) => ',"pool":' + q(poolOf(lookups, id)));
+  const reference = (name: string, map: Map<number, string>) =>
+    fragmentCache((id) => {
+      const orgCode = map.get(id);
+      return orgCode === undefined ? '' : ',"' + name + '":{"orgCode":' + q(orgCode) + '}';
+    });
+  const owner = reference('ownerOrgUnit', lookups.units);
+  const uploadedBy = reference('uploadedByUser', lookups.users);
+  const lastModifiedBy = reference('lastModifiedByUser', lookups.users);
+  const firstProcessedBy = reference('firstProcessedByUser', lookups.users);
+  return (r) => {
+    const c = campaignText(r.campaignId);
     return (
       '{"uniqueId":' + q(r.uniqueId) +
       ',"status":"' + statusName(r.status) +
@@ -140,16 +202,15 @@ export function leadToJsonText(zone: string, visible: VisibleFields): (row: Lead
       '","priority":' + r.priority +
       (r.phoneNumber === null ? '' : ',"phoneNumber":' + q(r.phoneNumber)) +
       (r.externalKey === null ? '' : ',"externalKey":' + q(r.externalKey)) +
-      ',"pool":' + q(r.pool) +
-      ',"campaign":{"uniqueId":' + q(r.campaignUniqueId) + ',"code":' + q(r.campaignCode) + '}' +
-      ',"data":' + data +
+      pool(r.poolId) +
+      c.text + dataText(r.dataJson, c.visible) +
       ',"uploadTime":"' + formatDateTime(r.uploadTime, zone) +
       '","lastModifiedTime":"' + formatDateTime(r.lastModifiedTime, zone) + '"' +
       (r.firstProcessedTime === null ? '' : ',"firstProcessedTime":"' + formatDateTime(r.firstProcessedTime, zone) + '"') +
-      ref('ownerOrgUnit', r.ownerOrgCode) +
-      ref('uploadedByUser', r.uploadedByOrgCode) +
-      ref('lastModifiedByUser', r.lastModifiedByOrgCode) +
-      ref('firstProcessedByUser', r.firstProcessedByOrgCode) +
+      owner(r.ownerOrgUnitId) +
+      uploadedBy(r.uploadedByUserId) +
+      lastModifiedBy(r.lastModifiedByUserId) +
+      firstProcessedBy(r.firstProcessedByUserId) +
       ',"closureData":' + r.closureDataJson +
       '}'
     );
@@ -163,11 +224,12 @@ export function leadToJsonText(zone: string, visible: VisibleFields): (row: Lead
  * written in full for the same lead stays a compact reference.
  */
 export function leadToJson(options: LeadSerializerOptions): Expander<LeadRow> {
-  const { zone, visible, org } = options;
+  const { zone, lookups, org } = options;
+  const visible = visibleSets(options.visible);
   const userOf = (id: number | null) => (id === null ? null : (org.users.get(id) ?? null));
   const lead: IncludeType<LeadRow> = {
     identity: (row) => row.uniqueId,
-    render: (row) => renderLead(row, zone, visible),
+    render: (row) => renderLead(row, zone, visible, lookups),
     properties: {
       campaign: { type: CAMPAIGN, many: false, resolve: (row) => org.campaigns.get(row.campaignId) ?? null },
       ownerOrgUnit: {
@@ -243,14 +305,15 @@ export function leadCsvHeader(columns: DataColumns, separator: string): string {
 }
 
 /** Row → one CSV line (CRLF included): absent values empty, times as in JSON. */
-export function leadToCsvLine(options: { zone: string; separator: string; columns: DataColumns }): (row: LeadRow) => string {
-  const { zone, columns } = options;
+export function leadToCsvLine(options: { zone: string; separator: string; columns: DataColumns; lookups: LeadLookups }): (row: LeadRow) => string {
+  const { zone, columns, lookups } = options;
   const s = options.separator;
   const quote = csvQuoter(s);
-  const opt = (v: string | null) => (v === null ? '' : quote(v));
+  const opt = (v: string | null | undefined) => (v === null || v === undefined ? '' : quote(v));
   const time = (ms: number | null) => (ms === null ? '' : quote(formatDateTime(ms, zone)));
   const empty = s.repeat(columns.names.length);
   return (r) => {
+    const campaign = campaignOf(lookups, r.campaignId);
     let line =
       quote(r.uniqueId) + s +
       quote(statusName(r.status)) + s +
@@ -258,21 +321,22 @@ export function leadToCsvLine(options: { zone: string; separator: string; column
       quote(String(r.priority)) + s +
       opt(r.phoneNumber) + s +
       opt(r.externalKey) + s +
-      quote(r.pool) + s +
-      quote(r.campaignUniqueId) + s +
-      quote(r.campaignCode) + s +
+      quote(poolOf(lookups, r.poolId)) + s +
+      quote(campaign.uniqueId) + s +
+      quote(campaign.code) + s +
       time(r.uploadTime) + s +
       time(r.lastModifiedTime) + s +
       time(r.firstProcessedTime) + s +
-      opt(r.ownerOrgCode) + s +
-      opt(r.uploadedByOrgCode) + s +
-      opt(r.lastModifiedByOrgCode) + s +
-      opt(r.firstProcessedByOrgCode);
-    const cells = columns.byDefinition.get(r.leadDefinitionId);
+      opt(codeOf(lookups.units, r.ownerOrgUnitId)) + s +
+      opt(codeOf(lookups.users, r.uploadedByUserId)) + s +
+      opt(codeOf(lookups.users, r.lastModifiedByUserId)) + s +
+      opt(codeOf(lookups.users, r.firstProcessedByUserId));
+    const cells = columns.byDefinition.get(campaign.leadDefinitionId);
     if (cells === undefined) return line + empty + '\r\n';
+    const data = JSON.parse(r.dataJson) as Record<string, string>;
     for (let i = 0; i < cells.length; i++) {
       const name = cells[i];
-      const value = name === undefined ? undefined : r.data[name];
+      const value = name === undefined ? undefined : data[name];
       line += s + (value === undefined ? '' : quote(value));
     }
     return line + '\r\n';
@@ -287,11 +351,12 @@ export function rawLeadsHeader(separator: string): string {
 }
 
 /** Row → its RawLeads lines, one per visible data field with a value, in sort order ('' for none). */
-export function rawLeadLines(options: { separator: string; visible: VisibleFields }): (row: RawLeadRow) => string {
+export function rawLeadLines(options: { separator: string; visible: VisibleFields; lookups: LeadLookups }): (row: RawLeadRow) => string {
   const s = options.separator;
   const quote = csvQuoter(s);
+  const { lookups } = options;
   return (r) => {
-    const fields = options.visible.get(r.leadDefinitionId);
+    const fields = options.visible.get(campaignOf(lookups, r.campaignId).leadDefinitionId);
     if (fields === undefined) return '';
     const id = quote(r.uniqueId) + s;
     let out = '';

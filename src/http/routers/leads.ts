@@ -37,8 +37,8 @@ import {
   findLead,
   insertLead,
   isCampaignVisible,
-  leadDefinitionFields,
   LeadRow,
+  loadLeadLookups,
   openLeadCursor,
 } from '../../data/leadRepository';
 import { findSavedSearch } from '../../data/savedSearchRepository';
@@ -158,19 +158,24 @@ export async function streamLeadsJson(
   const zone = services.settings.PLATFORM_TIMEZONE;
   const scope = projectScope(account.projectPatterns);
   const include = parseIncludeNames(includeRaw);
-  const [definitions, org] = await Promise.all([
-    leadDefinitionFields(db, filter, scope),
-    leadIncludesNeedSnapshot(include) ? loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) }) : EMPTY_SNAPSHOT,
-  ]);
-  const visible = visibleFieldsByDefinition(definitions, account.entryAccess);
+  const { cursor, lookups } = await openWithLookups(
+    () => openLeadCursor(db, filter, scope, cursorOptions(res, services)),
+    () => loadLeadLookups(db, filter, scope),
+  );
   let toJson: (row: LeadRow) => string;
-  if (leadIncludesNeedSnapshot(include)) {
-    const expand = leadToJson({ zone, visible, include, org });
-    toJson = (row) => JSON.stringify(expand(row));
-  } else {
-    toJson = leadToJsonText(zone, visible);
+  try {
+    const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
+    if (leadIncludesNeedSnapshot(include)) {
+      const org = await loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) });
+      const expand = leadToJson({ zone, visible, lookups, include, org });
+      toJson = (row) => JSON.stringify(expand(row));
+    } else {
+      toJson = leadToJsonText(zone, visible, lookups);
+    }
+  } catch (err) {
+    cursor.destroy();
+    throw err;
   }
-  const cursor = await openLeadCursor(db, filter, scope, cursorOptions(res, services));
   res.status(200).type('application/json; charset=utf-8');
   await streamToResponse(res, jsonArrayText(cursor, toJson), [], services.logger);
   return undefined;
@@ -184,17 +189,30 @@ export function setCsvHeaders(res: Response, encoding: string, fileName: string)
   res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
 }
 
+/**
+ * Opens the cursor, then loads what its rows are named by (every pool or campaign a row of the
+ * cursor's snapshot refers to exists by then); the cursor is closed if loading fails.
+ */
+export async function openWithLookups<T>(openRows: () => Promise<Readable>, load: () => Promise<T>): Promise<{ cursor: Readable; lookups: T }> {
+  const cursor = await openRows();
+  try {
+    return { cursor, lookups: await load() };
+  } catch (err) {
+    cursor.destroy();
+    throw err;
+  }
+}
+
 /** Streams cursor rows as CSV text in `encoding`, the header line first (also for no rows). */
 export async function streamCsv<T>(
   res: Response,
   services: AppServices,
-  openRows: () => Promise<Readable>,
+  cursor: Readable,
   header: string,
   toLines: (row: T) => string,
   encoding: string,
   fileName: string,
 ): Promise<undefined> {
-  const cursor = await openRows();
   setCsvHeaders(res, encoding, fileName);
   await streamToResponse(res, rowsToText(cursor, toLines, header), isUtf8(encoding) ? [] : [encoderStream(encoding)], services.logger);
   return undefined;
@@ -334,13 +352,14 @@ export const getLeadEndpoint = defineEndpoint({
     const row: LeadRow | undefined = await findLead(db, params.UniqueId, scope);
     if (!row) throw notFound(`no lead ${params.UniqueId}`);
     const include = parseIncludeNames(query.Include);
-    const [definitions, org] = await Promise.all([
-      leadDefinitionFields(db, { campaignKeys: [row.campaignUniqueId] }, scope),
+    const [lookups, org] = await Promise.all([
+      loadLeadLookups(db, {}, scope, [row.campaignId]),
       leadIncludesNeedSnapshot(include) ? loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) }) : EMPTY_SNAPSHOT,
     ]);
     const expand = leadToJson({
       zone: services.settings.PLATFORM_TIMEZONE,
-      visible: visibleFieldsByDefinition(definitions, account.entryAccess),
+      visible: visibleFieldsByDefinition(lookups.definitions, account.entryAccess),
+      lookups,
       include,
       org,
     });
@@ -398,13 +417,17 @@ export const savedSearchCsvEndpoint = defineEndpoint({
     const scope = projectScope(account.projectPatterns);
     const separator = query.CsvFieldSeparator ?? ';';
     const encoding = query.Encoding ?? 'utf-8';
-    const columns = dataColumns(await leadDefinitionFields(db, filter, scope), account.entryAccess);
+    const { cursor, lookups } = await openWithLookups(
+      () => openLeadCursor(db, filter, scope, cursorOptions(res, services)),
+      () => loadLeadLookups(db, filter, scope),
+    );
+    const columns = dataColumns(lookups.definitions, account.entryAccess);
     return streamCsv<LeadRow>(
       res,
       services,
-      () => openLeadCursor(db, filter, scope, cursorOptions(res, services)),
+      cursor,
       leadCsvHeader(columns, separator),
-      leadToCsvLine({ zone, separator, columns }),
+      leadToCsvLine({ zone, separator, columns, lookups }),
       encoding,
       `Leads-${query.searchName}-${formatCompactLocal(services.clock(), zone)}.csv`,
     );

@@ -3,9 +3,9 @@ import { rawLeadsQuery } from '../schemas/leads';
 import { formatCompactLocal } from '../../domain/datetime';
 import { resolveLeadFilter } from '../../domain/leadFilters';
 import { rawLeadLines, rawLeadsHeader, visibleFieldsByDefinition } from '../../domain/leadSerializer';
-import { leadDefinitionFields, openRawLeadCursor, RawLeadRow } from '../../data/leadRepository';
+import { loadLeadLookups, openRawLeadCursor, RawLeadRow } from '../../data/leadRepository';
 import { projectScope } from '../../data/projectScope';
-import { cursorOptions, streamCsv } from './leads';
+import { cursorOptions, openWithLookups, streamCsv } from './leads';
 
 export const rawLeadsEndpoint = defineEndpoint({
   service: 'rawleads',
@@ -36,13 +36,17 @@ export const rawLeadsEndpoint = defineEndpoint({
     });
     const scope = projectScope(account.projectPatterns);
     const separator = query.CsvFieldSeparator ?? ';';
-    const visible = visibleFieldsByDefinition(await leadDefinitionFields(db, filter, scope), account.entryAccess);
+    const { cursor, lookups } = await openWithLookups(
+      () => openRawLeadCursor(db, filter, scope, cursorOptions(res, services)),
+      () => loadLeadLookups(db, filter, scope),
+    );
+    const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
     return streamCsv<RawLeadRow>(
       res,
       services,
-      () => openRawLeadCursor(db, filter, scope, cursorOptions(res, services)),
+      cursor,
       rawLeadsHeader(separator),
-      rawLeadLines({ separator, visible }),
+      rawLeadLines({ separator, visible, lookups }),
       query.Encoding ?? 'utf-8',
       `RawLeads-${formatCompactLocal(services.clock(), services.settings.PLATFORM_TIMEZONE)}.csv`,
     );
