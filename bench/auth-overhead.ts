@@ -282,14 +282,17 @@ async function main(): Promise<void> {
 
     const env = { BENCH_DATABASE_URL: databaseUrl, BENCH_REDIS_URL: redis.url, BENCH_USERNAME: username };
     const servers = {} as Record<Mode, { child: ChildProcess; url: string }>;
-    for (const mode of MODES) servers[mode] = await startServer(mode, env);
-    cleanups.push(async () => {
-      for (const s of Object.values(servers)) {
-        const exited = new Promise((r) => s.child.once('exit', r));
-        s.child.kill('SIGTERM');
+    for (const mode of MODES) {
+      const server = await startServer(mode, env);
+      servers[mode] = server;
+      // Registered one by one, so a server that fails to start does not orphan the others.
+      cleanups.push(async () => {
+        if (server.child.exitCode !== null) return;
+        const exited = new Promise((r) => server.child.once('exit', r));
+        server.child.kill('SIGTERM');
         await exited;
-      }
-    });
+      });
+    }
     const auth = 'Basic ' + Buffer.from(`${username}:${PASSWORD}`).toString('base64');
 
     // All answer the same body before anything is measured.
