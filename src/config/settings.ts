@@ -33,6 +33,11 @@ const schema = z.object({
   DEFAULT_DAILY_LIMIT: positiveInt.default(5000),
   /** Daily limit of the bulk services (calls, exports); above 10000 makes them high-limit. */
   DEFAULT_BULK_DAILY_LIMIT: positiveInt.default(20000),
+  /**
+   * How long a counting call may wait for Redis before the request is counted in process.
+   * Generous: on a busy event loop a short timeout fires for a healthy Redis.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: positiveInt.default(1000),
   TLS_CERT_FILE: optionalString,
   TLS_KEY_FILE: optionalString,
   REQUIRE_HTTPS: boolean.default(false),

@@ -52,6 +52,11 @@ export interface ServiceCount {
 export interface CounterStore {
   /** Checks both limits and, only when both hold, adds the weight to each counter that applies. */
   consume(input: ConsumeInput): Promise<ConsumeResult>;
+  /**
+   * The header values of the current periods without spending anything: for responses that
+   * carry the rate-limit headers but are not counted (a 403 for a missing right).
+   */
+  peek(input: ConsumeInput): Promise<ConsumeResult>;
   /** The services with an unexpired daily period, sorted by name. */
   counts(accountId: number, now: number): Promise<ServiceCount[]>;
   close(): Promise<void>;

@@ -48,6 +48,11 @@ export class FailoverCounterStore implements CounterStore {
     return this.route((store) => store.consume(input));
   }
 
+  async peek(input: ConsumeInput): Promise<ConsumeResult> {
+    assertConsumeInput(input);
+    return this.route((store) => store.peek(input));
+  }
+
   counts(accountId: number, now: number): Promise<ServiceCount[]> {
     return this.route((store) => store.counts(accountId, now));
   }

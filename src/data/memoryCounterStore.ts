@@ -39,6 +39,15 @@ export class MemoryCounterStore implements CounterStore {
     return toConsumeResult(input, t);
   }
 
+  async peek(input: ConsumeInput): Promise<ConsumeResult> {
+    assertConsumeInput(input);
+    const entry = this.accounts.get(input.accountId)?.get(input.service);
+    return toConsumeResult(input, {
+      daily: currentWindow(entry?.daily, DAY_MS, input.now),
+      minute: currentWindow(entry?.minute, MINUTE_MS, input.now),
+    });
+  }
+
   private servicesOf(accountId: number): Map<string, Entry> {
     let services = this.accounts.get(accountId);
     if (!services) {

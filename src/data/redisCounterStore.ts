@@ -151,6 +151,18 @@ export class RedisCounterStore implements CounterStore {
     });
   }
 
+  async peek(input: ConsumeInput): Promise<ConsumeResult> {
+    assertConsumeInput(input);
+    const [d, m] = await Promise.all([
+      this.client.hmGet(dailyKey(input.accountId, input.service), ['start', 'count']),
+      this.client.hmGet(minuteKey(input.accountId, input.service), ['start', 'count']),
+    ]);
+    return toConsumeResult(input, {
+      daily: currentWindow(parseWindow(d), DAY_MS, input.now),
+      minute: currentWindow(parseWindow(m), MINUTE_MS, input.now),
+    });
+  }
+
   async counts(accountId: number, now: number): Promise<ServiceCount[]> {
     const services = (await this.client.sMembers(servicesKey(accountId))).map(String).sort();
     // Concurrent commands go out in one pipeline.

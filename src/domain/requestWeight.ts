@@ -1,4 +1,4 @@
-import { DateTime } from 'luxon';
+import { localHour } from './datetime';
 
 /** Request-counting rules of spec §8 and DESIGN §7, free of HTTP and storage. */
 
@@ -27,7 +27,8 @@ export function isFairUseHeader(value: string | undefined): boolean {
 }
 
 export function isProductionHour(now: Date, zone: string): boolean {
-  const hour = DateTime.fromJSDate(now, { zone }).hour;
+  // The cached-offset codec: Luxon here cost ~14 µs on every counted request.
+  const hour = localHour(now, zone);
   return hour >= PRODUCTION_START_HOUR && hour < PRODUCTION_END_HOUR;
 }
 

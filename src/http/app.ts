@@ -52,8 +52,6 @@ export function createApp(services: AppServices): App {
     }),
   );
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());
-  // Any content type is read as JSON: a client that forgets the header still gets a precise 400.
-  app.use(express.json({ limit: settings.BODY_LIMIT, type: () => true, strict: false }));
 
   const api = mountEndpoints(endpoints, services, {
     authenticate: createAuthenticator(services.db, credentials),

@@ -33,7 +33,11 @@ export async function composeApp(options: {
 
   let services: AppServices;
   if (settings.REDIS_URL) {
-    const counter = await createFailoverCounterStore({ url: settings.REDIS_URL, logger });
+    const counter = await createFailoverCounterStore({
+      url: settings.REDIS_URL,
+      logger,
+      commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
+    });
     closers.push(() => counter.close());
     services = { settings, db, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
   } else {

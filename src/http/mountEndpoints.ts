@@ -6,7 +6,7 @@ import { negotiate, Representation } from './negotiate';
 import { parseBody, parseParams, parseQuery } from './requestParsing';
 import { HttpProblem } from './problem';
 import { renderHtmlPage } from './html';
-import { countRequest } from './middleware/countRequests';
+import { countRequest, showRateHeaders } from './middleware/countRequests';
 import { hasRight } from '../domain/account';
 import type { Metrics } from './metrics';
 
@@ -41,6 +41,8 @@ function send(res: Response, representation: Representation, endpoint: Endpoint,
  */
 export function mountEndpoints(endpoints: Endpoint[], services: AppServices, options: MountOptions): Router {
   const router = Router();
+  // Any content type is read as JSON: a client that forgets the header still gets a precise 400.
+  const jsonBody = express.json({ limit: services.settings.BODY_LIMIT, type: () => true, strict: false });
   for (const endpoint of endpoints) {
     router[endpoint.method](toExpressPath(endpoint.path), async (req: Request, res: Response) => {
       res.locals.service = endpoint.service;
@@ -50,6 +52,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
         await runMiddleware(options.authenticate, req, res);
         const account = req.account!;
         if (endpoint.access.kind === 'right' && !hasRight(account, endpoint.access.resource, endpoint.access.verb)) {
+          if (endpoint.counted !== false) await showRateHeaders(endpoint, req, res, services);
           throw new HttpProblem(
             'forbidden',
             `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`,
@@ -60,6 +63,9 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       const representation = endpoint.ownMediaType ? endpoint.representations[0] : negotiate(req, endpoint.representations);
       const params = endpoint.params ? parseParams(endpoint.params, req.params as Record<string, unknown>) : {};
       const query = endpoint.query ? parseQuery(endpoint.query, req.query as Record<string, unknown>) : {};
+      // The body is read only now, so a request without credentials is a 401 whatever its body,
+      // and a bad body is a counted 400 with the rate-limit headers.
+      if (endpoint.body) await runMiddleware(jsonBody, req, res);
       const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases) : {};
       const result = await endpoint.handler({
         req,

@@ -2,7 +2,8 @@ import type { Request, Response } from 'express';
 import type { Endpoint } from '../endpoint';
 import type { AppServices } from '../services';
 import type { StoredAccount } from '../../data/accountRepository';
-import { isFairUseHeader, minuteLimit, requestWeight } from '../../domain/requestWeight';
+import { FAIR_USE_HEADER, isFairUseHeader, minuteLimit, requestWeight } from '../../domain/requestWeight';
+import type { ConsumeInput, ConsumeResult } from '../../data/counterStore';
 import { HttpProblem } from '../problem';
 
 /** The daily limit of a service for an account: its override, else the setting's default. */
@@ -17,12 +18,12 @@ export function dailyLimitFor(endpoint: Pick<Endpoint, 'service' | 'bulk'>, acco
  * the daily and (under fair use) the minute budget; every authenticated response carries
  * the X-Rate-Limit headers, and a refused request is a 429 that spent nothing.
  */
-export async function countRequest(endpoint: Endpoint, req: Request, res: Response, services: AppServices): Promise<void> {
+function consumeInput(endpoint: Endpoint, req: Request, services: AppServices): ConsumeInput {
   const account = req.account!;
   const dailyLimit = dailyLimitFor(endpoint, account, services);
-  const fairUse = isFairUseHeader(req.get('X-Rate-Limit-Fair-Use-Policy'));
+  const fairUse = isFairUseHeader(req.get(FAIR_USE_HEADER));
   const now = services.clock();
-  const result = await services.counter.consume({
+  return {
     accountId: account.id,
     service: endpoint.service,
     weight: requestWeight({
@@ -35,10 +36,23 @@ export async function countRequest(endpoint: Endpoint, req: Request, res: Respon
     dailyLimit,
     minuteLimit: fairUse ? minuteLimit(dailyLimit) : null,
     now: now.getTime(),
-  });
+  };
+}
+
+function setRateHeaders(res: Response, result: ConsumeResult): void {
   res.setHeader('X-Rate-Limit-Limit', String(result.limit));
   res.setHeader('X-Rate-Limit-Remaining', String(result.remaining));
   res.setHeader('X-Rate-Limit-Reset', String(result.resetSeconds));
+}
+
+/**
+ * Weighted request counting (spec 8, DESIGN §7): one atomic store call checks and spends both
+ * the daily and (under fair use) the minute budget; every authenticated response carries
+ * the X-Rate-Limit headers, and a refused request is a 429 that spent nothing.
+ */
+export async function countRequest(endpoint: Endpoint, req: Request, res: Response, services: AppServices): Promise<void> {
+  const result = await services.counter.consume(consumeInput(endpoint, req, services));
+  setRateHeaders(res, result);
   if (!result.allowed) {
     const retryAfter = String(result.retryAfterSeconds ?? result.resetSeconds);
     throw new HttpProblem(
@@ -48,4 +62,9 @@ export async function countRequest(endpoint: Endpoint, req: Request, res: Respon
       { 'Retry-After': retryAfter },
     );
   }
+}
+
+/** The rate-limit headers of the current periods for a response that spends nothing (403). */
+export async function showRateHeaders(endpoint: Endpoint, req: Request, res: Response, services: AppServices): Promise<void> {
+  setRateHeaders(res, await services.counter.peek(consumeInput(endpoint, req, services)));
 }
