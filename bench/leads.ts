@@ -300,7 +300,7 @@ async function main(): Promise<void> {
     // Two baselines for "the same rows": the export's own SELECT (ids; the server names them from
     // small lookups) and the SELECT a DBA would write with every name joined in. The ratio is
     // taken against the faster of the two.
-    const copyOwnSql = leadExportQuery(db, {}, projectScope(['*'])).toString();
+    const copyOwnSql = leadExportQuery(db, {}, projectScope(['*']), 'Full').toString();
     const copyJoinedSql = `select l.unique_id, l.status, l.closure, l.priority, l.phone_number, l.external_key, p.name as pool,
         c.unique_id as campaign_unique_id, c.code as campaign_code, l.data, l.upload_time, l.last_modified_time,
         l.first_processed_time, ou.org_code as owner, uu.org_code as uploaded_by, mu.org_code as modified_by,

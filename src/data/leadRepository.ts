@@ -191,6 +191,11 @@ export interface LeadRow {
   poolId: number;
   /** The stored data as JSON text (jsonb output: keys in Postgres's order); not yet limited by entry access. */
   dataJson: string;
+  /**
+   * Every stored key is a field of the lead's definition that the account's entry access
+   * reaches (decided in SQL): the stored text can be written as it is.
+   */
+  dataVisible: boolean;
   uploadTime: number;
   lastModifiedTime: number;
   firstProcessedTime: number | null;
@@ -211,9 +216,9 @@ export interface RawLeadRow {
 
 const epochMs = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
 
-// No joins: the campaign, pool, user and org-unit names come from LeadLookups, loaded once per
-// request. Postgres then reads the leads straight from the (last_modified_time, unique_id) index,
-// in order (no sort of the whole export before its first row), at little cost per row.
+// The campaign, pool, user and org-unit names come from LeadLookups, loaded once per request, not
+// from joins; the only joins name the visible fields of each lead's definition (memoized per
+// campaign), so `dataVisible` costs Postgres one jsonb subtraction per row.
 const LEAD_COLUMNS = `
   l.unique_id as "uniqueId", l.status, l.closure, l.priority, l.phone_number as "phoneNumber",
   l.external_key as "externalKey", l.campaign_id as "campaignId", l.pool_id as "poolId", l.data::text as "dataJson",
@@ -221,7 +226,15 @@ const LEAD_COLUMNS = `
   ${epochMs('l.first_processed_time')} as "firstProcessedTime",
   l.owner_org_unit_id as "ownerOrgUnitId", l.uploaded_by_user_id as "uploadedByUserId",
   l.last_modified_by_user_id as "lastModifiedByUserId", l.first_processed_by_user_id as "firstProcessedByUserId",
-  l.closure_data::text as "closureDataJson"`;
+  l.closure_data::text as "closureDataJson",
+  (l.data - coalesce(vf.names, '{}')) = '{}'::jsonb as "dataVisible"`;
+
+// One binding: the entry access level (number).
+const VISIBLE_FIELDS_JOIN = `
+  join campaigns lc on lc.id = l.campaign_id
+  left join (select lead_definition_id, array_agg(name) as names
+               from lead_definition_fields where access <= ? group by lead_definition_id) vf
+    on vf.lead_definition_id = lc.lead_definition_id`;
 
 export interface LeadCampaign {
   uniqueId: string;
@@ -307,22 +320,31 @@ export interface LeadCursorOptions {
  */
 const STREAMING_PLAN = 'limit (select null::bigint)';
 
-/** The export query: the leads matching the filter, ordered by last modified time then unique id. */
-export function leadExportQuery(db: Knex, filter: LeadFilter, scope: ProjectScope): Knex.Raw {
+/**
+ * The export query: the leads matching the filter, ordered by last modified time then unique id;
+ * `access` is the account's entry access (for `dataVisible`).
+ */
+export function leadExportQuery(db: Knex, filter: LeadFilter, scope: ProjectScope, access: EntryAccessName): Knex.Raw {
   const where = leadConditions(filter, scope);
   return db.raw(
     `select ${LEAD_COLUMNS}
-       from leads l
+       from leads l ${VISIBLE_FIELDS_JOIN}
       where ${where.sql}
       order by l.last_modified_time, l.unique_id
       ${STREAMING_PLAN}`,
-    where.bindings,
+    [EntryAccess.toNumber(access), ...where.bindings],
   );
 }
 
 /** The leads of leadExportQuery as a cursor stream of LeadRow. */
-export function openLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectScope, options: LeadCursorOptions = {}): Promise<Readable> {
-  return openCursor(db, leadExportQuery(db, filter, scope), options);
+export function openLeadCursor(
+  db: Knex,
+  filter: LeadFilter,
+  scope: ProjectScope,
+  access: EntryAccessName,
+  options: LeadCursorOptions = {},
+): Promise<Readable> {
+  return openCursor(db, leadExportQuery(db, filter, scope, access), options);
 }
 
 /** Like openLeadCursor with only the columns of the RawLeads export. */
@@ -340,9 +362,12 @@ export function openRawLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectSc
 }
 
 /** One lead by unique id, if it exists and its campaign is in the account's projects. */
-export async function findLead(db: Knex, uniqueId: string, scope: ProjectScope): Promise<LeadRow | undefined> {
+export async function findLead(db: Knex, uniqueId: string, scope: ProjectScope, access: EntryAccessName): Promise<LeadRow | undefined> {
   const where = leadConditions({ uniqueIds: [uniqueId] }, scope);
-  const { rows } = await db.raw(`select ${LEAD_COLUMNS} from leads l where ${where.sql}`, where.bindings);
+  const { rows } = await db.raw(`select ${LEAD_COLUMNS} from leads l ${VISIBLE_FIELDS_JOIN} where ${where.sql}`, [
+    EntryAccess.toNumber(access),
+    ...where.bindings,
+  ]);
   return rows[0];
 }
 

@@ -13,8 +13,8 @@ import type { LeadCampaign, LeadLookups, LeadRow, RawLeadRow } from '../data/lea
  * the account's lead definition entry access: only fields of the lead's definition whose access
  * level the account reaches are written (a value stored under a name the definition no longer
  * has is never written). In JSON, `data` keeps the order Postgres stores jsonb keys in, so the
- * export can copy the stored text whenever nothing has to be left out; the CSV columns and the
- * RawLeads rows follow the definitions' sort order.
+ * export copies the stored text whenever nothing has to be left out (`dataVisible`, decided in
+ * SQL); the CSV columns and the RawLeads rows follow the definitions' sort order.
  */
 
 /** Names indexed by stored number: one array read per value. */
@@ -168,17 +168,11 @@ export function leadToJsonText(zone: string, visible: VisibleFields, lookups: Le
     }
     return c;
   };
-  // The stored text when every key is visible (the common case); otherwise the visible keys only.
-  const dataText = (json: string, visibleNames: Set<string>): string => {
+  // The stored text when every key is visible (the common case, decided in SQL); otherwise the
+  // visible keys only.
+  const dataText = (json: string, allVisible: boolean, visibleNames: Set<string>): string => {
+    if (allVisible) return json;
     const values = JSON.parse(json) as Record<string, string>;
-    let all = true;
-    for (const name in values) {
-      if (!visibleNames.has(name)) {
-        all = false;
-        break;
-      }
-    }
-    if (all) return json;
     let out = '';
     for (const name in values) if (visibleNames.has(name)) out += (out === '' ? '{' : ',') + q(name) + ':' + q(values[name]);
     return out === '' ? '{}' : out + '}';
@@ -203,7 +197,7 @@ export function leadToJsonText(zone: string, visible: VisibleFields, lookups: Le
       (r.phoneNumber === null ? '' : ',"phoneNumber":' + q(r.phoneNumber)) +
       (r.externalKey === null ? '' : ',"externalKey":' + q(r.externalKey)) +
       pool(r.poolId) +
-      c.text + dataText(r.dataJson, c.visible) +
+      c.text + dataText(r.dataJson, r.dataVisible, c.visible) +
       ',"uploadTime":"' + formatDateTime(r.uploadTime, zone) +
       '","lastModifiedTime":"' + formatDateTime(r.lastModifiedTime, zone) + '"' +
       (r.firstProcessedTime === null ? '' : ',"firstProcessedTime":"' + formatDateTime(r.firstProcessedTime, zone) + '"') +

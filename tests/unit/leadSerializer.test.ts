@@ -49,6 +49,7 @@ function row(overrides: Partial<LeadRow> = {}): LeadRow {
     campaignId: 7,
     poolId: 5,
     dataJson: '{"Name": "Åse \\"A\\"\\n", "Phone": "+45 1234", "Stale": "old field", "Secret": "s", "Revenue": "10"}',
+    dataVisible: false,
     uploadTime: Date.UTC(2026, 4, 6, 8, 16, 41, 5),
     lastModifiedTime: Date.UTC(2026, 11, 24, 23, 0, 0),
     firstProcessedTime: null,
@@ -94,8 +95,9 @@ describe('lead JSON', () => {
         row({ phoneNumber: null, externalKey: null, firstProcessedTime: Date.UTC(2026, 2, 29, 1, 0, 0), firstProcessedByUserId: 3, lastModifiedByUserId: 4 }),
         row({ campaignId: 8, poolId: 6, dataJson: '{"City": "Malmö", "name": "x"}', ownerOrgUnitId: null, uploadedByUserId: null, closureDataJson: '[]' }),
         row({ campaignId: 9, dataJson: '{"A": "b"}' }),
-      row({ dataJson: '{"Name": "only visible", "Phone": "1"}' }),
-      row({ dataJson: '{}' }),
+      row({ campaignId: 8, dataJson: '{"City": "Malmö", "name": "x"}', dataVisible: true }),
+      row({ dataJson: '{"Name": "only visible", "Phone": "1"}', dataVisible: true }),
+      row({ dataJson: '{}', dataVisible: true }),
       ];
       for (const r of rows) expect(JSON.parse(viaText(r))).toEqual(JSON.parse(JSON.stringify(viaObject(r))));
     }

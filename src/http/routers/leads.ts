@@ -159,7 +159,7 @@ export async function streamLeadsJson(
   const scope = projectScope(account.projectPatterns);
   const include = parseIncludeNames(includeRaw);
   const { cursor, lookups } = await openWithLookups(
-    () => openLeadCursor(db, filter, scope, cursorOptions(res, services)),
+    () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services)),
     () => loadLeadLookups(db, filter, scope),
   );
   let toJson: (row: LeadRow) => string;
@@ -349,7 +349,7 @@ export const getLeadEndpoint = defineEndpoint({
   async handler({ params, query, account, services }) {
     const { db } = services;
     const scope = projectScope(account.projectPatterns);
-    const row: LeadRow | undefined = await findLead(db, params.UniqueId, scope);
+    const row: LeadRow | undefined = await findLead(db, params.UniqueId, scope, account.entryAccess);
     if (!row) throw notFound(`no lead ${params.UniqueId}`);
     const include = parseIncludeNames(query.Include);
     const [lookups, org] = await Promise.all([
@@ -418,7 +418,7 @@ export const savedSearchCsvEndpoint = defineEndpoint({
     const separator = query.CsvFieldSeparator ?? ';';
     const encoding = query.Encoding ?? 'utf-8';
     const { cursor, lookups } = await openWithLookups(
-      () => openLeadCursor(db, filter, scope, cursorOptions(res, services)),
+      () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services)),
       () => loadLeadLookups(db, filter, scope),
     );
     const columns = dataColumns(lookups.definitions, account.entryAccess);
