@@ -12,11 +12,11 @@
  *
  * Database: BENCH_DATABASE_URL, or an embedded cluster in .data/bench-postgres (kept between
  * runs). The API server runs as a child process (this file with `--server`): the real app plus
- * the naive route.
+ * the naive route. Clients are native programs writing to /dev/null: curl for HTTP, psql for
+ * COPY, so on this two-core machine the client does not take the server's CPU.
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -151,25 +151,26 @@ interface Fetched {
   tail: string;
 }
 
+/**
+ * GET with curl, body to /dev/null: a native client, as psql is for COPY, so the client's own
+ * work does not take the CPU the server needs (the machine has two cores for Postgres, the
+ * server and the client together).
+ */
 function fetchAll(port: number, pathAndQuery: string): Promise<Fetched> {
   return new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
-    const ms = () => Number(process.hrtime.bigint() - t0) / 1e6;
-    const req = http.get({ host: '127.0.0.1', port, path: pathAndQuery, headers: { Authorization: AUTH }, agent: false }, (res) => {
-      let bytes = 0;
-      let ttfbMs = -1;
-      let last: Buffer = Buffer.alloc(0);
-      res.on('data', (c: Buffer) => {
-        if (ttfbMs < 0) ttfbMs = ms();
-        bytes += c.length;
-        last = c;
-      });
-      res.once('end', () =>
-        resolve({ status: res.statusCode ?? 0, bytes, ttfbMs, totalMs: ms(), tail: last.subarray(Math.max(0, last.length - 4)).toString() }),
-      );
-      res.once('error', reject);
+    const curl = spawn(
+      'curl',
+      ['-s', '-o', '/dev/null', '-H', `Authorization: ${AUTH}`, '-w', '%{http_code} %{size_download} %{time_starttransfer} %{time_total}', `http://127.0.0.1:${port}${pathAndQuery}`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    curl.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    curl.once('error', reject);
+    curl.once('close', (code) => {
+      const [status, bytes, ttfb, total] = out.trim().split(' ').map(Number);
+      if (code !== 0 || status === undefined) reject(new Error(`curl exited with ${code}: ${out}`));
+      else resolve({ status, bytes: bytes!, ttfbMs: ttfb! * 1000, totalMs: total! * 1000, tail: '' });
     });
-    req.once('error', reject);
   });
 }
 
@@ -255,14 +256,20 @@ function endpointSql(db: Knex, t: Target, limit: number): string {
 function copyMs(url: string, sql: string, format: 'csv' | 'text'): Promise<{ ms: number; bytes: number }> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const psql = spawn('/usr/bin/psql', [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`], {
+    // Output to /dev/null like the HTTP bodies; then the byte count from a second, untimed query.
+    const psql = spawn('/usr/bin/psql', [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`], {
       env: { ...process.env, PGTZ: ZONE },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'ignore', 'inherit'],
     });
-    let bytes = 0;
-    psql.stdout.on('data', (c: Buffer) => (bytes += c.length));
     psql.once('error', reject);
-    psql.once('close', (code) => (code === 0 ? resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, bytes }) : reject(new Error(`psql exited with ${code}`))));
+    psql.once('close', (code) => {
+      if (code !== 0) return reject(new Error(`psql exited with ${code}`));
+      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      const wc = spawn('sh', ['-c', `/usr/bin/psql "$0" -X -q -c "$1" | wc -c`, url, `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      wc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      wc.once('close', () => resolve({ ms, bytes: Number(out.trim()) }));
+    });
   });
 }
 
