@@ -29,7 +29,9 @@ import { createDb, migrateLatest } from '../src/data/db';
 import { composeApp } from '../src/http/compose';
 import { callWindowQuery } from '../src/data/callRepository';
 import { loadOrgSnapshot } from '../src/data/organizationRepository';
-import { projectScope } from '../src/data/projectScope';
+import { projectScope, whereCampaignVisible } from '../src/data/projectScope';
+import { formatMillis } from '../src/domain/timespan';
+import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, PreCallLeadStatus } from '../src/domain/enums';
 import { callToJson } from '../src/domain/callSerializer';
 import { startEmbeddedPostgres } from '../src/data/embeddedPostgres';
 import { loadNdjson } from '../src/data/loader/loadNdjson';
@@ -63,7 +65,13 @@ function freePort(): Promise<number> {
 
 // ---- the server child process -----------------------------------------------------------------
 
-/** The real app, plus `/bench/naive-calls`: the same query and serializer, buffered. */
+/**
+ * The real app, plus two buffered baselines:
+ * - `/bench/naive-calls`: the same query and serializer as the endpoint, but the whole result
+ *   in memory, then res.json (isolates buffering against streaming);
+ * - `/bench/typical-calls`: what a typical service ships: `select c.*` (timestamps as Date),
+ *   one object per row with Luxon formatting each DateTime, res.json.
+ */
 async function runServer(): Promise<void> {
   const settings = loadSettings(process.env);
   const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: 10 });
@@ -83,6 +91,53 @@ async function runServer(): Promise<void> {
     const [org, rows] = await Promise.all([loadOrgSnapshot(db, scope, { users: false }), callWindowQuery(db, window)]);
     const toCall = callToJson({ zone: settings.PLATFORM_TIMEZONE, include: new Set(), org });
     res.json(rows.map(toCall));
+  });
+  outer.get('/bench/typical-calls', async (req, res) => {
+    const q = req.query as Record<string, string>;
+    const zone = settings.PLATFORM_TIMEZONE;
+    const scope = projectScope(['*']);
+    const units = new Map((await db('org_units').select('*')).map((u: Record<string, any>) => [u.id, u]));
+    const query = db('calls as c')
+      .select('c.*')
+      .where(`c.ou${Number(q.level)}_id`, Number(q.unitId))
+      .where('c.start_time', '>=', new Date(q.start))
+      .where('c.start_time', '<', new Date(q.end))
+      .orderBy([{ column: 'c.start_time' }, { column: 'c.unique_id' }])
+      .limit(Number(q.limit));
+    whereCampaignVisible(query, 'c.campaign_id', scope);
+    const rows: Record<string, any>[] = await query;
+    const iso = (d: Date | null) => (d === null ? undefined : DateTime.fromJSDate(d, { zone }).toISO());
+    const ms = (v: number | null) => (v === null ? undefined : formatMillis(v));
+    const name = (e: { toName(n: number): string }, v: number | null) => (v === null ? undefined : e.toName(v));
+    res.json(
+      rows.map((r) => ({
+        organizationalUnits: [r.ou0_id, r.ou1_id, r.ou2_id, r.ou3_id, r.ou4_id]
+          .filter((id) => id !== null)
+          .map((id) => {
+            const u = units.get(id)!;
+            return { uniqueId: u.unique_id, name: u.name, orgCode: u.org_code, level: u.level };
+          }),
+        uniqueId: r.unique_id,
+        uniqueLeadId: r.unique_lead_id,
+        leadPhoneNumber: r.lead_phone_number,
+        leadExternalKey: r.lead_external_key ?? undefined,
+        endCause: CallEndCause.toName(r.end_cause),
+        inProgress: r.in_progress,
+        connected: r.connected,
+        incoming: r.incoming,
+        startTime: iso(r.start_time),
+        connectTime: iso(r.connect_time),
+        endTime: iso(r.end_time),
+        previewDuration: ms(r.preview_ms),
+        dialingDuration: ms(r.dialing_ms),
+        conversationDuration: ms(r.conversation_ms),
+        wrapUpDuration: ms(r.wrap_up_ms),
+        leadStatus: name(CallLeadStatus, r.lead_status),
+        preCallLeadStatus: name(PreCallLeadStatus, r.pre_call_lead_status),
+        leadClosure: name(LeadClosure, r.lead_closure),
+        campaignType: name(CampaignType, r.campaign_type),
+      })),
+    );
   });
   outer.use(composed.app.express);
   const server = outer.listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write(`ready ${process.pid}\n`));
@@ -319,6 +374,7 @@ async function main(): Promise<void> {
           [`/api/calls/csv, ${S}`, `/api/calls/csv?${apiQuery(big, small)}`, small],
           [`/api/calls (JSON), ${S}`, `/api/calls?${apiQuery(big, small)}`, small],
           [`naive buffered (knex → res.json), ${S}`, naiveQuery(small), small],
+          [`typical buffered (select *, Luxon per DateTime, res.json), ${S}`, naiveQuery(small).replace('naive-calls', 'typical-calls'), small],
         ] as [string, string, number][]) {
           const f = await fetchAll(server.port, p);
           if (f.status !== 200) throw new Error(`${p}: HTTP ${f.status}`);
@@ -357,6 +413,7 @@ async function main(): Promise<void> {
     log(`JSON / COPY text format (${N}): ${fmt(jsonRate / copyText, 2)}× (target ≥ 0.5); against COPY csv format: ${fmt(jsonRate / copyCsv, 2)}×`);
     log(`JSON / naive buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`naive buffered (knex → res.json), ${S}`), 2)}× (target ≥ 3)`);
     log(`CSV / naive buffered JSON (${S}): ${fmt(rate(`/api/calls/csv, ${S}`) / rate(`naive buffered (knex → res.json), ${S}`), 2)}×`);
+    log(`JSON / typical buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`typical buffered (select *, Luxon per DateTime, res.json), ${S}`), 2)}×`);
     log(`naive buffered at ${N} rows (once): ${naiveAtFullSize}`);
 
     // Peak RSS of a fresh server per size.
