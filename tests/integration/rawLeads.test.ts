@@ -3,10 +3,11 @@ import iconv from 'iconv-lite';
 import { createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 
-function binary(res: request.Response & NodeJS.ReadableStream, callback: (err: Error | null, body: Buffer) => void): void {
+function binary(res: request.Response, callback: (err: Error | null, body: Buffer) => void): void {
+  const stream = res as unknown as NodeJS.ReadableStream;
   const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => callback(null, Buffer.concat(chunks)));
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => callback(null, Buffer.concat(chunks)));
 }
 
 describe('GET /api/rawleads', () => {

@@ -4,10 +4,11 @@ import { createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 
 /** Collects a response body as raw bytes (supertest would decode text). */
-function binary(res: request.Response & NodeJS.ReadableStream, callback: (err: Error | null, body: Buffer) => void): void {
+function binary(res: request.Response, callback: (err: Error | null, body: Buffer) => void): void {
+  const stream = res as unknown as NodeJS.ReadableStream;
   const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => callback(null, Buffer.concat(chunks)));
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => callback(null, Buffer.concat(chunks)));
 }
 
 describe('saved searches', () => {
