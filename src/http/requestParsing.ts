@@ -49,8 +49,9 @@ export function normalizeQuery(raw: Record<string, unknown>, schema: AnyObject):
       const items = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
       if (items.length > 0) out[name] = items;
     } else {
-      // A scalar given twice: the first value wins, like most frameworks' binders.
-      const first = values[0].trim();
+      // A scalar given twice: the first value wins, like most frameworks' binders. Not trimmed:
+      // a tab or a space is a meaningful CsvFieldSeparator.
+      const first = values[0];
       if (first !== '') out[name] = first;
     }
   }

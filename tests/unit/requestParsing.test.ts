@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { normalizeQuery, parseQuery, parseBody } from '../../src/http/requestParsing';
+import { HttpProblem } from '../../src/http/problem';
+
+const schema = z.object({
+  OrgCode: z.string(),
+  Include: z.array(z.string()).optional(),
+  CsvFieldSeparator: z.string().optional(),
+  Limit: z.coerce.number().int().positive().optional(),
+});
+
+describe('query parameters', () => {
+  it('when names come in any casing, then they map onto the schema names', () => {
+    expect(normalizeQuery({ orgcode: 'A', LIMIT: '5' }, schema)).toEqual({ OrgCode: 'A', Limit: '5' });
+  });
+
+  it('when a list comes comma-separated, repeated, or both, then the items are merged and trimmed', () => {
+    expect(normalizeQuery({ OrgCode: 'A', include: ['user, campaign', 'parent'], INCLUDE: 'x,,' }, schema).Include).toEqual([
+      'user',
+      'campaign',
+      'parent',
+      'x',
+    ]);
+  });
+
+  it('when a scalar is a tab or a space, then it is kept as given (a CSV separator)', () => {
+    expect(normalizeQuery({ OrgCode: 'A', csvfieldseparator: '\t' }, schema).CsvFieldSeparator).toBe('\t');
+    expect(normalizeQuery({ OrgCode: 'A', csvfieldseparator: ' ' }, schema).CsvFieldSeparator).toBe(' ');
+  });
+
+  it('when a scalar is given twice, then the first value wins; an empty value counts as absent', () => {
+    expect(normalizeQuery({ OrgCode: ['first', 'second'], Limit: '' }, schema)).toEqual({ OrgCode: 'first' });
+  });
+
+  it('when unknown parameters are sent, then they are ignored', () => {
+    expect(parseQuery(schema, { OrgCode: 'A', skip: '10', take: '5', PageSize: '100' })).toEqual({ OrgCode: 'A' });
+  });
+
+  it('when a required parameter is missing, then a missing_parameter problem names it', () => {
+    const err = (() => {
+      try {
+        parseQuery(schema, {});
+      } catch (e) {
+        return e as HttpProblem;
+      }
+    })();
+    expect(err).toBeInstanceOf(HttpProblem);
+    expect(err!.code).toBe('missing_parameter');
+    expect(err!.errors).toEqual([{ parameter: 'OrgCode', message: 'is required' }]);
+  });
+
+  it('when a value is bad, then an invalid_parameter problem names the parameter', () => {
+    expect(() => parseQuery(schema, { OrgCode: 'A', Limit: '-3' })).toThrow(expect.objectContaining({ code: 'invalid_parameter' }));
+  });
+});
+
+describe('JSON bodies', () => {
+  const body = z.object({ CampaignCode: z.string(), Data: z.record(z.string(), z.string()), LeadPool: z.string().optional() });
+
+  it('when property names differ in case or use an alias, then they map onto the schema names', () => {
+    expect(parseBody(body, { campaigncode: 'C', data: { a: 'b' }, pool: 'P' }, { Pool: 'LeadPool' })).toEqual({
+      CampaignCode: 'C',
+      Data: { a: 'b' },
+      LeadPool: 'P',
+    });
+  });
+
+  it('when the body is not an object, then invalid_body', () => {
+    expect(() => parseBody(body, [1, 2])).toThrow(expect.objectContaining({ code: 'invalid_body' }));
+    expect(() => parseBody(body, undefined)).toThrow(expect.objectContaining({ code: 'invalid_body' }));
+  });
+});
