@@ -1,7 +1,6 @@
 import { defineEndpoint, right } from '../endpoint';
-import { rawLeadsQuery } from '../schemas/leads';
+import { leadFilterFromQuery, rawLeadsQuery } from '../schemas/leads';
 import { formatCompactLocal } from '../../domain/datetime';
-import { resolveLeadFilter } from '../../domain/leadFilters';
 import { rawLeadLines, rawLeadsHeader, visibleFieldsByDefinition } from '../../domain/leadSerializer';
 import { loadLeadLookups, openRawLeadCursor, RawLeadRow } from '../../data/leadRepository';
 import { projectScope } from '../../data/projectScope';
@@ -23,17 +22,7 @@ export const rawLeadsEndpoint = defineEndpoint({
   query: rawLeadsQuery,
   async handler({ res, query, account, services }) {
     const { db } = services;
-    const filter = resolveLeadFilter({
-      projects: query.Projects,
-      campaigns: query.Campaigns,
-      modifiedFrom: query.ModifiedFrom,
-      modifiedTo: query.ModifiedTo,
-      statuses: query.Statuses,
-      allOpenStatuses: query.AllOpenStatuses,
-      allClosedStatuses: query.AllClosedStatuses,
-      closures: query.LeadClosures,
-      uniqueIds: query.UniqueId,
-    });
+    const filter = leadFilterFromQuery(query);
     const scope = projectScope(account.projectPatterns);
     const separator = query.CsvFieldSeparator ?? ';';
     const { cursor, lookups } = await openWithLookups(

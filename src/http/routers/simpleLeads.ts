@@ -1,6 +1,5 @@
 import { defineEndpoint, right } from '../endpoint';
-import { leadsOut, simpleLeadsQuery } from '../schemas/leads';
-import { resolveLeadFilter } from '../../domain/leadFilters';
+import { leadFilterFromQuery, leadsOut, simpleLeadsQuery } from '../schemas/leads';
 import { streamLeadsJson } from './leads';
 
 export const simpleLeadsEndpoint = defineEndpoint({
@@ -20,17 +19,7 @@ export const simpleLeadsEndpoint = defineEndpoint({
   query: simpleLeadsQuery,
   response: leadsOut,
   async handler({ res, query, account, services }) {
-    const filter = resolveLeadFilter({
-      projects: query.Projects,
-      campaigns: query.Campaigns,
-      modifiedFrom: query.ModifiedFrom,
-      modifiedTo: query.ModifiedTo,
-      statuses: query.Statuses,
-      allOpenStatuses: query.AllOpenStatuses,
-      allClosedStatuses: query.AllClosedStatuses,
-      closures: query.LeadClosures,
-      uniqueIds: query.UniqueId,
-    });
+    const filter = leadFilterFromQuery(query);
     return streamLeadsJson(res, services, account, filter, query.Include);
   },
 });

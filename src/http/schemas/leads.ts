@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { resolveLeadFilter, LeadFilter } from '../../domain/leadFilters';
 import { booleanParam, dateTimeOut, dateTimeParam, enumListParam, includeParam, listParam } from './common';
 import { encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
@@ -59,6 +60,23 @@ const leadFilterQuery = {
   LeadClosures: enumListParam(LeadClosure).optional(),
   UniqueId: listParam.optional().meta({ description: 'One or more lead unique ids.' }),
 };
+
+const leadFilterObject = z.object(leadFilterQuery);
+
+/** The export filter the simpleleads parameters (shared by /simpleleads and /rawleads) describe. */
+export function leadFilterFromQuery(query: z.output<typeof leadFilterObject>): LeadFilter {
+  return resolveLeadFilter({
+    projects: query.Projects,
+    campaigns: query.Campaigns,
+    modifiedFrom: query.ModifiedFrom,
+    modifiedTo: query.ModifiedTo,
+    statuses: query.Statuses,
+    allOpenStatuses: query.AllOpenStatuses,
+    allClosedStatuses: query.AllClosedStatuses,
+    closures: query.LeadClosures,
+    uniqueIds: query.UniqueId,
+  });
+}
 
 export const simpleLeadsQuery = z.object({
   ...leadFilterQuery,
