@@ -192,10 +192,10 @@ export const callsCsv = defineEndpoint({
   bulk: true,
   query: callsCsvQuery,
   response: z.string().meta({ description: 'text/csv' }),
-  async handler({ query, account, services, req, res }) {
+  async handler({ query, account, services, res }) {
     const zone = services.settings.PLATFORM_TIMEZONE;
     const encoding = query.Encoding ?? 'utf-8';
-    const separator = rawSeparator(req.query as Record<string, unknown>) ?? query.CsvFieldSeparator ?? ';';
+    const separator = query.CsvFieldSeparator ?? ';';
     const end = windowEnd(query.StartTime, query.TimeSpan, services);
     const subject = await subjectOfQuery(services, query.OrgCode);
     const scope: ProjectScope = projectScope(account.projectPatterns);
@@ -209,19 +209,6 @@ export const callsCsv = defineEndpoint({
     return undefined;
   },
 });
-
-/**
- * The query parser trims values, so a tab separator (`%09`) would read as absent: the raw
- * value is taken when it is whitespace (validation already accepted or refused the rest).
- */
-function rawSeparator(raw: Record<string, unknown>): string | undefined {
-  for (const [key, value] of Object.entries(raw)) {
-    if (key.toLowerCase() !== 'csvfieldseparator') continue;
-    const v = Array.isArray(value) ? value[0] : value;
-    if (typeof v === 'string' && v.length === 1 && v.trim() === '' && v !== '\r' && v !== '\n') return v;
-  }
-  return undefined;
-}
 
 export const callRecordings = defineEndpoint({
   service: 'calls.recordings',
