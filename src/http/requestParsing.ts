@@ -58,14 +58,20 @@ export function normalizeQuery(raw: Record<string, unknown>, schema: AnyObject):
   return out;
 }
 
-function issuesToErrors(issues: z.core.$ZodIssue[], kind: 'parameter' | 'field'): {
+function issuesToErrors(
+  issues: z.core.$ZodIssue[],
+  kind: 'parameter' | 'field',
+  input: Record<string, unknown>,
+): {
   missing: boolean;
   errors: ProblemFieldError[];
 } {
   let missing = true;
   const errors = issues.map((issue) => {
     const name = issue.path.map(String).join('.') || '(body)';
-    const isMissing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
+    // Missing means absent from the input: `Limit=ten` coerces to NaN, whose issue also has no input.
+    const top = issue.path[0];
+    const isMissing = issue.code === 'invalid_type' && typeof top === 'string' && issue.path.length === 1 && input[top] === undefined;
     if (!isMissing) missing = false;
     return { [kind]: name, message: isMissing ? 'is required' : issue.message } as ProblemFieldError;
   });
@@ -73,9 +79,10 @@ function issuesToErrors(issues: z.core.$ZodIssue[], kind: 'parameter' | 'field')
 }
 
 export function parseQuery<S extends AnyObject>(schema: S, raw: Record<string, unknown>): z.output<S> {
-  const result = schema.safeParse(normalizeQuery(raw, schema));
+  const normalized = normalizeQuery(raw, schema);
+  const result = schema.safeParse(normalized);
   if (result.success) return result.data;
-  const { missing, errors } = issuesToErrors(result.error.issues, 'parameter');
+  const { missing, errors } = issuesToErrors(result.error.issues, 'parameter', normalized);
   const detail = errors.map((e) => `${e.parameter}: ${e.message}`).join('; ');
   throw new HttpProblem(missing ? 'missing_parameter' : 'invalid_parameter', detail, errors);
 }
@@ -106,8 +113,9 @@ export function parseBody<S extends AnyObject>(schema: S, raw: unknown, aliases?
   if (raw === undefined || raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new HttpProblem('invalid_body', 'the request body must be a JSON object');
   }
-  const result = schema.safeParse(normalizeBodyKeys(raw, schema, aliases));
+  const normalized = normalizeBodyKeys(raw, schema, aliases) as Record<string, unknown>;
+  const result = schema.safeParse(normalized);
   if (result.success) return result.data;
-  const { errors } = issuesToErrors(result.error.issues, 'field');
+  const { errors } = issuesToErrors(result.error.issues, 'field', normalized);
   throw new HttpProblem('invalid_body', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 }

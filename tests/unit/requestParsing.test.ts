@@ -51,6 +51,10 @@ describe('query parameters', () => {
 
   it('when a value is bad, then an invalid_parameter problem names the parameter', () => {
     expect(() => parseQuery(schema, { OrgCode: 'A', Limit: '-3' })).toThrow(expect.objectContaining({ code: 'invalid_parameter' }));
+    // A number that is not one coerces to NaN: still a bad value, not a missing one.
+    expect(() => parseQuery(schema, { OrgCode: 'A', Limit: 'ten' })).toThrow(
+      expect.objectContaining({ code: 'invalid_parameter', errors: [expect.objectContaining({ parameter: 'Limit' })] }),
+    );
   });
 });
 
