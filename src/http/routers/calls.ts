@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { Response } from 'express';
 import { z } from 'zod';
 import { defineEndpoint, Endpoint, right } from '../endpoint';
@@ -17,6 +16,7 @@ import {
   recordingsQuery,
 } from '../schemas/calls';
 import { encoderStream, isUtf8 } from '../../streams/encoding';
+import { jsonArrayText, rowsToText } from '../../streams/rowsToText';
 import { projectScope, ProjectScope } from '../../data/projectScope';
 import { CallSubject, findVisibleCallId, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
 import { findOrgCodeKind, findOrgUnit, findUserId, loadOrgSnapshot } from '../../data/organizationRepository';
@@ -106,7 +106,7 @@ async function streamCallsJson(
   const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, cursor);
   const format = callToJsonText({ zone, include, org });
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, rowsToText<CallRow>(rows, { head: '[', separator: ',', tail: ']', format, utf8: true }), [], services.logger);
+  await streamToResponse(res, jsonArrayText<CallRow>(rows, format), [], services.logger);
   return undefined;
 }
 
@@ -204,7 +204,7 @@ export const callsCsv = defineEndpoint({
     const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, cursor);
     const fileName = `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`;
     res.status(200).attachment(fileName).setHeader('Content-Type', `text/csv; charset=${encoding}`);
-    const text = rowsToText(rows, { head: flattenedCallHeader(separator), separator: '', tail: '', format: callToCsvLine({ zone, separator, org }), utf8: isUtf8(encoding) });
+    const text = rowsToText(rows, { head: flattenedCallHeader(separator), format: callToCsvLine({ zone, separator, org }), utf8: isUtf8(encoding) });
     await streamToResponse(res, text, isUtf8(encoding) ? [] : [encoderStream(encoding)], services.logger);
     return undefined;
   },
@@ -219,7 +219,8 @@ export const callRecordings = defineEndpoint({
     "Recorded conversations of the call, by start time. StartTime (and TimeSpan) keep those that started in [StartTime, StartTime + TimeSpan); Limit caps the count. 404 when the call is unknown or outside the account's projects.",
   tags: ['Calls'],
   access: right('Calls', 'Get'),
-  representations: ['json'],
+  // One call's recordings are a small list: JSON and the HTML page (issue 6), unlike the exports.
+  representations: ['json', 'html'],
   bulk: true,
   params: recordingsPath,
   query: recordingsQuery,
@@ -234,7 +235,7 @@ export const callRecordings = defineEndpoint({
     if (callId === undefined) throw notFound(`no call ${params.UniqueId}`);
     const end = query.StartTime && query.TimeSpan ? windowEnd(query.StartTime, query.TimeSpan, services) : undefined;
     const rows = await listRecordings(services.db, callId, { start: query.StartTime, end, limit: query.Limit });
-    return { body: rows.map((r) => recordingToJson(r, zone)) };
+    return { body: rows.map((r) => recordingToJson(r, zone)), title: `Recordings of call ${params.UniqueId}` };
   },
 });
 
@@ -260,155 +261,9 @@ export const agentReadyPeriods = defineEndpoint({
     const rows = await streamReadyPeriods(services.db, { from: query.FromTime, to, scope }, cursor);
     const toPeriod = readyPeriodToJson(org, zone);
     res.status(200).type('application/json; charset=utf-8');
-    await streamToResponse(res, rowsToText<ReadyPeriodRow>(rows, { head: '[', separator: ',', tail: ']', format: (row) => JSON.stringify(toPeriod(row)), utf8: true }), [], services.logger);
+    await streamToResponse(res, jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row))), [], services.logger);
     return undefined;
   },
 });
 
 export const callEndpoints: Endpoint[] = [listCalls, callsCsv, agentReadyPeriods, callRecordings, listUserCalls, listOrgUnitCalls];
-
-interface RowsToTextOptions<Row> {
-  head: string;
-  /** Between two rows. */
-  separator: string;
-  tail: string;
-  format: (row: Row) => string;
-  /**
-   * UTF-8 output: the text is encoded here, a few hundred kilobytes at a time, so the
-   * coalescer passes the buffers on as they are and the socket gets large writes.
-   */
-  utf8?: boolean;
-}
-
-/**
- * Object rows in, text out, in one stage: each read drains whatever rows the source holds
- * (a cursor pushes a batch at a time) into one chunk of a few hundred kilobytes, so a row
- * costs one format call and one append rather than a stream hop per row and per stage, and
- * the socket gets large writes (the coalescer passes chunks this large on as they are).
- *
- * Destroying the result destroys the source (the cursor closes and releases its connection);
- * an error of the source or of `format` destroys the result with that error.
- */
-function rowsToText<Row>(source: Readable, options: RowsToTextOptions<Row>): Readable {
-  const { format, separator } = options;
-  const out: ChunkBuilder = options.utf8 ? new Utf8ChunkBuilder() : new TextChunkBuilder();
-  let headSent = false;
-  let anyRow = false;
-  let wanted = false;
-  let finished = false;
-  const text = new Readable({
-    // Strings (for an encoder stream) or Buffers, never split by the stream machinery.
-    objectMode: true,
-    highWaterMark: 1,
-    read() {
-      wanted = true;
-      pump();
-    },
-    destroy(err, callback) {
-      source.off('readable', pump);
-      source.off('end', onEnd);
-      // The error listener stays: a source destroyed with a reason (the client-abort signal
-      // of openCursor) still emits 'error' after this.
-      if (!source.destroyed) source.destroy();
-      callback(err);
-    },
-  });
-  const pump = (): void => {
-    if (!wanted || finished || text.destroyed) return;
-    if (!headSent) {
-      headSent = true;
-      out.add(options.head);
-    }
-    try {
-      let row: Row | null;
-      while ((row = source.read() as Row | null) !== null) {
-        out.add(anyRow ? separator + format(row) : format(row));
-        anyRow = true;
-        if (out.size >= CHUNK_SIZE) break;
-      }
-    } catch (err) {
-      text.destroy(err as Error);
-      return;
-    }
-    const chunk = out.take();
-    if (chunk !== undefined) {
-      wanted = false;
-      text.push(chunk);
-    }
-  };
-  const onEnd = (): void => {
-    finished = true;
-    if (!headSent) out.add(options.head);
-    out.add(options.tail);
-    const chunk = out.take();
-    if (chunk !== undefined) text.push(chunk);
-    text.push(null);
-  };
-  const onError = (err: Error): void => {
-    if (!text.destroyed) text.destroy(err);
-  };
-  source.on('readable', pump);
-  source.once('end', onEnd);
-  source.on('error', onError);
-  return text;
-}
-
-/** About this much output per chunk handed on. */
-const CHUNK_SIZE = 256 * 1024;
-
-interface ChunkBuilder {
-  add(piece: string): void;
-  /** Pending size (UTF-16 units or bytes: close enough for a chunk size). */
-  readonly size: number;
-  take(): string | Buffer | undefined;
-}
-
-/** Text for an encoder stream: V8 concatenates strings as ropes, so += is cheap. */
-class TextChunkBuilder implements ChunkBuilder {
-  private text = '';
-  get size(): number {
-    return this.text.length;
-  }
-  add(piece: string): void {
-    this.text += piece;
-  }
-  take(): string | undefined {
-    const t = this.text;
-    this.text = '';
-    return t === '' ? undefined : t;
-  }
-}
-
-/**
- * UTF-8 bytes written row by row into one buffer: measured about three times cheaper than
- * flattening a rope of a few hundred rows and encoding it with Buffer.from.
- */
-class Utf8ChunkBuilder implements ChunkBuilder {
-  private buffer = Buffer.allocUnsafe(0);
-  private offset = 0;
-  private readonly full: Buffer[] = [];
-  get size(): number {
-    return this.offset;
-  }
-  add(piece: string): void {
-    // A UTF-16 unit is at most three UTF-8 bytes.
-    if (this.offset + piece.length * 3 > this.buffer.length) {
-      if (this.offset > 0) this.full.push(this.buffer.subarray(0, this.offset));
-      this.buffer = Buffer.allocUnsafe(Math.max(CHUNK_SIZE + 4096, piece.length * 3));
-      this.offset = 0;
-    }
-    this.offset += this.buffer.write(piece, this.offset, 'utf8');
-  }
-  take(): Buffer | undefined {
-    if (this.offset > 0) {
-      this.full.push(this.buffer.subarray(0, this.offset));
-      // The rest of this buffer is not reused: the chunk handed on still points into it.
-      this.buffer = Buffer.allocUnsafe(0);
-      this.offset = 0;
-    }
-    if (this.full.length === 0) return undefined;
-    const chunk = this.full.length === 1 ? this.full[0]! : Buffer.concat(this.full);
-    this.full.length = 0;
-    return chunk;
-  }
-}

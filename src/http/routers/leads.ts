@@ -46,6 +46,7 @@ import { requestHash, runIdempotent, StoredAnswer } from '../../data/idempotency
 import { loadOrgSnapshot, OrgSnapshot } from '../../data/organizationRepository';
 import { projectScope, ProjectScope } from '../../data/projectScope';
 import { encoderStream, isUtf8 } from '../../streams/encoding';
+import { jsonArrayText, rowsToText } from '../../streams/rowsToText';
 
 // ---- shared by the lead exports (SimpleLeads, saved searches, RawLeads) ------------------------
 
@@ -56,85 +57,6 @@ const EMPTY_SNAPSHOT: OrgSnapshot = {
   usersOf: new Map(),
   campaigns: new Map(),
 };
-
-/** Upper bound of one string handed on, so a fast source cannot build one huge string. */
-const MAX_TEXT_PER_READ = 256 * 1024;
-
-/**
- * Cursor rows in, text out: `head`, then each row's text, then `tail` (also when there are no
- * rows). Each read takes every row the cursor has buffered and hands on one string, so the
- * per-row cost is one function call, not a stream hop per row; backpressure reaches the cursor
- * because rows are only read when this stream is read. Destroying it destroys the source.
- */
-export function rowsToText<T>(source: Readable, toText: (row: T) => string, head = '', tail = ''): Readable {
-  let started = false;
-  let wanted = false;
-  let ended = false;
-  const text = new Readable({
-    // Strings pass through as strings; the coalescer encodes once per chunk.
-    objectMode: true,
-    highWaterMark: 1,
-    read() {
-      wanted = true;
-      pump();
-    },
-    destroy(err, callback) {
-      source.off('readable', pump);
-      source.off('end', onEnd);
-      source.off('error', onError);
-      if (!source.destroyed) source.destroy();
-      callback(err);
-    },
-  });
-  const pump = (): void => {
-    if (!wanted || ended || text.destroyed) return;
-    let out = started ? '' : head;
-    started = true;
-    try {
-      let row: T | null;
-      while ((row = source.read() as T | null) !== null) {
-        out += toText(row);
-        if (out.length >= MAX_TEXT_PER_READ) break;
-      }
-    } catch (err) {
-      text.destroy(err as Error);
-      return;
-    }
-    if (out !== '') {
-      wanted = false;
-      text.push(out);
-    }
-  };
-  const onEnd = (): void => {
-    ended = true;
-    text.push((started ? '' : head) + tail);
-    text.push(null);
-  };
-  const onError = (err: Error): void => {
-    text.destroy(err);
-  };
-  source.on('readable', pump);
-  source.once('end', onEnd);
-  source.once('error', onError);
-  return text;
-}
-
-/** A JSON array of the rows' JSON texts: `[`, texts joined by `,`, `]` (or `[]`). */
-function jsonArrayText<T>(source: Readable, toJson: (row: T) => string): Readable {
-  let first = true;
-  return rowsToText<T>(
-    source,
-    (row) => {
-      if (first) {
-        first = false;
-        return toJson(row);
-      }
-      return ',' + toJson(row);
-    },
-    '[',
-    ']',
-  );
-}
 
 /** The cursor's options for a streamed export: the configured batch size and the client's abort. */
 export function cursorOptions(res: Response, services: AppServices) {
@@ -214,7 +136,8 @@ export async function streamCsv<T>(
   fileName: string,
 ): Promise<undefined> {
   setCsvHeaders(res, encoding, fileName);
-  await streamToResponse(res, rowsToText(cursor, toLines, header), isUtf8(encoding) ? [] : [encoderStream(encoding)], services.logger);
+  const text = rowsToText<T>(cursor, { head: header, format: toLines, utf8: isUtf8(encoding) });
+  await streamToResponse(res, text, isUtf8(encoding) ? [] : [encoderStream(encoding)], services.logger);
   return undefined;
 }
 
