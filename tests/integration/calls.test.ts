@@ -371,8 +371,12 @@ describe('GET /api/calls/{UniqueId}/recordings', () => {
     expect((await get(`/api/calls/${ids['b-tie']}/recordings`)).body).toHaveLength(1);
   });
 
-  it('when the client accepts only text/html, then it is a 406', async () => {
-    expect((await get(`/api/calls/${ids['a-start']}/recordings`).set('Accept', 'text/html')).status).toBe(406);
+  it('when the client prefers text/html, then the recordings come as an escaped HTML page', async () => {
+    const res = await get(`/api/calls/${ids['a-start']}/recordings`).set('Accept', 'text/html');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('full.wav');
+    expect(res.text).toContain(`Recordings of call ${ids['a-start']}`);
   });
 });
 

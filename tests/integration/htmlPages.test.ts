@@ -14,6 +14,7 @@ describe('HTML pages', () => {
   let w: World;
   let calendar: string;
   let leadId: string;
+  let callId: string;
   const evil = '<script>alert(1)</script>';
   const evilNotes = '"><img src=x onerror=alert(2)>';
 
@@ -22,9 +23,12 @@ describe('HTML pages', () => {
     w = await createWorld(t);
     calendar = `cal-html-${w.id}`;
     leadId = uniq('lead-html-');
+    callId = uniq('call-html-');
     await t.load(
       { type: 'lead', uniqueId: leadId, campaign: w.campaigns.b2b, data: { Name: 'Lead <i>Ærø</i>', Phone: '+4512345678' } },
       { type: 'calendar', code: calendar, name: 'Html', project: w.projects.b2b },
+      { type: 'call', uniqueId: callId, campaign: w.campaigns.b2b, user: w.users.agent, uniqueLeadId: leadId, leadPhoneNumber: '+4512345678', endCause: 'NormalDisconnect', inProgress: false, connected: true, incoming: false, startTime: '2026-05-04T10:00:00', connectTime: '2026-05-04T10:00:05', endTime: '2026-05-04T10:02:00', previewDuration: 'PT2S' },
+      { type: 'recording', call: callId, startTime: '2026-05-04T10:00:05', recordingType: 'FullRecording', fileName: 'html <b>call</b>.wav' },
       { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-1', title: evil, notes: evilNotes, start: '2026-05-04T09:00:00', end: '2026-05-04T09:30:00', source: 'crm', externalId: 'x1' },
       { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-2', title: 'Call Ærø back', notes: 'two\nlines', start: '2026-05-05T14:00:00', end: '2026-05-05T14:15:00', source: 'crm', externalId: 'x2' },
     );
@@ -37,7 +41,7 @@ describe('HTML pages', () => {
       CalendarCode: calendar,
       OrgCode: e.path.startsWith('/users') ? w.users.agent : w.units.team,
       orgCode: w.units.team,
-      UniqueId: leadId,
+      UniqueId: e.path.startsWith('/calls') ? callId : leadId,
     };
     const queryValues: Record<string, string> = {
       FromDate: '2026-05-01',

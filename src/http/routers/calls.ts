@@ -219,9 +219,8 @@ export const callRecordings = defineEndpoint({
     "Recorded conversations of the call, by start time. StartTime (and TimeSpan) keep those that started in [StartTime, StartTime + TimeSpan); Limit caps the count. 404 when the call is unknown or outside the account's projects.",
   tags: ['Calls'],
   access: right('Calls', 'Get'),
-  // One call's recordings are a small list: JSON and the HTML page (issue 6), unlike the exports.
+  // One call's recordings are a small list: JSON and the HTML page, default (not bulk) limits.
   representations: ['json', 'html'],
-  bulk: true,
   params: recordingsPath,
   query: recordingsQuery,
   response: z.array(recordingOut),
