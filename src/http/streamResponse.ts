@@ -29,6 +29,9 @@ export async function streamToResponse(
   transforms: Transform[],
   logger?: StreamLogger,
 ): Promise<void> {
+  // The abort signal, the pipeline's stages, the metrics and the logger each listen for 'close'
+  // on a streamed response: more than the default 10, which is no leak.
+  res.setMaxListeners(Math.max(res.getMaxListeners(), 20));
   const streams = [source, ...transforms];
   // Which side failed first decides how it is logged: a client leaving is not a server error.
   let cause: 'client' | 'stream' | undefined = res.destroyed && !res.writableFinished ? 'client' : undefined;

@@ -75,8 +75,6 @@ async function unitSubject(services: AppServices, orgCode: string): Promise<Call
 
 /** The cursor's options for a streamed list: the configured batch size and the client's abort. */
 function cursorOptions(res: Response, services: AppServices): { batchSize: number; signal: AbortSignal } {
-  // The abort signal, the pipeline, the metrics and the logger each listen for 'close'.
-  res.setMaxListeners(Math.max(res.getMaxListeners(), 20));
   return { batchSize: services.settings.CURSOR_BATCH_SIZE, signal: responseAbortSignal(res) };
 }
 

@@ -60,8 +60,6 @@ const EMPTY_SNAPSHOT: OrgSnapshot = {
 
 /** The cursor's options for a streamed export: the configured batch size and the client's abort. */
 export function cursorOptions(res: Response, services: AppServices) {
-  // The abort signal, the pipeline and the app each listen for 'close' on the response.
-  res.setMaxListeners(Math.max(res.getMaxListeners(), 20));
   return { batchSize: services.settings.CURSOR_BATCH_SIZE, signal: responseAbortSignal(res) };
 }
 
