@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HttpProblem, ProblemFieldError } from './problem';
+import { HttpProblem, ProblemFieldError, invalidBody, invalidParameter } from './problem';
 
 /**
  * Query parameters (DESIGN §2): names are case-insensitive, array parameters take
@@ -45,6 +45,8 @@ export function normalizeQuery(raw: Record<string, unknown>, schema: AnyObject):
   for (const [name, fieldSchema] of Object.entries(schema.shape)) {
     const values = byLower.get(name.toLowerCase());
     if (!values || values.length === 0) continue;
+    // Postgres text cannot hold NUL; refusing it here keeps it from becoming a 500 later.
+    if (values.some((v) => v.includes('\u0000'))) throw invalidParameter(name, 'must not contain a NUL character');
     if (isListSchema(fieldSchema as z.ZodType)) {
       const items = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
       if (items.length > 0) out[name] = items;
@@ -109,9 +111,26 @@ export function normalizeBodyKeys(raw: unknown, schema: AnyObject, aliases: Reco
   return out;
 }
 
+/** The path of the first string (key or value) holding a NUL character, which Postgres cannot store. */
+function findNul(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    const at = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000')) return at;
+    const found = findNul(item, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 export function parseBody<S extends AnyObject>(schema: S, raw: unknown, aliases?: Record<string, string>): z.output<S> {
   if (raw === undefined || raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new HttpProblem('invalid_body', 'the request body must be a JSON object');
+  }
+  const nulAt = findNul(raw, '');
+  if (nulAt !== undefined) {
+    throw invalidBody(`${nulAt}: must not contain a NUL character`, [{ field: nulAt, message: 'must not contain a NUL character' }]);
   }
   const normalized = normalizeBodyKeys(raw, schema, aliases) as Record<string, unknown>;
   const result = schema.safeParse(normalized);

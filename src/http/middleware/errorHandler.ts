@@ -11,6 +11,8 @@ function toProblem(err: unknown): HttpProblem {
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
     return new HttpProblem('unsupported_media_type', 'the request body encoding is not supported');
   }
+  // Express reports a path segment that is not valid percent-encoding as a 400 URIError.
+  if (err instanceof URIError) return new HttpProblem('invalid_parameter', 'the path is not valid percent-encoded UTF-8');
   if ((e?.status ?? e?.statusCode) === 400) return new HttpProblem('invalid_body', 'the request could not be read');
   return new HttpProblem('internal_error', 'an internal error occurred');
 }

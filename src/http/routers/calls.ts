@@ -51,7 +51,12 @@ const SCOPE_RULE = "Calls of campaigns outside the account's projects are left o
 
 function windowEnd(start: Date, span: TimeSpan, services: AppServices): Date {
   if (span.negative) throw invalidParameter('TimeSpan', 'must not be negative');
-  return addTimeSpan(start, span, services.settings.PLATFORM_TIMEZONE);
+  const end = addTimeSpan(start, span, services.settings.PLATFORM_TIMEZONE);
+  // Postgres and the DateTime format end at year 9999; `P99999999Y` must be a 400, not a 500.
+  if (!Number.isFinite(end.getTime()) || end.getUTCFullYear() > 9999) {
+    throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
+  }
+  return end;
 }
 
 /** `/calls?OrgCode=`: a user or a unit; anything else is a 400 (DESIGN §4). */
