@@ -25,8 +25,10 @@ export interface RowsToTextOptions<Row> {
  * coalescer passes chunks this large on as they are). Rows are read only when the result is
  * read, so backpressure reaches the source.
  *
- * Destroying the result destroys the source (the cursor closes and releases its connection);
- * an error of the source or of `format` destroys the result with that error.
+ * Destroying the result destroys the source (the cursor closes and releases its connection),
+ * and the result closes only after the source has closed (the source must emit 'close', as
+ * every stream with the default emitClose does); an error of the source or of `format`
+ * destroys the result with that error.
  */
 export function rowsToText<Row>(source: Readable, options: RowsToTextOptions<Row>): Readable {
   const { format } = options;
@@ -52,7 +54,10 @@ export function rowsToText<Row>(source: Readable, options: RowsToTextOptions<Row
       // The error listener stays: a source destroyed with a reason (the client-abort signal
       // of openCursor) still emits 'error' after this.
       if (!source.destroyed) source.destroy();
-      callback(err);
+      // Closed only once the source is: a cursor closes after it has released its connection,
+      // and whoever waits for this stream to close (streamToResponse) waits for that too.
+      if (source.closed) callback(err);
+      else source.once('close', () => callback(err));
     },
   });
   const pump = (): void => {
