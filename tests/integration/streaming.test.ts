@@ -10,7 +10,7 @@ import { openCursor, timestampsAsText } from '../../src/data/cursorStream';
 import { responseAbortSignal, streamToResponse } from '../../src/http/streamResponse';
 import { csvFormatter } from '../../src/streams/csv';
 import { encoderStream } from '../../src/streams/encoding';
-import { jsonArray } from '../../src/streams/jsonArray';
+import { jsonArrayText } from '../../src/streams/rowsToText';
 
 type Handler = (req: express.Request, res: express.Response) => Promise<void>;
 
@@ -84,7 +84,7 @@ function jsonRoute(query: string, bindings: unknown[] = [], batchSize = 100, bef
     }
     await beforeStreaming?.();
     res.type('application/json');
-    await streamToResponse(res, rows, [jsonArray()], logger);
+    await streamToResponse(res, jsonArrayText(rows, JSON.stringify), [], logger);
   };
 }
 

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { coalesce } from '../../src/streams/coalesce';
 import { csvFormatter, isValidCsvSeparator } from '../../src/streams/csv';
 import { encoderStream, isKnownEncoding } from '../../src/streams/encoding';
-import { jsonArray } from '../../src/streams/jsonArray';
+import { jsonArrayText, rowsToText } from '../../src/streams/rowsToText';
 
 /** Runs rows through the transforms and returns every chunk the last one emitted. */
 async function collect(rows: unknown[], transforms: Transform[]): Promise<Buffer[]> {
@@ -23,20 +23,58 @@ async function text(rows: unknown[], transforms: Transform[]): Promise<string> {
   return Buffer.concat(await collect(rows, transforms)).toString('utf8');
 }
 
-describe('jsonArray', () => {
-  it('when the source is empty, then the output is []', async () => {
-    expect(await text([], [jsonArray(), coalesce()])).toBe('[]');
+describe('rowsToText', () => {
+  /** Every chunk the stage hands on, as it was handed on. */
+  async function chunksOf(stage: Readable): Promise<(string | Buffer)[]> {
+    const chunks: (string | Buffer)[] = [];
+    for await (const chunk of stage) chunks.push(chunk as string | Buffer);
+    return chunks;
+  }
+  const joined = (chunks: (string | Buffer)[]) => chunks.map((c) => c.toString()).join('');
+  const source = (rows: unknown[]) => Readable.from(rows, { objectMode: true });
+
+  it('when the source is empty, then a JSON array is []', async () => {
+    expect(joined(await chunksOf(jsonArrayText(source([]), JSON.stringify)))).toBe('[]');
   });
 
-  it('when rows arrive, then the output is a JSON array of them in order', async () => {
-    const rows = Array.from({ length: 1000 }, (_, i) => ({ id: i, name: `n"${i}\n`, ok: i % 2 === 0, none: null }));
-    const out = await text(rows, [jsonArray(), coalesce()]);
+  it('when rows arrive, then a JSON array of them in order leaves as UTF-8 Buffers', async () => {
+    const rows = Array.from({ length: 1000 }, (_, i) => ({ id: i, name: `n"${i}\næøå`, ok: i % 2 === 0, none: null }));
+    const chunks = await chunksOf(jsonArrayText(source(rows), JSON.stringify));
+    expect(chunks.every((c) => Buffer.isBuffer(c))).toBe(true);
+    const out = joined(chunks);
     expect(JSON.parse(out)).toEqual(rows);
     expect(out.startsWith('[{')).toBe(true);
   });
 
   it('when a row cannot be serialised, then the stream fails instead of writing a broken array', async () => {
-    await expect(text([{ a: 1 }, { big: BigInt(1) }], [jsonArray(), coalesce()])).rejects.toThrow(/BigInt/);
+    await expect(chunksOf(jsonArrayText(source([{ a: 1 }, { big: BigInt(1) }]), JSON.stringify))).rejects.toThrow(/BigInt/);
+  });
+
+  it('when the output is not UTF-8, then the head comes first also for no rows and the chunks are strings', async () => {
+    const empty = await chunksOf(rowsToText(source([]), { head: 'a;b\r\n', format: String }));
+    expect(empty).toEqual(['a;b\r\n']);
+    const lines = await chunksOf(rowsToText<string>(source(['1;2\r\n', '3;4\r\n']), { head: 'a;b\r\n', format: (l) => l }));
+    expect(lines.every((c) => typeof c === 'string')).toBe(true);
+    expect(lines.join('')).toBe('a;b\r\n1;2\r\n3;4\r\n');
+  });
+
+  it('when the result is destroyed, then the source is destroyed and closes before the result', async () => {
+    // Like a cursor, which closes once Postgres has confirmed the close.
+    const rows = new Readable({
+      objectMode: true,
+      read() {},
+      destroy(err, callback) {
+        setTimeout(() => callback(err), 20);
+      },
+    });
+    const text = jsonArrayText(rows, JSON.stringify);
+    const closed: string[] = [];
+    rows.once('close', () => closed.push('source'));
+    const textClosed = new Promise((resolve) => text.once('close', resolve)).then(() => closed.push('result'));
+    text.destroy();
+    await textClosed;
+    expect(rows.destroyed).toBe(true);
+    expect(closed).toEqual(['source', 'result']);
   });
 });
 
