@@ -1,5 +1,8 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import request from 'supertest';
 import iconv from 'iconv-lite';
+import { csvFormatter } from '../../src/streams/csv';
 import { createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 
@@ -96,6 +99,15 @@ function csv(query: Record<string, string>, auth = w.accounts.full.auth) {
 
 const lines = (body: Buffer) => body.toString('utf8').split('\r\n');
 
+/** What fast-csv writes for the header and rows: the oracle of the hand-written CSV writer. */
+async function fastCsv(headers: string[], separator: string, rows: string[][]): Promise<string> {
+  const chunks: Buffer[] = [];
+  await pipeline(Readable.from(rows, { objectMode: true }), csvFormatter({ headers, separator }), async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) chunks.push(chunk);
+  });
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 describe('GET /api/calls/csv', () => {
   it('when the export is asked, then the header row lists the FlattenedCall fields in spec order and every line ends with CRLF', async () => {
     const res = await csv({ OrgCode: w.units.root, ...WINDOW });
@@ -132,6 +144,56 @@ describe('GET /api/calls/csv', () => {
         w.units.root, w.units.sales, w.units.team, '', '',
       ].join(';') + '\r\n',
     );
+  });
+
+  it('when values hold separators, quotes, CR, LF, æøå or are absent, then the file is what fast-csv writes for the same fields, with ; and with ,', async () => {
+    const unit = `Oracle ${w.id} "u";,\r\næøå`;
+    const user = `oracle-${w.id}`;
+    const campaign = `ORC-${w.id}`;
+    await t.load(
+      { type: 'orgUnit', orgCode: unit, name: 'Oracle unit', parent: w.units.team },
+      { type: 'campaign', code: campaign, name: 'Oracle; "camp",\r\nÆØÅ', project: w.projects.b2b, leadDefinition: w.leadDefinition, campaignType: 'PowerDialer' },
+      { type: 'user', orgCode: user, username: `oracle-user-${w.id}`, name: 'Ørsted, "Åse";\rx\ny', parent: unit },
+      {
+        type: 'call', uniqueId: `${w.id}-orc-1`, campaign, user, uniqueLeadId: `lead;"1"-${w.id}`, leadPhoneNumber: '+45 1234,5678',
+        leadExternalKey: 'CR\rhere', endCause: 'NormalDisconnect', inProgress: false, connected: true, incoming: false,
+        startTime: '2026-05-06T10:05:00+02:00', connectTime: '2026-05-06T10:05:03+02:00', endTime: '2026-05-06T10:06:00+02:00',
+        previewDuration: 'PT1S', dialingDuration: 'PT3S', conversationDuration: 'PT57S', wrapUpDuration: 'PT2S',
+        leadStatus: 'UserProcessed', preCallLeadStatus: 'New', leadClosure: 'Success',
+      },
+      {
+        type: 'call', uniqueId: `${w.id}-orc-2`, campaign, user, uniqueLeadId: `æøå ÆØÅ-${w.id}`, leadPhoneNumber: '"4512"',
+        leadExternalKey: 'line\nbreak', endCause: 'Busy', inProgress: false, connected: false, incoming: false,
+        startTime: '2026-05-06T10:10:00+02:00', previewDuration: 'PT0S',
+      },
+      {
+        type: 'call', uniqueId: `${w.id}-orc-3`, campaign, user, uniqueLeadId: `crlf-${w.id}`, leadPhoneNumber: '4512;34',
+        leadExternalKey: 'both\r\nend,;"', endCause: 'NoResponse', inProgress: false, connected: false, incoming: true,
+        startTime: '2026-05-06T10:20:00+02:00', previewDuration: 'PT0S',
+      },
+    );
+    const shared = ['PowerDialer', campaign, 'Oracle; "camp",\r\nÆØÅ', w.projects.b2b, user, `oracle-user-${w.id}`, 'Ørsted, "Åse";\rx\ny', w.units.root, w.units.sales, w.units.team, unit, ''];
+    const rows = [
+      [
+        `${w.id}-orc-1`, `lead;"1"-${w.id}`, '+45 1234,5678', 'CR\rhere', 'NormalDisconnect', 'false', 'true', 'false',
+        '2026-05-06T10:05:00.000+02:00', '2026-05-06T10:05:03.000+02:00', '2026-05-06T10:06:00.000+02:00',
+        'PT1S', 'PT3S', 'PT57S', 'PT2S', 'UserProcessed', 'New', 'Success', ...shared,
+      ],
+      [
+        `${w.id}-orc-2`, `æøå ÆØÅ-${w.id}`, '"4512"', 'line\nbreak', 'Busy', 'false', 'false', 'false',
+        '2026-05-06T10:10:00.000+02:00', '', '', 'PT0S', '', '', '', '', '', '', ...shared,
+      ],
+      [
+        `${w.id}-orc-3`, `crlf-${w.id}`, '4512;34', 'both\r\nend,;"', 'NoResponse', 'false', 'false', 'true',
+        '2026-05-06T10:20:00.000+02:00', '', '', 'PT0S', '', '', '', '', '', '', ...shared,
+      ],
+    ];
+    for (const separator of [';', ',']) {
+      const res = await csv({ OrgCode: user, ...WINDOW, CsvFieldSeparator: separator });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+      expect((res.body as Buffer).toString('utf8')).toBe(await fastCsv(HEADER.split(';'), separator, rows));
+    }
   });
 
   it('when Encoding is windows-1252, then æ ø å é are single bytes and the charset says so', async () => {
