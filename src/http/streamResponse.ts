@@ -80,3 +80,8 @@ export function responseAbortSignal(res: Response): AbortSignal {
   });
   return controller.signal;
 }
+
+/** Cursor options for a streamed list: the configured batch size, and the client's abort. */
+export function cursorOptions(res: Response, batchSize: number): { batchSize: number; signal: AbortSignal } {
+  return { batchSize, signal: responseAbortSignal(res) };
+}

@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { defineEndpoint, Endpoint, right } from '../endpoint';
 import { invalidParameter, notFound } from '../problem';
-import { responseAbortSignal, streamToResponse } from '../streamResponse';
+import { cursorOptions, streamToResponse } from '../streamResponse';
 import {
   callOut,
   callsCsvQuery,
@@ -78,11 +78,6 @@ async function unitSubject(services: AppServices, orgCode: string): Promise<Call
   return unit === undefined ? undefined : { kind: 'unit', unitId: unit.id, level: unit.level };
 }
 
-/** The cursor's options for a streamed list: the configured batch size and the client's abort. */
-function cursorOptions(res: Response, services: AppServices): { batchSize: number; signal: AbortSignal } {
-  return { batchSize: services.settings.CURSOR_BATCH_SIZE, signal: responseAbortSignal(res) };
-}
-
 interface WindowQuery {
   StartTime: Date;
   TimeSpan: TimeSpan;
@@ -104,7 +99,7 @@ async function streamCallsJson(
   const subject = await findSubject();
   const scope = projectScope(account.projectPatterns);
   const include = parseIncludeNames(query.Include);
-  const cursor = cursorOptions(res, services);
+  const cursor = cursorOptions(res, services.settings.CURSOR_BATCH_SIZE);
   const org = await loadOrgSnapshot(services.db, scope, { users: callIncludesNeedUsers(include) });
   const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, cursor);
   const format = callToJsonText({ zone, include, org });
@@ -202,7 +197,7 @@ export const callsCsv = defineEndpoint({
     const end = windowEnd(query.StartTime, query.TimeSpan, services);
     const subject = await subjectOfQuery(services, query.OrgCode);
     const scope: ProjectScope = projectScope(account.projectPatterns);
-    const cursor = cursorOptions(res, services);
+    const cursor = cursorOptions(res, services.settings.CURSOR_BATCH_SIZE);
     const org = await loadOrgSnapshot(services.db, scope);
     const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, cursor);
     const fileName = `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`;
@@ -258,7 +253,7 @@ export const agentReadyPeriods = defineEndpoint({
     const zone = services.settings.PLATFORM_TIMEZONE;
     const scope = projectScope(account.projectPatterns);
     const to = windowEnd(query.FromTime, query.TimeSpan, services);
-    const cursor = cursorOptions(res, services);
+    const cursor = cursorOptions(res, services.settings.CURSOR_BATCH_SIZE);
     const org = await loadOrgSnapshot(services.db, scope, { users: false });
     const rows = await streamReadyPeriods(services.db, { from: query.FromTime, to, scope }, cursor);
     const toPeriod = readyPeriodToJson(org, zone);

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Response } from 'express';
 import { defineEndpoint, right } from '../endpoint';
 import { forbidden, HttpProblem, invalidBody, invalidParameter, notFound } from '../problem';
-import { responseAbortSignal, streamToResponse } from '../streamResponse';
+import { cursorOptions, streamToResponse } from '../streamResponse';
 import type { AppServices } from '../services';
 import {
   importLeadBody,
@@ -58,11 +58,6 @@ const EMPTY_SNAPSHOT: OrgSnapshot = {
   campaigns: new Map(),
 };
 
-/** The cursor's options for a streamed export: the configured batch size and the client's abort. */
-export function cursorOptions(res: Response, services: AppServices) {
-  return { batchSize: services.settings.CURSOR_BATCH_SIZE, signal: responseAbortSignal(res) };
-}
-
 /**
  * Streams the leads matching `filter` as a JSON array of Lead objects (DESIGN §6), with the
  * account's project scope and entry access applied and `Include` expanded.
@@ -79,7 +74,7 @@ export async function streamLeadsJson(
   const scope = projectScope(account.projectPatterns);
   const include = parseIncludeNames(includeRaw);
   const { cursor, lookups } = await openWithLookups(
-    () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services)),
+    () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services.settings.CURSOR_BATCH_SIZE)),
     () => loadLeadLookups(db, filter, scope),
   );
   let toJson: (row: LeadRow) => string;
@@ -339,7 +334,7 @@ export const savedSearchCsvEndpoint = defineEndpoint({
     const separator = query.CsvFieldSeparator ?? ';';
     const encoding = query.Encoding ?? 'utf-8';
     const { cursor, lookups } = await openWithLookups(
-      () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services)),
+      () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services.settings.CURSOR_BATCH_SIZE)),
       () => loadLeadLookups(db, filter, scope),
     );
     const columns = dataColumns(lookups.definitions, account.entryAccess);

@@ -4,7 +4,8 @@ import { formatCompactLocal } from '../../domain/datetime';
 import { rawLeadLines, rawLeadsHeader, visibleFieldsByDefinition } from '../../domain/leadSerializer';
 import { loadLeadLookups, openRawLeadCursor, RawLeadRow } from '../../data/leadRepository';
 import { projectScope } from '../../data/projectScope';
-import { cursorOptions, openWithLookups, streamCsv } from './leads';
+import { openWithLookups, streamCsv } from './leads';
+import { cursorOptions } from '../streamResponse';
 
 export const rawLeadsEndpoint = defineEndpoint({
   service: 'rawleads',
@@ -26,7 +27,7 @@ export const rawLeadsEndpoint = defineEndpoint({
     const scope = projectScope(account.projectPatterns);
     const separator = query.CsvFieldSeparator ?? ';';
     const { cursor, lookups } = await openWithLookups(
-      () => openRawLeadCursor(db, filter, scope, cursorOptions(res, services)),
+      () => openRawLeadCursor(db, filter, scope, cursorOptions(res, services.settings.CURSOR_BATCH_SIZE)),
       () => loadLeadLookups(db, filter, scope),
     );
     const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
