@@ -22,14 +22,12 @@
  * AUTH_CACHE_TTL_MS (the setting's default).
  */
 import { execSync, spawn, ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import express from 'express';
 import { createClient } from 'redis';
-import pinoHttp from 'pino-http';
 import { loadSettings } from '../src/config/settings';
 import { createLogger } from '../src/config/logger';
 import { createDb, migrateLatest } from '../src/data/db';
@@ -40,6 +38,7 @@ import { composeApp } from '../src/http/compose';
 import { listen } from '../src/http/server';
 import { mountEndpoints } from '../src/http/mountEndpoints';
 import { errorHandler } from '../src/http/middleware/errorHandler';
+import { requestLogging } from '../src/http/middleware/requestLogging';
 import type { Endpoint } from '../src/http/endpoint';
 import { createAuthenticator } from '../src/http/middleware/authenticate';
 import { CredentialCache } from '../src/http/credentialCache';
@@ -84,24 +83,7 @@ function benchApp(services: AppServices, endpoints: Endpoint[], authenticate: ex
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   // The request logging of app.ts, option for option: it costs the same in every mode.
-  app.use(
-    pinoHttp({
-      logger: services.logger,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customProps: (_req, res) => ({ service: (res as express.Response).locals?.service }),
-      serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res) => ({ statusCode: res.statusCode }),
-      },
-      autoLogging: { ignore: (req) => req.url === '/api/healthz' || req.url === '/api/metrics' },
-    }),
-  );
-  app.use(express.json({ limit: services.settings.BODY_LIMIT, type: () => true, strict: false }));
+  app.use(requestLogging(services.logger));
   const uncounted = endpoints.map((e) => (e.service === SERVICE ? { ...e, counted: false } : e));
   app.use('/api', mountEndpoints(uncounted, services, { authenticate, metrics: new Metrics() }));
   app.use(errorHandler(services.logger));

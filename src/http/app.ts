@@ -1,10 +1,9 @@
 import express, { Express } from 'express';
-import { randomUUID } from 'node:crypto';
-import pinoHttp from 'pino-http';
 import type { AppServices } from './services';
 import { allEndpoints } from './routes';
 import { mountEndpoints } from './mountEndpoints';
 import { errorHandler } from './middleware/errorHandler';
+import { requestLogging } from './middleware/requestLogging';
 import { requireHttps } from './middleware/requireHttps';
 import { createAuthenticator } from './middleware/authenticate';
 import { CredentialCache } from './credentialCache';
@@ -34,23 +33,7 @@ export function createApp(services: AppServices): App {
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
   const endpoints = allEndpoints(metrics);
 
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customProps: (_req, res) => ({ service: (res as express.Response).locals?.service }),
-      serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res) => ({ statusCode: res.statusCode }),
-      },
-      autoLogging: { ignore: (req) => req.url === '/api/healthz' || req.url === '/api/metrics' },
-    }),
-  );
+  app.use(requestLogging(logger));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());
 
   const api = mountEndpoints(endpoints, services, {

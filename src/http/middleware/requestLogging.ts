@@ -1,0 +1,26 @@
+import type express from 'express';
+import { randomUUID } from 'node:crypto';
+import pinoHttp from 'pino-http';
+import type { Logger } from '../../config/logger';
+
+/**
+ * One JSON log line per request with a request id (the client's X-Request-Id when it is sane,
+ * else a new one, echoed back). Only method and URL are logged: headers can carry credentials.
+ */
+export function requestLogging(logger: Logger): express.RequestHandler {
+  return pinoHttp({
+    logger,
+    genReqId: (req, res) => {
+      const incoming = req.headers['x-request-id'];
+      const id = typeof incoming === 'string' && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    customProps: (_req, res) => ({ service: (res as express.Response).locals?.service }),
+    serializers: {
+      req: (req) => ({ id: req.id, method: req.method, url: req.url }),
+      res: (res) => ({ statusCode: res.statusCode }),
+    },
+    autoLogging: { ignore: (req) => req.url === '/api/healthz' || req.url === '/api/metrics' },
+  });
+}
