@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineEndpoint, Endpoint, right } from '../endpoint';
 import { invalidParameter, notFound } from '../problem';
 import { cursorOptions, streamToResponse } from '../streamResponse';
+import { streamCsv } from '../csvResponse';
 import {
   callOut,
   callsCsvQuery,
@@ -15,8 +16,7 @@ import {
   recordingsPath,
   recordingsQuery,
 } from '../schemas/calls';
-import { encoderStream, isUtf8 } from '../../streams/encoding';
-import { jsonArrayText, rowsToText } from '../../streams/rowsToText';
+import { jsonArrayText } from '../../streams/rowsToText';
 import { projectScope, ProjectScope } from '../../data/projectScope';
 import { CallSubject, findVisibleCallId, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
 import { findOrgCodeKind, findOrgUnit, findUserId, loadOrgSnapshot } from '../../data/organizationRepository';
@@ -201,10 +201,7 @@ export const callsCsv = defineEndpoint({
     const org = await loadOrgSnapshot(services.db, scope);
     const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, cursor);
     const fileName = `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`;
-    res.status(200).attachment(fileName).setHeader('Content-Type', `text/csv; charset=${encoding}`);
-    const text = rowsToText(rows, { head: flattenedCallHeader(separator), format: callToCsvLine({ zone, separator, org }), utf8: isUtf8(encoding) });
-    await streamToResponse(res, text, isUtf8(encoding) ? [] : [encoderStream(encoding)], services.logger);
-    return undefined;
+    return streamCsv(res, services, rows, flattenedCallHeader(separator), callToCsvLine({ zone, separator, org }), encoding, fileName);
   },
 });
 

@@ -1,9 +1,9 @@
-import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
-import type { Response } from 'express';
 import { defineEndpoint, right } from '../endpoint';
 import { forbidden, HttpProblem, invalidBody, invalidParameter, notFound } from '../problem';
-import { cursorOptions, streamToResponse } from '../streamResponse';
+import { cursorOptions } from '../streamResponse';
+import { streamCsv } from '../csvResponse';
+import { EMPTY_SNAPSHOT, openWithLookups, streamLeadsJson } from '../leadExportResponse';
 import type { AppServices } from '../services';
 import {
   importLeadBody,
@@ -20,7 +20,7 @@ import type { AccountContext } from '../../domain/account';
 import { formatCompactLocal, localDate } from '../../domain/datetime';
 import { parseIncludeNames } from '../../domain/include';
 import { mapLeadData } from '../../domain/leadData';
-import { LeadFilter, savedSearchLeadFilter } from '../../domain/leadFilters';
+import { savedSearchLeadFilter } from '../../domain/leadFilters';
 import {
   dataColumns,
   leadCsvHeader,
@@ -28,7 +28,6 @@ import {
   leadIncludesNeedUsers,
   leadToCsvLine,
   leadToJson,
-  leadToJsonText,
   visibleFieldsByDefinition,
 } from '../../domain/leadSerializer';
 import { autoPoolName } from '../../data/leadPools';
@@ -43,96 +42,8 @@ import {
 } from '../../data/leadRepository';
 import { findSavedSearch } from '../../data/savedSearchRepository';
 import { requestHash, runIdempotent, StoredAnswer } from '../../data/idempotency';
-import { loadOrgSnapshot, OrgSnapshot } from '../../data/organizationRepository';
+import { loadOrgSnapshot } from '../../data/organizationRepository';
 import { projectScope, ProjectScope } from '../../data/projectScope';
-import { encoderStream, isUtf8 } from '../../streams/encoding';
-import { jsonArrayText, rowsToText } from '../../streams/rowsToText';
-
-// ---- shared by the lead exports (SimpleLeads, saved searches, RawLeads) ------------------------
-
-const EMPTY_SNAPSHOT: OrgSnapshot = {
-  units: new Map(),
-  childrenOf: new Map(),
-  users: new Map(),
-  usersOf: new Map(),
-  campaigns: new Map(),
-};
-
-/**
- * Streams the leads matching `filter` as a JSON array of Lead objects (DESIGN §6), with the
- * account's project scope and entry access applied and `Include` expanded.
- */
-export async function streamLeadsJson(
-  res: Response,
-  services: AppServices,
-  account: AccountContext,
-  filter: LeadFilter,
-  includeRaw: unknown,
-): Promise<undefined> {
-  const { db } = services;
-  const zone = services.settings.PLATFORM_TIMEZONE;
-  const scope = projectScope(account.projectPatterns);
-  const include = parseIncludeNames(includeRaw);
-  const { cursor, lookups } = await openWithLookups(
-    () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services.settings.CURSOR_BATCH_SIZE)),
-    () => loadLeadLookups(db, filter, scope),
-  );
-  let toJson: (row: LeadRow) => string;
-  try {
-    const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
-    if (leadIncludesNeedSnapshot(include)) {
-      const org = await loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) });
-      const expand = leadToJson({ zone, visible, lookups, include, org });
-      toJson = (row) => JSON.stringify(expand(row));
-    } else {
-      toJson = leadToJsonText(zone, visible, lookups);
-    }
-  } catch (err) {
-    cursor.destroy();
-    throw err;
-  }
-  res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, jsonArrayText(cursor, toJson), [], services.logger);
-  return undefined;
-}
-
-/** Sets the headers of a CSV download: `text/csv; charset={encoding}` and an attachment name. */
-export function setCsvHeaders(res: Response, encoding: string, fileName: string): void {
-  res.status(200);
-  // attachment() also sets a Content-Type from the extension: the charset goes on after it.
-  res.attachment(fileName);
-  res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
-}
-
-/**
- * Opens the cursor, then loads what its rows are named by (every pool or campaign a row of the
- * cursor's snapshot refers to exists by then); the cursor is closed if loading fails.
- */
-export async function openWithLookups<T>(openRows: () => Promise<Readable>, load: () => Promise<T>): Promise<{ cursor: Readable; lookups: T }> {
-  const cursor = await openRows();
-  try {
-    return { cursor, lookups: await load() };
-  } catch (err) {
-    cursor.destroy();
-    throw err;
-  }
-}
-
-/** Streams cursor rows as CSV text in `encoding`, the header line first (also for no rows). */
-export async function streamCsv<T>(
-  res: Response,
-  services: AppServices,
-  cursor: Readable,
-  header: string,
-  toLines: (row: T) => string,
-  encoding: string,
-  fileName: string,
-): Promise<undefined> {
-  setCsvHeaders(res, encoding, fileName);
-  const text = rowsToText<T>(cursor, { head: header, format: toLines, utf8: isUtf8(encoding) });
-  await streamToResponse(res, text, isUtf8(encoding) ? [] : [encoderStream(encoding)], services.logger);
-  return undefined;
-}
 
 // ---- import -------------------------------------------------------------------------------
 

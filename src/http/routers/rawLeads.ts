@@ -4,7 +4,8 @@ import { formatCompactLocal } from '../../domain/datetime';
 import { rawLeadLines, rawLeadsHeader, visibleFieldsByDefinition } from '../../domain/leadSerializer';
 import { loadLeadLookups, openRawLeadCursor, RawLeadRow } from '../../data/leadRepository';
 import { projectScope } from '../../data/projectScope';
-import { openWithLookups, streamCsv } from './leads';
+import { streamCsv } from '../csvResponse';
+import { openWithLookups } from '../leadExportResponse';
 import { cursorOptions } from '../streamResponse';
 
 export const rawLeadsEndpoint = defineEndpoint({

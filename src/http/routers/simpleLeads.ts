@@ -1,6 +1,6 @@
 import { defineEndpoint, right } from '../endpoint';
 import { leadFilterFromQuery, leadsOut, simpleLeadsQuery } from '../schemas/leads';
-import { streamLeadsJson } from './leads';
+import { streamLeadsJson } from '../leadExportResponse';
 
 export const simpleLeadsEndpoint = defineEndpoint({
   service: 'simpleleads',

@@ -1,0 +1,81 @@
+import type { Readable } from 'node:stream';
+import type { Response } from 'express';
+import type { AppServices } from './services';
+import { cursorOptions, streamToResponse } from './streamResponse';
+import type { AccountContext } from '../domain/account';
+import { parseIncludeNames } from '../domain/include';
+import type { LeadFilter } from '../domain/leadFilters';
+import {
+  leadIncludesNeedSnapshot,
+  leadIncludesNeedUsers,
+  leadToJson,
+  leadToJsonText,
+  visibleFieldsByDefinition,
+} from '../domain/leadSerializer';
+import { LeadRow, loadLeadLookups, openLeadCursor } from '../data/leadRepository';
+import { loadOrgSnapshot, OrgSnapshot } from '../data/organizationRepository';
+import { projectScope } from '../data/projectScope';
+import { jsonArrayText } from '../streams/rowsToText';
+
+// Shared by the lead exports (SimpleLeads, saved searches, RawLeads).
+
+export const EMPTY_SNAPSHOT: OrgSnapshot = {
+  units: new Map(),
+  childrenOf: new Map(),
+  users: new Map(),
+  usersOf: new Map(),
+  campaigns: new Map(),
+};
+
+/**
+ * Streams the leads matching `filter` as a JSON array of Lead objects (DESIGN §6), with the
+ * account's project scope and entry access applied and `Include` expanded.
+ */
+export async function streamLeadsJson(
+  res: Response,
+  services: AppServices,
+  account: AccountContext,
+  filter: LeadFilter,
+  includeRaw: unknown,
+): Promise<undefined> {
+  const { db } = services;
+  const zone = services.settings.PLATFORM_TIMEZONE;
+  const scope = projectScope(account.projectPatterns);
+  const include = parseIncludeNames(includeRaw);
+  const { cursor, lookups } = await openWithLookups(
+    () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services.settings.CURSOR_BATCH_SIZE)),
+    () => loadLeadLookups(db, filter, scope),
+  );
+  let toJson: (row: LeadRow) => string;
+  try {
+    const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
+    if (leadIncludesNeedSnapshot(include)) {
+      const org = await loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) });
+      const expand = leadToJson({ zone, visible, lookups, include, org });
+      toJson = (row) => JSON.stringify(expand(row));
+    } else {
+      toJson = leadToJsonText(zone, visible, lookups);
+    }
+  } catch (err) {
+    cursor.destroy();
+    throw err;
+  }
+  res.status(200).type('application/json; charset=utf-8');
+  await streamToResponse(res, jsonArrayText(cursor, toJson), [], services.logger);
+  return undefined;
+}
+
+/**
+ * Opens the cursor, then loads what its rows are named by (every pool or campaign a row of the
+ * cursor's snapshot refers to exists by then); the cursor is closed if loading fails.
+ */
+export async function openWithLookups<T>(openRows: () => Promise<Readable>, load: () => Promise<T>): Promise<{ cursor: Readable; lookups: T }> {
+  const cursor = await openRows();
+  try {
+    return { cursor, lookups: await load() };
+  } catch (err) {
+    cursor.destroy();
+    throw err;
+  }
+}
+
