@@ -15,7 +15,7 @@ import {
 import { timeSpanToMillis, timeSpanToPgInterval, TimeSpan } from '../../domain/timespan';
 import { localDate } from '../../domain/datetime';
 import { mapLeadData, LeadFieldRule } from '../../domain/leadData';
-import { hashPassword } from '../../domain/password';
+import { AccountCommandError, upsertAccount } from '../accountCommands';
 import { ensurePool, autoPoolName } from '../leadPools';
 import { applyCallOutcomeToLead } from '../leadLifecycleRepository';
 import type { LoadRecord, RecordType } from './recordSchemas';
@@ -423,20 +423,21 @@ export class RecordApplier {
   }
 
   private async account(r: LoadRecord<'account'>) {
-    const user = await this.userRef(r.user);
-    const values = {
-      password_hash: await hashPassword(r.password),
-      user_id: user.id,
-      project_patterns: r.projects,
-      rights: JSON.stringify(r.rights),
-      entry_access: EntryAccess.toNumber(r.entryAccess),
-      enabled: r.enabled ?? true,
-    };
-    await this.trx('accounts')
-      .insert({ username: r.username, ...values })
-      .onConflict('username')
-      // Cached credentials of running servers key on the version.
-      .merge({ ...values, version: this.trx.raw('accounts.version + 1') });
+    try {
+      // The same upsert as `lcm account`: hashed password, version bumped for cached credentials.
+      await upsertAccount(this.trx, {
+        username: r.username,
+        password: r.password,
+        userOrgCode: r.user,
+        projects: r.projects,
+        rights: r.rights,
+        entryAccess: r.entryAccess,
+        enabled: r.enabled,
+      });
+    } catch (err) {
+      if (err instanceof AccountCommandError) throw new RecordError(err.message);
+      throw err;
+    }
   }
 
   private async requestLimit(r: LoadRecord<'requestLimit'>) {
