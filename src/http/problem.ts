@@ -46,9 +46,11 @@ export class HttpProblem extends Error {
     readonly detail: string,
     readonly errors?: ProblemFieldError[],
     readonly headers: Record<string, string> = {},
+    /** A status other than the code's own, e.g. 409 for a body that conflicts with an earlier one. */
+    statusAndTitle?: [number, string],
   ) {
     super(detail);
-    [this.status, this.title] = TITLES[code];
+    [this.status, this.title] = statusAndTitle ?? TITLES[code];
   }
 
   toJSON(instance?: string): Record<string, unknown> {

@@ -148,14 +148,14 @@ export const importLeadEndpoint = defineEndpoint({
 
 /** 409: the key was first used with another request body. */
 function idempotencyKeyReused(): HttpProblem {
-  const problem = new HttpProblem(
+  // Same problem shape as invalid_body, with the status of a conflict with an earlier request.
+  return new HttpProblem(
     'invalid_body',
     'Idempotency-Key: this key was already used with a different request; use a new key for a new import',
     [{ parameter: 'Idempotency-Key', message: 'was already used with a different request' }],
+    {},
+    [409, 'Conflict'],
   );
-  // Same problem shape as invalid_body, with the status of a conflict with an earlier request.
-  Object.assign(problem, { status: 409, title: 'Conflict' });
-  return problem;
 }
 
 // ---- one lead -----------------------------------------------------------------------------
