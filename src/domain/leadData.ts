@@ -1,4 +1,4 @@
-import type { EntryAccessName, FieldType } from './enums';
+import { EntryAccess, EntryAccessName, FieldType } from './enums';
 import { parseDateTime } from './datetime';
 
 /** A field of a lead definition, as the rules need it. */
@@ -96,9 +96,8 @@ export function mapLeadData(fields: readonly LeadFieldRule[], input: Record<stri
   };
 }
 
-const ACCESS_RANK: Record<EntryAccessName, number> = { None: 0, Partner: 1, Full: 2 };
-
 /** An account sees a field when its entry access is at least the field's level (DESIGN §3). */
 export function canSeeField(accountAccess: EntryAccessName, fieldAccess: EntryAccessName): boolean {
-  return ACCESS_RANK[accountAccess] >= ACCESS_RANK[fieldAccess];
+  // The EntryAccess numbers are the access order (src/domain/enums.ts).
+  return EntryAccess.toNumber(accountAccess) >= EntryAccess.toNumber(fieldAccess);
 }
