@@ -1,7 +1,7 @@
 /**
  * Benchmark of the calls exports (issue 4): `npm run bench:exports [-- --calls 1000000 --runs 3]`.
  *
- * On a generated data set (src/data/syntheticData.ts, added once and reused), measured side by
+ * On a generated data set (src/ingest/syntheticData.ts, added once and reused), measured side by
  * side in one run, medians of `--runs` runs:
  * - `/api/calls/csv` and `/api/calls` rows per second against `psql` `COPY (the same SELECT) TO
  *   STDOUT` of the same rows, and against a naive buffered implementation (knex select →
@@ -26,16 +26,16 @@ import { DateTime } from 'luxon';
 import { loadSettings } from '../src/config/settings';
 import { createLogger } from '../src/config/logger';
 import { createDb, migrateLatest } from '../src/data/db';
-import { composeApp } from '../src/http/compose';
+import { composeApp } from '../src/app/compose';
 import { callWindowQuery } from '../src/data/callRepository';
 import { loadOrgSnapshot } from '../src/data/organizationRepository';
 import { projectScope, whereCampaignVisible } from '../src/data/projectScope';
 import { formatMillis } from '../src/domain/timespan';
 import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, PreCallLeadStatus } from '../src/domain/enums';
 import { callToJson } from '../src/domain/callSerializer';
-import { startEmbeddedPostgres } from '../src/data/embeddedPostgres';
-import { loadNdjson } from '../src/data/loader/loadNdjson';
-import { generateSyntheticData } from '../src/data/syntheticData';
+import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
+import { loadNdjson } from '../src/ingest/loader/loadNdjson';
+import { generateSyntheticData } from '../src/ingest/syntheticData';
 
 const ROOT = path.resolve(__dirname, '..');
 const ZONE = 'Europe/Copenhagen';

@@ -20,10 +20,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
-import { startEmbeddedPostgres } from '../src/data/embeddedPostgres';
+import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { createDb, migrateLatest } from '../src/data/db';
-import { loadNdjson } from '../src/data/loader/loadNdjson';
-import { generateSyntheticData } from '../src/data/syntheticData';
+import { loadNdjson } from '../src/ingest/loader/loadNdjson';
+import { generateSyntheticData } from '../src/ingest/syntheticData';
 import { leadExportQuery } from '../src/data/leadRepository';
 import { projectScope } from '../src/data/projectScope';
 

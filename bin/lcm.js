@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs the TypeScript sources directly (tsx), so `npm run lcm` works right after `npm ci`.
 require('tsx/cjs');
-require('../src/cli/main.ts').main(process.argv).then(
+require('../src/app/main.ts').main(process.argv).then(
   (code) => {
     process.exitCode = code;
   },

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The project's test command (`npm test`): makes sure the OS services the tests start exist,
-# type-checks, then runs jest (which starts a throwaway Postgres and redis-server itself).
+# type-checks, checks the layer rule, then runs jest (which starts a throwaway Postgres and redis-server itself).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-os-package.sh redis-server redis-server
 bash scripts/ensure-os-package.sh chromium chromium
 npx tsc --noEmit -p .
+# The layer rule (.dependency-cruiser.cjs): a backwards import fails the build.
+npx depcruise src --config .dependency-cruiser.cjs
 npx jest --ci "$@"

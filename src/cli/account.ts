@@ -1,21 +1,11 @@
 import type { Command } from 'commander';
-import { openCliContext, CliContext } from './context';
-import type { SetExit } from './main';
-import {
-  AccountChange,
-  createAccount,
-  formatRights,
-  notifyAccountChanged,
-  parseEntryAccess,
-  parseProjects,
-  parseRights,
-  setEnabled,
-  setPassword,
-} from '../data/accountCommands';
+import type { CliContext, OpenCliContext } from './context';
+import { AccountChange, createAccount, formatRights, parseEntryAccess, parseProjects, parseRights, setEnabled, setPassword } from '../ingest/accountCommands';
+import { notifyAccountChanged } from '../data/accountChanges';
 import { listAccounts } from '../data/accountRepository';
 
 /** `lcm account create|list|disable|enable|set-password` (DESIGN §9). */
-export function registerAccount(program: Command, _setExit: SetExit): void {
+export function registerAccount(program: Command, openCliContext: OpenCliContext): void {
   const account = program.command('account').description('manage web service accounts');
 
   account
@@ -39,7 +29,7 @@ export function registerAccount(program: Command, _setExit: SetExit): void {
         entryAccess: parseEntryAccess(o.entryAccess),
         enabled: !o.disabled,
       };
-      await withChange(`created account ${o.username}`, (ctx) => createAccount(ctx.db, input));
+      await withChange(openCliContext, `created account ${o.username}`, (ctx) => createAccount(ctx.db, input));
     });
 
   account
@@ -69,7 +59,7 @@ export function registerAccount(program: Command, _setExit: SetExit): void {
       .description(`${name} an account`)
       .requiredOption('--username <username>', 'login name')
       .action(async (o: { username: string }) => {
-        await withChange(`${name}d account ${o.username}`, (ctx) => setEnabled(ctx.db, o.username, enabled));
+        await withChange(openCliContext, `${name}d account ${o.username}`, (ctx) => setEnabled(ctx.db, o.username, enabled));
       });
   }
 
@@ -79,11 +69,15 @@ export function registerAccount(program: Command, _setExit: SetExit): void {
     .requiredOption('--username <username>', 'login name')
     .requiredOption('--password <password>', 'new password')
     .action(async (o: { username: string; password: string }) => {
-      await withChange(`changed the password of account ${o.username}`, (ctx) => setPassword(ctx.db, o.username, o.password));
+      await withChange(openCliContext, `changed the password of account ${o.username}`, (ctx) => setPassword(ctx.db, o.username, o.password));
     });
 }
 
-async function withChange(done: string, change: (ctx: CliContext) => Promise<AccountChange>): Promise<void> {
+async function withChange(
+  openCliContext: OpenCliContext,
+  done: string,
+  change: (ctx: CliContext) => Promise<AccountChange>,
+): Promise<void> {
   const ctx = await openCliContext();
   try {
     const result = await change(ctx);

@@ -1,8 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { openCliContext } from './context';
+import type { OpenCliContext } from './context';
 import { createProgress } from './progress';
-import type { SetExit } from './main';
-import { generateSyntheticData } from '../data/syntheticData';
+import { generateSyntheticData } from '../ingest/syntheticData';
 
 function nonNegativeInt(name: string) {
   return (value: string): number => {
@@ -12,7 +11,7 @@ function nonNegativeInt(name: string) {
 }
 
 /** `lcm generate --calls N --leads N [--seed S]` (DESIGN §9). */
-export function registerGenerate(program: Command, _setExit: SetExit): void {
+export function registerGenerate(program: Command, openCliContext: OpenCliContext): void {
   program
     .command('generate')
     .description('append a realistic synthetic data set (org tree, campaigns, leads, calls, recordings, ready periods)')

@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
-import { openCliContext, CliError } from './context';
-import { sweepLeads } from '../data/lifecycleSweeper';
+import { CliError, OpenCliContext } from './context';
+import { sweepLeads } from '../data/lifecycleSweep';
 import { deleteExpiredIdempotencyKeys } from '../data/idempotency';
 import { parseDateTime } from '../domain/datetime';
-import type { SetExit } from './main';
 
 /** `lcm lifecycle sweep [--now DATETIME]`: the server's periodic sweep, run once on demand. */
-export function registerLifecycle(program: Command, _setExit: SetExit): void {
+export function registerLifecycle(program: Command, openCliContext: OpenCliContext): void {
   const lifecycle = program.command('lifecycle').description('lead lifecycle maintenance');
   lifecycle
     .command('sweep')

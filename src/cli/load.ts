@@ -1,13 +1,12 @@
 import fs from 'node:fs';
 import { Transform } from 'node:stream';
 import type { Command } from 'commander';
-import { openCliContext, CliError } from './context';
-import { loadNdjson } from '../data/loader/loadNdjson';
+import { CliError, OpenCliContext } from './context';
+import { loadNdjson } from '../ingest/loader/loadNdjson';
 import { createProgress } from './progress';
-import { notifyAccountChanged } from '../data/accountCommands';
-import type { SetExit } from './main';
+import { notifyAccountChanged } from '../data/accountChanges';
 
-export function registerLoad(program: Command, _setExit: SetExit): void {
+export function registerLoad(program: Command, openCliContext: OpenCliContext): void {
   program
     .command('load')
     .description('load platform data from an NDJSON file (- for stdin) in one transaction')

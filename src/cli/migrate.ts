@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import { openCliContext } from './context';
+import type { OpenCliContext } from './context';
 import { migrateLatest } from '../data/db';
-import type { SetExit } from './main';
 
-export function registerMigrate(program: Command, _setExit: SetExit): void {
+export function registerMigrate(program: Command, openCliContext: OpenCliContext): void {
   program
     .command('migrate')
     .description('apply the database migrations')

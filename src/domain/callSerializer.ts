@@ -10,7 +10,8 @@ import {
   RecordingType,
 } from './enums';
 import { compileIncludes, Expander, IncludeType } from './include';
-import type { OrgSnapshot, OrgUnitRecord } from '../data/organizationRepository';
+import { csvQuoter, jsonString } from './textEscaping';
+import type { OrgSnapshot, OrgUnitRecord } from './organization';
 import { CAMPAIGN, ORG_UNIT, ORG_UNIT_PROPERTIES, organizationGraph, renderCampaign, renderOrgUnit, renderUser, USER } from './organizationGraph';
 
 /**
@@ -153,15 +154,6 @@ export function dateTimeFormatter(zone: string): (ms: number) => string {
     const sec = (t / 1000) | 0;
     return prefix + TWO[h] + ':' + TWO[m] + ':' + TWO[sec] + '.' + THREE[t - sec * 1000] + suffix;
   };
-}
-
-// Strings JSON can carry between quotes as they are: no quote, backslash, control character or
-// surrogate (JSON.stringify escapes lone surrogates; paired ones are rare enough to take it too).
-const JSON_PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
-
-/** A JSON string literal; the common plain case without JSON.stringify. */
-export function jsonString(value: string): string {
-  return JSON_PLAIN.test(value) ? '"' + value + '"' : JSON.stringify(value);
 }
 
 /** The org units of a stored chain key (`ou0 ou1 ...`), root first. */
@@ -313,16 +305,6 @@ export function callToJsonText(options: CallSerializerOptions): (row: CallRow) =
     if (r.campaign_type !== null) out += ',"campaignType":"' + enumName(CAMPAIGN_TYPE, r.campaign_type, 'campaign type') + '"';
     return out + '}';
   };
-}
-
-/**
- * RFC 4180 quoting for one separator: a value holding the separator, a quote, CR or LF is
- * quoted with inner quotes doubled. Values whose alphabet cannot hold the separator (times,
- * durations, enum names, booleans) skip the check when the separator is not in it.
- */
-export function csvQuoter(separator: string): (value: string) => string {
-  const needsQuotes = new RegExp(`[${separator.replace(/[\\\]^-]/g, '\\$&')}"\\r\\n]`);
-  return (value) => (needsQuotes.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value);
 }
 
 /** The header line of the CSV export (CRLF included). */

@@ -3,9 +3,9 @@ import { Enumeration, EntryAccessName, LeadClosure, LeadStatus } from './enums';
 import { compileIncludes, Expander, IncludeType } from './include';
 import { canSeeField, LeadFieldRule } from './leadData';
 import { CAMPAIGN, ORG_UNIT, organizationGraph, USER } from './organizationGraph';
-import { csvQuoter } from './callSerializer';
-import type { OrgSnapshot } from '../data/organizationRepository';
-import type { LeadCampaign, LeadLookups, LeadRow, RawLeadRow } from '../data/leadRepository';
+import { csvQuoter } from './textEscaping';
+import type { OrgSnapshot } from './organization';
+import type { LeadCampaign, LeadLookups, LeadRow, RawLeadRow } from './leadRecords';
 
 /**
  * Lead rows (src/data/leadRepository.ts) → Lead JSON (DESIGN §6), lead CSV lines and RawLeads

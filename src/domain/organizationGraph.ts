@@ -1,5 +1,5 @@
 import type { IncludeGraph, IncludeType } from './include';
-import type { CampaignRecord, OrgSnapshot, OrgUnitRecord, UserRecord } from '../data/organizationRepository';
+import type { CampaignRecord, OrgSnapshot, OrgUnitRecord, UserRecord } from './organization';
 
 /**
  * The include graph (spec 4.4) of the organisation types: OrgUnit, User and Campaign, with

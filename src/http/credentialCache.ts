@@ -49,6 +49,3 @@ export class CredentialCache {
     this.entries.clear();
   }
 }
-
-/** Redis channel on which account changes are announced to every server process. */
-export const ACCOUNT_CHANGED_CHANNEL = 'lcm:account-changed';

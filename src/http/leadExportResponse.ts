@@ -12,8 +12,10 @@ import {
   leadToJsonText,
   visibleFieldsByDefinition,
 } from '../domain/leadSerializer';
-import { LeadRow, loadLeadLookups, openLeadCursor } from '../data/leadRepository';
-import { loadOrgSnapshot, OrgSnapshot } from '../data/organizationRepository';
+import { loadLeadLookups, openLeadCursor } from '../data/leadRepository';
+import type { LeadRow } from '../domain/leadRecords';
+import { loadOrgSnapshot } from '../data/organizationRepository';
+import type { OrgSnapshot } from '../domain/organization';
 import { projectScope } from '../data/projectScope';
 import { jsonArrayText } from '../streams/rowsToText';
 

@@ -4,9 +4,9 @@ import { toExpressPath } from './endpoint';
 import type { AppServices } from './services';
 import { negotiate, Representation } from './negotiate';
 import { parseBody, parseParams, parseQuery } from './requestParsing';
-import { HttpProblem } from './problem';
+import { HttpProblem, rateLimited } from './problem';
 import { renderHtmlPage } from './html';
-import { countRequest, showRateHeaders } from './middleware/countRequests';
+import { countRequest, showRateHeaders } from '../ratelimit/countRequests';
 import { hasRight } from '../domain/account';
 import type { Metrics } from './metrics';
 
@@ -52,13 +52,16 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
         await runMiddleware(options.authenticate, req, res);
         const account = req.account!;
         if (endpoint.access.kind === 'right' && !hasRight(account, endpoint.access.resource, endpoint.access.verb)) {
-          if (endpoint.counted !== false) await showRateHeaders(endpoint, req, res, services);
+          if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
           throw new HttpProblem(
             'forbidden',
             `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`,
           );
         }
-        if (endpoint.counted !== false) await countRequest(endpoint, req, res, services);
+        if (endpoint.counted !== false) {
+          const counted = await countRequest(endpoint, account, req, res, services);
+          if (!counted.allowed) throw rateLimited(endpoint.service, counted);
+        }
       }
       const representation = endpoint.ownMediaType ? endpoint.representations[0] : negotiate(req, endpoint.representations);
       const params = endpoint.params ? parseParams(endpoint.params, req.params as Record<string, unknown>) : {};

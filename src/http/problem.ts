@@ -76,3 +76,14 @@ export const missingParameter = (parameter: string) =>
 export const notFound = (detail: string) => new HttpProblem('not_found', detail);
 export const forbidden = (detail: string) => new HttpProblem('forbidden', detail);
 export const invalidBody = (detail: string, errors?: ProblemFieldError[]) => new HttpProblem('invalid_body', detail, errors);
+
+/** A 429 for a request the counter refused, with Retry-After. */
+export function rateLimited(service: string, refused: { exceeded?: string; retryAfterSeconds?: number; resetSeconds: number }): HttpProblem {
+  const retryAfter = String(refused.retryAfterSeconds ?? refused.resetSeconds);
+  return new HttpProblem(
+    'rate_limited',
+    `the ${refused.exceeded ?? 'daily'} request limit of service ${service} is used up; retry in ${retryAfter} s`,
+    undefined,
+    { 'Retry-After': retryAfter },
+  );
+}

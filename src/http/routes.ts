@@ -1,14 +1,14 @@
 import type { Endpoint } from './endpoint';
 import type { Metrics } from './metrics';
-import { healthz, readyz, metricsEndpoint } from './routers/health';
-import { myAccountEndpoints } from './routers/myAccount';
-import { calendarEventEndpoints } from './routers/calendarEvents';
-import { docsEndpoints } from './routers/docs';
-import { callEndpoints } from './routers/calls';
-import { organizationEndpoints } from './routers/organization';
-import { leadEndpoints } from './routers/leads';
-import { simpleLeadsEndpoints } from './routers/simpleLeads';
-import { rawLeadsEndpoints } from './routers/rawLeads';
+import { healthz, readyz, metricsEndpoint } from './endpoints/health';
+import { myAccountEndpoints } from './endpoints/myAccount';
+import { calendarEventEndpoints } from './endpoints/calendarEvents';
+import { docsEndpoints } from './endpoints/docs';
+import { callEndpoints } from './endpoints/calls';
+import { organizationEndpoints } from './endpoints/organization';
+import { leadEndpoints } from './endpoints/leads';
+import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
+import { rawLeadsEndpoints } from './endpoints/rawLeads';
 
 /**
  * Every endpoint of the API, in document order. Each router module exports its endpoint

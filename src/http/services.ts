@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import type { Settings } from '../config/settings';
-import type { CounterStore } from '../data/counterStore';
+import type { CounterStore } from '../ratelimit/counterStore';
 
 /** What the HTTP layer is given by the composition root (server start or a test). */
 export interface AppServices {

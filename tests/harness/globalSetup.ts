@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../../src/data/embeddedPostgres';
+import { startEmbeddedPostgres } from '../../src/app/embeddedPostgres';
 import { createDb, migrateLatest } from '../../src/data/db';
 import { freePort } from './freePort';
 import { startRedisServer } from './redisServer';

@@ -5,8 +5,8 @@ import type { Express } from 'express';
 import { createDb } from '../../src/data/db';
 import { loadSettings, Settings } from '../../src/config/settings';
 import { createLogger } from '../../src/config/logger';
-import { composeApp, ComposedApp } from '../../src/http/compose';
-import { loadNdjson, LoadSummary } from '../../src/data/loader/loadNdjson';
+import { composeApp, ComposedApp } from '../../src/app/compose';
+import { loadNdjson, LoadSummary } from '../../src/ingest/loader/loadNdjson';
 
 /**
  * The real app on the harness's Postgres and Redis. Each test file makes its own (one pool,

@@ -4,21 +4,11 @@ import { promisify } from 'node:util';
 import { Knex } from 'knex';
 import { createClient } from 'redis';
 import { createDb } from '../../src/data/db';
-import {
-  AccountCommandError,
-  createAccount,
-  formatRights,
-  notifyAccountChanged,
-  parseEntryAccess,
-  parseProjects,
-  parseRights,
-  setEnabled,
-  setPassword,
-  upsertAccount,
-} from '../../src/data/accountCommands';
+import { AccountCommandError, createAccount, formatRights, parseEntryAccess, parseProjects, parseRights, setEnabled, setPassword, upsertAccount } from '../../src/ingest/accountCommands';
+import { notifyAccountChanged } from '../../src/data/accountChanges';
 import { findAccountByUsername } from '../../src/data/accountRepository';
 import { verifyPassword } from '../../src/domain/password';
-import { ACCOUNT_CHANGED_CHANNEL } from '../../src/http/credentialCache';
+import { ACCOUNT_CHANGED_CHANNEL } from '../../src/data/accountChanges';
 import { freePort } from '../harness/freePort';
 import { startRedisServer, RedisServer } from '../harness/redisServer';
 

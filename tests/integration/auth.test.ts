@@ -9,8 +9,9 @@ import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
 import { ALL_RIGHTS, createWorld, World } from '../harness/world';
 import { createLogger } from '../../src/config/logger';
 import { createDb } from '../../src/data/db';
-import { composeApp } from '../../src/http/compose';
-import { createAccount, notifyAccountChanged, setEnabled, setPassword } from '../../src/data/accountCommands';
+import { composeApp } from '../../src/app/compose';
+import { createAccount, setEnabled, setPassword } from '../../src/ingest/accountCommands';
+import { notifyAccountChanged } from '../../src/data/accountChanges';
 import type { Endpoint } from '../../src/http/endpoint';
 
 const execFileAsync = promisify(execFile);

@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
-import { ConsumeInput, CounterStore, DAY_MS, MINUTE_MS } from '../../src/data/counterStore';
-import { MemoryCounterStore } from '../../src/data/memoryCounterStore';
-import { RedisCounterStore, createCounterRedisClient } from '../../src/data/redisCounterStore';
-import { CounterLogger, createFailoverCounterStore } from '../../src/data/failoverCounterStore';
-import { minuteLimit, requestWeight } from '../../src/domain/requestWeight';
+import { ConsumeInput, CounterStore, DAY_MS, MINUTE_MS } from '../../src/ratelimit/counterStore';
+import { MemoryCounterStore } from '../../src/ratelimit/memoryCounterStore';
+import { RedisCounterStore, createCounterRedisClient } from '../../src/ratelimit/redisCounterStore';
+import { CounterLogger, createFailoverCounterStore } from '../../src/ratelimit/failoverCounterStore';
+import { minuteLimit, requestWeight } from '../../src/ratelimit/requestWeight';
 import { freePort } from '../harness/freePort';
 import { startRedisServer } from '../harness/redisServer';
 

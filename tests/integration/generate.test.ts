@@ -1,6 +1,6 @@
 import { Knex } from 'knex';
 import { createDb } from '../../src/data/db';
-import { generateSyntheticData, GenerateError, GenerateSummary, Prng } from '../../src/data/syntheticData';
+import { generateSyntheticData, GenerateError, GenerateSummary, Prng } from '../../src/ingest/syntheticData';
 import {
   CallEndCause,
   CallLeadStatus,

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import express from 'express';
-import { listen } from '../../src/http/server';
+import { listen } from '../../src/app/server';
 import { loadSettings } from '../../src/config/settings';
 
 function get(url: string): Promise<{ status: number; body: string }> {

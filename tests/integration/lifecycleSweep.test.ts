@@ -5,8 +5,9 @@ import { CallLeadStatus, LeadClosure, LeadStatus, LeadStatusName, PreCallLeadSta
 import { parseDateTime } from '../../src/domain/datetime';
 import { CampaignLifecycleSettings, NO_LIMITS, sweepDecision } from '../../src/domain/lifecycle';
 import { parseTimeSpan } from '../../src/domain/timespan';
-import { sweepLeads, startLifecycleSweeper } from '../../src/data/lifecycleSweeper';
-import { main } from '../../src/cli/main';
+import { sweepLeads } from '../../src/data/lifecycleSweep';
+import { startLifecycleSweeper } from '../../src/jobs/lifecycleSweeper';
+import { main } from '../../src/app/main';
 import { createLogger } from '../../src/config/logger';
 
 const CPH = 'Europe/Copenhagen';

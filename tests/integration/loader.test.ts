@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { createTestApp, TestApp, uniq } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
-import { loadNdjson, LoadError } from '../../src/data/loader/loadNdjson';
+import { loadNdjson, LoadError } from '../../src/ingest/loader/loadNdjson';
 import { verifyPassword } from '../../src/domain/password';
 
 describe('lcm load (loadNdjson)', () => {

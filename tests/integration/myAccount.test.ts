@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
 import { ALL_RIGHTS, createWorld, World } from '../harness/world';
-import { countedServices } from '../../src/http/routers/myAccount';
+import { countedServices } from '../../src/http/endpoints/myAccount';
 import { formatDateTime } from '../../src/domain/datetime';
 
 const ZONE = 'Europe/Copenhagen';

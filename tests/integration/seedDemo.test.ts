@@ -1,6 +1,6 @@
 import { Knex } from 'knex';
 import { createDb } from '../../src/data/db';
-import { seedDemo, DEMO_CREDENTIALS } from '../../src/cli/seedDemo';
+import { seedDemo, DEMO_CREDENTIALS } from '../../src/ingest/demoData';
 import { findAccountByUsername } from '../../src/data/accountRepository';
 import { verifyPassword } from '../../src/domain/password';
 import { RESOURCE_TYPES, VERBS } from '../../src/domain/enums';

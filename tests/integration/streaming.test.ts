@@ -70,7 +70,7 @@ function get(path: string, onResponse?: (res: http.IncomingMessage, req: http.Cl
   });
 }
 
-/** A route as the app's routers will write it: open the cursor, then set headers and stream. */
+/** A route as the app's endpoints write it: open the cursor, then set headers and stream. */
 function jsonRoute(query: string, bindings: unknown[] = [], batchSize = 100, beforeStreaming?: () => Promise<void>): Handler {
   return async (_req, res) => {
     const signal = responseAbortSignal(res);

@@ -1,4 +1,4 @@
-import type { LeadLookups, LeadRow } from '../../src/data/leadRepository';
+import type { LeadLookups, LeadRow } from '../../src/domain/leadRecords';
 import type { LeadFieldRule } from '../../src/domain/leadData';
 import {
   dataColumns,

@@ -1,4 +1,4 @@
-import { isFairUseHeader, isHighLimit, minuteLimit, requestWeight } from '../../src/domain/requestWeight';
+import { isFairUseHeader, isHighLimit, minuteLimit, requestWeight } from '../../src/ratelimit/requestWeight';
 
 const zone = 'Europe/Copenhagen';
 const weightAt = (iso: string, over: Partial<Parameters<typeof requestWeight>[0]> = {}) =>

@@ -1,4 +1,4 @@
-import { localHour } from './datetime';
+import { localHour } from '../domain/datetime';
 
 /** Request-counting rules of spec §8 and DESIGN §7, free of HTTP and storage. */
 

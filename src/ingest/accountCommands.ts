@@ -1,13 +1,12 @@
 import type { Knex } from 'knex';
-import { createClient } from 'redis';
 import { EntryAccess, EntryAccessName, RESOURCE_TYPES, ResourceType, VERBS, Verb } from '../domain/enums';
 import { hashPassword } from '../domain/password';
-import { ACCOUNT_CHANGED_CHANNEL } from '../http/credentialCache';
 
 /**
  * Account administration (DESIGN §3, §9): used by `lcm account`, the demo seed and tests.
  * Every change bumps accounts.version so credential caches keyed on it go stale; telling
- * running servers at once is notifyAccountChanged, called after the change has committed.
+ * running servers at once is notifyAccountChanged (src/data/accountChanges.ts), called after
+ * the change has committed.
  */
 
 /** A bad input or an unknown account/user; the message is one line meant for the operator. */
@@ -152,21 +151,4 @@ export async function setPassword(db: Knex, username: string, password: string):
 
 export async function setEnabled(db: Knex, username: string, enabled: boolean): Promise<AccountChange> {
   return updateAccount(db, username, { enabled });
-}
-
-/**
- * Announces changed accounts on Redis so running servers drop their cached credentials now
- * rather than at the end of the cache TTL. Without REDIS_URL there is nothing to tell (an
- * in-process server only sees the bumped version when its entries expire).
- */
-export async function notifyAccountChanged(redisUrl: string | undefined, accountIds: number[]): Promise<void> {
-  if (!redisUrl || accountIds.length === 0) return;
-  const client = createClient({ url: redisUrl, socket: { connectTimeout: 5000, reconnectStrategy: false } });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    for (const id of accountIds) await client.publish(ACCOUNT_CHANGED_CHANNEL, String(id));
-  } finally {
-    await client.close();
-  }
 }

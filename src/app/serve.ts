@@ -1,16 +1,15 @@
 import type { Command } from 'commander';
-import { openCliContext } from './context';
+import { openCliContext } from './cliContext';
 import { createLogger } from '../config/logger';
 import { migrateLatest } from '../data/db';
-import { takeOverShutdownSignals } from '../data/embeddedPostgres';
-import { composeApp } from '../http/compose';
-import { listen } from '../http/server';
-import { seedDemo, DEMO_CREDENTIALS } from './seedDemo';
-import { startLifecycleSweeper } from '../data/lifecycleSweeper';
-import type { SetExit } from './main';
+import { takeOverShutdownSignals } from './embeddedPostgres';
+import { composeApp } from './compose';
+import { listen } from './server';
+import { seedDemo, DEMO_CREDENTIALS } from '../ingest/demoData';
+import { startLifecycleSweeper } from '../jobs/lifecycleSweeper';
 
 /** `lcm serve` (what `npm start` runs): migrate, seed the embedded default once, listen. */
-export function registerServe(program: Command, _setExit: SetExit): void {
+export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('run the API (embedded Postgres with demo data when DATABASE_URL is unset)')

@@ -16,8 +16,8 @@ import { timeSpanToMillis, timeSpanToPgInterval, TimeSpan } from '../../domain/t
 import { localDate } from '../../domain/datetime';
 import { mapLeadData, LeadFieldRule } from '../../domain/leadData';
 import { AccountCommandError, upsertAccount } from '../accountCommands';
-import { ensurePool, autoPoolName } from '../leadPools';
-import { applyCallOutcomeToLead } from '../leadLifecycleRepository';
+import { ensurePool, autoPoolName } from '../../data/leadPools';
+import { applyCallOutcomeToLead } from '../../data/leadLifecycleRepository';
 import type { LoadRecord, RecordType } from './recordSchemas';
 
 /** A reason the record cannot be loaded; the loader prefixes the line number. */

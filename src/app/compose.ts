@@ -1,13 +1,12 @@
 import type { Knex } from 'knex';
-import { createClient } from 'redis';
 import type { Logger } from '../config/logger';
 import type { Settings } from '../config/settings';
 import { configurePlatformZone } from '../config/platform';
-import { MemoryCounterStore } from '../data/memoryCounterStore';
-import { createFailoverCounterStore } from '../data/failoverCounterStore';
-import type { AppServices } from './services';
-import { createApp, App } from './app';
-import { ACCOUNT_CHANGED_CHANNEL } from './credentialCache';
+import { MemoryCounterStore } from '../ratelimit/memoryCounterStore';
+import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
+import type { AppServices } from '../http/services';
+import { createApp, App } from '../http/app';
+import { subscribeAccountChanges } from '../data/accountChanges';
 
 export interface ComposedApp {
   app: App;
@@ -49,25 +48,12 @@ export async function composeApp(options: {
 
   if (settings.REDIS_URL) {
     // Account changes made by other processes (`lcm account ...`) drop cached credentials at once.
-    const subscriber = createClient({
-      url: settings.REDIS_URL,
-      socket: { reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 5000) },
-    });
-    subscriber.on('error', () => undefined);
-    subscriber
-      .connect()
-      .then(() =>
-        subscriber.subscribe(ACCOUNT_CHANGED_CHANNEL, (message) => {
-          const id = Number(message);
-          if (Number.isInteger(id)) app.credentials.invalidateAccount(id);
-          else app.credentials.clear();
-        }),
-      )
-      .catch((err: unknown) => logger.warn({ err }, 'account change subscription unavailable; cached credentials expire by TTL'));
-    closers.push(async () => {
-      if (subscriber.isOpen) await subscriber.quit().catch(() => subscriber.destroy());
-      else subscriber.destroy();
-    });
+    const unsubscribe = subscribeAccountChanges(
+      settings.REDIS_URL,
+      (accountId) => (accountId === undefined ? app.credentials.clear() : app.credentials.invalidateAccount(accountId)),
+      (err) => logger.warn({ err }, 'account change subscription unavailable; cached credentials expire by TTL'),
+    );
+    closers.push(unsubscribe);
   }
 
   return {

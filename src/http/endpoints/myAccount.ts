@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { anyAccount, defineEndpoint, Endpoint } from '../endpoint';
-import { dailyLimitFor } from '../middleware/countRequests';
+import { dailyLimitFor } from '../../ratelimit/countRequests';
 import { myAccountBody, requestCountBody, requestLimitBody } from '../schemas/myAccount';
 import { RESOURCE_TYPES, VERBS } from '../../domain/enums';
 import type { AccountContext } from '../../domain/account';
-import { isHighLimit, minuteLimit } from '../../domain/requestWeight';
+import { isHighLimit, minuteLimit } from '../../ratelimit/requestWeight';
 import { formatDateTime } from '../../domain/datetime';
 
 /** A service as request counting sees it: its name and whether it has the bulk default limit. */
@@ -78,7 +78,7 @@ export function myAccountEndpoints(endpoints: () => readonly Endpoint[]): Endpoi
     async handler({ req, services }) {
       const account = req.account!;
       const body = listServices().map((service) => {
-        const dailyLimit = dailyLimitFor(service, account, services);
+        const dailyLimit = dailyLimitFor(service, account, services.settings);
         return { service: service.service, dailyLimit, highLimit: isHighLimit(dailyLimit), minuteLimit: minuteLimit(dailyLimit) };
       });
       return { body, title: 'Request limits' };

@@ -31,15 +31,8 @@ import {
   visibleFieldsByDefinition,
 } from '../../domain/leadSerializer';
 import { autoPoolName } from '../../data/leadPools';
-import {
-  findImportCampaign,
-  findLead,
-  insertLead,
-  isCampaignVisible,
-  LeadRow,
-  loadLeadLookups,
-  openLeadCursor,
-} from '../../data/leadRepository';
+import { findImportCampaign, findLead, insertLead, isCampaignVisible, loadLeadLookups, openLeadCursor } from '../../data/leadRepository';
+import type { LeadRow } from '../../domain/leadRecords';
 import { findSavedSearch } from '../../data/savedSearchRepository';
 import { requestHash, runIdempotent, StoredAnswer } from '../../data/idempotency';
 import { loadOrgSnapshot } from '../../data/organizationRepository';

@@ -1,0 +1,53 @@
+/**
+ * The organisation as the API models it (org units, users, the campaigns an account can see),
+ * and one request's in-memory snapshot of it: every include is resolved from these maps.
+ */
+
+export interface OrgUnitRecord {
+  id: number;
+  uniqueId: string;
+  orgCode: string;
+  name: string;
+  level: number;
+  parentId: number | null;
+}
+
+export interface UserRecord {
+  id: number;
+  uniqueId: string;
+  username: string;
+  name: string;
+  orgCode: string;
+  email: string | null;
+  inboundPhoneNumber: string | null;
+  parentId: number | null;
+  roles: string[];
+  employeeNumber: string | null;
+  payrollNumber: string | null;
+  /** Ids of the campaigns the user works on that the account can see, by campaign code. */
+  campaignIds: number[];
+}
+
+export interface CampaignRecord {
+  id: number;
+  uniqueId: string;
+  name: string;
+  code: string;
+  project: string;
+  leadDefinitionUniqueId: string;
+  campaignType: number;
+}
+
+/** The organisation as one request sees it. */
+export interface OrgSnapshot {
+  units: Map<number, OrgUnitRecord>;
+  /** Children of each unit, by org code. */
+  childrenOf: Map<number, OrgUnitRecord[]>;
+  users: Map<number, UserRecord>;
+  /** Users directly in each unit, by org code. */
+  usersOf: Map<number, UserRecord[]>;
+  /** Only the campaigns visible to the account. */
+  campaigns: Map<number, CampaignRecord>;
+}
+
+export type OrgCodeKind = 'user' | 'unit';
