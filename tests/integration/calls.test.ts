@@ -1,7 +1,6 @@
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
-import { dateTimeFormatter } from '../../src/domain/callSerializer';
-import { formatDateTime } from '../../src/domain/datetime';
+import { dateTimeFormatter, formatDateTime } from '../../src/domain/datetime';
 
 /**
  * The calls family over the real stack: window, order, Limit, Include, parameters, org codes
