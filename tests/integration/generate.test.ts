@@ -1,6 +1,7 @@
 import { Knex } from 'knex';
 import { useTestDb } from '../harness/useTestWorld';
-import { generateSyntheticData, GenerateError, GenerateSummary, Prng } from '../../src/ingest/syntheticData';
+import { generateSyntheticData, GenerateError, GenerateSummary } from '../../src/ingest/syntheticData';
+import { Prng } from '../../src/ingest/synthetic/prng';
 import {
   CallEndCause,
   CallLeadStatus,
