@@ -46,7 +46,7 @@ import type { AccountContext } from '../../domain/account';
 const WINDOW_RULE =
   'Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging).';
 const INCLUDE_RULE =
-  'Include: campaign, user (and their properties, e.g. parent, campaigns; spec 4.4). organizationalUnits is always present, root first.';
+  'Include: campaign, user (and their properties, e.g. parent, campaigns). organizationalUnits is always present, root first.';
 const SCOPE_RULE = "Calls of campaigns outside the account's projects are left out.";
 
 function windowEnd(start: Date, span: TimeSpan, services: AppServices): Date {
@@ -110,6 +110,7 @@ async function streamCallsJson(
 
 export const listCalls = defineEndpoint({
   service: 'calls',
+  operationId: 'listCalls',
   method: 'get',
   path: '/calls',
   summary: 'Calls of a user or an org unit in a time window',
@@ -127,6 +128,7 @@ export const listCalls = defineEndpoint({
 
 export const listUserCalls = defineEndpoint({
   service: 'users.calls',
+  operationId: 'listUserCalls',
   method: 'get',
   path: '/users/{OrgCode}/calls',
   summary: "A user's calls in a time window",
@@ -151,6 +153,7 @@ export const listUserCalls = defineEndpoint({
 
 export const listOrgUnitCalls = defineEndpoint({
   service: 'organizationalunits.calls',
+  operationId: 'listOrganizationalUnitCalls',
   method: 'get',
   path: '/organizationalunits/{OrgCode}/calls',
   summary: "An org unit's calls in a time window",
@@ -180,10 +183,11 @@ function fileNamePart(value: string): string {
 
 export const callsCsv = defineEndpoint({
   service: 'calls.csv',
+  operationId: 'exportCallsCsv',
   method: 'get',
   path: '/calls/csv',
   summary: 'Calls of a user or an org unit as a CSV file (FlattenedCall rows)',
-  description: `${WINDOW_RULE} One header row with the FlattenedCall fields (spec 2.3), RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
+  description: `${WINDOW_RULE} One header row with the FlattenedCall field names (the call fields, then campaignCode … organizationalUnit4OrgCode), RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
   tags: ['Calls'],
   access: right('Calls', 'Get'),
   representations: ['csv'],
@@ -207,6 +211,7 @@ export const callsCsv = defineEndpoint({
 
 export const callRecordings = defineEndpoint({
   service: 'calls.recordings',
+  operationId: 'listCallRecordings',
   method: 'get',
   path: '/calls/{UniqueId}/recordings',
   summary: 'Recordings of one call',
@@ -235,6 +240,7 @@ export const callRecordings = defineEndpoint({
 
 export const agentReadyPeriods = defineEndpoint({
   service: 'calls.agentreadyperiods',
+  operationId: 'listAgentReadyPeriods',
   method: 'get',
   path: '/calls/agentreadyperiods',
   summary: 'Agent ready-for-call periods that ended in a time window',

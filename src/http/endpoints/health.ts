@@ -11,6 +11,7 @@ const readyBody = z.object({
 
 export const healthz = defineEndpoint({
   service: 'healthz',
+  operationId: 'getHealth',
   method: 'get',
   path: '/healthz',
   summary: 'The process is up',
@@ -26,6 +27,7 @@ export const healthz = defineEndpoint({
 
 export const readyz = defineEndpoint({
   service: 'readyz',
+  operationId: 'getReadiness',
   method: 'get',
   path: '/readyz',
   summary: 'The database and Redis are reachable',
@@ -52,6 +54,7 @@ export const readyz = defineEndpoint({
 export function metricsEndpoint(metrics: Metrics) {
   return defineEndpoint({
     service: 'metrics',
+    operationId: 'getMetrics',
     method: 'get',
     path: '/metrics',
     summary: 'Prometheus metrics',

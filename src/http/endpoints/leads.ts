@@ -98,6 +98,7 @@ async function importLead(db: Knex | Knex.Transaction, services: AppServices, ac
 
 export const importLeadEndpoint = defineEndpoint({
   service: 'leads.import',
+  operationId: 'importLead',
   method: 'post',
   path: '/leads',
   summary: 'Import one lead',
@@ -155,6 +156,7 @@ function idempotencyKeyReused(): HttpProblem {
 
 export const getLeadEndpoint = defineEndpoint({
   service: 'leads.get',
+  operationId: 'getLead',
   method: 'get',
   path: '/leads/{UniqueId}',
   summary: 'One lead',
@@ -197,6 +199,7 @@ async function savedSearchFilter(services: AppServices, account: AccountContext,
 
 export const savedSearchEndpoint = defineEndpoint({
   service: 'leads.search',
+  operationId: 'listSavedSearchLeads',
   method: 'get',
   path: '/leads',
   summary: 'Run a saved search',
@@ -218,6 +221,7 @@ export const savedSearchEndpoint = defineEndpoint({
 
 export const savedSearchCsvEndpoint = defineEndpoint({
   service: 'leads.csv',
+  operationId: 'exportSavedSearchLeadsCsv',
   method: 'get',
   path: '/leads/csv',
   summary: 'Run a saved search as CSV',

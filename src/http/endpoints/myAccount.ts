@@ -51,6 +51,7 @@ export function myAccountEndpoints(endpoints: () => readonly Endpoint[]): Endpoi
 
   const myAccount = defineEndpoint({
     service: 'myaccount',
+    operationId: 'getMyAccount',
     method: 'get',
     path: '/myaccount',
     summary: 'The calling account',
@@ -66,6 +67,7 @@ export function myAccountEndpoints(endpoints: () => readonly Endpoint[]): Endpoi
 
   const limits = defineEndpoint({
     service: 'myaccount.limits',
+    operationId: 'getMyAccountLimits',
     method: 'get',
     path: '/myaccount/request/limits',
     summary: 'Request limits of the calling account',
@@ -87,6 +89,7 @@ export function myAccountEndpoints(endpoints: () => readonly Endpoint[]): Endpoi
 
   const counts = defineEndpoint({
     service: 'myaccount.counts',
+    operationId: 'getMyAccountCounts',
     method: 'get',
     path: '/myaccount/request/counts',
     summary: 'Request counts of the calling account',

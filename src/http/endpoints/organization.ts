@@ -25,7 +25,7 @@ import type { AppServices } from '../services';
  */
 
 const INCLUDE_RULES =
-  'Include (spec 4.4): complex properties only when named; a nested name counts only when every property on its path is named; no loops or repeated objects; unknown names are ignored.';
+  'Include: complex properties only when named; a nested name counts only when every property on its path is named; no loops or repeated objects; unknown names are ignored.';
 
 async function snapshot(services: AppServices, account: AccountContext) {
   return loadOrgSnapshot(services.db, projectScope(account.projectPatterns));
@@ -33,6 +33,7 @@ async function snapshot(services: AppServices, account: AccountContext) {
 
 export const listUsersEndpoint = defineEndpoint({
   service: 'users.list',
+  operationId: 'listUsers',
   method: 'get',
   path: '/users',
   summary: 'Users',
@@ -57,6 +58,7 @@ export const listUsersEndpoint = defineEndpoint({
 
 export const getUserEndpoint = defineEndpoint({
   service: 'users.get',
+  operationId: 'getUser',
   method: 'get',
   path: '/users/{OrgCode}',
   summary: 'One user',
@@ -82,9 +84,10 @@ export const getUserEndpoint = defineEndpoint({
   },
 });
 
-function orgUnitListEndpoint(service: string, path: string): Endpoint {
+function orgUnitListEndpoint(service: string, operationId: string, path: string): Endpoint {
   return defineEndpoint({
     service,
+    operationId,
     method: 'get',
     path,
     summary: 'Org units',
@@ -102,9 +105,15 @@ function orgUnitListEndpoint(service: string, path: string): Endpoint {
   });
 }
 
-function orgUnitGetEndpoint(service: string, path: string, params: typeof orgUnitPath | typeof orgUnitPathLower): Endpoint {
+function orgUnitGetEndpoint(
+  service: string,
+  operationId: string,
+  path: string,
+  params: typeof orgUnitPath | typeof orgUnitPathLower,
+): Endpoint {
   return defineEndpoint({
     service,
+    operationId,
     method: 'get',
     path,
     summary: 'One org unit',
@@ -129,6 +138,7 @@ function orgUnitGetEndpoint(service: string, path: string, params: typeof orgUni
 
 export const listCampaignsEndpoint = defineEndpoint({
   service: 'campaigns.list',
+  operationId: 'listCampaigns',
   method: 'get',
   path: '/campaigns',
   summary: 'Campaigns',
@@ -145,6 +155,7 @@ export const listCampaignsEndpoint = defineEndpoint({
 
 export const listProjectsEndpoint = defineEndpoint({
   service: 'projects.list',
+  operationId: 'listProjects',
   method: 'get',
   path: '/projects',
   summary: 'Projects',
@@ -161,10 +172,10 @@ export const listProjectsEndpoint = defineEndpoint({
 export const organizationEndpoints: Endpoint[] = [
   listUsersEndpoint,
   getUserEndpoint,
-  orgUnitListEndpoint('orgunits.list', '/orgunits'),
-  orgUnitGetEndpoint('orgunits.get', '/orgunits/{orgCode}', orgUnitPathLower),
-  orgUnitListEndpoint('organizationalunits.list', '/organizationalunits'),
-  orgUnitGetEndpoint('organizationalunits.get', '/organizationalunits/{OrgCode}', orgUnitPath),
+  orgUnitListEndpoint('orgunits.list', 'listOrgUnits', '/orgunits'),
+  orgUnitGetEndpoint('orgunits.get', 'getOrgUnit', '/orgunits/{orgCode}', orgUnitPathLower),
+  orgUnitListEndpoint('organizationalunits.list', 'listOrganizationalUnits', '/organizationalunits'),
+  orgUnitGetEndpoint('organizationalunits.get', 'getOrganizationalUnit', '/organizationalunits/{OrgCode}', orgUnitPath),
   listCampaignsEndpoint,
   listProjectsEndpoint,
 ];

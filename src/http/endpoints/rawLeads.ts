@@ -11,6 +11,7 @@ import { cursorOptions } from '../streamResponse';
 
 export const rawLeadsEndpoint = defineEndpoint({
   service: 'rawleads',
+  operationId: 'exportRawLeadsCsv',
   method: 'get',
   path: '/rawleads',
   summary: 'Export lead data as rows (RawLeads)',
