@@ -9,6 +9,7 @@ import { organizationEndpoints } from './endpoints/organization';
 import { leadEndpoints } from './endpoints/leads';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
+import { problemTypeEndpoints } from './endpoints/problems';
 
 /**
  * Every endpoint of the API, in document order. Each router module exports its endpoint
@@ -24,6 +25,7 @@ export function allEndpoints(metrics: Metrics): Endpoint[] {
     ...calendarEventEndpoints,
     // The OpenAPI document describes every endpoint, so it too reads the finished list.
     ...docsEndpoints(() => endpoints),
+    ...problemTypeEndpoints,
     ...callEndpoints,
     ...organizationEndpoints,
     ...leadEndpoints,
