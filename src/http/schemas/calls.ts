@@ -12,7 +12,7 @@ import {
   RecordingType,
 } from '../../domain/enums';
 
-/** Request and response schemas of the calls family (spec 4.1, 2.2, 2.3, 2.5). */
+/** Request and response schemas of the calls family; they feed validation and the OpenAPI document. */
 
 const orgCodeParam = z.string().min(1).meta({ description: 'Org code of a user or an org unit (any characters; percent-encoded in paths).' });
 

@@ -5,7 +5,7 @@ import { encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
 import { LeadClosure, LeadStatus } from '../../domain/enums';
 
-/** Request and response schemas of the leads services (spec 2.6, 2.8, 4.3; DESIGN §6). */
+/** Request and response schemas of the leads services (docs/decisions.md, Leads); they feed validation and the OpenAPI document. */
 
 // ---- import -----------------------------------------------------------------------------------
 
