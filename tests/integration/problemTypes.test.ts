@@ -1,6 +1,5 @@
 import request from 'supertest';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 import { problemCodes } from '../../src/http/problem';
 
 /**
@@ -9,16 +8,12 @@ import { problemCodes } from '../../src/http/problem';
  * browser; `/api/problems` lists every code.
  */
 describe('problem type pages', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     // A daily limit of 1: the second request of the day is a real 429.
     await t.load({ type: 'requestLimit', account: w.accounts.full.username, service: 'myaccount.limits', dailyLimit: 1 });
   });
-  afterAll(() => t.close());
 
   const auth = () => w.accounts.full.auth;
   const realErrors: [string, () => Promise<request.Response>, number, string][] = [

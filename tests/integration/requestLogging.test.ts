@@ -1,7 +1,6 @@
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import type { Knex } from 'knex';
-import { createDb } from '../../src/data/db';
+import { useTestDb } from '../harness/useTestWorld';
 import { loadSettings } from '../../src/config/settings';
 import { createLogger } from '../../src/config/logger';
 import { composeApp, ComposedApp } from '../../src/app/compose';
@@ -13,7 +12,7 @@ import { composeApp, ComposedApp } from '../../src/app/compose';
  */
 describe('request log lines', () => {
   const lines: string[] = [];
-  let db: Knex;
+  const db = useTestDb({ poolMax: 2 });
   let composed: ComposedApp;
 
   beforeAll(async () => {
@@ -22,7 +21,6 @@ describe('request log lines', () => {
       REDIS_URL: process.env.TEST_REDIS_URL,
       LOG_LEVEL: 'info',
     });
-    db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: 2 });
     const destination = new Writable({
       write(chunk, _encoding, done) {
         lines.push(...String(chunk).split('\n').filter(Boolean));
@@ -31,10 +29,8 @@ describe('request log lines', () => {
     });
     composed = await composeApp({ settings, db, logger: createLogger(settings.LOG_LEVEL, destination) });
   });
-  afterAll(async () => {
-    await composed.close();
-    await db.destroy();
-  });
+  // Closes what compose opened (Redis clients); useTestDb destroys the pool.
+  afterAll(() => composed.close());
 
   /** The line logged for the request with this id. */
   async function logLineOf(requestId: string): Promise<string> {
