@@ -125,6 +125,7 @@ export const listCalls = defineEndpoint({
   bulk: true,
   query: callsQuery,
   response: z.array(callOut),
+  dateTimes: true,
   async handler(ctx) {
     return streamCallsJson(ctx, ctx.query.OrgCode, QUERY_SUBJECT, ctx.query);
   },
@@ -149,6 +150,7 @@ function subjectCallsEndpoint(
     params: orgCodePath,
     query: callsOfQuery,
     response: z.array(callOut),
+    dateTimes: true,
     errorStatuses: [404],
     async handler(ctx) {
       return streamCallsJson(ctx, ctx.params.OrgCode, rule, ctx.query);
@@ -191,6 +193,7 @@ export const callsCsv = defineEndpoint({
   bulk: true,
   query: callsCsvQuery,
   response: z.string().meta({ description: 'text/csv' }),
+  dateTimes: true,
   async handler(ctx) {
     const { query, zone } = ctx;
     const separator = query.CsvFieldSeparator ?? ';';
@@ -222,6 +225,7 @@ export const callRecordings = defineEndpoint({
   params: recordingsPath,
   query: recordingsQuery,
   response: z.array(recordingOut),
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, query, scope, db, zone, dateTimeFormat }) {
     if (query.TimeSpan !== undefined && query.StartTime === undefined) {
@@ -249,6 +253,7 @@ export const agentReadyPeriods = defineEndpoint({
   bulk: true,
   query: readyPeriodsQuery,
   response: z.array(readyPeriodOut),
+  dateTimes: true,
   async handler({ query, res, scope, db, zone, dateTimeFormat, cursor, logger }) {
     const to = windowEnd(query.FromTime, query.TimeSpan, zone);
     const org = await loadOrgSnapshot(db, scope, { users: false });

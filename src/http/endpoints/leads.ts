@@ -113,6 +113,7 @@ export const getLeadEndpoint = defineEndpoint({
   params: leadPath,
   query: leadGetQuery,
   response: leadOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, query, account, scope, db, zone, dateTimeFormat }) {
     const row: LeadRow | undefined = await findLead(db, params.UniqueId, scope, account.entryAccess);
@@ -157,6 +158,7 @@ export const savedSearchEndpoint = defineEndpoint({
   bulk: true,
   query: savedSearchQuery,
   response: leadsOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler(ctx) {
     const { query } = ctx;
@@ -179,6 +181,7 @@ export const savedSearchCsvEndpoint = defineEndpoint({
   representations: ['csv'],
   bulk: true,
   query: savedSearchCsvQuery,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ res, query, account, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger }) {
     const filter = await savedSearchFilter(db, account, query.searchName, query.modifiedFrom, query.project);
