@@ -74,6 +74,20 @@ describe('API nodes on a Redis Cluster', () => {
   });
 
   it('when an account changes, then the message published through the cluster drops its cached credentials on both nodes', async () => {
+    // Both apps' subscriptions stand (on whichever nodes their clients chose).
+    const subscribers = async () => {
+      let n = 0;
+      for (const node of cluster.nodes) {
+        const c = createClient({ url: node.url });
+        await c.connect();
+        n += Number((await c.pubSubNumSub('lcm:account-changed'))['lcm:account-changed']);
+        await c.close();
+      }
+      return n;
+    };
+    const until = Date.now() + 10_000;
+    while ((await subscribers()) < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(await subscribers()).toBeGreaterThanOrEqual(2);
     const acct = await newAccount();
     for (const t of [a, b]) await request(t.app).get('/api/myaccount').set('Authorization', acct.auth).expect(200);
     await a.db('accounts').where({ id: acct.id }).update({ enabled: false });
