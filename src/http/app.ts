@@ -30,8 +30,9 @@ export function createApp(services: AppServices): App {
   }
 
   const metrics = new Metrics();
+  metrics.observe({ db: services.db, counter: services.counter });
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
-  const endpoints = allEndpoints(metrics);
+  const endpoints = allEndpoints(metrics, services);
 
   app.use(requestLogging(logger));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());

@@ -1,5 +1,6 @@
 import type { Endpoint } from './endpoint';
 import type { Metrics } from './metrics';
+import type { AppServices } from './services';
 import { healthz, readyz, metricsEndpoint } from './endpoints/health';
 import { myAccountEndpoints } from './endpoints/myAccount';
 import { calendarEventEndpoints } from './endpoints/calendarEvents';
@@ -14,11 +15,11 @@ import { rawLeadsEndpoints } from './endpoints/rawLeads';
  * Every endpoint of the API, in document order. Each router module exports its endpoint
  * descriptions; the app mounts them and the OpenAPI document is generated from this list.
  */
-export function allEndpoints(metrics: Metrics): Endpoint[] {
+export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'settings'>): Endpoint[] {
   const endpoints: Endpoint[] = [
     healthz,
     readyz,
-    metricsEndpoint(metrics),
+    metricsEndpoint(metrics, services.settings.METRICS_REQUIRE_AUTH),
     // Lists the limits of every counted service, so it reads this list once it is built.
     ...myAccountEndpoints(() => endpoints),
     ...calendarEventEndpoints,
