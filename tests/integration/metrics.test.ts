@@ -1,7 +1,8 @@
 import request from 'supertest';
 import type { Knex } from 'knex';
-import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { basicAuth, TestApp, uniq } from '../harness/testApp';
+import { ALL_RIGHTS } from '../harness/world';
+import { useTestApp, useTestWorld } from '../harness/useTestWorld';
 import { freePort } from '../harness/freePort';
 import { startRedisServer, RedisServer } from '../harness/redisServer';
 
@@ -33,11 +34,8 @@ async function scrape(t: TestApp, auth?: string): Promise<string> {
 }
 
 describe('metrics', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld({ AUTH_CACHE_TTL_MS: '600000' });
   beforeAll(async () => {
-    t = await createTestApp({ AUTH_CACHE_TTL_MS: '600000' });
-    w = await createWorld(t);
     await t.load(
       ...Array.from({ length: 7 }, (_, i) => ({
         type: 'call',
@@ -55,7 +53,6 @@ describe('metrics', () => {
       })),
     );
   });
-  afterAll(() => t.close());
 
   it('when calls are exported as JSON and CSV, then the rows are counted under each service and the durations are timed by service', async () => {
     const before = await scrape(t);
@@ -107,17 +104,11 @@ describe('metrics', () => {
 
 describe('metrics of the Redis fallback', () => {
   let redis: RedisServer;
-  let t: TestApp;
-  let w: World;
   beforeAll(async () => {
     redis = await startRedisServer(await freePort());
-    t = await createTestApp({ REDIS_URL: redis.url, AUTH_CACHE_TTL_MS: '600000' });
-    w = await createWorld(t);
   });
-  afterAll(async () => {
-    await t.close();
-    await redis.stop();
-  });
+  const { t, w } = useTestWorld(() => ({ REDIS_URL: redis.url, AUTH_CACHE_TTL_MS: '600000' }));
+  afterAll(() => redis.stop()); // declared after useTestWorld: runs once the app is closed
 
   it('when Redis stops, then lcm_redis_up drops to 0 and the fallback and the operations answered in process are counted', async () => {
     const get = () => request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth).expect(200);
@@ -146,14 +137,8 @@ describe('metrics of the Redis fallback', () => {
   });
 });
 
-describe('METRICS_REQUIRE_AUTH', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp({ METRICS_REQUIRE_AUTH: 'true' });
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+describe('METRICS_REQUIRE_AUTH set', () => {
+  const { t, w } = useTestWorld({ METRICS_REQUIRE_AUTH: 'true' });
 
   it('when set, then a scrape without credentials is a 401 and one with an account is answered, uncounted', async () => {
     const anonymous = await request(t.app).get('/api/metrics').expect(401);
@@ -165,14 +150,14 @@ describe('METRICS_REQUIRE_AUTH', () => {
     expect(doc.body.paths['/metrics'].get.security).toEqual([{ basicAuth: [] }]);
   });
 
+});
+
+describe('METRICS_REQUIRE_AUTH unset', () => {
+  const open = useTestApp();
+
   it('when unset, then the metrics are public', async () => {
-    const open = await createTestApp();
-    try {
-      await request(open.app).get('/api/metrics').expect(200);
-      const doc = await request(open.app).get('/api/openapi.json').expect(200);
-      expect(doc.body.paths['/metrics'].get.security).toEqual([]);
-    } finally {
-      await open.close();
-    }
+    await request(open.app).get('/api/metrics').expect(200);
+    const doc = await request(open.app).get('/api/openapi.json').expect(200);
+    expect(doc.body.paths['/metrics'].get.security).toEqual([]);
   });
 });

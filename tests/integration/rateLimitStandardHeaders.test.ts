@@ -1,6 +1,7 @@
 import request from 'supertest';
-import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { basicAuth, uniq } from '../harness/testApp';
+import { ALL_RIGHTS } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 
 /**
  * The standard RateLimit-Policy and RateLimit fields (IETF httpapi draft syntax) beside the
@@ -12,14 +13,7 @@ const FAIR_USE = ['X-Rate-Limit-Fair-Use-Policy', 'Minute rated'] as const;
 const PROD = Date.parse('2030-07-01T08:00:00Z');
 
 describe('RateLimit-Policy and RateLimit headers', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp({ AUTH_CACHE_TTL_MS: '600000' });
-    w = await createWorld(t);
-  });
-  afterEach(() => t.setNow(undefined));
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld({ AUTH_CACHE_TTL_MS: '600000' });
 
   async function newAccount(limits: Record<string, number> = {}, rights: Record<string, string[]> = ALL_RIGHTS): Promise<string> {
     const username = uniq('rlh-');
