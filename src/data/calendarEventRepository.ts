@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { patternToSqlLike } from '../domain/projectPatterns';
 import { ProjectScope, projectVisibleSql } from './projectScope';
+import type { CalendarEvent } from '../domain/calendarEventSerializer';
+
+export type { CalendarEvent };
 
 /**
  * Calendar events (spec 2.5, 4.2). A calendar belongs to a project; an event is visible when
@@ -12,17 +15,6 @@ import { ProjectScope, projectVisibleSql } from './projectScope';
  * instant `start`, returned when `from <= start < to`. Together: `start < to AND (end > from
  * OR start >= from)`.
  */
-export interface CalendarEvent {
-  uniqueId: string;
-  calendarCode: string;
-  leadUniqueId: string;
-  title: string;
-  notes: string;
-  start: Date;
-  end: Date;
-  source: string;
-  externalId: string;
-}
 
 /** What a client writes: every field but the unique id. */
 export type CalendarEventInput = Omit<CalendarEvent, 'uniqueId'>;

@@ -9,6 +9,7 @@ import { organizationEndpoints } from './endpoints/organization';
 import { leadEndpoints } from './endpoints/leads';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
+import { hookEndpoints } from './endpoints/hooks';
 
 /**
  * Every endpoint of the API, in document order. Each router module exports its endpoint
@@ -29,6 +30,7 @@ export function allEndpoints(metrics: Metrics): Endpoint[] {
     ...leadEndpoints,
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
+    ...hookEndpoints,
   ];
   return endpoints;
 }

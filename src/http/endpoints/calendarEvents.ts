@@ -21,22 +21,7 @@ import {
   WriteResult,
 } from '../../data/calendarEventRepository';
 import { projectScope } from '../../data/projectScope';
-import { formatDateTime } from '../../domain/datetime';
-
-/** The CalendarEvent of spec 2.5 on the wire: DateTimes in platform time with their offset. */
-function toJson(event: CalendarEvent, zone: string) {
-  return {
-    uniqueId: event.uniqueId,
-    calendarCode: event.calendarCode,
-    leadUniqueId: event.leadUniqueId,
-    title: event.title,
-    notes: event.notes,
-    start: formatDateTime(event.start, zone),
-    end: formatDateTime(event.end, zone),
-    source: event.source,
-    externalId: event.externalId,
-  };
-}
+import { calendarEventToJson as toJson } from '../../domain/calendarEventSerializer';
 
 /** Unknown calendar → 400 naming the field; a calendar outside the account's projects → 403. */
 function writtenEvent(result: WriteResult, calendarCode: string, uniqueId?: string): CalendarEvent {
