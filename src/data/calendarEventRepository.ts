@@ -7,7 +7,7 @@ import type { CalendarEvent } from '../domain/calendarEventSerializer';
 export type { CalendarEvent };
 
 /**
- * Calendar events (spec 2.5, 4.2). A calendar belongs to a project; an event is visible when
+ * Calendar events (docs/decisions.md, Calendar events). A calendar belongs to a project; an event is visible when
  * its calendar's project matches one of the account's patterns, decided in SQL.
  *
  * Interval rule: an event covers [start, end). It is returned for [from, to) when the two

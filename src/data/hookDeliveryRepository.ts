@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName, ResourceType, Verb } from '../domain/enums';
+import { DateTimeFormat, DateTimeFormatName, EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName, ResourceType, Verb } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
 import { toHook, HookRecord, DeliveryStatus } from './hookRepository';
 import { enqueueDeliveryAttempt, JOB_QUEUE_SCHEMA } from './jobQueue';
@@ -19,6 +19,8 @@ export interface DeliveryWork {
     projectPatterns: string[];
     rights: Partial<Record<ResourceType, Verb[]>>;
     entryAccess: EntryAccessName;
+    /** How the account reads DateTimes: hook bodies are written in it too. */
+    dateTimeFormat: DateTimeFormatName;
   };
   event: {
     type: string;
@@ -55,7 +57,7 @@ export async function claimDeliveryAttempt(db: Knex, deliveryId: number, attempt
   }
   const { rows: work } = await db.raw(
     `select d.id as d_id, d.unique_id as d_unique_id, d.attempts as d_attempts, d.first_attempt_time as d_first,
-            a.enabled as a_enabled, a.project_patterns as a_patterns, a.rights as a_rights, a.entry_access as a_access,
+            a.enabled as a_enabled, a.project_patterns as a_patterns, a.rights as a_rights, a.entry_access as a_access, (to_jsonb(a) ->> 'date_time_format')::smallint as a_format,
             e.type as e_type, e.occurred_time as e_time, e.project as e_project, e.campaign_code as e_campaign,
             e.previous_status as e_previous, e.snapshot as e_snapshot, h.*
        from hook_deliveries d join hooks h on h.id = d.hook_id join accounts a on a.id = h.account_id
@@ -76,6 +78,7 @@ export async function claimDeliveryAttempt(db: Knex, deliveryId: number, attempt
         projectPatterns: r.a_patterns,
         rights: r.a_rights,
         entryAccess: EntryAccess.toName(r.a_access) as EntryAccessName,
+        dateTimeFormat: r.a_format === null ? 'Offset' : (DateTimeFormat.toName(r.a_format) as DateTimeFormatName),
       },
       event: {
         type: r.e_type,

@@ -1,5 +1,5 @@
 import { formatDateTime } from './datetime';
-import { CLOSED_LEAD_STATUSES, EntryAccessName, LeadStatus, LeadStatusName } from './enums';
+import { CLOSED_LEAD_STATUSES, DateTimeFormatName, EntryAccessName, LeadStatus, LeadStatusName } from './enums';
 import type { LeadFieldRule } from './leadData';
 import type { LeadCampaign, LeadRow } from './leadRecords';
 import { leadToJson, visibleData, visibleFieldsByDefinition } from './leadSerializer';
@@ -43,6 +43,8 @@ export interface MessageOptions {
   /** Epoch milliseconds of the change. */
   occurredTime: number;
   zone: string;
+  /** The hook account's DateTime format (default Offset). */
+  dateTimeFormat?: DateTimeFormatName;
 }
 
 const EMPTY_ORG: OrgSnapshot = { units: new Map(), childrenOf: new Map(), users: new Map(), usersOf: new Map(), campaigns: new Map() };
@@ -66,17 +68,17 @@ export function leadMessage(
     definitions,
   };
   const visible = visibleFieldsByDefinition(definitions, options.entryAccess);
-  const expand = leadToJson({ zone: options.zone, visible, lookups, include: new Set(), org: EMPTY_ORG });
+  const expand = leadToJson({ zone: options.zone, dateTimeFormat: options.dateTimeFormat ?? 'Offset', visible, lookups, include: new Set(), org: EMPTY_ORG });
   const data = plain(expand(row));
   if (options.previousStatus !== undefined) data.previousStatus = options.previousStatus;
   const status = LeadStatus.toName(row.status);
   return {
     type: options.type,
-    timestamp: formatDateTime(options.occurredTime, options.zone),
+    timestamp: formatDateTime(options.occurredTime, options.zone, options.dateTimeFormat),
     data,
     values: {
       EventType: options.type,
-      Timestamp: formatDateTime(options.occurredTime, options.zone),
+      Timestamp: formatDateTime(options.occurredTime, options.zone, options.dateTimeFormat),
       UniqueId: row.uniqueId,
       LeadUniqueId: row.uniqueId,
       CampaignCode: campaign.code,
@@ -87,7 +89,7 @@ export function leadMessage(
       ExternalKey: text(row.externalKey),
       Pool: snapshot.pool,
       AgentEmail: text(snapshot.agentEmail),
-      ClosedDate: CLOSED_LEAD_STATUSES.includes(status) ? formatDateTime(snapshot.statusChangedTime, options.zone) : undefined,
+      ClosedDate: CLOSED_LEAD_STATUSES.includes(status) ? formatDateTime(snapshot.statusChangedTime, options.zone, options.dateTimeFormat) : undefined,
     },
     dataFields: visibleData(JSON.parse(row.dataJson), new Set(visible.get(campaign.leadDefinitionId) ?? [])),
   };
@@ -95,14 +97,14 @@ export function leadMessage(
 
 export function callMessage(snapshot: CallSnapshot, options: MessageOptions): HookMessage {
   const org: OrgSnapshot = { ...EMPTY_ORG, units: new Map(snapshot.units.map((u) => [u.id, u])) };
-  const data = plain(callToJson({ zone: options.zone, include: new Set(), org })(snapshot.row));
+  const data = plain(callToJson({ zone: options.zone, dateTimeFormat: options.dateTimeFormat ?? 'Offset', include: new Set(), org })(snapshot.row));
   return {
     type: options.type,
-    timestamp: formatDateTime(options.occurredTime, options.zone),
+    timestamp: formatDateTime(options.occurredTime, options.zone, options.dateTimeFormat),
     data,
     values: {
       EventType: options.type,
-      Timestamp: formatDateTime(options.occurredTime, options.zone),
+      Timestamp: formatDateTime(options.occurredTime, options.zone, options.dateTimeFormat),
       UniqueId: snapshot.row.unique_id,
       LeadUniqueId: snapshot.row.unique_lead_id,
       CampaignCode: snapshot.campaignCode,
@@ -120,11 +122,11 @@ export function calendarEventMessage(snapshot: CalendarEventSnapshot, options: M
   const event: CalendarEvent = { ...snapshot, start: new Date(snapshot.start), end: new Date(snapshot.end) };
   return {
     type: options.type,
-    timestamp: formatDateTime(options.occurredTime, options.zone),
-    data: plain(calendarEventToJson(event, options.zone)),
+    timestamp: formatDateTime(options.occurredTime, options.zone, options.dateTimeFormat),
+    data: plain(calendarEventToJson(event, options.zone, options.dateTimeFormat)),
     values: {
       EventType: options.type,
-      Timestamp: formatDateTime(options.occurredTime, options.zone),
+      Timestamp: formatDateTime(options.occurredTime, options.zone, options.dateTimeFormat),
       UniqueId: snapshot.uniqueId,
       LeadUniqueId: snapshot.leadUniqueId,
     },

@@ -32,7 +32,7 @@ export function createApp(services: AppServices): App {
   const metrics = new Metrics();
   metrics.watchHookQueue(services.db);
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
-  const endpoints = allEndpoints(metrics);
+  const endpoints = allEndpoints(metrics, services);
 
   app.use(requestLogging(logger));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());

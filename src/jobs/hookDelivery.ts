@@ -61,7 +61,7 @@ function skipReason(work: DeliveryWork): string | undefined {
 
 async function buildMessage(deps: DeliveryDeps, work: DeliveryWork): Promise<HookMessage> {
   const { event, account } = work;
-  const options = { type: event.type, occurredTime: event.occurredTime.getTime(), zone: deps.zone };
+  const options = { type: event.type, occurredTime: event.occurredTime.getTime(), zone: deps.zone, dateTimeFormat: account.dateTimeFormat };
   if (event.type.startsWith('lead.') || event.type === TEST_EVENT) {
     // A test delivery without a campaign carries the sample's fields itself.
     const snapshot = event.snapshot as LeadSnapshot & { sampleFields?: LeadFieldRule[] };

@@ -20,7 +20,6 @@ import {
   replaceEvent,
   WriteResult,
 } from '../../data/calendarEventRepository';
-import { projectScope } from '../../data/projectScope';
 import { calendarEventToJson as toJson } from '../../domain/calendarEventSerializer';
 
 /** Unknown calendar → 400 naming the field; a calendar outside the account's projects → 403. */
@@ -61,16 +60,10 @@ export const calendarEventsByCalendar = defineEndpoint({
   query: calendarEventsByCalendarQuery,
   response: calendarEventListOut,
   errorStatuses: [404],
-  async handler({ params, query, account, services }) {
-    const events = await listCalendarEvents(
-      services.db,
-      params.CalendarCode,
-      { from: query.FromDate, to: query.ToDate },
-      projectScope(account.projectPatterns),
-    );
+  async handler({ params, query, scope, db, zone, dateTimeFormat }) {
+    const events = await listCalendarEvents(db, params.CalendarCode, { from: query.FromDate, to: query.ToDate }, scope);
     if (events === undefined) throw notFound(`no calendar ${params.CalendarCode}`);
-    const zone = services.settings.PLATFORM_TIMEZONE;
-    return { body: events.map((e) => toJson(e, zone)), title: `Calendar ${params.CalendarCode}: events` };
+    return { body: events.map((e) => toJson(e, zone, dateTimeFormat)), title: `Calendar ${params.CalendarCode}: events` };
   },
 });
 
@@ -85,15 +78,9 @@ export const calendarEventsList = defineEndpoint({
   representations: ['json', 'html'],
   query: calendarEventsQuery,
   response: calendarEventListOut,
-  async handler({ query, account, services }) {
-    const events = await listEvents(
-      services.db,
-      { from: query.FromDate, to: query.ToDate },
-      projectScope(account.projectPatterns),
-      query.Project,
-    );
-    const zone = services.settings.PLATFORM_TIMEZONE;
-    return { body: events.map((e) => toJson(e, zone)), title: 'Calendar events' };
+  async handler({ query, scope, db, zone, dateTimeFormat }) {
+    const events = await listEvents(db, { from: query.FromDate, to: query.ToDate }, scope, query.Project);
+    return { body: events.map((e) => toJson(e, zone, dateTimeFormat)), title: 'Calendar events' };
   },
 });
 
@@ -110,11 +97,10 @@ export const calendarEventCreate = defineEndpoint({
   body: createCalendarEventBody,
   response: calendarEventOut,
   successStatus: 201,
-  async handler({ body, account, res, services }) {
-    const result = await createEvent(services.db, body, projectScope(account.projectPatterns));
-    const event = writtenEvent(result, body.calendarCode);
+  async handler({ body, res, scope, db, zone, dateTimeFormat }) {
+    const event = writtenEvent(await createEvent(db, body, scope), body.calendarCode);
     res.location(`/api/calendars/events/${encodeURIComponent(event.uniqueId)}`);
-    return { status: 201, body: toJson(event, services.settings.PLATFORM_TIMEZONE) };
+    return { status: 201, body: toJson(event, zone, dateTimeFormat) };
   },
 });
 
@@ -132,12 +118,11 @@ export const calendarEventReplace = defineEndpoint({
   body: replaceCalendarEventBody,
   response: calendarEventOut,
   errorStatuses: [404],
-  async handler({ params, body, account, services }) {
+  async handler({ params, body, scope, db, zone, dateTimeFormat }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
     const { uniqueId: _ignored, ...input } = body;
-    const result = await replaceEvent(services.db, params.UniqueId, input, projectScope(account.projectPatterns));
-    const event = writtenEvent(result, body.calendarCode, params.UniqueId);
-    return { body: toJson(event, services.settings.PLATFORM_TIMEZONE) };
+    const event = writtenEvent(await replaceEvent(db, params.UniqueId, input, scope), body.calendarCode, params.UniqueId);
+    return { body: toJson(event, zone, dateTimeFormat) };
   },
 });
 
@@ -155,9 +140,9 @@ export const calendarEventDelete = defineEndpoint({
   body: deleteCalendarEventBody,
   successStatus: 204,
   errorStatuses: [404],
-  async handler({ params, body, account, services }) {
+  async handler({ params, body, scope, db }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
-    const deleted = await deleteEvent(services.db, params.UniqueId, projectScope(account.projectPatterns));
+    const deleted = await deleteEvent(db, params.UniqueId, scope);
     if (!deleted) throw notFound(`no calendar event ${params.UniqueId}`);
     return { status: 204 };
   },

@@ -1,6 +1,8 @@
 import { defineEndpoint, Endpoint, right } from '../endpoint';
 import { forbidden, HttpProblem, invalidParameter, notFound, ProblemFieldError } from '../problem';
-import type { AppServices } from '../services';
+import type { Knex } from 'knex';
+import type { Settings } from '../../config/settings';
+import type { DateTimeFormatName } from '../../domain/enums';
 import {
   deliveriesQuery,
   deliveryListOut,
@@ -69,8 +71,19 @@ import { version } from '../../../package.json';
 const TAGS = ['Hooks'];
 type Body = import('zod').output<typeof hookBody>;
 
-function hookToJson(hook: HookRecord, zone: string, withSecret = false) {
-  const time = (d: Date | null) => (d === null ? undefined : formatDateTime(d, zone));
+/** What the hook handlers use: the request's database, clock and DateTime format, and the server's URL rules. */
+interface HookEnv {
+  db: Knex;
+  clock: () => Date;
+  zone: string;
+  format: DateTimeFormatName;
+  rules: HookRules;
+}
+
+export type HookRules = Pick<Settings, 'HOOKS_ALLOW_HTTP' | 'HOOKS_ALLOWED_HOSTS'>;
+
+function hookToJson(hook: HookRecord, env: HookEnv, withSecret = false) {
+  const time = (d: Date | null) => (d === null ? undefined : formatDateTime(d, env.zone, env.format));
   return {
     uniqueId: hook.uniqueId,
     name: hook.name,
@@ -88,8 +101,8 @@ function hookToJson(hook: HookRecord, zone: string, withSecret = false) {
     disabledReason: hook.disabledReason ?? undefined,
     disabledTime: time(hook.disabledTime),
     failingSince: time(hook.failingSince),
-    createdTime: formatDateTime(hook.createdTime, zone),
-    modifiedTime: formatDateTime(hook.modifiedTime, zone),
+    createdTime: formatDateTime(hook.createdTime, env.zone, env.format),
+    modifiedTime: formatDateTime(hook.modifiedTime, env.zone, env.format),
     ...(withSecret ? { secret: hook.secret } : {}),
   };
 }
@@ -103,8 +116,8 @@ function badBody(errors: ProblemFieldError[]): HttpProblem {
  * the campaign (unknown 400, outside the account's projects 403), the account's rights on the
  * events' resources (403), and filters that cannot apply. Nothing is stored when this throws.
  */
-async function checkedInput(body: Body, account: AccountContext, services: AppServices): Promise<HookInput> {
-  const { settings, db } = services;
+async function checkedInput(body: Body, account: AccountContext, env: HookEnv): Promise<HookInput> {
+  const { rules: settings, db } = env;
   const errors: ProblemFieldError[] = [];
   const events = body.events ? [...new Set(body.events)] : DEFAULT_HOOK_EVENTS;
   const format = body.format ?? 'Json';
@@ -155,301 +168,311 @@ async function checkedInput(body: Body, account: AccountContext, services: AppSe
   };
 }
 
-async function ownHook(services: AppServices, account: AccountContext, uniqueId: string): Promise<HookRecord> {
-  const hook = await findHook(services.db, account.id, uniqueId);
+async function ownHook(env: HookEnv, account: AccountContext, uniqueId: string): Promise<HookRecord> {
+  const hook = await findHook(env.db, account.id, uniqueId);
   if (!hook) throw notFound(`no hook ${uniqueId}`);
   return hook;
 }
 
 /** A sample lead of the hook's campaign (or a made-up one), for the example and test deliveries. */
-async function sampleLead(services: AppServices, account: AccountContext, hook: HookRecord) {
-  const now = services.clock().getTime();
+async function sampleLead(env: HookEnv, account: AccountContext, hook: HookRecord) {
+  const now = env.clock().getTime();
   if (hook.campaignCode !== null) {
-    const campaign = await findCampaignForHook(services.db, hook.campaignCode, account.projectPatterns);
+    const campaign = await findCampaignForHook(env.db, hook.campaignCode, account.projectPatterns);
     if (campaign?.visible) {
-      const fields = await leadDefinitionFieldsById(services.db, campaign.leadDefinitionId);
+      const fields = await leadDefinitionFieldsById(env.db, campaign.leadDefinitionId);
       return { ...sampleLeadSnapshot({ now, campaign, fields }), own: true };
     }
   }
   return { ...sampleLeadSnapshot({ now }), own: false };
 }
 
-export const listHooksEndpoint = defineEndpoint({
-  service: 'hooks.list',
-  method: 'get',
-  path: '/hooks',
-  summary: 'The account’s hooks',
-  description: 'Hooks created by this account (other accounts’ hooks are never visible), oldest first. The secret is not shown.',
-  tags: TAGS,
-  access: right('WebHooks', 'Get'),
-  representations: ['json', 'html'],
-  response: hookListOut,
-  async handler({ account, services }) {
-    const hooks = await listHooks(services.db, account.id);
-    return { body: hooks.map((h) => hookToJson(h, services.settings.PLATFORM_TIMEZONE)), title: 'Hooks' };
-  },
-});
+/** The /hooks endpoints; `rules` are the server's hook URL settings (https only, allow-listed hosts). */
+export function hookEndpoints(rules: HookRules): Endpoint[] {
+  const listHooksEndpoint = defineEndpoint({
+    service: 'hooks.list',
+    method: 'get',
+    path: '/hooks',
+    summary: 'The account’s hooks',
+    description: 'Hooks created by this account (other accounts’ hooks are never visible), oldest first. The secret is not shown.',
+    tags: TAGS,
+    access: right('WebHooks', 'Get'),
+    representations: ['json', 'html'],
+    response: hookListOut,
+    async handler({ account, db, clock, zone, dateTimeFormat }) {
+      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+      const hooks = await listHooks(env.db, account.id);
+      return { body: hooks.map((h) => hookToJson(h, env)), title: 'Hooks' };
+    },
+  });
 
-export const createHookEndpoint = defineEndpoint({
-  service: 'hooks.create',
-  method: 'post',
-  path: '/hooks',
-  summary: 'Create a hook',
-  description:
-    'Answers 201 with the hook and its signing `secret` (`whsec_…`), shown only here. Both body styles in use are accepted (`urlTemplate` is `url`; names are case-insensitive). ' +
-    'A bad URL (scheme, host, unknown placeholder), an unknown event, an unknown placeholder or a content template that is not JSON for format Json is a 400; ' +
-    'an unknown campaign a 400; a campaign outside the account’s projects, or events about resources the account may not read, a 403. Nothing is stored then.',
-  tags: TAGS,
-  access: right('WebHooks', 'Post'),
-  representations: ['json'],
-  body: hookBody,
-  bodyAliases: hookBodyAliases,
-  response: hookOut,
-  successStatus: 201,
-  errorStatuses: [403],
-  async handler({ body, account, res, services }) {
-    const input = await checkedInput(body, account, services);
-    const hook = await createHook(services.db, account.id, input);
-    res.location(`/api/hooks/${encodeURIComponent(hook.uniqueId)}`);
-    return { status: 201, body: hookToJson(hook, services.settings.PLATFORM_TIMEZONE, true) };
-  },
-});
+  const createHookEndpoint = defineEndpoint({
+    service: 'hooks.create',
+    method: 'post',
+    path: '/hooks',
+    summary: 'Create a hook',
+    description:
+      'Answers 201 with the hook and its signing `secret` (`whsec_…`), shown only here. Both body styles in use are accepted (`urlTemplate` is `url`; names are case-insensitive). ' +
+      'A bad URL (scheme, host, unknown placeholder), an unknown event, an unknown placeholder or a content template that is not JSON for format Json is a 400; ' +
+      'an unknown campaign a 400; a campaign outside the account’s projects, or events about resources the account may not read, a 403. Nothing is stored then.',
+    tags: TAGS,
+    access: right('WebHooks', 'Post'),
+    representations: ['json'],
+    body: hookBody,
+    bodyAliases: hookBodyAliases,
+    response: hookOut,
+    successStatus: 201,
+    errorStatuses: [403],
+    async handler({ body, account, res, db, clock, zone, dateTimeFormat }) {
+      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+      const input = await checkedInput(body, account, env);
+      const hook = await createHook(env.db, account.id, input);
+      res.location(`/api/hooks/${encodeURIComponent(hook.uniqueId)}`);
+      return { status: 201, body: hookToJson(hook, env, true) };
+    },
+  });
 
-export const hookMetaEndpoint = defineEndpoint({
-  service: 'hooks.meta',
-  method: 'get',
-  path: '/hooks/meta',
-  summary: 'Events, placeholders and templates hooks can use',
-  tags: TAGS,
-  access: right('WebHooks', 'Get'),
-  representations: ['json', 'html'],
-  response: hookMetaOut,
-  async handler() {
-    return {
-      title: 'Hooks: events, placeholders, templates',
-      body: {
-        events: HOOK_EVENTS.map((name) => ({ name, description: HOOK_EVENT_DESCRIPTIONS[name] })),
-        testEvent: TEST_EVENT,
-        placeholders: Object.entries(PLACEHOLDERS).map(([name, description]) => ({ name: `{${name}}`, description })),
-        standardTemplates: Object.entries(STANDARD_TEMPLATE_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
-        methods: [...HOOK_METHODS],
-        formats: [...HOOK_FORMATS],
-        signature: {
-          scheme: 'Standard Webhooks v1',
-          headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
-          description:
-            'HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the hook secret (verify with the standardwebhooks package). webhook-id is the delivery id, the same on every retry: use it to de-duplicate.',
+  const hookMetaEndpoint = defineEndpoint({
+    service: 'hooks.meta',
+    method: 'get',
+    path: '/hooks/meta',
+    summary: 'Events, placeholders and templates hooks can use',
+    tags: TAGS,
+    access: right('WebHooks', 'Get'),
+    representations: ['json', 'html'],
+    response: hookMetaOut,
+    async handler() {
+      return {
+        title: 'Hooks: events, placeholders, templates',
+        body: {
+          events: HOOK_EVENTS.map((name) => ({ name, description: HOOK_EVENT_DESCRIPTIONS[name] })),
+          testEvent: TEST_EVENT,
+          placeholders: Object.entries(PLACEHOLDERS).map(([name, description]) => ({ name: `{${name}}`, description })),
+          standardTemplates: Object.entries(STANDARD_TEMPLATE_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
+          methods: [...HOOK_METHODS],
+          formats: [...HOOK_FORMATS],
+          signature: {
+            scheme: 'Standard Webhooks v1',
+            headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+            description:
+              'HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the hook secret (verify with the standardwebhooks package). webhook-id is the delivery id, the same on every retry: use it to de-duplicate.',
+          },
         },
-      },
-    };
-  },
-});
+      };
+    },
+  });
 
-export const getHookEndpoint = defineEndpoint({
-  service: 'hooks.get',
-  method: 'get',
-  path: '/hooks/{UniqueId}',
-  summary: 'One hook',
-  description: 'A hook of this account; 404 for any other. The secret is not shown.',
-  tags: TAGS,
-  access: right('WebHooks', 'Get'),
-  representations: ['json', 'html'],
-  params: hookParams,
-  response: hookOut,
-  errorStatuses: [404],
-  async handler({ params, account, services }) {
-    const hook = await ownHook(services, account, params.UniqueId);
-    return { body: hookToJson(hook, services.settings.PLATFORM_TIMEZONE), title: `Hook ${hook.name}` };
-  },
-});
+  const getHookEndpoint = defineEndpoint({
+    service: 'hooks.get',
+    method: 'get',
+    path: '/hooks/{UniqueId}',
+    summary: 'One hook',
+    description: 'A hook of this account; 404 for any other. The secret is not shown.',
+    tags: TAGS,
+    access: right('WebHooks', 'Get'),
+    representations: ['json', 'html'],
+    params: hookParams,
+    response: hookOut,
+    errorStatuses: [404],
+    async handler({ params, account, db, clock, zone, dateTimeFormat }) {
+      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+      const hook = await ownHook(env, account, params.UniqueId);
+      return { body: hookToJson(hook, env), title: `Hook ${hook.name}` };
+    },
+  });
 
-export const replaceHookEndpoint = defineEndpoint({
-  service: 'hooks.update',
-  method: 'put',
-  path: '/hooks/{UniqueId}',
-  summary: 'Replace a hook',
-  description:
-    'The whole hook, validated as on create (omitted optional properties take their defaults); the secret stays. `enabled: true` re-enables a hook that was disabled after failing and clears its reason.',
-  tags: TAGS,
-  access: right('WebHooks', 'Put'),
-  representations: ['json'],
-  params: hookParams,
-  body: hookBody,
-  bodyAliases: hookBodyAliases,
-  response: hookOut,
-  errorStatuses: [403, 404],
-  async handler({ params, body, account, services }) {
-    await ownHook(services, account, params.UniqueId);
-    const input = await checkedInput(body, account, services);
-    const hook = await replaceHook(services.db, account.id, params.UniqueId, input);
-    if (!hook) throw notFound(`no hook ${params.UniqueId}`);
-    return { body: hookToJson(hook, services.settings.PLATFORM_TIMEZONE) };
-  },
-});
+  const replaceHookEndpoint = defineEndpoint({
+    service: 'hooks.update',
+    method: 'put',
+    path: '/hooks/{UniqueId}',
+    summary: 'Replace a hook',
+    description:
+      'The whole hook, validated as on create (omitted optional properties take their defaults); the secret stays. `enabled: true` re-enables a hook that was disabled after failing and clears its reason.',
+    tags: TAGS,
+    access: right('WebHooks', 'Put'),
+    representations: ['json'],
+    params: hookParams,
+    body: hookBody,
+    bodyAliases: hookBodyAliases,
+    response: hookOut,
+    errorStatuses: [403, 404],
+    async handler({ params, body, account, db, clock, zone, dateTimeFormat }) {
+      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+      await ownHook(env, account, params.UniqueId);
+      const input = await checkedInput(body, account, env);
+      const hook = await replaceHook(env.db, account.id, params.UniqueId, input);
+      if (!hook) throw notFound(`no hook ${params.UniqueId}`);
+      return { body: hookToJson(hook, env) };
+    },
+  });
 
-export const deleteHookEndpoint = defineEndpoint({
-  service: 'hooks.delete',
-  method: 'delete',
-  path: '/hooks/{UniqueId}',
-  summary: 'Delete a hook',
-  description: 'Deletes the hook and its deliveries log; pending deliveries are not sent. Answers 204.',
-  tags: TAGS,
-  access: right('WebHooks', 'Delete'),
-  representations: ['json'],
-  params: hookParams,
-  successStatus: 204,
-  errorStatuses: [404],
-  async handler({ params, account, services }) {
-    if (!(await deleteHook(services.db, account.id, params.UniqueId))) throw notFound(`no hook ${params.UniqueId}`);
-    return { status: 204 };
-  },
-});
+  const deleteHookEndpoint = defineEndpoint({
+    service: 'hooks.delete',
+    method: 'delete',
+    path: '/hooks/{UniqueId}',
+    summary: 'Delete a hook',
+    description: 'Deletes the hook and its deliveries log; pending deliveries are not sent. Answers 204.',
+    tags: TAGS,
+    access: right('WebHooks', 'Delete'),
+    representations: ['json'],
+    params: hookParams,
+    successStatus: 204,
+    errorStatuses: [404],
+    async handler({ params, account, db, clock, zone, dateTimeFormat }) {
+      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+      if (!(await deleteHook(env.db, account.id, params.UniqueId))) throw notFound(`no hook ${params.UniqueId}`);
+      return { status: 204 };
+    },
+  });
 
-export const hookExampleEndpoint = defineEndpoint({
-  service: 'hooks.example',
-  method: 'get',
-  path: '/hooks/{UniqueId}/example',
-  summary: 'The request this hook would send',
-  description:
-    'Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries. Nothing is sent.',
-  tags: TAGS,
-  access: right('WebHooks', 'Get'),
-  representations: ['json', 'html'],
-  params: hookParams,
-  response: hookExampleOut,
-  errorStatuses: [404],
-  async handler({ params, account, services }) {
-    const hook = await ownHook(services, account, params.UniqueId);
-    const zone = services.settings.PLATFORM_TIMEZONE;
-    const now = services.clock().getTime();
-    const type = hook.events[0] ?? TEST_EVENT;
-    const options = { type, occurredTime: now, zone };
-    let message: HookMessage;
-    if (type === 'call.ended') message = callMessage(sampleCallSnapshot(now, hook.campaignCode ?? undefined), options);
-    else if (type.startsWith('calendarEvent.')) message = calendarEventMessage(sampleCalendarEventSnapshot(now), options);
-    else {
-      const sample = await sampleLead(services, account, hook);
-      message = leadMessage(sample.snapshot, {
-        ...options,
-        entryAccess: account.entryAccess,
-        fields: sample.fields,
-        ...(type === 'lead.statusChanged' ? { previousStatus: 'New' as const } : {}),
-      });
-    }
-    const request = signedHookRequest(hook, message, newMessageId(), services.clock(), `lead-call-api-hooks/${version}`);
-    return { body: request, title: `Hook ${hook.name}: example request` };
-  },
-});
+  const hookExampleEndpoint = defineEndpoint({
+    service: 'hooks.example',
+    method: 'get',
+    path: '/hooks/{UniqueId}/example',
+    summary: 'The request this hook would send',
+    description:
+      'Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries. Nothing is sent.',
+    tags: TAGS,
+    access: right('WebHooks', 'Get'),
+    representations: ['json', 'html'],
+    params: hookParams,
+    response: hookExampleOut,
+    errorStatuses: [404],
+    async handler({ params, account, db, clock, zone, dateTimeFormat }) {
+      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+      const hook = await ownHook(env, account, params.UniqueId);
+      const now = env.clock().getTime();
+      const type = hook.events[0] ?? TEST_EVENT;
+      const options = { type, occurredTime: now, zone, dateTimeFormat };
+      let message: HookMessage;
+      if (type === 'call.ended') message = callMessage(sampleCallSnapshot(now, hook.campaignCode ?? undefined), options);
+      else if (type.startsWith('calendarEvent.')) message = calendarEventMessage(sampleCalendarEventSnapshot(now), options);
+      else {
+        const sample = await sampleLead(env, account, hook);
+        message = leadMessage(sample.snapshot, {
+          ...options,
+          entryAccess: account.entryAccess,
+          fields: sample.fields,
+          ...(type === 'lead.statusChanged' ? { previousStatus: 'New' as const } : {}),
+        });
+      }
+      const request = signedHookRequest(hook, message, newMessageId(), env.clock(), `lead-call-api-hooks/${version}`);
+      return { body: request, title: `Hook ${hook.name}: example request` };
+    },
+  });
 
-export const testHookEndpoint = defineEndpoint({
-  service: 'hooks.test',
-  method: 'post',
-  path: '/hooks/{UniqueId}/test',
-  summary: 'Send a test delivery',
-  description: 'Queues a `hook.test` delivery of a sample lead to this hook now (202); follow it in the deliveries log.',
-  tags: TAGS,
-  access: right('WebHooks', 'Post'),
-  representations: ['json'],
-  params: hookParams,
-  response: queuedDeliveryOut,
-  successStatus: 202,
-  errorStatuses: [404],
-  async handler({ params, account, services }) {
-    const hook = await ownHook(services, account, params.UniqueId);
-    const sample = await sampleLead(services, account, hook);
-    const snapshot = sample.own ? sample.snapshot : { ...sample.snapshot, sampleFields: sample.fields };
-    const deliveryId = await queueTestDelivery(services.db, hook.id, snapshot, services.clock());
-    return { status: 202, body: { deliveryId, status: 'pending' } };
-  },
-});
+  const testHookEndpoint = defineEndpoint({
+    service: 'hooks.test',
+    method: 'post',
+    path: '/hooks/{UniqueId}/test',
+    summary: 'Send a test delivery',
+    description: 'Queues a `hook.test` delivery of a sample lead to this hook now (202); follow it in the deliveries log.',
+    tags: TAGS,
+    access: right('WebHooks', 'Post'),
+    representations: ['json'],
+    params: hookParams,
+    response: queuedDeliveryOut,
+    successStatus: 202,
+    errorStatuses: [404],
+    async handler({ params, account, db, clock, zone, dateTimeFormat }) {
+      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+      const hook = await ownHook(env, account, params.UniqueId);
+      const sample = await sampleLead(env, account, hook);
+      const snapshot = sample.own ? sample.snapshot : { ...sample.snapshot, sampleFields: sample.fields };
+      const deliveryId = await queueTestDelivery(env.db, hook.id, snapshot, env.clock());
+      return { status: 202, body: { deliveryId, status: 'pending' } };
+    },
+  });
 
-export const hookDeliveriesEndpoint = defineEndpoint({
-  service: 'hooks.deliveries',
-  method: 'get',
-  path: '/hooks/{UniqueId}/deliveries',
-  summary: 'The hook’s deliveries log',
-  description:
-    'Deliveries created in [FromTime, FromTime + TimeSpan) (default: the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.',
-  tags: TAGS,
-  access: right('WebHooks', 'Get'),
-  representations: ['json', 'html'],
-  params: hookParams,
-  query: deliveriesQuery,
-  response: deliveryListOut,
-  errorStatuses: [404],
-  async handler({ params, query, account, services }) {
-    const hook = await ownHook(services, account, params.UniqueId);
-    const zone = services.settings.PLATFORM_TIMEZONE;
-    const now = services.clock();
-    const from = query.FromTime ?? new Date(now.getTime() - 86_400_000);
-    if (query.TimeSpan?.negative) throw invalidParameter('TimeSpan', 'must not be negative');
-    const to = query.TimeSpan ? addTimeSpan(from, query.TimeSpan, zone) : new Date(from.getTime() + 86_400_000);
-    if (Number.isNaN(to.getTime())) throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
-    const deliveries = await listDeliveries(services.db, hook.id, from, to, query.Limit ?? 100);
-    const time = (d: Date | null) => (d === null ? undefined : formatDateTime(d, zone));
-    const opt = <T>(v: T | null) => v ?? undefined;
-    return {
-      title: `Hook ${hook.name}: deliveries`,
-      body: deliveries.map((d) => ({
-        deliveryId: d.uniqueId,
-        eventType: d.eventType,
-        eventTime: formatDateTime(d.eventTime, zone),
-        resourceId: d.resourceId,
-        status: d.status,
-        attempts: d.attempts,
-        createdTime: formatDateTime(d.createdTime, zone),
-        lastAttemptTime: time(d.lastAttemptTime),
-        nextAttemptTime: time(d.nextAttemptTime),
-        lastStatusCode: opt(d.lastStatusCode),
-        lastError: opt(d.lastError),
-        completedTime: time(d.completedTime),
-        attemptLog: d.attemptLog.map((a) => ({
-          attempt: a.attempt,
-          attemptTime: formatDateTime(a.attemptTime, zone),
-          outcome: a.outcome,
-          statusCode: opt(a.statusCode),
-          durationMs: opt(a.durationMs),
-          error: opt(a.error),
-          responseBody: opt(a.responseBody),
-          nextAttemptTime: time(a.nextAttemptTime),
+  const hookDeliveriesEndpoint = defineEndpoint({
+    service: 'hooks.deliveries',
+    method: 'get',
+    path: '/hooks/{UniqueId}/deliveries',
+    summary: 'The hook’s deliveries log',
+    description:
+      'Deliveries created in [FromTime, FromTime + TimeSpan) (default: the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.',
+    tags: TAGS,
+    access: right('WebHooks', 'Get'),
+    representations: ['json', 'html'],
+    params: hookParams,
+    query: deliveriesQuery,
+    response: deliveryListOut,
+    errorStatuses: [404],
+    async handler({ params, query, account, db, clock, zone, dateTimeFormat }) {
+      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+      const hook = await ownHook(env, account, params.UniqueId);
+      const now = env.clock();
+      const from = query.FromTime ?? new Date(now.getTime() - 86_400_000);
+      if (query.TimeSpan?.negative) throw invalidParameter('TimeSpan', 'must not be negative');
+      const to = query.TimeSpan ? addTimeSpan(from, query.TimeSpan, zone) : new Date(from.getTime() + 86_400_000);
+      if (Number.isNaN(to.getTime())) throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
+      const deliveries = await listDeliveries(env.db, hook.id, from, to, query.Limit ?? 100);
+      const time = (d: Date | null) => (d === null ? undefined : formatDateTime(d, zone, dateTimeFormat));
+      const opt = <T>(v: T | null) => v ?? undefined;
+      return {
+        title: `Hook ${hook.name}: deliveries`,
+        body: deliveries.map((d) => ({
+          deliveryId: d.uniqueId,
+          eventType: d.eventType,
+          eventTime: formatDateTime(d.eventTime, zone, dateTimeFormat),
+          resourceId: d.resourceId,
+          status: d.status,
+          attempts: d.attempts,
+          createdTime: formatDateTime(d.createdTime, zone, dateTimeFormat),
+          lastAttemptTime: time(d.lastAttemptTime),
+          nextAttemptTime: time(d.nextAttemptTime),
+          lastStatusCode: opt(d.lastStatusCode),
+          lastError: opt(d.lastError),
+          completedTime: time(d.completedTime),
+          attemptLog: d.attemptLog.map((a) => ({
+            attempt: a.attempt,
+            attemptTime: formatDateTime(a.attemptTime, zone, dateTimeFormat),
+            outcome: a.outcome,
+            statusCode: opt(a.statusCode),
+            durationMs: opt(a.durationMs),
+            error: opt(a.error),
+            responseBody: opt(a.responseBody),
+            nextAttemptTime: time(a.nextAttemptTime),
+          })),
         })),
-      })),
-    };
-  },
-});
+      };
+    },
+  });
 
-export const redeliverEndpoint = defineEndpoint({
-  service: 'hooks.redeliver',
-  method: 'post',
-  path: '/hooks/{UniqueId}/deliveries/{DeliveryId}/redeliver',
-  summary: 'Send a delivery again',
-  description:
-    'A finished delivery (delivered, failed, skipped) is sent again with the same webhook-id and a new retry window; a pending one is tried now instead of at its next attempt time. Answers 202.',
-  tags: TAGS,
-  access: right('WebHooks', 'Post'),
-  representations: ['json'],
-  params: deliveryParams,
-  response: queuedDeliveryOut,
-  successStatus: 202,
-  errorStatuses: [404],
-  async handler({ params, account, services }) {
-    const hook = await ownHook(services, account, params.UniqueId);
-    const done = await redeliver(services.db, hook.id, params.DeliveryId);
-    if (!done) throw notFound(`hook ${params.UniqueId} has no delivery ${params.DeliveryId}`);
-    return { status: 202, body: { deliveryId: done.uniqueId, status: 'pending' } };
-  },
-});
+  const redeliverEndpoint = defineEndpoint({
+    service: 'hooks.redeliver',
+    method: 'post',
+    path: '/hooks/{UniqueId}/deliveries/{DeliveryId}/redeliver',
+    summary: 'Send a delivery again',
+    description:
+      'A finished delivery (delivered, failed, skipped) is sent again with the same webhook-id and a new retry window; a pending one is tried now instead of at its next attempt time. Answers 202.',
+    tags: TAGS,
+    access: right('WebHooks', 'Post'),
+    representations: ['json'],
+    params: deliveryParams,
+    response: queuedDeliveryOut,
+    successStatus: 202,
+    errorStatuses: [404],
+    async handler({ params, account, db, clock, zone, dateTimeFormat }) {
+      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+      const hook = await ownHook(env, account, params.UniqueId);
+      const done = await redeliver(env.db, hook.id, params.DeliveryId);
+      if (!done) throw notFound(`hook ${params.UniqueId} has no delivery ${params.DeliveryId}`);
+      return { status: 202, body: { deliveryId: done.uniqueId, status: 'pending' } };
+    },
+  });
 
-/** `/hooks/meta` before `/hooks/{UniqueId}`, so the literal path wins. */
-export const hookEndpoints: Endpoint[] = [
-  listHooksEndpoint,
-  createHookEndpoint,
-  hookMetaEndpoint,
-  getHookEndpoint,
-  replaceHookEndpoint,
-  deleteHookEndpoint,
-  hookExampleEndpoint,
-  testHookEndpoint,
-  hookDeliveriesEndpoint,
-  redeliverEndpoint,
-];
+  /** `/hooks/meta` before `/hooks/{UniqueId}`, so the literal path wins. */
+  return [
+    listHooksEndpoint,
+    createHookEndpoint,
+    hookMetaEndpoint,
+    getHookEndpoint,
+    replaceHookEndpoint,
+    deleteHookEndpoint,
+    hookExampleEndpoint,
+    testHookEndpoint,
+    hookDeliveriesEndpoint,
+    redeliverEndpoint,
+  ];
+}
