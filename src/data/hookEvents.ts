@@ -75,6 +75,24 @@ const CALL_SNAPSHOT = `(
   from calls c join campaigns k on k.id = c.campaign_id where c.id = s.key)`;
 
 /**
+ * Whether any enabled hook is subscribed to `type`, asked once per transaction and type: a long
+ * transaction (a loader file, a sweep batch) then pays nothing per row while no hook wants its
+ * events. A hook created while such a transaction runs receives the events of later ones.
+ */
+const wanted = new WeakMap<object, Map<string, boolean>>();
+async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolean> {
+  let byType = wanted.get(trx);
+  if (byType === undefined) wanted.set(trx, (byType = new Map()));
+  let answer = byType.get(type);
+  if (answer === undefined) {
+    const { rows } = await trx.raw(`select exists (select 1 from hooks where enabled and events @> array[?]::text[]) as wanted`, [type]);
+    answer = rows[0].wanted as boolean;
+    byType.set(type, answer);
+  }
+  return answer;
+}
+
+/**
  * The statement: `source` selects (key, resource_id, campaign_code, project, lead_status,
  * previous_status) per changed resource; `snapshot` is an expression over `s` giving its jsonb.
  */
@@ -85,6 +103,7 @@ async function emit(
   source: { sql: string; bindings: Knex.RawBinding[] },
   snapshot: { sql: string; bindings: Knex.RawBinding[] },
 ): Promise<number> {
+  if (!(await anyHookWants(trx, type))) return 0;
   const { rows } = await trx.raw(
     `with s as (${source.sql}),
      m as (

@@ -97,8 +97,8 @@ export const calendarEventCreate = defineEndpoint({
   body: createCalendarEventBody,
   response: calendarEventOut,
   successStatus: 201,
-  async handler({ body, res, scope, db, zone, dateTimeFormat }) {
-    const event = writtenEvent(await createEvent(db, body, scope), body.calendarCode);
+  async handler({ body, res, scope, db, zone, dateTimeFormat, clock }) {
+    const event = writtenEvent(await createEvent(db, body, scope, clock()), body.calendarCode);
     res.location(`/api/calendars/events/${encodeURIComponent(event.uniqueId)}`);
     return { status: 201, body: toJson(event, zone, dateTimeFormat) };
   },
@@ -118,10 +118,10 @@ export const calendarEventReplace = defineEndpoint({
   body: replaceCalendarEventBody,
   response: calendarEventOut,
   errorStatuses: [404],
-  async handler({ params, body, scope, db, zone, dateTimeFormat }) {
+  async handler({ params, body, scope, db, zone, dateTimeFormat, clock }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
     const { uniqueId: _ignored, ...input } = body;
-    const event = writtenEvent(await replaceEvent(db, params.UniqueId, input, scope), body.calendarCode, params.UniqueId);
+    const event = writtenEvent(await replaceEvent(db, params.UniqueId, input, scope, clock()), body.calendarCode, params.UniqueId);
     return { body: toJson(event, zone, dateTimeFormat) };
   },
 });
@@ -140,9 +140,9 @@ export const calendarEventDelete = defineEndpoint({
   body: deleteCalendarEventBody,
   successStatus: 204,
   errorStatuses: [404],
-  async handler({ params, body, scope, db }) {
+  async handler({ params, body, scope, db, clock }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
-    const deleted = await deleteEvent(db, params.UniqueId, scope);
+    const deleted = await deleteEvent(db, params.UniqueId, scope, clock());
     if (!deleted) throw notFound(`no calendar event ${params.UniqueId}`);
     return { status: 204 };
   },
