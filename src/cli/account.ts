@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import type { CliContext, OpenCliContext } from './context';
 import { AccountChange, createAccount, formatRights, parseEntryAccess, parseProjects, parseRights, setEnabled, setPassword } from '../ingest/accountCommands';
+import { parseDateTimeFormat } from '../ingest/accountCommands';
 import { notifyAccountChanged } from '../data/accountChanges';
+import { redisTarget } from '../config/settings';
 import { listAccounts } from '../data/accountRepository';
 
 /** `lcm account create|list|disable|enable|set-password` (DESIGN §9). */
@@ -17,8 +19,9 @@ export function registerAccount(program: Command, openCliContext: OpenCliContext
     .requiredOption('--projects <patterns>', "comma-separated project patterns, e.g. 'B2B*,Sales' or '*'")
     .requiredOption('--rights <rights>', "resource rights, e.g. 'Calls:Get;Leads:Get,Post;SimpleLeads:Get'")
     .option('--entry-access <level>', 'lead definition entry access: None, Partner or Full', 'None')
+    .option('--date-time-format <format>', 'how answers write DateTimes: Offset (2026-05-06T10:16:41.000+02:00) or Local (2026-05-06T10:16:41.0000000)', 'Offset')
     .option('--disabled', 'create the account disabled')
-    .action(async (o: { username: string; password: string; user: string; projects: string; rights: string; entryAccess: string; disabled?: boolean }) => {
+    .action(async (o: { username: string; password: string; user: string; projects: string; rights: string; entryAccess: string; dateTimeFormat: string; disabled?: boolean }) => {
       // Parse before opening the database so a typo fails fast.
       const input = {
         username: o.username,
@@ -27,6 +30,7 @@ export function registerAccount(program: Command, openCliContext: OpenCliContext
         projects: parseProjects(o.projects),
         rights: parseRights(o.rights),
         entryAccess: parseEntryAccess(o.entryAccess),
+        dateTimeFormat: parseDateTimeFormat(o.dateTimeFormat),
         enabled: !o.disabled,
       };
       await withChange(openCliContext, `created account ${o.username}`, (ctx) => createAccount(ctx.db, input));
@@ -83,7 +87,7 @@ async function withChange(
     const result = await change(ctx);
     process.stdout.write(`${done}\n`);
     try {
-      await notifyAccountChanged(ctx.settings.REDIS_URL, [result.id]);
+      await notifyAccountChanged(redisTarget(ctx.settings), [result.id]);
     } catch (err) {
       // The change is committed; servers still pick it up when their cache entries expire.
       process.stderr.write(`lcm: warning: could not announce the change on Redis: ${(err as Error).message}\n`);

@@ -1,6 +1,7 @@
 import request from 'supertest';
-import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { basicAuth, uniq } from '../harness/testApp';
+import { ALL_RIGHTS } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 import { countedServices } from '../../src/http/endpoints/myAccount';
 import { formatDateTime } from '../../src/domain/datetime';
 
@@ -8,13 +9,7 @@ const ZONE = 'Europe/Copenhagen';
 const OFFSET_DATETIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/;
 
 describe('GET /api/myaccount', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   it('when the full account asks, then it sees its user, patterns, every right and Full access', async () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth);
@@ -23,6 +18,8 @@ describe('GET /api/myaccount', () => {
     expect(res.body).toEqual({
       username: w.accounts.full.username,
       userOrgCode: w.users.agent,
+      orgCode: w.users.agent,
+      dateTimeFormat: 'Offset',
       projectRights: ['*'],
       resourceRights: ALL_RIGHTS,
       leadDefinitionEntryAccess: 'Full',
@@ -60,10 +57,10 @@ describe('GET /api/myaccount', () => {
     expect(res.body.projectRights).toEqual(['b*', 'A?c']);
   });
 
-  it('when the answer is JSON, then it carries nothing but the five documented properties (no hash, no ids)', async () => {
+  it('when the answer is JSON, then it carries nothing but the seven documented properties (no hash, no ids)', async () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['leadDefinitionEntryAccess', 'projectRights', 'resourceRights', 'userOrgCode', 'username'],
+      ['dateTimeFormat', 'leadDefinitionEntryAccess', 'orgCode', 'projectRights', 'resourceRights', 'userOrgCode', 'username'],
     );
     expect(res.text).not.toContain('scrypt');
   });
@@ -99,13 +96,7 @@ describe('GET /api/myaccount', () => {
 });
 
 describe('GET /api/myaccount/request/limits', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   it('when asked, then every counted service of the API has one row with the default limits', async () => {
     const res = await request(t.app).get('/api/myaccount/request/limits').set('Authorization', w.accounts.full.auth);
@@ -161,14 +152,7 @@ describe('GET /api/myaccount/request/limits', () => {
 });
 
 describe('GET /api/myaccount/request/counts', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterEach(() => t.setNow(undefined));
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   async function freshAccount(): Promise<string> {
     const username = uniq('counts-');

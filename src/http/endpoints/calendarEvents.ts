@@ -59,6 +59,7 @@ export const calendarEventsByCalendar = defineEndpoint({
   params: calendarEventsByCalendarParams,
   query: calendarEventsByCalendarQuery,
   response: calendarEventListOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, query, scope, db, zone, dateTimeFormat }) {
     const events = await listCalendarEvents(db, params.CalendarCode, { from: query.FromDate, to: query.ToDate }, scope);
@@ -78,6 +79,7 @@ export const calendarEventsList = defineEndpoint({
   representations: ['json', 'html'],
   query: calendarEventsQuery,
   response: calendarEventListOut,
+  dateTimes: true,
   async handler({ query, scope, db, zone, dateTimeFormat }) {
     const events = await listEvents(db, { from: query.FromDate, to: query.ToDate }, scope, query.Project);
     return { body: events.map((e) => toJson(e, zone, dateTimeFormat)), title: 'Calendar events' };
@@ -96,6 +98,7 @@ export const calendarEventCreate = defineEndpoint({
   representations: ['json'],
   body: createCalendarEventBody,
   response: calendarEventOut,
+  dateTimes: true,
   successStatus: 201,
   async handler({ body, res, scope, db, zone, dateTimeFormat, clock }) {
     const event = writtenEvent(await createEvent(db, body, scope, clock()), body.calendarCode);
@@ -117,6 +120,7 @@ export const calendarEventReplace = defineEndpoint({
   params: calendarEventUniqueIdParams,
   body: replaceCalendarEventBody,
   response: calendarEventOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, body, scope, db, zone, dateTimeFormat, clock }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);

@@ -448,6 +448,7 @@ export class RecordApplier {
         projects: r.projects,
         rights: r.rights,
         entryAccess: r.entryAccess,
+        dateTimeFormat: r.dateTimeFormat,
         enabled: r.enabled,
       });
     } catch (err) {
