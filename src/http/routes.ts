@@ -11,6 +11,7 @@ import { leadEndpoints } from './endpoints/leads';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
 import { hookEndpoints } from './endpoints/hooks';
+import { problemTypeEndpoints } from './endpoints/problems';
 
 /**
  * Every endpoint of the API, in document order. Each endpoint module exports its endpoint
@@ -28,6 +29,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...calendarEventEndpoints,
     // The OpenAPI document describes every endpoint, so it too reads the finished list.
     ...docsEndpoints(() => endpoints),
+    ...problemTypeEndpoints,
     ...callEndpoints,
     ...organizationEndpoints,
     ...leadEndpoints,

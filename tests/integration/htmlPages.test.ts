@@ -42,6 +42,7 @@ describe('HTML pages', () => {
       CalendarCode: calendar,
       OrgCode: e.path.startsWith('/users') ? w.users.agent : w.units.team,
       orgCode: w.units.team,
+      Code: 'not_found',
       UniqueId: e.path.startsWith('/calls') ? callId : e.path.startsWith('/hooks') ? hookId : leadId,
     };
     const queryValues: Record<string, string> = {

@@ -137,7 +137,7 @@ const rows: Row[] = [
 /** Services that are not data endpoints: operations, documentation and the account's own. */
 // Hooks other than their creation are the account's own (another account's hook is a 404, and
 // their events pass the project rights when written and again when sent: tests/integration/hookEvents.test.ts).
-const NOT_DATA = /^(healthz|readyz|metrics|openapi|docs|myaccount(\..*)?|hooks\.(list|get|meta|update|delete|example|test|deliveries|redeliver))$/;
+const NOT_DATA = /^(healthz|readyz|metrics|openapi|docs|problems\.(list|get)|myaccount(\..*)?|hooks\.(list|get|meta|update|delete|example|test|deliveries|redeliver))$/;
 
 /** The endpoint Express dispatches a request to: the first in mount order whose route matches. */
 function routeOf(endpoints: readonly Endpoint[], method: string, path: string): Endpoint | undefined {

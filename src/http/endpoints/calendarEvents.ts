@@ -49,6 +49,7 @@ const INTERVAL_RULE =
 
 export const calendarEventsByCalendar = defineEndpoint({
   service: 'calendars.events.bycalendar',
+  operationId: 'listCalendarEventsOfCalendar',
   method: 'get',
   path: '/calendars/{CalendarCode}/events',
   summary: 'Events of one calendar',
@@ -70,6 +71,7 @@ export const calendarEventsByCalendar = defineEndpoint({
 
 export const calendarEventsList = defineEndpoint({
   service: 'calendars.events.list',
+  operationId: 'listCalendarEvents',
   method: 'get',
   path: '/calendars/events',
   summary: 'Events of every calendar in the account’s projects',
@@ -88,6 +90,7 @@ export const calendarEventsList = defineEndpoint({
 
 export const calendarEventCreate = defineEndpoint({
   service: 'calendars.events.create',
+  operationId: 'createCalendarEvent',
   method: 'post',
   path: '/calendars/events',
   summary: 'Create a calendar event',
@@ -109,6 +112,7 @@ export const calendarEventCreate = defineEndpoint({
 
 export const calendarEventReplace = defineEndpoint({
   service: 'calendars.events.update',
+  operationId: 'updateCalendarEvent',
   method: 'put',
   path: '/calendars/events/{UniqueId}',
   summary: 'Replace a calendar event',
@@ -132,6 +136,7 @@ export const calendarEventReplace = defineEndpoint({
 
 export const calendarEventDelete = defineEndpoint({
   service: 'calendars.events.delete',
+  operationId: 'deleteCalendarEvent',
   method: 'delete',
   path: '/calendars/events/{UniqueId}',
   summary: 'Delete a calendar event',
