@@ -191,6 +191,7 @@ async function sampleLead(env: HookEnv, account: AccountContext, hook: HookRecor
 export function hookEndpoints(rules: HookRules): Endpoint[] {
   const listHooksEndpoint = defineEndpoint({
     service: 'hooks.list',
+    operationId: 'listHooks',
     method: 'get',
     path: '/hooks',
     summary: 'The account’s hooks',
@@ -208,6 +209,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
 
   const createHookEndpoint = defineEndpoint({
     service: 'hooks.create',
+    operationId: 'createHook',
     method: 'post',
     path: '/hooks',
     summary: 'Create a hook',
@@ -234,6 +236,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
 
   const hookMetaEndpoint = defineEndpoint({
     service: 'hooks.meta',
+    operationId: 'getHookMeta',
     method: 'get',
     path: '/hooks/meta',
     summary: 'Events, placeholders and templates hooks can use',
@@ -264,6 +267,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
 
   const getHookEndpoint = defineEndpoint({
     service: 'hooks.get',
+    operationId: 'getHook',
     method: 'get',
     path: '/hooks/{UniqueId}',
     summary: 'One hook',
@@ -283,6 +287,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
 
   const replaceHookEndpoint = defineEndpoint({
     service: 'hooks.update',
+    operationId: 'updateHook',
     method: 'put',
     path: '/hooks/{UniqueId}',
     summary: 'Replace a hook',
@@ -308,6 +313,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
 
   const deleteHookEndpoint = defineEndpoint({
     service: 'hooks.delete',
+    operationId: 'deleteHook',
     method: 'delete',
     path: '/hooks/{UniqueId}',
     summary: 'Delete a hook',
@@ -327,6 +333,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
 
   const hookExampleEndpoint = defineEndpoint({
     service: 'hooks.example',
+    operationId: 'getHookExample',
     method: 'get',
     path: '/hooks/{UniqueId}/example',
     summary: 'The request this hook would send',
@@ -363,6 +370,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
 
   const testHookEndpoint = defineEndpoint({
     service: 'hooks.test',
+    operationId: 'testHook',
     method: 'post',
     path: '/hooks/{UniqueId}/test',
     summary: 'Send a test delivery',
@@ -386,6 +394,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
 
   const hookDeliveriesEndpoint = defineEndpoint({
     service: 'hooks.deliveries',
+    operationId: 'listHookDeliveries',
     method: 'get',
     path: '/hooks/{UniqueId}/deliveries',
     summary: 'The hook’s deliveries log',
@@ -441,6 +450,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
 
   const redeliverEndpoint = defineEndpoint({
     service: 'hooks.redeliver',
+    operationId: 'redeliverHookDelivery',
     method: 'post',
     path: '/hooks/{UniqueId}/deliveries/{DeliveryId}/redeliver',
     summary: 'Send a delivery again',
