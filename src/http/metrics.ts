@@ -63,12 +63,19 @@ export class Metrics {
    */
   watchHookQueue(db: Knex): void {
     let last: Promise<HookQueueStats | undefined> | undefined;
-    // One query per scrape, however many gauges read it.
+    // One query per scrape, however many gauges read it, and never more than one in flight. A
+    // scrape does not wait for it longer than a second: when every pooled connection is busy the
+    // queue gauges keep their last values instead of holding the whole scrape.
     const stats = () => {
       last ??= hookQueueStats(db)
         .catch(() => undefined)
         .finally(() => setImmediate(() => (last = undefined)));
-      return last;
+      let timer: NodeJS.Timeout | undefined;
+      const giveUp = new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), 1000);
+        timer.unref();
+      });
+      return Promise.race([last, giveUp]).finally(() => clearTimeout(timer));
     };
     const gauge = (name: string, help: string, pick: (s: HookQueueStats) => number) =>
       new Gauge({
