@@ -11,6 +11,7 @@ import { leadEndpoints } from './endpoints/leads';
 import { bulkImportEndpoint } from './endpoints/leadsBulk';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
+import { hookEndpoints } from './endpoints/hooks';
 import { problemTypeEndpoints } from './endpoints/problems';
 
 /**
@@ -36,6 +37,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     bulkImportEndpoint(services.settings),
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
+    ...hookEndpoints(services.settings),
   ];
   return endpoints;
 }

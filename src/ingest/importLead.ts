@@ -4,6 +4,7 @@ import { ImportRefused, poolNameAt } from './leadImportRules';
 import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
+import { recordLeadEvent } from '../data/hookEvents';
 
 export { ImportRefused } from './leadImportRules';
 
@@ -57,7 +58,9 @@ export async function importLead(
   idempotencyKey?: string,
 ): Promise<ImportLeadOutcome> {
   if (idempotencyKey === undefined) {
-    return { kind: 'answered', answer: await importOnce(deps.db, deps, importer, request), replayed: false };
+    // One transaction: the lead and its lead.created event are committed together.
+    const answer = await deps.db.transaction((trx) => importOnce(trx, deps, importer, request));
+    return { kind: 'answered', answer, replayed: false };
   }
   const outcome = await runIdempotent(deps.db, importer.accountId, idempotencyKey, requestHash(request), async (trx) => ({
     status: 200,
@@ -68,7 +71,7 @@ export async function importLead(
 }
 
 async function importOnce(
-  db: Knex | Knex.Transaction,
+  db: Knex.Transaction,
   deps: ImportLeadDeps,
   importer: Importer,
   request: ImportLeadRequest,
@@ -107,5 +110,6 @@ async function importOnce(
     if (!fresh) throw new ImportRefused('unknown_campaign', request.campaignCode);
     return importOnce(db, deps, importer, request);
   }
+  await recordLeadEvent(db, { type: 'lead.created', leadId: inserted.id, time: now });
   return { success: true, uniqueId: inserted.uniqueId, pool };
 }
