@@ -4,6 +4,7 @@ import { LeadDataError, mapLeadData } from '../domain/leadData';
 import { parseBulkRow, unreadableRow } from '../domain/bulkRows';
 import type { ImportCampaign } from '../data/leadRepository';
 import { insertLeadBatch } from '../data/leadBatches';
+import { recordLeadEvents } from '../data/hookEvents';
 import type { ProjectScope } from '../data/projectScope';
 import {
   BodyReader,
@@ -219,7 +220,7 @@ export async function* runBulkImport(
   const commit = async (items: RowItem[]): Promise<Committed> => {
     try {
       const valid = items.filter((i): i is Extract<RowItem, { lead: PreparedLead }> => 'lead' in i);
-      let stored: { uniqueId: string }[] = [];
+      let stored: { id: number; uniqueId: string }[] = [];
       const results = (leads: { uniqueId: string }[]) => {
         let k = 0;
         return items
@@ -255,6 +256,8 @@ export async function* runBulkImport(
           return { ok: false, stop: 'campaign_unavailable' };
         }
         stored = inserted.leads;
+        // lead.created for each stored lead, in the batch's transaction (no lead without its event).
+        await recordLeadEvents(trx, 'lead.created', stored.map((l) => ({ leadId: l.id })), now);
         const text = results(stored);
         await onBatch?.(trx, { text, rows: items.length, lastRow: items[items.length - 1]!.row });
         // A client that left gets no acknowledgement: its batch is not committed either.

@@ -143,6 +143,25 @@ describe('POST /api/leads/bulk', () => {
       expect(none.body).toEqual([]);
     });
 
+    it('when a hook listens for lead.created, then each stored lead has its event and each failed row none', async () => {
+      const hook = await request(t.app)
+        .post('/api/hooks')
+        .set('Authorization', w.accounts.full.auth)
+        .send({ name: `bulk ${w.id}`, url: 'https://hooks.example.com/bulk', events: ['lead.created'], campaignCode: w.campaigns.b2b });
+      expect(hook.status).toBe(201);
+      const rows = Array.from({ length: 250 }, (_, i) => (i % 100 === 7 ? { Name: 'no phone' } : { Name: `Hooked ${i + 1}`, Telefon: '+45 1234' }));
+      const res = await bulk(JSON.stringify(rows), 'application/json');
+      const results = res.body as RowResult[];
+      const ok = results.filter((r) => r.success).map((r) => r.uniqueId!);
+      expect(ok).toHaveLength(247);
+      const events = await t.db('hook_events as e')
+        .join('hook_deliveries as d', 'd.event_id', 'e.id')
+        .join('hooks as h', 'h.id', 'd.hook_id')
+        .where({ 'e.type': 'lead.created', 'h.unique_id': hook.body.uniqueId })
+        .pluck('e.resource_id');
+      expect([...events].sort()).toEqual([...ok].sort());
+    });
+
     it('when a value holds a NUL character, then that row fails and the others are stored', async () => {
       const res = await bulk(JSON.stringify([{ Name: 'A\u0000', Telefon: '+45 1234' }, { Name: 'B', Telefon: '+45 1234' }]), 'application/json');
       expect(res.body.map((r: RowResult) => r.success)).toEqual([false, true]);
