@@ -316,6 +316,77 @@ function postChunked(port: number, path: string, auth: string, contentType: stri
   });
 }
 
+describe('POST /api/leads/bulk, rows stored as they arrive', () => {
+  const { t, w } = useTestWorld({ BULK_BATCH_SIZE: '100' });
+
+  const storedWith = async (tag: string) =>
+    Number((await t.db('leads').whereLike('external_key', `${tag}-%`).count<{ count: string }[]>('* as count'))[0]!.count);
+
+  /** Sends `head`, waits (bounded by the test timeout) until at least `expected` rows are stored, then sends `tail`. */
+  async function importWhileOpen(contentType: string, head: string, tail: string, tag: string, expected: number) {
+    const { port } = await t.listen();
+    let storedBeforeEnd = 0;
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: `/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`,
+          headers: { Authorization: w.accounts.full.auth, 'Content-Type': contentType },
+        },
+        (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (c: Buffer) => parts.push(c));
+          res.once('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') }));
+        },
+      );
+      req.once('error', reject);
+      req.write(head);
+      void (async () => {
+        // The body is still open: only rows read from it so far can have been stored.
+        while ((storedBeforeEnd = await storedWith(tag)) < expected) await new Promise((r) => setTimeout(r, 20));
+        req.end(tail);
+      })().catch(reject);
+    });
+    const res = await answer;
+    return { res, storedBeforeEnd };
+  }
+
+  const row = (tag: string, n: number) => ({ Name: `Row ${n}`, Telefon: '+45 1234', Customer: `${tag}-${n}` });
+
+  it('when a JSON array body is still being sent, then the rows of its first batches are already stored', async () => {
+    const tag = uniq('OPEN-J-');
+    const head = '[' + Array.from({ length: 250 }, (_, i) => JSON.stringify(row(tag, i + 1))).join(',');
+    const tail = ',' + Array.from({ length: 50 }, (_, i) => JSON.stringify(row(tag, 251 + i))).join(',') + ']';
+    const { res, storedBeforeEnd } = await importWhileOpen('application/json', head, tail, tag, 200);
+    expect(res.status).toBe(200);
+    expect(storedBeforeEnd).toBeGreaterThanOrEqual(200);
+    const results = JSON.parse(res.body) as RowResult[];
+    expect(results.map((r) => r.row)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    expect(await storedWith(tag)).toBe(300);
+  });
+
+  it('when an NDJSON body is still being sent, then its first rows are already stored', async () => {
+    const tag = uniq('OPEN-N-');
+    const lines = (from: number, count: number) => Array.from({ length: count }, (_, i) => JSON.stringify(row(tag, from + i)) + '\n').join('');
+    const { res, storedBeforeEnd } = await importWhileOpen('application/x-ndjson', lines(1, 150), lines(151, 10), tag, 100);
+    expect(res.status).toBe(200);
+    expect(storedBeforeEnd).toBeGreaterThanOrEqual(100);
+    expect((JSON.parse(res.body) as RowResult[]).every((r) => r.success)).toBe(true);
+    expect(await storedWith(tag)).toBe(160);
+  });
+
+  it('when a CSV body is still being sent, then its first rows are already stored', async () => {
+    const tag = uniq('OPEN-C-');
+    const lines = (from: number, count: number) => Array.from({ length: count }, (_, i) => `Row ${from + i};+45 1234;${tag}-${from + i}\r\n`).join('');
+    const { res, storedBeforeEnd } = await importWhileOpen('text/csv', 'Name;Telefon;Customer\r\n' + lines(1, 120), lines(121, 5), tag, 100);
+    expect(res.status).toBe(200);
+    expect(storedBeforeEnd).toBeGreaterThanOrEqual(100);
+    expect(await storedWith(tag)).toBe(125);
+  });
+});
+
 describe('POST /api/leads/bulk, a client that leaves mid-import', () => {
   const { t, w } = useTestWorld({ BULK_BATCH_SIZE: '50' });
 
