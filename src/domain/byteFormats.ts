@@ -1,4 +1,5 @@
 import { formatDateTime, zoneOffsetMs } from './datetime';
+import type { DateTimeFormatName } from './enums';
 import type { ByteWriter } from './byteWriter';
 
 /**
@@ -7,20 +8,10 @@ import type { ByteWriter } from './byteWriter';
  * a string per value.
  */
 
-/** How DateTimes are written: `Offset` (`…T10:16:41.000+02:00`) or `Local` (`…T10:16:41.0000000`). */
-export type DateTimeMode = 'Offset' | 'Local';
-
 const DAY_MS = 86_400_000;
 
-/** The whole text of one value, for a new day or an unusual value. */
-function fullText(ms: number, zone: string, mode: DateTimeMode): string {
-  const offset = formatDateTime(ms, zone);
-  // Local: the wall time of the Offset form with seven fraction digits instead of the offset.
-  return mode === 'Local' ? offset.slice(0, offset.length - 6) + '0000' : offset;
-}
-
 /** Length of a four-digit-year value, the only ones the fast path takes. */
-const PLAIN_LENGTH: Record<DateTimeMode, number> = { Offset: 29, Local: 27 };
+const PLAIN_LENGTH: Record<DateTimeFormatName, number> = { Offset: 29, Local: 27 };
 
 /**
  * Writes DateTimes of one export. Rows come in time order, so the local date and the offset
@@ -38,7 +29,7 @@ export class DateTimeWriter {
 
   constructor(
     private readonly zone: string,
-    private readonly mode: DateTimeMode = 'Offset',
+    private readonly mode: DateTimeFormatName = 'Offset',
   ) {
     this.plainLength = PLAIN_LENGTH[mode];
   }
@@ -51,7 +42,7 @@ export class DateTimeWriter {
     const off = zoneOffsetMs(ms, this.zone);
     const local = Math.trunc(ms + off);
     if (!(local >= this.dayStart && local < this.dayEnd && off === this.offset)) {
-      const full = fullText(ms, this.zone, this.mode);
+      const full = formatDateTime(ms, this.zone, this.mode);
       if (full.length !== this.plainLength) {
         w.ascii(full);
         return;

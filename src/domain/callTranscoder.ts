@@ -1,7 +1,7 @@
 import { ByteWriter, CsvQuoting, TupleRenderer } from './byteWriter';
-import { DateTimeMode, DateTimeWriter, writeMillis } from './byteFormats';
+import { DateTimeWriter, writeMillis } from './byteFormats';
 import { callToJson, CallRow, flattenedCallHeader } from './callSerializer';
-import { CallEndCause, CallLeadStatus, CampaignType, Enumeration, LeadClosure, PreCallLeadStatus } from './enums';
+import { CallEndCause, CallLeadStatus, CampaignType, DateTimeFormatName, Enumeration, LeadClosure, PreCallLeadStatus } from './enums';
 import { formatDateTime } from './datetime';
 import { formatMillis } from './timespan';
 import { bool, integer, int64, isNull, timestampMs, Tuple } from './pgBinary';
@@ -51,7 +51,7 @@ const OU0 = C.ou0_id;
 
 export interface CallTranscoderOptions {
   zone: string;
-  dateTimeFormat?: DateTimeMode;
+  dateTimeFormat?: DateTimeFormatName;
   org: OrgSnapshot;
 }
 
@@ -186,7 +186,7 @@ const WRAP_UP = F(',"wrapUpDuration":"');
  * combination and the transcoder writes the call's own fields after them.
  */
 export function callJsonTranscoder(options: CallTranscoderOptions & { include: ReadonlySet<string> }): TupleRenderer {
-  const expand = callToJson({ zone: options.zone, include: options.include, org: options.org });
+  const expand = callToJson({ zone: options.zone, dateTimeFormat: options.dateTimeFormat, include: options.include, org: options.org });
   const time = new DateTimeWriter(options.zone, options.dateTimeFormat);
   const keyed = options.include.size > 0;
   const references = new ReferenceFragments({ campaign: keyed, user: keyed }, (campaignId, userId, units) => {
@@ -283,8 +283,7 @@ export function callCsvTranscoder(options: CallTranscoderOptions & { separator: 
   const bools = [Buffer.from(gen('false')), Buffer.from(gen('true'))];
   const time = new DateTimeWriter(zone, options.dateTimeFormat);
   // The slow path for separators found in generated values.
-  const localText = (ms: number) => (options.dateTimeFormat === 'Local' ? localForm(formatDateTime(ms, zone)) : formatDateTime(ms, zone));
-  const writeTime = (w: ByteWriter, ms: number) => (generatedSafe ? time.write(w, ms) : w.utf8(gen(localText(ms))));
+  const writeTime = (w: ByteWriter, ms: number) => (generatedSafe ? time.write(w, ms) : w.utf8(gen(formatDateTime(ms, zone, options.dateTimeFormat))));
   const writeDuration = (w: ByteWriter, ms: number) => (generatedSafe ? writeMillis(w, ms) : w.utf8(gen(formatMillis(ms))));
   const q = (v: string) => csv.quoted(v);
   const references = new ReferenceFragments({ campaign: true, user: true }, (campaignId, userId, units) => {
@@ -347,10 +346,6 @@ export function callCsvTranscoder(options: CallTranscoderOptions & { separator: 
       w.frag(references.get(t));
     },
   };
-}
-
-function localForm(offsetText: string): string {
-  return offsetText.slice(0, offsetText.length - 6) + '0000';
 }
 
 // ---- agent ready periods ------------------------------------------------------------------------

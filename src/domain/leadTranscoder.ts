@@ -1,7 +1,7 @@
 import { ByteWriter, CsvQuoting, TupleRenderer } from './byteWriter';
-import { DateTimeMode, DateTimeWriter } from './byteFormats';
+import { DateTimeWriter } from './byteFormats';
 import { formatDateTime } from './datetime';
-import { Enumeration, LeadClosure, LeadStatus } from './enums';
+import { DateTimeFormatName, Enumeration, LeadClosure, LeadStatus } from './enums';
 import { FlatJsonObject } from './jsonObjectScan';
 import { DataColumns, leadCsvHeader, rawLeadsHeader, VisibleFields } from './leadSerializer';
 import type { LeadCampaign, LeadLookups } from './leadRecords';
@@ -88,7 +88,7 @@ function optionalId(w: ByteWriter, t: Tuple, i: number, fragment: (id: number) =
 
 export interface LeadTranscoderOptions {
   zone: string;
-  dateTimeFormat?: DateTimeMode;
+  dateTimeFormat?: DateTimeFormatName;
   lookups: LeadLookups;
 }
 
@@ -247,10 +247,7 @@ export function leadCsvTranscoder(options: LeadTranscoderOptions & { separator: 
   const status = enumFragments(LeadStatus, (n) => quote(n) + sepText);
   const closure = enumFragments(LeadClosure, (n) => quote(n) + sepText);
   const time = new DateTimeWriter(zone, options.dateTimeFormat);
-  const timeText = (ms: number) => {
-    const text = formatDateTime(ms, zone);
-    return options.dateTimeFormat === 'Local' ? text.slice(0, text.length - 6) + '0000' : text;
-  };
+  const timeText = (ms: number) => formatDateTime(ms, zone, options.dateTimeFormat);
   const writeTime = (w: ByteWriter, t: Tuple, i: number) => {
     if (isNull(t, i)) return;
     const ms = timestampMs(t, i, 'float');

@@ -4,7 +4,8 @@ import { createExportFixture, ExportFixture } from '../harness/exportFixture';
 import { ExportSession, poolConnections } from '../../src/data/exportSession';
 import { transcodeCopy } from '../../src/data/copyTranscode';
 import { callCopySql, leadCopySql, rawLeadCopySql, readyPeriodCopySql } from '../../src/data/exportQueries';
-import { streamCalls, streamReadyPeriods, CallSubject } from '../../src/data/callRepository';
+import { streamCalls, streamReadyPeriods } from '../../src/data/callRepository';
+import type { CallSubject } from '../../src/domain/callSubject';
 import { loadOrgSnapshot } from '../../src/data/organizationRepository';
 import { loadLeadLookups, openLeadCursor, openRawLeadCursor } from '../../src/data/leadRepository';
 import { projectScope } from '../../src/data/projectScope';
@@ -29,7 +30,7 @@ import {
   visibleFieldsByDefinition,
 } from '../../src/domain/leadSerializer';
 import type { LeadRow, RawLeadRow } from '../../src/domain/leadRecords';
-import type { EntryAccessName } from '../../src/domain/enums';
+import type { DateTimeFormatName, EntryAccessName } from '../../src/domain/enums';
 import type { TupleRenderer } from '../../src/domain/byteWriter';
 import type { LeadFilter } from '../../src/domain/leadFilters';
 
@@ -103,32 +104,42 @@ describe('transcoded calls exports equal the reference serializers', () => {
     'user,campaigns,parent',
   ];
 
-  it.each(includes.map((i) => [i]))('JSON with Include=%s', async (includeText) => {
+  const modes: DateTimeFormatName[] = ['Offset', 'Local'];
+
+  it.each(modes.flatMap((m) => includes.map((i) => [i, m])))('JSON with Include=%s, DateTime %s', async (includeText, dateTimeFormat) => {
     const include = new Set(includeText.split(',').filter(Boolean).map((s) => s.toLowerCase()));
+    const mode = dateTimeFormat as DateTimeFormatName;
     const scope = projectScope(['*']);
     const w = await window();
     const org = await loadOrgSnapshot(t.db, scope);
-    const reference = await collect(jsonArrayText<CallRow>(await streamCalls(t.db, { ...w, scope }), callToJsonText({ zone: ZONE, include, org })));
+    const reference = await collect(
+      jsonArrayText<CallRow>(await streamCalls(t.db, { ...w, scope }), callToJsonText({ zone: ZONE, dateTimeFormat: mode, include, org })),
+    );
     const out = await transcoded(
       (db) => loadOrgSnapshot(db, scope),
       (o) => callCopySql(t.db, w, [...o.campaigns.keys()]),
-      (o) => callJsonTranscoder({ zone: ZONE, include, org: o }),
+      (o) => callJsonTranscoder({ zone: ZONE, dateTimeFormat: mode, include, org: o }),
     );
     expect(JSON.parse(reference.toString()).length).toBe(f.calls);
     expect(firstDifference(reference, out)).toBeUndefined();
   });
 
-  it.each([';', ',', '\t', ' ', '|', '.', '-', 'x', '§', 'æ', '😀'].map((s) => [s]))('CSV with separator %j', async (separator) => {
+  it.each(modes.flatMap((m) => [';', ',', '\t', ' ', '|', '.', '-', 'x', '§', 'æ', '😀'].map((s) => [s, m])))('CSV with separator %j, DateTime %s', async (separator, dateTimeFormat) => {
+    const mode = dateTimeFormat as DateTimeFormatName;
     const scope = projectScope(['*']);
     const w = await window();
     const org = await loadOrgSnapshot(t.db, scope);
     const reference = await collect(
-      rowsToText<CallRow>(await streamCalls(t.db, { ...w, scope }), { head: flattenedCallHeader(separator), format: callToCsvLine({ zone: ZONE, separator, org }), utf8: true }),
+      rowsToText<CallRow>(await streamCalls(t.db, { ...w, scope }), {
+        head: flattenedCallHeader(separator),
+        format: callToCsvLine({ zone: ZONE, dateTimeFormat: mode, separator, org }),
+        utf8: true,
+      }),
     );
     const out = await transcoded(
       (db) => loadOrgSnapshot(db, scope),
       (o) => callCopySql(t.db, w, [...o.campaigns.keys()]),
-      (o) => callCsvTranscoder({ zone: ZONE, separator, org: o }),
+      (o) => callCsvTranscoder({ zone: ZONE, dateTimeFormat: mode, separator, org: o }),
     );
     expect(firstDifference(reference, out)).toBeUndefined();
   });
@@ -173,16 +184,16 @@ describe('transcoded calls exports equal the reference serializers', () => {
     expect(csv.toString()).toBe(flattenedCallHeader(';'));
   });
 
-  it('ready periods: both paths agree', async () => {
+  it.each(modes.map((m) => [m]))('ready periods, DateTime %s: both paths agree', async (mode) => {
     const scope = projectScope(['*']);
     const w = { from: new Date('2026-04-01T00:00:00Z'), to: new Date('2026-07-01T00:00:00Z') };
     const org = await loadOrgSnapshot(t.db, scope, { users: false });
-    const toPeriod = readyPeriodToJson(org, ZONE);
+    const toPeriod = readyPeriodToJson(org, ZONE, mode);
     const reference = await collect(jsonArrayText<ReadyPeriodRow>(await streamReadyPeriods(t.db, { ...w, scope }), (r) => JSON.stringify(toPeriod(r))));
     const out = await transcoded(
       (db) => loadOrgSnapshot(db, scope, { users: false }),
       (o) => readyPeriodCopySql(t.db, w, [...o.campaigns.keys()]),
-      (o) => readyPeriodJsonTranscoder({ zone: ZONE, org: o }),
+      (o) => readyPeriodJsonTranscoder({ zone: ZONE, dateTimeFormat: mode, org: o }),
     );
     expect(JSON.parse(reference.toString()).length).toBeGreaterThanOrEqual(60);
     expect(firstDifference(reference, out)).toBeUndefined();
@@ -204,22 +215,28 @@ describe('transcoded lead exports equal the reference serializers', () => {
     return new Map([...lookups.campaigns].map(([id, c]) => [id, visible.get(c.leadDefinitionId) ?? []]));
   };
 
-  it.each(accesses.flatMap((a) => [0, 1, 2].map((i) => [a, i])))('JSON, entry access %s, filter %i', async (access, i) => {
+  const modes: DateTimeFormatName[] = ['Offset', 'Local'];
+
+  it.each(modes.flatMap((m) => accesses.flatMap((a) => [0, 1, 2].map((i) => [a, i, m]))))('JSON, entry access %s, filter %i, DateTime %s', async (access, i, m) => {
+    const mode = m as DateTimeFormatName;
     const [, filter] = filters()[i as number]!;
     const scope = projectScope(['*']);
     const lookups = await loadLeadLookups(t.db, filter, scope);
     const visible = visibleFieldsByDefinition(lookups.definitions, access as EntryAccessName);
-    const reference = await collect(jsonArrayText<LeadRow>(await openLeadCursor(t.db, filter, scope, access as EntryAccessName), leadToJsonText(ZONE, visible, lookups)));
+    const reference = await collect(jsonArrayText<LeadRow>(await openLeadCursor(t.db, filter, scope, access as EntryAccessName), leadToJsonText(ZONE, visible, lookups, mode)));
     const out = await transcoded(
       (db) => loadLeadLookups(db, filter, scope),
       (l) => leadCopySql(t.db, filter, visibleByCampaign(l, access as EntryAccessName)),
-      (l) => leadJsonTranscoder({ zone: ZONE, lookups: l, visible: visibleFieldsByDefinition(l.definitions, access as EntryAccessName) }),
+      (l) => leadJsonTranscoder({ zone: ZONE, dateTimeFormat: mode, lookups: l, visible: visibleFieldsByDefinition(l.definitions, access as EntryAccessName) }),
     );
     if (i === 0) expect(JSON.parse(reference.toString()).length).toBe(f.leads);
     expect(firstDifference(reference, out)).toBeUndefined();
   });
 
-  it.each(accesses.flatMap((a) => [';', ',', '\t', '|', '§', '😀'].map((s) => [a, s])))('CSV, entry access %s, separator %j', async (access, separator) => {
+  it.each(
+    accesses.flatMap((a) => [';', ',', '\t', '|', '§', '😀'].map((s) => [a, s, 'Offset'])).concat([['Full', ';', 'Local'], ['Partner', '.', 'Local'], ['None', '-', 'Offset']]),
+  )('CSV, entry access %s, separator %j, DateTime %s', async (access, separator, m) => {
+    const mode = m as DateTimeFormatName;
     const [, filter] = filters()[0]!;
     const scope = projectScope(['*']);
     const lookups = await loadLeadLookups(t.db, filter, scope);
@@ -227,14 +244,14 @@ describe('transcoded lead exports equal the reference serializers', () => {
     const reference = await collect(
       rowsToText<LeadRow>(await openLeadCursor(t.db, filter, scope, access as EntryAccessName), {
         head: leadCsvHeader(columns, separator as string),
-        format: leadToCsvLine({ zone: ZONE, separator: separator as string, columns, lookups }),
+        format: leadToCsvLine({ zone: ZONE, dateTimeFormat: mode, separator: separator as string, columns, lookups }),
         utf8: true,
       }),
     );
     const out = await transcoded(
       (db) => loadLeadLookups(db, filter, scope),
       (l) => leadCopySql(t.db, filter, visibleByCampaign(l, access as EntryAccessName)),
-      (l) => leadCsvTranscoder({ zone: ZONE, separator: separator as string, lookups: l, columns: dataColumns(l.definitions, access as EntryAccessName) }),
+      (l) => leadCsvTranscoder({ zone: ZONE, dateTimeFormat: mode, separator: separator as string, lookups: l, columns: dataColumns(l.definitions, access as EntryAccessName) }),
     );
     expect(firstDifference(reference, out)).toBeUndefined();
   });
