@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { createTestApp, TestApp } from '../harness/testApp';
+import { useTestApp } from '../harness/useTestWorld';
 import { createExportFixture, ExportFixture } from '../harness/exportFixture';
 import { ExportSession, poolConnections } from '../../src/data/exportSession';
 import { transcodeCopy } from '../../src/data/copyTranscode';
@@ -41,15 +41,12 @@ import type { LeadFilter } from '../../src/domain/leadFilters';
  */
 
 const ZONE = 'Europe/Copenhagen';
-let t: TestApp;
+const t = useTestApp();
 let f: ExportFixture;
 
 beforeAll(async () => {
-  t = await createTestApp();
   f = await createExportFixture(t, { calls: 1500, leads: 600 });
 }, 120_000);
-
-afterAll(() => t.close());
 
 async function collect(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
