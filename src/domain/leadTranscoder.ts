@@ -347,7 +347,6 @@ export function rawLeadTranscoder(options: { separator: string; visible: Visible
   const { lookups } = options;
   const sepText = options.separator;
   const csv = new CsvQuoting(sepText);
-  const s = csv.separator;
   const quote = (v: string) => csv.quoted(v);
   // Per definition: the visible field names in sort order, and `quote(name);` of each.
   const fields = new Map<number, { cells: DefinitionCells; prefixes: Buffer[] }>();
