@@ -69,6 +69,8 @@ const schema = z.object({
   COMPRESSION: boolean.default(true),
   /** A compressible export complete below this many bytes at its first write is sent plain. */
   COMPRESSION_MIN_BYTES: z.coerce.number().int().min(0).default(1024),
+  /** GET /api/metrics requires the Basic credentials of an account (any account, not counted). */
+  METRICS_REQUIRE_AUTH: boolean.default(false),
   /** How often the lead lifecycle sweeper runs in the server; 0 switches it off. */
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60000),
 });

@@ -5,6 +5,7 @@ import { streamRawLeads } from '../leadExportResponse';
 
 export const rawLeadsEndpoint = defineEndpoint({
   service: 'rawleads',
+  operationId: 'exportRawLeadsCsv',
   method: 'get',
   path: '/rawleads',
   summary: 'Export lead data as rows (RawLeads)',
