@@ -27,16 +27,21 @@ function binary(res: request.Response, callback: (err: Error | null, body: Buffe
   res.on('end', () => callback(null, Buffer.concat(chunks)));
 }
 
-async function both(path: string, auth: string): Promise<{ status: number; bytes: number }> {
+async function both(path: string, auth: string, prefer?: string): Promise<{ status: number; bytes: number; body: Buffer }> {
   fast.setNow(NOW);
   reference.setNow(NOW);
-  const get = (app: typeof fast) => request(app.app).get(path).set('Authorization', auth).buffer(true).parse(binary);
+  const get = (app: typeof fast) => {
+    const r = request(app.app).get(path).set('Authorization', auth);
+    if (prefer) r.set('Prefer', prefer);
+    return r.buffer(true).parse(binary);
+  };
   const [a, b] = await Promise.all([get(fast), get(reference)]);
   const headers = (r: request.Response) => ({
     status: r.status,
     type: r.headers['content-type'],
     disposition: r.headers['content-disposition'],
     encoding: r.headers['content-encoding'],
+    applied: r.headers['preference-applied'],
   });
   expect(headers(a)).toEqual(headers(b));
   const x = a.body as Buffer;
@@ -46,7 +51,7 @@ async function both(path: string, auth: string): Promise<{ status: number; bytes
     while (i < x.length && i < y.length && x[i] === y[i]) i++;
     throw new Error(`${path}: bodies differ at byte ${i} of ${x.length}/${y.length}: ${JSON.stringify(x.subarray(Math.max(0, i - 60), i + 60).toString('latin1'))} vs ${JSON.stringify(y.subarray(Math.max(0, i - 60), i + 60).toString('latin1'))}`);
   }
-  return { status: a.status, bytes: x.length };
+  return { status: a.status, bytes: x.length, body: x };
 }
 
 const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
@@ -57,6 +62,14 @@ describe('calls family: transcoder and reference answer the same bytes', () => {
     const r = await both(`/api/calls?${q({ OrgCode: f.root, ...WINDOW(), ...(include ? { Include: include } : {}) })}`, f.accounts.full.auth);
     expect(r.status).toBe(200);
     expect(r.bytes).toBeGreaterThan(100_000);
+  });
+
+  it('GET /api/calls, /api/calls/csv and agentreadyperiods with Prefer: datetime=local', async () => {
+    const local = await both(`/api/calls?${q({ OrgCode: f.root, ...WINDOW(), Include: 'user' })}`, f.accounts.full.auth, 'datetime=local');
+    expect(local.bytes).toBeGreaterThan(100_000);
+    expect(local.body.toString()).toMatch(/"startTime":"2026-05-\d\dT\d\d:\d\d:\d\d\.\d{7}"/);
+    await both(`/api/calls/csv?${q({ OrgCode: f.root, ...WINDOW(), Encoding: 'windows-1252' })}`, f.accounts.full.auth, 'datetime=local');
+    await both(`/api/calls/agentreadyperiods?${q({ FromTime: '2026-04-01', TimeSpan: 'P90D' })}`, f.accounts.full.auth, 'datetime=local');
   });
 
   it('GET /api/calls for one user, with a Limit, for the restricted account', async () => {
@@ -109,6 +122,11 @@ describe('lead exports: transcoder and reference answer the same bytes', () => {
   it('GET /api/simpleleads with Include (the reference path on both) and with no lead', async () => {
     await both(`/api/simpleleads?${q({ Projects: f.projectPattern, Include: 'campaign,uploadedByUser' })}`, f.accounts.full.auth);
     expect((await both(`/api/simpleleads?${q({ Projects: `nothing-${f.id}` })}`, f.accounts.full.auth)).bytes).toBe(2);
+  });
+
+  it('the lead exports with Prefer: datetime=local', async () => {
+    await both(`/api/simpleleads?${q({ Projects: f.projectPattern })}`, f.accounts.partner.auth, 'datetime=local');
+    await both(`/api/leads/csv?${q({ searchName: f.savedSearch, modifiedFrom: '1900-01-01' })}`, f.accounts.full.auth, 'datetime=local');
   });
 
   it('GET /api/leads (saved search) as JSON', async () => {
