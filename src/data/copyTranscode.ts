@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { ByteWriter, TupleRenderer } from '../domain/byteWriter';
 import type { Tuple } from '../domain/pgBinary';
 import { BufferPool } from '../streams/bufferPool';
+import { ROWS_EVENT } from '../streams/rowsToText';
 import { BinaryCopyReader } from './binaryCopyReader';
 
 /**
@@ -57,9 +58,15 @@ export function transcodeCopy(source: Readable, renderer: TupleRenderer, pool: B
   }) as TranscodedStream;
   out.recycle = (chunk) => pool.give(chunk);
 
+  let counted = 0;
   const pushChunks = (): boolean => {
     const chunks = writer.take();
     for (const c of chunks) out.push(c);
+    // The rows in what was just pushed, for the exported-rows metric (as rowsToText reports them).
+    if (reader.rows > counted) {
+      out.emit(ROWS_EVENT, reader.rows - counted);
+      counted = reader.rows;
+    }
     return chunks.length > 0;
   };
   const pump = (): void => {

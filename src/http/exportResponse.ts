@@ -3,6 +3,8 @@ import type { Readable, Transform, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream';
 import { compressor, ContentCoding, flushCompressor } from './compression';
 import type { StreamLogger } from './streamResponse';
+import { recordExportedRows } from './metrics';
+import { ROWS_EVENT } from '../streams/rowsToText';
 
 /**
  * Sends a streamed export body (chunks of bytes, or text for an encoder) to the client:
@@ -199,6 +201,7 @@ export function sendExport(res: Response, source: Readable, options: ExportSendO
       if (stallTimer) clearTimeout(stallTimer);
       source.off('readable', onReadable);
       source.off('end', onEnd);
+      source.off(ROWS_EVENT, onRows);
       res.off('close', onResponseClose);
       head.off('drain', onDrain);
       if (destroy) {
@@ -217,6 +220,8 @@ export function sendExport(res: Response, source: Readable, options: ExportSendO
       else finished(source, () => settle());
     };
 
+    const onRows = (rows: number): void => recordExportedRows(res, rows);
+    source.on(ROWS_EVENT, onRows);
     source.on('readable', onReadable);
     source.once('end', onEnd);
     source.on('error', onSourceError);
