@@ -184,4 +184,44 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
     expect(replay.body).toBe(retry.body);
     expect(await storedWith(tag)).toBe(succeeded.length);
   });
+  it('when a second request with the key stores rows while the first still runs, then the first ends with a 409 element and no row is stored twice', async () => {
+    const { port } = await t.listen();
+    const tag = uniq('IDEM-TWO-');
+    const key = uniq('bulk-key-');
+    let firstAnswer = '';
+    let finishFirst: (tail: string) => void = () => undefined;
+    const first = new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: `/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`,
+          headers: { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson', 'Idempotency-Key': key },
+        },
+        (res) => {
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (firstAnswer += c));
+          res.once('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.once('error', reject);
+      req.write(ndjson(tag, 1, 100));
+      finishFirst = (tail) => req.end(tail);
+    });
+    // Both full batches of the first request are stored; it waits for more body.
+    while ((await storedWith(tag)) < 100 - 2) await new Promise((r) => setTimeout(r, 20));
+
+    const second = await bulk(ndjson(tag, 1, 150), key);
+    expect(second.status).toBe(200);
+    const results = JSON.parse(second.body as string) as RowResult[];
+    expect(results.map((r) => r.row)).toEqual(Array.from({ length: 150 }, (_, i) => i + 1));
+
+    finishFirst(ndjson(tag, 101, 50));
+    expect(await first).toBe(200);
+    const elements = JSON.parse(firstAnswer) as (RowResult | { status: number; code: string; rows: number })[];
+    expect(elements[elements.length - 1]).toMatchObject({ status: 409, code: 'invalid_body', rows: 100 });
+    expect((elements.slice(0, -1) as RowResult[]).map((r) => r.uniqueId)).toEqual(results.slice(0, 100).map((r) => r.uniqueId));
+    expect(await storedWith(tag)).toBe(results.filter((r) => r.success).length);
+  });
 });
