@@ -82,7 +82,13 @@ export async function startKeyedBulkImport(
   const chain = new RowChain(paramsHash);
 
   if (state.kind === 'finished') {
-    await readBulkBody(deps, request, body, options, chain);
+    try {
+      await readBulkBody(deps, request, body, options, chain);
+    } catch (err) {
+      // The client left while its body was read: nothing to answer.
+      if (signal.aborted) return { replayed: false, pieces: (async function* () {})() };
+      throw err;
+    }
     if (chain.digest !== state.digest) throw new BulkKeyReused();
     return { replayed: true, pieces: replay(state.stop as BulkStop | null) };
   }
