@@ -24,7 +24,7 @@ export async function openCliContext(options: { migrate?: boolean; env?: NodeJS.
     });
     url = cluster.url;
   }
-  const db = createDb({ url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX });
+  const db = createDb({ url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, log: { warn: warnOnStderr } });
   try {
     if (options.migrate !== false && cluster) await migrateLatest(db);
   } catch (err) {
@@ -42,4 +42,11 @@ export async function openCliContext(options: { migrate?: boolean; env?: NodeJS.
       await cluster?.stop();
     },
   };
+}
+
+/** knex warnings on stderr, one line each; a failed connection is the command's own error, reported once. */
+function warnOnStderr(message: unknown): void {
+  const text = String(message);
+  if (text.startsWith('Acquire connection error')) return;
+  process.stderr.write(`lcm: warning: ${text.split('\n')[0]}\n`);
 }

@@ -9,12 +9,17 @@ import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
 
 /**
- * The `lcm` command line (DESIGN §9). Each command lives in its own module and registers
- * itself here; a command's action resolves to its exit status.
+ * The `lcm` command line (docs/cli.md). Each command lives in its own module and registers
+ * itself here; a command's action resolves when it is done and throws when it failed.
  */
 export async function main(argv: string[]): Promise<number> {
   const program = new Command();
-  program.name('lcm').description('lead-call-api command line').exitOverride();
+  program
+    .name('lcm')
+    .description('lead-call-api command line (docs/cli.md)')
+    .exitOverride()
+    // Commander's own errors (unknown command, missing option) read like ours: one line after `lcm: `.
+    .configureOutput({ outputError: (text, write) => write(`lcm: ${oneLine(text.replace(/^error: /, ''))}\n`) });
   registerMigrate(program, openCliContext);
   registerServe(program);
   registerLoad(program, openCliContext);
@@ -29,4 +34,34 @@ export async function main(argv: string[]): Promise<number> {
     throw err;
   }
   return 0;
+}
+
+/**
+ * What bin/lcm.js runs: the command's outcome becomes the exit status, 0 or 1 with a one-line
+ * reason on standard error. The process then ends when its work is done, so output reaches
+ * pipes in full; nothing may overwrite the status afterwards (docs/decisions.md, "Exit status").
+ */
+export async function run(argv: string[]): Promise<void> {
+  let code: number;
+  try {
+    code = await main(argv);
+  } catch (err) {
+    process.stderr.write(`lcm: ${reasonOf(err)}\n`);
+    code = 1;
+  }
+  process.exitCode = code;
+}
+
+/** A failure's message on one line; errors without one (a refused connection's AggregateError) still say something. */
+export function reasonOf(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown; errors?: unknown[] } | undefined;
+  let text = typeof e?.message === 'string' ? e.message : '';
+  if (text === '' && Array.isArray(e?.errors)) text = e.errors.map((inner) => reasonOf(inner)).join('; ');
+  if (text === '' && typeof e?.code === 'string') text = e.code;
+  if (text === '') text = `failed without a reason (${String(err)})`;
+  return oneLine(text);
+}
+
+function oneLine(text: string): string {
+  return text.trim().split(/\s*\n\s*/).join(' ');
 }

@@ -11,6 +11,8 @@ export interface DbOptions {
   url: string;
   timezone: string;
   poolMax?: number;
+  /** Where knex's own warnings go (default: console.log); the command line keeps stdout for results. */
+  log?: Knex.Config['log'];
 }
 
 /** A knex instance whose connections speak the platform time zone (interval and date arithmetic). */
@@ -27,6 +29,7 @@ export function createDb(options: DbOptions): Knex {
       },
     },
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
+    ...(options.log ? { log: options.log } : {}),
   });
 }
 
