@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
-import type { Settings } from '../config/settings';
+import { redisTarget, Settings } from '../config/settings';
 import { configurePlatformZone } from '../config/platform';
 import { MemoryCounterStore } from '../ratelimit/memoryCounterStore';
 import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
@@ -16,8 +16,8 @@ export interface ComposedApp {
 }
 
 /**
- * The composition root shared by `lcm serve` and the HTTP tests: counter store (Redis with
- * in-process failover, or in-process alone without REDIS_URL), the account-change
+ * The composition root shared by `lcm serve` and the HTTP tests: counter store (Redis or a Redis
+ * Cluster with in-process failover, or in-process alone without REDIS_URL), the account-change
  * subscription, and the app.
  */
 export async function composeApp(options: {
@@ -30,10 +30,11 @@ export async function composeApp(options: {
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   const closers: (() => Promise<unknown>)[] = [];
 
+  const redis = redisTarget(settings);
   let services: AppServices;
-  if (settings.REDIS_URL) {
+  if (redis) {
     const counter = await createFailoverCounterStore({
-      url: settings.REDIS_URL,
+      url: redis,
       logger,
       commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
     });
@@ -46,10 +47,10 @@ export async function composeApp(options: {
   }
   const app = createApp(services);
 
-  if (settings.REDIS_URL) {
+  if (redis) {
     // Account changes made by other processes (`lcm account ...`) drop cached credentials at once.
     const unsubscribe = subscribeAccountChanges(
-      settings.REDIS_URL,
+      redis,
       (accountId) => (accountId === undefined ? app.credentials.clear() : app.credentials.invalidateAccount(accountId)),
       (err) => logger.warn({ err }, 'account change subscription unavailable; cached credentials expire by TTL'),
     );

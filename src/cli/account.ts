@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import { CliContext, CliError, OpenCliContext } from './context';
 import { AccountChange, createAccount, formatRights, parseEntryAccess, parseProjects, parseRights, setEnabled, setPassword } from '../ingest/accountCommands';
 import { notifyAccountChanged } from '../data/accountChanges';
+import { redisTarget } from '../config/settings';
 import { listAccounts } from '../data/accountRepository';
 
 /** `lcm account create|list|disable|enable|set-password` (docs/cli.md). */
@@ -127,7 +128,7 @@ async function withChange(
     const result = await change(ctx);
     process.stdout.write(`${done}\n`);
     try {
-      await notifyAccountChanged(ctx.settings.REDIS_URL, [result.id]);
+      await notifyAccountChanged(redisTarget(ctx.settings), [result.id]);
     } catch (err) {
       // The change is committed; servers still pick it up when their cache entries expire.
       process.stderr.write(`lcm: warning: could not announce the change on Redis: ${(err as Error).message}\n`);

@@ -5,6 +5,7 @@ import { CliError, OpenCliContext } from './context';
 import { loadNdjson } from '../ingest/loader/loadNdjson';
 import { createProgress } from './progress';
 import { notifyAccountChanged } from '../data/accountChanges';
+import { redisTarget } from '../config/settings';
 
 export function registerLoad(program: Command, openCliContext: OpenCliContext): void {
   program
@@ -32,7 +33,7 @@ export function registerLoad(program: Command, openCliContext: OpenCliContext): 
         if (summary.counts.account || summary.counts.requestLimit) {
           // Accounts and their limits are cached with verified credentials in running servers.
           const ids = (await ctx.db('accounts').pluck('id')) as number[];
-          await notifyAccountChanged(ctx.settings.REDIS_URL, ids).catch((err: Error) =>
+          await notifyAccountChanged(redisTarget(ctx.settings), ids).catch((err: Error) =>
             process.stderr.write(`warning: running servers were not told about the account changes (${err.message}); they see them within AUTH_CACHE_TTL_MS\n`),
           );
         }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { OpenCliContext } from './context';
 import { DEMO_CREDENTIALS, seedDemo } from '../ingest/demoData';
 import { notifyAccountChanged } from '../data/accountChanges';
+import { redisTarget } from '../config/settings';
 
 export function registerSeedDemo(program: Command, openCliContext: OpenCliContext): void {
   program
@@ -16,7 +17,7 @@ export function registerSeedDemo(program: Command, openCliContext: OpenCliContex
         for (const c of DEMO_CREDENTIALS) process.stdout.write(`  account ${c.username} / ${c.password}: ${c.note}\n`);
         const ids = await ctx.db('accounts').whereIn('username', DEMO_CREDENTIALS.map((c) => c.username)).pluck('id');
         try {
-          await notifyAccountChanged(ctx.settings.REDIS_URL, ids);
+          await notifyAccountChanged(redisTarget(ctx.settings), ids);
         } catch (err) {
           process.stderr.write(`lcm: warning: could not announce the account changes on Redis: ${(err as Error).message}\n`);
         }

@@ -22,6 +22,17 @@ const schema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: optionalString,
   REDIS_URL: optionalString,
+  /**
+   * `true`: REDIS_URL (one URL or a comma-separated list) names nodes of a Redis Cluster;
+   * a comma-separated list of redis:// URLs: those cluster nodes (REDIS_URL may then be unset).
+   */
+  REDIS_CLUSTER: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? 'false' : v.trim()))
+    .refine((v) => /^(true|false|1|0|yes|no)$/.test(v) || v.split(',').every((u) => /^rediss?:\/\/\S+$/.test(u.trim())), {
+      message: 'must be true, false or a comma-separated list of redis:// URLs',
+    }),
   /** Folder for the embedded Postgres cluster when DATABASE_URL is unset. */
   EMBEDDED_DATA_DIR: z.string().min(1).default('.data/postgres'),
   EMBEDDED_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
@@ -67,7 +78,22 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if ((s.TLS_CERT_FILE === undefined) !== (s.TLS_KEY_FILE === undefined)) {
     throw new SettingsError('invalid setting TLS_CERT_FILE/TLS_KEY_FILE: set both or neither');
   }
+  if (/^(true|1|yes)$/.test(s.REDIS_CLUSTER) && s.REDIS_URL === undefined) {
+    throw new SettingsError('invalid setting REDIS_CLUSTER: true needs REDIS_URL (a cluster node, or a comma-separated list of them)');
+  }
   return s;
+}
+
+/** Where request counters and account-change messages live: one Redis, a Redis Cluster, or none. */
+export type RedisTarget = { cluster: false; url: string } | { cluster: true; rootUrls: string[] };
+
+/** The Redis the settings name (REDIS_URL, REDIS_CLUSTER), or undefined for in-process counting. */
+export function redisTarget(s: Pick<Settings, 'REDIS_URL' | 'REDIS_CLUSTER'>): RedisTarget | undefined {
+  const flag = s.REDIS_CLUSTER;
+  const list = (v: string) => v.split(',').map((u) => u.trim()).filter(Boolean);
+  if (/^(false|0|no)$/.test(flag)) return s.REDIS_URL === undefined ? undefined : { cluster: false, url: s.REDIS_URL };
+  if (/^(true|1|yes)$/.test(flag)) return s.REDIS_URL === undefined ? undefined : { cluster: true, rootUrls: list(s.REDIS_URL) };
+  return { cluster: true, rootUrls: list(flag) };
 }
 
 /** Every setting's name; a test checks the README's settings table lists each one. */

@@ -1,9 +1,11 @@
-import { createClient } from 'redis';
+import { RedisTargetLike, createRedisConnection, toRedisTarget } from './redis';
 
 /**
  * Account changes announced across processes: `lcm` and the loader publish the ids of changed
  * accounts on a Redis channel; every server subscribes and drops the credentials it cached for
- * them, instead of waiting for the cache TTL.
+ * them, instead of waiting for the cache TTL. On a Redis Cluster a PUBLISH reaches the
+ * subscribers of every node (the cluster bus forwards it), so each server may subscribe
+ * wherever its cluster client chooses.
  */
 
 /** Redis channel on which account changes are announced to every server process. */
@@ -14,9 +16,9 @@ export const ACCOUNT_CHANGED_CHANNEL = 'lcm:account-changed';
  * rather than at the end of the cache TTL. Without REDIS_URL there is nothing to tell (an
  * in-process server only sees the bumped version when its entries expire).
  */
-export async function notifyAccountChanged(redisUrl: string | undefined, accountIds: number[]): Promise<void> {
-  if (!redisUrl || accountIds.length === 0) return;
-  const client = createClient({ url: redisUrl, socket: { connectTimeout: 5000, reconnectStrategy: false } });
+export async function notifyAccountChanged(redis: RedisTargetLike | undefined, accountIds: number[]): Promise<void> {
+  if (!redis || accountIds.length === 0) return;
+  const client = createRedisConnection({ target: toRedisTarget(redis), connectTimeoutMs: 5000, reconnect: false });
   client.on('error', () => {});
   await client.connect();
   try {
@@ -35,14 +37,11 @@ export type AccountChangeListener = (accountId: number | undefined) => void;
  * credentials then expire by their TTL.
  */
 export function subscribeAccountChanges(
-  redisUrl: string,
+  redis: RedisTargetLike,
   listener: AccountChangeListener,
   onUnavailable: (err: unknown) => void,
 ): () => Promise<void> {
-  const subscriber = createClient({
-    url: redisUrl,
-    socket: { reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 5000) },
-  });
+  const subscriber = createRedisConnection({ target: toRedisTarget(redis), maxReconnectDelayMs: 5000 });
   subscriber.on('error', () => undefined);
   subscriber
     .connect()

@@ -4,7 +4,7 @@ import { patternToSqlLike } from '../domain/projectPatterns';
 import { ProjectScope, projectVisibleSql } from './projectScope';
 
 /**
- * Calendar events (spec 2.5, 4.2). A calendar belongs to a project; an event is visible when
+ * Calendar events (docs/decisions.md, Calendar events). A calendar belongs to a project; an event is visible when
  * its calendar's project matches one of the account's patterns, decided in SQL.
  *
  * Interval rule: an event covers [start, end). It is returned for [from, to) when the two

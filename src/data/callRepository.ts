@@ -4,6 +4,7 @@ import { CursorOptions, openCursor } from './cursorStream';
 import type { ProjectScope } from './projectScope';
 import { projectVisibleSql, whereCampaignVisible } from './projectScope';
 import type { RecordingRow, ReadyPeriodRow } from '../domain/callSerializer';
+import type { CallSubject } from '../domain/callSubject';
 
 /**
  * Queries of the calls family. Every query applies the account's project scope in SQL, and
@@ -12,9 +13,6 @@ import type { RecordingRow, ReadyPeriodRow } from '../domain/callSerializer';
  * Times leave Postgres as epoch milliseconds (int8 → number): no Date per value in pg's row
  * parser, and the serializer formats them with the cached-offset formatter.
  */
-
-/** Whose calls: one user's, or one org unit's and every unit's below it. */
-export type CallSubject = { kind: 'user'; userId: number } | { kind: 'unit'; unitId: number; level: number };
 
 export interface CallWindow {
   subject: CallSubject;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 
 /**
- * `Idempotency-Key` for writes (DESIGN §6): a retried request with the same key returns the
+ * `Idempotency-Key` for writes (docs/decisions.md, Leads): a retried request with the same key returns the
  * first answer without doing the work twice, also when the retries run at the same time.
  *
  * The key row is claimed first, inside the transaction that does the work. A concurrent

@@ -28,7 +28,7 @@ interface AppliedOutcome {
 
 /**
  * What a recorded call says happened at wrap-up, read from the call status it was recorded with
- * (spec 2.7): the agent's action, a failure, a transfer or a follow-up to an alternative number.
+ * (docs/decisions.md, Leads): the agent's action, a failure, a transfer or a follow-up to an alternative number.
  * Statuses the dialer sets on its own (RedialAutomatic, Depleted, NotSet, ...) carry no action:
  * the rules decide them from the end cause and the campaign's maximum attempts.
  */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-/** Spec 2.6: leads imported without a pool name go to `(auto) yyyy-MM-dd` (platform date). */
+/** Leads imported without a pool name go to `(auto) yyyy-MM-dd` (platform date). */
 export function autoPoolName(localDate: string): string {
   return `(auto) ${localDate}`;
 }

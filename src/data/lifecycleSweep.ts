@@ -3,7 +3,7 @@ import { LeadStatus } from '../domain/enums';
 import { SWEEP_RULES, SweepRule } from '../domain/lifecycle';
 
 /**
- * The lead lifecycle's time limits applied to the data (spec 3, DESIGN §6): Unresolved leads
+ * The lead lifecycle's time limits applied to the data (docs/decisions.md, Lead lifecycle): Unresolved leads
  * become Abandoned after the campaign's `abandon_after`; New, RedialAutomatic and
  * RedialManualCommon leads become Expired after `expire_after`, RedialManualPrivate after
  * `private_expire_after`; VIP redials never expire and a campaign without a setting never

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import type { ProjectScope } from './projectScope';
 import { projectVisibleSql } from './projectScope';
-import type { CampaignRecord, OrgCodeKind, OrgSnapshot, OrgUnitRecord, UserRecord } from '../domain/organization';
-
+import type { CampaignRecord, OrgSnapshot, OrgUnitRecord, UserRecord } from '../domain/organization';
 
 /**
  * Reads of the organisation (org units, users) and of the campaigns an account can see. The
@@ -114,24 +113,6 @@ export async function listUsers(
       campaignIds: (r.campaign_ids as (string | number)[]).map(Number),
     }),
   );
-}
-
-/** Whether an org code names a user, an org unit, or nothing. */
-export async function findOrgCodeKind(db: Knex, orgCode: string): Promise<OrgCodeKind | undefined> {
-  const row: { kind: OrgCodeKind } | undefined = await db('org_codes').where({ org_code: orgCode }).first('kind');
-  return row?.kind;
-}
-
-export async function findOrgUnit(db: Knex, orgCode: string): Promise<OrgUnitRecord | undefined> {
-  const row: UnitRow | undefined = await db('org_units')
-    .where({ org_code: orgCode })
-    .first('id', 'unique_id', 'org_code', 'name', 'level', 'parent_id');
-  return row && toUnit(row);
-}
-
-export async function findUserId(db: Knex, orgCode: string): Promise<number | undefined> {
-  const row: { id: number } | undefined = await db('users').where({ org_code: orgCode }).first('id');
-  return row?.id;
 }
 
 function groupBy<T>(items: Iterable<T>, key: (item: T) => number | null): Map<number, T[]> {

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { LeadClosure, LeadClosureName, LeadStatus, LeadStatusName } from '../domain/enums';
 import type { SavedSearchFilter } from '../domain/leadFilters';
 
-/** Searches saved in the UI by platform users (DESIGN §6). */
+/** Searches saved in the UI by platform users (docs/decisions.md, Leads). */
 export interface SavedSearch extends SavedSearchFilter {
   name: string;
 }

@@ -1,6 +1,6 @@
 import type { EntryAccessName, ResourceType, Verb } from './enums';
 
-/** The authenticated web service account a request runs as (spec 5, DESIGN §3). */
+/** The authenticated web service account a request runs as (docs/decisions.md, Accounts). */
 export interface AccountContext {
   id: number;
   username: string;

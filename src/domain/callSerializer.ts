@@ -1,4 +1,5 @@
-import { formatDateTime, zoneOffsetMs } from './datetime';
+import { dateTimeFormatter, formatDateTime } from './datetime';
+import type { DateTimeFormatName } from './enums';
 import { formatMillis } from './timespan';
 import {
   CallEndCause,
@@ -15,8 +16,8 @@ import type { OrgSnapshot, OrgUnitRecord } from './organization';
 import { CAMPAIGN, ORG_UNIT, ORG_UNIT_PROPERTIES, organizationGraph, renderCampaign, renderOrgUnit, renderUser, USER } from './organizationGraph';
 
 /**
- * Call rows (as src/data/callRepository.ts selects them) → Call JSON text (spec 2.2) and
- * FlattenedCall CSV lines (spec 2.3). This is the hot path of the calls exports: enum names
+ * Call rows (as src/data/callRepository.ts selects them) → Call JSON text and FlattenedCall CSV
+ * lines (both in the OpenAPI document). This is the hot path of the calls exports: enum names
  * come from arrays indexed by the stored number, times are formatted from epoch milliseconds
  * by a per-request formatter that reuses the date part of the previous value, durations with
  * plain arithmetic, and the org-unit chain, campaign and user of a call are serialised once per
@@ -59,7 +60,7 @@ export interface CallRow extends CallRowBase {
   ou_chain: string;
 }
 
-/** FlattenedCall columns in the order of spec 2.3. */
+/** FlattenedCall columns in their documented order (the OpenAPI document, /calls/csv). */
 export const FLATTENED_CALL_COLUMNS = [
   'uniqueId',
   'uniqueLeadId',
@@ -117,45 +118,6 @@ function optionalEnumName(table: string[], value: number | null, what: string): 
   return value === null ? undefined : enumName(table, value, what);
 }
 
-const TWO = Array.from({ length: 100 }, (_, i) => (i < 10 ? '0' : '') + i);
-const THREE = Array.from({ length: 1000 }, (_, i) => (i < 10 ? '00' : i < 100 ? '0' : '') + i);
-const DAY_MS = 86_400_000;
-
-/**
- * formatDateTime for one request's stream of instants, same output: rows come in time order,
- * so the local date and the offset of the previous value almost always still hold, and only
- * the time of day is computed (arithmetic and two lookup tables, no Date per value). A new
- * day or offset takes one formatDateTime call.
- */
-export function dateTimeFormatter(zone: string): (ms: number) => string {
-  let dayStart = NaN;
-  let dayEnd = NaN;
-  let offset = NaN;
-  let prefix = '';
-  let suffix = '';
-  return (ms) => {
-    const off = zoneOffsetMs(ms, zone);
-    const local = ms + off;
-    if (!(local >= dayStart && local < dayEnd && off === offset)) {
-      const full = formatDateTime(ms, zone);
-      // Only four-digit years and whole milliseconds take the fast path.
-      if (full.length !== 29 || !Number.isInteger(ms)) return full;
-      prefix = full.slice(0, 11);
-      suffix = full.slice(23);
-      offset = off;
-      dayStart = Math.floor(local / DAY_MS) * DAY_MS;
-      dayEnd = dayStart + DAY_MS;
-    }
-    let t = local - dayStart;
-    const h = (t / 3_600_000) | 0;
-    t -= h * 3_600_000;
-    const m = (t / 60_000) | 0;
-    t -= m * 60_000;
-    const sec = (t / 1000) | 0;
-    return prefix + TWO[h] + ':' + TWO[m] + ':' + TWO[sec] + '.' + THREE[t - sec * 1000] + suffix;
-  };
-}
-
 /** The org units of a stored chain key (`ou0 ou1 ...`), root first. */
 function chainUnits(chain: string, units: Map<number, OrgUnitRecord>): OrgUnitRecord[] {
   const out: OrgUnitRecord[] = [];
@@ -182,7 +144,7 @@ function memo<K, V>(render: (key: K) => V): (key: K) => V {
   };
 }
 
-/** The call fields of spec 2.2 after the three complex ones; absent optional fields are left out. */
+/** The Call fields after the three complex ones; absent optional fields are left out. */
 function renderCallFields(row: CallRowBase, time: (ms: number) => string, out: Record<string, unknown>): Record<string, unknown> {
   out.uniqueId = row.unique_id;
   out.uniqueLeadId = row.unique_lead_id;
@@ -208,6 +170,8 @@ function renderCallFields(row: CallRowBase, time: (ms: number) => string, out: R
 
 export interface CallSerializerOptions {
   zone: string;
+  /** How DateTimes are written (default `Offset`); one per request. */
+  dateTimeFormat?: DateTimeFormatName;
   /** Lower-case include names (src/domain/include.ts parseIncludeNames). */
   include: ReadonlySet<string>;
   org: OrgSnapshot;
@@ -222,11 +186,11 @@ export function callIncludesNeedUsers(include: ReadonlySet<string>): boolean {
  * Row → Call object, with `Include` expanded through the generic engine. `organizationalUnits`
  * is always present: when no OrgUnit property is requested it is the cached flat chain;
  * otherwise the chain goes through the engine as an always-named property, so parent,
- * children and users of those units follow the rules of spec 4.4 like any other.
+ * children and users of those units follow the include rules (docs/decisions.md, Include engine) like any other.
  */
 export function callToJson(options: CallSerializerOptions): Expander<CallRow> {
   const { org } = options;
-  const time = dateTimeFormatter(options.zone);
+  const time = dateTimeFormatter(options.zone, options.dateTimeFormat);
   const unitsExpand = ORG_UNIT_PROPERTIES.some((p) => options.include.has(p));
   // Flat org units are shared by every row of a chain (JSON.stringify does not mind sharing).
   const flatChain = memo((chain: string) => chainUnits(chain, org.units).map(renderOrgUnit));
@@ -266,7 +230,7 @@ export function callToJsonText(options: CallSerializerOptions): (row: CallRow) =
     const expand = callToJson(options);
     return (row) => JSON.stringify(expand(row));
   }
-  const time = dateTimeFormatter(options.zone);
+  const time = dateTimeFormatter(options.zone, options.dateTimeFormat);
   const chain = memo((key: string) => JSON.stringify(chainUnits(key, org.units).map(renderOrgUnit)));
   // A reference the snapshot lacks is a named single property without a value: null.
   const campaign = include.has('campaign')
@@ -318,12 +282,17 @@ export function flattenedCallHeader(separator: string): string {
  * `true`/`false`, times and durations as in JSON. The campaign, user and org-unit columns are
  * quoted and joined once per campaign, user and chain of the request's snapshot.
  */
-export function callToCsvLine(options: { zone: string; separator: string; org: OrgSnapshot }): (row: CallRow) => string {
+export function callToCsvLine(options: {
+  zone: string;
+  dateTimeFormat?: DateTimeFormatName;
+  separator: string;
+  org: OrgSnapshot;
+}): (row: CallRow) => string {
   const { org } = options;
   const s = options.separator;
   const quote = csvQuoter(s);
   const special = new RegExp(`[${s.replace(/[\\\]^-]/g, '\\$&')}"\\r\\n]`);
-  const format = dateTimeFormatter(options.zone);
+  const format = dateTimeFormatter(options.zone, options.dateTimeFormat);
   // Generated values (times, durations, enum names, booleans) use only these characters; with
   // a separator outside them they never need quoting.
   const generatedSafe = !/[0-9A-Za-z:.+\-"\r\n]/.test(s);
@@ -388,10 +357,10 @@ export interface RecordingRow {
   file_name: string;
 }
 
-export function recordingToJson(row: RecordingRow, zone: string): Record<string, unknown> {
+export function recordingToJson(row: RecordingRow, zone: string, format?: DateTimeFormatName): Record<string, unknown> {
   return {
-    startTime: formatDateTime(row.start_ms, zone),
-    endTime: row.end_ms === null ? undefined : formatDateTime(row.end_ms, zone),
+    startTime: formatDateTime(row.start_ms, zone, format),
+    endTime: row.end_ms === null ? undefined : formatDateTime(row.end_ms, zone, format),
     recordingType: enumName(RECORDING_TYPE, row.recording_type, 'recording type'),
     fileName: row.file_name,
   };
@@ -407,7 +376,12 @@ export interface ReadyPeriodRow {
   campaign_type: number;
 }
 
-export function readyPeriodToJson(org: OrgSnapshot, zone: string): (row: ReadyPeriodRow) => Record<string, unknown> {
+export function readyPeriodToJson(
+  org: OrgSnapshot,
+  zone: string,
+  format?: DateTimeFormatName,
+): (row: ReadyPeriodRow) => Record<string, unknown> {
+  const time = dateTimeFormatter(zone, format);
   const campaigns = new Map<number, Record<string, unknown>>();
   return (row) => {
     let campaign = campaigns.get(row.campaign_id);
@@ -421,7 +395,7 @@ export function readyPeriodToJson(org: OrgSnapshot, zone: string): (row: ReadyPe
       uniqueId: row.unique_id,
       orgCode: row.org_code,
       campaign,
-      startTime: formatDateTime(row.start_ms, zone),
+      startTime: time(row.start_ms),
       seconds: row.seconds,
       campaignType: enumName(CAMPAIGN_TYPE, row.campaign_type, 'campaign type'),
     };

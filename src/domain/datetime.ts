@@ -1,4 +1,5 @@
 import { IANAZone } from 'luxon';
+import type { DateTimeFormatName } from './enums';
 
 /** A value on the wire that does not follow its format; the message is shown to API callers. */
 export class CodecError extends Error {
@@ -106,13 +107,62 @@ function localIso(ms: number, entry: OffsetEntry): string {
 }
 
 /**
- * `2026-05-06T10:16:41.000+02:00`: local wall time in `zone`, milliseconds, explicit offset,
- * never `Z`. Hot path: a cached offset and one Date, no Luxon per value.
+ * A DateTime as the API writes it, local wall time in `zone` (docs/decisions.md, Wire):
+ * - `Offset` (default): `2026-05-06T10:16:41.000+02:00`, milliseconds and the explicit
+ *   offset, never `Z`;
+ * - `Local`: `2026-05-06T10:16:41.0000000`, seven fraction digits and no offset, the form
+ *   clients of the live service read (an hour that repeats when summer time ends reads the
+ *   same twice: that is the form's nature).
+ * Hot path: a cached offset and one Date, no Luxon per value.
  */
-export function formatDateTime(value: Date | number, zone: string): string {
+export function formatDateTime(value: Date | number, zone: string, format: DateTimeFormatName = 'Offset'): string {
   const ms = toMs(value);
   const entry = offsets(zone).at(ms);
-  return localIso(ms, entry) + entry.suffix;
+  return format === 'Local' ? localIso(ms, entry) + '0000' : localIso(ms, entry) + entry.suffix;
+}
+
+const TWO = Array.from({ length: 100 }, (_, i) => (i < 10 ? '0' : '') + i);
+const THREE = Array.from({ length: 1000 }, (_, i) => (i < 10 ? '00' : i < 100 ? '0' : '') + i);
+
+/** Length of a four-digit-year value in each format, the only ones the fast path takes. */
+const PLAIN_LENGTH: Record<DateTimeFormatName, number> = { Offset: 29, Local: 27 };
+
+/**
+ * formatDateTime for one stream of instants (an export, one answer), same output: rows come
+ * in time order, so the local date and the offset of the previous value almost always still
+ * hold, and only the time of day is computed (arithmetic and two lookup tables, no Date per
+ * value). A new day or offset takes one formatDateTime call. Correct in any order, fastest in
+ * time order; one formatter per request, so the format is chosen once there.
+ */
+export function dateTimeFormatter(zone: string, format: DateTimeFormatName = 'Offset'): (ms: number) => string {
+  let dayStart = NaN;
+  let dayEnd = NaN;
+  let offset = NaN;
+  let prefix = '';
+  let suffix = '';
+  const plainLength = PLAIN_LENGTH[format];
+  return (ms) => {
+    const off = zoneOffsetMs(ms, zone);
+    const local = ms + off;
+    if (!(local >= dayStart && local < dayEnd && off === offset)) {
+      const full = formatDateTime(ms, zone, format);
+      // Only four-digit years and whole milliseconds take the fast path.
+      if (full.length !== plainLength || !Number.isInteger(ms)) return full;
+      prefix = full.slice(0, 11);
+      // `+02:00` after the milliseconds, or the four digits that make seven.
+      suffix = full.slice(23);
+      offset = off;
+      dayStart = Math.floor(local / DAY_MS) * DAY_MS;
+      dayEnd = dayStart + DAY_MS;
+    }
+    let t = local - dayStart;
+    const h = (t / 3_600_000) | 0;
+    t -= h * 3_600_000;
+    const m = (t / 60_000) | 0;
+    t -= m * 60_000;
+    const sec = (t / 1000) | 0;
+    return prefix + TWO[h] + ':' + TWO[m] + ':' + TWO[sec] + '.' + THREE[t - sec * 1000] + suffix;
+  };
 }
 
 /** `yyyyMMddHHmmss` in `zone` (CSV file names). */

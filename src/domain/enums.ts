@@ -1,7 +1,7 @@
 /**
  * The one source of truth for enumerations: names travel on the wire, numbers are stored.
- * Numbers are those of the specification's section 2.7 where it gives them; the values it
- * names without a number get the numbers recorded in docs/decisions.md.
+ * Numbers are the platform's published storage values where it has them; the others are
+ * recorded in docs/decisions.md (Storage).
  */
 export class Enumeration<Name extends string> {
   private readonly byName = new Map<string, number>();
@@ -66,7 +66,7 @@ export const LeadStatus = new Enumeration('LeadStatus', {
 } as const);
 export type LeadStatusName = (typeof LeadStatus.names)[number];
 
-/** Open statuses of DESIGN §6 (AllOpenStatuses); every other status is closed. */
+/** The open statuses (AllOpenStatuses in the OpenAPI document); every other status is closed. */
 export const OPEN_LEAD_STATUSES: LeadStatusName[] = [
   'New',
   'RedialAutomatic',
@@ -103,8 +103,8 @@ export const CallStatus = new Enumeration('CallStatus', {
 export type CallStatusName = (typeof CallStatus.names)[number];
 
 /**
- * Call.leadStatus (spec 2.2): the CallStatus values plus those the specification lists for
- * calls without a number (VIPRedial takes its LeadStatus number).
+ * Call.leadStatus: the CallStatus values plus the call-only ones (numbers in
+ * docs/decisions.md, Storage; VIPRedial takes its LeadStatus number).
  */
 export const CallLeadStatus = new Enumeration('CallLeadStatus', {
   NotSet: 0,
@@ -125,7 +125,7 @@ export const CallLeadStatus = new Enumeration('CallLeadStatus', {
 } as const);
 export type CallLeadStatusName = (typeof CallLeadStatus.names)[number];
 
-/** Call.preCallLeadStatus (spec 2.2): LeadStatus numbers plus the two dialing states. */
+/** Call.preCallLeadStatus: LeadStatus numbers plus the two dialing states. */
 export const PreCallLeadStatus = new Enumeration('PreCallLeadStatus', {
   New: 0,
   RedialAutomatic: 1,
@@ -170,6 +170,17 @@ export const EntryAccess = new Enumeration('EntryAccess', {
   Full: 2,
 } as const);
 export type EntryAccessName = (typeof EntryAccess.names)[number];
+
+/**
+ * How an account's answers write DateTimes (docs/decisions.md, Wire): `Offset`
+ * (`2026-05-06T10:16:41.000+02:00`, the default) or `Local` (platform wall time, seven
+ * fraction digits, no offset: `2026-05-06T10:16:41.0000000`).
+ */
+export const DateTimeFormat = new Enumeration('DateTimeFormat', {
+  Offset: 0,
+  Local: 1,
+} as const);
+export type DateTimeFormatName = (typeof DateTimeFormat.names)[number];
 
 export const FIELD_TYPES = ['text', 'number', 'date', 'datetime', 'boolean', 'phone', 'email'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];

@@ -1,5 +1,5 @@
 /**
- * The generic `include` engine of spec 4.4.
+ * The generic `include` engine (docs/decisions.md, Include engine).
  *
  * A graph describes, per type, how to render an object without its complex properties, how to
  * identify it, and which complex properties it has (each resolved synchronously from data the

@@ -58,7 +58,7 @@ function checkValue(type: FieldType, value: string, zone: string): string | unde
 }
 
 /**
- * Maps incoming lead data onto a lead definition (DESIGN §6): keys match a field's `name` or
+ * Maps incoming lead data onto a lead definition (docs/decisions.md, Loader and Leads): keys match a field's `name` or
  * `importName` case-insensitively; unknown fields, missing required fields and values not of
  * the field's type are errors. An empty value counts as absent.
  */
@@ -96,7 +96,7 @@ export function mapLeadData(fields: readonly LeadFieldRule[], input: Record<stri
   };
 }
 
-/** An account sees a field when its entry access is at least the field's level (DESIGN §3). */
+/** An account sees a field when its entry access is at least the field's level (docs/decisions.md, Accounts). */
 export function canSeeField(accountAccess: EntryAccessName, fieldAccess: EntryAccessName): boolean {
   // The EntryAccess numbers are the access order (src/domain/enums.ts).
   return EntryAccess.toNumber(accountAccess) >= EntryAccess.toNumber(fieldAccess);

@@ -8,7 +8,7 @@ import {
 } from './enums';
 
 /**
- * The lead export filters of DESIGN §6 (SimpleLeads, saved searches, RawLeads) resolved into
+ * The lead export filters (the OpenAPI document; docs/decisions.md, Leads) (SimpleLeads, saved searches, RawLeads) resolved into
  * one plain description the repository turns into SQL. Empty lists never reach the
  * repository: "no filter" is `undefined`, so "every status" and "no status" cannot be confused.
  */
@@ -81,7 +81,7 @@ export function resolveLeadFilter(input: LeadFilterInput): LeadFilter {
   return filter;
 }
 
-/** A saved search as stored: its campaign selection and status filters (DESIGN §6). */
+/** A saved search as stored: its campaign selection and status filters (docs/decisions.md, Leads). */
 export interface SavedSearchFilter {
   campaigns: string[];
   projects: string[];

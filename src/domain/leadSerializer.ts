@@ -1,5 +1,5 @@
 import { formatDateTime } from './datetime';
-import { Enumeration, EntryAccessName, LeadClosure, LeadStatus } from './enums';
+import { DateTimeFormatName, Enumeration, EntryAccessName, LeadClosure, LeadStatus } from './enums';
 import { compileIncludes, Expander, IncludeType } from './include';
 import { canSeeField, LeadFieldRule } from './leadData';
 import { CAMPAIGN, ORG_UNIT, organizationGraph, USER } from './organizationGraph';
@@ -8,7 +8,7 @@ import type { OrgSnapshot } from './organization';
 import type { LeadCampaign, LeadLookups, LeadRow, RawLeadRow } from './leadRecords';
 
 /**
- * Lead rows (src/data/leadRepository.ts) → Lead JSON (DESIGN §6), lead CSV lines and RawLeads
+ * Lead rows (src/data/leadRepository.ts) → Lead JSON (the OpenAPI document; docs/decisions.md, Leads), lead CSV lines and RawLeads
  * lines. Rows carry ids; names come from the request's LeadLookups. Data fields are filtered by
  * the account's lead definition entry access: only fields of the lead's definition whose access
  * level the account reaches are written (a value stored under a name the definition no longer
@@ -85,6 +85,8 @@ function codeOf(map: Map<number, string>, id: number | null): string | undefined
 
 export interface LeadSerializerOptions {
   zone: string;
+  /** How DateTimes are written (default `Offset`); one per request. */
+  dateTimeFormat?: DateTimeFormatName;
   /** From visibleFieldsByDefinition(lookups.definitions, account entry access). */
   visible: VisibleFields;
   lookups: LeadLookups;
@@ -110,7 +112,13 @@ export function leadIncludesNeedUsers(include: ReadonlySet<string>): boolean {
 const ref = (orgCode: string | undefined) => (orgCode === undefined ? undefined : { orgCode });
 
 /** The Lead object without includes: compact references, absent values left out. */
-export function renderLead(row: LeadRow, zone: string, visible: Map<number, Set<string>>, lookups: LeadLookups): Record<string, unknown> {
+export function renderLead(
+  row: LeadRow,
+  zone: string,
+  visible: Map<number, Set<string>>,
+  lookups: LeadLookups,
+  format?: DateTimeFormatName,
+): Record<string, unknown> {
   const campaign = campaignOf(lookups, row.campaignId);
   return {
     uniqueId: row.uniqueId,
@@ -122,9 +130,9 @@ export function renderLead(row: LeadRow, zone: string, visible: Map<number, Set<
     pool: poolOf(lookups, row.poolId),
     campaign: { uniqueId: campaign.uniqueId, code: campaign.code },
     data: visibleData(JSON.parse(row.dataJson), visible.get(campaign.leadDefinitionId)),
-    uploadTime: formatDateTime(row.uploadTime, zone),
-    lastModifiedTime: formatDateTime(row.lastModifiedTime, zone),
-    firstProcessedTime: row.firstProcessedTime === null ? undefined : formatDateTime(row.firstProcessedTime, zone),
+    uploadTime: formatDateTime(row.uploadTime, zone, format),
+    lastModifiedTime: formatDateTime(row.lastModifiedTime, zone, format),
+    firstProcessedTime: row.firstProcessedTime === null ? undefined : formatDateTime(row.firstProcessedTime, zone, format),
     ownerOrgUnit: ref(codeOf(lookups.units, row.ownerOrgUnitId)),
     uploadedByUser: ref(codeOf(lookups.users, row.uploadedByUserId)),
     lastModifiedByUser: ref(codeOf(lookups.users, row.lastModifiedByUserId)),
@@ -150,7 +158,12 @@ function fragmentCache(make: (id: number) => string): (id: number | null) => str
  * built directly: no intermediate objects, and the fragments for campaigns, pools and
  * references built once per distinct id; closure data is copied as the JSON text Postgres gave.
  */
-export function leadToJsonText(zone: string, visible: VisibleFields, lookups: LeadLookups): (row: LeadRow) => string {
+export function leadToJsonText(
+  zone: string,
+  visible: VisibleFields,
+  lookups: LeadLookups,
+  format?: DateTimeFormatName,
+): (row: LeadRow) => string {
   const q = JSON.stringify;
   const sets = visibleSets(visible);
   const none = new Set<string>();
@@ -198,9 +211,9 @@ export function leadToJsonText(zone: string, visible: VisibleFields, lookups: Le
       (r.externalKey === null ? '' : ',"externalKey":' + q(r.externalKey)) +
       pool(r.poolId) +
       c.text + dataText(r.dataJson, r.dataVisible, c.visible) +
-      ',"uploadTime":"' + formatDateTime(r.uploadTime, zone) +
-      '","lastModifiedTime":"' + formatDateTime(r.lastModifiedTime, zone) + '"' +
-      (r.firstProcessedTime === null ? '' : ',"firstProcessedTime":"' + formatDateTime(r.firstProcessedTime, zone) + '"') +
+      ',"uploadTime":"' + formatDateTime(r.uploadTime, zone, format) +
+      '","lastModifiedTime":"' + formatDateTime(r.lastModifiedTime, zone, format) + '"' +
+      (r.firstProcessedTime === null ? '' : ',"firstProcessedTime":"' + formatDateTime(r.firstProcessedTime, zone, format) + '"') +
       owner(r.ownerOrgUnitId) +
       uploadedBy(r.uploadedByUserId) +
       lastModifiedBy(r.lastModifiedByUserId) +
@@ -214,16 +227,16 @@ export function leadToJsonText(zone: string, visible: VisibleFields, lookups: Le
 /**
  * Row → Lead object. `Include` names among LEAD_INCLUDES replace the compact references by
  * full Campaign, OrgUnit and User objects through the generic engine, so nested names
- * (`parent`, `campaigns`, ...) follow spec 4.4 like everywhere else; an object already
+ * (`parent`, `campaigns`, ...) follow the include rules (docs/decisions.md, Include engine) like everywhere else; an object already
  * written in full for the same lead stays a compact reference.
  */
 export function leadToJson(options: LeadSerializerOptions): Expander<LeadRow> {
-  const { zone, lookups, org } = options;
+  const { zone, lookups, org, dateTimeFormat } = options;
   const visible = visibleSets(options.visible);
   const userOf = (id: number | null) => (id === null ? null : (org.users.get(id) ?? null));
   const lead: IncludeType<LeadRow> = {
     identity: (row) => row.uniqueId,
-    render: (row) => renderLead(row, zone, visible, lookups),
+    render: (row) => renderLead(row, zone, visible, lookups, dateTimeFormat),
     properties: {
       campaign: { type: CAMPAIGN, many: false, resolve: (row) => org.campaigns.get(row.campaignId) ?? null },
       ownerOrgUnit: {
@@ -299,12 +312,18 @@ export function leadCsvHeader(columns: DataColumns, separator: string): string {
 }
 
 /** Row → one CSV line (CRLF included): absent values empty, times as in JSON. */
-export function leadToCsvLine(options: { zone: string; separator: string; columns: DataColumns; lookups: LeadLookups }): (row: LeadRow) => string {
-  const { zone, columns, lookups } = options;
+export function leadToCsvLine(options: {
+  zone: string;
+  dateTimeFormat?: DateTimeFormatName;
+  separator: string;
+  columns: DataColumns;
+  lookups: LeadLookups;
+}): (row: LeadRow) => string {
+  const { zone, columns, lookups, dateTimeFormat } = options;
   const s = options.separator;
   const quote = csvQuoter(s);
   const opt = (v: string | null | undefined) => (v === null || v === undefined ? '' : quote(v));
-  const time = (ms: number | null) => (ms === null ? '' : quote(formatDateTime(ms, zone)));
+  const time = (ms: number | null) => (ms === null ? '' : quote(formatDateTime(ms, zone, dateTimeFormat)));
   const empty = s.repeat(columns.names.length);
   return (r) => {
     const campaign = campaignOf(lookups, r.campaignId);

@@ -1,6 +1,6 @@
 /**
- * The lead lifecycle: the moves of spec section 3, the CallStatus rules of spec 2.7 and the
- * campaign settings of DESIGN §6, as pure functions over plain values. Callers load the lead,
+ * The lead lifecycle (docs/decisions.md, Lead lifecycle): the status moves, the call-status
+ * rules and the campaign time limits and attempts, as pure functions over plain values. Callers load the lead,
  * call one of these, and store what comes back.
  */
 import {
@@ -133,7 +133,7 @@ export function restartsStatusClock(from: LeadStatusName, to: LeadStatusName): b
 }
 
 /**
- * Call.leadStatus from the lead status at wrap-up (spec 2.7): Unresolved gives Abandoned; New
+ * Call.leadStatus from the lead status at wrap-up (docs/decisions.md, Lead lifecycle): Unresolved gives Abandoned; New
  * (nothing happened, e.g. dialing cancelled) and statuses that never result from a call give
  * NotSet.
  */

@@ -49,5 +49,3 @@ export interface OrgSnapshot {
   /** Only the campaigns visible to the account. */
   campaigns: Map<number, CampaignRecord>;
 }
-
-export type OrgCodeKind = 'user' | 'unit';

@@ -2,11 +2,11 @@ import type { IncludeGraph, IncludeType } from './include';
 import type { CampaignRecord, OrgSnapshot, OrgUnitRecord, UserRecord } from './organization';
 
 /**
- * The include graph (spec 4.4) of the organisation types: OrgUnit, User and Campaign, with
+ * The include graph (docs/decisions.md, Include engine) of the organisation types: OrgUnit, User and Campaign, with
  * their complex properties resolved from one request's in-memory snapshot. The calls
  * serializer adds the Call type on top (src/domain/callSerializer.ts).
  *
- * Field order follows the specification's 2.4; complex properties render as `undefined`
+ * Field order follows the OpenAPI document; complex properties render as `undefined`
  * placeholders so an included one keeps its place and an absent one is left out of JSON.
  * Absent optional fields are left out too (never `null`).
  */

@@ -1,5 +1,5 @@
 /**
- * Project-rights patterns (spec 5, DESIGN §3): `*` is zero or more characters, `?` exactly one;
+ * Project-rights patterns (docs/decisions.md, Project patterns): `*` is zero or more characters, `?` exactly one;
  * anchored and case-insensitive. Both sides are lower-cased, in JS and in SQL (`lower(project)`),
  * so the in-memory match and the database filter agree. A literal `*` or `?` cannot be matched.
  */

@@ -30,7 +30,7 @@ function span(years: number, months: number, days: number, hours: number, minute
   return ts;
 }
 
-// Case sensitive on purpose (spec 2.1): designators are upper case only.
+// Case sensitive on purpose (docs/decisions.md, DateTime and TimeSpan): designators are upper case only.
 const NUM = '(\\d+(?:[.,]\\d+)?)';
 const ISO = new RegExp(
   `^(-)?P(?:${NUM}Y)?(?:${NUM}M)?(?:${NUM}W)?(?:${NUM}D)?(?:T(?:${NUM}H)?(?:${NUM}M)?(?:${NUM}S)?)?$`,

@@ -31,7 +31,7 @@ export function createApp(services: AppServices): App {
 
   const metrics = new Metrics();
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
-  const endpoints = allEndpoints(metrics);
+  const endpoints = allEndpoints(metrics, services);
 
   app.use(requestLogging(logger));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());

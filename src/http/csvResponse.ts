@@ -2,8 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Response } from 'express';
 import { encoderStream, isUtf8 } from '../streams/encoding';
 import { rowsToText } from '../streams/rowsToText';
-import { streamToResponse } from './streamResponse';
-import type { AppServices } from './services';
+import { StreamLogger, streamToResponse } from './streamResponse';
 
 /** Sets the headers of a CSV download: `text/csv; charset={encoding}` and an attachment name. */
 export function setCsvHeaders(res: Response, encoding: string, fileName: string): void {
@@ -13,19 +12,22 @@ export function setCsvHeaders(res: Response, encoding: string, fileName: string)
   res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
 }
 
-/** Streams cursor rows as CSV text in `encoding`, the header line first (also for no rows). */
-export async function streamCsv<T>(
-  res: Response,
-  services: AppServices,
-  cursor: Readable,
-  header: string,
-  toLines: (row: T) => string,
-  encoding: string,
-  fileName: string,
-): Promise<undefined> {
-  setCsvHeaders(res, encoding, fileName);
-  const text = rowsToText<T>(cursor, { head: header, format: toLines, utf8: isUtf8(encoding) });
-  await streamToResponse(res, text, isUtf8(encoding) ? [] : [encoderStream(encoding)], services.logger);
+export interface CsvDownload<T> {
+  /** The header line, CRLF included; written also when there are no rows. */
+  header: string;
+  /** One row's lines, CRLF included. */
+  toLines: (row: T) => string;
+  /** Any encoding iconv-lite knows. */
+  encoding: string;
+  fileName: string;
+}
+
+/** Streams cursor rows as a CSV download in its encoding, the header line first. */
+export async function streamCsv<T>(res: Response, logger: StreamLogger, cursor: Readable, csv: CsvDownload<T>): Promise<undefined> {
+  const { encoding } = csv;
+  setCsvHeaders(res, encoding, csv.fileName);
+  const text = rowsToText<T>(cursor, { head: csv.header, format: csv.toLines, utf8: isUtf8(encoding) });
+  await streamToResponse(res, text, isUtf8(encoding) ? [] : [encoderStream(encoding)], logger);
   return undefined;
 }
 

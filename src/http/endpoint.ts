@@ -1,9 +1,11 @@
 import type { Request, Response } from 'express';
+import type { Knex } from 'knex';
 import { z } from 'zod';
+import type { Logger } from '../config/logger';
+import type { ProjectScope } from '../data/projectScope';
 import type { AccountContext } from '../domain/account';
-import type { ResourceType, Verb } from '../domain/enums';
+import type { DateTimeFormatName, ResourceType, Verb } from '../domain/enums';
 import type { Representation } from './negotiate';
-import type { AppServices } from './services';
 
 /**
  * One declarative description per endpoint: the route, the right it needs, the service name
@@ -22,6 +24,18 @@ export const right = (resource: ResourceType, verb: Verb): Access => ({ kind: 'r
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
+/** Options for a cursor streamed into one response: the configured batch size and the client's abort. */
+export interface ResponseCursorOptions {
+  batchSize: number;
+  signal: AbortSignal;
+}
+
+/**
+ * What a handler is handed, computed once per request by mountEndpoints: the parsed request,
+ * the account and what follows from it (project scope, DateTime format), and the few
+ * resources an endpoint uses. Endpoints that need more (request counters, Redis health) are
+ * given it when they are built (src/http/routes.ts), not through every request.
+ */
 export interface EndpointContext<Q, P, B> {
   req: Request;
   res: Response;
@@ -31,7 +45,18 @@ export interface EndpointContext<Q, P, B> {
   /** Present on every endpoint whose access is not public. */
   account: AccountContext;
   representation: Representation;
-  services: AppServices;
+  /** The account's project rights as a query scope (sees nothing on public endpoints). */
+  scope: ProjectScope;
+  /** The platform time zone: wall times, local dates, `yyyyMMddHHmmss` file names. */
+  zone: string;
+  /** How this answer writes DateTimes: the account's format (docs/decisions.md, Wire). */
+  dateTimeFormat: DateTimeFormatName;
+  /** Options for a cursor streamed into this response; made on first read (it listens on the response). */
+  readonly cursor: ResponseCursorOptions;
+  db: Knex;
+  /** Injected so tests can move through production hours, periods and midnights. */
+  clock: () => Date;
+  logger: Logger;
 }
 
 /** What a handler returns: a value (rendered as JSON or HTML), nothing (it streamed), or an empty status. */
@@ -54,7 +79,7 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   representations: readonly Representation[];
   /** The handler writes its own media type (metrics text, the docs page): no Accept check. */
   ownMediaType?: boolean;
-  /** Large-data services with a higher default daily limit (DESIGN §7). */
+  /** Large-data services with a higher default daily limit (docs/decisions.md, Request counting). */
   bulk?: boolean;
   /** Counted against the account's request limits (false for health, metrics, docs). */
   counted?: boolean;

@@ -1,8 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { Response } from 'express';
-import type { AppServices } from './services';
-import { cursorOptions, streamToResponse } from './streamResponse';
-import type { AccountContext } from '../domain/account';
+import type { EndpointContext } from './endpoint';
+import { streamToResponse } from './streamResponse';
 import { parseIncludeNames } from '../domain/include';
 import type { LeadFilter } from '../domain/leadFilters';
 import {
@@ -16,7 +14,6 @@ import { loadLeadLookups, openLeadCursor } from '../data/leadRepository';
 import type { LeadRow } from '../domain/leadRecords';
 import { loadOrgSnapshot } from '../data/organizationRepository';
 import type { OrgSnapshot } from '../domain/organization';
-import { projectScope } from '../data/projectScope';
 import { jsonArrayText } from '../streams/rowsToText';
 
 // Shared by the lead exports (SimpleLeads, saved searches, RawLeads).
@@ -29,23 +26,22 @@ export const EMPTY_SNAPSHOT: OrgSnapshot = {
   campaigns: new Map(),
 };
 
+/** What a lead export reads from its request's context. */
+export type LeadExportContext = Pick<
+  EndpointContext<unknown, unknown, unknown>,
+  'res' | 'account' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger'
+>;
+
 /**
- * Streams the leads matching `filter` as a JSON array of Lead objects (DESIGN §6), with the
- * account's project scope and entry access applied and `Include` expanded.
+ * Streams the leads matching `filter` as a JSON array of Lead objects (the OpenAPI document;
+ * docs/decisions.md, Leads), with the account's project scope and entry access applied and
+ * `Include` expanded.
  */
-export async function streamLeadsJson(
-  res: Response,
-  services: AppServices,
-  account: AccountContext,
-  filter: LeadFilter,
-  includeRaw: unknown,
-): Promise<undefined> {
-  const { db } = services;
-  const zone = services.settings.PLATFORM_TIMEZONE;
-  const scope = projectScope(account.projectPatterns);
+export async function streamLeadsJson(ctx: LeadExportContext, filter: LeadFilter, includeRaw: unknown): Promise<undefined> {
+  const { res, account, scope, db, zone, dateTimeFormat } = ctx;
   const include = parseIncludeNames(includeRaw);
   const { cursor, lookups } = await openWithLookups(
-    () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services.settings.CURSOR_BATCH_SIZE)),
+    () => openLeadCursor(db, filter, scope, account.entryAccess, ctx.cursor),
     () => loadLeadLookups(db, filter, scope),
   );
   let toJson: (row: LeadRow) => string;
@@ -53,17 +49,17 @@ export async function streamLeadsJson(
     const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
     if (leadIncludesNeedSnapshot(include)) {
       const org = await loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) });
-      const expand = leadToJson({ zone, visible, lookups, include, org });
+      const expand = leadToJson({ zone, dateTimeFormat, visible, lookups, include, org });
       toJson = (row) => JSON.stringify(expand(row));
     } else {
-      toJson = leadToJsonText(zone, visible, lookups);
+      toJson = leadToJsonText(zone, visible, lookups, dateTimeFormat);
     }
   } catch (err) {
     cursor.destroy();
     throw err;
   }
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, jsonArrayText(cursor, toJson), [], services.logger);
+  await streamToResponse(res, jsonArrayText(cursor, toJson), [], ctx.logger);
   return undefined;
 }
 

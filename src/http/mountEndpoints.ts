@@ -1,5 +1,5 @@
 import express, { Request, Response, Router } from 'express';
-import type { Endpoint, EndpointResult } from './endpoint';
+import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
 import { toExpressPath } from './endpoint';
 import type { AppServices } from './services';
 import { negotiate, Representation } from './negotiate';
@@ -7,7 +7,9 @@ import { parseBody, parseParams, parseQuery } from './requestParsing';
 import { HttpProblem, rateLimited } from './problem';
 import { renderHtmlPage } from './html';
 import { countRequest, showRateHeaders } from '../ratelimit/countRequests';
-import { hasRight } from '../domain/account';
+import { AccountContext, hasRight } from '../domain/account';
+import { projectScope, ProjectScope } from '../data/projectScope';
+import { cursorOptions } from './streamResponse';
 import type { Metrics } from './metrics';
 
 export interface MountOptions {
@@ -32,6 +34,36 @@ function send(res: Response, representation: Representation, endpoint: Endpoint,
   } else {
     res.type('application/json; charset=utf-8').send(JSON.stringify(result.body));
   }
+}
+
+/** A public endpoint has no account: its scope sees nothing. */
+const NO_PROJECTS: ProjectScope = projectScope([]);
+
+type Input = Record<string, unknown>;
+type Context = EndpointContext<Input, Input, Input>;
+type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation'>;
+
+/**
+ * A handler's context, computed once here so handlers do not repeat it: the project scope,
+ * the platform zone, the DateTime format, and the cursor options bound to the response (made
+ * on first read, as they listen for the client leaving; a spread would read them early).
+ */
+function endpointContext(parsed: Parsed, account: AccountContext | undefined, services: AppServices): Context {
+  let cursor: ResponseCursorOptions | undefined;
+  const batchSize = services.settings.CURSOR_BATCH_SIZE;
+  return {
+    ...parsed,
+    account: account!,
+    scope: account === undefined ? NO_PROJECTS : projectScope(account.projectPatterns),
+    zone: services.settings.PLATFORM_TIMEZONE,
+    dateTimeFormat: 'Offset',
+    get cursor() {
+      return (cursor ??= cursorOptions(parsed.res, batchSize));
+    },
+    db: services.db,
+    clock: services.clock,
+    logger: services.logger,
+  };
 }
 
 /**
@@ -70,16 +102,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       // and a bad body is a counted 400 with the rate-limit headers.
       if (endpoint.body) await runMiddleware(jsonBody, req, res);
       const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases) : {};
-      const result = await endpoint.handler({
-        req,
-        res,
-        query,
-        params,
-        body,
-        account: req.account!,
-        representation,
-        services,
-      });
+      const result = await endpoint.handler(endpointContext({ req, res, query, params, body, representation }, req.account, services));
       send(res, representation, endpoint, result);
     });
   }

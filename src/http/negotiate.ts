@@ -12,7 +12,7 @@ const MEDIA: Record<Representation, string> = {
 
 /**
  * Picks the representation for a request: no Accept → the service's default, `*\/*` honoured,
- * nothing acceptable → 406 (spec 7). Large-data services list only json or csv, so a
+ * nothing acceptable → 406 (docs/decisions.md, Wire). Large-data services list only json or csv, so a
  * text/html-only client gets 406 there.
  */
 export function negotiate(req: Request, offered: readonly Representation[]): Representation {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { HttpProblem, ProblemFieldError, invalidBody, invalidParameter } from './problem';
 
 /**
- * Query parameters (DESIGN §2): names are case-insensitive, array parameters take
+ * Query parameters (docs/decisions.md, Wire): names are case-insensitive, array parameters take
  * comma-separated values, repeated parameters or both, unknown names are ignored, and a bad
  * value is a 400 naming the parameter.
  */

@@ -1,6 +1,7 @@
 import type { Endpoint } from './endpoint';
 import type { Metrics } from './metrics';
-import { healthz, readyz, metricsEndpoint } from './endpoints/health';
+import type { AppServices } from './services';
+import { healthz, readyzEndpoint, metricsEndpoint } from './endpoints/health';
 import { myAccountEndpoints } from './endpoints/myAccount';
 import { calendarEventEndpoints } from './endpoints/calendarEvents';
 import { docsEndpoints } from './endpoints/docs';
@@ -11,16 +12,18 @@ import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
 
 /**
- * Every endpoint of the API, in document order. Each router module exports its endpoint
+ * Every endpoint of the API, in document order. Each endpoint module exports its endpoint
  * descriptions; the app mounts them and the OpenAPI document is generated from this list.
+ * Most handlers need only their request context; the few that read the process's own
+ * resources (metrics, Redis health, the request counters) are handed them here.
  */
-export function allEndpoints(metrics: Metrics): Endpoint[] {
+export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'settings' | 'counter' | 'redisHealthy'>): Endpoint[] {
   const endpoints: Endpoint[] = [
     healthz,
-    readyz,
+    readyzEndpoint(services.redisHealthy),
     metricsEndpoint(metrics),
     // Lists the limits of every counted service, so it reads this list once it is built.
-    ...myAccountEndpoints(() => endpoints),
+    ...myAccountEndpoints(() => endpoints, services),
     ...calendarEventEndpoints,
     // The OpenAPI document describes every endpoint, so it too reads the finished list.
     ...docsEndpoints(() => endpoints),

@@ -1,6 +1,7 @@
 import { ConsumeInput, ConsumeResult, CounterStore, ServiceCount, assertConsumeInput } from './counterStore';
 import { MemoryCounterStore } from './memoryCounterStore';
 import { CounterRedisClientOptions, RedisCounterStore, createCounterRedisClient } from './redisCounterStore';
+import { toRedisTarget } from '../data/redis';
 
 /** The part of a pino logger the store uses. */
 export interface CounterLogger {
@@ -106,7 +107,7 @@ export interface CreateFailoverOptions extends CounterRedisClientOptions, Failov
 }
 
 /**
- * The counter store for a configured REDIS_URL. Never fails for want of Redis: when it cannot
+ * The counter store for a configured Redis (one, or a cluster). Never fails for want of Redis: when it cannot
  * connect within `startupWaitMs` it starts in process (redisHealthy false) and keeps trying.
  */
 export async function createFailoverCounterStore(options: CreateFailoverOptions): Promise<FailoverCounterStore> {
@@ -123,7 +124,7 @@ export async function createFailoverCounterStore(options: CreateFailoverOptions)
   });
   await Promise.race([connected, timedOut]);
   clearTimeout(timer);
-  const store = new FailoverCounterStore(new RedisCounterStore(client), new MemoryCounterStore(), options.logger, options);
+  const store = new FailoverCounterStore(new RedisCounterStore(client, toRedisTarget(options.url)), new MemoryCounterStore(), options.logger, options);
   if (!client.isReady) store.markDown(new Error(`cannot connect to Redis at start-up`));
   return store;
 }

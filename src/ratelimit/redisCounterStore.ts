@@ -1,4 +1,6 @@
-import { createClient, defineScript, CommandParser } from 'redis';
+import { defineScript, CommandParser } from 'redis';
+import { RedisTargetLike, createRedisConnection, redisServesAllKeys, toRedisTarget } from '../data/redis';
+import type { RedisTarget } from '../config/settings';
 import {
   ConsumeInput,
   ConsumeResult,
@@ -71,13 +73,15 @@ const consumeScript = defineScript({
   transformReply: (reply: unknown) => reply as number[],
 });
 
-// The {accountId} hash tag keeps one account's keys in one cluster slot, as a script needs.
-const dailyKey = (accountId: number, service: string) => `rl:{${accountId}}:d:${service}`;
-const minuteKey = (accountId: number, service: string) => `rl:{${accountId}}:m:${service}`;
-const servicesKey = (accountId: number) => `rl:{${accountId}}:services`;
+// The {accountId} hash tag puts every key of one account in one Redis Cluster slot: the script
+// touches three of them, and a cluster only runs a script whose keys share a slot.
+export const dailyKey = (accountId: number, service: string) => `rl:{${accountId}}:d:${service}`;
+export const minuteKey = (accountId: number, service: string) => `rl:{${accountId}}:m:${service}`;
+export const servicesKey = (accountId: number) => `rl:{${accountId}}:services`;
 
 export interface CounterRedisClientOptions {
-  url: string;
+  /** One Redis URL, or a target (one Redis or a Redis Cluster). */
+  url: RedisTargetLike;
   /** Per-command time-out; a slow Redis must not stall requests. */
   commandTimeoutMs?: number;
   connectTimeoutMs?: number;
@@ -86,20 +90,17 @@ export interface CounterRedisClientOptions {
 }
 
 /**
- * A node-redis client for the counter store. Commands fail at once while disconnected
- * (disableOfflineQueue) instead of queueing, so the failover store can answer without Redis;
- * the client keeps reconnecting in the background.
+ * A node-redis client (or cluster client) for the counter store. Commands fail at once while
+ * disconnected (disableOfflineQueue) instead of queueing, so the failover store can answer
+ * without Redis; the client keeps reconnecting in the background.
  */
 export function createCounterRedisClient(options: CounterRedisClientOptions) {
-  const maxDelay = options.maxReconnectDelayMs ?? 2000;
-  return createClient({
-    url: options.url,
+  return createRedisConnection({
+    target: toRedisTarget(options.url),
     disableOfflineQueue: true,
-    commandOptions: { timeout: options.commandTimeoutMs ?? 200 },
-    socket: {
-      connectTimeout: options.connectTimeoutMs ?? 1000,
-      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, maxDelay),
-    },
+    commandTimeoutMs: options.commandTimeoutMs ?? 200,
+    connectTimeoutMs: options.connectTimeoutMs,
+    maxReconnectDelayMs: options.maxReconnectDelayMs,
     scripts: { rateLimitConsume: consumeScript },
   });
 }
@@ -117,15 +118,19 @@ function parseWindow(fields: (string | null)[]): Window | undefined {
 
 /** Counters shared by every API instance through one Redis. Owns (and closes) its client. */
 export class RedisCounterStore implements CounterStore {
-  constructor(readonly client: CounterRedisClient) {}
+  constructor(
+    readonly client: CounterRedisClient,
+    private readonly target: RedisTarget = { cluster: false, url: '' },
+  ) {}
 
   /** True while the client has a working connection. */
   get ready(): boolean {
     return this.client.isReady;
   }
 
+  /** Rejects unless every account's counters can be reached (a cluster with a slot down cannot). */
   async ping(): Promise<void> {
-    await this.client.ping();
+    if (!(await redisServesAllKeys(this.client, this.target))) throw new Error('Redis Cluster does not serve every slot');
   }
 
   async consume(input: ConsumeInput): Promise<ConsumeResult> {

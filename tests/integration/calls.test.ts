@@ -1,8 +1,7 @@
 import request from 'supertest';
 import { createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
-import { dateTimeFormatter } from '../../src/domain/callSerializer';
-import { formatDateTime } from '../../src/domain/datetime';
+import { dateTimeFormatter, formatDateTime } from '../../src/domain/datetime';
 
 /**
  * The calls family over the real stack: window, order, Limit, Include, parameters, org codes

@@ -6,6 +6,7 @@ import { CounterLogger, createFailoverCounterStore } from '../../src/ratelimit/f
 import { minuteLimit, requestWeight } from '../../src/ratelimit/requestWeight';
 import { freePort } from '../harness/freePort';
 import { startRedisServer } from '../harness/redisServer';
+import { startRedisCluster } from '../harness/redisCluster';
 
 const HOUR_MS = 60 * MINUTE_MS;
 /** 10:17 in Copenhagen (CET): inside production hours and deliberately not at midnight. */
@@ -28,9 +29,30 @@ function redisUrl(): string {
   return url;
 }
 
+/** The Redis store on a 3-master Redis Cluster of its own; closing the store stops the cluster. */
+async function redisClusterStore(): Promise<CounterStore> {
+  const cluster = await startRedisCluster({ masters: 3 });
+  try {
+    const target = { cluster: true as const, rootUrls: [cluster.nodes[0].url] };
+    const client = createCounterRedisClient({ url: target, commandTimeoutMs: 5000 });
+    await client.connect();
+    const store = new RedisCounterStore(client, target);
+    const close = store.close.bind(store);
+    store.close = async () => {
+      await close();
+      await cluster.stop();
+    };
+    return store;
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
+
 const stores: { name: string; make: () => Promise<CounterStore> }[] = [
   { name: 'in-process store', make: async () => new MemoryCounterStore() },
   { name: 'Redis store', make: () => connectedRedisStore(redisUrl()) },
+  { name: 'Redis Cluster store', make: redisClusterStore },
 ];
 
 describe.each(stores)('$name', ({ make }) => {

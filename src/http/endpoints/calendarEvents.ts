@@ -20,19 +20,19 @@ import {
   replaceEvent,
   WriteResult,
 } from '../../data/calendarEventRepository';
-import { projectScope } from '../../data/projectScope';
 import { formatDateTime } from '../../domain/datetime';
+import type { DateTimeFormatName } from '../../domain/enums';
 
-/** The CalendarEvent of spec 2.5 on the wire: DateTimes in platform time with their offset. */
-function toJson(event: CalendarEvent, zone: string) {
+/** A CalendarEvent on the wire (the OpenAPI document): DateTimes in platform time, in the answer's format. */
+function toJson(event: CalendarEvent, zone: string, format: DateTimeFormatName) {
   return {
     uniqueId: event.uniqueId,
     calendarCode: event.calendarCode,
     leadUniqueId: event.leadUniqueId,
     title: event.title,
     notes: event.notes,
-    start: formatDateTime(event.start, zone),
-    end: formatDateTime(event.end, zone),
+    start: formatDateTime(event.start, zone, format),
+    end: formatDateTime(event.end, zone, format),
     source: event.source,
     externalId: event.externalId,
   };
@@ -76,16 +76,10 @@ export const calendarEventsByCalendar = defineEndpoint({
   query: calendarEventsByCalendarQuery,
   response: calendarEventListOut,
   errorStatuses: [404],
-  async handler({ params, query, account, services }) {
-    const events = await listCalendarEvents(
-      services.db,
-      params.CalendarCode,
-      { from: query.FromDate, to: query.ToDate },
-      projectScope(account.projectPatterns),
-    );
+  async handler({ params, query, scope, db, zone, dateTimeFormat }) {
+    const events = await listCalendarEvents(db, params.CalendarCode, { from: query.FromDate, to: query.ToDate }, scope);
     if (events === undefined) throw notFound(`no calendar ${params.CalendarCode}`);
-    const zone = services.settings.PLATFORM_TIMEZONE;
-    return { body: events.map((e) => toJson(e, zone)), title: `Calendar ${params.CalendarCode}: events` };
+    return { body: events.map((e) => toJson(e, zone, dateTimeFormat)), title: `Calendar ${params.CalendarCode}: events` };
   },
 });
 
@@ -100,15 +94,9 @@ export const calendarEventsList = defineEndpoint({
   representations: ['json', 'html'],
   query: calendarEventsQuery,
   response: calendarEventListOut,
-  async handler({ query, account, services }) {
-    const events = await listEvents(
-      services.db,
-      { from: query.FromDate, to: query.ToDate },
-      projectScope(account.projectPatterns),
-      query.Project,
-    );
-    const zone = services.settings.PLATFORM_TIMEZONE;
-    return { body: events.map((e) => toJson(e, zone)), title: 'Calendar events' };
+  async handler({ query, scope, db, zone, dateTimeFormat }) {
+    const events = await listEvents(db, { from: query.FromDate, to: query.ToDate }, scope, query.Project);
+    return { body: events.map((e) => toJson(e, zone, dateTimeFormat)), title: 'Calendar events' };
   },
 });
 
@@ -125,11 +113,10 @@ export const calendarEventCreate = defineEndpoint({
   body: createCalendarEventBody,
   response: calendarEventOut,
   successStatus: 201,
-  async handler({ body, account, res, services }) {
-    const result = await createEvent(services.db, body, projectScope(account.projectPatterns));
-    const event = writtenEvent(result, body.calendarCode);
+  async handler({ body, res, scope, db, zone, dateTimeFormat }) {
+    const event = writtenEvent(await createEvent(db, body, scope), body.calendarCode);
     res.location(`/api/calendars/events/${encodeURIComponent(event.uniqueId)}`);
-    return { status: 201, body: toJson(event, services.settings.PLATFORM_TIMEZONE) };
+    return { status: 201, body: toJson(event, zone, dateTimeFormat) };
   },
 });
 
@@ -147,12 +134,11 @@ export const calendarEventReplace = defineEndpoint({
   body: replaceCalendarEventBody,
   response: calendarEventOut,
   errorStatuses: [404],
-  async handler({ params, body, account, services }) {
+  async handler({ params, body, scope, db, zone, dateTimeFormat }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
     const { uniqueId: _ignored, ...input } = body;
-    const result = await replaceEvent(services.db, params.UniqueId, input, projectScope(account.projectPatterns));
-    const event = writtenEvent(result, body.calendarCode, params.UniqueId);
-    return { body: toJson(event, services.settings.PLATFORM_TIMEZONE) };
+    const event = writtenEvent(await replaceEvent(db, params.UniqueId, input, scope), body.calendarCode, params.UniqueId);
+    return { body: toJson(event, zone, dateTimeFormat) };
   },
 });
 
@@ -170,9 +156,9 @@ export const calendarEventDelete = defineEndpoint({
   body: deleteCalendarEventBody,
   successStatus: 204,
   errorStatuses: [404],
-  async handler({ params, body, account, services }) {
+  async handler({ params, body, scope, db }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
-    const deleted = await deleteEvent(services.db, params.UniqueId, projectScope(account.projectPatterns));
+    const deleted = await deleteEvent(db, params.UniqueId, scope);
     if (!deleted) throw notFound(`no calendar event ${params.UniqueId}`);
     return { status: 204 };
   },

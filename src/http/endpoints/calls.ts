@@ -1,8 +1,7 @@
-import type { Response } from 'express';
 import { z } from 'zod';
-import { defineEndpoint, Endpoint, right } from '../endpoint';
-import { invalidParameter, notFound } from '../problem';
-import { cursorOptions, streamToResponse } from '../streamResponse';
+import { defineEndpoint, Endpoint, EndpointContext, right } from '../endpoint';
+import { HttpProblem, invalidParameter, notFound } from '../problem';
+import { streamToResponse } from '../streamResponse';
 import { streamCsv } from '../csvResponse';
 import {
   callOut,
@@ -17,9 +16,8 @@ import {
   recordingsQuery,
 } from '../schemas/calls';
 import { jsonArrayText } from '../../streams/rowsToText';
-import { projectScope, ProjectScope } from '../../data/projectScope';
-import { CallSubject, findVisibleCallId, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
-import { findOrgCodeKind, findOrgUnit, findUserId, loadOrgSnapshot } from '../../data/organizationRepository';
+import { findVisibleCallId, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
+import { loadOrgSnapshot } from '../../data/organizationRepository';
 import {
   callIncludesNeedUsers,
   CallRow,
@@ -30,28 +28,29 @@ import {
   readyPeriodToJson,
   recordingToJson,
 } from '../../domain/callSerializer';
+import { CallSubject, callSubjectOf } from '../../domain/callSubject';
 import { parseIncludeNames } from '../../domain/include';
+import type { OrgSnapshot } from '../../domain/organization';
 import { addTimeSpan, TimeSpan } from '../../domain/timespan';
 import { formatCompactLocal } from '../../domain/datetime';
-import type { AppServices } from '../services';
-import type { AccountContext } from '../../domain/account';
 
 /**
- * The calls family (spec 4.1, DESIGN §5). The list endpoints stream: a Postgres cursor in
- * index order → one row-to-text stage (include expansion from the request's in-memory
- * snapshot, JSON array or CSV lines) → encoding → coalesced writes → response, headers before
- * the first row, the cursor released when the client leaves.
+ * The calls family (the OpenAPI document; docs/decisions.md, Calls family and organisation).
+ * The list endpoints stream: a Postgres cursor in index order → one row-to-text stage
+ * (include expansion from the request's in-memory snapshot, JSON array or CSV lines) →
+ * encoding → coalesced writes → response, headers before the first row, the cursor released
+ * when the client leaves.
  */
 
 const WINDOW_RULE =
   'Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging).';
 const INCLUDE_RULE =
-  'Include: campaign, user (and their properties, e.g. parent, campaigns; spec 4.4). organizationalUnits is always present, root first.';
+  'Include: campaign, user (and their properties, e.g. parent, campaigns). organizationalUnits is always present, root first.';
 const SCOPE_RULE = "Calls of campaigns outside the account's projects are left out.";
 
-function windowEnd(start: Date, span: TimeSpan, services: AppServices): Date {
+function windowEnd(start: Date, span: TimeSpan, zone: string): Date {
   if (span.negative) throw invalidParameter('TimeSpan', 'must not be negative');
-  const end = addTimeSpan(start, span, services.settings.PLATFORM_TIMEZONE);
+  const end = addTimeSpan(start, span, zone);
   // Postgres and the DateTime format end at year 9999; `P99999999Y` must be a 400, not a 500.
   if (!Number.isFinite(end.getTime()) || end.getUTCFullYear() > 9999) {
     throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
@@ -59,23 +58,37 @@ function windowEnd(start: Date, span: TimeSpan, services: AppServices): Date {
   return end;
 }
 
-/** `/calls?OrgCode=`: a user or a unit; anything else is a 400 (DESIGN §4). */
-async function subjectOfQuery(services: AppServices, orgCode: string): Promise<CallSubject> {
-  const kind = await findOrgCodeKind(services.db, orgCode);
-  const subject =
-    kind === 'user' ? await userSubject(services, orgCode) : kind === 'unit' ? await unitSubject(services, orgCode) : undefined;
-  if (subject === undefined) throw invalidParameter('OrgCode', `${orgCode} is neither a user nor an org unit`);
-  return subject;
+/** Which org codes a list accepts, and how one it cannot resolve is answered. */
+interface SubjectRule {
+  kind?: CallSubject['kind'];
+  unknown: (orgCode: string) => HttpProblem;
 }
 
-async function userSubject(services: AppServices, orgCode: string): Promise<CallSubject | undefined> {
-  const userId = await findUserId(services.db, orgCode);
-  return userId === undefined ? undefined : { kind: 'user', userId };
-}
+/** `/calls?OrgCode=`: a user or a unit; anything else is a 400 naming the parameter. */
+const QUERY_SUBJECT: SubjectRule = {
+  unknown: (orgCode) => invalidParameter('OrgCode', `${orgCode} is neither a user nor an org unit`),
+};
+/** The path endpoints: 404 for an unknown code. */
+const USER_SUBJECT: SubjectRule = { kind: 'user', unknown: (orgCode) => notFound(`no user with org code ${orgCode}`) };
+const UNIT_SUBJECT: SubjectRule = { kind: 'unit', unknown: (orgCode) => notFound(`no org unit with org code ${orgCode}`) };
 
-async function unitSubject(services: AppServices, orgCode: string): Promise<CallSubject | undefined> {
-  const unit = await findOrgUnit(services.db, orgCode);
-  return unit === undefined ? undefined : { kind: 'unit', unitId: unit.id, level: unit.level };
+type CallsContext = Pick<EndpointContext<unknown, unknown, unknown>, 'res' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger'>;
+
+/**
+ * The request's organisation snapshot and the subject its org code names, resolved from that
+ * snapshot (it holds every unit, and every user when a user may be named): no round trip of
+ * its own.
+ */
+async function snapshotWithSubject(
+  ctx: CallsContext,
+  orgCode: string,
+  rule: SubjectRule,
+  needUsers: boolean,
+): Promise<{ org: OrgSnapshot; subject: CallSubject }> {
+  const org = await loadOrgSnapshot(ctx.db, ctx.scope, { users: needUsers || rule.kind !== 'unit' });
+  const subject = callSubjectOf(org, orgCode, rule.kind);
+  if (subject === undefined) throw rule.unknown(orgCode);
+  return { org, subject };
 }
 
 interface WindowQuery {
@@ -85,26 +98,17 @@ interface WindowQuery {
   Include?: string[];
 }
 
-/** Streams the calls of a subject as a JSON array of Call objects. */
-async function streamCallsJson(
-  res: Response,
-  services: AppServices,
-  account: AccountContext,
-  findSubject: () => Promise<CallSubject>,
-  query: WindowQuery,
-): Promise<undefined> {
-  const zone = services.settings.PLATFORM_TIMEZONE;
+/** Streams the calls of the subject an org code names as a JSON array of Call objects. */
+async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: SubjectRule, query: WindowQuery): Promise<undefined> {
+  const { res, db, scope, zone } = ctx;
   // Parameter errors first, then the org code (400 or 404).
-  const end = windowEnd(query.StartTime, query.TimeSpan, services);
-  const subject = await findSubject();
-  const scope = projectScope(account.projectPatterns);
+  const end = windowEnd(query.StartTime, query.TimeSpan, zone);
   const include = parseIncludeNames(query.Include);
-  const cursor = cursorOptions(res, services.settings.CURSOR_BATCH_SIZE);
-  const org = await loadOrgSnapshot(services.db, scope, { users: callIncludesNeedUsers(include) });
-  const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, cursor);
-  const format = callToJsonText({ zone, include, org });
+  const { org, subject } = await snapshotWithSubject(ctx, orgCode, rule, callIncludesNeedUsers(include));
+  const rows = await streamCalls(db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, ctx.cursor);
+  const format = callToJsonText({ zone, dateTimeFormat: ctx.dateTimeFormat, include, org });
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, jsonArrayText<CallRow>(rows, format), [], services.logger);
+  await streamToResponse(res, jsonArrayText<CallRow>(rows, format), [], ctx.logger);
   return undefined;
 }
 
@@ -120,57 +124,46 @@ export const listCalls = defineEndpoint({
   bulk: true,
   query: callsQuery,
   response: z.array(callOut),
-  async handler({ query, account, services, res }) {
-    return streamCallsJson(res, services, account, () => subjectOfQuery(services, query.OrgCode), query);
+  async handler(ctx) {
+    return streamCallsJson(ctx, ctx.query.OrgCode, QUERY_SUBJECT, ctx.query);
   },
 });
 
-export const listUserCalls = defineEndpoint({
+/** `/users/{OrgCode}/calls` and `/organizationalunits/{OrgCode}/calls`: one code, the subject's kind apart. */
+function subjectCallsEndpoint(rule: SubjectRule, endpoint: { service: string; path: string; summary: string; subjectRule: string }): Endpoint {
+  return defineEndpoint({
+    service: endpoint.service,
+    method: 'get',
+    path: endpoint.path,
+    summary: endpoint.summary,
+    description: `${WINDOW_RULE} ${endpoint.subjectRule} ${INCLUDE_RULE} ${SCOPE_RULE}`,
+    tags: ['Calls'],
+    access: right('Calls', 'Get'),
+    representations: ['json'],
+    bulk: true,
+    params: orgCodePath,
+    query: callsOfQuery,
+    response: z.array(callOut),
+    errorStatuses: [404],
+    async handler(ctx) {
+      return streamCallsJson(ctx, ctx.params.OrgCode, rule, ctx.query);
+    },
+  });
+}
+
+export const listUserCalls = subjectCallsEndpoint(USER_SUBJECT, {
   service: 'users.calls',
-  method: 'get',
   path: '/users/{OrgCode}/calls',
   summary: "A user's calls in a time window",
-  description: `${WINDOW_RULE} 404 when no user has the org code. ${INCLUDE_RULE} ${SCOPE_RULE}`,
-  tags: ['Calls'],
-  access: right('Calls', 'Get'),
-  representations: ['json'],
-  bulk: true,
-  params: orgCodePath,
-  query: callsOfQuery,
-  response: z.array(callOut),
-  errorStatuses: [404],
-  async handler({ params, query, account, services, res }) {
-    const findSubject = async () => {
-      const subject = await userSubject(services, params.OrgCode);
-      if (subject === undefined) throw notFound(`no user with org code ${params.OrgCode}`);
-      return subject;
-    };
-    return streamCallsJson(res, services, account, findSubject, query);
-  },
+  subjectRule: '404 when no user has the org code.',
 });
 
-export const listOrgUnitCalls = defineEndpoint({
+export const listOrgUnitCalls = subjectCallsEndpoint(UNIT_SUBJECT, {
   service: 'organizationalunits.calls',
-  method: 'get',
   path: '/organizationalunits/{OrgCode}/calls',
   summary: "An org unit's calls in a time window",
-  description: `${WINDOW_RULE} The calls of the unit's users and of every unit below it, judged by the hierarchy stored on each call. 404 when no org unit has the org code. ${INCLUDE_RULE} ${SCOPE_RULE}`,
-  tags: ['Calls'],
-  access: right('Calls', 'Get'),
-  representations: ['json'],
-  bulk: true,
-  params: orgCodePath,
-  query: callsOfQuery,
-  response: z.array(callOut),
-  errorStatuses: [404],
-  async handler({ params, query, account, services, res }) {
-    const findSubject = async () => {
-      const subject = await unitSubject(services, params.OrgCode);
-      if (subject === undefined) throw notFound(`no org unit with org code ${params.OrgCode}`);
-      return subject;
-    };
-    return streamCallsJson(res, services, account, findSubject, query);
-  },
+  subjectRule:
+    "The calls of the unit's users and of every unit below it, judged by the hierarchy stored on each call. 404 when no org unit has the org code.",
 });
 
 /** Characters a file name cannot hold on common systems become `_` (`TRYG Forsikring A/S`). */
@@ -183,25 +176,26 @@ export const callsCsv = defineEndpoint({
   method: 'get',
   path: '/calls/csv',
   summary: 'Calls of a user or an org unit as a CSV file (FlattenedCall rows)',
-  description: `${WINDOW_RULE} One header row with the FlattenedCall fields (spec 2.3), RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
+  description: `${WINDOW_RULE} One header row with the FlattenedCall fields, RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
   tags: ['Calls'],
   access: right('Calls', 'Get'),
   representations: ['csv'],
   bulk: true,
   query: callsCsvQuery,
   response: z.string().meta({ description: 'text/csv' }),
-  async handler({ query, account, services, res }) {
-    const zone = services.settings.PLATFORM_TIMEZONE;
-    const encoding = query.Encoding ?? 'utf-8';
+  async handler(ctx) {
+    const { query, zone } = ctx;
     const separator = query.CsvFieldSeparator ?? ';';
-    const end = windowEnd(query.StartTime, query.TimeSpan, services);
-    const subject = await subjectOfQuery(services, query.OrgCode);
-    const scope: ProjectScope = projectScope(account.projectPatterns);
-    const cursor = cursorOptions(res, services.settings.CURSOR_BATCH_SIZE);
-    const org = await loadOrgSnapshot(services.db, scope);
-    const rows = await streamCalls(services.db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, cursor);
-    const fileName = `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`;
-    return streamCsv(res, services, rows, flattenedCallHeader(separator), callToCsvLine({ zone, separator, org }), encoding, fileName);
+    const end = windowEnd(query.StartTime, query.TimeSpan, zone);
+    // The CSV names each call's user: the snapshot holds the users in any case.
+    const { org, subject } = await snapshotWithSubject(ctx, query.OrgCode, QUERY_SUBJECT, true);
+    const rows = await streamCalls(ctx.db, { subject, start: query.StartTime, end, limit: query.Limit, scope: ctx.scope }, ctx.cursor);
+    return streamCsv(ctx.res, ctx.logger, rows, {
+      header: flattenedCallHeader(separator),
+      toLines: callToCsvLine({ zone, dateTimeFormat: ctx.dateTimeFormat, separator, org }),
+      encoding: query.Encoding ?? 'utf-8',
+      fileName: `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`,
+    });
   },
 });
 
@@ -220,16 +214,15 @@ export const callRecordings = defineEndpoint({
   query: recordingsQuery,
   response: z.array(recordingOut),
   errorStatuses: [404],
-  async handler({ params, query, account, services }) {
-    const zone = services.settings.PLATFORM_TIMEZONE;
+  async handler({ params, query, scope, db, zone, dateTimeFormat }) {
     if (query.TimeSpan !== undefined && query.StartTime === undefined) {
       throw invalidParameter('StartTime', 'is required with TimeSpan');
     }
-    const callId = await findVisibleCallId(services.db, params.UniqueId, projectScope(account.projectPatterns));
+    const callId = await findVisibleCallId(db, params.UniqueId, scope);
     if (callId === undefined) throw notFound(`no call ${params.UniqueId}`);
-    const end = query.StartTime && query.TimeSpan ? windowEnd(query.StartTime, query.TimeSpan, services) : undefined;
-    const rows = await listRecordings(services.db, callId, { start: query.StartTime, end, limit: query.Limit });
-    return { body: rows.map((r) => recordingToJson(r, zone)), title: `Recordings of call ${params.UniqueId}` };
+    const end = query.StartTime && query.TimeSpan ? windowEnd(query.StartTime, query.TimeSpan, zone) : undefined;
+    const rows = await listRecordings(db, callId, { start: query.StartTime, end, limit: query.Limit });
+    return { body: rows.map((r) => recordingToJson(r, zone, dateTimeFormat)), title: `Recordings of call ${params.UniqueId}` };
   },
 });
 
@@ -246,16 +239,13 @@ export const agentReadyPeriods = defineEndpoint({
   bulk: true,
   query: readyPeriodsQuery,
   response: z.array(readyPeriodOut),
-  async handler({ query, account, services, res }) {
-    const zone = services.settings.PLATFORM_TIMEZONE;
-    const scope = projectScope(account.projectPatterns);
-    const to = windowEnd(query.FromTime, query.TimeSpan, services);
-    const cursor = cursorOptions(res, services.settings.CURSOR_BATCH_SIZE);
-    const org = await loadOrgSnapshot(services.db, scope, { users: false });
-    const rows = await streamReadyPeriods(services.db, { from: query.FromTime, to, scope }, cursor);
-    const toPeriod = readyPeriodToJson(org, zone);
+  async handler({ query, res, scope, db, zone, dateTimeFormat, cursor, logger }) {
+    const to = windowEnd(query.FromTime, query.TimeSpan, zone);
+    const org = await loadOrgSnapshot(db, scope, { users: false });
+    const rows = await streamReadyPeriods(db, { from: query.FromTime, to, scope }, cursor);
+    const toPeriod = readyPeriodToJson(org, zone, dateTimeFormat);
     res.status(200).type('application/json; charset=utf-8');
-    await streamToResponse(res, jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row))), [], services.logger);
+    await streamToResponse(res, jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row))), [], logger);
     return undefined;
   },
 });

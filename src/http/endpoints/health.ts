@@ -24,7 +24,8 @@ export const healthz = defineEndpoint({
   },
 });
 
-export const readyz = defineEndpoint({
+/** `redisHealthy` is undefined when no Redis is configured. */
+export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined) => defineEndpoint({
   service: 'readyz',
   method: 'get',
   path: '/readyz',
@@ -36,14 +37,14 @@ export const readyz = defineEndpoint({
   representations: ['json'],
   response: readyBody,
   errorStatuses: [503],
-  async handler({ services }) {
+  async handler({ db }) {
     let database: 'up' | 'down' = 'up';
     try {
-      await services.db.raw('select 1');
+      await db.raw('select 1');
     } catch {
       database = 'down';
     }
-    const redis = services.redisHealthy === undefined ? 'not-configured' : services.redisHealthy() ? 'up' : 'down';
+    const redis = redisHealthy === undefined ? 'not-configured' : redisHealthy() ? 'up' : 'down';
     const ok = database === 'up';
     return { status: ok ? 200 : 503, body: { status: ok ? 'ok' : 'unavailable', database, redis } };
   },

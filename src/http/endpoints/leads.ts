@@ -1,10 +1,8 @@
 import type { Knex } from 'knex';
 import { defineEndpoint, right } from '../endpoint';
 import { forbidden, HttpProblem, invalidBody, invalidParameter, notFound } from '../problem';
-import { cursorOptions } from '../streamResponse';
 import { streamCsv } from '../csvResponse';
 import { EMPTY_SNAPSHOT, openWithLookups, streamLeadsJson } from '../leadExportResponse';
-import type { AppServices } from '../services';
 import {
   importLeadBody,
   importLeadBodyAliases,
@@ -17,9 +15,8 @@ import {
   savedSearchQuery,
 } from '../schemas/leads';
 import type { AccountContext } from '../../domain/account';
-import { formatCompactLocal, localDate } from '../../domain/datetime';
+import { formatCompactLocal } from '../../domain/datetime';
 import { parseIncludeNames } from '../../domain/include';
-import { mapLeadData } from '../../domain/leadData';
 import { savedSearchLeadFilter } from '../../domain/leadFilters';
 import {
   dataColumns,
@@ -30,70 +27,25 @@ import {
   leadToJson,
   visibleFieldsByDefinition,
 } from '../../domain/leadSerializer';
-import { autoPoolName } from '../../data/leadPools';
-import { findImportCampaign, findLead, insertLead, isCampaignVisible, loadLeadLookups, openLeadCursor } from '../../data/leadRepository';
 import type { LeadRow } from '../../domain/leadRecords';
+import { findLead, loadLeadLookups, openLeadCursor } from '../../data/leadRepository';
 import { findSavedSearch } from '../../data/savedSearchRepository';
-import { requestHash, runIdempotent, StoredAnswer } from '../../data/idempotency';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
-import { projectScope, ProjectScope } from '../../data/projectScope';
+import { importLead, ImportLeadRequest, ImportRefused } from '../../ingest/importLead';
 
 // ---- import -------------------------------------------------------------------------------
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-interface ImportRequest {
-  campaignCode: string;
-  data: Record<string, string>;
-  pool?: string;
-}
-
-const unknownCampaign = (code: string) =>
-  invalidBody(`CampaignCode: no campaign has the code ${JSON.stringify(code)}`, [
-    { field: 'CampaignCode', message: 'is not the code of a campaign' },
-  ]);
-const campaignForbidden = (code: string) => forbidden(`campaign ${code} belongs to a project outside this account's project rights`);
-
-/**
- * One import (DESIGN §6): campaign → project check → lead definition → pool → insert. The
- * project check is SQL: in the campaign lookup, or, when the campaign came from the short-lived
- * cache, in the insert statement itself (and in a query of its own before a validation answer).
- */
-async function importLead(db: Knex | Knex.Transaction, services: AppServices, account: AccountContext, scope: ProjectScope, request: ImportRequest): Promise<StoredAnswer> {
-  const zone = services.settings.PLATFORM_TIMEZONE;
-  const found = await findImportCampaign(db, request.campaignCode, scope);
-  if (!found) throw unknownCampaign(request.campaignCode);
-  const { campaign } = found;
-  if (found.visible === false) throw campaignForbidden(campaign.code);
-  const mapped = mapLeadData(campaign.fields, request.data, zone);
-  if (mapped.errors.length > 0) {
-    if (found.visible === undefined && !(await isCampaignVisible(db, campaign.id, scope))) throw campaignForbidden(campaign.code);
-    return { status: 200, body: { success: false, errors: mapped.errors } };
+/** An import the use case refused: an unknown campaign is a 400 naming the field, a foreign one a 403. */
+function refusal(err: unknown): never {
+  if (!(err instanceof ImportRefused)) throw err;
+  if (err.reason === 'unknown_campaign') {
+    throw invalidBody(`CampaignCode: no campaign has the code ${JSON.stringify(err.campaignCode)}`, [
+      { field: 'CampaignCode', message: 'is not the code of a campaign' },
+    ]);
   }
-  // The moment of insert decides the automatic pool: an upload across midnight lands in two pools.
-  const now = services.clock();
-  const pool = request.pool ?? autoPoolName(localDate(now, zone));
-  const inserted = await insertLead(
-    db,
-    {
-      campaignId: campaign.id,
-      poolName: pool,
-      data: mapped.data,
-      phoneNumber: mapped.phoneNumber,
-      externalKey: mapped.externalKey,
-      now,
-      userId: account.userId,
-    },
-    scope,
-  );
-  if (inserted.kind === 'forbidden') throw campaignForbidden(campaign.code);
-  if (inserted.kind === 'unknown_campaign') {
-    // The cached campaign was removed meanwhile; a fresh lookup decides.
-    const fresh = await findImportCampaign(db, request.campaignCode, scope, { fresh: true });
-    if (!fresh) throw unknownCampaign(request.campaignCode);
-    return importLead(db, services, account, scope, request);
-  }
-  return { status: 200, body: { success: true, uniqueId: inserted.uniqueId, pool } };
+  throw forbidden(`campaign ${err.campaignCode} belongs to a project outside this account's project rights`);
 }
 
 export const importLeadEndpoint = defineEndpoint({
@@ -120,22 +72,16 @@ export const importLeadEndpoint = defineEndpoint({
       description: 'Up to 255 visible ASCII characters, unique per import; a retry with the same key returns the first answer.',
     },
   ],
-  async handler({ req, res, body, account, services }) {
+  async handler({ req, res, body, account, scope, db, clock, zone }) {
     const pool = body.LeadPool?.trim();
-    const request: ImportRequest = { campaignCode: body.CampaignCode, data: body.Data, ...(pool ? { pool } : {}) };
-    const scope = projectScope(account.projectPatterns);
+    const request: ImportLeadRequest = { campaignCode: body.CampaignCode, data: body.Data, ...(pool ? { pool } : {}) };
     const key = req.get('Idempotency-Key');
-    if (key === undefined) {
-      const answer = await importLead(services.db, services, account, scope, request);
-      return { status: answer.status, body: answer.body };
-    }
-    if (!IDEMPOTENCY_KEY.test(key)) throw invalidParameter('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
-    const outcome = await runIdempotent(services.db, account.id, key, requestHash(request), (trx) =>
-      importLead(trx, services, account, scope, request),
-    );
-    if (outcome.kind === 'mismatch') throw idempotencyKeyReused();
-    if (outcome.kind === 'replayed') res.setHeader('Idempotent-Replayed', 'true');
-    return { status: outcome.answer.status, body: outcome.answer.body };
+    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw invalidParameter('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
+    const importer = { accountId: account.id, userId: account.userId, scope };
+    const outcome = await importLead({ db, clock, zone }, importer, request, key).catch(refusal);
+    if (outcome.kind === 'key_reused') throw idempotencyKeyReused();
+    if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    return { body: outcome.answer };
   },
 });
 
@@ -166,9 +112,7 @@ export const getLeadEndpoint = defineEndpoint({
   query: leadGetQuery,
   response: leadOut,
   errorStatuses: [404],
-  async handler({ params, query, account, services }) {
-    const { db } = services;
-    const scope = projectScope(account.projectPatterns);
+  async handler({ params, query, account, scope, db, zone, dateTimeFormat }) {
     const row: LeadRow | undefined = await findLead(db, params.UniqueId, scope, account.entryAccess);
     if (!row) throw notFound(`no lead ${params.UniqueId}`);
     const include = parseIncludeNames(query.Include);
@@ -177,7 +121,8 @@ export const getLeadEndpoint = defineEndpoint({
       leadIncludesNeedSnapshot(include) ? loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) }) : EMPTY_SNAPSHOT,
     ]);
     const expand = leadToJson({
-      zone: services.settings.PLATFORM_TIMEZONE,
+      zone,
+      dateTimeFormat,
       visible: visibleFieldsByDefinition(lookups.definitions, account.entryAccess),
       lookups,
       include,
@@ -189,8 +134,8 @@ export const getLeadEndpoint = defineEndpoint({
 
 // ---- saved searches -------------------------------------------------------------------------
 
-async function savedSearchFilter(services: AppServices, account: AccountContext, searchName: string, modifiedFrom: Date, project?: string) {
-  const search = await findSavedSearch(services.db, account.userId, searchName);
+async function savedSearchFilter(db: Knex, account: AccountContext, searchName: string, modifiedFrom: Date, project?: string) {
+  const search = await findSavedSearch(db, account.userId, searchName);
   if (!search) throw notFound(`the user ${account.userOrgCode} has no saved search named ${JSON.stringify(searchName)}`);
   return savedSearchLeadFilter(search, modifiedFrom, project);
 }
@@ -210,9 +155,10 @@ export const savedSearchEndpoint = defineEndpoint({
   query: savedSearchQuery,
   response: leadsOut,
   errorStatuses: [404],
-  async handler({ res, query, account, services }) {
-    const filter = await savedSearchFilter(services, account, query.searchName, query.modifiedFrom, query.project);
-    return streamLeadsJson(res, services, account, filter, query.Include);
+  async handler(ctx) {
+    const { query } = ctx;
+    const filter = await savedSearchFilter(ctx.db, ctx.account, query.searchName, query.modifiedFrom, query.project);
+    return streamLeadsJson(ctx, filter, query.Include);
   },
 });
 
@@ -230,27 +176,20 @@ export const savedSearchCsvEndpoint = defineEndpoint({
   bulk: true,
   query: savedSearchCsvQuery,
   errorStatuses: [404],
-  async handler({ res, query, account, services }) {
-    const { db } = services;
-    const zone = services.settings.PLATFORM_TIMEZONE;
-    const filter = await savedSearchFilter(services, account, query.searchName, query.modifiedFrom, query.project);
-    const scope = projectScope(account.projectPatterns);
+  async handler({ res, query, account, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger }) {
+    const filter = await savedSearchFilter(db, account, query.searchName, query.modifiedFrom, query.project);
     const separator = query.CsvFieldSeparator ?? ';';
-    const encoding = query.Encoding ?? 'utf-8';
     const { cursor, lookups } = await openWithLookups(
-      () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions(res, services.settings.CURSOR_BATCH_SIZE)),
+      () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions),
       () => loadLeadLookups(db, filter, scope),
     );
     const columns = dataColumns(lookups.definitions, account.entryAccess);
-    return streamCsv<LeadRow>(
-      res,
-      services,
-      cursor,
-      leadCsvHeader(columns, separator),
-      leadToCsvLine({ zone, separator, columns, lookups }),
-      encoding,
-      `Leads-${query.searchName}-${formatCompactLocal(services.clock(), zone)}.csv`,
-    );
+    return streamCsv<LeadRow>(res, logger, cursor, {
+      header: leadCsvHeader(columns, separator),
+      toLines: leadToCsvLine({ zone, dateTimeFormat, separator, columns, lookups }),
+      encoding: query.Encoding ?? 'utf-8',
+      fileName: `Leads-${query.searchName}-${formatCompactLocal(clock(), zone)}.csv`,
+    });
   },
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { anyAccount, defineEndpoint, Endpoint } from '../endpoint';
+import type { AppServices } from '../services';
 import { dailyLimitFor } from '../../ratelimit/countRequests';
 import { myAccountBody, requestCountBody, requestLimitBody } from '../schemas/myAccount';
 import { RESOURCE_TYPES, VERBS } from '../../domain/enums';
@@ -41,11 +42,15 @@ function describeAccount(account: AccountContext) {
 }
 
 /**
- * `/myaccount` and its request limits and counts (DESIGN §7). The limits list every counted
- * service of the API, so the factory is handed the endpoint list (read lazily: this module's
- * own endpoints are part of it).
+ * `/myaccount` and its request limits and counts (docs/decisions.md, Request counting). The
+ * limits list every counted service of the API, so the factory is handed the endpoint list
+ * (read lazily: this module's own endpoints are part of it), the limit settings and the
+ * request counters.
  */
-export function myAccountEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] {
+export function myAccountEndpoints(
+  endpoints: () => readonly Endpoint[],
+  { settings, counter }: Pick<AppServices, 'settings' | 'counter'>,
+): Endpoint[] {
   let services: CountedService[] | undefined;
   const listServices = () => (services ??= countedServices(endpoints()));
 
@@ -59,8 +64,8 @@ export function myAccountEndpoints(endpoints: () => readonly Endpoint[]): Endpoi
     access: anyAccount,
     representations: ['json', 'html'],
     response: myAccountBody,
-    async handler({ req }) {
-      return { body: describeAccount(req.account!), title: 'My account' };
+    async handler({ account }) {
+      return { body: describeAccount(account), title: 'My account' };
     },
   });
 
@@ -75,10 +80,11 @@ export function myAccountEndpoints(endpoints: () => readonly Endpoint[]): Endpoi
     access: anyAccount,
     representations: ['json', 'html'],
     response: z.array(requestLimitBody),
-    async handler({ req, services }) {
+    async handler({ req }) {
+      // The stored account: its per-service limit overrides.
       const account = req.account!;
       const body = listServices().map((service) => {
-        const dailyLimit = dailyLimitFor(service, account, services.settings);
+        const dailyLimit = dailyLimitFor(service, account, settings);
         return { service: service.service, dailyLimit, highLimit: isHighLimit(dailyLimit), minuteLimit: minuteLimit(dailyLimit) };
       });
       return { body, title: 'Request limits' };
@@ -96,14 +102,12 @@ export function myAccountEndpoints(endpoints: () => readonly Endpoint[]): Endpoi
     access: anyAccount,
     representations: ['json', 'html'],
     response: z.array(requestCountBody),
-    async handler({ req, services }) {
-      const now = services.clock().getTime();
-      const zone = services.settings.PLATFORM_TIMEZONE;
-      const rows = await services.counter.counts(req.account!.id, now);
+    async handler({ account, clock, zone, dateTimeFormat }) {
+      const rows = await counter.counts(account.id, clock().getTime());
       const body = rows.map((r) => ({
         service: r.service,
         count: r.count,
-        periodStart: formatDateTime(r.periodStart, zone),
+        periodStart: formatDateTime(r.periodStart, zone, dateTimeFormat),
         resetSeconds: r.resetSeconds,
         minuteCount: r.minuteCount,
       }));

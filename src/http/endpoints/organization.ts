@@ -11,25 +11,19 @@ import {
   userPath,
   usersQuery,
 } from '../schemas/organization';
-import { projectScope } from '../../data/projectScope';
 import { listUsers, listVisibleCampaigns, listVisibleProjects, loadOrgSnapshot } from '../../data/organizationRepository';
 import { compileIncludes, parseIncludeNames } from '../../domain/include';
 import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/organizationGraph';
-import type { AccountContext } from '../../domain/account';
-import type { AppServices } from '../services';
 
 /**
- * Organisation and campaign reads (spec 2.4, 4.3): users, org units and the account's
- * campaigns and projects. The tree and the visible campaigns are small, so each request loads
- * them once and resolves `Include` from memory (src/domain/organizationGraph.ts).
+ * Organisation and campaign reads (the OpenAPI document; docs/decisions.md, Calls family and
+ * organisation): users, org units and the account's campaigns and projects. The tree and the
+ * visible campaigns are small, so each request loads them once and resolves `Include` from
+ * memory (src/domain/organizationGraph.ts).
  */
 
 const INCLUDE_RULES =
-  'Include (spec 4.4): complex properties only when named; a nested name counts only when every property on its path is named; no loops or repeated objects; unknown names are ignored.';
-
-async function snapshot(services: AppServices, account: AccountContext) {
-  return loadOrgSnapshot(services.db, projectScope(account.projectPatterns));
-}
+  'Include: complex properties only when named; a nested name counts only when every property on its path is named; no loops or repeated objects; unknown names are ignored.';
 
 export const listUsersEndpoint = defineEndpoint({
   service: 'users.list',
@@ -42,13 +36,12 @@ export const listUsersEndpoint = defineEndpoint({
   representations: ['json', 'html'],
   query: usersQuery,
   response: z.array(userOut),
-  async handler({ query, account, services }) {
-    const scope = projectScope(account.projectPatterns);
+  async handler({ query, scope, db }) {
     const names = parseIncludeNames(query.Include);
     // Users of other units appear only through parent → users.
     const [org, users] = await Promise.all([
-      loadOrgSnapshot(services.db, scope, { users: names.has('users') }),
-      listUsers(services.db, scope, { limit: query.Limit }),
+      loadOrgSnapshot(db, scope, { users: names.has('users') }),
+      listUsers(db, scope, { limit: query.Limit }),
     ]);
     const expand = compileIncludes(organizationGraph(org), USER, names);
     return { body: users.map(expand), title: 'Users' };
@@ -68,12 +61,11 @@ export const getUserEndpoint = defineEndpoint({
   query: includeQuery,
   response: userOut,
   errorStatuses: [404],
-  async handler({ params, query, account, services }) {
-    const scope = projectScope(account.projectPatterns);
+  async handler({ params, query, scope, db }) {
     const names = parseIncludeNames(query.Include);
     const [org, users] = await Promise.all([
-      loadOrgSnapshot(services.db, scope, { users: names.has('users') }),
-      listUsers(services.db, scope, { orgCode: params.OrgCode }),
+      loadOrgSnapshot(db, scope, { users: names.has('users') }),
+      listUsers(db, scope, { orgCode: params.OrgCode }),
     ]);
     const user = users[0];
     if (user === undefined) throw notFound(`no user with org code ${params.OrgCode}`);
@@ -94,8 +86,8 @@ function orgUnitListEndpoint(service: string, path: string): Endpoint {
     representations: ['json', 'html'],
     query: includeQuery,
     response: z.array(orgUnitOut),
-    async handler({ query, account, services }) {
-      const org = await snapshot(services, account);
+    async handler({ query, scope, db }) {
+      const org = await loadOrgSnapshot(db, scope);
       const expand = compileIncludes(organizationGraph(org), ORG_UNIT, parseIncludeNames(query.Include));
       return { body: [...org.units.values()].map(expand), title: 'Org units' };
     },
@@ -116,9 +108,9 @@ function orgUnitGetEndpoint(service: string, path: string, params: typeof orgUni
     query: includeQuery,
     response: orgUnitOut,
     errorStatuses: [404],
-    async handler({ params: p, query, account, services }) {
+    async handler({ params: p, query, scope, db }) {
       const orgCode = (p as Record<string, string>).OrgCode ?? (p as Record<string, string>).orgCode;
-      const org = await snapshot(services, account);
+      const org = await loadOrgSnapshot(db, scope);
       const unit = [...org.units.values()].find((u) => u.orgCode === orgCode);
       if (unit === undefined) throw notFound(`no org unit with org code ${orgCode}`);
       const expand = compileIncludes(organizationGraph(org), ORG_UNIT, parseIncludeNames(query.Include));
@@ -137,8 +129,8 @@ export const listCampaignsEndpoint = defineEndpoint({
   access: right('Campaigns', 'Get'),
   representations: ['json', 'html'],
   response: z.array(campaignOut),
-  async handler({ account, services }) {
-    const campaigns = await listVisibleCampaigns(services.db, projectScope(account.projectPatterns));
+  async handler({ scope, db }) {
+    const campaigns = await listVisibleCampaigns(db, scope);
     return { body: campaigns.map(renderCampaign), title: 'Campaigns' };
   },
 });
@@ -153,8 +145,8 @@ export const listProjectsEndpoint = defineEndpoint({
   access: right('Campaigns', 'Get'),
   representations: ['json', 'html'],
   response: z.array(z.string()),
-  async handler({ account, services }) {
-    return { body: await listVisibleProjects(services.db, projectScope(account.projectPatterns)), title: 'Projects' };
+  async handler({ scope, db }) {
+    return { body: await listVisibleProjects(db, scope), title: 'Projects' };
   },
 });
 

@@ -4,10 +4,8 @@ import { formatCompactLocal } from '../../domain/datetime';
 import { rawLeadLines, rawLeadsHeader, visibleFieldsByDefinition } from '../../domain/leadSerializer';
 import { loadLeadLookups, openRawLeadCursor } from '../../data/leadRepository';
 import type { RawLeadRow } from '../../domain/leadRecords';
-import { projectScope } from '../../data/projectScope';
 import { streamCsv } from '../csvResponse';
 import { openWithLookups } from '../leadExportResponse';
-import { cursorOptions } from '../streamResponse';
 
 export const rawLeadsEndpoint = defineEndpoint({
   service: 'rawleads',
@@ -23,25 +21,20 @@ export const rawLeadsEndpoint = defineEndpoint({
   representations: ['csv'],
   bulk: true,
   query: rawLeadsQuery,
-  async handler({ res, query, account, services }) {
-    const { db } = services;
+  async handler({ res, query, account, scope, db, clock, zone, cursor: cursorOptions, logger }) {
     const filter = leadFilterFromQuery(query);
-    const scope = projectScope(account.projectPatterns);
     const separator = query.CsvFieldSeparator ?? ';';
     const { cursor, lookups } = await openWithLookups(
-      () => openRawLeadCursor(db, filter, scope, cursorOptions(res, services.settings.CURSOR_BATCH_SIZE)),
+      () => openRawLeadCursor(db, filter, scope, cursorOptions),
       () => loadLeadLookups(db, filter, scope),
     );
     const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
-    return streamCsv<RawLeadRow>(
-      res,
-      services,
-      cursor,
-      rawLeadsHeader(separator),
-      rawLeadLines({ separator, visible, lookups }),
-      query.Encoding ?? 'utf-8',
-      `RawLeads-${formatCompactLocal(services.clock(), services.settings.PLATFORM_TIMEZONE)}.csv`,
-    );
+    return streamCsv<RawLeadRow>(res, logger, cursor, {
+      header: rawLeadsHeader(separator),
+      toLines: rawLeadLines({ separator, visible, lookups }),
+      encoding: query.Encoding ?? 'utf-8',
+      fileName: `RawLeads-${formatCompactLocal(clock(), zone)}.csv`,
+    });
   },
 });
 

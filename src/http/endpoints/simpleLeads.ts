@@ -18,9 +18,8 @@ export const simpleLeadsEndpoint = defineEndpoint({
   bulk: true,
   query: simpleLeadsQuery,
   response: leadsOut,
-  async handler({ res, query, account, services }) {
-    const filter = leadFilterFromQuery(query);
-    return streamLeadsJson(res, services, account, filter, query.Include);
+  async handler(ctx) {
+    return streamLeadsJson(ctx, leadFilterFromQuery(ctx.query), ctx.query.Include);
   },
 });
 

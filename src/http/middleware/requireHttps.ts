@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import { HttpProblem } from '../problem';
 
 /**
- * With REQUIRE_HTTPS the API refuses plain HTTP (spec 1: HTTPS only). Behind a proxy the
+ * With REQUIRE_HTTPS the API refuses plain HTTP (the API is HTTPS only: docs/decisions.md, Wire). Behind a proxy the
  * scheme comes from X-Forwarded-Proto, which Express honours only when TRUST_PROXY is set.
  */
 export function requireHttps(): RequestHandler {

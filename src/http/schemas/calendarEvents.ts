@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { dateTimeOut, dateTimeParam } from './common';
 
 /**
- * Request and response schemas of the calendar event endpoints (spec 2.5, 4.2). The interval
+ * Request and response schemas of the calendar event endpoints (docs/decisions.md, Calendar events). The interval
  * and start/end checks live here too, so a bad request is a 400 naming the parameter or field.
  */
 const interval = {

@@ -12,7 +12,7 @@ import {
   RecordingType,
 } from '../../domain/enums';
 
-/** Request and response schemas of the calls family (spec 4.1, 2.2, 2.3, 2.5). */
+/** Request and response schemas of the calls family; they feed validation and the OpenAPI document. */
 
 const orgCodeParam = z.string().min(1).meta({ description: 'Org code of a user or an org unit (any characters; percent-encoded in paths).' });
 
@@ -21,7 +21,7 @@ const windowQuery = {
   StartTime: dateTimeParam.meta({ description: 'Start of the window (inclusive), matched against the call start time.' }),
   TimeSpan: timeSpanParam.meta({ description: 'Length of the window; the window ends (exclusive) at StartTime + TimeSpan in platform time.' }),
   Limit: limitParam.optional(),
-  Include: includeParam.optional().meta({ description: 'campaign, user (and names of their properties, spec 4.4).' }),
+  Include: includeParam.optional().meta({ description: 'campaign, user (and names of their properties).' }),
 };
 
 export const callsQuery = z.object({ OrgCode: orgCodeParam, ...windowQuery });

@@ -51,7 +51,7 @@ export const listParam = z.array(z.string()).meta({
 });
 
 export const includeParam = listParam.meta({
-  description: 'Complex properties to include (spec 4.4); comma-separated and/or repeated; unknown names are ignored.',
+  description: 'Complex properties to include; comma-separated and/or repeated; unknown names are ignored.',
 });
 
 export const booleanParam = z

@@ -5,7 +5,7 @@ import { encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
 import { LeadClosure, LeadStatus } from '../../domain/enums';
 
-/** Request and response schemas of the leads services (spec 2.6, 2.8, 4.3; DESIGN §6). */
+/** Request and response schemas of the leads services (docs/decisions.md, Leads); they feed validation and the OpenAPI document. */
 
 // ---- import -----------------------------------------------------------------------------------
 
@@ -81,7 +81,7 @@ export function leadFilterFromQuery(query: z.output<typeof leadFilterObject>): L
 export const simpleLeadsQuery = z.object({
   ...leadFilterQuery,
   Include: includeParam.optional().meta({
-    description: 'campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser (and names of their properties, spec 4.4).',
+    description: 'campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser (and names of their properties).',
   }),
 });
 

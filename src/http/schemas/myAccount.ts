@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EntryAccess, RESOURCE_TYPES, VERBS } from '../../domain/enums';
 
-/** Response bodies of the /myaccount services (DESIGN §7); they document the OpenAPI output. */
+/** Response bodies of the /myaccount services (docs/decisions.md, Request counting); they document the OpenAPI output. */
 
 export const myAccountBody = z
   .object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { includeParam, limitParam } from './common';
 
-/** Request and response schemas of the organisation and campaign reads (spec 2.4, 4.3). */
+/** Request and response schemas of the organisation and campaign reads; they feed validation and the OpenAPI document. */
 
 export const campaignOut = z
   .object({

@@ -1,0 +1,83 @@
+import { createClient, createCluster, RedisScripts } from 'redis';
+import type { RedisTarget } from '../config/settings';
+
+/**
+ * One way to open node-redis for a configured target: a single Redis (createClient) or a Redis
+ * Cluster (createCluster, which follows MOVED/ASK redirections and fail-overs itself). Callers
+ * only use commands whose keys share one hash slot (the counters' `{account}` tag), PUBLISH /
+ * SUBSCRIBE (a cluster forwards a PUBLISH to every node) and PING, so both kinds answer alike.
+ */
+
+export interface RedisConnectionOptions<S extends RedisScripts> {
+  target: RedisTarget;
+  scripts?: S;
+  /** Per-command time-out; unset = none. */
+  commandTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  /** Longest wait between reconnection attempts. */
+  maxReconnectDelayMs?: number;
+  /** false = give up at the first failed connection (one-shot clients such as a publisher). */
+  reconnect?: boolean;
+  /** Fail commands at once while disconnected instead of queueing them. */
+  disableOfflineQueue?: boolean;
+}
+
+/** A single URL or a target; a plain string is one Redis. */
+export type RedisTargetLike = RedisTarget | string;
+
+export function toRedisTarget(target: RedisTargetLike): RedisTarget {
+  return typeof target === 'string' ? { cluster: false, url: target } : target;
+}
+
+/** How a cluster node address appears in logs and messages. */
+export function describeRedisTarget(target: RedisTarget): string {
+  return target.cluster ? `Redis Cluster ${target.rootUrls.join(',')}` : target.url;
+}
+
+export function createRedisConnection<S extends RedisScripts = Record<string, never>>(options: RedisConnectionOptions<S>) {
+  const maxDelay = options.maxReconnectDelayMs ?? 2000;
+  const socket = {
+    connectTimeout: options.connectTimeoutMs ?? 1000,
+    reconnectStrategy:
+      options.reconnect === false ? (false as const) : (retries: number) => Math.min(50 * 2 ** retries, maxDelay),
+  };
+  const commandOptions = options.commandTimeoutMs === undefined ? undefined : { timeout: options.commandTimeoutMs };
+  const { target } = options;
+  if (!target.cluster) {
+    return createClient({
+      url: target.url,
+      disableOfflineQueue: options.disableOfflineQueue ?? false,
+      ...(commandOptions ? { commandOptions } : {}),
+      socket,
+      scripts: options.scripts,
+    });
+  }
+  return createCluster({
+    rootNodes: target.rootUrls.map((url) => ({ url })),
+    // Settings every node connection gets (rootNodes only serve the topology discovery).
+    defaults: { disableOfflineQueue: options.disableOfflineQueue ?? false, socket },
+    ...(commandOptions ? { commandOptions } : {}),
+    scripts: options.scripts,
+    // After a master is lost, look for the promoted replica soon rather than after 5 s.
+    topologyRefreshOnReconnectionAttemptStrategy: 200,
+  });
+}
+
+export type RedisConnection<S extends RedisScripts = Record<string, never>> = ReturnType<typeof createRedisConnection<S>>;
+
+/**
+ * Whether the target can serve every key now: PING for one Redis; for a cluster, CLUSTER INFO
+ * must report `cluster_state:ok` (every slot has a reachable master), which is what a lost
+ * master breaks until its replica has been promoted.
+ */
+export async function redisServesAllKeys(
+  client: { ping(): Promise<unknown>; clusterInfo(): Promise<unknown> },
+  target: RedisTarget,
+): Promise<boolean> {
+  if (!target.cluster) {
+    await client.ping();
+    return true;
+  }
+  const info = String(await client.clusterInfo());
+  return /cluster_state:ok/.test(info);
+}

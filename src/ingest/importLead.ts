@@ -1,0 +1,121 @@
+import type { Knex } from 'knex';
+import { localDate } from '../domain/datetime';
+import { LeadDataError, mapLeadData } from '../domain/leadData';
+import { autoPoolName } from '../data/leadPools';
+import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
+import { requestHash, runIdempotent } from '../data/idempotency';
+import type { ProjectScope } from '../data/projectScope';
+
+/**
+ * Importing one lead (docs/decisions.md, Leads): campaign → project check → lead definition →
+ * pool → insert, optionally under an Idempotency-Key. The project check is SQL: in the
+ * campaign lookup, or, when the campaign came from the short-lived cache, in the insert
+ * statement itself (and in a query of its own before a validation answer).
+ */
+
+export interface ImportLeadRequest {
+  campaignCode: string;
+  data: Record<string, string>;
+  /** The pool's name; without one the lead goes to `(auto) yyyy-MM-dd` of the platform date. */
+  pool?: string;
+}
+
+/** The answer of an import: stored, replayed and sent as is. A validation failure is an answer too. */
+export type ImportLeadAnswer = { success: true; uniqueId: string; pool: string } | { success: false; errors: LeadDataError[] };
+
+/** An import that is not answered but refused: nothing is stored, also not under an idempotency key. */
+export class ImportRefused extends Error {
+  constructor(
+    readonly reason: 'unknown_campaign' | 'campaign_forbidden',
+    readonly campaignCode: string,
+  ) {
+    super(reason === 'unknown_campaign' ? `no campaign has the code ${campaignCode}` : `campaign ${campaignCode} is outside the account's projects`);
+    this.name = 'ImportRefused';
+  }
+}
+
+export interface ImportLeadDeps {
+  db: Knex;
+  /** The moment of insert decides the automatic pool: an upload across midnight lands in two pools. */
+  clock: () => Date;
+  zone: string;
+}
+
+export interface Importer {
+  /** The account's id (idempotency keys are per account). */
+  accountId: number;
+  /** The platform user the account is linked to: the lead's uploader. */
+  userId: number;
+  scope: ProjectScope;
+}
+
+export type ImportLeadOutcome =
+  | { kind: 'answered'; answer: ImportLeadAnswer; replayed: boolean }
+  /** The idempotency key was first used with another request. */
+  | { kind: 'key_reused' };
+
+/**
+ * Imports one lead. With an idempotency key, a retry of the same request returns the first
+ * answer (`replayed`) without a second lead, and the same key with another request is
+ * `key_reused`. Throws ImportRefused for an unknown campaign or one outside the account's
+ * projects.
+ */
+export async function importLead(
+  deps: ImportLeadDeps,
+  importer: Importer,
+  request: ImportLeadRequest,
+  idempotencyKey?: string,
+): Promise<ImportLeadOutcome> {
+  if (idempotencyKey === undefined) {
+    return { kind: 'answered', answer: await importOnce(deps.db, deps, importer, request), replayed: false };
+  }
+  const outcome = await runIdempotent(deps.db, importer.accountId, idempotencyKey, requestHash(request), async (trx) => ({
+    status: 200,
+    body: await importOnce(trx, deps, importer, request),
+  }));
+  if (outcome.kind === 'mismatch') return { kind: 'key_reused' };
+  return { kind: 'answered', answer: outcome.answer.body as ImportLeadAnswer, replayed: outcome.kind === 'replayed' };
+}
+
+async function importOnce(
+  db: Knex | Knex.Transaction,
+  deps: ImportLeadDeps,
+  importer: Importer,
+  request: ImportLeadRequest,
+): Promise<ImportLeadAnswer> {
+  const { scope } = importer;
+  const found = await findImportCampaign(db, request.campaignCode, scope);
+  if (!found) throw new ImportRefused('unknown_campaign', request.campaignCode);
+  const { campaign } = found;
+  if (found.visible === false) throw new ImportRefused('campaign_forbidden', campaign.code);
+  const mapped = mapLeadData(campaign.fields, request.data, deps.zone);
+  if (mapped.errors.length > 0) {
+    if (found.visible === undefined && !(await isCampaignVisible(db, campaign.id, scope))) {
+      throw new ImportRefused('campaign_forbidden', campaign.code);
+    }
+    return { success: false, errors: mapped.errors };
+  }
+  const now = deps.clock();
+  const pool = request.pool ?? autoPoolName(localDate(now, deps.zone));
+  const inserted = await insertLead(
+    db,
+    {
+      campaignId: campaign.id,
+      poolName: pool,
+      data: mapped.data,
+      phoneNumber: mapped.phoneNumber,
+      externalKey: mapped.externalKey,
+      now,
+      userId: importer.userId,
+    },
+    scope,
+  );
+  if (inserted.kind === 'forbidden') throw new ImportRefused('campaign_forbidden', campaign.code);
+  if (inserted.kind === 'unknown_campaign') {
+    // The cached campaign was removed meanwhile; a fresh lookup decides.
+    const fresh = await findImportCampaign(db, request.campaignCode, scope, { fresh: true });
+    if (!fresh) throw new ImportRefused('unknown_campaign', request.campaignCode);
+    return importOnce(db, deps, importer, request);
+  }
+  return { success: true, uniqueId: inserted.uniqueId, pool };
+}

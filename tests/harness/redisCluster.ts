@@ -1,0 +1,147 @@
+import { spawn, execFile, ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from './freePort';
+
+const run = promisify(execFile);
+
+/**
+ * A throwaway Redis Cluster on loopback: `masters` redis-server processes in cluster mode (and
+ * `replicasPerMaster` replicas each, so a lost master fails over), joined with
+ * `redis-cli --cluster create`. Every node has two free ports of its own (client and cluster
+ * bus) and a folder under a temporary root; stop() kills them all and removes the folder.
+ */
+export interface RedisClusterNode {
+  port: number;
+  url: string;
+  process: ChildProcess | undefined;
+}
+
+export interface RedisClusterHandle {
+  nodes: RedisClusterNode[];
+  /** Every node's URL, comma-separated: a REDIS_URL / REDIS_CLUSTER value. */
+  urls: string;
+  /** The node now serving `slot` as master. */
+  masterOfSlot(slot: number): Promise<RedisClusterNode>;
+  /** Kills one node with SIGKILL. */
+  kill(node: RedisClusterNode): Promise<void>;
+  /** Resolves once the cluster reports cluster_state:ok from a live node. */
+  waitHealthy(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const cli = (port: number, ...args: string[]) => run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10000 });
+
+export async function startRedisCluster(options: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {}): Promise<RedisClusterHandle> {
+  const masters = options.masters ?? 3;
+  const replicas = options.replicasPerMaster ?? 0;
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-redis-cluster-'));
+  const nodes: RedisClusterNode[] = [];
+  const stop = async () => {
+    await Promise.all(
+      nodes.map(
+        (n) =>
+          new Promise<void>((resolve) => {
+            const c = n.process;
+            n.process = undefined;
+            if (!c || c.exitCode !== null || c.signalCode !== null) return resolve();
+            c.once('exit', () => resolve());
+            c.kill('SIGKILL');
+          }),
+      ),
+    );
+    fs.rmSync(root, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters * (1 + replicas); i++) {
+      const port = await freePort();
+      const busPort = await freePort();
+      const dir = path.join(root, String(port));
+      fs.mkdirSync(dir);
+      const child = spawn(
+        'redis-server',
+        [
+          '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1',
+          '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, 'nodes.conf'),
+          '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 1000), '--dir', dir,
+          '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
+        ],
+        { stdio: 'ignore' },
+      );
+      nodes.push({ port, url: `redis://127.0.0.1:${port}`, process: child });
+      child.once('error', () => undefined);
+    }
+    for (const n of nodes) await waitFor(async () => (await cli(n.port, 'ping')).stdout.trim() === 'PONG', `redis-server on ${n.port}`, 10000);
+    await run(
+      'redis-cli',
+      ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+      { timeout: 30000 },
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  const live = () => nodes.filter((n) => n.process && n.process.exitCode === null && n.process.signalCode === null);
+  const waitHealthy = (timeoutMs = 20000) =>
+    waitFor(
+      async () => {
+        // Every live node must agree, and each slot range must have a master that answers.
+        for (const n of live()) {
+          if (!/cluster_state:ok/.test((await cli(n.port, 'cluster', 'info')).stdout)) return false;
+        }
+        return true;
+      },
+      'the Redis Cluster to be healthy',
+      timeoutMs,
+    );
+  await waitHealthy().catch(async (err) => {
+    await stop();
+    throw err;
+  });
+
+  return {
+    nodes,
+    urls: nodes.map((n) => n.url).join(','),
+    async masterOfSlot(slot) {
+      for (const n of live()) {
+        const { stdout } = await cli(n.port, 'cluster', 'nodes').catch(() => ({ stdout: '' }));
+        // <id> <ip:port@bus> <flags> <master> <ping> <pong> <epoch> <link> <slot ranges...>
+        for (const line of stdout.split('\n')) {
+          const f = line.trim().split(' ');
+          if (f.length < 9 || !f[2].split(',').includes('master') || f[2].includes('fail')) continue;
+          const owns = f.slice(8).some((r) => {
+            const [lo, hi] = r.split('-').map(Number);
+            return slot >= lo && slot <= (hi ?? lo);
+          });
+          const port = Number(f[1].split('@')[0].split(':')[1]);
+          const found = nodes.find((x) => x.port === port);
+          if (owns && found) return found;
+        }
+      }
+      throw new Error(`no master found for slot ${slot}`);
+    },
+    async kill(node) {
+      const c = node.process;
+      if (!c || c.exitCode !== null) return;
+      await new Promise<void>((resolve) => {
+        c.once('exit', () => resolve());
+        c.kill('SIGKILL');
+      });
+      node.process = undefined;
+    },
+    waitHealthy,
+    stop,
+  };
+}
