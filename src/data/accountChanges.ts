@@ -32,28 +32,51 @@ export async function notifyAccountChanged(redis: RedisTargetLike | undefined, a
 export type AccountChangeListener = (accountId: number | undefined) => void;
 
 /**
- * Subscribes to account changes; reconnects on its own. Resolves to the function that closes the
- * subscription. A subscription that cannot be made is reported through onUnavailable: cached
- * credentials then expire by their TTL.
+ * Subscribes to account changes; reconnects on its own, and a first connection that fails (a
+ * cluster whose seed nodes do not answer yet) is retried with a new client. Returns the function
+ * that closes the subscription. While no subscription stands, onUnavailable has been told once:
+ * cached credentials then expire by their TTL.
  */
 export function subscribeAccountChanges(
   redis: RedisTargetLike,
   listener: AccountChangeListener,
   onUnavailable: (err: unknown) => void,
 ): () => Promise<void> {
-  const subscriber = createRedisConnection({ target: toRedisTarget(redis), maxReconnectDelayMs: 5000 });
-  subscriber.on('error', () => undefined);
-  subscriber
-    .connect()
-    .then(() =>
-      subscriber.subscribe(ACCOUNT_CHANGED_CHANNEL, (message) => {
-        const id = Number(message);
-        listener(Number.isInteger(id) ? id : undefined);
-      }),
-    )
-    .catch(onUnavailable);
+  const target = toRedisTarget(redis);
+  let closed = false;
+  let reported = false;
+  let retry: NodeJS.Timeout | undefined;
+  let subscriber: { isOpen: boolean; quit(): Promise<unknown>; destroy(): void } | undefined;
+
+  const attempt = (failures: number): void => {
+    const client = createRedisConnection({ target, connectTimeoutMs: 5000, maxReconnectDelayMs: 5000 });
+    subscriber = client;
+    client.on('error', () => undefined);
+    client
+      .connect()
+      .then(() =>
+        client.subscribe(ACCOUNT_CHANGED_CHANNEL, (message) => {
+          const id = Number(message);
+          listener(Number.isInteger(id) ? id : undefined);
+        }),
+      )
+      .catch((err: unknown) => {
+        if (!reported) onUnavailable(err);
+        reported = true;
+        client.destroy();
+        if (closed) return;
+        retry = setTimeout(() => attempt(failures + 1), Math.min(250 * 2 ** failures, 5000));
+        retry.unref();
+      });
+  };
+  attempt(0);
+
   return async () => {
-    if (subscriber.isOpen) await subscriber.quit().catch(() => subscriber.destroy());
-    else subscriber.destroy();
+    closed = true;
+    clearTimeout(retry);
+    const client = subscriber;
+    if (!client) return;
+    if (client.isOpen) await client.quit().catch(() => client.destroy());
+    else client.destroy();
   };
 }

@@ -1,10 +1,8 @@
 import { mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, Browser, BrowserContext, Page } from 'playwright-core';
-import { createTestApp, TestApp, uniq } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { uniq } from '../harness/testApp';
+import { useTestWorld } from '../harness/useTestWorld';
 
 /**
  * The HTML pages as a person sees them: a real headless Chromium (Debian's `chromium`,
@@ -16,9 +14,7 @@ const OUTPUT_DIR = path.resolve(__dirname, '../../test-output');
 const EVIL_TITLE = '<script>alert(1)</script>';
 
 describe('HTML pages in a browser', () => {
-  let t: TestApp;
-  let w: World;
-  let server: Server;
+  const { t, w } = useTestWorld();
   let base: string;
   let browser: Browser;
   let context: BrowserContext;
@@ -26,18 +22,13 @@ describe('HTML pages in a browser', () => {
   const dialogs: string[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     calendar = `cal-browser-${w.id}`;
     await t.load(
       { type: 'calendar', code: calendar, name: 'Browser', project: w.projects.b2b },
       { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-1', title: EVIL_TITLE, notes: '<img src=x onerror=alert(2)>', start: '2026-05-04T09:00:00', end: '2026-05-04T09:30:00', source: 'crm', externalId: 'x1' },
       { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-2', title: 'Call Ærø back', notes: 'Ring after lunch', start: '2026-05-05T14:00:00', end: '2026-05-05T14:15:00', source: 'crm', externalId: 'x2' },
     );
-    server = await new Promise<Server>((resolve) => {
-      const s = t.app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = (await t.listen()).url;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
@@ -62,8 +53,6 @@ describe('HTML pages in a browser', () => {
   afterAll(async () => {
     await context?.close();
     await browser?.close();
-    await new Promise((resolve) => server?.close(resolve));
-    await t?.close();
   });
 
   async function open(url: string): Promise<Page> {

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -11,7 +13,8 @@ import { loadNdjson, LoadSummary } from '../../src/ingest/loader/loadNdjson';
 /**
  * The real app on the harness's Postgres and Redis. Each test file makes its own (one pool,
  * one Redis client) and its own records with unique values, so files never depend on each
- * other or on a clean database.
+ * other or on a clean database. Test files get one through `useTestApp`/`useTestWorld`
+ * (useTestWorld.ts), which also close it.
  */
 export interface TestApp {
   app: Express;
@@ -22,12 +25,48 @@ export interface TestApp {
   load(...records: Record<string, unknown>[]): Promise<LoadSummary>;
   /** Moves the injected clock; undefined = real time. */
   setNow(date: Date | undefined): void;
+  /** Serves the app on a free loopback port, for real sockets (browsers, concurrent clients, disconnects). */
+  listen(): Promise<ListeningApp>;
+  /** Closes the servers from `listen` that are still open, then the app, its pool and its Redis client. */
   close(): Promise<void>;
+}
+
+export interface ListeningApp {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  server: http.Server;
+  /** Drops open connections and stops listening; closing twice is harmless. */
+  close(): Promise<void>;
+}
+
+/** The database URL of the harness's Postgres (set by globalSetup.ts for every test worker). */
+export function testDatabaseUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set; run the tests through jest (its global setup starts Postgres)');
+  return url;
+}
+
+async function listenOnLoopback(app: Express): Promise<ListeningApp> {
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    server,
+    close: () =>
+      (closed ??= new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      })),
+  };
 }
 
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const settings = loadSettings({
-    DATABASE_URL: process.env.TEST_DATABASE_URL,
+    DATABASE_URL: testDatabaseUrl(),
     REDIS_URL: process.env.TEST_REDIS_URL,
     LOG_LEVEL: 'silent',
     AUTH_CACHE_TTL_MS: '0',
@@ -37,6 +76,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   const logger = createLogger(settings.LOG_LEVEL);
   let now: Date | undefined;
   const composed = await composeApp({ settings, db, logger, clock: () => now ?? new Date() });
+  const servers: ListeningApp[] = [];
   return {
     app: composed.app.express,
     db,
@@ -47,7 +87,13 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     setNow: (d) => {
       now = d;
     },
+    async listen() {
+      const listening = await listenOnLoopback(composed.app.express);
+      servers.push(listening);
+      return listening;
+    },
     async close() {
+      await Promise.all(servers.map((s) => s.close()));
       await composed.close();
       await db.destroy();
     },

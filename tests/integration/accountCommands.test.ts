@@ -1,9 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Knex } from 'knex';
 import { createClient } from 'redis';
-import { createDb } from '../../src/data/db';
 import { AccountCommandError, createAccount, formatRights, parseEntryAccess, parseProjects, parseRights, setEnabled, setPassword, upsertAccount } from '../../src/ingest/accountCommands';
 import { notifyAccountChanged } from '../../src/data/accountChanges';
 import { findAccountByUsername } from '../../src/data/accountRepository';
@@ -11,6 +9,7 @@ import { verifyPassword } from '../../src/domain/password';
 import { ACCOUNT_CHANGED_CHANNEL } from '../../src/data/accountChanges';
 import { freePort } from '../harness/freePort';
 import { startRedisServer, RedisServer } from '../harness/redisServer';
+import { useTestDb } from '../harness/useTestWorld';
 
 const run = promisify(execFile);
 const LCM = path.resolve(__dirname, '../../bin/lcm.js');
@@ -19,14 +18,12 @@ const RUN = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toStrin
 const USER_CODE = `acct-user ${RUN} Ø/ü`;
 
 describe('account commands', () => {
-  let db: Knex;
+  const db = useTestDb();
 
   beforeAll(async () => {
-    db = createDb({ url: process.env.TEST_DATABASE_URL!, timezone: 'Europe/Copenhagen' });
     const [unit] = await db('org_units').insert({ unique_id: `acct-ou-${RUN}`, org_code: `acct-unit ${RUN}`, name: 'Accounts unit', level: 0 }).returning('id');
     await db('users').insert({ unique_id: `acct-u-${RUN}`, org_code: USER_CODE, username: `acct-user-${RUN}`, name: 'Account user', parent_id: unit.id });
   });
-  afterAll(() => db.destroy());
 
   describe('parsing', () => {
     it('when rights are given in any case, then they are stored in canonical spelling and order', () => {

@@ -5,8 +5,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { basicAuth, uniq } from '../harness/testApp';
+import { ALL_RIGHTS, World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 import { createLogger } from '../../src/config/logger';
 import { createDb } from '../../src/data/db';
 import { composeApp } from '../../src/app/compose';
@@ -41,13 +42,7 @@ function rateHeaders(res: request.Response) {
 const samplePath = (e: Endpoint) => '/api' + e.path.replace(/\{[^}]+\}/g, 'x');
 
 describe('Basic authentication', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   const cases: { name: string; header: (w: World) => string | undefined }[] = [
     { name: 'no Authorization header', header: () => undefined },
@@ -129,13 +124,7 @@ describe('Basic authentication', () => {
 });
 
 describe('Resource rights', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   const rightEndpoints = () =>
     t.composed.app.endpoints.filter((e): e is Endpoint & { access: { kind: 'right' } } => e.access.kind === 'right');
@@ -186,13 +175,7 @@ describe('Resource rights', () => {
 });
 
 describe('Credentials in logs', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   it('when requests succeed or fail authentication at the most verbose level, then no password or Authorization value is logged', async () => {
     const lines: string[] = [];
@@ -236,14 +219,8 @@ describe('Credentials in logs', () => {
 });
 
 describe('Credential cache', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    // A long TTL: only an invalidation can explain a changed answer within the test.
-    t = await createTestApp({ AUTH_CACHE_TTL_MS: String(60 * 60 * 1000) });
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  // A long TTL: only an invalidation can explain a changed answer within the test.
+  const { t, w } = useTestWorld({ AUTH_CACHE_TTL_MS: String(60 * 60 * 1000) });
 
   async function newAccount(password: string): Promise<{ username: string; id: number }> {
     const username = uniq('cached-');

@@ -1,16 +1,9 @@
 import request from 'supertest';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 
 /** Inputs that reached Postgres or the date arithmetic as-is once, and came back as 500s. */
 describe('bad input never becomes a 500', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   const get = (url: string) => request(t.app).get(url).set('Authorization', w.accounts.full.auth);
   const expect400 = (res: request.Response, code: string, named?: string) => {

@@ -1,15 +1,14 @@
 import request from 'supertest';
-import { createTestApp, TestApp, uniq } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { uniq } from '../harness/testApp';
+import { useTestWorld } from '../harness/useTestWorld';
 
 /**
- * Calendar events (spec 2.5, 4.2): lists with the overlap rule and the Project glob, writes
+ * Calendar events (docs/decisions.md, Calendar events; the API in the OpenAPI document): lists with the overlap rule and the Project glob, writes
  * with their validation, and project isolation. Times are in March 2026 (CET, +01:00) unless
  * a test says otherwise.
  */
 describe('calendar events', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   let cal: { b2b: string; b2bOther: string; retail: string };
 
   const event = (calendarCode: string, start: string, end: string, extra: Record<string, unknown> = {}) => ({
@@ -41,8 +40,6 @@ describe('calendar events', () => {
   const ids = (body: { uniqueId: string }[]) => body.map((e) => e.uniqueId);
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     cal = { b2b: `cal-b2b-${w.id}`, b2bOther: `cal-b2b2/${w.id} æ`, retail: `cal-ret-${w.id}` };
     await t.load(
       { type: 'calendar', code: cal.b2b, name: 'B2B', project: w.projects.b2b },
@@ -50,7 +47,6 @@ describe('calendar events', () => {
       { type: 'calendar', code: cal.retail, name: 'Retail', project: w.projects.retail },
     );
   });
-  afterAll(() => t.close());
 
   describe('GET /api/calendars/{CalendarCode}/events', () => {
     const edges: Record<string, ReturnType<typeof event>> = {};

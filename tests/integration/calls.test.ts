@@ -1,6 +1,5 @@
 import request from 'supertest';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 import { dateTimeFormatter, formatDateTime } from '../../src/domain/datetime';
 
 /**
@@ -8,8 +7,7 @@ import { dateTimeFormatter, formatDateTime } from '../../src/domain/datetime';
  * in paths, org-unit descendants, recordings, agent ready periods and project scope.
  */
 
-let t: TestApp;
-let w: World;
+const { t, w } = useTestWorld();
 /** Unique ids of the calls, by their role in the tests. */
 const ids: Record<string, string> = {};
 
@@ -32,8 +30,6 @@ function call(key: string, overrides: Record<string, unknown>): Record<string, u
 }
 
 beforeAll(async () => {
-  t = await createTestApp();
-  w = await createWorld(t);
   await t.load(
     // The window 10:00–12:00 on 6 May 2026 (CEST).
     call('before', { startTime: '2026-05-06T09:59:59.999+02:00' }),
@@ -73,7 +69,6 @@ beforeAll(async () => {
   );
   ids['a-start'] = `${w.id}-a-start`;
 });
-afterAll(() => t.close());
 
 const WINDOW = { StartTime: '2026-05-06T10:00:00+02:00', TimeSpan: 'PT2H' };
 
@@ -160,7 +155,7 @@ describe('GET /api/calls', () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, ...WINDOW, Include: ['user', 'campaigns', 'campaign'], Limit: '1' });
     const c = res.body[0];
     expect(c.campaign.code).toBe(w.campaigns.b2b);
-    // The call's campaign is already in this object: only the other one is listed (spec 4.4 rule 3).
+    // The call's campaign is already in this object: only the other one is listed (an object already emitted is not repeated: docs/decisions.md, Include engine).
     expect(c.user.campaigns.map((x: { code: string }) => x.code)).toEqual([w.campaigns.retail]);
     expect(c.user.parent).toBeUndefined();
   });

@@ -3,13 +3,11 @@ import { pipeline } from 'node:stream/promises';
 import request from 'supertest';
 import iconv from 'iconv-lite';
 import { csvFormatter } from '../../src/streams/csv';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 
 /** GET /api/calls/csv: FlattenedCall rows, RFC 4180, encodings, separators and the file name. */
 
-let t: TestApp;
-let w: World;
+const { t, w } = useTestWorld();
 let awkwardCampaign: string;
 let accentUser: string;
 
@@ -22,8 +20,6 @@ const HEADER =
 const WINDOW = { StartTime: '2026-05-06T10:00:00', TimeSpan: 'PT2H' };
 
 beforeAll(async () => {
-  t = await createTestApp();
-  w = await createWorld(t);
   awkwardCampaign = `AWK-${w.id}`;
   accentUser = `accent-${w.id}`;
   await t.load(
@@ -82,7 +78,6 @@ beforeAll(async () => {
     },
   );
 });
-afterAll(() => t.close());
 
 function csv(query: Record<string, string>, auth = w.accounts.full.auth) {
   return request(t.app)

@@ -1,7 +1,6 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createTestApp, TestApp, uniq } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { testDatabaseUrl, uniq } from '../harness/testApp';
+import { useTestWorld } from '../harness/useTestWorld';
 
 /**
  * Clients that leave in the middle of large exports: every cursor closes and every pooled
@@ -12,19 +11,19 @@ const CALLS = 10_000;
 const EXPORTS = 100;
 const AT_ONCE = 10;
 
-let t: TestApp;
-let w: World;
-let server: http.Server;
-let port: number;
 const appName = uniq('lcm-disconnect-');
+/** The test database, with an application name that marks this app's connections in pg_stat_activity. */
+function databaseUrlNamed(name: string): string {
+  const url = new URL(testDatabaseUrl());
+  url.searchParams.set('application_name', name);
+  return url.toString();
+}
+
+// Cached credentials: a password hash per request would dominate 100 requests.
+const { t, w } = useTestWorld(() => ({ DATABASE_URL: databaseUrlNamed(appName), AUTH_CACHE_TTL_MS: '600000' }));
+let port: number;
 
 beforeAll(async () => {
-  // The application name marks this app's connections in pg_stat_activity.
-  const url = new URL(process.env.TEST_DATABASE_URL!);
-  url.searchParams.set('application_name', appName);
-  // Cached credentials: a password hash per request would dominate 100 requests.
-  t = await createTestApp({ DATABASE_URL: url.toString(), AUTH_CACHE_TTL_MS: '600000' });
-  w = await createWorld(t);
   const unit = async (orgCode: string) => (await t.db('org_units').where({ org_code: orgCode }).first('id')).id as number;
   const [ou0, ou1, ou2] = [await unit(w.units.root), await unit(w.units.sales), await unit(w.units.team)];
   const user = (await t.db('users').where({ org_code: w.users.agent }).first('id')).id as number;
@@ -41,15 +40,8 @@ beforeAll(async () => {
      from generate_series(1, ?) g`,
     [w.id, campaign, user, ou0, ou1, ou2, CALLS],
   );
-  server = t.app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  port = (server.address() as AddressInfo).port;
+  port = (await t.listen()).port;
 }, 120_000);
-
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  await t.close();
-});
 
 /**
  * Starts an export, waits for its first bytes, stops reading for a moment (the server is now

@@ -1,17 +1,16 @@
 import request from 'supertest';
 import { z } from 'zod';
-import { createTestApp, TestApp, uniq } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { uniq } from '../harness/testApp';
+import { useTestWorld } from '../harness/useTestWorld';
 import type { Endpoint } from '../../src/http/endpoint';
 
 /**
- * The text/html representation (spec general rule 4, DESIGN §2): every small service answers a
+ * The text/html representation: every small service answers a
  * readable, fully escaped page when Accept prefers text/html; large-data services answer 406 to
  * a text/html-only Accept. The endpoint lists come from the app, so new endpoints are covered.
  */
 describe('HTML pages', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   let calendar: string;
   let leadId: string;
   let callId: string;
@@ -19,8 +18,6 @@ describe('HTML pages', () => {
   const evilNotes = '"><img src=x onerror=alert(2)>';
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     calendar = `cal-html-${w.id}`;
     leadId = uniq('lead-html-');
     callId = uniq('call-html-');
@@ -33,7 +30,6 @@ describe('HTML pages', () => {
       { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-2', title: 'Call Ærø back', notes: 'two\nlines', start: '2026-05-05T14:00:00', end: '2026-05-05T14:15:00', source: 'crm', externalId: 'x2' },
     );
   });
-  afterAll(() => t.close());
 
   /** Values for the parameters small services need; an endpoint needing another one fails by name. */
   function urlFor(e: Endpoint): string {

@@ -1,12 +1,8 @@
 import request from 'supertest';
-import { createTestApp, TestApp } from '../harness/testApp';
+import { useTestApp } from '../harness/useTestWorld';
 
 describe('HTTP foundation', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(() => t.close());
+  const t = useTestApp();
 
   it('when /api/healthz is asked without credentials, then it answers ok and counts nothing', async () => {
     const res = await request(t.app).get('/api/healthz');

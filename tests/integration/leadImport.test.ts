@@ -1,16 +1,13 @@
 import request from 'supertest';
-import { createTestApp, TestApp, uniq } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { uniq } from '../harness/testApp';
+import { useTestWorld } from '../harness/useTestWorld';
 
 describe('POST /api/leads', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   /** A campaign whose lead definition has one field of every type. */
   let typed: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     typed = `TYPED-${w.id}`;
     await t.load(
       {
@@ -29,8 +26,6 @@ describe('POST /api/leads', () => {
       { type: 'campaign', code: typed, name: 'Typed', project: w.projects.b2b, leadDefinition: `Typed ${w.id}`, campaignType: 'Master' },
     );
   });
-  afterEach(() => t.setNow(undefined));
-  afterAll(() => t.close());
 
   const post = (body: unknown, auth = w.accounts.full.auth) =>
     request(t.app).post('/api/leads').set('Authorization', auth).send(body as object);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { createTestApp, TestApp, uniq } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { uniq } from '../harness/testApp';
+import { useTestWorld } from '../harness/useTestWorld';
 import { CallLeadStatus, LeadClosure, LeadStatus, LeadStatusName, PreCallLeadStatus } from '../../src/domain/enums';
 import { parseDateTime } from '../../src/domain/datetime';
 import { CampaignLifecycleSettings, NO_LIMITS, sweepDecision } from '../../src/domain/lifecycle';
@@ -36,8 +36,7 @@ async function callState(db: Knex, uniqueId: string) {
 }
 
 describe('lead lifecycle applied to data', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   /** A campaign with every limit: 2 attempts, abandon after 1 hour, expiry after 1 day (private: 3 days). */
   let limited: string;
   let limitedId: number;
@@ -45,8 +44,6 @@ describe('lead lifecycle applied to data', () => {
   let unlimitedId: number;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     limited = `LIM-${w.id}`;
     unlimited = `UNL-${w.id}`;
     await t.load(
@@ -67,7 +64,6 @@ describe('lead lifecycle applied to data', () => {
     limitedId = (await t.db('campaigns').where({ code: limited }).first('id')).id;
     unlimitedId = (await t.db('campaigns').where({ code: unlimited }).first('id')).id;
   });
-  afterAll(() => t.close());
 
   const newLead = async (campaign: string, status: LeadStatusName, changed: string, extra: Record<string, unknown> = {}) => {
     const uniqueId = uniq('lc-');

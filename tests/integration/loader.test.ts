@@ -1,17 +1,11 @@
 import { Readable } from 'node:stream';
-import { createTestApp, TestApp, uniq } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { uniq } from '../harness/testApp';
+import { useTestWorld } from '../harness/useTestWorld';
 import { loadNdjson, LoadError } from '../../src/ingest/loader/loadNdjson';
 import { verifyPassword } from '../../src/domain/password';
 
 describe('lcm load (loadNdjson)', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   const loadLines = (lines: string[]) =>
     loadNdjson(t.db, Readable.from(lines.map((l) => l + '\n')), { zone: 'Europe/Copenhagen' });
@@ -113,7 +107,7 @@ describe('lcm load (loadNdjson)', () => {
     expect(await t.db('lead_pools').where({ name: `pool-${id}` }).first()).toBeUndefined();
   });
 
-  it('when call fields contradict spec 2.2, then the line is refused', async () => {
+  it('when call fields contradict each other (connectTime without connected), then the line is refused', async () => {
     const base = { type: 'call', campaign: w.campaigns.b2b, user: w.users.agent, uniqueLeadId: 'l', leadPhoneNumber: '1', endCause: 'Busy', inProgress: false, connected: false, incoming: false, startTime: '2026-03-01T10:00:00', previewDuration: 'PT1S' };
     await expect(t.load({ ...base, connectTime: '2026-03-01T10:00:05' })).rejects.toThrow(/connectTime is only present when connected/);
     await expect(t.load({ ...base, inProgress: true, endTime: '2026-03-01T10:01:00' })).rejects.toThrow(/endTime is only present/);

@@ -1,6 +1,7 @@
 import request from 'supertest';
-import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { basicAuth, uniq } from '../harness/testApp';
+import { ALL_RIGHTS } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 import { countedServices } from '../../src/http/endpoints/myAccount';
 import { formatDateTime } from '../../src/domain/datetime';
 
@@ -8,13 +9,7 @@ const ZONE = 'Europe/Copenhagen';
 const OFFSET_DATETIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/;
 
 describe('GET /api/myaccount', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   it('when the full account asks, then it sees its user, patterns, every right and Full access', async () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth);
@@ -99,13 +94,7 @@ describe('GET /api/myaccount', () => {
 });
 
 describe('GET /api/myaccount/request/limits', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   it('when asked, then every counted service of the API has one row with the default limits', async () => {
     const res = await request(t.app).get('/api/myaccount/request/limits').set('Authorization', w.accounts.full.auth);
@@ -161,14 +150,7 @@ describe('GET /api/myaccount/request/limits', () => {
 });
 
 describe('GET /api/myaccount/request/counts', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
-  });
-  afterEach(() => t.setNow(undefined));
-  afterAll(() => t.close());
+  const { t, w } = useTestWorld();
 
   async function freshAccount(): Promise<string> {
     const username = uniq('counts-');

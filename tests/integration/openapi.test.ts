@@ -3,8 +3,7 @@ import path from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
 import { z } from 'zod';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 import { buildOpenApiDocument, OpenApiDocument } from '../../src/http/openapi';
 import { isListSchema } from '../../src/http/requestParsing';
 import type { Endpoint } from '../../src/http/endpoint';
@@ -84,18 +83,14 @@ function validateWithOpenApiValidator(doc: unknown): { valid: boolean; errors?: 
 }
 
 describe('OpenAPI document', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   let doc: OpenApiDocument;
   let endpoints: Endpoint[];
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     endpoints = t.composed.app.endpoints;
     doc = (await request(t.app).get('/api/openapi.json')).body;
   });
-  afterAll(() => t.close());
 
   describe('GET /api/openapi.json', () => {
     it('when asked without credentials, then it answers the 3.1 document as JSON and counts nothing', async () => {

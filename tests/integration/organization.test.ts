@@ -1,15 +1,11 @@
 import request from 'supertest';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 
-/** Users, org units, campaigns and projects (spec 2.4, 4.3) with Include and project scope. */
+/** Users, org units, campaigns and projects with Include and project scope (the API in the OpenAPI document). */
 
-let t: TestApp;
-let w: World;
+const { t, w } = useTestWorld();
 
 beforeAll(async () => {
-  t = await createTestApp();
-  w = await createWorld(t);
   await t.load(
     {
       type: 'user',
@@ -26,7 +22,6 @@ beforeAll(async () => {
     },
   );
 });
-afterAll(() => t.close());
 
 function get(path: string, query: Record<string, string | string[]> = {}, auth = w.accounts.full.auth) {
   return request(t.app).get(path).query(query).set('Authorization', auth);
@@ -143,7 +138,7 @@ describe('GET /api/orgunits/{orgCode} and /api/organizationalunits/{OrgCode}', (
     const res = await get(path('/api/orgunits', w.units.team), { Include: ['users', 'campaigns'] });
     const [agent, lead] = res.body.users;
     expect(agent.campaigns.map((c: { code: string }) => c.code)).toEqual([w.campaigns.b2b, w.campaigns.retail]);
-    // The retail campaign already appears under the agent in this object (spec 4.4 rule 3).
+    // The retail campaign already appears under the agent in this object (an object already emitted is not repeated: docs/decisions.md, Include engine).
     expect(lead.campaigns).toEqual([]);
   });
 

@@ -1,10 +1,11 @@
 import request from 'supertest';
-import { createTestApp, TestApp, uniq } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { uniq } from '../harness/testApp';
+import { World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 import type { Endpoint } from '../../src/http/endpoint';
 
 /**
- * Project rights across every data endpoint (DESIGN §3): the account limited to `B2B-<id>*`
+ * Project rights across every data endpoint (docs/decisions.md, Project patterns): the account limited to `B2B-<id>*`
  * never sees data of the world's Retail project in lists, gets 404 for it by id, and 403 when
  * writing into it. One row per request; the guard at the end fails when an endpoint of the
  * API has no row, so a new endpoint joins the table.
@@ -139,13 +140,10 @@ function routeOf(endpoints: readonly Endpoint[], method: string, path: string): 
 }
 
 describe('project isolation across the data endpoints', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   let d: Data;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     const retail = w.campaigns.retail; // RET-<id>
     const b2b = w.campaigns.b2b; // B2B-<id>
     const side = { b2b, retail };
@@ -215,7 +213,6 @@ describe('project isolation across the data endpoints', () => {
     records.push({ type: 'savedSearch', user: w.users.agent, name: d.savedSearch, campaigns: [w.campaigns.b2b, w.campaigns.retail] });
     await t.load(...records);
   });
-  afterAll(() => t.close());
 
   /** True when the text shows any Retail data of this world. */
   const showsRetail = (text: string) => text.includes(w.campaigns.retail) || text.includes(w.projects.retail);

@@ -1,8 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { ALL_RIGHTS, World } from '../harness/world';
+import { useTestApp, useTestWorld } from '../harness/useTestWorld';
 import { freePort } from '../harness/freePort';
 import { startRedisServer, RedisServer } from '../harness/redisServer';
 import { formatDateTime } from '../../src/domain/datetime';
@@ -45,15 +44,8 @@ async function countsOf(t: TestApp, auth: string): Promise<Record<string, { coun
 }
 
 describe('request counting through the API', () => {
-  let t: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    // Cached credentials keep scrypt off the many requests below; counting is unaffected.
-    t = await createTestApp({ AUTH_CACHE_TTL_MS: '600000' });
-    w = await createWorld(t);
-  });
-  afterEach(() => t.setNow(undefined));
-  afterAll(() => t.close());
+  // Cached credentials keep scrypt off the many requests below; counting is unaffected.
+  const { t, w } = useTestWorld({ AUTH_CACHE_TTL_MS: '600000' });
 
   const get = (auth: string, path = '/api/myaccount') => request(t.app).get(path).set('Authorization', auth);
   const at = (ms: number) => t.setNow(new Date(ms));
@@ -201,11 +193,7 @@ describe('request counting through the API', () => {
   });
 
   describe('OFF_HOURS_WEIGHT=1', () => {
-    let t1: TestApp;
-    beforeAll(async () => {
-      t1 = await createTestApp({ OFF_HOURS_WEIGHT: '1', AUTH_CACHE_TTL_MS: '600000' });
-    });
-    afterAll(() => t1.close());
+    const t1 = useTestApp({ OFF_HOURS_WEIGHT: '1', AUTH_CACHE_TTL_MS: '600000' });
 
     it('when the setting is 1, then an off-hours high-limit request adds 1 and a production-hours one still 8', async () => {
       const auth = await newAccount(t1, w, { myaccount: 20000 });
@@ -315,7 +303,7 @@ describe('request counting through the API', () => {
       expect(rateHeaders(res)).toEqual({ limit: t.settings.DEFAULT_BULK_DAILY_LIMIT, remaining: t.settings.DEFAULT_BULK_DAILY_LIMIT - 8, reset: 86400 });
     });
 
-    // DESIGN §7 puts the headers on every authenticated response; a 403 is decided before
+    // Every authenticated response carries the headers (docs/decisions.md, Wire); a 403 is decided before
     // counting (it must not spend), so it takes a read-only look at the counter.
     it('when an endpoint answers 403 for a missing verb, then it still carries the headers (without spending)', async () => {
       const username = uniq('rl-noright-');
@@ -327,40 +315,14 @@ describe('request counting through the API', () => {
   });
 });
 
-/** An app instance listening on loopback, for real concurrent connections. */
-async function listen(t: TestApp): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer(t.app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('exactness under concurrency', () => {
-  let a: TestApp;
-  let b: TestApp;
-  let w: World;
-  beforeAll(async () => {
-    [a, b] = await Promise.all([
-      createTestApp({ AUTH_CACHE_TTL_MS: '600000' }),
-      createTestApp({ AUTH_CACHE_TTL_MS: '600000' }),
-    ]);
-    w = await createWorld(a);
-  });
-  afterAll(async () => {
-    await a.close();
-    await b.close();
-  });
+  // Two app instances on the same Redis; the world is loaded through the first.
+  const { t: a, w } = useTestWorld({ AUTH_CACHE_TTL_MS: '600000' });
+  const b = useTestApp({ AUTH_CACHE_TTL_MS: '600000' });
 
   it('when 500 requests race against a limit of 100 on two app instances sharing Redis, then exactly 100 are admitted', async () => {
     const auth = await newAccount(a, w, { myaccount: 100 });
-    const servers = [await listen(a), await listen(b)];
+    const servers = [await a.listen(), await b.listen()];
     try {
       // Warm each instance's credential cache on another service, so the race is about counting.
       for (const s of servers) {
@@ -388,18 +350,13 @@ describe('exactness under concurrency', () => {
 });
 
 describe('Redis outage', () => {
+  // A Redis of this block's own, which the test stops and starts; the app uses it.
   let redis: RedisServer;
-  let t: TestApp;
-  let w: World;
   beforeAll(async () => {
     redis = await startRedisServer(await freePort());
-    t = await createTestApp({ REDIS_URL: redis.url, AUTH_CACHE_TTL_MS: '600000' });
-    w = await createWorld(t);
   });
-  afterAll(async () => {
-    await t.close();
-    await redis.stop();
-  });
+  const { t, w } = useTestWorld(() => ({ REDIS_URL: redis.url, AUTH_CACHE_TTL_MS: '600000' }));
+  afterAll(() => redis.stop()); // declared after useTestWorld: runs once the app is closed
 
   async function readyRedis(app: TestApp): Promise<string> {
     const res = await request(app.app).get('/api/readyz');

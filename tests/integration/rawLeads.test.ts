@@ -1,7 +1,6 @@
 import request from 'supertest';
 import iconv from 'iconv-lite';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 
 function binary(res: request.Response, callback: (err: Error | null, body: Buffer) => void): void {
   const stream = res as unknown as NodeJS.ReadableStream;
@@ -11,13 +10,10 @@ function binary(res: request.Response, callback: (err: Error | null, body: Buffe
 }
 
 describe('GET /api/rawleads', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   const id = (s: string) => `${w.id}-raw-${s}`;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     await t.load(
       {
         type: 'lead',
@@ -47,7 +43,6 @@ describe('GET /api/rawleads', () => {
       },
     );
   });
-  afterAll(() => t.close());
 
   const raw = (query: string, auth = w.accounts.full.auth) =>
     request(t.app).get(`/api/rawleads?${query}`).set('Authorization', auth).buffer(true).parse(binary);

@@ -1,7 +1,8 @@
 import { createClient } from 'redis';
 import request from 'supertest';
-import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { basicAuth, uniq } from '../harness/testApp';
+import { ALL_RIGHTS } from '../harness/world';
+import { useTestApp, useTestWorld } from '../harness/useTestWorld';
 import { startRedisCluster, RedisClusterHandle } from '../harness/redisCluster';
 import { loadSettings, redisTarget } from '../../src/config/settings';
 import { notifyAccountChanged } from '../../src/data/accountChanges';
@@ -23,23 +24,15 @@ describe('REDIS_CLUSTER setting', () => {
 
 describe('API nodes on a Redis Cluster', () => {
   let cluster: RedisClusterHandle;
-  let a: TestApp;
-  let b: TestApp;
-  let w: World;
   beforeAll(async () => {
     cluster = await startRedisCluster({ masters: 3 });
-    // Each app discovers the cluster through a different node. A generous command time-out: a
-    // count that times out is made in process, and this is about counting in the cluster.
-    const common = { AUTH_CACHE_TTL_MS: '600000', REDIS_COMMAND_TIMEOUT_MS: '15000' };
-    a = await createTestApp({ ...common, REDIS_URL: cluster.nodes[0].url, REDIS_CLUSTER: 'true' });
-    b = await createTestApp({ ...common, REDIS_CLUSTER: `${cluster.nodes[2].url},${cluster.nodes[1].url}` });
-    w = await createWorld(a);
   }, 60_000);
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    await cluster?.stop();
-  });
+  // Each app discovers the cluster through a different node. A generous command time-out: a
+  // count that times out is made in process, and this is about counting in the cluster.
+  const common = { AUTH_CACHE_TTL_MS: '600000', REDIS_COMMAND_TIMEOUT_MS: '15000' };
+  const { t: a, w } = useTestWorld(() => ({ ...common, REDIS_URL: cluster.nodes[0].url, REDIS_CLUSTER: 'true' }));
+  const b = useTestApp(() => ({ ...common, REDIS_CLUSTER: `${cluster.nodes[2].url},${cluster.nodes[1].url}` }));
+  afterAll(() => cluster?.stop()); // declared after the apps: runs once they are closed
 
   async function newAccount(limits: Record<string, number> = {}) {
     const username = uniq('rc-');
@@ -81,6 +74,20 @@ describe('API nodes on a Redis Cluster', () => {
   });
 
   it('when an account changes, then the message published through the cluster drops its cached credentials on both nodes', async () => {
+    // Both apps' subscriptions stand (on whichever nodes their clients chose).
+    const subscribers = async () => {
+      let n = 0;
+      for (const node of cluster.nodes) {
+        const c = createClient({ url: node.url });
+        await c.connect();
+        n += Number((await c.pubSubNumSub('lcm:account-changed'))['lcm:account-changed']);
+        await c.close();
+      }
+      return n;
+    };
+    const until = Date.now() + 10_000;
+    while ((await subscribers()) < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(await subscribers()).toBeGreaterThanOrEqual(2);
     const acct = await newAccount();
     for (const t of [a, b]) await request(t.app).get('/api/myaccount').set('Authorization', acct.auth).expect(200);
     await a.db('accounts').where({ id: acct.id }).update({ enabled: false });

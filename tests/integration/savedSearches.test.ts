@@ -1,7 +1,6 @@
 import request from 'supertest';
 import iconv from 'iconv-lite';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 
 /** Collects a response body as raw bytes (supertest would decode text). */
 function binary(res: request.Response, callback: (err: Error | null, body: Buffer) => void): void {
@@ -12,8 +11,7 @@ function binary(res: request.Response, callback: (err: Error | null, body: Buffe
 }
 
 describe('saved searches', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   const lead = (suffix: string) => `${suffixBase}-${suffix}`;
   let suffixBase: string;
   /** A second campaign in the B2B project, so the project override has something to add. */
@@ -21,8 +19,6 @@ describe('saved searches', () => {
   const names = { open: '', closedSuccess: '', everything: '', otherUsers: '', b2bOnly: '' };
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     suffixBase = w.id;
     b2bSecond = `B2B2-${w.id}`;
     for (const k of Object.keys(names) as (keyof typeof names)[]) names[k] = `${k} ${w.id}`;
@@ -41,7 +37,6 @@ describe('saved searches', () => {
       { type: 'savedSearch', user: w.users.other, name: names.otherUsers, campaigns: [w.campaigns.b2b] },
     );
   });
-  afterAll(() => t.close());
 
   const ids = (body: { uniqueId: string }[]) => body.map((l) => l.uniqueId);
 

@@ -1,5 +1,5 @@
 import { Knex } from 'knex';
-import { createDb } from '../../src/data/db';
+import { useTestDb } from '../harness/useTestWorld';
 import { seedDemo, DEMO_CREDENTIALS } from '../../src/ingest/demoData';
 import { findAccountByUsername } from '../../src/data/accountRepository';
 import { verifyPassword } from '../../src/domain/password';
@@ -8,14 +8,12 @@ import { RESOURCE_TYPES, VERBS } from '../../src/domain/enums';
 const ZONE = 'Europe/Copenhagen';
 
 describe('lcm seed-demo (seedDemo)', () => {
-  let db: Knex;
+  const db = useTestDb({ timezone: ZONE });
   const count = async (sql: string, bindings: Knex.RawBinding[] = []) => Number((await db.raw(sql, bindings)).rows[0].n);
 
   beforeAll(async () => {
-    db = createDb({ url: process.env.TEST_DATABASE_URL!, timezone: ZONE });
     await seedDemo(db, ZONE);
   }, 60_000);
-  afterAll(() => db.destroy());
 
   it('when seeded, then the org tree has three levels including TRYG Forsikring A/S', async () => {
     const { rows } = await db.raw(

@@ -1,6 +1,7 @@
 import request from 'supertest';
-import { createTestApp, TestApp, uniq, basicAuth } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { uniq, basicAuth } from '../harness/testApp';
+import { ALL_RIGHTS } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 
 /**
  * The world's leads, in both projects, with statuses, closures and modified times chosen for
@@ -28,16 +29,13 @@ const SEEDS: Seed[] = [
 ];
 
 describe('GET /api/simpleleads', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   /** Seed id → lead unique id, and back. */
   const ids = new Map<string, string>();
   const seedOf = new Map<string, string>();
   let noneAuth: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     for (const s of SEEDS) {
       const uniqueId = `${w.id}-${s.id}`;
       ids.set(s.id, uniqueId);
@@ -72,7 +70,6 @@ describe('GET /api/simpleleads', () => {
     );
     noneAuth = basicAuth(`leads-none-${w.id}`, 'pw-none');
   });
-  afterAll(() => t.close());
 
   const get = (query: string, auth = w.accounts.full.auth) =>
     request(t.app).get(`/api/simpleleads?${query}`).set('Authorization', auth);
@@ -335,14 +332,11 @@ describe('GET /api/simpleleads', () => {
 });
 
 describe('GET /api/leads/{UniqueId}', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   const b2bLead = uniq('lead-');
   const retailLead = uniq('lead-');
 
   beforeAll(async () => {
-    t = await createTestApp();
-    w = await createWorld(t);
     const lead = (uniqueId: string, campaign: string) => ({
       type: 'lead',
       uniqueId,
@@ -351,7 +345,6 @@ describe('GET /api/leads/{UniqueId}', () => {
     });
     await t.load(lead(b2bLead, w.campaigns.b2b), lead(retailLead, w.campaigns.retail));
   });
-  afterAll(() => t.close());
 
   const get = (id: string, auth = w.accounts.full.auth, query = '') =>
     request(t.app).get(`/api/leads/${encodeURIComponent(id)}${query}`).set('Authorization', auth);
