@@ -75,6 +75,7 @@ export const calendarEventsByCalendar = defineEndpoint({
   params: calendarEventsByCalendarParams,
   query: calendarEventsByCalendarQuery,
   response: calendarEventListOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, query, scope, db, zone, dateTimeFormat }) {
     const events = await listCalendarEvents(db, params.CalendarCode, { from: query.FromDate, to: query.ToDate }, scope);
@@ -94,6 +95,7 @@ export const calendarEventsList = defineEndpoint({
   representations: ['json', 'html'],
   query: calendarEventsQuery,
   response: calendarEventListOut,
+  dateTimes: true,
   async handler({ query, scope, db, zone, dateTimeFormat }) {
     const events = await listEvents(db, { from: query.FromDate, to: query.ToDate }, scope, query.Project);
     return { body: events.map((e) => toJson(e, zone, dateTimeFormat)), title: 'Calendar events' };
@@ -112,6 +114,7 @@ export const calendarEventCreate = defineEndpoint({
   representations: ['json'],
   body: createCalendarEventBody,
   response: calendarEventOut,
+  dateTimes: true,
   successStatus: 201,
   async handler({ body, res, scope, db, zone, dateTimeFormat }) {
     const event = writtenEvent(await createEvent(db, body, scope), body.calendarCode);
@@ -133,6 +136,7 @@ export const calendarEventReplace = defineEndpoint({
   params: calendarEventUniqueIdParams,
   body: replaceCalendarEventBody,
   response: calendarEventOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, body, scope, db, zone, dateTimeFormat }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);

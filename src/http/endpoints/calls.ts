@@ -124,6 +124,7 @@ export const listCalls = defineEndpoint({
   bulk: true,
   query: callsQuery,
   response: z.array(callOut),
+  dateTimes: true,
   async handler(ctx) {
     return streamCallsJson(ctx, ctx.query.OrgCode, QUERY_SUBJECT, ctx.query);
   },
@@ -144,6 +145,7 @@ function subjectCallsEndpoint(rule: SubjectRule, endpoint: { service: string; pa
     params: orgCodePath,
     query: callsOfQuery,
     response: z.array(callOut),
+    dateTimes: true,
     errorStatuses: [404],
     async handler(ctx) {
       return streamCallsJson(ctx, ctx.params.OrgCode, rule, ctx.query);
@@ -183,6 +185,7 @@ export const callsCsv = defineEndpoint({
   bulk: true,
   query: callsCsvQuery,
   response: z.string().meta({ description: 'text/csv' }),
+  dateTimes: true,
   async handler(ctx) {
     const { query, zone } = ctx;
     const separator = query.CsvFieldSeparator ?? ';';
@@ -213,6 +216,7 @@ export const callRecordings = defineEndpoint({
   params: recordingsPath,
   query: recordingsQuery,
   response: z.array(recordingOut),
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, query, scope, db, zone, dateTimeFormat }) {
     if (query.TimeSpan !== undefined && query.StartTime === undefined) {
@@ -239,6 +243,7 @@ export const agentReadyPeriods = defineEndpoint({
   bulk: true,
   query: readyPeriodsQuery,
   response: z.array(readyPeriodOut),
+  dateTimes: true,
   async handler({ query, res, scope, db, zone, dateTimeFormat, cursor, logger }) {
     const to = windowEnd(query.FromTime, query.TimeSpan, zone);
     const org = await loadOrgSnapshot(db, scope, { users: false });

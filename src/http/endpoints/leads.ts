@@ -111,6 +111,7 @@ export const getLeadEndpoint = defineEndpoint({
   params: leadPath,
   query: leadGetQuery,
   response: leadOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, query, account, scope, db, zone, dateTimeFormat }) {
     const row: LeadRow | undefined = await findLead(db, params.UniqueId, scope, account.entryAccess);
@@ -154,6 +155,7 @@ export const savedSearchEndpoint = defineEndpoint({
   bulk: true,
   query: savedSearchQuery,
   response: leadsOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler(ctx) {
     const { query } = ctx;
@@ -175,6 +177,7 @@ export const savedSearchCsvEndpoint = defineEndpoint({
   representations: ['csv'],
   bulk: true,
   query: savedSearchCsvQuery,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ res, query, account, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger }) {
     const filter = await savedSearchFilter(db, account, query.searchName, query.modifiedFrom, query.project);

@@ -35,6 +35,9 @@ function describeAccount(account: AccountContext) {
   return {
     username: account.username,
     userOrgCode: account.userOrgCode,
+    // The same value under the name clients of the live service read.
+    orgCode: account.userOrgCode,
+    dateTimeFormat: account.dateTimeFormat,
     projectRights: [...account.projectPatterns],
     resourceRights,
     leadDefinitionEntryAccess: account.entryAccess,
@@ -59,7 +62,8 @@ export function myAccountEndpoints(
     method: 'get',
     path: '/myaccount',
     summary: 'The calling account',
-    description: 'Username, linked platform user, project patterns, resource rights and lead definition entry access of the account the request authenticates as.',
+    description:
+      'Username, linked platform user (`userOrgCode`, and the same value as `orgCode`), DateTime format, project patterns, resource rights and lead definition entry access of the account the request authenticates as.',
     tags: ['Account'],
     access: anyAccount,
     representations: ['json', 'html'],
@@ -102,6 +106,7 @@ export function myAccountEndpoints(
     access: anyAccount,
     representations: ['json', 'html'],
     response: z.array(requestCountBody),
+    dateTimes: true,
     async handler({ account, clock, zone, dateTimeFormat }) {
       const rows = await counter.counts(account.id, clock().getTime());
       const body = rows.map((r) => ({

@@ -18,6 +18,7 @@ export const simpleLeadsEndpoint = defineEndpoint({
   bulk: true,
   query: simpleLeadsQuery,
   response: leadsOut,
+  dateTimes: true,
   async handler(ctx) {
     return streamLeadsJson(ctx, leadFilterFromQuery(ctx.query), ctx.query.Include);
   },

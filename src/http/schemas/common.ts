@@ -80,5 +80,14 @@ export function enumListParam<N extends string>(enumeration: Enumeration<N>) {
 }
 
 /** Output shapes (documentation only: responses are built by serializers). */
-export const dateTimeOut = z.string().meta({ format: 'date-time', example: '2026-05-06T10:16:41.000+02:00' });
+/**
+ * A DateTime the API writes, in the answer's DateTime format (the account's, or the request's
+ * `Prefer: datetime=`); no `format: date-time`, as the Local form carries no offset.
+ */
+export const dateTimeOut = z.string().meta({
+  description:
+    'Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. ' +
+    '`Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.',
+  example: '2026-05-06T10:16:41.000+02:00',
+});
 export const timeSpanOut = z.string().meta({ format: 'duration', example: 'PT12M42S' });
