@@ -137,8 +137,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     const holder = runningPostmaster(dataDir);
     if (holder !== undefined) {
       throw new Error(
-        `cannot start the embedded Postgres in ${dataDir}: a Postgres (pid ${holder}) already runs on that folder, ` +
-          `not started by a running lcm; stop it (kill -INT ${holder}) and try again`,
+        `cannot start the embedded Postgres in ${dataDir}: a Postgres (pid ${holder}) already runs on that folder ` +
+          `without an lcm that holds it (see docs/cli.md); stop it (kill -INT ${holder}) and try again`,
       );
     }
     throw new Error(`cannot start the embedded Postgres in ${dataDir} on port ${options.port} (is the port in use?): ${reason}`);

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import type { OpenCliContext } from '../cli/context';
 import { openCliContext } from './cliContext';
 import { registerMigrate } from '../cli/migrate';
 import { registerServe } from './serve';
@@ -20,13 +21,19 @@ export async function main(argv: string[]): Promise<number> {
     .exitOverride()
     // Commander's own errors (unknown command, missing option) read like ours: one line after `lcm: `.
     .configureOutput({ outputError: (text, write) => write(`lcm: ${oneLine(text.replace(/^error: /, ''))}\n`) });
-  registerMigrate(program, openCliContext);
+  // The running command's name goes into the record of who holds the embedded database.
+  let command = 'lcm';
+  program.hook('preAction', (_program, action) => {
+    command = commandPath(action);
+  });
+  const open: OpenCliContext = (options) => openCliContext({ ...options, command });
+  registerMigrate(program, open);
   registerServe(program);
-  registerLoad(program, openCliContext);
-  registerAccount(program, openCliContext);
-  registerLifecycle(program, openCliContext);
-  registerGenerate(program, openCliContext);
-  registerSeedDemo(program, openCliContext);
+  registerLoad(program, open);
+  registerAccount(program, open);
+  registerLifecycle(program, open);
+  registerGenerate(program, open);
+  registerSeedDemo(program, open);
   try {
     await program.parseAsync(argv);
   } catch (err) {
@@ -60,6 +67,13 @@ export function reasonOf(err: unknown): string {
   if (text === '' && typeof e?.code === 'string') text = e.code;
   if (text === '') text = `failed without a reason (${String(err)})`;
   return oneLine(text);
+}
+
+/** `account create` for the command run by `lcm account create ...`. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
 }
 
 function oneLine(text: string): string {

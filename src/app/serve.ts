@@ -15,7 +15,7 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('run the API (embedded Postgres with demo data when DATABASE_URL is unset)')
     .action(async () => {
-      const ctx = await openCliContext({ migrate: false });
+      const ctx = await openCliContext({ migrate: false, command: 'serve', server: true });
       takeOverShutdownSignals();
       // Listening from the start: a signal during start-up stops the server once it is up.
       const stopSignal = new Promise<string>((resolve) => {

@@ -1,11 +1,9 @@
 import knex, { Knex } from 'knex';
 import pg from 'pg';
-import path from 'node:path';
+import { dropRecordedExtensions, migrationSource, MIGRATIONS_TABLE } from './migrations';
 
 // Row ids and counts fit in a double; reading int8 as a number keeps rows plain.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
-
-export const MIGRATIONS_DIR = path.resolve(__dirname, '../../db/migrations');
 
 export interface DbOptions {
   url: string;
@@ -28,12 +26,13 @@ export function createDb(options: DbOptions): Knex {
         conn.query(`SET TIME ZONE '${tz}'`, (err) => done(err ?? null, conn));
       },
     },
-    migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
+    migrations: { migrationSource: migrationSource(), tableName: MIGRATIONS_TABLE },
     ...(options.log ? { log: options.log } : {}),
   });
 }
 
 export async function migrateLatest(db: Knex): Promise<string[]> {
+  await dropRecordedExtensions(db);
   const [, applied] = (await db.migrate.latest()) as [number, string[]];
   return applied;
 }

@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Knex } from 'knex';
-import { createDb } from '../../src/data/db';
 import { findAccountByUsername } from '../../src/data/accountRepository';
 import { verifyPassword } from '../../src/domain/password';
 import { freePort } from '../harness/freePort';
 import { uniq } from '../harness/testApp';
+import { useTestDb } from '../harness/useTestWorld';
 import { lcmEnv, runLcm } from '../harness/lcmProcess';
 
 /**
@@ -40,12 +39,8 @@ describe('lcm command line (child processes)', () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   describe('with DATABASE_URL', () => {
-    let db: Knex;
+    const db = useTestDb();
     const env = lcmEnv({ DATABASE_URL: process.env.TEST_DATABASE_URL });
-    beforeAll(() => {
-      db = createDb({ url: process.env.TEST_DATABASE_URL!, timezone: 'Europe/Copenhagen' });
-    });
-    afterAll(() => db.destroy());
 
     it('when a file has a bad line, then lcm load exits 1 with the line-numbered reason on one line and keeps nothing', async () => {
       const result = await runLcm(['load', badFile()], { env });
