@@ -71,6 +71,11 @@ export type EndpointResult =
 export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyObject = AnyObject> {
   /** Stable service name for request counting, e.g. `calls.csv`. */
   service: string;
+  /**
+   * The OpenAPI operationId: lowerCamelCase verb + noun (`listCalls`, `exportCallsCsv`), what
+   * code generators name the client method; unique and stable once published.
+   */
+  operationId: string;
   method: 'get' | 'post' | 'put' | 'delete';
   /** OpenAPI-style path under /api, e.g. `/calls/{UniqueId}/recordings`. */
   path: string;

@@ -10,6 +10,7 @@ import { organizationEndpoints } from './endpoints/organization';
 import { leadEndpoints } from './endpoints/leads';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
+import { problemTypeEndpoints } from './endpoints/problems';
 
 /**
  * Every endpoint of the API, in document order. Each endpoint module exports its endpoint
@@ -21,12 +22,13 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
   const endpoints: Endpoint[] = [
     healthz,
     readyzEndpoint(services.redisHealthy),
-    metricsEndpoint(metrics),
+    metricsEndpoint(metrics, services.settings.METRICS_REQUIRE_AUTH),
     // Lists the limits of every counted service, so it reads this list once it is built.
     ...myAccountEndpoints(() => endpoints, services),
     ...calendarEventEndpoints,
     // The OpenAPI document describes every endpoint, so it too reads the finished list.
     ...docsEndpoints(() => endpoints),
+    ...problemTypeEndpoints,
     ...callEndpoints,
     ...organizationEndpoints,
     ...leadEndpoints,

@@ -2,8 +2,9 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import request from 'supertest';
-import { basicAuth, createTestApp, TestApp, uniq } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { basicAuth, testDatabaseUrl, uniq } from '../harness/testApp';
+import { ALL_RIGHTS } from '../harness/world';
+import { useTestWorld } from '../harness/useTestWorld';
 
 /**
  * The DateTime output mode through the HTTP stack: an account writes DateTimes as `Offset`
@@ -32,18 +33,16 @@ function csvCell(text: string, column: string): string {
 }
 
 describe('DateTime output mode', () => {
-  let t: TestApp;
-  let w: World;
+  const { t, w } = useTestWorld();
   let local: { username: string; auth: string };
   let callId: string;
   let leadId: string;
   let search: string;
   const offsetAuth = () => w.accounts.full.auth;
 
+  // The harness returns to real time after each test.
+  beforeEach(() => t.setNow(NOW.at));
   beforeAll(async () => {
-    t = await createTestApp();
-    t.setNow(NOW.at);
-    w = await createWorld(t);
     local = { username: `local-${w.id}`, auth: basicAuth(`local-${w.id}`, 'local-pass') };
     callId = `call-${w.id}`;
     leadId = `lead-${w.id}`;
@@ -63,7 +62,6 @@ describe('DateTime output mode', () => {
       { type: 'savedSearch', user: w.users.agent, name: search, campaigns: [w.campaigns.b2b] },
     );
   });
-  afterAll(() => t.close());
 
   const window = { StartTime: '2026-10-25', TimeSpan: 'P1D' };
   const api = (p: string) => request(t.app).get(`/api${p}`);
@@ -187,7 +185,7 @@ describe('DateTime output mode', () => {
 
     it('when lcm account create is given --date-time-format Local, then the account answers in Local; a bad value exits non-zero', async () => {
       const username = uniq('cli-local-');
-      const env = { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL, REDIS_URL: '', LOG_LEVEL: 'silent' };
+      const env = { ...process.env, DATABASE_URL: testDatabaseUrl(), REDIS_URL: '', LOG_LEVEL: 'silent' };
       const args = ['account', 'create', '--username', username, '--password', 'pw', '--user', w.users.agent, '--projects', '*', '--rights', 'Calls:Get'];
       await run('node', [LCM, ...args, '--date-time-format', 'Local'], { env, timeout: 60_000 });
       const res = await api('/calls').query({ OrgCode: w.users.agent, ...window }).set('Authorization', basicAuth(username, 'pw'));

@@ -65,6 +65,7 @@ const INTERVAL_RULE =
 
 export const calendarEventsByCalendar = defineEndpoint({
   service: 'calendars.events.bycalendar',
+  operationId: 'listCalendarEventsOfCalendar',
   method: 'get',
   path: '/calendars/{CalendarCode}/events',
   summary: 'Events of one calendar',
@@ -86,6 +87,7 @@ export const calendarEventsByCalendar = defineEndpoint({
 
 export const calendarEventsList = defineEndpoint({
   service: 'calendars.events.list',
+  operationId: 'listCalendarEvents',
   method: 'get',
   path: '/calendars/events',
   summary: 'Events of every calendar in the account’s projects',
@@ -104,6 +106,7 @@ export const calendarEventsList = defineEndpoint({
 
 export const calendarEventCreate = defineEndpoint({
   service: 'calendars.events.create',
+  operationId: 'createCalendarEvent',
   method: 'post',
   path: '/calendars/events',
   summary: 'Create a calendar event',
@@ -125,6 +128,7 @@ export const calendarEventCreate = defineEndpoint({
 
 export const calendarEventReplace = defineEndpoint({
   service: 'calendars.events.update',
+  operationId: 'updateCalendarEvent',
   method: 'put',
   path: '/calendars/events/{UniqueId}',
   summary: 'Replace a calendar event',
@@ -148,6 +152,7 @@ export const calendarEventReplace = defineEndpoint({
 
 export const calendarEventDelete = defineEndpoint({
   service: 'calendars.events.delete',
+  operationId: 'deleteCalendarEvent',
   method: 'delete',
   path: '/calendars/events/{UniqueId}',
   summary: 'Delete a calendar event',

@@ -114,6 +114,7 @@ async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: Subject
 
 export const listCalls = defineEndpoint({
   service: 'calls',
+  operationId: 'listCalls',
   method: 'get',
   path: '/calls',
   summary: 'Calls of a user or an org unit in a time window',
@@ -131,9 +132,13 @@ export const listCalls = defineEndpoint({
 });
 
 /** `/users/{OrgCode}/calls` and `/organizationalunits/{OrgCode}/calls`: one code, the subject's kind apart. */
-function subjectCallsEndpoint(rule: SubjectRule, endpoint: { service: string; path: string; summary: string; subjectRule: string }): Endpoint {
+function subjectCallsEndpoint(
+  rule: SubjectRule,
+  endpoint: { service: string; operationId: string; path: string; summary: string; subjectRule: string },
+): Endpoint {
   return defineEndpoint({
     service: endpoint.service,
+    operationId: endpoint.operationId,
     method: 'get',
     path: endpoint.path,
     summary: endpoint.summary,
@@ -155,6 +160,7 @@ function subjectCallsEndpoint(rule: SubjectRule, endpoint: { service: string; pa
 
 export const listUserCalls = subjectCallsEndpoint(USER_SUBJECT, {
   service: 'users.calls',
+  operationId: 'listUserCalls',
   path: '/users/{OrgCode}/calls',
   summary: "A user's calls in a time window",
   subjectRule: '404 when no user has the org code.',
@@ -162,6 +168,7 @@ export const listUserCalls = subjectCallsEndpoint(USER_SUBJECT, {
 
 export const listOrgUnitCalls = subjectCallsEndpoint(UNIT_SUBJECT, {
   service: 'organizationalunits.calls',
+  operationId: 'listOrganizationalUnitCalls',
   path: '/organizationalunits/{OrgCode}/calls',
   summary: "An org unit's calls in a time window",
   subjectRule:
@@ -175,10 +182,11 @@ function fileNamePart(value: string): string {
 
 export const callsCsv = defineEndpoint({
   service: 'calls.csv',
+  operationId: 'exportCallsCsv',
   method: 'get',
   path: '/calls/csv',
   summary: 'Calls of a user or an org unit as a CSV file (FlattenedCall rows)',
-  description: `${WINDOW_RULE} One header row with the FlattenedCall fields, RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
+  description: `${WINDOW_RULE} One header row with the FlattenedCall field names (the call fields, then campaignCode … organizationalUnit4OrgCode), RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
   tags: ['Calls'],
   access: right('Calls', 'Get'),
   representations: ['csv'],
@@ -204,6 +212,7 @@ export const callsCsv = defineEndpoint({
 
 export const callRecordings = defineEndpoint({
   service: 'calls.recordings',
+  operationId: 'listCallRecordings',
   method: 'get',
   path: '/calls/{UniqueId}/recordings',
   summary: 'Recordings of one call',
@@ -232,6 +241,7 @@ export const callRecordings = defineEndpoint({
 
 export const agentReadyPeriods = defineEndpoint({
   service: 'calls.agentreadyperiods',
+  operationId: 'listAgentReadyPeriods',
   method: 'get',
   path: '/calls/agentreadyperiods',
   summary: 'Agent ready-for-call periods that ended in a time window',

@@ -50,6 +50,7 @@ function refusal(err: unknown): never {
 
 export const importLeadEndpoint = defineEndpoint({
   service: 'leads.import',
+  operationId: 'importLead',
   method: 'post',
   path: '/leads',
   summary: 'Import one lead',
@@ -101,6 +102,7 @@ function idempotencyKeyReused(): HttpProblem {
 
 export const getLeadEndpoint = defineEndpoint({
   service: 'leads.get',
+  operationId: 'getLead',
   method: 'get',
   path: '/leads/{UniqueId}',
   summary: 'One lead',
@@ -143,6 +145,7 @@ async function savedSearchFilter(db: Knex, account: AccountContext, searchName: 
 
 export const savedSearchEndpoint = defineEndpoint({
   service: 'leads.search',
+  operationId: 'listSavedSearchLeads',
   method: 'get',
   path: '/leads',
   summary: 'Run a saved search',
@@ -166,6 +169,7 @@ export const savedSearchEndpoint = defineEndpoint({
 
 export const savedSearchCsvEndpoint = defineEndpoint({
   service: 'leads.csv',
+  operationId: 'exportSavedSearchLeadsCsv',
   method: 'get',
   path: '/leads/csv',
   summary: 'Run a saved search as CSV',

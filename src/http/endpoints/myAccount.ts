@@ -59,6 +59,7 @@ export function myAccountEndpoints(
 
   const myAccount = defineEndpoint({
     service: 'myaccount',
+    operationId: 'getMyAccount',
     method: 'get',
     path: '/myaccount',
     summary: 'The calling account',
@@ -75,6 +76,7 @@ export function myAccountEndpoints(
 
   const limits = defineEndpoint({
     service: 'myaccount.limits',
+    operationId: 'getMyAccountLimits',
     method: 'get',
     path: '/myaccount/request/limits',
     summary: 'Request limits of the calling account',
@@ -97,6 +99,7 @@ export function myAccountEndpoints(
 
   const counts = defineEndpoint({
     service: 'myaccount.counts',
+    operationId: 'getMyAccountCounts',
     method: 'get',
     path: '/myaccount/request/counts',
     summary: 'Request counts of the calling account',

@@ -4,6 +4,7 @@ import { streamLeadsJson } from '../leadExportResponse';
 
 export const simpleLeadsEndpoint = defineEndpoint({
   service: 'simpleleads',
+  operationId: 'listSimpleLeads',
   method: 'get',
   path: '/simpleleads',
   summary: 'Export leads (SimpleLeads)',

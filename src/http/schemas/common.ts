@@ -46,12 +46,10 @@ export const limitParam = z.coerce
   .meta({ description: 'Maximum number of items returned; not for paging.' });
 
 /** Comma-separated and/or repeated values. */
-export const listParam = z.array(z.string()).meta({
-  description: 'Comma-separated and/or repeated values.',
-});
+export const listParam = z.array(z.string());
 
 export const includeParam = listParam.meta({
-  description: 'Complex properties to include; comma-separated and/or repeated; unknown names are ignored.',
+  description: 'Complex properties to include; a nested name counts only when the properties leading to it are named too; unknown names are ignored.',
 });
 
 export const booleanParam = z
@@ -75,7 +73,7 @@ export function enumNameParam<N extends string>(enumeration: Enumeration<N>) {
 
 export function enumListParam<N extends string>(enumeration: Enumeration<N>) {
   return z.array(enumNameParam(enumeration)).meta({
-    description: `Comma-separated and/or repeated; each one of ${enumeration.names.join(', ')}.`,
+    description: `Each one of ${enumeration.names.join(', ')}.`,
   });
 }
 
