@@ -28,10 +28,16 @@ export function runProcess(
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 90_000);
+    // SIGTERM first: an lcm that holds an embedded cluster stops it before it exits.
+    let killer: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    }, options.timeoutMs ?? 240_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      clearTimeout(killer);
       resolve({ code, signal, stdout, stderr });
     });
     child.stdin.end(options.input ?? '');

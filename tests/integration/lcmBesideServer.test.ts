@@ -7,6 +7,9 @@ import { createDb } from '../../src/data/db';
 import { freePort } from '../harness/freePort';
 import { lcmEnv, LCM_BIN, PROJECT_ROOT, runLcm, runProcess } from '../harness/lcmProcess';
 
+// Every test runs real processes, and some start Postgres clusters: minutes on a loaded machine.
+jest.setTimeout(300_000);
+
 /**
  * `npm start` and the README's own `lcm` examples, as a user runs them: `lcm serve` from the
  * compiled build on a fresh embedded database, and while it runs the README's "Loading data"
@@ -74,7 +77,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
     } finally {
       if (load.exitCode === null) load.kill('SIGINT');
     }
-  }, 240_000);
+  });
 
   describe('while lcm serve runs', () => {
     let server: ChildProcess;
@@ -90,7 +93,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
         return output.includes('try: curl') ? true : undefined;
       });
       db = createDb({ url: readRunning().url!, timezone: 'Europe/Copenhagen' });
-    }, 180_000);
+    });
 
     afterAll(async () => {
       await db?.destroy();
@@ -98,7 +101,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
         server.kill('SIGTERM');
         await new Promise((r) => server.once('exit', r));
       }
-    }, 60_000);
+    });
 
     it('when started with node bin/lcm.js serve, then it runs the compiled build and records where its database is', async () => {
       expect(output).toContain(`running the compiled build in ${path.join(PROJECT_ROOT, 'dist')}\n`);
@@ -179,7 +182,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
       const code = await new Promise((r) => server.once('exit', (c) => r(c)));
       expect(code).toBe(0);
       expect(fs.existsSync(runningFile())).toBe(false);
-    }, 60_000);
+    });
   });
 
   it('when the record names a process that is gone, then lcm ignores it, starts the cluster itself and replaces the record', async () => {
@@ -189,7 +192,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
     const result = await runLcm(['migrate'], { env });
     expect(result).toMatchObject({ code: 0, stdout: 'already up to date\n', stderr: '' });
     expect(fs.existsSync(runningFile())).toBe(false);
-  }, 120_000);
+  });
 
   /** The shell blocks under a README heading. */
   function shellBlocks(heading: string): string[] {

