@@ -8,6 +8,8 @@ import { registerAccount } from '../cli/account';
 import { registerLifecycle } from '../cli/lifecycle';
 import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
+import { registerHooks } from '../cli/hooks';
+import { startHookWorkers } from './hookWorkers';
 
 /**
  * The `lcm` command line (docs/cli.md). Each command lives in its own module and registers
@@ -34,6 +36,7 @@ export async function main(argv: string[]): Promise<number> {
   registerLifecycle(program, open);
   registerGenerate(program, open);
   registerSeedDemo(program, open);
+  registerHooks(program, open, (ctx) => startHookWorkers(ctx));
   try {
     await program.parseAsync(argv);
   } catch (err) {

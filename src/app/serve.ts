@@ -8,6 +8,7 @@ import { composeApp } from './compose';
 import { listen } from './server';
 import { seedDemo, DEMO_CREDENTIALS } from '../ingest/demoData';
 import { startLifecycleSweeper } from '../jobs/lifecycleSweeper';
+import { startHookWorkers } from './hookWorkers';
 
 /** `lcm serve` (what `npm start` runs): migrate, seed the embedded default once, listen. */
 export function registerServe(program: Command): void {
@@ -36,6 +37,10 @@ export function registerServe(program: Command): void {
         }
         const composed = await composeApp({ settings: ctx.settings, db: ctx.db, logger });
         stops.push(() => composed.close());
+        if (ctx.settings.HOOKS_WORKER) {
+          const hookWorkers = await startHookWorkers(ctx, composed.app.metrics.registry);
+          stops.push(() => hookWorkers.stop());
+        }
         const running = await listen(composed.app.express, ctx.settings);
         stops.push(() => running.close());
         stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
