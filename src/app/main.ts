@@ -10,6 +10,7 @@ import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
 import { registerHooks } from '../cli/hooks';
 import { startHookWorkers } from './hookWorkers';
+import { takeOverShutdownSignals } from './embeddedPostgres';
 
 /**
  * The `lcm` command line (docs/cli.md). Each command lives in its own module and registers
@@ -36,7 +37,12 @@ export async function main(argv: string[]): Promise<number> {
   registerLifecycle(program, open);
   registerGenerate(program, open);
   registerSeedDemo(program, open);
-  registerHooks(program, open, (ctx) => startHookWorkers(ctx));
+  // Like a server, `lcm hooks work` stops on SIGTERM/SIGINT itself: its workers finish their
+  // deliveries before its context stops an embedded cluster it started.
+  registerHooks(program, open, (ctx) => {
+    takeOverShutdownSignals();
+    return startHookWorkers(ctx);
+  });
   try {
     await program.parseAsync(argv);
   } catch (err) {
