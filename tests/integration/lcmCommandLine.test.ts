@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { findAccountByUsername } from '../../src/data/accountRepository';
@@ -6,7 +7,7 @@ import { verifyPassword } from '../../src/domain/password';
 import { freePort } from '../harness/freePort';
 import { uniq } from '../harness/testApp';
 import { useTestDb } from '../harness/useTestWorld';
-import { lcmEnv, runLcm } from '../harness/lcmProcess';
+import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm } from '../harness/lcmProcess';
 
 // Every test runs real processes, and some start Postgres clusters: minutes on a loaded machine.
 jest.setTimeout(300_000);
@@ -127,6 +128,29 @@ describe('lcm command line (child processes)', () => {
         input: 'pw\n',
       });
       expect(created).toMatchObject({ code: 0, stdout: `created account ok-${id}\n`, stderr: '' });
+    });
+
+    it('when lcm hooks work gets SIGTERM, then its workers stop, it stops the cluster it started and exits 0', async () => {
+      const child = spawn(process.execPath, [LCM_BIN, 'hooks', 'work'], { env, cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      try {
+        for (const deadline = Date.now() + 240_000; !out.includes('hook delivery workers running') && child.exitCode === null; ) {
+          if (Date.now() > deadline) throw new Error(`lcm hooks work did not start: ${out}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        child.kill('SIGTERM');
+        expect(await exited).toEqual({ code: 0, signal: null });
+        expect(out).toBe('hook delivery workers running; stop with SIGTERM or SIGINT\n');
+        // The cluster is down and the folder free again.
+        expect(fs.existsSync(path.join(dataDir, 'postmaster.pid'))).toBe(false);
+        expect(fs.existsSync(`${dataDir}.running.json`)).toBe(false);
+      } finally {
+        // SIGTERM: a child that did not get that far still stops the cluster it started.
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      }
     });
   });
 });
