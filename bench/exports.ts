@@ -1,5 +1,5 @@
 /**
- * Benchmark of the calls exports (issue 4): `npm run bench:exports [-- --calls 1000000 --runs 3]`.
+ * Benchmark of the calls exports (figures: docs/benchmarks.md): `npm run bench:exports [-- --calls 1000000 --runs 3]`.
  *
  * On a generated data set (src/ingest/syntheticData.ts, added once and reused), measured side by
  * side in one run, medians of `--runs` runs:

@@ -9,7 +9,7 @@ import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
 
 /**
- * The `lcm` command line (DESIGN §9). Each command lives in its own module and registers
+ * The `lcm` command line (docs/decisions.md, Command line). Each command lives in its own module and registers
  * itself here; a command's action resolves to its exit status.
  */
 export async function main(argv: string[]): Promise<number> {

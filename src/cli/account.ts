@@ -6,7 +6,7 @@ import { notifyAccountChanged } from '../data/accountChanges';
 import { redisTarget } from '../config/settings';
 import { listAccounts } from '../data/accountRepository';
 
-/** `lcm account create|list|disable|enable|set-password` (DESIGN §9). */
+/** `lcm account create|list|disable|enable|set-password` (docs/decisions.md, Accounts and rights). */
 export function registerAccount(program: Command, openCliContext: OpenCliContext): void {
   const account = program.command('account').description('manage web service accounts');
 

@@ -31,7 +31,7 @@ import {
 import { parseTimeSpan } from '../domain/timespan';
 
 /**
- * `lcm generate` (DESIGN §9): a realistic synthetic data set appended to the database in one
+ * `lcm generate` (docs/decisions.md, Command line): a realistic synthetic data set appended to the database in one
  * transaction. Small tables go in through ordinary inserts; leads, calls, recordings and
  * ready periods through COPY FROM STDIN (text format) fed by generators, so backpressure
  * reaches the generator and memory stays flat apart from the per-call plan arrays.
