@@ -66,6 +66,28 @@ describe('documents', () => {
     }
   });
 
+  it('when code or a document cites a heading of docs/decisions.md, then that heading exists', () => {
+    const headings = [...read('docs/decisions.md').matchAll(/^#{2,3} (.+)$/gm)].map((m) => m[1].toLowerCase());
+    const isHeading = (name: string) => headings.some((h) => h.startsWith(name.toLowerCase()));
+    const sources = (dir: string): string[] =>
+      fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => {
+        const rel = path.join(dir, d.name);
+        if (d.isDirectory()) return sources(rel);
+        return /\.(ts|js|cjs|md)$/.test(d.name) ? [rel] : [];
+      });
+    const cited: string[] = [];
+    for (const file of ['src', 'tests', 'db', 'bench', 'docs'].flatMap(sources)) {
+      // `docs/decisions.md, Request counting` or `docs/decisions.md (Calls family)`, up to the end of the name.
+      for (const m of read(file).matchAll(/docs\/decisions\.md(?:, ?| \()"?([A-Z][^"`():;.,\n]*)/g)) {
+        const name = m[1].replace(/\s+and$/, '').trim();
+        const found = isHeading(name) || name.split(' and ').every((part) => isHeading(part.trim()));
+        cited.push(name);
+        expect({ file, cites: name, found }).toEqual({ file, cites: name, found: true });
+      }
+    }
+    expect(cited.length).toBeGreaterThan(30);
+  });
+
   it.each(files)('when %s is read by a newcomer, then it points to no document outside the repository', (file) => {
     expect(read(file)).not.toMatch(/DESIGN|§|\bspec(ification)? ?\d/);
   });
