@@ -41,7 +41,8 @@ describe('docs/operations.md', () => {
       const documented = row.default === '—' ? undefined : row.default.replace(/^`|`$/g, '');
       expect({ name: row.name, default: documented }).toEqual({
         name: row.name,
-        default: defaults[row.name] === undefined ? undefined : String(defaults[row.name]),
+        // An empty default (an empty host list) reads as none (—), like an unset one.
+        default: defaults[row.name] === undefined || String(defaults[row.name]) === '' ? undefined : String(defaults[row.name]),
       });
     }
   });
