@@ -39,11 +39,11 @@ describe('docs/operations.md', () => {
     const defaults = loadSettings({}) as Record<string, unknown>;
     for (const row of rows) {
       const documented = row.default === '—' ? undefined : row.default.replace(/^`|`$/g, '');
-      expect({ name: row.name, default: documented }).toEqual({
-        name: row.name,
-        // An empty default (an empty host list) reads as none (—), like an unset one.
-        default: defaults[row.name] === undefined || String(defaults[row.name]) === '' ? undefined : String(defaults[row.name]),
-      });
+      // The documented text read as the setting (`1gb` is the number of bytes the schema makes of it).
+      const meant = documented === undefined ? undefined : (loadSettings({ [row.name]: documented }) as Record<string, unknown>)[row.name];
+      // An empty default (an empty host list) reads as none (—), like an unset one.
+      const applied = defaults[row.name] === undefined || String(defaults[row.name]) === '' ? undefined : defaults[row.name];
+      expect({ name: row.name, default: meant }).toEqual({ name: row.name, default: applied });
     }
   });
 });
