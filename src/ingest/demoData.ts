@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { loadNdjson, LoadSummary } from './loader/loadNdjson';
+import { PROJECT_ROOT } from '../config/paths';
 
 /**
  * The small demo data set (docs/decisions.md, Command line): `lcm seed-demo`, and what `serve` loads on a fresh
@@ -9,7 +10,7 @@ import { loadNdjson, LoadSummary } from './loader/loadNdjson';
  * record has a natural key or unique id, so seeding again updates instead of duplicating.
  * Its calls are on fixed dates, Monday 2026-11-16 to Friday 2026-11-20 (platform time).
  */
-export const DEMO_DATA_FILE = path.resolve(__dirname, '../../db/seeds/demo.ndjson');
+export const DEMO_DATA_FILE = path.join(PROJECT_ROOT, 'db/seeds/demo.ndjson');
 
 export interface DemoCredential {
   username: string;
