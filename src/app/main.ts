@@ -55,7 +55,7 @@ export async function main(argv: string[]): Promise<number> {
 /**
  * What bin/lcm.js runs: the command's outcome becomes the exit status, 0 or 1 with a one-line
  * reason on standard error. The process then ends when its work is done, so output reaches
- * pipes in full; nothing may overwrite the status afterwards (docs/decisions.md, "Exit status").
+ * pipes in full; nothing may overwrite the status afterwards (docs/decisions.md, Command line).
  */
 export async function run(argv: string[]): Promise<void> {
   let code: number;

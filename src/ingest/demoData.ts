@@ -5,7 +5,7 @@ import { loadNdjson, LoadSummary } from './loader/loadNdjson';
 import { PROJECT_ROOT } from '../config/paths';
 
 /**
- * The small demo data set (DESIGN §9): `lcm seed-demo`, and what `serve` loads on a fresh
+ * The small demo data set (docs/decisions.md, Command line): `lcm seed-demo`, and what `serve` loads on a fresh
  * embedded database. The data is db/seeds/demo.ndjson, loaded with the ordinary loader; every
  * record has a natural key or unique id, so seeding again updates instead of duplicating.
  * Its calls are on fixed dates, Monday 2026-11-16 to Friday 2026-11-20 (platform time).

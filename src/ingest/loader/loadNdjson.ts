@@ -33,7 +33,7 @@ function describeDbError(err: unknown): string {
 }
 
 /**
- * Loads NDJSON platform data (DESIGN §9) in ONE transaction: the first bad line stops the
+ * Loads NDJSON platform data (docs/decisions.md, Loader) in ONE transaction: the first bad line stops the
  * load with its number and reason, and nothing of the file is kept. Blank lines are skipped.
  */
 export async function loadNdjson(db: Knex, input: Readable, options: LoadOptions): Promise<LoadSummary> {

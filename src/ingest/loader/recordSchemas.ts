@@ -18,7 +18,7 @@ import { parseDateTime } from '../../domain/datetime';
 import { parseTimeSpan, TimeSpan } from '../../domain/timespan';
 
 /**
- * The record types of `lcm load` (DESIGN §9): one JSON object a line with a `type`. Field
+ * The record types of `lcm load` (docs/decisions.md, Loader; the README's table): one JSON object a line with a `type`. Field
  * names are the API's; references are natural keys. Unknown fields are errors, so a typo
  * stops the load instead of silently dropping data.
  */
