@@ -24,7 +24,7 @@ export async function openCliContext(options: { migrate?: boolean; env?: NodeJS.
     });
     url = cluster.url;
   }
-  const db = createDb({ url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX });
+  const db = createDb({ url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS });
   try {
     if (options.migrate !== false && cluster) await migrateLatest(db);
   } catch (err) {

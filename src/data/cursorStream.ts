@@ -147,6 +147,9 @@ class CursorStream extends QueryStream {
   private ready: unknown[] | undefined;
   onFirstBatch: (() => void) | undefined;
 
+  /** The connection's transaction status when the cursor opened ('T' inside a caller's transaction). */
+  private readonly idleStatus: string | null;
+
   constructor(
     native: NativeQuery,
     config: QueryStream.Config,
@@ -155,6 +158,7 @@ class CursorStream extends QueryStream {
     private readonly conn: PgConnection,
   ) {
     super(native.sql, native.bindings as unknown[], { ...config, batchSize });
+    this.idleStatus = conn.getTransactionStatus();
   }
 
   override _read(): void {
@@ -223,8 +227,11 @@ class CursorStream extends QueryStream {
       if (finished) return;
       finished = true;
       for (const t of timers) clearTimeout(t);
+      // Left as it was found: idle, or (on a transaction's connection) still in that transaction,
+      // possibly failed by a cancel: the transaction's owner rolls it back.
       const status = conn.getTransactionStatus();
-      this.release(dispose || isBroken(conn) || (status !== 'I' && status !== null));
+      const asFound = status === this.idleStatus || status === null || (this.idleStatus === 'T' && status === 'E');
+      this.release(dispose || isBroken(conn) || !asFound);
       callback(error);
     };
     const closed = (): void => {

@@ -8,6 +8,7 @@ import { requireHttps } from './middleware/requireHttps';
 import { createAuthenticator } from './middleware/authenticate';
 import { CredentialCache } from './credentialCache';
 import { Metrics } from './metrics';
+import { ExportAdmission } from './exportAdmission';
 import { HttpProblem } from './problem';
 import type { Endpoint } from './endpoint';
 
@@ -36,9 +37,14 @@ export function createApp(services: AppServices): App {
   app.use(requestLogging(logger));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());
 
+  const admission = new ExportAdmission(settings.EXPORT_MAX_CONCURRENT, settings.EXPORT_MAX_PER_ACCOUNT, (reason) =>
+    metrics.countRefused(reason),
+  );
+  metrics.observeExports(() => admission.running);
   const api = mountEndpoints(endpoints, services, {
     authenticate: createAuthenticator(services.db, credentials),
     metrics,
+    admission,
   });
   app.use('/api', api);
   app.use((req, _res, next) => next(new HttpProblem('not_found', `no resource at ${req.method} ${req.path}`)));

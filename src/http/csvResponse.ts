@@ -23,11 +23,17 @@ export interface CsvDownload<T> {
 }
 
 /** Streams cursor rows as a CSV download in its encoding, the header line first. */
-export async function streamCsv<T>(res: Response, logger: StreamLogger, cursor: Readable, csv: CsvDownload<T>): Promise<undefined> {
+export async function streamCsv<T>(
+  res: Response,
+  logger: StreamLogger,
+  cursor: Readable,
+  stallTimeoutMs: number | undefined,
+  csv: CsvDownload<T>,
+): Promise<undefined> {
   const { encoding } = csv;
   setCsvHeaders(res, encoding, csv.fileName);
   const text = rowsToText<T>(cursor, { head: csv.header, format: csv.toLines, utf8: isUtf8(encoding) });
-  await streamToResponse(res, text, isUtf8(encoding) ? [] : [encoderStream(encoding)], logger);
+  await streamToResponse(res, text, isUtf8(encoding) ? [] : [encoderStream(encoding)], logger, stallTimeoutMs);
   return undefined;
 }
 

@@ -57,6 +57,16 @@ export interface EndpointContext<Q, P, B> {
   /** Options for a cursor streamed into this response; made on first read (it listens on the response). */
   readonly cursor: ResponseCursorOptions;
   db: Knex;
+  /**
+   * The bulk read pool: a streamed export takes its one connection from here (never from `db`)
+   * and runs every query it needs on that connection (docs/architecture.md, "Database connections").
+   */
+  exportDb: Knex;
+  /**
+   * A streamed response whose client has taken no data for this long is cut (EXPORT_STALL_TIMEOUT_MS;
+   * undefined: never). Pass it to streamToResponse.
+   */
+  stallTimeoutMs: number | undefined;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
   logger: Logger;

@@ -7,6 +7,12 @@ import type { CounterStore } from '../ratelimit/counterStore';
 export interface AppServices {
   settings: Settings;
   db: Knex;
+  /**
+   * The bulk read pool (EXPORT_POOL_MAX connections): every export's connection comes from here,
+   * never from `db`, so exports cannot take the connections small requests and /readyz need
+   * (docs/architecture.md, "Database connections").
+   */
+  exportDb: Knex;
   logger: Logger;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;

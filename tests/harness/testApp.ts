@@ -70,9 +70,12 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     REDIS_URL: process.env.TEST_REDIS_URL,
     LOG_LEVEL: 'silent',
     AUTH_CACHE_TTL_MS: '0',
+    EXPORT_POOL_MAX: '5',
     ...env,
   });
-  const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: 5 });
+  // Five connections unless the test sets DB_POOL_MAX (a small pool is how the admission tests load it).
+  const poolMax = env.DB_POOL_MAX === undefined ? 5 : settings.DB_POOL_MAX;
+  const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax, acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS });
   const logger = createLogger(settings.LOG_LEVEL);
   let now: Date | undefined;
   const composed = await composeApp({ settings, db, logger, clock: () => now ?? new Date() });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Knex } from 'knex';
 import { defineEndpoint, Endpoint, EndpointContext, right } from '../endpoint';
 import { HttpProblem, invalidParameter, notFound } from '../problem';
 import { streamToResponse } from '../streamResponse';
@@ -18,6 +19,8 @@ import {
 import { jsonArrayText } from '../../streams/rowsToText';
 import { findVisibleCallId, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
+import { openExportReads } from '../../data/exportReads';
+import type { ProjectScope } from '../../data/projectScope';
 import {
   callIncludesNeedUsers,
   CallRow,
@@ -72,20 +75,24 @@ const QUERY_SUBJECT: SubjectRule = {
 const USER_SUBJECT: SubjectRule = { kind: 'user', unknown: (orgCode) => notFound(`no user with org code ${orgCode}`) };
 const UNIT_SUBJECT: SubjectRule = { kind: 'unit', unknown: (orgCode) => notFound(`no org unit with org code ${orgCode}`) };
 
-type CallsContext = Pick<EndpointContext<unknown, unknown, unknown>, 'res' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger'>;
+type CallsContext = Pick<
+  EndpointContext<unknown, unknown, unknown>,
+  'res' | 'scope' | 'exportDb' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'stallTimeoutMs'
+>;
 
 /**
  * The request's organisation snapshot and the subject its org code names, resolved from that
  * snapshot (it holds every unit, and every user when a user may be named): no round trip of
- * its own.
+ * its own. `db` is the export's connection (src/data/exportReads.ts).
  */
 async function snapshotWithSubject(
-  ctx: CallsContext,
+  db: Knex,
+  scope: ProjectScope,
   orgCode: string,
   rule: SubjectRule,
   needUsers: boolean,
 ): Promise<{ org: OrgSnapshot; subject: CallSubject }> {
-  const org = await loadOrgSnapshot(ctx.db, ctx.scope, { users: needUsers || rule.kind !== 'unit' });
+  const org = await loadOrgSnapshot(db, scope, { users: needUsers || rule.kind !== 'unit' });
   const subject = callSubjectOf(org, orgCode, rule.kind);
   if (subject === undefined) throw rule.unknown(orgCode);
   return { org, subject };
@@ -98,17 +105,33 @@ interface WindowQuery {
   Include?: string[];
 }
 
+/**
+ * The snapshot, the subject and the call rows of a window, read on one export connection
+ * (src/data/exportReads.ts).
+ */
+function openCallWindow(ctx: CallsContext, orgCode: string, rule: SubjectRule, query: WindowQuery, end: Date, needUsers: boolean) {
+  const { scope } = ctx;
+  return openExportReads(
+    ctx.exportDb,
+    async (trx) => {
+      const { org, subject } = await snapshotWithSubject(trx, scope, orgCode, rule, needUsers);
+      const rows = await streamCalls(trx, { subject, start: query.StartTime, end, limit: query.Limit, scope }, ctx.cursor);
+      return { org, subject, rows };
+    },
+    ctx.cursor.signal,
+  );
+}
+
 /** Streams the calls of the subject an org code names as a JSON array of Call objects. */
 async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: SubjectRule, query: WindowQuery): Promise<undefined> {
-  const { res, db, scope, zone } = ctx;
+  const { res, zone } = ctx;
   // Parameter errors first, then the org code (400 or 404).
   const end = windowEnd(query.StartTime, query.TimeSpan, zone);
   const include = parseIncludeNames(query.Include);
-  const { org, subject } = await snapshotWithSubject(ctx, orgCode, rule, callIncludesNeedUsers(include));
-  const rows = await streamCalls(db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, ctx.cursor);
+  const { org, rows } = await openCallWindow(ctx, orgCode, rule, query, end, callIncludesNeedUsers(include));
   const format = callToJsonText({ zone, dateTimeFormat: ctx.dateTimeFormat, include, org });
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, jsonArrayText<CallRow>(rows, format), [], ctx.logger);
+  await streamToResponse(res, jsonArrayText<CallRow>(rows, format), [], ctx.logger, ctx.stallTimeoutMs);
   return undefined;
 }
 
@@ -199,9 +222,8 @@ export const callsCsv = defineEndpoint({
     const separator = query.CsvFieldSeparator ?? ';';
     const end = windowEnd(query.StartTime, query.TimeSpan, zone);
     // The CSV names each call's user: the snapshot holds the users in any case.
-    const { org, subject } = await snapshotWithSubject(ctx, query.OrgCode, QUERY_SUBJECT, true);
-    const rows = await streamCalls(ctx.db, { subject, start: query.StartTime, end, limit: query.Limit, scope: ctx.scope }, ctx.cursor);
-    return streamCsv(ctx.res, ctx.logger, rows, {
+    const { org, rows } = await openCallWindow(ctx, query.OrgCode, QUERY_SUBJECT, query, end, true);
+    return streamCsv(ctx.res, ctx.logger, rows, ctx.stallTimeoutMs, {
       header: flattenedCallHeader(separator),
       toLines: callToCsvLine({ zone, dateTimeFormat: ctx.dateTimeFormat, separator, org }),
       encoding: query.Encoding ?? 'utf-8',
@@ -254,13 +276,19 @@ export const agentReadyPeriods = defineEndpoint({
   query: readyPeriodsQuery,
   response: z.array(readyPeriodOut),
   dateTimes: true,
-  async handler({ query, res, scope, db, zone, dateTimeFormat, cursor, logger }) {
+  async handler({ query, res, scope, exportDb, zone, dateTimeFormat, cursor, logger, stallTimeoutMs }) {
     const to = windowEnd(query.FromTime, query.TimeSpan, zone);
-    const org = await loadOrgSnapshot(db, scope, { users: false });
-    const rows = await streamReadyPeriods(db, { from: query.FromTime, to, scope }, cursor);
+    const { org, rows } = await openExportReads(
+      exportDb,
+      async (trx) => {
+        const org = await loadOrgSnapshot(trx, scope, { users: false });
+        return { org, rows: await streamReadyPeriods(trx, { from: query.FromTime, to, scope }, cursor) };
+      },
+      cursor.signal,
+    );
     const toPeriod = readyPeriodToJson(org, zone, dateTimeFormat);
     res.status(200).type('application/json; charset=utf-8');
-    await streamToResponse(res, jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row))), [], logger);
+    await streamToResponse(res, jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row))), [], logger, stallTimeoutMs);
     return undefined;
   },
 });

@@ -183,15 +183,17 @@ export const savedSearchCsvEndpoint = defineEndpoint({
   query: savedSearchCsvQuery,
   dateTimes: true,
   errorStatuses: [404],
-  async handler({ res, query, account, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger }) {
+  async handler(ctx) {
+    const { res, query, account, scope, db, clock, zone, dateTimeFormat, logger } = ctx;
     const filter = await savedSearchFilter(db, account, query.searchName, query.modifiedFrom, query.project);
     const separator = query.CsvFieldSeparator ?? ';';
     const { cursor, lookups } = await openWithLookups(
-      () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions),
-      () => loadLeadLookups(db, filter, scope),
+      ctx,
+      (trx) => loadLeadLookups(trx, filter, scope),
+      (trx) => openLeadCursor(trx, filter, scope, account.entryAccess, ctx.cursor),
     );
     const columns = dataColumns(lookups.definitions, account.entryAccess);
-    return streamCsv<LeadRow>(res, logger, cursor, {
+    return streamCsv<LeadRow>(res, logger, cursor, ctx.stallTimeoutMs, {
       header: leadCsvHeader(columns, separator),
       toLines: leadToCsvLine({ zone, dateTimeFormat, separator, columns, lookups }),
       encoding: query.Encoding ?? 'utf-8',

@@ -22,15 +22,17 @@ export const rawLeadsEndpoint = defineEndpoint({
   representations: ['csv'],
   bulk: true,
   query: rawLeadsQuery,
-  async handler({ res, query, account, scope, db, clock, zone, cursor: cursorOptions, logger }) {
+  async handler(ctx) {
+    const { res, query, account, scope, clock, zone, logger } = ctx;
     const filter = leadFilterFromQuery(query);
     const separator = query.CsvFieldSeparator ?? ';';
     const { cursor, lookups } = await openWithLookups(
-      () => openRawLeadCursor(db, filter, scope, cursorOptions),
-      () => loadLeadLookups(db, filter, scope),
+      ctx,
+      (db) => loadLeadLookups(db, filter, scope),
+      (db) => openRawLeadCursor(db, filter, scope, ctx.cursor),
     );
     const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
-    return streamCsv<RawLeadRow>(res, logger, cursor, {
+    return streamCsv<RawLeadRow>(res, logger, cursor, ctx.stallTimeoutMs, {
       header: rawLeadsHeader(separator),
       toLines: rawLeadLines({ separator, visible, lookups }),
       encoding: query.Encoding ?? 'utf-8',
