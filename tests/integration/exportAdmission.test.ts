@@ -128,9 +128,10 @@ describe('connections not had in time', () => {
   const { t, w } = useTestWorld({
     ...CACHED,
     DB_POOL_MAX: '2',
-    DB_ACQUIRE_TIMEOUT_MS: '300',
+    // Long enough for a new connection on a busy machine, short enough for a test.
+    DB_ACQUIRE_TIMEOUT_MS: '1500',
     EXPORT_POOL_MAX: '1',
-    EXPORT_ACQUIRE_TIMEOUT_MS: '300',
+    EXPORT_ACQUIRE_TIMEOUT_MS: '1500',
     EXPORT_MAX_CONCURRENT: '5',
     EXPORT_MAX_PER_ACCOUNT: '5',
   });
@@ -176,7 +177,6 @@ describe('clients that stop reading', () => {
     ...CACHED,
     EXPORT_POOL_MAX: '1',
     EXPORT_STALL_TIMEOUT_MS: '700',
-    EXPORT_ACQUIRE_TIMEOUT_MS: '300',
   });
   let base: string;
   beforeAll(async () => {
@@ -188,6 +188,7 @@ describe('clients that stop reading', () => {
     const path = `/api/calls?${callsWindow(w)}&Include=campaign,user`;
     const auth = { Authorization: w.accounts.full.auth };
     const held = await holdResponse(base, path, auth);
+    if (held.status !== 200) held.destroy();
     expect(held.status).toBe(200);
     // The server gives the export's connection back by itself while the client still holds its socket.
     await until(() => poolOf(t.composed.services.exportDb).numUsed() === 0);
