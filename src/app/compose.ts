@@ -7,7 +7,7 @@ import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
 import type { AppServices } from '../http/services';
 import { createApp, App } from '../http/app';
 import { subscribeAccountChanges } from '../data/accountChanges';
-import { connectionOf, createDb } from '../data/db';
+import { connectionStringOf, createDb } from '../data/db';
 
 export interface ComposedApp {
   app: App;
@@ -32,7 +32,7 @@ export async function composeApp(options: {
   const closers: (() => Promise<unknown>)[] = [];
   // Bulk exports read through a pool of their own on the same database (docs/architecture.md).
   const exportDb = createDb({
-    url: connectionOf(db),
+    url: connectionStringOf(db),
     timezone: settings.PLATFORM_TIMEZONE,
     poolMax: settings.EXPORT_POOL_MAX,
     acquireTimeoutMs: settings.EXPORT_ACQUIRE_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 import knex, { Knex } from 'knex';
 import pg from 'pg';
 import path from 'node:path';
+import { migrateJobQueue } from './jobQueue';
 
 // Row ids and counts fit in a double; reading int8 as a number keeps rows plain.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
@@ -8,8 +9,7 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../../db/migrations');
 
 export interface DbOptions {
-  /** A postgres:// URL, or the parsed connection of another pool (connectionOf). */
-  url: string | Knex.PgConnectionConfig;
+  url: string;
   timezone: string;
   poolMax?: number;
   /** How long a query waits for a free pooled connection before it fails (knex's KnexTimeoutError). */
@@ -17,9 +17,18 @@ export interface DbOptions {
 }
 
 /** A knex instance whose connections speak the platform time zone (interval and date arithmetic). */
+const urls = new WeakMap<Knex, string>();
+
+/** The URL a knex instance was made with: the job queue opens its own connections to the same database. */
+export function connectionStringOf(db: Knex): string {
+  const url = urls.get(db);
+  if (url === undefined) throw new Error('this database handle was not made by createDb');
+  return url;
+}
+
 export function createDb(options: DbOptions): Knex {
   const tz = options.timezone.replace(/'/g, "''");
-  return knex({
+  const db = knex({
     client: 'pg',
     connection: options.url,
     acquireConnectionTimeout: options.acquireTimeoutMs ?? 60000,
@@ -32,23 +41,15 @@ export function createDb(options: DbOptions): Knex {
     },
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
   });
+  urls.set(db, options.url);
+  return db;
 }
 
+/** The project's migrations, then the job queue's schema (graphile-worker's own migrations). */
 export async function migrateLatest(db: Knex): Promise<string[]> {
   const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  await migrateJobQueue(connectionStringOf(db));
   return applied;
-}
-
-/** What a knex instance made by createDb connects to (knex keeps the URL parsed), for a second pool. */
-export function connectionOf(db: Knex): Knex.PgConnectionConfig {
-  const connection = (db.client.config as Knex.Config).connection;
-  if (typeof connection === 'string') return { connectionString: connection };
-  if (connection === null || typeof connection !== 'object' || typeof connection === 'function') {
-    throw new TypeError('the database was not made from a connection URL or object');
-  }
-  const parsed = connection as Knex.PgConnectionConfig;
-  // knex keeps the password as a non-enumerable property (out of logs): a spread would drop it.
-  return { ...parsed, password: parsed.password };
 }
 
 /** A connection that could not be had in time (knex's acquire timeout): the pool is busy, not broken. */

@@ -1,6 +1,14 @@
+import type { Response } from 'express';
+import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CounterStore } from '../ratelimit/counterStore';
+import { hookQueueStats, HookQueueStats } from '../data/hookRepository';
 
-/** Prometheus metrics of one app instance (a registry each, so test apps don't collide). */
+/**
+ * Prometheus metrics of one app instance (a registry each, so test apps don't collide): the
+ * numbers people alert on (docs/operations.md, "Metrics"). Request durations, 429s and exported
+ * rows carry the service name; the database pool and the counter store are read when scraped.
+ */
 export class Metrics {
   readonly registry = new Registry();
   private readonly duration = new Histogram({
@@ -13,6 +21,18 @@ export class Metrics {
   private readonly aborted = new Counter({
     name: 'lcm_http_responses_aborted_total',
     help: 'Responses that ended before completion (client went away or a stream failed)',
+    labelNames: ['service'],
+    registers: [this.registry],
+  });
+  private readonly rateLimited = new Counter({
+    name: 'lcm_http_rate_limited_total',
+    help: 'Requests refused with 429 because a request limit (daily or fair use minute) was used up, by service',
+    labelNames: ['service'],
+    registers: [this.registry],
+  });
+  private readonly exportedRows = new Counter({
+    name: 'lcm_export_rows_total',
+    help: 'Rows written to streamed responses (JSON arrays and CSV exports), by service',
     labelNames: ['service'],
     registers: [this.registry],
   });
@@ -48,11 +68,140 @@ export class Metrics {
     });
   }
 
-  startRequest(service: string): (status: number, aborted: boolean) => void {
+  /**
+   * Times one request of `service`; with the response, also counts the rows its stream writes
+   * (see recordExportedRows). The returned function ends the timer.
+   */
+  startRequest(service: string, res?: Response): (status: number, aborted: boolean) => void {
     const end = this.duration.startTimer({ service });
+    if (res) rowCounters.set(res, (rows) => this.exportedRows.inc({ service }, rows));
     return (status, aborted) => {
       end({ status: String(status) });
+      if (status === 429) this.rateLimited.inc({ service });
       if (aborted) this.aborted.inc({ service });
     };
   }
+
+  /**
+   * Gauges of the hook delivery queue, read from Postgres when scraped (the queue is shared by
+   * every node, so any node reports it): pending and due deliveries, the age of the oldest due
+   * one, and the queue's jobs. Delivery outcomes are counted by the workers of each process
+   * (lcm_hook_deliveries_total, src/jobs/hookWorker.ts) in this same registry.
+   */
+  watchHookQueue(db: Knex): void {
+    let last: Promise<HookQueueStats | undefined> | undefined;
+    // One query per scrape, however many gauges read it, and never more than one in flight. A
+    // scrape does not wait for it longer than a second: when every pooled connection is busy the
+    // queue gauges keep their last values instead of holding the whole scrape.
+    const stats = () => {
+      last ??= hookQueueStats(db)
+        .catch(() => undefined)
+        .finally(() => setImmediate(() => (last = undefined)));
+      let timer: NodeJS.Timeout | undefined;
+      const giveUp = new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), 1000);
+        timer.unref();
+      });
+      return Promise.race([last, giveUp]).finally(() => clearTimeout(timer));
+    };
+    const gauge = (name: string, help: string, pick: (s: HookQueueStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          const s = await stats();
+          if (s !== undefined) this.set(pick(s));
+        },
+      });
+    gauge('lcm_hook_deliveries_pending', 'Hook deliveries not yet delivered, failed or skipped (due now or waiting for a retry)', (s) => s.pending);
+    gauge('lcm_hook_deliveries_due', 'Pending hook deliveries whose attempt is due', (s) => s.due);
+    gauge('lcm_hook_oldest_due_delivery_age_seconds', 'How long the oldest due hook delivery has been waiting (0 when none is due)', (s) => s.oldestDueSeconds);
+    gauge('lcm_hook_queue_jobs', 'Hook delivery jobs in the job queue (waiting, scheduled or running)', (s) => s.queuedJobs);
+  }
+
+  /**
+   * Gauges read at scrape time from the process's shared resources: the database pool (knex's
+   * tarn pool: connections in use, idle, and requests waiting for one) and the request counter
+   * store (whether it counts in Redis, and how often it fell back to counting in process).
+   */
+  observe(resources: { db: Knex; counter: CounterStore }): void {
+    const pool = () => (resources.db.client as { pool?: TarnPool }).pool;
+    new Gauge({
+      name: 'lcm_db_pool_connections',
+      help: 'Database pool connections by state: used (checked out by a query or cursor) or free (idle)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        const p = pool();
+        this.set({ state: 'used' }, p?.numUsed() ?? 0);
+        this.set({ state: 'free' }, p?.numFree() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'lcm_db_pool_waiting',
+      help: 'Requests waiting for a database connection (pending acquires); above zero for long means the pool is too small',
+      registers: [this.registry],
+      collect() {
+        this.set(pool()?.numPendingAcquires() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'lcm_db_pool_max',
+      help: 'Largest number of connections the database pool opens (DB_POOL_MAX)',
+      registers: [this.registry],
+      collect() {
+        this.set(pool()?.max ?? 0);
+      },
+    });
+
+    const stats = () => resources.counter.fallbackStats?.();
+    if (resources.counter.fallbackStats === undefined) return; // no Redis configured
+    new Gauge({
+      name: 'lcm_redis_up',
+      help: '1 while requests are counted in Redis, 0 while counted in process because Redis is unreachable',
+      registers: [this.registry],
+      collect() {
+        this.set(stats()?.redisHealthy ? 1 : 0);
+      },
+    });
+    monotonic(this.registry, 'lcm_redis_fallbacks_total', 'Times Redis became unreachable and request counting fell back to the in-process store', () => stats()?.fallbacks ?? 0);
+    monotonic(
+      this.registry,
+      'lcm_redis_fallback_operations_total',
+      'Counter store operations (counting, peeking, /myaccount/request/counts) answered in process because Redis was unreachable',
+      () => stats()?.fallbackOperations ?? 0,
+    );
+  }
+}
+
+/** The parts of knex's tarn pool the gauges read. */
+interface TarnPool {
+  max: number;
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+/** A counter whose value another object keeps: it catches up with that total when scraped. */
+function monotonic(registry: Registry, name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = read();
+      if (now > seen) this.inc(now - seen);
+      seen = Math.max(seen, now);
+    },
+  });
+}
+
+/** Each observed response's row counter; a WeakMap so a finished response leaves nothing behind. */
+const rowCounters = new WeakMap<Response, (rows: number) => void>();
+
+/** Adds rows a streamed response has written to its service's exported-rows counter. */
+export function recordExportedRows(res: Response, rows: number): void {
+  rowCounters.get(res)?.(rows);
 }

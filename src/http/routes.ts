@@ -10,6 +10,7 @@ import { organizationEndpoints } from './endpoints/organization';
 import { leadEndpoints } from './endpoints/leads';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
+import { hookEndpoints } from './endpoints/hooks';
 import { problemTypeEndpoints } from './endpoints/problems';
 
 /**
@@ -22,7 +23,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
   const endpoints: Endpoint[] = [
     healthz,
     readyzEndpoint(services.redisHealthy),
-    metricsEndpoint(metrics),
+    metricsEndpoint(metrics, services.settings.METRICS_REQUIRE_AUTH),
     // Lists the limits of every counted service, so it reads this list once it is built.
     ...myAccountEndpoints(() => endpoints, services),
     ...calendarEventEndpoints,
@@ -34,6 +35,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...leadEndpoints,
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
+    ...hookEndpoints(services.settings),
   ];
   return endpoints;
 }
