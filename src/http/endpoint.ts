@@ -6,6 +6,7 @@ import type { ProjectScope } from '../data/projectScope';
 import type { AccountContext } from '../domain/account';
 import type { DateTimeFormatName, ResourceType, Verb } from '../domain/enums';
 import type { Representation } from './negotiate';
+import type { ExportOptions } from './exportStream';
 
 /**
  * One declarative description per endpoint: the route, the right it needs, the service name
@@ -56,17 +57,9 @@ export interface EndpointContext<Q, P, B> {
   dateTimeFormat: DateTimeFormatName;
   /** Options for a cursor streamed into this response; made on first read (it listens on the response). */
   readonly cursor: ResponseCursorOptions;
+  /** How a bulk export of this request runs: its connection source, the transcoder, compression. */
+  readonly exports: ExportOptions;
   db: Knex;
-  /**
-   * The bulk read pool: a streamed export takes its one connection from here (never from `db`)
-   * and runs every query it needs on that connection (docs/architecture.md, "Database connections").
-   */
-  exportDb: Knex;
-  /**
-   * A streamed response whose client has taken no data for this long is cut (EXPORT_STALL_TIMEOUT_MS;
-   * undefined: never). Pass it to streamToResponse.
-   */
-  stallTimeoutMs: number | undefined;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
   logger: Logger;

@@ -1,24 +1,38 @@
-import type { Readable } from 'node:stream';
-import type { Knex } from 'knex';
 import type { EndpointContext } from './endpoint';
-import { streamToResponse } from './streamResponse';
+import { csvEncoding, csvText, setCsvHeaders } from './csvResponse';
+import { openExport, sendExportBody } from './exportStream';
 import { parseIncludeNames } from '../domain/include';
 import type { LeadFilter } from '../domain/leadFilters';
 import {
+  dataColumns,
+  leadCsvHeader,
   leadIncludesNeedSnapshot,
   leadIncludesNeedUsers,
+  leadToCsvLine,
   leadToJson,
   leadToJsonText,
+  rawLeadLines,
+  rawLeadsHeader,
+  VisibleFields,
   visibleFieldsByDefinition,
 } from '../domain/leadSerializer';
-import { loadLeadLookups, openLeadCursor } from '../data/leadRepository';
-import type { LeadRow } from '../domain/leadRecords';
-import { loadOrgSnapshot } from '../data/organizationRepository';
+import { leadCsvTranscoder, leadJsonTranscoder, rawLeadTranscoder } from '../domain/leadTranscoder';
+import type { LeadLookups, LeadRow, RawLeadRow } from '../domain/leadRecords';
 import type { OrgSnapshot } from '../domain/organization';
+import { loadLeadLookups, openLeadCursor, openRawLeadCursor } from '../data/leadRepository';
+import { loadOrgSnapshot } from '../data/organizationRepository';
+import { leadCopySql, rawLeadCopySql } from '../data/exportQueries';
+import { transcodeCopy } from '../data/copyTranscode';
 import { jsonArrayText } from '../streams/rowsToText';
-import { openExportReads } from '../data/exportReads';
 
-// Shared by the lead exports (SimpleLeads, saved searches, RawLeads).
+/**
+ * The lead exports (SimpleLeads, saved searches as JSON and CSV, RawLeads). Each runs in one
+ * export session: the lookups that name the rows' ids (campaigns, pools, users, org units,
+ * lead definitions) are read first, then the rows, from the same snapshot on the same
+ * connection. The rows come from the binary COPY transcoder, or from the reference serializers
+ * over a cursor (EXPORT_TRANSCODER=false, and the JSON export with `Include`, whose expanded
+ * objects are the include engine's work: docs/decisions.md, Streaming exports).
+ */
 
 export const EMPTY_SNAPSHOT: OrgSnapshot = {
   units: new Map(),
@@ -31,61 +45,84 @@ export const EMPTY_SNAPSHOT: OrgSnapshot = {
 /** What a lead export reads from its request's context. */
 export type LeadExportContext = Pick<
   EndpointContext<unknown, unknown, unknown>,
-  'res' | 'account' | 'scope' | 'exportDb' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'stallTimeoutMs'
+  'res' | 'account' | 'scope' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports'
 >;
+
+/** Per campaign in scope, the data field names the account's entry access reaches. */
+function visibleByCampaign(lookups: LeadLookups, visible: VisibleFields): Map<number, string[]> {
+  return new Map([...lookups.campaigns].map(([id, c]) => [id, visible.get(c.leadDefinitionId) ?? []]));
+}
 
 /**
  * Streams the leads matching `filter` as a JSON array of Lead objects (the OpenAPI document;
  * docs/decisions.md, Leads), with the account's project scope and entry access applied and
- * `Include` expanded. Lookups, snapshot and rows are read on one export connection.
+ * `Include` expanded.
  */
 export async function streamLeadsJson(ctx: LeadExportContext, filter: LeadFilter, includeRaw: unknown): Promise<undefined> {
   const { res, account, scope, zone, dateTimeFormat } = ctx;
   const include = parseIncludeNames(includeRaw);
-  const { rows, lookups, org } = await openExportReads(
-    ctx.exportDb,
-    async (trx) => {
-      const lookups = await loadLeadLookups(trx, filter, scope);
-      const org = leadIncludesNeedSnapshot(include) ? await loadOrgSnapshot(trx, scope, { users: leadIncludesNeedUsers(include) }) : undefined;
-      const rows = await openLeadCursor(trx, filter, scope, account.entryAccess, ctx.cursor);
-      return { rows, lookups, org };
-    },
-    ctx.cursor.signal,
-  );
-  let toJson: (row: LeadRow) => string;
-  try {
+  const expands = leadIncludesNeedSnapshot(include);
+  const body = await openExport(ctx, async (session) => {
+    const lookups = await loadLeadLookups(session.db, filter, scope);
     const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
-    if (org) {
+    if (ctx.exports.transcoder && !expands) {
+      const copy = await session.copy(leadCopySql(session.db, filter, visibleByCampaign(lookups, visible)));
+      return transcodeCopy(copy, leadJsonTranscoder({ zone, dateTimeFormat, lookups, visible }));
+    }
+    let toJson: (row: LeadRow) => string;
+    if (expands) {
+      const org = await loadOrgSnapshot(session.db, scope, { users: leadIncludesNeedUsers(include) });
       const expand = leadToJson({ zone, dateTimeFormat, visible, lookups, include, org });
       toJson = (row) => JSON.stringify(expand(row));
     } else {
       toJson = leadToJsonText(zone, visible, lookups, dateTimeFormat);
     }
-  } catch (err) {
-    rows.destroy();
-    throw err;
-  }
+    const rows = await openLeadCursor(session.db, filter, scope, account.entryAccess, ctx.cursor);
+    return jsonArrayText(rows, toJson);
+  });
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, jsonArrayText(rows, toJson), [], ctx.logger, ctx.stallTimeoutMs);
-  return undefined;
+  return sendExportBody(ctx, body);
 }
 
-/**
- * Opens a lead export's rows with the lookups that name them, on one export connection and
- * from one snapshot (src/data/exportReads.ts): `load` runs first, then `openRows`.
- */
-export async function openWithLookups<T>(
-  ctx: Pick<LeadExportContext, 'exportDb' | 'cursor'>,
-  load: (db: Knex) => Promise<T>,
-  openRows: (db: Knex) => Promise<Readable>,
-): Promise<{ cursor: Readable; lookups: T }> {
-  const { rows, lookups } = await openExportReads(
-    ctx.exportDb,
-    async (trx) => {
-      const lookups = await load(trx);
-      return { lookups, rows: await openRows(trx) };
-    },
-    ctx.cursor.signal,
-  );
-  return { cursor: rows, lookups };
+export interface CsvExport {
+  separator: string;
+  encoding: string;
+  fileName: string;
+}
+
+/** Streams the leads matching `filter` as the saved-search CSV: lead columns, then the visible data fields. */
+export async function streamLeadsCsv(ctx: LeadExportContext, filter: LeadFilter, csv: CsvExport): Promise<undefined> {
+  const { account, scope, zone, dateTimeFormat } = ctx;
+  const { separator } = csv;
+  const body = await openExport(ctx, async (session) => {
+    const lookups = await loadLeadLookups(session.db, filter, scope);
+    const columns = dataColumns(lookups.definitions, account.entryAccess);
+    if (ctx.exports.transcoder) {
+      const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
+      const copy = await session.copy(leadCopySql(session.db, filter, visibleByCampaign(lookups, visible)));
+      return transcodeCopy(copy, leadCsvTranscoder({ zone, dateTimeFormat, separator, lookups, columns }));
+    }
+    const rows = await openLeadCursor(session.db, filter, scope, account.entryAccess, ctx.cursor);
+    return csvText<LeadRow>(rows, leadCsvHeader(columns, separator), leadToCsvLine({ zone, dateTimeFormat, separator, columns, lookups }));
+  });
+  setCsvHeaders(ctx.res, csv.encoding, csv.fileName);
+  return sendExportBody(ctx, body, csvEncoding(csv.encoding));
+}
+
+/** Streams the RawLeads CSV: one `UniqueLeadId;FieldName;FieldValue` line per visible data field with a value. */
+export async function streamRawLeads(ctx: LeadExportContext, filter: LeadFilter, csv: CsvExport): Promise<undefined> {
+  const { account, scope } = ctx;
+  const { separator } = csv;
+  const body = await openExport(ctx, async (session) => {
+    const lookups = await loadLeadLookups(session.db, filter, scope);
+    const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
+    if (ctx.exports.transcoder) {
+      const copy = await session.copy(rawLeadCopySql(session.db, filter, [...lookups.campaigns.keys()]));
+      return transcodeCopy(copy, rawLeadTranscoder({ separator, visible, lookups }));
+    }
+    const rows = await openRawLeadCursor(session.db, filter, scope, ctx.cursor);
+    return csvText<RawLeadRow>(rows, rawLeadsHeader(separator), rawLeadLines({ separator, visible, lookups }));
+  });
+  setCsvHeaders(ctx.res, csv.encoding, csv.fileName);
+  return sendExportBody(ctx, body, csvEncoding(csv.encoding));
 }

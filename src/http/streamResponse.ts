@@ -30,14 +30,13 @@ export async function streamToResponse(
   source: Readable,
   transforms: Transform[],
   logger?: StreamLogger,
-  stallTimeoutMs?: number,
 ): Promise<void> {
   // The abort signal, the pipeline's stages, the metrics and the logger each listen for 'close'
   // on a streamed response: more than the default 10, which is no leak.
   res.setMaxListeners(Math.max(res.getMaxListeners(), 20));
   const streams = [source, ...transforms];
   // Which side failed first decides how it is logged: a client leaving is not a server error.
-  let cause: 'client' | 'stream' | 'stall' | undefined = res.destroyed && !res.writableFinished ? 'client' : undefined;
+  let cause: 'client' | 'stream' | undefined = res.destroyed && !res.writableFinished ? 'client' : undefined;
   const onStreamError = (): void => {
     cause ??= 'stream';
   };
@@ -46,13 +45,6 @@ export async function streamToResponse(
   };
   for (const s of streams) s.once('error', onStreamError);
   res.once('close', onResponseClose);
-  const stopWatching = stallTimeoutMs
-    ? watchStall(res, stallTimeoutMs, () => {
-        cause ??= 'stall';
-        logger?.info?.({ stallTimeoutMs }, 'client took no data for too long during a streamed response; response cut');
-        res.destroy();
-      })
-    : undefined;
   const onRows = (rows: number): void => recordExportedRows(res, rows);
   source.on(ROWS_EVENT, onRows);
 
@@ -62,8 +54,6 @@ export async function streamToResponse(
   } catch (err) {
     if (cause === 'client') {
       logger?.info?.({ err }, 'client disconnected during a streamed response');
-    } else if (cause === 'stall') {
-      // Logged when it was cut.
     } else {
       logger?.error({ err }, 'streamed response failed after its headers were sent; response aborted');
     }
@@ -71,7 +61,6 @@ export async function streamToResponse(
     for (const s of streams) s.destroy();
     res.destroy();
   } finally {
-    stopWatching?.();
     // pipeline settles when the response is done, not when a destroyed source has finished its
     // cleanup (a cursor waits for Postgres to confirm the close); wait for that too.
     await Promise.all(streams.map((s) => finished(s).catch(() => undefined)));
@@ -100,39 +89,4 @@ export function responseAbortSignal(res: Response): AbortSignal {
 /** Cursor options for a streamed list: the configured batch size, and the client's abort. */
 export function cursorOptions(res: Response, batchSize: number): { batchSize: number; signal: AbortSignal } {
   return { batchSize, signal: responseAbortSignal(res) };
-}
-
-/**
- * Calls `onStall` when the response has had data waiting for the client (its buffer full, no
- * 'drain') for `timeoutMs` on end: a client that stopped reading would otherwise hold the
- * export's connection and snapshot for as long as it likes. A client that reads, however slowly,
- * drains now and then and is never cut; a query that has not produced its next rows yet leaves
- * nothing waiting and is not a stall either. Returns the function that stops watching.
- */
-export function watchStall(res: Response, timeoutMs: number, onStall: () => void): () => void {
-  let blockedSince: number | undefined;
-  const onDrain = (): void => {
-    blockedSince = undefined;
-  };
-  const check = (): void => {
-    if (res.destroyed || res.writableFinished) return stop();
-    if (!res.writableNeedDrain) {
-      blockedSince = undefined;
-      return;
-    }
-    const now = Date.now();
-    blockedSince ??= now;
-    if (now - blockedSince >= timeoutMs) {
-      stop();
-      onStall();
-    }
-  };
-  const timer = setInterval(check, Math.max(10, Math.min(1000, Math.floor(timeoutMs / 4))));
-  timer.unref();
-  res.on('drain', onDrain);
-  function stop(): void {
-    clearInterval(timer);
-    res.off('drain', onDrain);
-  }
-  return stop;
 }

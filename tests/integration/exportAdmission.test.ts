@@ -176,7 +176,7 @@ describe('clients that stop reading', () => {
   const { t, w } = useTestWorld({
     ...CACHED,
     EXPORT_POOL_MAX: '1',
-    EXPORT_STALL_TIMEOUT_MS: '700',
+    EXPORT_STALL_TIMEOUT_MS: '3000',
   });
   let base: string;
   beforeAll(async () => {
@@ -202,23 +202,26 @@ describe('clients that stop reading', () => {
 
   it('when a client reads slowly but steadily, then its export is not cut', async () => {
     const held = await holdResponse(base, `/api/calls?${callsWindow(w)}&Include=campaign,user`, { Authorization: w.accounts.full.auth });
-    // Read in bursts: 30 ms of reading, then 400 ms of nothing (shorter than the stall timeout).
+    // Read in bursts of 2 MB, each followed by 300 ms of nothing: a client that reads slowly
+    // and steadily. Counted in bytes, not time, so a fast server cannot finish the body in one
+    // burst. The server sees its socket writable again only once about half its send buffer
+    // (megabytes on loopback) is taken, several bursts later: the stall timeout stays well above that.
     let pauses = 0;
-    held.res.on('data', () => undefined);
-    const reader = (async () => {
-      for (;;) {
-        held.res.resume();
-        await new Promise((r) => setTimeout(r, 30));
-        if (held.res.complete || held.res.destroyed) return;
-        held.res.pause();
-        pauses++;
-        await new Promise((r) => setTimeout(r, 400));
-      }
-    })();
+    let inBurst = 0;
+    held.res.on('data', (chunk: Buffer) => {
+      inBurst += chunk.length;
+      if (inBurst < 2 * 1024 * 1024) return;
+      inBurst = 0;
+      held.res.pause();
+      pauses++;
+      setTimeout(() => held.res.resume(), 300);
+    });
+    held.res.resume();
+    const reader = Promise.resolve();
     const complete = await held.closed;
     await reader;
-    // The download outlasted the stall timeout several times over, and still completed.
-    expect(pauses).toBeGreaterThanOrEqual(4);
+    // The pauses add up to more than the stall timeout, and the download still completed.
+    expect(pauses * 300).toBeGreaterThan(3000);
     expect(complete).toBe(true);
   });
 });

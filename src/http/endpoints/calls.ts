@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Knex } from 'knex';
 import { defineEndpoint, Endpoint, EndpointContext, right } from '../endpoint';
 import { HttpProblem, invalidParameter, notFound } from '../problem';
-import { streamToResponse } from '../streamResponse';
-import { streamCsv } from '../csvResponse';
+import type { Knex } from 'knex';
+import { csvEncoding, csvText, setCsvHeaders } from '../csvResponse';
+import { openExport, sendExportBody } from '../exportStream';
 import {
   callOut,
   callsCsvQuery,
@@ -19,8 +19,6 @@ import {
 import { jsonArrayText } from '../../streams/rowsToText';
 import { findVisibleCallId, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
-import { openExportReads } from '../../data/exportReads';
-import type { ProjectScope } from '../../data/projectScope';
 import {
   callIncludesNeedUsers,
   CallRow,
@@ -36,6 +34,9 @@ import { parseIncludeNames } from '../../domain/include';
 import type { OrgSnapshot } from '../../domain/organization';
 import { addTimeSpan, TimeSpan } from '../../domain/timespan';
 import { formatCompactLocal } from '../../domain/datetime';
+import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../domain/callTranscoder';
+import { callCopySql, readyPeriodCopySql } from '../../data/exportQueries';
+import { transcodeCopy } from '../../data/copyTranscode';
 
 /**
  * The calls family (the OpenAPI document; docs/decisions.md, Calls family and organisation).
@@ -77,26 +78,29 @@ const UNIT_SUBJECT: SubjectRule = { kind: 'unit', unknown: (orgCode) => notFound
 
 type CallsContext = Pick<
   EndpointContext<unknown, unknown, unknown>,
-  'res' | 'scope' | 'exportDb' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'stallTimeoutMs'
+  'res' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports'
 >;
 
 /**
  * The request's organisation snapshot and the subject its org code names, resolved from that
  * snapshot (it holds every unit, and every user when a user may be named): no round trip of
- * its own. `db` is the export's connection (src/data/exportReads.ts).
+ * its own. `db` is the export session's (the snapshot and the rows read from one snapshot).
  */
 async function snapshotWithSubject(
   db: Knex,
-  scope: ProjectScope,
+  ctx: Pick<CallsContext, 'scope'>,
   orgCode: string,
   rule: SubjectRule,
   needUsers: boolean,
 ): Promise<{ org: OrgSnapshot; subject: CallSubject }> {
-  const org = await loadOrgSnapshot(db, scope, { users: needUsers || rule.kind !== 'unit' });
+  const org = await loadOrgSnapshot(db, ctx.scope, { users: needUsers || rule.kind !== 'unit' });
   const subject = callSubjectOf(org, orgCode, rule.kind);
   if (subject === undefined) throw rule.unknown(orgCode);
   return { org, subject };
 }
+
+/** The visible campaigns of a snapshot: the account's project scope as ids for the COPY. */
+const visibleCampaignIds = (org: OrgSnapshot): number[] => [...org.campaigns.keys()];
 
 interface WindowQuery {
   StartTime: Date;
@@ -106,33 +110,26 @@ interface WindowQuery {
 }
 
 /**
- * The snapshot, the subject and the call rows of a window, read on one export connection
- * (src/data/exportReads.ts).
+ * Streams the calls of the subject an org code names as a JSON array of Call objects: the
+ * binary COPY transcoder, or (EXPORT_TRANSCODER=false) the reference serializer over a cursor.
  */
-function openCallWindow(ctx: CallsContext, orgCode: string, rule: SubjectRule, query: WindowQuery, end: Date, needUsers: boolean) {
-  const { scope } = ctx;
-  return openExportReads(
-    ctx.exportDb,
-    async (trx) => {
-      const { org, subject } = await snapshotWithSubject(trx, scope, orgCode, rule, needUsers);
-      const rows = await streamCalls(trx, { subject, start: query.StartTime, end, limit: query.Limit, scope }, ctx.cursor);
-      return { org, subject, rows };
-    },
-    ctx.cursor.signal,
-  );
-}
-
-/** Streams the calls of the subject an org code names as a JSON array of Call objects. */
 async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: SubjectRule, query: WindowQuery): Promise<undefined> {
-  const { res, zone } = ctx;
+  const { res, scope, zone, dateTimeFormat } = ctx;
   // Parameter errors first, then the org code (400 or 404).
   const end = windowEnd(query.StartTime, query.TimeSpan, zone);
   const include = parseIncludeNames(query.Include);
-  const { org, rows } = await openCallWindow(ctx, orgCode, rule, query, end, callIncludesNeedUsers(include));
-  const format = callToJsonText({ zone, dateTimeFormat: ctx.dateTimeFormat, include, org });
+  const body = await openExport(ctx, async (session) => {
+    const { org, subject } = await snapshotWithSubject(session.db, ctx, orgCode, rule, callIncludesNeedUsers(include));
+    const window = { subject, start: query.StartTime, end, limit: query.Limit };
+    if (ctx.exports.transcoder) {
+      const copy = await session.copy(callCopySql(session.db, window, visibleCampaignIds(org)));
+      return transcodeCopy(copy, callJsonTranscoder({ zone, dateTimeFormat, include, org }));
+    }
+    const rows = await streamCalls(session.db, { ...window, scope }, ctx.cursor);
+    return jsonArrayText<CallRow>(rows, callToJsonText({ zone, dateTimeFormat, include, org }));
+  });
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, jsonArrayText<CallRow>(rows, format), [], ctx.logger, ctx.stallTimeoutMs);
-  return undefined;
+  return sendExportBody(ctx, body);
 }
 
 export const listCalls = defineEndpoint({
@@ -218,17 +215,24 @@ export const callsCsv = defineEndpoint({
   response: z.string().meta({ description: 'text/csv' }),
   dateTimes: true,
   async handler(ctx) {
-    const { query, zone } = ctx;
+    const { query, zone, dateTimeFormat, scope } = ctx;
     const separator = query.CsvFieldSeparator ?? ';';
+    const encoding = query.Encoding ?? 'utf-8';
     const end = windowEnd(query.StartTime, query.TimeSpan, zone);
-    // The CSV names each call's user: the snapshot holds the users in any case.
-    const { org, rows } = await openCallWindow(ctx, query.OrgCode, QUERY_SUBJECT, query, end, true);
-    return streamCsv(ctx.res, ctx.logger, rows, ctx.stallTimeoutMs, {
-      header: flattenedCallHeader(separator),
-      toLines: callToCsvLine({ zone, dateTimeFormat: ctx.dateTimeFormat, separator, org }),
-      encoding: query.Encoding ?? 'utf-8',
-      fileName: `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`,
+    const body = await openExport(ctx, async (session) => {
+      // The CSV names each call's user: the snapshot holds the users in any case.
+      const { org, subject } = await snapshotWithSubject(session.db, ctx, query.OrgCode, QUERY_SUBJECT, true);
+      const window = { subject, start: query.StartTime, end, limit: query.Limit };
+      if (ctx.exports.transcoder) {
+        const copy = await session.copy(callCopySql(session.db, window, visibleCampaignIds(org)));
+        return transcodeCopy(copy, callCsvTranscoder({ zone, dateTimeFormat, separator, org }));
+      }
+      const rows = await streamCalls(session.db, { ...window, scope }, ctx.cursor);
+      return csvText<CallRow>(rows, flattenedCallHeader(separator), callToCsvLine({ zone, dateTimeFormat, separator, org }));
     });
+    const fileName = `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`;
+    setCsvHeaders(ctx.res, encoding, fileName);
+    return sendExportBody(ctx, body, csvEncoding(encoding));
   },
 });
 
@@ -276,20 +280,22 @@ export const agentReadyPeriods = defineEndpoint({
   query: readyPeriodsQuery,
   response: z.array(readyPeriodOut),
   dateTimes: true,
-  async handler({ query, res, scope, exportDb, zone, dateTimeFormat, cursor, logger, stallTimeoutMs }) {
+  async handler(ctx) {
+    const { query, res, scope, zone, dateTimeFormat } = ctx;
     const to = windowEnd(query.FromTime, query.TimeSpan, zone);
-    const { org, rows } = await openExportReads(
-      exportDb,
-      async (trx) => {
-        const org = await loadOrgSnapshot(trx, scope, { users: false });
-        return { org, rows: await streamReadyPeriods(trx, { from: query.FromTime, to, scope }, cursor) };
-      },
-      cursor.signal,
-    );
-    const toPeriod = readyPeriodToJson(org, zone, dateTimeFormat);
+    const body = await openExport(ctx, async (session) => {
+      const org = await loadOrgSnapshot(session.db, scope, { users: false });
+      const window = { from: query.FromTime, to };
+      if (ctx.exports.transcoder) {
+        const copy = await session.copy(readyPeriodCopySql(session.db, window, visibleCampaignIds(org)));
+        return transcodeCopy(copy, readyPeriodJsonTranscoder({ zone, dateTimeFormat, org }));
+      }
+      const rows = await streamReadyPeriods(session.db, { ...window, scope }, ctx.cursor);
+      const toPeriod = readyPeriodToJson(org, zone, dateTimeFormat);
+      return jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row)));
+    });
     res.status(200).type('application/json; charset=utf-8');
-    await streamToResponse(res, jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row))), [], logger, stallTimeoutMs);
-    return undefined;
+    return sendExportBody(ctx, body);
   },
 });
 

@@ -1,11 +1,7 @@
 import { defineEndpoint, right } from '../endpoint';
 import { leadFilterFromQuery, rawLeadsQuery } from '../schemas/leads';
 import { formatCompactLocal } from '../../domain/datetime';
-import { rawLeadLines, rawLeadsHeader, visibleFieldsByDefinition } from '../../domain/leadSerializer';
-import { loadLeadLookups, openRawLeadCursor } from '../../data/leadRepository';
-import type { RawLeadRow } from '../../domain/leadRecords';
-import { streamCsv } from '../csvResponse';
-import { openWithLookups } from '../leadExportResponse';
+import { streamRawLeads } from '../leadExportResponse';
 
 export const rawLeadsEndpoint = defineEndpoint({
   service: 'rawleads',
@@ -23,18 +19,9 @@ export const rawLeadsEndpoint = defineEndpoint({
   bulk: true,
   query: rawLeadsQuery,
   async handler(ctx) {
-    const { res, query, account, scope, clock, zone, logger } = ctx;
-    const filter = leadFilterFromQuery(query);
-    const separator = query.CsvFieldSeparator ?? ';';
-    const { cursor, lookups } = await openWithLookups(
-      ctx,
-      (db) => loadLeadLookups(db, filter, scope),
-      (db) => openRawLeadCursor(db, filter, scope, ctx.cursor),
-    );
-    const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
-    return streamCsv<RawLeadRow>(res, logger, cursor, ctx.stallTimeoutMs, {
-      header: rawLeadsHeader(separator),
-      toLines: rawLeadLines({ separator, visible, lookups }),
+    const { query, clock, zone } = ctx;
+    return streamRawLeads(ctx, leadFilterFromQuery(query), {
+      separator: query.CsvFieldSeparator ?? ';',
       encoding: query.Encoding ?? 'utf-8',
       fileName: `RawLeads-${formatCompactLocal(clock(), zone)}.csv`,
     });
