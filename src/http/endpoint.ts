@@ -71,6 +71,12 @@ export type EndpointResult =
   | { status: 204 }
   | undefined;
 
+/** Media type → schema (zod or JSON Schema) and named examples of a streamed request body. */
+export interface StreamedBody {
+  description: string;
+  content: Record<string, { schema: unknown; examples?: Record<string, { summary: string; value: unknown }> }>;
+}
+
 export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyObject = AnyObject> {
   /** Stable service name for request counting, e.g. `calls.csv`. */
   service: string;
@@ -97,6 +103,11 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   query?: QS;
   params?: PS;
   body?: BS;
+  /**
+   * A body the handler reads itself, as a stream (the mount chain does not parse it): its
+   * media types with schemas and examples, for the OpenAPI document.
+   */
+  streamedBody?: StreamedBody;
   /** Alternative body property names (beyond case), e.g. `Pool` for `LeadPool`. */
   bodyAliases?: Record<string, string>;
   /** Response body schema for the document; `csv` documents a text/csv stream. */
