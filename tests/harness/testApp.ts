@@ -71,6 +71,11 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     LOG_LEVEL: 'silent',
     AUTH_CACHE_TTL_MS: '0',
     EXPORT_POOL_MAX: '5',
+    // Generous for a machine busy with other suites (a new connection can take seconds there);
+    // the admission tests set their own limits and timeouts.
+    EXPORT_ACQUIRE_TIMEOUT_MS: '30000',
+    EXPORT_MAX_CONCURRENT: '20',
+    EXPORT_MAX_PER_ACCOUNT: '20',
     ...env,
   });
   // Five connections unless the test sets DB_POOL_MAX (a small pool is how the admission tests load it).
