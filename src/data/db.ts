@@ -1,12 +1,10 @@
 import knex, { Knex } from 'knex';
 import pg from 'pg';
-import path from 'node:path';
+import { dropRecordedExtensions, migrationSource, MIGRATIONS_TABLE } from './migrations';
 import { migrateJobQueue } from './jobQueue';
 
 // Row ids and counts fit in a double; reading int8 as a number keeps rows plain.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
-
-export const MIGRATIONS_DIR = path.resolve(__dirname, '../../db/migrations');
 
 export interface DbOptions {
   url: string;
@@ -14,6 +12,8 @@ export interface DbOptions {
   poolMax?: number;
   /** How long a query waits for a free pooled connection before it fails (knex's KnexTimeoutError). */
   acquireTimeoutMs?: number;
+  /** Where knex's own warnings go (default: console.log); the command line keeps stdout for results. */
+  log?: Knex.Config['log'];
 }
 
 /** A knex instance whose connections speak the platform time zone (interval and date arithmetic). */
@@ -39,7 +39,8 @@ export function createDb(options: DbOptions): Knex {
         conn.query(`SET TIME ZONE '${tz}'`, (err) => done(err ?? null, conn));
       },
     },
-    migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
+    migrations: { migrationSource: migrationSource(), tableName: MIGRATIONS_TABLE },
+    ...(options.log ? { log: options.log } : {}),
   });
   urls.set(db, options.url);
   return db;
@@ -47,6 +48,7 @@ export function createDb(options: DbOptions): Knex {
 
 /** The project's migrations, then the job queue's schema (graphile-worker's own migrations). */
 export async function migrateLatest(db: Knex): Promise<string[]> {
+  await dropRecordedExtensions(db);
   const [, applied] = (await db.migrate.latest()) as [number, string[]];
   await migrateJobQueue(connectionStringOf(db));
   return applied;
