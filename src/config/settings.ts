@@ -56,6 +56,8 @@ const schema = z.object({
   TRUST_PROXY: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb').default('100kb'),
+  /** How deep a JSON request body may nest (the root object is 1); deeper is a 400. */
+  BODY_MAX_DEPTH: positiveInt.default(32),
   /**
    * Largest body of POST /leads/bulk, counted as it streams (a Content-Length above it is a
    * 413 at once; past it mid-stream the rows before are stored and the answer ends with a

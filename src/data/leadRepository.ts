@@ -329,6 +329,13 @@ export async function findLead(db: Knex, uniqueId: string, scope: ProjectScope, 
   return rows[0];
 }
 
+/** Whether a lead with this unique id exists in a campaign the scope can see (a reference check). */
+export async function leadVisible(db: Knex, uniqueId: string, scope: ProjectScope): Promise<boolean> {
+  const where = leadConditions({ uniqueIds: [uniqueId] }, scope);
+  const { rows } = await db.raw(`select 1 from leads l where ${where.sql} limit 1`, where.bindings);
+  return rows.length > 0;
+}
+
 /**
  * The names a request's lead rows need: campaigns the filter can reach (narrowed to
  * `campaignIds` when given), their pools and lead definitions, and every user's and org unit's

@@ -146,7 +146,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     // The body is read only now, so a request without credentials is a 401 whatever its body,
     // and a bad body is a counted 400 with the rate-limit headers.
     if (endpoint.body) await runMiddleware(jsonBody, req, res);
-    const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases) : {};
+    const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.
     const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';
     const context = endpointContext({ req, res, query, params, body, representation, dateTimeFormat }, req.account, services);

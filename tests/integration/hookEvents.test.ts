@@ -125,10 +125,13 @@ describe('hook events', () => {
 
   it('when calendar events are created, replaced and deleted, then each event carries the calendar event as the API answers it', async () => {
     const calendar = `hook-cal-${w.id}`;
-    await t.load({ type: 'calendar', code: calendar, project: w.projects.b2b });
+    await t.load(
+      { type: 'calendar', code: calendar, project: w.projects.b2b },
+      { type: 'lead', campaign: w.campaigns.b2b, uniqueId: `hook-cal-lead-${w.id}`, data: { name: 'Ann', telefon: '+45 12 34 56 78' } },
+    );
     const path = `/calendar-${w.id}`;
     await hook(path, { events: ['calendarEvent.created', 'calendarEvent.updated', 'calendarEvent.deleted'] });
-    const event = { calendarCode: calendar, leadUniqueId: 'lead-x', title: 'Call back "soon"', notes: 'æøå', start: '2031-02-03T10:00:00', end: '2031-02-03T10:30:00', source: 'crm', externalId: 'x1' };
+    const event = { calendarCode: calendar, leadUniqueId: `hook-cal-lead-${w.id}`, title: 'Call back "soon"', notes: 'æøå', start: '2031-02-03T10:00:00', end: '2031-02-03T10:30:00', source: 'crm', externalId: 'x1' };
     const created = await request(t.app).post('/api/calendars/events').set('Authorization', w.accounts.full.auth).send(event);
     expect(created.status).toBe(201);
     const id = created.body.uniqueId;
