@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { createTestApp, TestApp } from '../harness/testApp';
+import { createOwnDatabase, createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
@@ -29,8 +29,12 @@ describe('hook delivery', () => {
   let worker: HookWorker;
   let clockMs: number | undefined;
 
+  // A database of this file's own: other files' workers must not take these jobs, nor these workers theirs.
+  let own: Awaited<ReturnType<typeof createOwnDatabase>>;
+
   beforeAll(async () => {
-    t = await createTestApp(HOOK_ENV);
+    own = await createOwnDatabase('hook_delivery');
+    t = await createTestApp({ ...HOOK_ENV, DATABASE_URL: own.url });
     w = await createWorld(t);
     receiver = await startHookReceiver();
     worker = await startHookWorker({
@@ -45,6 +49,7 @@ describe('hook delivery', () => {
     await worker.stop();
     await receiver.close();
     await t.close();
+    await own.drop();
   });
 
   async function makeHook(path: string, extra: Record<string, unknown> = {}, auth = w.accounts.full.auth, base = receiver.url) {
