@@ -9,3 +9,8 @@ npx tsc --noEmit -p .
 # The layer rule (.dependency-cruiser.cjs): a backwards import fails the build.
 npx depcruise src --config .dependency-cruiser.cjs
 npx jest --ci "$@"
+# The TypeScript client package (clients/typescript): its own locked dependencies, type check,
+# build, and tests (the pull tool against the real API, and the drift of its generated types).
+npm ci --prefix clients/typescript --no-audit --no-fund
+npm --prefix clients/typescript run typecheck
+npm --prefix clients/typescript test
