@@ -85,12 +85,12 @@ describe('lcm-pull', () => {
 
   /** A fetch that records what went out and what came back. */
   function recordingFetch(before?: (n: number, req: Request) => Promise<void>) {
-    const log: { startTime: string | null; timeSpan: string | null; status: number; headers: Headers; sent: Headers }[] = [];
+    const log: { url: URL; startTime: string | null; timeSpan: string | null; status: number; headers: Headers; sent: Headers }[] = [];
     const fetcher = async (req: Request): Promise<Response> => {
       const url = new URL(req.url);
       await before?.(log.length + 1, req);
       const res = await fetch(req);
-      log.push({ startTime: url.searchParams.get('StartTime'), timeSpan: url.searchParams.get('TimeSpan'), status: res.status, headers: res.headers, sent: req.headers });
+      log.push({ url, startTime: url.searchParams.get('StartTime'), timeSpan: url.searchParams.get('TimeSpan'), status: res.status, headers: res.headers, sent: req.headers });
       return res;
     };
     return { fetcher, log };
@@ -221,6 +221,46 @@ describe('lcm-pull', () => {
     } finally {
       await new Promise((resolve) => proxy.close(resolve));
     }
+  });
+
+  it('when leads are pulled in windows over ModifiedFrom/ModifiedTo as CSV, then every lead of the range is one row, in order', async () => {
+    const leads = Array.from({ length: 20 }, (_, i) => ({
+      type: 'lead',
+      campaign: w.campaigns.b2b,
+      uniqueId: `${w.id}-lead-${String(i).padStart(2, '0')}`,
+      data: { Name: `Lead ${i}`, Telefon: `+45 1234 56${String(i).padStart(2, '0')}` },
+      lastModifiedTime: `2026-01-${String(1 + i).padStart(2, '0')}T12:00:00+01:00`,
+    }));
+    await t.load(...leads);
+    const acc = await account();
+    const out = path.join(dir, 'leads.csv');
+    const { fetcher, log } = recordingFetch();
+
+    const summary = await pull(
+      { kind: 'leads', baseUrl: api.url, ...acc, projects: [w.projects.b2b], from: '2026-01-01', to: '2026-02-01', window: 'P3D', format: 'csv', out },
+      { fetch: fetcher },
+    );
+
+    const expected = await request(t.app)
+      .get('/api/simpleleads')
+      .query({ Projects: w.projects.b2b, ModifiedFrom: '2026-01-01', ModifiedTo: '2026-02-01' })
+      .set('Authorization', w.accounts.full.auth)
+      .expect(200);
+    expect(expected.body).toHaveLength(20);
+    const rows = readFileSync(out, 'utf8').split('\r\n').filter(Boolean);
+    expect(rows).toHaveLength(21);
+    const header = rows[0].split(',');
+    const idColumn = header.indexOf('uniqueId');
+    expect(idColumn).toBeGreaterThanOrEqual(0);
+    expect(rows.slice(1).map((r) => r.split(',')[idColumn])).toEqual(expected.body.map((l: { uniqueId: string }) => l.uniqueId));
+    expect(summary).toMatchObject({ rows: 20, windows: 11, splits: 0 });
+    const first = log[0].url.searchParams;
+    expect([log[0].url.pathname, first.get('Projects'), first.get('ModifiedFrom'), first.get('ModifiedTo')]).toEqual([
+      '/api/simpleleads',
+      w.projects.b2b,
+      '2025-12-31T23:00:00.000Z',
+      '2026-01-03T23:00:00.000Z',
+    ]);
   });
 
   it('when the server keeps failing with 503, then it retries with growing pauses and gives up with exit code 6 and the reason', async () => {
