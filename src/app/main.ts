@@ -7,6 +7,8 @@ import { registerAccount } from '../cli/account';
 import { registerLifecycle } from '../cli/lifecycle';
 import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
+import { registerHooks } from '../cli/hooks';
+import { startHookWorkers } from './hookWorkers';
 
 /**
  * The `lcm` command line (DESIGN §9). Each command lives in its own module and registers
@@ -22,6 +24,7 @@ export async function main(argv: string[]): Promise<number> {
   registerLifecycle(program, openCliContext);
   registerGenerate(program, openCliContext);
   registerSeedDemo(program, openCliContext);
+  registerHooks(program, openCliContext, (ctx) => startHookWorkers(ctx));
   try {
     await program.parseAsync(argv);
   } catch (err) {
