@@ -6,6 +6,7 @@ import type { ProjectScope } from '../data/projectScope';
 import type { AccountContext } from '../domain/account';
 import type { DateTimeFormatName, ResourceType, Verb } from '../domain/enums';
 import type { Representation } from './negotiate';
+import type { ExportOptions } from './exportStream';
 
 /**
  * One declarative description per endpoint: the route, the right it needs, the service name
@@ -56,6 +57,8 @@ export interface EndpointContext<Q, P, B> {
   dateTimeFormat: DateTimeFormatName;
   /** Options for a cursor streamed into this response; made on first read (it listens on the response). */
   readonly cursor: ResponseCursorOptions;
+  /** How a bulk export of this request runs: its connection source, the transcoder, compression. */
+  readonly exports: ExportOptions;
   db: Knex;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
@@ -67,6 +70,12 @@ export type EndpointResult =
   | { status?: number; body: unknown; title?: string }
   | { status: 204 }
   | undefined;
+
+/** Media type → schema (zod or JSON Schema) and named examples of a streamed request body. */
+export interface StreamedBody {
+  description: string;
+  content: Record<string, { schema: unknown; examples?: Record<string, { summary: string; value: unknown }> }>;
+}
 
 export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyObject = AnyObject> {
   /** Stable service name for request counting, e.g. `calls.csv`. */
@@ -94,6 +103,11 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   query?: QS;
   params?: PS;
   body?: BS;
+  /**
+   * A body the handler reads itself, as a stream (the mount chain does not parse it): its
+   * media types with schemas and examples, for the OpenAPI document.
+   */
+  streamedBody?: StreamedBody;
   /** Alternative body property names (beyond case), e.g. `Pool` for `LeadPool`. */
   bodyAliases?: Record<string, string>;
   /** Response body schema for the document; `csv` documents a text/csv stream. */
