@@ -785,6 +785,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leads/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import many leads in one request
+         * @description The body is read as it arrives: a JSON array (of data objects, or of import bodies `{ CampaignCode?, Data, LeadPool? }`), NDJSON (one object a line) or CSV (a header row of field names, then one row per lead). Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row's pool, the request's `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored.
+         *
+         *     The answer is a JSON array streamed as the batches are stored, one result per row in input order: `{ row, success, uniqueId?, status?, errors? }`. Every result received is a stored row. Rows are numbered from 1; a CSV header row and blank lines are not counted. A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). A body that fails before its first row is a plain 400/413. The client must read the answer while it sends: a reader that does not read slows the import down to a stop.
+         *
+         *     The campaign is checked before the body is read: unknown is a 400, outside the account's projects a 403. Content-Type decides the format (415 for others). Counted as one request however many rows it holds.
+         *
+         *     Requires the Post right on Leads.
+         *
+         *     Counted as service `leads.bulk`.
+         *
+         *     Query parameter names are case-insensitive; unknown parameters are ignored.
+         */
+        post: operations["importLeadsBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/simpleleads": {
         parameters: {
             query?: never;
@@ -831,6 +861,202 @@ export interface paths {
         get: operations["exportRawLeadsCsv"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account’s hooks
+         * @description Hooks created by this account (other accounts’ hooks are never visible), oldest first. The secret is not shown.
+         *
+         *     Requires the Get right on WebHooks.
+         *
+         *     Counted as service `hooks.list`.
+         */
+        get: operations["listHooks"];
+        put?: never;
+        /**
+         * Create a hook
+         * @description Answers 201 with the hook and its signing `secret` (`whsec_…`), shown only here. Both body styles in use are accepted (`urlTemplate` is `url`; names are case-insensitive). A bad URL (scheme, host, unknown placeholder), an unknown event, an unknown placeholder or a content template that is not JSON for format Json is a 400; an unknown campaign a 400; a campaign outside the account’s projects, or events about resources the account may not read, a 403. Nothing is stored then.
+         *
+         *     Requires the Post right on WebHooks.
+         *
+         *     Counted as service `hooks.create`.
+         *
+         *     Body property names are case-insensitive.
+         */
+        post: operations["createHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/meta": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events, placeholders and templates hooks can use
+         * @description Requires the Get right on WebHooks.
+         *
+         *     Counted as service `hooks.meta`.
+         */
+        get: operations["getHookMeta"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{UniqueId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One hook
+         * @description A hook of this account; 404 for any other. The secret is not shown.
+         *
+         *     Requires the Get right on WebHooks.
+         *
+         *     Counted as service `hooks.get`.
+         */
+        get: operations["getHook"];
+        /**
+         * Replace a hook
+         * @description The whole hook, validated as on create (omitted optional properties take their defaults); the secret stays. `enabled: true` re-enables a hook that was disabled after failing and clears its reason.
+         *
+         *     Requires the Put right on WebHooks.
+         *
+         *     Counted as service `hooks.update`.
+         *
+         *     Body property names are case-insensitive.
+         */
+        put: operations["updateHook"];
+        post?: never;
+        /**
+         * Delete a hook
+         * @description Deletes the hook and its deliveries log; pending deliveries are not sent. Answers 204.
+         *
+         *     Requires the Delete right on WebHooks.
+         *
+         *     Counted as service `hooks.delete`.
+         */
+        delete: operations["deleteHook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{UniqueId}/example": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The request this hook would send
+         * @description Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries. Nothing is sent.
+         *
+         *     Requires the Get right on WebHooks.
+         *
+         *     Counted as service `hooks.example`.
+         */
+        get: operations["getHookExample"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{UniqueId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test delivery
+         * @description Queues a `hook.test` delivery of a sample lead to this hook now (202); follow it in the deliveries log.
+         *
+         *     Requires the Post right on WebHooks.
+         *
+         *     Counted as service `hooks.test`.
+         */
+        post: operations["testHook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{UniqueId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The hook’s deliveries log
+         * @description Deliveries created in [FromTime, FromTime + TimeSpan) (default: the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.
+         *
+         *     Requires the Get right on WebHooks.
+         *
+         *     Counted as service `hooks.deliveries`.
+         *
+         *     Query parameter names are case-insensitive; unknown parameters are ignored.
+         */
+        get: operations["listHookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/hooks/{UniqueId}/deliveries/{DeliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description A finished delivery (delivered, failed, skipped) is sent again with the same webhook-id and a new retry window; a pending one is tried now instead of at its next attempt time. Answers 202.
+         *
+         *     Requires the Post right on WebHooks.
+         *
+         *     Counted as service `hooks.redeliver`.
+         */
+        post: operations["redeliverHookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -896,6 +1122,58 @@ export interface components {
         CalendarEventDeletion: {
             /** @description Must equal the UniqueId of the path. */
             uniqueId: string;
+        };
+        /**
+         * @description A hook to create, or the whole hook to replace it with.
+         * @example {
+         *       "name": "Closed leads to CRM",
+         *       "campaignCode": "B2B-2026",
+         *       "leadStatus": "UserProcessed",
+         *       "method": "POST",
+         *       "urlTemplate": "https://crm.example.com/hooks/leads/{UniqueId}",
+         *       "format": "Json",
+         *       "standardTemplateName": "Standard"
+         *     }
+         */
+        HookInput: {
+            /**
+             * @description Name of the hook.
+             * @example Closed leads to CRM
+             */
+            name: string;
+            /** @description Free text. */
+            description?: string | null;
+            /**
+             * @description Where requests go (`urlTemplate` is accepted as its name too). https only (http when the server allows it); placeholders such as `{UniqueId}` are percent-encoded; the host cannot hold one.
+             * @example https://crm.example.com/hooks/leads/{UniqueId}
+             */
+            url: string;
+            /** @description POST (default) or PUT. */
+            method?: string;
+            /** @description Json (default) or Form (application/x-www-form-urlencoded). */
+            format?: string;
+            /**
+             * @description Events the hook receives; default `["lead.statusChanged"]`.
+             * @example [
+             *       "lead.statusChanged"
+             *     ]
+             */
+            events?: string[];
+            /** @description Only events of this campaign (it must be in the account’s projects). */
+            campaignCode?: string | null;
+            /** @description Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`); never beyond the account’s projects. */
+            projects?: string[] | null;
+            /** @description Lead events only when the lead has (reached) this status, e.g. UserProcessed. */
+            leadStatus?: string | null;
+            /**
+             * @description The body, with placeholders (GET /hooks/meta). With format Json it must be JSON with the placeholders inside strings; values are JSON-escaped. With Form they are form-encoded.
+             * @example {"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}
+             */
+            contentTemplate?: string | null;
+            /** @description Body when there is no content template: Standard or Data (default Standard, the envelope). */
+            standardTemplateName?: string;
+            /** @description Default true. Setting it true again re-enables a hook that was disabled after failing. */
+            enabled?: boolean;
         };
         MyAccount: {
             username: string;
@@ -1188,6 +1466,283 @@ export interface components {
             } | components["schemas"]["User"]) | null;
             closureData: unknown[];
         };
+        BulkImportRowResult: {
+            /** @description Number of the data row, from 1 (a CSV header row and blank lines are not counted). */
+            row: number;
+            success: boolean;
+            /** @description The stored lead (success only). */
+            uniqueId?: string;
+            /**
+             * @description Status the lead was created in (success only).
+             * @enum {string}
+             */
+            status?: "New" | "DoNotCall" | "GlobalDoNotCall";
+            /** @description Why the row was not stored; `(row)` when the row itself could not be read. */
+            errors?: {
+                field: string;
+                message: string;
+            }[];
+        };
+        /** @description The last element when the import ended before the end of the body: a problem object with the number of rows answered. */
+        BulkImportStop: {
+            type: string;
+            title: string;
+            /** @description 400 (body unreadable past this point), 413 (over BULK_BODY_LIMIT), 403 (campaign no longer accessible), 500. */
+            status: number;
+            detail: string;
+            code: string;
+            /** @description How many rows were answered before it. */
+            rows: number;
+        };
+        /**
+         * @example {
+         *       "uniqueId": "3b0f0a4e-8f3c-4bfa-9f7b-2a0f6d1c9e11",
+         *       "name": "Closed leads to CRM",
+         *       "url": "https://crm.example.com/hooks/leads/{UniqueId}",
+         *       "method": "POST",
+         *       "format": "Json",
+         *       "events": [
+         *         "lead.statusChanged"
+         *       ],
+         *       "campaignCode": "B2B-2026",
+         *       "leadStatus": "UserProcessed",
+         *       "standardTemplateName": "Standard",
+         *       "enabled": true,
+         *       "createdTime": "2026-05-06T10:16:41.000+02:00",
+         *       "modifiedTime": "2026-05-06T10:16:41.000+02:00"
+         *     }
+         */
+        Hook: {
+            uniqueId: string;
+            name: string;
+            description?: string;
+            url: string;
+            /** @enum {string} */
+            method: "POST" | "PUT";
+            /** @enum {string} */
+            format: "Json" | "Form";
+            events: ("lead.created" | "lead.statusChanged" | "call.ended" | "calendarEvent.created" | "calendarEvent.updated" | "calendarEvent.deleted")[];
+            campaignCode?: string;
+            projects?: string[];
+            leadStatus?: string;
+            contentTemplate?: string;
+            /** @enum {string} */
+            standardTemplateName: "Standard" | "Data";
+            enabled: boolean;
+            /** @description Why the hook was disabled when it was disabled after failing. */
+            disabledReason?: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            disabledTime?: string;
+            /**
+             * @description Every attempt since this time failed; the hook is disabled when this lasts 5 days.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            failingSince?: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            createdTime: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            modifiedTime: string;
+            /**
+             * @description The signing secret (`whsec_…`); only in the answer to POST /hooks.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret?: string;
+        };
+        /**
+         * @example {
+         *       "events": [
+         *         {
+         *           "name": "lead.statusChanged",
+         *           "description": "A lead changed status …"
+         *         }
+         *       ],
+         *       "testEvent": "hook.test",
+         *       "placeholders": [
+         *         {
+         *           "name": "UniqueId",
+         *           "description": "uniqueId of the resource …"
+         *         }
+         *       ],
+         *       "standardTemplates": [
+         *         {
+         *           "name": "Standard",
+         *           "description": "The envelope …"
+         *         }
+         *       ],
+         *       "methods": [
+         *         "POST",
+         *         "PUT"
+         *       ],
+         *       "formats": [
+         *         "Json",
+         *         "Form"
+         *       ],
+         *       "signature": {
+         *         "scheme": "Standard Webhooks v1",
+         *         "headers": [
+         *           "webhook-id",
+         *           "webhook-timestamp",
+         *           "webhook-signature"
+         *         ],
+         *         "description": "…"
+         *       }
+         *     }
+         */
+        HookMeta: {
+            events: {
+                name: string;
+                description: string;
+            }[];
+            testEvent: string;
+            placeholders: {
+                name: string;
+                description: string;
+            }[];
+            standardTemplates: {
+                name: string;
+                description: string;
+            }[];
+            methods: string[];
+            formats: string[];
+            signature: {
+                scheme: string;
+                headers: string[];
+                description: string;
+            };
+        };
+        /**
+         * @example {
+         *       "method": "POST",
+         *       "url": "https://crm.example.com/hooks/leads/5d1f7c3e-2a9b-4e61-b8d0-7f4a1c2e9b58",
+         *       "headers": {
+         *         "content-type": "application/json",
+         *         "webhook-id": "msg_0f6b1e2a9c3d4e5f8a7b6c5d4e3f2a1b",
+         *         "webhook-timestamp": "1778055401",
+         *         "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+         *       },
+         *       "body": "{\"type\":\"lead.statusChanged\",\"timestamp\":\"2026-05-06T10:16:41.000+02:00\",\"data\":{\"uniqueId\":\"5d1f7c3e-…\"}}"
+         *     }
+         */
+        HookRequestExample: {
+            method: string;
+            url: string;
+            headers: {
+                [key: string]: string;
+            };
+            body: string;
+        };
+        /**
+         * @example {
+         *       "deliveryId": "msg_0f6b1e2a9c3d4e5f8a7b6c5d4e3f2a1b",
+         *       "status": "pending"
+         *     }
+         */
+        QueuedDelivery: {
+            deliveryId: string;
+            /** @constant */
+            status: "pending";
+        };
+        /**
+         * @example [
+         *       {
+         *         "deliveryId": "msg_0f6b1e2a9c3d4e5f8a7b6c5d4e3f2a1b",
+         *         "eventType": "lead.statusChanged",
+         *         "eventTime": "2026-05-06T10:16:41.000+02:00",
+         *         "resourceId": "5d1f7c3e-2a9b-4e61-b8d0-7f4a1c2e9b58",
+         *         "status": "delivered",
+         *         "attempts": 2,
+         *         "createdTime": "2026-05-06T10:16:41.000+02:00",
+         *         "lastAttemptTime": "2026-05-06T10:17:12.000+02:00",
+         *         "lastStatusCode": 200,
+         *         "completedTime": "2026-05-06T10:17:12.000+02:00",
+         *         "attemptLog": [
+         *           {
+         *             "attempt": 1,
+         *             "attemptTime": "2026-05-06T10:16:41.000+02:00",
+         *             "outcome": "http_error",
+         *             "statusCode": 503,
+         *             "durationMs": 41,
+         *             "error": "answered 503",
+         *             "responseBody": "busy",
+         *             "nextAttemptTime": "2026-05-06T10:17:12.000+02:00"
+         *           },
+         *           {
+         *             "attempt": 2,
+         *             "attemptTime": "2026-05-06T10:17:12.000+02:00",
+         *             "outcome": "delivered",
+         *             "statusCode": 200,
+         *             "durationMs": 12,
+         *             "responseBody": "ok"
+         *           }
+         *         ]
+         *       }
+         *     ]
+         */
+        HookDeliveries: {
+            /** @description The webhook-id of every attempt of this delivery. */
+            deliveryId: string;
+            eventType: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            eventTime: string;
+            resourceId: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed" | "skipped";
+            attempts: number;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            createdTime: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            lastAttemptTime?: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            nextAttemptTime?: string;
+            lastStatusCode?: number;
+            lastError?: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            completedTime?: string;
+            attemptLog: {
+                attempt: number;
+                /**
+                 * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+                 * @example 2026-05-06T10:16:41.000+02:00
+                 */
+                attemptTime: string;
+                /** @enum {string} */
+                outcome: "delivered" | "http_error" | "timeout" | "network_error" | "refused" | "skipped";
+                statusCode?: number;
+                durationMs?: number;
+                error?: string;
+                /** @description The first 4 KB of the answer. */
+                responseBody?: string;
+                /**
+                 * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+                 * @example 2026-05-06T10:16:41.000+02:00
+                 */
+                nextAttemptTime?: string;
+            }[];
+        }[];
         /** @description An error, as application/problem+json (RFC 9457). */
         Problem: {
             /**
@@ -4586,6 +5141,157 @@ export interface operations {
             };
         };
     };
+    importLeadsBulk: {
+        parameters: {
+            query: {
+                /** @description Code of the campaign the leads are imported into; checked before the body is read. The name is case-insensitive. */
+                CampaignCode: string;
+                /** @description Pool of every row that names none (created when missing). Absent: `(auto) yyyy-MM-dd` of the platform-local date at the moment each batch is stored. The name is case-insensitive. */
+                LeadPool?: string;
+                /** @description Character encoding of the body (any encoding iconv-lite knows); default the `charset` of Content-Type, else utf-8. The name is case-insensitive. */
+                Encoding?: string;
+                /** @description Field separator of a CSV body, one character (`%09` for tab); default `;`. The name is case-insensitive. */
+                CsvFieldSeparator?: string;
+            };
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The leads, as a JSON array, NDJSON or CSV; read as a stream. */
+        requestBody: {
+            content: {
+                "application/json": ({
+                    [key: string]: string;
+                } | {
+                    CampaignCode?: string;
+                    Data: {
+                        [key: string]: string;
+                    };
+                    LeadPool?: string;
+                })[];
+                "application/x-ndjson": string;
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": (components["schemas"]["BulkImportRowResult"] | components["schemas"]["BulkImportStop"])[];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body encoding is not supported. */
+            415: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listSimpleLeads: {
         parameters: {
             query?: {
@@ -4789,6 +5495,1176 @@ export interface operations {
             /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
             403: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listHooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hook"][];
+                    "text/html": string;
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createHook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HookInput"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hook"];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHookMeta: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookMeta"];
+                    "text/html": string;
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hook"];
+                    "text/html": string;
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateHook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HookInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hook"];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteHook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHookExample: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookRequestExample"];
+                    "text/html": string;
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    testHook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: queued, to be done shortly. */
+            202: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedDelivery"];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listHookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Deliveries created at or after this time; default one day ago. The name is case-insensitive. */
+                FromTime?: string;
+                /** @description Length of the window from FromTime; default P1D. The name is case-insensitive. */
+                TimeSpan?: string;
+                /** @description At most this many deliveries, oldest first (default 100, at most 1000). The name is case-insensitive. */
+                Limit?: number;
+            };
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookDeliveries"];
+                    "text/html": string;
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverHookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+                /** @description The delivery’s id (its webhook-id header, `msg_…`). Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                DeliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: queued, to be done shortly. */
+            202: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedDelivery"];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
