@@ -1793,7 +1793,7 @@ export interface components {
          * @example "daily";r=19759;t=86340, "minute";r=239;t=60
          */
         RateLimit: string;
-        /** @description Seconds until the exceeded period ends. */
+        /** @description Seconds to wait before retrying: until the exceeded period ends (request limits), or a few seconds (busy: exports, connections). */
         "Retry-After": number;
         /** @description The Basic challenge: `Basic realm="lead-call-api", charset="UTF-8"`. */
         "WWW-Authenticate": string;
@@ -1888,9 +1888,10 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A service the endpoint depends on is unavailable. */
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1979,7 +1980,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -2002,6 +2003,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2061,7 +2072,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -2084,6 +2095,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2145,7 +2166,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -2168,6 +2189,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2259,7 +2290,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -2282,6 +2313,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2379,7 +2420,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -2402,6 +2443,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2508,7 +2559,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -2531,6 +2582,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2644,7 +2705,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -2667,6 +2728,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2776,7 +2847,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -2799,6 +2870,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3063,7 +3144,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -3086,6 +3167,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3184,7 +3275,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -3207,6 +3298,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3295,7 +3396,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -3318,6 +3419,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3428,7 +3539,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -3451,6 +3562,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3560,7 +3681,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -3583,6 +3704,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3692,7 +3823,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -3715,6 +3846,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3802,7 +3943,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -3825,6 +3966,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3927,7 +4078,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -3950,6 +4101,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4035,7 +4196,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -4058,6 +4219,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4160,7 +4331,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -4183,6 +4354,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4268,7 +4449,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -4291,6 +4472,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4393,7 +4584,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -4416,6 +4607,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4484,7 +4685,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -4507,6 +4708,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4575,7 +4786,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -4598,6 +4809,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4704,7 +4925,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -4727,6 +4948,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4852,7 +5083,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -4875,6 +5106,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4983,7 +5224,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5006,6 +5247,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5110,7 +5361,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5133,6 +5384,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5261,7 +5522,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5284,6 +5545,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5388,7 +5659,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5411,6 +5682,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5515,7 +5796,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5538,6 +5819,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5606,7 +5897,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5629,6 +5920,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5724,7 +6025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5747,6 +6048,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5815,7 +6126,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5838,6 +6149,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5937,7 +6258,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5960,6 +6281,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6071,7 +6402,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -6094,6 +6425,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6190,7 +6531,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -6213,6 +6554,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6312,7 +6663,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -6335,6 +6686,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6433,7 +6794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -6456,6 +6817,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6562,7 +6933,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -6585,6 +6956,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6685,7 +7066,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds. */
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
             429: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -6708,6 +7089,16 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
