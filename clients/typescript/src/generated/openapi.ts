@@ -802,6 +802,8 @@ export interface paths {
          *
          *     The campaign is checked before the body is read: unknown is a 400, outside the account's projects a 403. Content-Type decides the format (415 for others). Counted as one request however many rows it holds.
          *
+         *     With an `Idempotency-Key` header the key covers the whole request (its parameters and rows): a retry of a finished import answers the first answer again (header `Idempotent-Replayed: true`) without storing anything; a retry of an import that was cut short (the client left) answers the rows stored before from the kept answer and imports the rest, so no row is stored twice. The same key with other parameters or other rows is a 409 (also while the first request still runs). Keys are kept 24 hours.
+         *
          *     Requires the Post right on Leads.
          *
          *     Counted as service `leads.bulk`.
@@ -5417,6 +5419,8 @@ export interface operations {
             header?: {
                 /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description Up to 255 visible ASCII characters, unique per import; a retry with the same key returns the first answer. */
+                "Idempotency-Key"?: string;
             };
             path?: never;
             cookie?: never;
@@ -5487,6 +5491,20 @@ export interface operations {
             };
             /** @description None of the media types in Accept is offered by this endpoint. */
             406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body). */
+            409: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
                     "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
