@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { loadSettings, Settings } from '../config/settings';
-import { configurePlatformZone } from '../config/platform';
+import { configurePhoneRegion, configurePlatformZone } from '../config/platform';
 import { createDb, migrateLatest } from '../data/db';
 import { startEmbeddedPostgres, EmbeddedCluster } from './embeddedPostgres';
 import type { CliContext } from '../cli/context';
@@ -11,6 +11,7 @@ import type { CliContext } from '../cli/context';
 export async function openCliContext(options: { migrate?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<CliContext> {
   const settings = loadSettings(options.env ?? process.env);
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
+  configurePhoneRegion(settings.DEFAULT_PHONE_REGION);
   let cluster: EmbeddedCluster | undefined;
   let url = settings.DATABASE_URL;
   let freshCluster = false;

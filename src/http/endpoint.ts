@@ -68,7 +68,10 @@ export type EndpointResult =
   | { status: 204 }
   | undefined;
 
-export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyObject = AnyObject> {
+/** A body schema: an object, or (for endpoints taking one item or many) a union of an object and an array of it. */
+type AnyBody = z.ZodType;
+
+export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyBody = AnyObject> {
   /** Stable service name for request counting, e.g. `calls.csv`. */
   service: string;
   /**
@@ -76,7 +79,7 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
    * code generators name the client method; unique and stable once published.
    */
   operationId: string;
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI-style path under /api, e.g. `/calls/{UniqueId}/recordings`. */
   path: string;
   summary: string;
@@ -94,6 +97,11 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   query?: QS;
   params?: PS;
   body?: BS;
+  /**
+   * The request media types the body may be sent as (documented, and anything else named in
+   * Content-Type is a 415). Without it any Content-Type is read as JSON.
+   */
+  bodyMediaTypes?: string[];
   /** Alternative body property names (beyond case), e.g. `Pool` for `LeadPool`. */
   bodyAliases?: Record<string, string>;
   /** Response body schema for the document; `csv` documents a text/csv stream. */
@@ -123,7 +131,7 @@ export const PREFER_DATETIME_HEADER = {
 };
 
 /** Keeps handler parameter types inferred from the schemas; an endpoint that writes DateTimes documents `Prefer`. */
-export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS extends AnyObject>(
+export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS extends AnyBody>(
   endpoint: Endpoint<QS, PS, BS>,
 ): Endpoint {
   const described = endpoint.dateTimes ? { ...endpoint, headers: [...(endpoint.headers ?? []), PREFER_DATETIME_HEADER] } : endpoint;

@@ -198,6 +198,7 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
   if (e.access.kind === 'right') statuses.add(403);
   if (!e.ownMediaType) statuses.add(406);
   if (e.body) statuses.add(413);
+  if (e.bodyMediaTypes) statuses.add(415);
   if (counted) statuses.add(429);
   for (const s of e.errorStatuses ?? []) statuses.add(s);
   for (const status of [...statuses].sort((a, b) => a - b)) {
@@ -226,7 +227,12 @@ function operation(e: Endpoint): ZodOpenApiOperationObject {
     ...(e.query || e.params ? { requestParams: { ...(e.query ? { query: e.query } : {}), ...(e.params ? { path: e.params } : {}) } } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(e.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: e.body } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries((e.bodyMediaTypes ?? ['application/json']).map((type) => [type, { schema: e.body }])),
+          },
+        }
       : {}),
     responses: responses(e),
   };

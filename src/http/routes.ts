@@ -11,6 +11,7 @@ import { leadEndpoints } from './endpoints/leads';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
 import { problemTypeEndpoints } from './endpoints/problems';
+import { doNotCallEndpoints } from './endpoints/doNotCall';
 
 /**
  * Every endpoint of the API, in document order. Each endpoint module exports its endpoint
@@ -34,6 +35,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...leadEndpoints,
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
+    ...doNotCallEndpoints,
   ];
   return endpoints;
 }

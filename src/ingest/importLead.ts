@@ -5,6 +5,7 @@ import { autoPoolName } from '../data/leadPools';
 import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
+import { doNotCallStatus, DoNotCallStatus } from '../data/doNotCallRepository';
 
 /**
  * Importing one lead (docs/decisions.md, Leads): campaign → project check → lead definition →
@@ -20,8 +21,13 @@ export interface ImportLeadRequest {
   pool?: string;
 }
 
-/** The answer of an import: stored, replayed and sent as is. A validation failure is an answer too. */
-export type ImportLeadAnswer = { success: true; uniqueId: string; pool: string } | { success: false; errors: LeadDataError[] };
+/**
+ * The answer of an import: stored, replayed and sent as is. A validation failure is an answer
+ * too. `status` is there when the lead is not New: its number is on a do-not-call list.
+ */
+export type ImportLeadAnswer =
+  | { success: true; uniqueId: string; pool: string; status?: DoNotCallStatus }
+  | { success: false; errors: LeadDataError[] };
 
 /** An import that is not answered but refused: nothing is stored, also not under an idempotency key. */
 export class ImportRefused extends Error {
@@ -67,7 +73,9 @@ export async function importLead(
   idempotencyKey?: string,
 ): Promise<ImportLeadOutcome> {
   if (idempotencyKey === undefined) {
-    return { kind: 'answered', answer: await importOnce(deps.db, deps, importer, request), replayed: false };
+    // One transaction: the do-not-call check holds its lock on the number until the lead is in.
+    const answer = await deps.db.transaction((trx) => importOnce(trx, deps, importer, request));
+    return { kind: 'answered', answer, replayed: false };
   }
   const outcome = await runIdempotent(deps.db, importer.accountId, idempotencyKey, requestHash(request), async (trx) => ({
     status: 200,
@@ -78,7 +86,7 @@ export async function importLead(
 }
 
 async function importOnce(
-  db: Knex | Knex.Transaction,
+  db: Knex.Transaction,
   deps: ImportLeadDeps,
   importer: Importer,
   request: ImportLeadRequest,
@@ -97,6 +105,7 @@ async function importOnce(
   }
   const now = deps.clock();
   const pool = request.pool ?? autoPoolName(localDate(now, deps.zone));
+  const listed = await doNotCallStatus(db, campaign.id, mapped.phoneNumber, now);
   const inserted = await insertLead(
     db,
     {
@@ -107,6 +116,7 @@ async function importOnce(
       externalKey: mapped.externalKey,
       now,
       userId: importer.userId,
+      ...(listed ? { status: listed } : {}),
     },
     scope,
   );
@@ -117,5 +127,5 @@ async function importOnce(
     if (!fresh) throw new ImportRefused('unknown_campaign', request.campaignCode);
     return importOnce(db, deps, importer, request);
   }
-  return { success: true, uniqueId: inserted.uniqueId, pool };
+  return { success: true, uniqueId: inserted.uniqueId, pool, ...(listed ? { status: listed } : {}) };
 }

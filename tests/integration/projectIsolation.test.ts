@@ -29,6 +29,8 @@ interface Data {
   savedSearch: string;
   /** Loads a new event into the side's calendar and returns its unique id (for writes). */
   newEvent(side: 'b2b' | 'retail'): Promise<string>;
+  /** Lists a new number on the do-not-call list for the side's project (all-projects account) and returns it in E.164. */
+  newDoNotCallNumber(side: 'b2b' | 'retail'): Promise<string>;
 }
 
 interface Row {
@@ -43,6 +45,9 @@ interface Row {
 const CALL_TIME = '2031-02-03T04:05:06.000+01:00';
 const WINDOW = 'StartTime=2031-02-03T04:00:00&TimeSpan=PT1H';
 const LEAD_TIME = '2031-02-03T04:05:06.000+01:00';
+
+/** A Faroese number no other test uses (do-not-call entries must not reach other files' leads). */
+const faroeseNumber = () => `+298${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
 
 const lastSegment = (path: string) => decodeURIComponent(path.split('?')[0].split('/').pop()!);
 
@@ -91,6 +96,23 @@ const rows: Row[] = [
     path: () => '/api/leads',
     expect: 'forbidden',
     body: (w, d) => ({ CampaignCode: w.campaigns.retail, Data: { Name: `Imported ${d.retail}`, Telefon: '+4511223344' } }),
+  },
+  // ---- do-not-call list ----
+  { name: 'do-not-call numbers', method: 'get', path: () => '/api/donotcallnumbers', expect: 'list-excludes' },
+  { name: 'do-not-call numbers naming the Retail project', method: 'get', path: (w) => `/api/donotcallnumbers?Project=${encodeURIComponent(w.projects.retail)}`, expect: 'list-excludes' },
+  {
+    name: 'list a number for the Retail project',
+    method: 'post',
+    path: () => '/api/donotcallnumbers',
+    expect: 'forbidden',
+    body: (w) => ({ phoneNumber: faroeseNumber(), project: w.projects.retail, note: `for ${w.campaigns.retail}` }),
+  },
+  { name: 'remove a Retail-only number', method: 'delete', path: async (_w, d) => `/api/donotcallnumbers/${encodeURIComponent(await d.newDoNotCallNumber('retail'))}`, expect: 'not-found' },
+  {
+    name: "remove a number from the Retail project's list",
+    method: 'delete',
+    path: async (w, d) => `/api/donotcallnumbers/${encodeURIComponent(await d.newDoNotCallNumber('retail'))}?Project=${encodeURIComponent(w.projects.retail)}`,
+    expect: 'forbidden',
   },
   // ---- calendar events ----
   { name: 'calendar events of every calendar', method: 'get', path: () => '/api/calendars/events?FromDate=2031-02-03&ToDate=2031-02-04', expect: 'list-excludes' },
@@ -160,6 +182,14 @@ describe('project isolation across the data endpoints', () => {
         await t.load({ type: 'calendarEvent', uniqueId, ...eventBody(d.calendars[which], side[which]) });
         return uniqueId;
       },
+      async newDoNotCallNumber(which) {
+        const res = await request(t.app)
+          .post('/api/donotcallnumbers')
+          .set('Authorization', w.accounts.full.auth)
+          .send({ phoneNumber: faroeseNumber(), project: w.projects[which], note: `listed in ${side[which]}` });
+        expect(res.status).toBe(200);
+        return res.body.phoneNumber as string;
+      },
     };
     const records: Record<string, unknown>[] = [];
     for (const s of ['b2b', 'retail'] as const) {
@@ -212,6 +242,8 @@ describe('project isolation across the data endpoints', () => {
     }
     records.push({ type: 'savedSearch', user: w.users.agent, name: d.savedSearch, campaigns: [w.campaigns.b2b, w.campaigns.retail] });
     await t.load(...records);
+    await d.newDoNotCallNumber('b2b');
+    await d.newDoNotCallNumber('retail');
   });
 
   /** True when the text shows any Retail data of this world. */
