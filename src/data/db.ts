@@ -1,6 +1,7 @@
 import knex, { Knex } from 'knex';
 import pg from 'pg';
 import path from 'node:path';
+import { migrateJobQueue } from './jobQueue';
 
 // Row ids and counts fit in a double; reading int8 as a number keeps rows plain.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
@@ -14,9 +15,18 @@ export interface DbOptions {
 }
 
 /** A knex instance whose connections speak the platform time zone (interval and date arithmetic). */
+const urls = new WeakMap<Knex, string>();
+
+/** The URL a knex instance was made with: the job queue opens its own connections to the same database. */
+export function connectionStringOf(db: Knex): string {
+  const url = urls.get(db);
+  if (url === undefined) throw new Error('this database handle was not made by createDb');
+  return url;
+}
+
 export function createDb(options: DbOptions): Knex {
   const tz = options.timezone.replace(/'/g, "''");
-  return knex({
+  const db = knex({
     client: 'pg',
     connection: options.url,
     pool: {
@@ -28,9 +38,13 @@ export function createDb(options: DbOptions): Knex {
     },
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
   });
+  urls.set(db, options.url);
+  return db;
 }
 
+/** The project's migrations, then the job queue's schema (graphile-worker's own migrations). */
 export async function migrateLatest(db: Knex): Promise<string[]> {
   const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  await migrateJobQueue(connectionStringOf(db));
   return applied;
 }

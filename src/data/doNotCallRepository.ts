@@ -8,6 +8,7 @@ import { patternToSqlLike } from '../domain/projectPatterns';
 import { openCursor } from './cursorStream';
 import type { ProjectScope } from './projectScope';
 import { projectUniqueIdSql } from './projectRepository';
+import { recordLeadEvents } from './hookEvents';
 
 /**
  * The do-not-call lists (docs/decisions.md, Do-not-call). The customer's list holds entries
@@ -113,7 +114,8 @@ export interface ListedNumbers {
  * Adds entries to a list (an entry already there gets the new note and expiry) and moves every
  * open lead with one of the numbers to DoNotCall (GlobalDoNotCall): for the customer's list the
  * leads of the entry's project, or of every project of the account's scope; for the global list
- * every lead. Run it in the caller's transaction, with the events of the moved leads.
+ * every lead. Runs in the caller's transaction and records each moved lead's lead.statusChanged
+ * hook event in it, so the moves and their events commit together.
  */
 export async function addDoNotCallNumbers(
   trx: Knex.Transaction,
@@ -135,6 +137,7 @@ export async function addDoNotCallNumbers(
     stored.push(rows[0]);
   }
   const { moved, perEntry } = await moveOpenLeads(trx, list, entries, change);
+  await recordLeadEvents(trx, 'lead.statusChanged', moved, change.now);
   return { entries: stored.map((e, i) => ({ ...e, movedLeads: perEntry[i]! })), moved };
 }
 

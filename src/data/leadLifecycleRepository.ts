@@ -76,12 +76,20 @@ export function outcomeOfRecordedCall(call: {
 
 const numOrNull = <N extends string>(e: { toNumber(n: N): number }, name: N | null) => (name === null ? null : e.toNumber(name));
 
+/** A lead whose status an applied outcome changed (for its lead.statusChanged event). */
+export interface LeadStatusChange {
+  leadId: number;
+  previousStatus: LeadStatusName;
+  status: LeadStatusName;
+}
+
 /**
  * Applies the outcome of call `callId` to its lead inside `trx`. A call loaded again keeps the
  * statuses of its first application and the lead is not touched twice. A call still in
- * progress has no outcome yet: only its preCallLeadStatus is set.
+ * progress has no outcome yet: only its preCallLeadStatus is set. Returns the lead's status
+ * change when there was one.
  */
-export async function applyCallOutcomeToLead(trx: Knex.Transaction, callId: number, _zone: string): Promise<void> {
+export async function applyCallOutcomeToLead(trx: Knex.Transaction, callId: number, _zone: string): Promise<LeadStatusChange | undefined> {
   const { rows } = await trx.raw(
     `select c.id, c.unique_lead_id, c.lead_id, c.user_id, c.end_cause, c.in_progress, c.lead_status,
             c.pre_call_lead_status, c.lead_closure, c.applied_outcome, c.start_time,
@@ -99,7 +107,7 @@ export async function applyCallOutcomeToLead(trx: Knex.Transaction, callId: numb
       pre_call_lead_status: applied.preCallLeadStatus,
       lead_closure: applied.leadClosure,
     });
-    return;
+    return undefined;
   }
   if (call.lead_id === null) {
     throw new Error(`applyOutcome needs the call's lead, and lead ${JSON.stringify(call.unique_lead_id)} does not exist`);
@@ -121,7 +129,7 @@ export async function applyCallOutcomeToLead(trx: Knex.Transaction, callId: numb
     await trx('calls')
       .where({ id: callId })
       .update({ lead_status: null, lead_closure: null, pre_call_lead_status: numOrNull(PreCallLeadStatus, preCallLeadStatusFor(leadStatus, followUp)) });
-    return;
+    return undefined;
   }
   const outcome = outcomeOfRecordedCall({
     endCause: CallEndCause.toName(call.end_cause) as CallEndCauseName,
@@ -161,4 +169,5 @@ export async function applyCallOutcomeToLead(trx: Knex.Transaction, callId: numb
       lead_closure: result.leadClosure,
       applied_outcome: JSON.stringify(result),
     });
+  return r.leadStatus === leadStatus ? undefined : { leadId: lead.id, previousStatus: leadStatus, status: r.leadStatus };
 }

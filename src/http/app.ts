@@ -31,6 +31,7 @@ export function createApp(services: AppServices): App {
 
   const metrics = new Metrics();
   metrics.observe({ db: services.db, counter: services.counter });
+  metrics.watchHookQueue(services.db);
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
   const endpoints = allEndpoints(metrics, services);
 

@@ -6,6 +6,7 @@ import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadR
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
 import { doNotCallStatus, DoNotCallStatus } from '../data/doNotCallRepository';
+import { recordLeadEvent } from '../data/hookEvents';
 
 /**
  * Importing one lead (docs/decisions.md, Leads): campaign → project check → lead definition →
@@ -73,7 +74,8 @@ export async function importLead(
   idempotencyKey?: string,
 ): Promise<ImportLeadOutcome> {
   if (idempotencyKey === undefined) {
-    // One transaction: the do-not-call check holds its lock on the number until the lead is in.
+    // One transaction: the lead and its lead.created event are committed together, and the
+    // do-not-call check holds its lock on the number until the lead is in.
     const answer = await deps.db.transaction((trx) => importOnce(trx, deps, importer, request));
     return { kind: 'answered', answer, replayed: false };
   }
@@ -127,5 +129,6 @@ async function importOnce(
     if (!fresh) throw new ImportRefused('unknown_campaign', request.campaignCode);
     return importOnce(db, deps, importer, request);
   }
+  await recordLeadEvent(db, { type: 'lead.created', leadId: inserted.id, time: now });
   return { success: true, uniqueId: inserted.uniqueId, pool, ...(listed ? { status: listed } : {}) };
 }
