@@ -70,6 +70,15 @@ const schema = z.object({
   DB_POOL_MAX: positiveInt.default(10),
   /** Rows fetched per cursor round trip on streamed exports. */
   CURSOR_BATCH_SIZE: positiveInt.default(1000),
+  /**
+   * Bulk exports read Postgres's binary COPY and write the API's bytes from it (the fast
+   * path); false: every export goes through the reference serializers over a cursor.
+   */
+  EXPORT_TRANSCODER: boolean.default(true),
+  /** Compress streamed exports when the client asks (Accept-Encoding br, gzip); off when a proxy compresses. */
+  COMPRESSION: boolean.default(true),
+  /** A compressible export complete below this many bytes at its first write is sent plain. */
+  COMPRESSION_MIN_BYTES: z.coerce.number().int().min(0).default(1024),
   /** GET /api/metrics requires the Basic credentials of an account (any account, not counted). */
   METRICS_REQUIRE_AUTH: boolean.default(false),
   /** How often the lead lifecycle sweeper runs in the server; 0 switches it off. */

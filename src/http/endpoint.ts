@@ -6,6 +6,7 @@ import type { ProjectScope } from '../data/projectScope';
 import type { AccountContext } from '../domain/account';
 import type { DateTimeFormatName, ResourceType, Verb } from '../domain/enums';
 import type { Representation } from './negotiate';
+import type { ExportOptions } from './exportStream';
 
 /**
  * One declarative description per endpoint: the route, the right it needs, the service name
@@ -56,6 +57,8 @@ export interface EndpointContext<Q, P, B> {
   dateTimeFormat: DateTimeFormatName;
   /** Options for a cursor streamed into this response; made on first read (it listens on the response). */
   readonly cursor: ResponseCursorOptions;
+  /** How a bulk export of this request runs: its connection source, the transcoder, compression. */
+  readonly exports: ExportOptions;
   db: Knex;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;

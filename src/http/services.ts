@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import type { Settings } from '../config/settings';
 import type { CounterStore } from '../ratelimit/counterStore';
+import type { ConnectionSource } from '../data/exportSession';
 
 /** What the HTTP layer is given by the composition root (server start or a test). */
 export interface AppServices {
@@ -13,4 +14,6 @@ export interface AppServices {
   counter: CounterStore;
   /** Reports Redis health for /readyz; undefined when no Redis is configured. */
   redisHealthy?: () => boolean;
+  /** Where bulk exports take their connection; undefined: the pool of `db`. */
+  exportConnections?: ConnectionSource;
 }
