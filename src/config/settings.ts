@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IANAZone } from 'luxon';
 import { isSupportedCountry } from 'libphonenumber-js';
+import bytes from 'bytes';
 
 /**
  * One typed settings schema, read from the environment only and validated once at start.
@@ -65,6 +66,18 @@ const schema = z.object({
   TRUST_PROXY: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb').default('100kb'),
+  /**
+   * Largest body of POST /leads/bulk, counted as it streams (a Content-Length above it is a
+   * 413 at once; past it mid-stream the rows before are stored and the answer ends with a
+   * payload_too_large element).
+   */
+  BULK_BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb|gb)$/i, 'must look like 500mb or 1gb')
+    .default('1gb')
+    .transform((v) => bytes.parse(v) as number),
+  /** Rows per transaction of a bulk import. */
+  BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(10000).default(1000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10000),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30000),
   DB_POOL_MAX: positiveInt.default(10),

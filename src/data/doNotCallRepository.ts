@@ -35,23 +35,30 @@ const LISTED_SQL = `
    order by n.pos`;
 
 /**
- * A listing and an import of the same number must not pass each other (the import checking
- * before the listing commits, the listing looking for leads before the import commits): both
- * take a transaction-level advisory lock per number first, imports a shared one (they do not
- * wait for each other), listings an exclusive one. Numbers are locked in sorted order.
+ * A listing and an import must not pass each other (the import checking before the listing
+ * commits, the listing looking for leads before the import commits): both take one
+ * transaction-level advisory lock first, imports a shared one (they never wait for each other),
+ * listings an exclusive one (a listing waits for the imports in flight, and new imports wait
+ * for the listing; listings are rare and short).
  */
-async function lockNumbers(trx: Knex | Knex.Transaction, numbers: readonly (string | null)[], mode: 'shared' | 'exclusive'): Promise<void> {
+async function lockLists(trx: Knex | Knex.Transaction, mode: 'shared' | 'exclusive'): Promise<void> {
   const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  const distinct = [...new Set(numbers.filter((n): n is string => n !== null))].sort();
-  await trx.raw(`select ${lock}(hashtextextended('do-not-call ' || n, 0)) from unnest(?::text[]) as n order by n`, [distinct]);
+  await trx.raw(`select ${lock}(hashtextextended('lcm do-not-call lists', 0))`);
 }
+
+// $1 the campaign, $2 now: whether any live entry can apply to the campaign's leads.
+const ANY_ENTRY_SQL = `
+  select exists (
+    select 1 from do_not_call_numbers d
+     where (d.expires_time is null or d.expires_time > ?)
+       and (d.global or d.project is null or lower(d.project) = (select lower(c.project) from campaigns c where c.id = ?))) as any`;
 
 /**
  * For each lead phone number (as imported; null for a lead without one), the status a new lead
  * of this campaign with that number gets from the lists: `GlobalDoNotCall` when the global list
  * has it, `DoNotCall` when the customer's list has it for the campaign's project or for every
  * project, undefined when it is not listed (or cannot be read as a number). In a transaction
- * (where the lead is then inserted) the numbers are locked against a concurrent listing first.
+ * (where the lead is then inserted) the lists are locked against a concurrent listing first.
  */
 export async function doNotCallStatuses(
   db: Knex | Knex.Transaction,
@@ -59,10 +66,15 @@ export async function doNotCallStatuses(
   phoneNumbers: readonly (string | null)[],
   now: Date,
 ): Promise<(DoNotCallStatus | undefined)[]> {
+  const none = () => phoneNumbers.map(() => undefined);
+  if (phoneNumbers.every((p) => p === null)) return none();
+  if (db.isTransaction) await lockLists(db, 'shared');
+  // Most campaigns have no entries at all: then no number needs reading (a bulk import's batch costs one query).
+  const { rows: any } = await db.raw(ANY_ENTRY_SQL, [now, campaignId]);
+  if (!any[0].any) return none();
   const region = defaultPhoneRegion();
   const numbers = phoneNumbers.map((p) => (p === null ? null : (toE164(p, region) ?? null)));
-  if (numbers.every((n) => n === null)) return numbers.map(() => undefined);
-  if (db.isTransaction) await lockNumbers(db, numbers, 'shared');
+  if (numbers.every((n) => n === null)) return none();
   const { rows } = await db.raw(LISTED_SQL, [numbers as string[], now, campaignId]);
   return (rows as { global: boolean | null; listed: boolean }[]).map((r) =>
     !r.listed ? undefined : r.global ? 'GlobalDoNotCall' : 'DoNotCall',
@@ -123,7 +135,7 @@ export async function addDoNotCallNumbers(
   entries: readonly NewDoNotCallEntry[],
   change: { now: Date; userId?: number },
 ): Promise<ListedNumbers> {
-  await lockNumbers(trx, entries.map((e) => e.phoneNumber), 'exclusive');
+  await lockLists(trx, 'exclusive');
   const stored: DoNotCallEntry[] = [];
   for (const e of entries) {
     const { rows } = await trx.raw(

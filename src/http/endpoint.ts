@@ -74,6 +74,12 @@ export type EndpointResult =
 /** A body schema: an object, or (for endpoints taking one item or many) a union of an object and an array of it. */
 type AnyBody = z.ZodType;
 
+/** Media type → schema (zod or JSON Schema) and named examples of a streamed request body. */
+export interface StreamedBody {
+  description: string;
+  content: Record<string, { schema: unknown; examples?: Record<string, { summary: string; value: unknown }> }>;
+}
+
 export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyBody = AnyObject> {
   /** Stable service name for request counting, e.g. `calls.csv`. */
   service: string;
@@ -105,6 +111,11 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
    * Content-Type is a 415). Without it any Content-Type is read as JSON.
    */
   bodyMediaTypes?: string[];
+  /**
+   * A body the handler reads itself, as a stream (the mount chain does not parse it): its
+   * media types with schemas and examples, for the OpenAPI document.
+   */
+  streamedBody?: StreamedBody;
   /** Alternative body property names (beyond case), e.g. `Pool` for `LeadPool`. */
   bodyAliases?: Record<string, string>;
   /** Response body schema for the document; `csv` documents a text/csv stream. */

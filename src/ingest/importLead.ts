@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
-import { localDate } from '../domain/datetime';
 import { LeadDataError, mapLeadData } from '../domain/leadData';
-import { autoPoolName } from '../data/leadPools';
+import { ImportRefused, poolNameAt } from './leadImportRules';
 import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
 import { doNotCallStatus, DoNotCallStatus } from '../data/doNotCallRepository';
 import { recordLeadEvent } from '../data/hookEvents';
+
+export { ImportRefused } from './leadImportRules';
 
 /**
  * Importing one lead (docs/decisions.md, Leads): campaign → project check → lead definition →
@@ -29,17 +30,6 @@ export interface ImportLeadRequest {
 export type ImportLeadAnswer =
   | { success: true; uniqueId: string; pool: string; status?: DoNotCallStatus }
   | { success: false; errors: LeadDataError[] };
-
-/** An import that is not answered but refused: nothing is stored, also not under an idempotency key. */
-export class ImportRefused extends Error {
-  constructor(
-    readonly reason: 'unknown_campaign' | 'campaign_forbidden',
-    readonly campaignCode: string,
-  ) {
-    super(reason === 'unknown_campaign' ? `no campaign has the code ${campaignCode}` : `campaign ${campaignCode} is outside the account's projects`);
-    this.name = 'ImportRefused';
-  }
-}
 
 export interface ImportLeadDeps {
   db: Knex;
@@ -106,7 +96,7 @@ async function importOnce(
     return { success: false, errors: mapped.errors };
   }
   const now = deps.clock();
-  const pool = request.pool ?? autoPoolName(localDate(now, deps.zone));
+  const pool = poolNameAt(request.pool, now, deps.zone);
   const listed = await doNotCallStatus(db, campaign.id, mapped.phoneNumber, now);
   const inserted = await insertLead(
     db,

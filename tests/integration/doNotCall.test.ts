@@ -118,6 +118,25 @@ describe('do-not-call list', () => {
       expect(await statusOf(res.body.uniqueId)).toBe(700);
     });
 
+    it('when a bulk import holds a listed number among others, then that row arrives as DoNotCall and its result says so', async () => {
+      const listed = danish();
+      const free = danish();
+      await post({ phoneNumber: `+45${listed}` });
+      const res = await request(t.app)
+        .post(`/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`)
+        .set('Authorization', auth())
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify([{ Name: 'Free', Telefon: free }, { Name: 'Listed', Telefon: `0045 ${listed}` }]));
+      expect(res.status).toBe(200);
+      const results = JSON.parse(res.text) as { row: number; success: boolean; uniqueId: string; status: string }[];
+      expect(results.map((r) => [r.row, r.success, r.status])).toEqual([
+        [1, true, 'New'],
+        [2, true, 'DoNotCall'],
+      ]);
+      expect(await statusOf(results[0]!.uniqueId)).toBe(0);
+      expect(await statusOf(results[1]!.uniqueId)).toBe(700);
+    });
+
     it('when an entry has expired, then imports arrive New and the list leaves it out', async () => {
       const number = faroese();
       const now = new Date();
