@@ -14,6 +14,7 @@ import { rawLeadsEndpoints } from './endpoints/rawLeads';
 import { hookEndpoints } from './endpoints/hooks';
 import { problemTypeEndpoints } from './endpoints/problems';
 import { doNotCallEndpoints } from './endpoints/doNotCall';
+import { leadDefinitionEndpoints } from './endpoints/leadDefinitions';
 
 /**
  * Every endpoint of the API, in document order. Each endpoint module exports its endpoint
@@ -40,6 +41,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...rawLeadsEndpoints,
     ...hookEndpoints(services.settings),
     ...doNotCallEndpoints,
+    ...leadDefinitionEndpoints,
   ];
   return endpoints;
 }
