@@ -1,5 +1,5 @@
 /**
- * Benchmark of the calls exports: `npm run bench:exports [-- --calls 1000000 --small 100000 --runs 3 --pg embedded,os15]`.
+ * Benchmark of the calls exports (figures: docs/benchmarks.md): `npm run bench:exports [-- --calls 1000000 --small 100000 --runs 3 --pg embedded,os15]`.
  *
  * On each server of `--pg` (default both): the embedded Postgres 17 (data generated once, kept
  * in .data/bench-postgres) and a throwaway Postgres 15 from the OS packages with JIT on, as on

@@ -1,5 +1,5 @@
 /**
- * Leads benchmark (issue 5), run on demand:  npm run bench:leads [-- --leads 500000 --duration 20]
+ * Leads benchmark (figures: docs/benchmarks.md), run on demand:  npm run bench:leads [-- --leads 500000 --duration 20]
  *
  * 1. Import: autocannon with 32 concurrent clients, one lead per POST /api/leads, against the
  *    real server (`lcm serve` as a child process) with Basic auth and request counting in Redis

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-/** Campaigns carry `active` (docs/decisions.md, Campaigns and projects): the loader's `active?`, default true. */
+/** Campaigns carry `active` (docs/decisions.md, Lead definitions): the loader's `active?`, default true. */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`ALTER TABLE campaigns ADD COLUMN active boolean NOT NULL DEFAULT true`);
 }

@@ -159,5 +159,5 @@ export function redisTarget(s: Pick<Settings, 'REDIS_URL' | 'REDIS_CLUSTER'>): R
   return { cluster: true, rootUrls: list(flag) };
 }
 
-/** Every setting's name; a test checks the README's settings table lists each one. */
+/** Every setting's name; a test checks the settings table of docs/operations.md lists each one. */
 export const settingNames = Object.keys(schema.shape) as (keyof Settings)[];

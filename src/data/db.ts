@@ -1,17 +1,17 @@
 import knex, { Knex } from 'knex';
 import pg from 'pg';
-import path from 'node:path';
+import { dropRecordedExtensions, migrationSource, MIGRATIONS_TABLE } from './migrations';
 import { migrateJobQueue } from './jobQueue';
 
 // Row ids and counts fit in a double; reading int8 as a number keeps rows plain.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
 
-export const MIGRATIONS_DIR = path.resolve(__dirname, '../../db/migrations');
-
 export interface DbOptions {
   url: string;
   timezone: string;
   poolMax?: number;
+  /** Where knex's own warnings go (default: console.log); the command line keeps stdout for results. */
+  log?: Knex.Config['log'];
 }
 
 /** A knex instance whose connections speak the platform time zone (interval and date arithmetic). */
@@ -36,7 +36,8 @@ export function createDb(options: DbOptions): Knex {
         conn.query(`SET TIME ZONE '${tz}'`, (err) => done(err ?? null, conn));
       },
     },
-    migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
+    migrations: { migrationSource: migrationSource(), tableName: MIGRATIONS_TABLE },
+    ...(options.log ? { log: options.log } : {}),
   });
   urls.set(db, options.url);
   return db;
@@ -44,6 +45,7 @@ export function createDb(options: DbOptions): Knex {
 
 /** The project's migrations, then the job queue's schema (graphile-worker's own migrations). */
 export async function migrateLatest(db: Knex): Promise<string[]> {
+  await dropRecordedExtensions(db);
   const [, applied] = (await db.migrate.latest()) as [number, string[]];
   await migrateJobQueue(connectionStringOf(db));
   return applied;

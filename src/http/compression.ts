@@ -11,9 +11,9 @@ import Negotiator from 'negotiator';
  * work is node's zlib, on its thread pool, streamed: the compressor is flushed after the
  * first bytes and whenever the body pauses, so the time to first byte stays.
  *
- * Levels (docs/decisions.md, Transfer): brotli quality 1 and gzip level 1, measured on the
- * calls JSON export as about 9 to 10 times smaller for a fraction of the export's own CPU time;
- * higher levels cost several times the CPU for a few percent.
+ * Levels (docs/decisions.md, Streaming exports): brotli quality 1 and gzip level 1 make the
+ * calls JSON export about 9 to 10 times smaller (docs/benchmarks.md); higher levels would
+ * spend more of the server's CPU, an export's bottleneck, for a few percent of size.
  */
 
 export type ContentCoding = 'br' | 'gzip';

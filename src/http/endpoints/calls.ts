@@ -39,7 +39,7 @@ import { callCopySql, readyPeriodCopySql } from '../../data/exportQueries';
 import { transcodeCopy } from '../../data/copyTranscode';
 
 /**
- * The calls family (the OpenAPI document; docs/decisions.md, Calls family and organisation).
+ * The calls family (the OpenAPI document; docs/decisions.md, Calls family; Organisation).
  * The list endpoints stream: a Postgres cursor in index order → one row-to-text stage
  * (include expansion from the request's in-memory snapshot, JSON array or CSV lines) →
  * encoding → coalesced writes → response, headers before the first row, the cursor released
