@@ -320,10 +320,18 @@ export function openRawLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectSc
   return openCursor(db, query, options);
 }
 
-/** One lead by unique id, if it exists and its campaign is in the account's projects. */
-export async function findLead(db: Knex, uniqueId: string, scope: ProjectScope, access: EntryAccessName): Promise<LeadRow | undefined> {
+/**
+ * One lead by unique id, if it exists and its campaign is in the account's projects, with its
+ * row version (Postgres's xmin, new with every write of the row): what its ETag is made from.
+ */
+export async function findLead(
+  db: Knex,
+  uniqueId: string,
+  scope: ProjectScope,
+  access: EntryAccessName,
+): Promise<(LeadRow & { version: string }) | undefined> {
   const where = leadConditions({ uniqueIds: [uniqueId] }, scope);
-  const { rows } = await db.raw(`select ${LEAD_COLUMNS} from leads l ${VISIBLE_FIELDS_JOIN} where ${where.sql}`, [
+  const { rows } = await db.raw(`select ${LEAD_COLUMNS}, l.xmin::text as "version" from leads l ${VISIBLE_FIELDS_JOIN} where ${where.sql}`, [
     EntryAccess.toNumber(access),
     ...where.bindings,
   ]);

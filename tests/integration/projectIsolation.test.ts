@@ -27,6 +27,8 @@ interface Data {
   leads: { b2b: string; retail: string };
   calendars: { b2b: string; retail: string };
   savedSearch: string;
+  /** A lead definition used only by a Retail campaign (its name carries the Retail marker). */
+  retailDefinition: string;
   /** Loads a new event into the side's calendar and returns its unique id (for writes). */
   newEvent(side: 'b2b' | 'retail'): Promise<string>;
   /** Lists a new number on the do-not-call list for the side's project (all-projects account) and returns it in E.164. */
@@ -35,7 +37,7 @@ interface Data {
 
 interface Row {
   name: string;
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path(w: World, d: Data): string | Promise<string>;
   expect: Expectation;
   body?(w: World, d: Data, path: string): object;
@@ -161,6 +163,13 @@ const rows: Row[] = [
     expect: 'forbidden',
     body: (w, d) => ({ name: `Hook ${d.retail}`, url: 'https://crm.example.com/in', campaignCode: w.campaigns.retail }),
   },
+  // ---- campaigns and lead definitions ----
+  { name: 'the Retail campaign', method: 'get', path: (w) => `/api/campaigns/${encodeURIComponent(w.campaigns.retail)}`, expect: 'not-found' },
+  { name: 'lead definitions', method: 'get', path: () => '/api/leaddefinitions', expect: 'list-excludes' },
+  { name: 'a lead definition used only in Retail', method: 'get', path: (_w, d) => `/api/leaddefinitions/${d.retailDefinition}`, expect: 'not-found' },
+  // ---- lead changes (last: the all-projects control really changes the Retail lead) ----
+  { name: 'patch a Retail lead', method: 'patch', path: (_w, d) => `/api/leads/${encodeURIComponent(d.leads.retail)}`, expect: 'not-found', body: () => ({ priority: 3 }) },
+  { name: 'anonymize a Retail lead', method: 'post', path: (_w, d) => `/api/leads/${encodeURIComponent(d.leads.retail)}/anonymize`, expect: 'not-found' },
 ];
 
 /** Services that are not data endpoints: operations, documentation and the account's own. */
@@ -194,6 +203,7 @@ describe('project isolation across the data endpoints', () => {
       leads: { b2b: `${b2b}-lead`, retail: `${retail}-lead` },
       calendars: { b2b: `cal-${b2b}`, retail: `cal-${retail}` },
       savedSearch: `search ${w.id}`,
+      retailDefinition: `ld-${retail}`,
       async newEvent(which) {
         const uniqueId = uniq(`${side[which]}-ev-`);
         await t.load({ type: 'calendarEvent', uniqueId, ...eventBody(d.calendars[which], side[which]) });
@@ -257,6 +267,10 @@ describe('project isolation across the data endpoints', () => {
         { type: 'calendarEvent', uniqueId: `${marker}-event`, ...eventBody(d.calendars[s], marker) },
       );
     }
+    records.push(
+      { type: 'leadDefinition', name: `Definition of ${retail}`, uniqueId: d.retailDefinition, fields: [{ name: 'Phone', type: 'phone' }] },
+      { type: 'campaign', code: `${retail}-2`, name: 'Retail 2', project: w.projects.retail, leadDefinition: `Definition of ${retail}`, campaignType: 'Master' },
+    );
     records.push({ type: 'savedSearch', user: w.users.agent, name: d.savedSearch, campaigns: [w.campaigns.b2b, w.campaigns.retail] });
     await t.load(...records);
     await d.newDoNotCallNumber('b2b');
