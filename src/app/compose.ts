@@ -7,11 +7,12 @@ import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
 import type { AppServices } from '../http/services';
 import { createApp, App } from '../http/app';
 import { subscribeAccountChanges } from '../data/accountChanges';
+import { connectionStringOf, createDb } from '../data/db';
 
 export interface ComposedApp {
   app: App;
   services: AppServices;
-  /** Closes what compose opened (Redis clients); the database belongs to the caller. */
+  /** Closes what compose opened (Redis clients, the export pool); the database belongs to the caller. */
   close(): Promise<void>;
 }
 
@@ -30,6 +31,14 @@ export async function composeApp(options: {
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   configurePhoneRegion(settings.DEFAULT_PHONE_REGION);
   const closers: (() => Promise<unknown>)[] = [];
+  // Bulk exports read through a pool of their own on the same database (docs/architecture.md).
+  const exportDb = createDb({
+    url: connectionStringOf(db),
+    timezone: settings.PLATFORM_TIMEZONE,
+    poolMax: settings.EXPORT_POOL_MAX,
+    acquireTimeoutMs: settings.EXPORT_ACQUIRE_TIMEOUT_MS,
+  });
+  closers.push(() => exportDb.destroy());
 
   const redis = redisTarget(settings);
   let services: AppServices;
@@ -40,11 +49,11 @@ export async function composeApp(options: {
       commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
     });
     closers.push(() => counter.close());
-    services = { settings, db, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
+    services = { settings, db, exportDb, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
   } else {
     const counter = new MemoryCounterStore();
     closers.push(() => counter.close());
-    services = { settings, db, logger, clock: options.clock ?? (() => new Date()), counter };
+    services = { settings, db, exportDb, logger, clock: options.clock ?? (() => new Date()), counter };
   }
   const app = createApp(services);
 

@@ -10,6 +10,8 @@ export interface DbOptions {
   url: string;
   timezone: string;
   poolMax?: number;
+  /** How long a query waits for a free pooled connection before it fails (knex's KnexTimeoutError). */
+  acquireTimeoutMs?: number;
   /** Where knex's own warnings go (default: console.log); the command line keeps stdout for results. */
   log?: Knex.Config['log'];
 }
@@ -29,6 +31,7 @@ export function createDb(options: DbOptions): Knex {
   const db = knex({
     client: 'pg',
     connection: options.url,
+    acquireConnectionTimeout: options.acquireTimeoutMs ?? 60000,
     pool: {
       min: 0,
       max: options.poolMax ?? 10,
@@ -49,4 +52,21 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
   const [, applied] = (await db.migrate.latest()) as [number, string[]];
   await migrateJobQueue(connectionStringOf(db));
   return applied;
+}
+
+/** A connection that could not be had in time (knex's acquire timeout): the pool is busy, not broken. */
+export function isAcquireTimeout(err: unknown): boolean {
+  return (err as { name?: unknown } | null)?.name === 'KnexTimeoutError';
+}
+
+/**
+ * Runs independent reads: side by side on a pool (each query takes a connection of its own for
+ * a moment), one after the other on a transaction, whose one connection runs one query at a time
+ * (pg would queue them itself, a use it deprecates).
+ */
+export async function readAll<T extends readonly unknown[]>(db: Knex, reads: { [K in keyof T]: () => Promise<T[K]> }): Promise<T> {
+  if (!(db as Knex & { isTransaction?: boolean }).isTransaction) return Promise.all(reads.map((read) => read())) as unknown as Promise<T>;
+  const out: unknown[] = [];
+  for (const read of reads) out.push(await read());
+  return out as unknown as T;
 }

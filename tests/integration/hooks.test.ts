@@ -7,13 +7,14 @@ import { createWorld, World } from '../harness/world';
 describe('/hooks', () => {
   let t: TestApp;
   let w: World;
-  // The hooks of this file's accounts only: other files create hooks in the shared database at the same time.
+  // This world's hooks only: other test files create hooks in the same database at the same time.
   const count = async (table: 'hooks') =>
     Number(
       (
         await t
           .db(table)
-          .whereIn('account_id', t.db('accounts').select('id').whereIn('username', [w.accounts.full.username, w.accounts.b2b.username]))
+          .join('accounts', 'accounts.id', `${table}.account_id`)
+          .whereIn('accounts.username', Object.values(w.accounts).map((a) => a.username))
           .count({ n: '*' })
       )[0]!.n,
     );
