@@ -66,6 +66,13 @@ const schema = z.object({
   TRUST_PROXY: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb').default('100kb'),
+  /** Failed logins one client address may have per LOGIN_FAILURE_WINDOW_MS before a 429. */
+  LOGIN_FAILURES_PER_ADDRESS: positiveInt.default(30),
+  /** Failed logins one client address may have against one username per window before a 429. */
+  LOGIN_FAILURES_PER_USER: positiveInt.default(10),
+  LOGIN_FAILURE_WINDOW_MS: positiveInt.default(600_000),
+  /** Password checks (scrypt) running at once; the rest wait in a bounded queue. */
+  PASSWORD_CHECK_CONCURRENCY: positiveInt.default(2),
   /** How deep a JSON request body may nest (the root object is 1); deeper is a 400. */
   BODY_MAX_DEPTH: positiveInt.default(32),
   /**
