@@ -27,10 +27,10 @@ import { findSavedSearch } from '../../data/savedSearchRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
 import { importLead, ImportLeadRequest, ImportRefused } from '../../ingest/importLead';
 import { anonymizeLead, LeadChangeOutcome, LeadPatch, patchLead } from '../../ingest/leadChanges';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKey, idempotencyKeyReused } from '../idempotencyKey';
 
 // ---- import -------------------------------------------------------------------------------
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** An import the use case refused: an unknown campaign is a 400 naming the field, a foreign one a 403. */
 function refusal(err: unknown): never {
@@ -62,17 +62,11 @@ export const importLeadEndpoint = defineEndpoint({
   bodyAliases: importLeadBodyAliases,
   response: importLeadResponse,
   errorStatuses: [403, 409, 413],
-  headers: [
-    {
-      name: 'Idempotency-Key',
-      description: 'Up to 255 visible ASCII characters, unique per import; a retry with the same key returns the first answer.',
-    },
-  ],
+  headers: [IDEMPOTENCY_KEY_HEADER],
   async handler({ req, res, body, account, scope, db, clock, zone }) {
     const pool = body.LeadPool?.trim();
     const request: ImportLeadRequest = { campaignCode: body.CampaignCode, data: body.Data, ...(pool ? { pool } : {}) };
-    const key = req.get('Idempotency-Key');
-    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw invalidParameter('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
+    const key = idempotencyKey(req);
     const importer = { accountId: account.id, userId: account.userId, scope };
     const outcome = await importLead({ db, clock, zone }, importer, request, key).catch(refusal);
     if (outcome.kind === 'key_reused') throw idempotencyKeyReused();
@@ -80,18 +74,6 @@ export const importLeadEndpoint = defineEndpoint({
     return { body: outcome.answer };
   },
 });
-
-/** 409: the key was first used with another request body. */
-function idempotencyKeyReused(): HttpProblem {
-  // Same problem shape as invalid_body, with the status of a conflict with an earlier request.
-  return new HttpProblem(
-    'invalid_body',
-    'Idempotency-Key: this key was already used with a different request; use a new key for a new import',
-    [{ parameter: 'Idempotency-Key', message: 'was already used with a different request' }],
-    {},
-    [409, 'Conflict'],
-  );
-}
 
 // ---- one lead -----------------------------------------------------------------------------
 
