@@ -673,6 +673,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns/{Code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One campaign
+         * @description The campaign with this code (or unique id); 404 when there is none or it is outside the account's projects. Include: leadDefinition (the campaign's lead definition, with the fields the account's entry access reaches).
+         *
+         *     Requires the Get right on Campaigns.
+         *
+         *     Counted as service `campaigns.get`.
+         *
+         *     Query parameter names are case-insensitive; unknown parameters are ignored.
+         */
+        get: operations["getCampaign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects": {
         parameters: {
             query?: never;
@@ -768,7 +794,7 @@ export interface paths {
         };
         /**
          * One lead
-         * @description The lead in the shape of the exports; 404 when it does not exist or its campaign is outside the account's projects.
+         * @description The lead in the shape of the exports; 404 when it does not exist or its campaign is outside the account's projects. The `ETag` response header names this version of the lead, for `If-Match` on PATCH and anonymize.
          *
          *     Requires the Get right on Leads.
          *
@@ -779,6 +805,40 @@ export interface paths {
         get: operations["getLead"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a lead
+         * @description A JSON merge patch (RFC 7396) of `data` (editable fields within the account's entry access, checked as an import checks them; null removes a value), `priority` and `status` (`Removed` or `DoNotCall`). Any other property, a field that is unknown, hidden or not editable, or a value not of the field's type is a 400 naming it; nothing is written. A changed phone number that is on a do-not-call list moves an open lead to DoNotCall, as an import would; `status: DoNotCall` also lists the lead's number for its project. A status change sends `lead.statusChanged` to hooks, in the same transaction. An Anonymized lead is a 409; `If-Match` with another version is a 412. Answers the changed lead with its new `ETag`; 404 like GET for a lead that is unknown or outside the account's projects.
+         *
+         *     Requires the Put right on Leads.
+         *
+         *     Counted as service `leads.patch`.
+         *
+         *     Body property names are case-insensitive.
+         */
+        patch: operations["patchLead"];
+        trace?: never;
+    };
+    "/leads/{UniqueId}/anonymize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Anonymize a lead
+         * @description For a person who asked for their data to be cleared; irreversible. In one transaction: the lead's data, phone number, external key and closure data are cleared and its status becomes Anonymized; its calls lose the lead's phone number and external key; its calendar events lose their title and notes; copies of these held for hook deliveries are cleared too. Sends `lead.statusChanged` (and `calendarEvent.updated` per event) to hooks. A lead already Anonymized is answered as it is, so a retry succeeds. Answers the anonymized lead; 404 like GET; `If-Match` with another version is a 412.
+         *
+         *     Requires the Delete right on Leads.
+         *
+         *     Counted as service `leads.anonymize`.
+         */
+        post: operations["anonymizeLead"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1065,6 +1125,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/donotcallnumbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The do-not-call list
+         * @description The customer's do-not-call entries the account can see: those of its projects and those that apply to every project; expired entries are left out. Ordered by modifiedTime (oldest first), streamed. `Project` narrows to the entries of those projects; `ModifiedFrom` to entries added or changed since.
+         *
+         *     Requires the Get right on DoNoCallNumbers.
+         *
+         *     Counted as service `donotcallnumbers.list`.
+         *
+         *     Query parameter names are case-insensitive; unknown parameters are ignored.
+         */
+        get: operations["listDoNotCallNumbers"];
+        put?: never;
+        /**
+         * Add numbers to the do-not-call list
+         * @description Adds one entry or an array of entries; an entry already on the list (same number and project) gets the new note and expiry. In the same transaction every open lead with the number moves to DoNotCall: the leads of the entry's project, or of every project of the account when the entry has none. Leads imported later with a listed number arrive as DoNotCall. A number that cannot be read, an unknown project or an expiry time in the past is a 400 naming the entry; a project outside the account's projects is a 403; nothing is stored then.
+         *
+         *     Requires the Post right on DoNoCallNumbers.
+         *
+         *     Counted as service `donotcallnumbers.add`.
+         *
+         *     Body property names are case-insensitive.
+         */
+        post: operations["addDoNotCallNumbers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/donotcallnumbers/{PhoneNumber}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a number from the do-not-call list
+         * @description Removes the number's entries the account can see (those of its projects and the one for every project), or with `Project` that project's entry only. Leads keep their status. 404 when no such entry exists; a number that cannot be read is a 400.
+         *
+         *     Requires the Delete right on DoNoCallNumbers.
+         *
+         *     Counted as service `donotcallnumbers.delete`.
+         *
+         *     Query parameter names are case-insensitive; unknown parameters are ignored.
+         */
+        delete: operations["removeDoNotCallNumber"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leaddefinitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lead definitions
+         * @description The lead definitions used by campaigns in the account's projects, by name. Each lists its fields in sort order; a field whose access is above the account's entry access is left out.
+         *
+         *     Requires the Get right on LeadDefinitions.
+         *
+         *     Counted as service `leaddefinitions.list`.
+         */
+        get: operations["listLeadDefinitions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leaddefinitions/{UniqueId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One lead definition
+         * @description The lead definition with this unique id; 404 when there is none or no campaign in the account's projects uses it. Fields above the account's entry access are left out.
+         *
+         *     Requires the Get right on LeadDefinitions.
+         *
+         *     Counted as service `leaddefinitions.get`.
+         */
+        get: operations["getLeadDefinition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1126,6 +1296,38 @@ export interface components {
             uniqueId: string;
         };
         /**
+         * @description A JSON merge patch (RFC 7396) of a lead: properties left out stay as they are.
+         * @example {
+         *       "priority": 10,
+         *       "data": {
+         *         "Email": "jens@example.com"
+         *       }
+         *     }
+         */
+        LeadPatch: {
+            /**
+             * @description Field name or import name → new value (a string, checked as an import checks it), or null (or an empty string) to remove the value. Only fields that are `editable` in the lead definition and within the account's entry access; fields not named keep their values.
+             * @example {
+             *       "Email": "jens@example.com",
+             *       "Phone": null
+             *     }
+             */
+            data?: {
+                [key: string]: string | null;
+            };
+            /**
+             * @description The lead's priority.
+             * @example 10
+             */
+            priority?: number;
+            /**
+             * @description An administrative move. `DoNotCall` also puts the lead's number on the do-not-call list for the lead's project, which moves that project's other open leads with the number.
+             * @example DoNotCall
+             * @enum {string}
+             */
+            status?: "Removed" | "DoNotCall";
+        };
+        /**
          * @description A hook to create, or the whole hook to replace it with.
          * @example {
          *       "name": "Closed leads to CRM",
@@ -1176,6 +1378,28 @@ export interface components {
             standardTemplateName?: string;
             /** @description Default true. Setting it true again re-enables a hook that was disabled after failing. */
             enabled?: boolean;
+        };
+        NewDoNotCallNumber: {
+            /**
+             * @description The number in any usual notation; stored in E.164. Without a country code it is read in the platform's default region (DEFAULT_PHONE_REGION). A number that cannot be read is a 400.
+             * @example +45 20 30 40 50
+             */
+            phoneNumber: string;
+            /**
+             * @description Name or unique id of one of the account's projects: the entry applies to that project only. Absent: to every project.
+             * @example B2B
+             */
+            project?: string | null;
+            /**
+             * @description Free text, for example why the number is listed.
+             * @example Asked by phone on 6 May
+             */
+            note?: string | null;
+            /**
+             * @description When the entry stops applying (ISO 8601; without an offset platform local time); must lie in the future. Absent: never.
+             * @example 2027-05-06T00:00:00
+             */
+            expiresTime?: string | null;
         };
         MyAccount: {
             username: string;
@@ -1253,7 +1477,7 @@ export interface components {
         /** @description A description of one problem code, the page a problem’s `type` points to. */
         ProblemType: {
             /** @enum {string} */
-            code: "invalid_parameter" | "missing_parameter" | "invalid_body" | "unauthorized" | "forbidden" | "not_found" | "not_acceptable" | "rate_limited" | "payload_too_large" | "unsupported_media_type" | "service_unavailable" | "internal_error";
+            code: "invalid_parameter" | "missing_parameter" | "invalid_body" | "unauthorized" | "forbidden" | "not_found" | "not_acceptable" | "conflict" | "precondition_failed" | "rate_limited" | "payload_too_large" | "unsupported_media_type" | "service_unavailable" | "internal_error";
             /** @description The `type` URI problems of this code carry (this page). */
             type: string;
             title: string;
@@ -1335,6 +1559,11 @@ export interface components {
             code: string;
             project: string;
             leadDefinitionUniqueId: string;
+            /**
+             * @description Whether the campaign is in use (an inactive one keeps its leads and calls).
+             * @example true
+             */
+            active: boolean;
         };
         User: {
             uniqueId: string;
@@ -1402,11 +1631,136 @@ export interface components {
             recordingType: "FullRecording" | "PartialRecording";
             fileName: string;
         };
+        /**
+         * @example {
+         *       "uniqueId": "9b1d2f4a-6c3e-4f5a-8b7d-1e2c3a4b5c6d",
+         *       "name": "B2B spring",
+         *       "code": "B2B-2026",
+         *       "project": "B2B",
+         *       "leadDefinitionUniqueId": "3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40",
+         *       "active": true,
+         *       "leadDefinition": {
+         *         "uniqueId": "3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40",
+         *         "name": "Consumer leads",
+         *         "fields": [
+         *           {
+         *             "name": "Phone",
+         *             "importName": "Telefon",
+         *             "type": "phone",
+         *             "required": true,
+         *             "sortOrder": 0,
+         *             "editable": true,
+         *             "access": "None",
+         *             "externalKey": false
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        CampaignWithLeadDefinition: {
+            uniqueId: string;
+            name: string;
+            code: string;
+            project: string;
+            leadDefinitionUniqueId: string;
+            /**
+             * @description Whether the campaign is in use (an inactive one keeps its leads and calls).
+             * @example true
+             */
+            active: boolean;
+            /** @description The campaign's lead definition; with Include=leadDefinition. */
+            leadDefinition?: components["schemas"]["LeadDefinition"];
+        };
+        /**
+         * @example {
+         *       "uniqueId": "3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40",
+         *       "name": "Consumer leads",
+         *       "fields": [
+         *         {
+         *           "name": "Name",
+         *           "importName": null,
+         *           "type": "text",
+         *           "required": true,
+         *           "sortOrder": 0,
+         *           "editable": true,
+         *           "access": "None",
+         *           "externalKey": false
+         *         },
+         *         {
+         *           "name": "Phone",
+         *           "importName": "Telefon",
+         *           "type": "phone",
+         *           "required": true,
+         *           "sortOrder": 1,
+         *           "editable": true,
+         *           "access": "None",
+         *           "externalKey": false
+         *         },
+         *         {
+         *           "name": "Customer",
+         *           "importName": null,
+         *           "type": "text",
+         *           "required": false,
+         *           "sortOrder": 2,
+         *           "editable": false,
+         *           "access": "None",
+         *           "externalKey": true
+         *         }
+         *       ]
+         *     }
+         */
+        LeadDefinition: {
+            /** @example 3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40 */
+            uniqueId: string;
+            /** @example Consumer leads */
+            name: string;
+            /** @description In sort order; fields above the account's entry access are left out. */
+            fields: components["schemas"]["LeadDefinitionField"][];
+        };
+        LeadDefinitionField: {
+            /** @example Phone */
+            name: string;
+            /**
+             * @description The alternative name imports may use; null when none.
+             * @example Telefon
+             */
+            importName: string | null;
+            /**
+             * @example phone
+             * @enum {string}
+             */
+            type: "text" | "number" | "date" | "datetime" | "boolean" | "phone" | "email";
+            /** @example true */
+            required: boolean;
+            /** @example 1 */
+            sortOrder: number;
+            /**
+             * @description Whether PATCH /leads/{UniqueId} may change the field.
+             * @example true
+             */
+            editable: boolean;
+            /**
+             * @description The entry access an account needs to see the field (None < Partner < Full).
+             * @example None
+             * @enum {string}
+             */
+            access: "None" | "Partner" | "Full";
+            /**
+             * @description The field's value is the lead's external key.
+             * @example false
+             */
+            externalKey: boolean;
+        };
         ImportLeadResult: {
             /** @constant */
             success: true;
             uniqueId: string;
             pool: string;
+            /**
+             * @description Present when the lead was not created New: its number is on a do-not-call list.
+             * @enum {string}
+             */
+            status?: "DoNotCall" | "GlobalDoNotCall";
         } | {
             /** @constant */
             success: false;
@@ -1415,6 +1769,35 @@ export interface components {
                 message: string;
             }[];
         };
+        /**
+         * @example {
+         *       "uniqueId": "3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40",
+         *       "status": "New",
+         *       "closure": "NotSet",
+         *       "priority": 5,
+         *       "phoneNumber": "+45 12 34 56 78",
+         *       "externalKey": "CUST-1001",
+         *       "pool": "(auto) 2026-05-06",
+         *       "campaign": {
+         *         "uniqueId": "9b1d2f4a-6c3e-4f5a-8b7d-1e2c3a4b5c6d",
+         *         "code": "B2B-2026"
+         *       },
+         *       "data": {
+         *         "Name": "Jens Hansen",
+         *         "Phone": "+45 12 34 56 78",
+         *         "Customer": "CUST-1001"
+         *       },
+         *       "uploadTime": "2026-05-06T10:16:41.000+02:00",
+         *       "lastModifiedTime": "2026-05-07T09:02:10.000+02:00",
+         *       "uploadedByUser": {
+         *         "orgCode": "ann@example.com"
+         *       },
+         *       "lastModifiedByUser": {
+         *         "orgCode": "ann@example.com"
+         *       },
+         *       "closureData": []
+         *     }
+         */
         Lead: {
             uniqueId: string;
             /** @enum {string} */
@@ -1745,6 +2128,71 @@ export interface components {
                 nextAttemptTime?: string;
             }[];
         }[];
+        DoNotCallNumber: {
+            /**
+             * @description E.164.
+             * @example +4520304050
+             */
+            phoneNumber: string;
+            /**
+             * @description The project the entry applies to; absent when it applies to every project.
+             * @example B2B
+             */
+            project?: string;
+            /** @description The project's unique id (as GET /projects shows it). */
+            projectUniqueId?: string;
+            note?: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            expiresTime?: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            createdTime: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            modifiedTime: string;
+        };
+        AddedDoNotCallNumber: {
+            /**
+             * @description E.164.
+             * @example +4520304050
+             */
+            phoneNumber: string;
+            /**
+             * @description The project the entry applies to; absent when it applies to every project.
+             * @example B2B
+             */
+            project?: string;
+            /** @description The project's unique id (as GET /projects shows it). */
+            projectUniqueId?: string;
+            note?: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            expiresTime?: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            createdTime: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            modifiedTime: string;
+            /**
+             * @description How many open leads with this number this listing moved to DoNotCall.
+             * @example 2
+             */
+            movedLeads: number;
+        };
         /** @description An error, as application/problem+json (RFC 9457). */
         Problem: {
             /**
@@ -1759,7 +2207,7 @@ export interface components {
              * @description Machine-readable error code.
              * @enum {string}
              */
-            code: "invalid_parameter" | "missing_parameter" | "invalid_body" | "unauthorized" | "forbidden" | "not_found" | "not_acceptable" | "rate_limited" | "payload_too_large" | "unsupported_media_type" | "service_unavailable" | "internal_error";
+            code: "invalid_parameter" | "missing_parameter" | "invalid_body" | "unauthorized" | "forbidden" | "not_found" | "not_acceptable" | "conflict" | "precondition_failed" | "rate_limited" | "payload_too_large" | "unsupported_media_type" | "service_unavailable" | "internal_error";
             /** @description The request path. */
             instance?: string;
             /** @description One entry per invalid parameter or body property. */
@@ -4728,6 +5176,141 @@ export interface operations {
             };
         };
     };
+    getCampaign: {
+        parameters: {
+            query?: {
+                /** @description Complex properties to include; a nested name counts only when the properties leading to it are named too; unknown names are ignored. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                Include?: string[];
+            };
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description The campaign's code (or its unique id); percent-encoded in the path. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                Code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignWithLeadDefinition"];
+                    "text/html": string;
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listProjects: {
         parameters: {
             query?: never;
@@ -5062,7 +5645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body). */
+            /** @description The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body) or with the resource’s state. */
             409: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -5404,6 +5987,346 @@ export interface operations {
             };
         };
     };
+    patchLead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description The lead's `ETag` as GET answered it (one or more, comma-separated, or `*`). When the lead has changed since, nothing is written and the answer is 412. */
+                "If-Match"?: string;
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
+            };
+            path: {
+                /** @description Unique id of the lead. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["LeadPatch"];
+                "application/json": components["schemas"]["LeadPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lead"];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body) or with the resource’s state. */
+            409: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource changed since it was read: `If-Match` names none of its current ETags. */
+            412: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body encoding is not supported. */
+            415: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    anonymizeLead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description The lead's `ETag` as GET answered it (one or more, comma-separated, or `*`). When the lead has changed since, nothing is written and the answer is 412. */
+                "If-Match"?: string;
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
+            };
+            path: {
+                /** @description Unique id of the lead. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lead"];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource changed since it was read: `If-Match` names none of its current ETags. */
+            412: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     importLeadsBulk: {
         parameters: {
             query: {
@@ -5503,7 +6426,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body). */
+            /** @description The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body) or with the resource’s state. */
             409: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
@@ -7021,6 +7944,621 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["QueuedDelivery"];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDoNotCallNumbers: {
+        parameters: {
+            query?: {
+                /** @description Project patterns (`*`, `?`, case-insensitive) or project unique ids: only the entries of those projects. Always limited by the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                Project?: string[];
+                /** @description Entries added or changed at or after this time. The name is case-insensitive. */
+                ModifiedFrom?: string;
+            };
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DoNotCallNumber"][];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    addDoNotCallNumbers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewDoNotCallNumber"] | components["schemas"]["NewDoNotCallNumber"][];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddedDoNotCallNumber"] | components["schemas"]["AddedDoNotCallNumber"][];
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is over the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeDoNotCallNumber: {
+        parameters: {
+            query?: {
+                /** @description Name or unique id of a project: remove that project's entry only. Absent: every entry of the number the account can see. The name is case-insensitive. */
+                Project?: string;
+            };
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description The number in any usual notation; `+` percent-encoded as `%2B`. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                PhoneNumber: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The resource does not exist or lies outside the account’s projects. */
+            404: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listLeadDefinitions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadDefinition"][];
+                    "text/html": string;
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLeadDefinition: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+            };
+            path: {
+                /** @description The lead definition's unique id. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                UniqueId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeadDefinition"];
+                    "text/html": string;
                 };
             };
             /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
