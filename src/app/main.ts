@@ -8,6 +8,7 @@ import { registerAccount } from '../cli/account';
 import { registerLifecycle } from '../cli/lifecycle';
 import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
+import { registerDoNotCall } from '../cli/doNotCall';
 import { registerHooks } from '../cli/hooks';
 import { startHookWorkers } from './hookWorkers';
 import { takeOverShutdownSignals } from './embeddedPostgres';
@@ -37,6 +38,7 @@ export async function main(argv: string[]): Promise<number> {
   registerLifecycle(program, open);
   registerGenerate(program, open);
   registerSeedDemo(program, open);
+  registerDoNotCall(program, open);
   // Like a server, `lcm hooks work` stops on SIGTERM/SIGINT itself: its workers finish their
   // deliveries before its context stops an embedded cluster it started.
   registerHooks(program, open, (ctx) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IANAZone } from 'luxon';
+import { isSupportedCountry } from 'libphonenumber-js';
 import bytes from 'bytes';
 
 /**
@@ -41,6 +42,15 @@ const schema = z.object({
     .string()
     .default('Europe/Copenhagen')
     .refine((tz) => IANAZone.isValidZone(tz), 'must be an IANA time zone name'),
+  /**
+   * The region (ISO 3166 alpha-2) a phone number without a country code is read in, for the
+   * do-not-call list's E.164 form.
+   */
+  DEFAULT_PHONE_REGION: z
+    .string()
+    .default('DK')
+    .transform((v) => v.trim().toUpperCase())
+    .refine((v) => isSupportedCountry(v), 'must be a region code libphonenumber-js knows, e.g. DK'),
   OFF_HOURS_WEIGHT: positiveInt.default(4),
   DEFAULT_DAILY_LIMIT: positiveInt.default(5000),
   /** Daily limit of the bulk services (calls, exports); above 10000 makes them high-limit. */

@@ -5,6 +5,7 @@ import { parseBulkRow, unreadableRow } from '../domain/bulkRows';
 import type { ImportCampaign } from '../data/leadRepository';
 import { insertLeadBatch } from '../data/leadBatches';
 import { recordLeadEvents } from '../data/hookEvents';
+import { doNotCallStatuses, DoNotCallStatus } from '../data/doNotCallRepository';
 import type { ProjectScope } from '../data/projectScope';
 import {
   BodyReader,
@@ -308,12 +309,14 @@ export async function* runBulkImport(
     try {
       const valid = items.filter((i): i is Extract<RowItem, { lead: PreparedLead }> => 'lead' in i);
       let stored: { id: number; uniqueId: string }[] = [];
+      // The status of each valid row: New, or the do-not-call list's when its number is listed.
+      let statuses: (DoNotCallStatus | undefined)[] = [];
       const results = (leads: { uniqueId: string }[]) => {
         let k = 0;
         return items
           .map((item) =>
             'lead' in item
-              ? JSON.stringify({ row: item.row, success: true, uniqueId: leads[k++]!.uniqueId, status: NEW })
+              ? JSON.stringify({ row: item.row, success: true, uniqueId: leads[k]!.uniqueId, status: statuses[k++] ?? NEW })
               : JSON.stringify({ row: item.row, success: false, errors: item.errors }),
           )
           .join(',\n');
@@ -322,15 +325,16 @@ export async function* runBulkImport(
       const trx = await deps.db.transaction();
       try {
         const now = deps.clock();
+        statuses = await doNotCallStatuses(trx, request.campaign.id, valid.map(({ lead }) => lead.phoneNumber), now);
         const inserted = await insertLeadBatch(
           trx,
           {
             campaignId: request.campaign.id,
             now,
             userId: importer.userId,
-            leads: valid.map(({ lead }) => ({
+            leads: valid.map(({ lead }, i) => ({
               poolName: poolNameAt(lead.pool ?? request.pool, now, deps.zone),
-              status: LeadStatus.toNumber(NEW),
+              status: LeadStatus.toNumber(statuses[i] ?? NEW),
               data: lead.data,
               phoneNumber: lead.phoneNumber,
               externalKey: lead.externalKey,
