@@ -7,6 +7,7 @@ import { registerAccount } from '../cli/account';
 import { registerLifecycle } from '../cli/lifecycle';
 import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
+import { registerMaintain } from '../cli/maintain';
 
 /**
  * The `lcm` command line (DESIGN §9). Each command lives in its own module and registers
@@ -22,6 +23,7 @@ export async function main(argv: string[]): Promise<number> {
   registerLifecycle(program, openCliContext);
   registerGenerate(program, openCliContext);
   registerSeedDemo(program, openCliContext);
+  registerMaintain(program, openCliContext);
   try {
     await program.parseAsync(argv);
   } catch (err) {

@@ -7,6 +7,7 @@ import { composeApp } from './compose';
 import { listen } from './server';
 import { seedDemo, DEMO_CREDENTIALS } from '../ingest/demoData';
 import { startLifecycleSweeper } from '../jobs/lifecycleSweeper';
+import { startPartitionMaintenance } from '../jobs/partitionMaintenance';
 
 /** `lcm serve` (what `npm start` runs): migrate, seed the embedded default once, listen. */
 export function registerServe(program: Command): void {
@@ -28,6 +29,7 @@ export function registerServe(program: Command): void {
       const composed = await composeApp({ settings: ctx.settings, db: ctx.db, logger });
       const running = await listen(composed.app.express, ctx.settings);
       const stopSweeper = startLifecycleSweeper(ctx.db, ctx.settings, logger);
+      const stopMaintenance = startPartitionMaintenance(ctx.db, ctx.settings, logger);
 
       process.stdout.write(`lead-call-api listening on ${running.url}/api\n`);
       if (ctx.embedded) {
@@ -45,6 +47,7 @@ export function registerServe(program: Command): void {
         process.once('SIGINT', () => shutdown('SIGINT'));
       });
       stopSweeper();
+      stopMaintenance();
       await running.close();
       await composed.close();
       await ctx.close();

@@ -62,6 +62,12 @@ const schema = z.object({
   CURSOR_BATCH_SIZE: positiveInt.default(1000),
   /** How often the lead lifecycle sweeper runs in the server; 0 switches it off. */
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60000),
+  /** How often partition maintenance runs in the server (once across all nodes); 0 switches it off. */
+  MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
+  /** Months after the current one that get their calls / recordings / ready periods partitions ahead. */
+  PARTITION_MONTHS_AHEAD: z.coerce.number().int().min(1).max(24).default(3),
+  /** Keep this many whole months before the current one and drop older partitions; unset = keep everything. */
+  RETENTION_MONTHS: optionalString.pipe(z.coerce.number<string | undefined>().int().positive().optional()),
 });
 
 export type Settings = z.output<typeof schema>;

@@ -18,6 +18,7 @@ import { mapLeadData, LeadFieldRule } from '../../domain/leadData';
 import { AccountCommandError, upsertAccount } from '../accountCommands';
 import { ensurePool, autoPoolName } from '../../data/leadPools';
 import { applyCallOutcomeToLead } from '../../data/leadLifecycleRepository';
+import { CALLS, READY_PERIODS, PartitionedKey, findKey, upsertByUniqueId } from '../../data/uniqueIdRegistry';
 import type { LoadRecord, RecordType } from './recordSchemas';
 
 /** A reason the record cannot be loaded; the loader prefixes the line number. */
@@ -327,25 +328,21 @@ export class RecordApplier {
       lead_closure: r.leadClosure === undefined ? null : LeadClosure.toNumber(r.leadClosure),
       campaign_type: r.campaignType === undefined ? campaign.campaignType : CampaignType.toNumber(r.campaignType),
     };
-    const [row] = await this.trx('calls')
-      .insert({ unique_id: r.uniqueId ?? randomUUID(), ...values })
-      .onConflict('unique_id')
-      .merge(Object.keys(values))
-      .returning('id');
-    if (r.applyOutcome) await this.applyOutcome(row.id);
+    const key = await upsertByUniqueId(this.trx, CALLS, r.uniqueId ?? randomUUID(), values);
+    if (r.applyOutcome) await this.applyOutcome(key);
   }
 
   /** Hook for the lead lifecycle: applies a loaded call's outcome to its lead. */
-  private async applyOutcome(callId: number): Promise<void> {
+  private async applyOutcome(call: PartitionedKey): Promise<void> {
     try {
-      await applyCallOutcomeToLead(this.trx, callId, this.zone);
+      await applyCallOutcomeToLead(this.trx, call, this.zone);
     } catch (err) {
       throw new RecordError((err as Error).message);
     }
   }
 
   private async recording(r: LoadRecord<'recording'>) {
-    const call = await this.trx('calls').where({ unique_id: r.call }).first('id');
+    const call = await findKey(this.trx, CALLS, r.call);
     if (!call) throw new RecordError(`unknown call ${JSON.stringify(r.call)}`);
     const values = {
       start_time: r.startTime,
@@ -353,8 +350,8 @@ export class RecordApplier {
       recording_type: RecordingType.toNumber(r.recordingType),
     };
     await this.trx('recordings')
-      .insert({ call_id: call.id, file_name: r.fileName, ...values })
-      .onConflict(['call_id', 'file_name'])
+      .insert({ call_id: call.id, call_start_time: call.time, file_name: r.fileName, ...values })
+      .onConflict(['call_id', 'call_start_time', 'file_name'])
       .merge(Object.keys(values));
   }
 
@@ -368,10 +365,7 @@ export class RecordApplier {
       seconds: r.seconds,
       end_time: new Date(r.startTime.getTime() + r.seconds * 1000),
     };
-    await this.trx('ready_periods')
-      .insert({ unique_id: r.uniqueId ?? randomUUID(), ...values })
-      .onConflict('unique_id')
-      .merge(Object.keys(values));
+    await upsertByUniqueId(this.trx, READY_PERIODS, r.uniqueId ?? randomUUID(), values);
   }
 
   // ---- calendars --------------------------------------------------------------------------
