@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CliContext, OpenCliContext } from './context';
 import { AccountChange, createAccount, formatRights, parseEntryAccess, parseProjects, parseRights, setEnabled, setPassword } from '../ingest/accountCommands';
+import { parseDateTimeFormat } from '../ingest/accountCommands';
 import { notifyAccountChanged } from '../data/accountChanges';
 import { redisTarget } from '../config/settings';
 import { listAccounts } from '../data/accountRepository';
@@ -18,8 +19,9 @@ export function registerAccount(program: Command, openCliContext: OpenCliContext
     .requiredOption('--projects <patterns>', "comma-separated project patterns, e.g. 'B2B*,Sales' or '*'")
     .requiredOption('--rights <rights>', "resource rights, e.g. 'Calls:Get;Leads:Get,Post;SimpleLeads:Get'")
     .option('--entry-access <level>', 'lead definition entry access: None, Partner or Full', 'None')
+    .option('--date-time-format <format>', 'how answers write DateTimes: Offset (2026-05-06T10:16:41.000+02:00) or Local (2026-05-06T10:16:41.0000000)', 'Offset')
     .option('--disabled', 'create the account disabled')
-    .action(async (o: { username: string; password: string; user: string; projects: string; rights: string; entryAccess: string; disabled?: boolean }) => {
+    .action(async (o: { username: string; password: string; user: string; projects: string; rights: string; entryAccess: string; dateTimeFormat: string; disabled?: boolean }) => {
       // Parse before opening the database so a typo fails fast.
       const input = {
         username: o.username,
@@ -28,6 +30,7 @@ export function registerAccount(program: Command, openCliContext: OpenCliContext
         projects: parseProjects(o.projects),
         rights: parseRights(o.rights),
         entryAccess: parseEntryAccess(o.entryAccess),
+        dateTimeFormat: parseDateTimeFormat(o.dateTimeFormat),
         enabled: !o.disabled,
       };
       await withChange(openCliContext, `created account ${o.username}`, (ctx) => createAccount(ctx.db, input));

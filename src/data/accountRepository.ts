@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { AccountContext } from '../domain/account';
-import { EntryAccess, EntryAccessName, ResourceType, Verb } from '../domain/enums';
+import { DateTimeFormat, DateTimeFormatName, EntryAccess, EntryAccessName, ResourceType, Verb } from '../domain/enums';
 
 export interface StoredAccount extends AccountContext {
   passwordHash: string;
@@ -18,6 +18,7 @@ interface AccountRow {
   project_patterns: string[];
   rights: Partial<Record<ResourceType, Verb[]>>;
   entry_access: number;
+  date_time_format: number;
   enabled: boolean;
   version: number;
   limits: Record<string, number> | null;
@@ -33,6 +34,7 @@ function toAccount(row: AccountRow): StoredAccount {
     projectPatterns: row.project_patterns,
     rights: row.rights,
     entryAccess: EntryAccess.toName(row.entry_access) as EntryAccessName,
+    dateTimeFormat: DateTimeFormat.toName(row.date_time_format) as DateTimeFormatName,
     enabled: row.enabled,
     version: row.version,
     limits: row.limits ?? {},
@@ -41,7 +43,7 @@ function toAccount(row: AccountRow): StoredAccount {
 
 const SELECT_ACCOUNT = `
   select a.id, a.username, a.password_hash, a.user_id, u.org_code as user_org_code,
-         a.project_patterns, a.rights, a.entry_access, a.enabled, a.version,
+         a.project_patterns, a.rights, a.entry_access, a.date_time_format, a.enabled, a.version,
          (select jsonb_object_agg(l.service, l.daily_limit) from request_limits l where l.account_id = a.id) as limits
     from accounts a join users u on u.id = a.user_id`;
 

@@ -1,4 +1,4 @@
-import type { EntryAccessName, ResourceType, Verb } from './enums';
+import type { DateTimeFormatName, EntryAccessName, ResourceType, Verb } from './enums';
 
 /** The authenticated web service account a request runs as (docs/decisions.md, Accounts). */
 export interface AccountContext {
@@ -11,6 +11,8 @@ export interface AccountContext {
   projectPatterns: string[];
   rights: Partial<Record<ResourceType, Verb[]>>;
   entryAccess: EntryAccessName;
+  /** How answers write DateTimes unless a request prefers otherwise. */
+  dateTimeFormat: DateTimeFormatName;
   version: number;
 }
 

@@ -49,7 +49,10 @@ export interface EndpointContext<Q, P, B> {
   scope: ProjectScope;
   /** The platform time zone: wall times, local dates, `yyyyMMddHHmmss` file names. */
   zone: string;
-  /** How this answer writes DateTimes: the account's format (docs/decisions.md, Wire). */
+  /**
+   * How this answer writes DateTimes: the request's `Prefer: datetime=`, else the account's
+   * format (docs/decisions.md, Wire). `Offset` on endpoints that write none.
+   */
   dateTimeFormat: DateTimeFormatName;
   /** Options for a cursor streamed into this response; made on first read (it listens on the response). */
   readonly cursor: ResponseCursorOptions;
@@ -68,6 +71,11 @@ export type EndpointResult =
 export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyObject = AnyObject> {
   /** Stable service name for request counting, e.g. `calls.csv`. */
   service: string;
+  /**
+   * The OpenAPI operationId: lowerCamelCase verb + noun (`listCalls`, `exportCallsCsv`), what
+   * code generators name the client method; unique and stable once published.
+   */
+  operationId: string;
   method: 'get' | 'post' | 'put' | 'delete';
   /** OpenAPI-style path under /api, e.g. `/calls/{UniqueId}/recordings`. */
   path: string;
@@ -96,14 +104,30 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   errorStatuses?: number[];
   /** Extra request headers to document. */
   headers?: { name: string; description: string }[];
+  /**
+   * The answer writes DateTimes: they follow the account's DateTime format, a request may
+   * override it with `Prefer: datetime=local|offset` (documented on the operation).
+   */
+  dateTimes?: boolean;
   handler(ctx: EndpointContext<z.output<QS>, z.output<PS>, z.output<BS>>): Promise<EndpointResult>;
 }
 
-/** Keeps handler parameter types inferred from the schemas. */
+/** The request header of every endpoint that writes DateTimes, as the OpenAPI document shows it. */
+export const PREFER_DATETIME_HEADER = {
+  name: 'Prefer',
+  description:
+    'RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset ' +
+    '(`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset ' +
+    '(`2026-05-06T10:16:41.000+02:00`). Without it the account\'s DateTime format applies. An honoured preference is ' +
+    'echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`.',
+};
+
+/** Keeps handler parameter types inferred from the schemas; an endpoint that writes DateTimes documents `Prefer`. */
 export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS extends AnyObject>(
   endpoint: Endpoint<QS, PS, BS>,
 ): Endpoint {
-  return endpoint as unknown as Endpoint;
+  const described = endpoint.dateTimes ? { ...endpoint, headers: [...(endpoint.headers ?? []), PREFER_DATETIME_HEADER] } : endpoint;
+  return described as unknown as Endpoint;
 }
 
 /** `/calls/{UniqueId}` → `/calls/:UniqueId` */

@@ -10,6 +10,7 @@ import { countRequest, showRateHeaders } from '../ratelimit/countRequests';
 import { AccountContext, hasRight } from '../domain/account';
 import { projectScope, ProjectScope } from '../data/projectScope';
 import { cursorOptions } from './streamResponse';
+import { answerDateTimeFormat } from './preferDateTime';
 import type { Metrics } from './metrics';
 
 export interface MountOptions {
@@ -41,12 +42,13 @@ const NO_PROJECTS: ProjectScope = projectScope([]);
 
 type Input = Record<string, unknown>;
 type Context = EndpointContext<Input, Input, Input>;
-type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation'>;
+type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation' | 'dateTimeFormat'>;
 
 /**
  * A handler's context, computed once here so handlers do not repeat it: the project scope,
- * the platform zone, the DateTime format, and the cursor options bound to the response (made
- * on first read, as they listen for the client leaving; a spread would read them early).
+ * the platform zone, the DateTime format (chosen by the caller), and the cursor options bound
+ * to the response (made on first read, as they listen for the client leaving; a spread would
+ * read them early).
  */
 function endpointContext(parsed: Parsed, account: AccountContext | undefined, services: AppServices): Context {
   let cursor: ResponseCursorOptions | undefined;
@@ -56,7 +58,6 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
     account: account!,
     scope: account === undefined ? NO_PROJECTS : projectScope(account.projectPatterns),
     zone: services.settings.PLATFORM_TIMEZONE,
-    dateTimeFormat: 'Offset',
     get cursor() {
       return (cursor ??= cursorOptions(parsed.res, batchSize));
     },
@@ -102,7 +103,10 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       // and a bad body is a counted 400 with the rate-limit headers.
       if (endpoint.body) await runMiddleware(jsonBody, req, res);
       const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases) : {};
-      const result = await endpoint.handler(endpointContext({ req, res, query, params, body, representation }, req.account, services));
+      // Chosen last: a request refused before its handler runs carries no Preference-Applied.
+      const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';
+      const context = endpointContext({ req, res, query, params, body, representation, dateTimeFormat }, req.account, services);
+      const result = await endpoint.handler(context);
       send(res, representation, endpoint, result);
     });
   }

@@ -23,7 +23,10 @@ export type OpenApiDocument = oas31.OpenAPIObject;
 
 const problemSchema = z
   .object({
-    type: z.string().meta({ description: 'Relative URI of the problem type, `/api/problems/{code}`.' }),
+    type: z.string().meta({
+      description: 'Relative URI of the problem type, `/api/problems/{code}`; it answers a page saying what the problem means and what to do (JSON, or HTML for browsers).',
+      example: '/api/problems/invalid_parameter',
+    }),
     title: z.string(),
     status: z.number().int(),
     detail: z.string(),
@@ -191,14 +194,14 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
   return out;
 }
 
-function operation(e: Endpoint, operationId: string): ZodOpenApiOperationObject {
+function operation(e: Endpoint): ZodOpenApiOperationObject {
   const parameters: (oas31.ParameterObject | oas31.ReferenceObject)[] = [];
   if (isCounted(e)) parameters.push(ref('parameters', 'FairUsePolicy'));
   for (const h of e.headers ?? []) {
     parameters.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } });
   }
   return {
-    operationId,
+    operationId: e.operationId,
     summary: e.summary,
     description: operationDescription(e),
     tags: e.tags,
@@ -213,15 +216,35 @@ function operation(e: Endpoint, operationId: string): ZodOpenApiOperationObject 
   };
 }
 
+/**
+ * The description a parameter's schema carries, wherever it was set. zod-openapi lifts only the
+ * outermost schema's description onto the parameter, so `limitParam.optional()` (described
+ * inside the `optional`) would otherwise reach the document with none: look through the
+ * wrappers (optional, default, nullable, the input side of a pipe) for the nearest one.
+ */
+export function schemaDescription(schema: z.ZodType | undefined): string | undefined {
+  let current = schema;
+  while (current) {
+    const description = z.globalRegistry.get(current)?.description ?? current.description;
+    if (description) return description;
+    const def = (current as unknown as { def: { type: string; innerType?: z.ZodType; in?: z.ZodType } }).def;
+    if (['optional', 'default', 'nullable', 'prefault', 'readonly', 'catch'].includes(def.type)) current = def.innerType;
+    else if (def.type === 'pipe') current = def.in;
+    else return undefined;
+  }
+  return undefined;
+}
+
 /** Adds the wire rules to each generated parameter: case-insensitive query names, list syntax, path encoding. */
-function describeQueryParameters(doc: OpenApiDocument, endpoints: Endpoint[]): void {
+function describeParameters(doc: OpenApiDocument, endpoints: Endpoint[]): void {
   for (const e of endpoints) {
     const op = doc.paths?.[e.path]?.[e.method];
     if (!op?.parameters) continue;
     for (const p of op.parameters) {
       if ('$ref' in p) continue;
       if (p.in === 'path') {
-        p.description = [p.description, 'Percent-encode it: values may hold spaces, `/` and non-ASCII letters.'].filter(Boolean).join(' ');
+        const own = p.description ?? schemaDescription(e.params?.shape[p.name] as z.ZodType | undefined);
+        p.description = [own, 'Percent-encode it: values may hold spaces, `/` and non-ASCII letters.'].filter(Boolean).join(' ');
         continue;
       }
       if (p.in !== 'query') continue;
@@ -232,19 +255,24 @@ function describeQueryParameters(doc: OpenApiDocument, endpoints: Endpoint[]): v
         p.explode = true;
         notes.push('Give several values comma-separated, as repeated parameters, or both.');
       }
-      p.description = [p.description, ...notes].filter(Boolean).join(' ');
+      p.description = [p.description ?? schemaDescription(fieldSchema), ...notes].filter(Boolean).join(' ');
     }
   }
 }
+
+/** An identifier every code generator takes as a method name as it is. */
+const OPERATION_ID = /^[a-z][A-Za-z0-9]*$/;
 
 export function buildOpenApiDocument(endpoints: Endpoint[]): OpenApiDocument {
   const paths: ZodOpenApiPathsObject = {};
   const usedIds = new Set<string>();
   for (const e of endpoints) {
-    let operationId = e.service;
-    if (usedIds.has(operationId)) operationId = `${e.service}.${e.method}`;
-    usedIds.add(operationId);
-    paths[e.path] = { ...paths[e.path], [e.method]: operation(e, operationId) };
+    if (!OPERATION_ID.test(e.operationId)) {
+      throw new Error(`operationId ${JSON.stringify(e.operationId)} of ${e.method} ${e.path} is not a lowerCamelCase identifier`);
+    }
+    if (usedIds.has(e.operationId)) throw new Error(`operationId ${e.operationId} is used twice`);
+    usedIds.add(e.operationId);
+    paths[e.path] = { ...paths[e.path], [e.method]: operation(e) };
   }
   const tags = [...new Set(endpoints.flatMap((e) => e.tags))].map((name) => ({ name }));
 
@@ -270,7 +298,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[]): OpenApiDocument {
       parameters: { FairUsePolicy: FAIR_USE_PARAMETER },
     },
   }) as OpenApiDocument;
-  describeQueryParameters(doc, endpoints);
+  describeParameters(doc, endpoints);
   return doc;
 }
 

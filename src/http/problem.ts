@@ -1,6 +1,7 @@
 /**
- * Errors as application/problem+json (RFC 9457) with a machine-readable `code` (DESIGN §2).
- * Routes throw HttpProblem; the error middleware renders it.
+ * Errors as application/problem+json (RFC 9457) with a machine-readable `code`
+ * (docs/decisions.md, Wire conventions). Routes throw HttpProblem; the error middleware renders
+ * it. Each code's `type`, `/api/problems/{code}`, answers a page about it (src/http/problemTypes.ts).
  */
 export type ProblemCode =
   | 'invalid_parameter'
@@ -55,7 +56,7 @@ export class HttpProblem extends Error {
 
   toJSON(instance?: string): Record<string, unknown> {
     return {
-      type: `/api/problems/${this.code}`,
+      type: problemTypeUri(this.code),
       title: this.title,
       status: this.status,
       detail: this.detail,
@@ -68,6 +69,9 @@ export class HttpProblem extends Error {
 
 export const problemCodes = Object.keys(TITLES) as ProblemCode[];
 export const problemStatus = (code: ProblemCode): number => TITLES[code][0];
+export const problemTitle = (code: ProblemCode): string => TITLES[code][1];
+export const problemTypeUri = (code: ProblemCode): string => `/api/problems/${code}`;
+export const isProblemCode = (value: string): value is ProblemCode => Object.prototype.hasOwnProperty.call(TITLES, value);
 
 export const invalidParameter = (parameter: string, message: string) =>
   new HttpProblem('invalid_parameter', `${parameter}: ${message}`, [{ parameter, message }]);

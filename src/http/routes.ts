@@ -10,6 +10,7 @@ import { organizationEndpoints } from './endpoints/organization';
 import { leadEndpoints } from './endpoints/leads';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
+import { problemTypeEndpoints } from './endpoints/problems';
 
 /**
  * Every endpoint of the API, in document order. Each endpoint module exports its endpoint
@@ -27,6 +28,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...calendarEventEndpoints,
     // The OpenAPI document describes every endpoint, so it too reads the finished list.
     ...docsEndpoints(() => endpoints),
+    ...problemTypeEndpoints,
     ...callEndpoints,
     ...organizationEndpoints,
     ...leadEndpoints,

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { EntryAccess, EntryAccessName, RESOURCE_TYPES, ResourceType, VERBS, Verb } from '../domain/enums';
+import { DateTimeFormat, DateTimeFormatName, EntryAccess, EntryAccessName, RESOURCE_TYPES, ResourceType, VERBS, Verb } from '../domain/enums';
 import { hashPassword } from '../domain/password';
 
 /**
@@ -22,6 +22,8 @@ export interface AccountInput {
   projects: string[];
   rights: Rights;
   entryAccess: EntryAccessName;
+  /** How answers write DateTimes; default Offset. */
+  dateTimeFormat?: DateTimeFormatName;
   enabled?: boolean;
 }
 
@@ -83,6 +85,12 @@ export function parseEntryAccess(value: string): EntryAccessName {
   return access;
 }
 
+export function parseDateTimeFormat(value: string): DateTimeFormatName {
+  const format = DateTimeFormat.parse(value);
+  if (!format) throw new AccountCommandError(`unknown DateTime format "${value}" (one of ${DateTimeFormat.names.join(', ')})`);
+  return format;
+}
+
 function validate(input: AccountInput): void {
   if (input.username.trim() === '' || input.username !== input.username.trim()) {
     throw new AccountCommandError('username must be non-empty without leading or trailing spaces');
@@ -95,6 +103,9 @@ function validate(input: AccountInput): void {
     for (const verb of verbs ?? []) if (!(VERBS as readonly string[]).includes(verb)) throw new AccountCommandError(`unknown verb "${verb}" for ${resource}`);
   }
   if (!EntryAccess.names.includes(input.entryAccess)) throw new AccountCommandError(`unknown entry access "${input.entryAccess}"`);
+  if (input.dateTimeFormat !== undefined && !DateTimeFormat.names.includes(input.dateTimeFormat)) {
+    throw new AccountCommandError(`unknown DateTime format "${input.dateTimeFormat}"`);
+  }
 }
 
 async function userId(db: Knex, orgCode: string): Promise<number> {
@@ -112,6 +123,7 @@ async function accountValues(db: Knex, input: AccountInput) {
     project_patterns: input.projects,
     rights: JSON.stringify(input.rights),
     entry_access: EntryAccess.toNumber(input.entryAccess),
+    date_time_format: DateTimeFormat.toNumber(input.dateTimeFormat ?? 'Offset'),
     enabled: input.enabled ?? true,
   };
 }

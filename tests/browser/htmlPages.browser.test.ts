@@ -124,8 +124,8 @@ describe('HTML pages in a browser', () => {
     it('when the docs page is opened, then the calendar operations are listed and link to their sections', async () => {
       const page = await open('/api/docs');
       await page.getByRole('link', { name: /\/calendars\/\{CalendarCode\}\/events/ }).first().click();
-      await expect(page.locator('#op-calendars_events_bycalendar').isVisible()).resolves.toBe(true);
-      await expect(page.locator('#op-calendars_events_bycalendar td', { hasText: 'FromDate' }).first().isVisible()).resolves.toBe(true);
+      await expect(page.locator('#op-listCalendarEventsOfCalendar').isVisible()).resolves.toBe(true);
+      await expect(page.locator('#op-listCalendarEventsOfCalendar td', { hasText: 'FromDate' }).first().isVisible()).resolves.toBe(true);
       await page.close();
     });
   });

@@ -37,6 +37,7 @@ describe('HTML pages', () => {
       CalendarCode: calendar,
       OrgCode: e.path.startsWith('/users') ? w.users.agent : w.units.team,
       orgCode: w.units.team,
+      Code: 'not_found',
       UniqueId: e.path.startsWith('/calls') ? callId : leadId,
     };
     const queryValues: Record<string, string> = {

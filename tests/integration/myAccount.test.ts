@@ -18,6 +18,8 @@ describe('GET /api/myaccount', () => {
     expect(res.body).toEqual({
       username: w.accounts.full.username,
       userOrgCode: w.users.agent,
+      orgCode: w.users.agent,
+      dateTimeFormat: 'Offset',
       projectRights: ['*'],
       resourceRights: ALL_RIGHTS,
       leadDefinitionEntryAccess: 'Full',
@@ -55,10 +57,10 @@ describe('GET /api/myaccount', () => {
     expect(res.body.projectRights).toEqual(['b*', 'A?c']);
   });
 
-  it('when the answer is JSON, then it carries nothing but the five documented properties (no hash, no ids)', async () => {
+  it('when the answer is JSON, then it carries nothing but the seven documented properties (no hash, no ids)', async () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['leadDefinitionEntryAccess', 'projectRights', 'resourceRights', 'userOrgCode', 'username'],
+      ['dateTimeFormat', 'leadDefinitionEntryAccess', 'orgCode', 'projectRights', 'resourceRights', 'userOrgCode', 'username'],
     );
     expect(res.text).not.toContain('scrypt');
   });

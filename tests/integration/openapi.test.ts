@@ -66,6 +66,18 @@ function operations(doc: OpenApiDocument): { path: string; method: string; op: O
   );
 }
 
+/** The description a parameter schema carries on itself or under its optional/default wrappers. */
+function ownDescription(schema: z.ZodType): string | undefined {
+  let current: z.ZodType | undefined = schema;
+  while (current) {
+    if (current.description) return current.description;
+    if (current instanceof z.ZodOptional || current instanceof z.ZodDefault || current instanceof z.ZodNullable) current = current.unwrap() as z.ZodType;
+    else if (current instanceof z.ZodPipe) current = current.in as z.ZodType;
+    else current = undefined;
+  }
+  return undefined;
+}
+
 /** The validator is an ES module; it runs in a child process so jest's CommonJS setup stays as it is. */
 function validateWithOpenApiValidator(doc: unknown): { valid: boolean; errors?: unknown; version?: string } {
   const script = `
@@ -134,6 +146,57 @@ describe('OpenAPI document', () => {
       const ids = ops.map(({ op }) => op.operationId);
       expect(new Set(ids).size).toBe(ids.length);
       for (const { op } of ops) expect(op['x-service']).toBeDefined();
+    });
+
+    it('when operationIds are read by a code generator, then each is a lowerCamelCase identifier, unique, and the one its endpoint declares', () => {
+      const ops = operations(doc);
+      for (const { path: p, method, op } of ops) {
+        expect({ op: `${method} ${p}`, operationId: op.operationId }).toEqual({ op: `${method} ${p}`, operationId: expect.stringMatching(/^[a-z][A-Za-z0-9]*$/) });
+      }
+      const ids = ops.map(({ op }) => op.operationId);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.sort()).toEqual(endpoints.map((e) => e.operationId).sort());
+      const byPath = (p: string, m: string) => (doc.paths![p] as Record<string, Operation>)[m].operationId;
+      expect(byPath('/myaccount/request/limits', 'get')).toBe('getMyAccountLimits');
+      expect(byPath('/calls', 'get')).toBe('listCalls');
+      expect(byPath('/calls/csv', 'get')).toBe('exportCallsCsv');
+      expect(byPath('/leads', 'post')).toBe('importLead');
+    });
+
+    it('when an endpoint declares an operationId a generator cannot use, or one twice, then the document is not built (the check can fail)', () => {
+      const [first, second] = endpoints;
+      expect(() => buildOpenApiDocument([{ ...first, operationId: 'myaccount.limits' }])).toThrow(/lowerCamelCase/);
+      expect(() => buildOpenApiDocument([first, { ...second, operationId: first.operationId }])).toThrow(/used twice/);
+    });
+
+    it('when a query or path parameter has a description in its schema, then the document keeps it (also under optional())', () => {
+      let described = 0;
+      for (const e of endpoints) {
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        for (const [where, shape] of [['query', e.query?.shape], ['path', e.params?.shape]] as const) {
+          for (const [name, schema] of Object.entries((shape ?? {}) as Record<string, z.ZodType>)) {
+            const own = ownDescription(schema);
+            if (own === undefined) continue;
+            described++;
+            const parameter = (op.parameters ?? []).find((x) => x.in === where && x.name === name) as { description?: string };
+            expect({ op: `${e.method} ${e.path}`, name, description: parameter.description }).toEqual({
+              op: `${e.method} ${e.path}`,
+              name,
+              description: expect.stringContaining(own),
+            });
+          }
+        }
+      }
+      expect(described).toBeGreaterThan(40);
+      const csv = (doc.paths!['/calls/csv'] as Record<string, Operation>).get.parameters as { name?: string; description?: string }[];
+      const description = (name: string) => csv.find((x) => x.name === name)?.description;
+      expect(description('Limit')).toMatch(/^Maximum number of items returned; not for paging\. The name is case-insensitive\.$/);
+      expect(description('Encoding')).toMatch(/^Character encoding of the file; any encoding iconv-lite knows\./);
+      expect(description('CsvFieldSeparator')).toMatch(/^Field separator, one character/);
+    });
+
+    it('when the document is read by someone without the project’s source documents, then no text points to them', () => {
+      expect(JSON.stringify(doc)).not.toMatch(/\bspec(ification)? ?\d|\bDESIGN\b|§/);
     });
 
     it('when a path has {placeholders}, then each is a required path parameter and no other path parameter exists', () => {
@@ -268,6 +331,23 @@ describe('OpenAPI document', () => {
       }
       expect(res.text).toContain('X-Rate-Limit-Fair-Use-Policy');
       expect(res.text).toContain('id="schema-CalendarEvent"');
+    });
+
+    it('when the page lists parameters, then each documented parameter description is on it (Limit, Encoding, CsvFieldSeparator included)', async () => {
+      const res = await request(t.app).get('/api/docs');
+      const asProse = (text: string) =>
+        text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!).replace(/`([^`]+)`/g, '<code>$1</code>');
+      for (const { op } of operations(doc)) {
+        for (const p of op.parameters ?? []) {
+          const description = (p as { description?: string }).description;
+          if (description) expect(res.text).toContain(asProse(description));
+        }
+      }
+      const section = res.text.slice(res.text.indexOf('id="op-exportCallsCsv"'));
+      const csvSection = section.slice(0, section.indexOf('</section>'));
+      expect(csvSection).toContain('Maximum number of items returned; not for paging.');
+      expect(csvSection).toContain('Character encoding of the file; any encoding iconv-lite knows.');
+      expect(csvSection).toContain('Field separator, one character (<code>%09</code> for tab).');
     });
   });
 });

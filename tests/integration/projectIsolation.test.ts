@@ -127,7 +127,7 @@ const rows: Row[] = [
 ];
 
 /** Services that are not data endpoints: operations, documentation and the account's own. */
-const NOT_DATA = /^(healthz|readyz|metrics|openapi|docs|myaccount(\..*)?)$/;
+const NOT_DATA = /^(healthz|readyz|metrics|openapi|docs|problems\.(list|get)|myaccount(\..*)?)$/;
 
 /** The endpoint Express dispatches a request to: the first in mount order whose route matches. */
 function routeOf(endpoints: readonly Endpoint[], method: string, path: string): Endpoint | undefined {

@@ -65,6 +65,7 @@ const INTERVAL_RULE =
 
 export const calendarEventsByCalendar = defineEndpoint({
   service: 'calendars.events.bycalendar',
+  operationId: 'listCalendarEventsOfCalendar',
   method: 'get',
   path: '/calendars/{CalendarCode}/events',
   summary: 'Events of one calendar',
@@ -75,6 +76,7 @@ export const calendarEventsByCalendar = defineEndpoint({
   params: calendarEventsByCalendarParams,
   query: calendarEventsByCalendarQuery,
   response: calendarEventListOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, query, scope, db, zone, dateTimeFormat }) {
     const events = await listCalendarEvents(db, params.CalendarCode, { from: query.FromDate, to: query.ToDate }, scope);
@@ -85,6 +87,7 @@ export const calendarEventsByCalendar = defineEndpoint({
 
 export const calendarEventsList = defineEndpoint({
   service: 'calendars.events.list',
+  operationId: 'listCalendarEvents',
   method: 'get',
   path: '/calendars/events',
   summary: 'Events of every calendar in the account’s projects',
@@ -94,6 +97,7 @@ export const calendarEventsList = defineEndpoint({
   representations: ['json', 'html'],
   query: calendarEventsQuery,
   response: calendarEventListOut,
+  dateTimes: true,
   async handler({ query, scope, db, zone, dateTimeFormat }) {
     const events = await listEvents(db, { from: query.FromDate, to: query.ToDate }, scope, query.Project);
     return { body: events.map((e) => toJson(e, zone, dateTimeFormat)), title: 'Calendar events' };
@@ -102,6 +106,7 @@ export const calendarEventsList = defineEndpoint({
 
 export const calendarEventCreate = defineEndpoint({
   service: 'calendars.events.create',
+  operationId: 'createCalendarEvent',
   method: 'post',
   path: '/calendars/events',
   summary: 'Create a calendar event',
@@ -112,6 +117,7 @@ export const calendarEventCreate = defineEndpoint({
   representations: ['json'],
   body: createCalendarEventBody,
   response: calendarEventOut,
+  dateTimes: true,
   successStatus: 201,
   async handler({ body, res, scope, db, zone, dateTimeFormat }) {
     const event = writtenEvent(await createEvent(db, body, scope), body.calendarCode);
@@ -122,6 +128,7 @@ export const calendarEventCreate = defineEndpoint({
 
 export const calendarEventReplace = defineEndpoint({
   service: 'calendars.events.update',
+  operationId: 'updateCalendarEvent',
   method: 'put',
   path: '/calendars/events/{UniqueId}',
   summary: 'Replace a calendar event',
@@ -133,6 +140,7 @@ export const calendarEventReplace = defineEndpoint({
   params: calendarEventUniqueIdParams,
   body: replaceCalendarEventBody,
   response: calendarEventOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, body, scope, db, zone, dateTimeFormat }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
@@ -144,6 +152,7 @@ export const calendarEventReplace = defineEndpoint({
 
 export const calendarEventDelete = defineEndpoint({
   service: 'calendars.events.delete',
+  operationId: 'deleteCalendarEvent',
   method: 'delete',
   path: '/calendars/events/{UniqueId}',
   summary: 'Delete a calendar event',

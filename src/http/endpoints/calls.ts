@@ -114,6 +114,7 @@ async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: Subject
 
 export const listCalls = defineEndpoint({
   service: 'calls',
+  operationId: 'listCalls',
   method: 'get',
   path: '/calls',
   summary: 'Calls of a user or an org unit in a time window',
@@ -124,15 +125,20 @@ export const listCalls = defineEndpoint({
   bulk: true,
   query: callsQuery,
   response: z.array(callOut),
+  dateTimes: true,
   async handler(ctx) {
     return streamCallsJson(ctx, ctx.query.OrgCode, QUERY_SUBJECT, ctx.query);
   },
 });
 
 /** `/users/{OrgCode}/calls` and `/organizationalunits/{OrgCode}/calls`: one code, the subject's kind apart. */
-function subjectCallsEndpoint(rule: SubjectRule, endpoint: { service: string; path: string; summary: string; subjectRule: string }): Endpoint {
+function subjectCallsEndpoint(
+  rule: SubjectRule,
+  endpoint: { service: string; operationId: string; path: string; summary: string; subjectRule: string },
+): Endpoint {
   return defineEndpoint({
     service: endpoint.service,
+    operationId: endpoint.operationId,
     method: 'get',
     path: endpoint.path,
     summary: endpoint.summary,
@@ -144,6 +150,7 @@ function subjectCallsEndpoint(rule: SubjectRule, endpoint: { service: string; pa
     params: orgCodePath,
     query: callsOfQuery,
     response: z.array(callOut),
+    dateTimes: true,
     errorStatuses: [404],
     async handler(ctx) {
       return streamCallsJson(ctx, ctx.params.OrgCode, rule, ctx.query);
@@ -153,6 +160,7 @@ function subjectCallsEndpoint(rule: SubjectRule, endpoint: { service: string; pa
 
 export const listUserCalls = subjectCallsEndpoint(USER_SUBJECT, {
   service: 'users.calls',
+  operationId: 'listUserCalls',
   path: '/users/{OrgCode}/calls',
   summary: "A user's calls in a time window",
   subjectRule: '404 when no user has the org code.',
@@ -160,6 +168,7 @@ export const listUserCalls = subjectCallsEndpoint(USER_SUBJECT, {
 
 export const listOrgUnitCalls = subjectCallsEndpoint(UNIT_SUBJECT, {
   service: 'organizationalunits.calls',
+  operationId: 'listOrganizationalUnitCalls',
   path: '/organizationalunits/{OrgCode}/calls',
   summary: "An org unit's calls in a time window",
   subjectRule:
@@ -173,16 +182,18 @@ function fileNamePart(value: string): string {
 
 export const callsCsv = defineEndpoint({
   service: 'calls.csv',
+  operationId: 'exportCallsCsv',
   method: 'get',
   path: '/calls/csv',
   summary: 'Calls of a user or an org unit as a CSV file (FlattenedCall rows)',
-  description: `${WINDOW_RULE} One header row with the FlattenedCall fields, RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
+  description: `${WINDOW_RULE} One header row with the FlattenedCall field names (the call fields, then campaignCode … organizationalUnit4OrgCode), RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
   tags: ['Calls'],
   access: right('Calls', 'Get'),
   representations: ['csv'],
   bulk: true,
   query: callsCsvQuery,
   response: z.string().meta({ description: 'text/csv' }),
+  dateTimes: true,
   async handler(ctx) {
     const { query, zone } = ctx;
     const separator = query.CsvFieldSeparator ?? ';';
@@ -201,6 +212,7 @@ export const callsCsv = defineEndpoint({
 
 export const callRecordings = defineEndpoint({
   service: 'calls.recordings',
+  operationId: 'listCallRecordings',
   method: 'get',
   path: '/calls/{UniqueId}/recordings',
   summary: 'Recordings of one call',
@@ -213,6 +225,7 @@ export const callRecordings = defineEndpoint({
   params: recordingsPath,
   query: recordingsQuery,
   response: z.array(recordingOut),
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, query, scope, db, zone, dateTimeFormat }) {
     if (query.TimeSpan !== undefined && query.StartTime === undefined) {
@@ -228,6 +241,7 @@ export const callRecordings = defineEndpoint({
 
 export const agentReadyPeriods = defineEndpoint({
   service: 'calls.agentreadyperiods',
+  operationId: 'listAgentReadyPeriods',
   method: 'get',
   path: '/calls/agentreadyperiods',
   summary: 'Agent ready-for-call periods that ended in a time window',
@@ -239,6 +253,7 @@ export const agentReadyPeriods = defineEndpoint({
   bulk: true,
   query: readyPeriodsQuery,
   response: z.array(readyPeriodOut),
+  dateTimes: true,
   async handler({ query, res, scope, db, zone, dateTimeFormat, cursor, logger }) {
     const to = windowEnd(query.FromTime, query.TimeSpan, zone);
     const org = await loadOrgSnapshot(db, scope, { users: false });

@@ -180,6 +180,7 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
 
   const openApiJson = defineEndpoint({
     service: 'openapi',
+    operationId: 'getOpenApiDocument',
     method: 'get',
     path: '/openapi.json',
     summary: 'The OpenAPI 3.1 document of this API',
@@ -196,6 +197,7 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
 
   const docsPage = defineEndpoint({
     service: 'docs',
+    operationId: 'getDocsPage',
     method: 'get',
     path: '/docs',
     summary: 'Readable API documentation',

@@ -11,6 +11,7 @@ const readyBody = z.object({
 
 export const healthz = defineEndpoint({
   service: 'healthz',
+  operationId: 'getHealth',
   method: 'get',
   path: '/healthz',
   summary: 'The process is up',
@@ -27,6 +28,7 @@ export const healthz = defineEndpoint({
 /** `redisHealthy` is undefined when no Redis is configured. */
 export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined) => defineEndpoint({
   service: 'readyz',
+  operationId: 'getReadiness',
   method: 'get',
   path: '/readyz',
   summary: 'The database and Redis are reachable',
@@ -53,6 +55,7 @@ export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined) => def
 export function metricsEndpoint(metrics: Metrics) {
   return defineEndpoint({
     service: 'metrics',
+    operationId: 'getMetrics',
     method: 'get',
     path: '/metrics',
     summary: 'Prometheus metrics',

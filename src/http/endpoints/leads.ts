@@ -50,6 +50,7 @@ function refusal(err: unknown): never {
 
 export const importLeadEndpoint = defineEndpoint({
   service: 'leads.import',
+  operationId: 'importLead',
   method: 'post',
   path: '/leads',
   summary: 'Import one lead',
@@ -101,6 +102,7 @@ function idempotencyKeyReused(): HttpProblem {
 
 export const getLeadEndpoint = defineEndpoint({
   service: 'leads.get',
+  operationId: 'getLead',
   method: 'get',
   path: '/leads/{UniqueId}',
   summary: 'One lead',
@@ -111,6 +113,7 @@ export const getLeadEndpoint = defineEndpoint({
   params: leadPath,
   query: leadGetQuery,
   response: leadOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ params, query, account, scope, db, zone, dateTimeFormat }) {
     const row: LeadRow | undefined = await findLead(db, params.UniqueId, scope, account.entryAccess);
@@ -142,6 +145,7 @@ async function savedSearchFilter(db: Knex, account: AccountContext, searchName: 
 
 export const savedSearchEndpoint = defineEndpoint({
   service: 'leads.search',
+  operationId: 'listSavedSearchLeads',
   method: 'get',
   path: '/leads',
   summary: 'Run a saved search',
@@ -154,6 +158,7 @@ export const savedSearchEndpoint = defineEndpoint({
   bulk: true,
   query: savedSearchQuery,
   response: leadsOut,
+  dateTimes: true,
   errorStatuses: [404],
   async handler(ctx) {
     const { query } = ctx;
@@ -164,6 +169,7 @@ export const savedSearchEndpoint = defineEndpoint({
 
 export const savedSearchCsvEndpoint = defineEndpoint({
   service: 'leads.csv',
+  operationId: 'exportSavedSearchLeadsCsv',
   method: 'get',
   path: '/leads/csv',
   summary: 'Run a saved search as CSV',
@@ -175,6 +181,7 @@ export const savedSearchCsvEndpoint = defineEndpoint({
   representations: ['csv'],
   bulk: true,
   query: savedSearchCsvQuery,
+  dateTimes: true,
   errorStatuses: [404],
   async handler({ res, query, account, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger }) {
     const filter = await savedSearchFilter(db, account, query.searchName, query.modifiedFrom, query.project);

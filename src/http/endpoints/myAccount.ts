@@ -35,6 +35,9 @@ function describeAccount(account: AccountContext) {
   return {
     username: account.username,
     userOrgCode: account.userOrgCode,
+    // The same value under the name clients of the live service read.
+    orgCode: account.userOrgCode,
+    dateTimeFormat: account.dateTimeFormat,
     projectRights: [...account.projectPatterns],
     resourceRights,
     leadDefinitionEntryAccess: account.entryAccess,
@@ -56,10 +59,12 @@ export function myAccountEndpoints(
 
   const myAccount = defineEndpoint({
     service: 'myaccount',
+    operationId: 'getMyAccount',
     method: 'get',
     path: '/myaccount',
     summary: 'The calling account',
-    description: 'Username, linked platform user, project patterns, resource rights and lead definition entry access of the account the request authenticates as.',
+    description:
+      'Username, linked platform user (`userOrgCode`, and the same value as `orgCode`), DateTime format, project patterns, resource rights and lead definition entry access of the account the request authenticates as.',
     tags: ['Account'],
     access: anyAccount,
     representations: ['json', 'html'],
@@ -71,6 +76,7 @@ export function myAccountEndpoints(
 
   const limits = defineEndpoint({
     service: 'myaccount.limits',
+    operationId: 'getMyAccountLimits',
     method: 'get',
     path: '/myaccount/request/limits',
     summary: 'Request limits of the calling account',
@@ -93,6 +99,7 @@ export function myAccountEndpoints(
 
   const counts = defineEndpoint({
     service: 'myaccount.counts',
+    operationId: 'getMyAccountCounts',
     method: 'get',
     path: '/myaccount/request/counts',
     summary: 'Request counts of the calling account',
@@ -102,6 +109,7 @@ export function myAccountEndpoints(
     access: anyAccount,
     representations: ['json', 'html'],
     response: z.array(requestCountBody),
+    dateTimes: true,
     async handler({ account, clock, zone, dateTimeFormat }) {
       const rows = await counter.counts(account.id, clock().getTime());
       const body = rows.map((r) => ({

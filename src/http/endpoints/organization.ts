@@ -27,6 +27,7 @@ const INCLUDE_RULES =
 
 export const listUsersEndpoint = defineEndpoint({
   service: 'users.list',
+  operationId: 'listUsers',
   method: 'get',
   path: '/users',
   summary: 'Users',
@@ -50,6 +51,7 @@ export const listUsersEndpoint = defineEndpoint({
 
 export const getUserEndpoint = defineEndpoint({
   service: 'users.get',
+  operationId: 'getUser',
   method: 'get',
   path: '/users/{OrgCode}',
   summary: 'One user',
@@ -74,9 +76,10 @@ export const getUserEndpoint = defineEndpoint({
   },
 });
 
-function orgUnitListEndpoint(service: string, path: string): Endpoint {
+function orgUnitListEndpoint(service: string, operationId: string, path: string): Endpoint {
   return defineEndpoint({
     service,
+    operationId,
     method: 'get',
     path,
     summary: 'Org units',
@@ -94,9 +97,15 @@ function orgUnitListEndpoint(service: string, path: string): Endpoint {
   });
 }
 
-function orgUnitGetEndpoint(service: string, path: string, params: typeof orgUnitPath | typeof orgUnitPathLower): Endpoint {
+function orgUnitGetEndpoint(
+  service: string,
+  operationId: string,
+  path: string,
+  params: typeof orgUnitPath | typeof orgUnitPathLower,
+): Endpoint {
   return defineEndpoint({
     service,
+    operationId,
     method: 'get',
     path,
     summary: 'One org unit',
@@ -121,6 +130,7 @@ function orgUnitGetEndpoint(service: string, path: string, params: typeof orgUni
 
 export const listCampaignsEndpoint = defineEndpoint({
   service: 'campaigns.list',
+  operationId: 'listCampaigns',
   method: 'get',
   path: '/campaigns',
   summary: 'Campaigns',
@@ -137,6 +147,7 @@ export const listCampaignsEndpoint = defineEndpoint({
 
 export const listProjectsEndpoint = defineEndpoint({
   service: 'projects.list',
+  operationId: 'listProjects',
   method: 'get',
   path: '/projects',
   summary: 'Projects',
@@ -153,10 +164,10 @@ export const listProjectsEndpoint = defineEndpoint({
 export const organizationEndpoints: Endpoint[] = [
   listUsersEndpoint,
   getUserEndpoint,
-  orgUnitListEndpoint('orgunits.list', '/orgunits'),
-  orgUnitGetEndpoint('orgunits.get', '/orgunits/{orgCode}', orgUnitPathLower),
-  orgUnitListEndpoint('organizationalunits.list', '/organizationalunits'),
-  orgUnitGetEndpoint('organizationalunits.get', '/organizationalunits/{OrgCode}', orgUnitPath),
+  orgUnitListEndpoint('orgunits.list', 'listOrgUnits', '/orgunits'),
+  orgUnitGetEndpoint('orgunits.get', 'getOrgUnit', '/orgunits/{orgCode}', orgUnitPathLower),
+  orgUnitListEndpoint('organizationalunits.list', 'listOrganizationalUnits', '/organizationalunits'),
+  orgUnitGetEndpoint('organizationalunits.get', 'getOrganizationalUnit', '/organizationalunits/{OrgCode}', orgUnitPath),
   listCampaignsEndpoint,
   listProjectsEndpoint,
 ];

@@ -9,6 +9,7 @@ import { openWithLookups } from '../leadExportResponse';
 
 export const rawLeadsEndpoint = defineEndpoint({
   service: 'rawleads',
+  operationId: 'exportRawLeadsCsv',
   method: 'get',
   path: '/rawleads',
   summary: 'Export lead data as rows (RawLeads)',

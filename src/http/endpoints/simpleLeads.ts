@@ -4,6 +4,7 @@ import { streamLeadsJson } from '../leadExportResponse';
 
 export const simpleLeadsEndpoint = defineEndpoint({
   service: 'simpleleads',
+  operationId: 'listSimpleLeads',
   method: 'get',
   path: '/simpleleads',
   summary: 'Export leads (SimpleLeads)',
@@ -18,6 +19,7 @@ export const simpleLeadsEndpoint = defineEndpoint({
   bulk: true,
   query: simpleLeadsQuery,
   response: leadsOut,
+  dateTimes: true,
   async handler(ctx) {
     return streamLeadsJson(ctx, leadFilterFromQuery(ctx.query), ctx.query.Include);
   },

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from '../../config/logger';
 import { HttpProblem } from '../problem';
+import { PREFERENCE_APPLIED } from '../preferDateTime';
 
 function toProblem(err: unknown): HttpProblem {
   if (err instanceof HttpProblem) return err;
@@ -30,6 +31,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
+    // A problem document writes no DateTimes: no preference shaped it.
+    res.removeHeader(PREFERENCE_APPLIED);
     for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
     res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.toJSON(req.originalUrl)));
   };

@@ -6,6 +6,8 @@ import type { Logger } from '../../config/logger';
 /**
  * One JSON log line per request with a request id (the client's X-Request-Id when it is sane,
  * else a new one, echoed back). Only method and URL are logged: headers can carry credentials.
+ * The endpoint's service name (the one requests are counted under) goes in `endpoint`:
+ * `service` is the logger's own key and names the process (`lead-call-api`).
  */
 export function requestLogging(logger: Logger): express.RequestHandler {
   return pinoHttp({
@@ -16,7 +18,7 @@ export function requestLogging(logger: Logger): express.RequestHandler {
       res.setHeader('X-Request-Id', id);
       return id;
     },
-    customProps: (_req, res) => ({ service: (res as express.Response).locals?.service }),
+    customProps: (_req, res) => ({ endpoint: (res as express.Response).locals?.service }),
     serializers: {
       req: (req) => ({ id: req.id, method: req.method, url: req.url }),
       res: (res) => ({ statusCode: res.statusCode }),

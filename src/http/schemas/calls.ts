@@ -21,7 +21,7 @@ const windowQuery = {
   StartTime: dateTimeParam.meta({ description: 'Start of the window (inclusive), matched against the call start time.' }),
   TimeSpan: timeSpanParam.meta({ description: 'Length of the window; the window ends (exclusive) at StartTime + TimeSpan in platform time.' }),
   Limit: limitParam.optional(),
-  Include: includeParam.optional().meta({ description: 'campaign, user (and names of their properties).' }),
+  Include: includeParam.optional().meta({ description: 'campaign, user, and properties of those (for example parent, campaigns).' }),
 };
 
 export const callsQuery = z.object({ OrgCode: orgCodeParam, ...windowQuery });

@@ -46,12 +46,10 @@ export const limitParam = z.coerce
   .meta({ description: 'Maximum number of items returned; not for paging.' });
 
 /** Comma-separated and/or repeated values. */
-export const listParam = z.array(z.string()).meta({
-  description: 'Comma-separated and/or repeated values.',
-});
+export const listParam = z.array(z.string());
 
 export const includeParam = listParam.meta({
-  description: 'Complex properties to include; comma-separated and/or repeated; unknown names are ignored.',
+  description: 'Complex properties to include; a nested name counts only when the properties leading to it are named too; unknown names are ignored.',
 });
 
 export const booleanParam = z
@@ -75,10 +73,19 @@ export function enumNameParam<N extends string>(enumeration: Enumeration<N>) {
 
 export function enumListParam<N extends string>(enumeration: Enumeration<N>) {
   return z.array(enumNameParam(enumeration)).meta({
-    description: `Comma-separated and/or repeated; each one of ${enumeration.names.join(', ')}.`,
+    description: `Each one of ${enumeration.names.join(', ')}.`,
   });
 }
 
 /** Output shapes (documentation only: responses are built by serializers). */
-export const dateTimeOut = z.string().meta({ format: 'date-time', example: '2026-05-06T10:16:41.000+02:00' });
+/**
+ * A DateTime the API writes, in the answer's DateTime format (the account's, or the request's
+ * `Prefer: datetime=`); no `format: date-time`, as the Local form carries no offset.
+ */
+export const dateTimeOut = z.string().meta({
+  description:
+    'Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. ' +
+    '`Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.',
+  example: '2026-05-06T10:16:41.000+02:00',
+});
 export const timeSpanOut = z.string().meta({ format: 'duration', example: 'PT12M42S' });

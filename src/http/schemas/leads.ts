@@ -81,7 +81,7 @@ export function leadFilterFromQuery(query: z.output<typeof leadFilterObject>): L
 export const simpleLeadsQuery = z.object({
   ...leadFilterQuery,
   Include: includeParam.optional().meta({
-    description: 'campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser (and names of their properties).',
+    description: 'campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those.',
   }),
 });
 

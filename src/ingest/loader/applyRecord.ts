@@ -426,6 +426,7 @@ export class RecordApplier {
         projects: r.projects,
         rights: r.rights,
         entryAccess: r.entryAccess,
+        dateTimeFormat: r.dateTimeFormat,
         enabled: r.enabled,
       });
     } catch (err) {

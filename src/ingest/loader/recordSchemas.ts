@@ -4,6 +4,7 @@ import {
   CallLeadStatus,
   CampaignType,
   Enumeration,
+  DateTimeFormat,
   EntryAccess,
   FIELD_TYPES,
   LeadClosure,
@@ -189,6 +190,7 @@ export function recordSchemas(zone: string) {
     projects: z.array(text),
     rights: z.partialRecord(z.enum(RESOURCE_TYPES), z.array(z.enum(VERBS))),
     entryAccess: enumName(EntryAccess),
+    dateTimeFormat: enumName(DateTimeFormat).optional(),
     enabled: z.boolean().optional(),
   });
   const requestLimit = z.strictObject({

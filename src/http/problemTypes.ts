@@ -1,0 +1,179 @@
+import {
+  HttpProblem,
+  invalidBody,
+  invalidParameter,
+  missingParameter,
+  notFound,
+  ProblemCode,
+  problemCodes,
+  problemStatus,
+  problemTitle,
+  problemTypeUri,
+  rateLimited,
+} from './problem';
+
+/**
+ * What each problem `type` link (`/api/problems/{code}`) tells a client: what the code means,
+ * when this API answers it, what to do about it, and an example body. The examples are built
+ * with the same constructors the API throws, so their shape cannot drift from real answers.
+ * The record is keyed by ProblemCode, so a new code does not compile without its page.
+ */
+export interface ProblemType {
+  code: ProblemCode;
+  type: string;
+  title: string;
+  status: number;
+  meaning: string;
+  whenAnswered: string[];
+  whatToDo: string;
+  example: Record<string, unknown>;
+}
+
+interface Entry {
+  meaning: string;
+  whenAnswered: string[];
+  whatToDo: string;
+  example: () => { problem: HttpProblem; instance: string };
+}
+
+const ENTRIES: Record<ProblemCode, Entry> = {
+  invalid_parameter: {
+    meaning: 'A query or path parameter has a value the endpoint cannot use.',
+    whenAnswered: [
+      'A DateTime that is not ISO 8601, or a TimeSpan that is not an ISO 8601 duration (durations are case-sensitive: `pt2h` is refused, `PT2H` is right).',
+      'A `Limit` that is not a positive integer, an enumeration name that does not exist, an `Encoding` iconv-lite does not know, or a `CsvFieldSeparator` that is not one allowed character.',
+      'An `OrgCode` on `/calls` that is neither a user nor an org unit, or a `ToDate` that is not after `FromDate`.',
+      'A value holding a NUL character, or a path segment that is not valid percent-encoded UTF-8.',
+    ],
+    whatToDo:
+      'Correct the parameter named in `errors[].parameter` as its `message` says, then send the request again; the same request will fail the same way. On a counted endpoint the refused request still counts.',
+    example: () => ({
+      problem: invalidParameter('TimeSpan', 'expected an ISO 8601 duration such as PT2H or P1DT12H (upper case), or d.hh:mm:ss'),
+      instance: '/api/calls?OrgCode=Sales&StartTime=2026-05-06&TimeSpan=pt2h',
+    }),
+  },
+  missing_parameter: {
+    meaning: 'A parameter the endpoint requires was not sent.',
+    whenAnswered: [
+      'A required query parameter is absent or empty, for example `StartTime` on `/calls`, or `searchName` on `/leads`. Parameter names are case-insensitive, so `starttime` counts as `StartTime`.',
+    ],
+    whatToDo: 'Add the parameter named in `errors[].parameter`; the OpenAPI document (`/api/docs`) lists every required parameter.',
+    example: () => ({ problem: missingParameter('StartTime'), instance: '/api/calls?OrgCode=Sales&TimeSpan=PT2H' }),
+  },
+  invalid_body: {
+    meaning: 'The request body cannot be used: it is not JSON, or a property is missing or invalid.',
+    whenAnswered: [
+      'The body is not valid JSON, or not a JSON object where one is expected (whatever the Content-Type header says, the body is read as JSON).',
+      'A required property is missing or has the wrong type, for example a lead import without `CampaignCode`, or `data` values that are not strings; the property is named in `errors[].field`.',
+      'A reference in the body does not exist, for example an unknown campaign or calendar code.',
+      'With status 409: an `Idempotency-Key` that was already used with a different body.',
+    ],
+    whatToDo:
+      'Correct the body as `errors` says and send it again. For a 409, send the new request with a new Idempotency-Key. A lead whose data fails its lead definition is not this problem: that answers 200 with `success: false`.',
+    example: () => ({ problem: invalidBody('CampaignCode: is required', [{ field: 'CampaignCode', message: 'is required' }]), instance: '/api/leads' }),
+  },
+  unauthorized: {
+    meaning: 'The request carries no valid credentials.',
+    whenAnswered: [
+      'No `Authorization` header, a header that is not HTTP Basic, an unknown username, a wrong password, or a disabled account. The answer does not say which, on purpose.',
+      'Every endpoint except health, readiness, metrics, the documentation and these problem pages needs credentials.',
+    ],
+    whatToDo:
+      'Send `Authorization: Basic base64(username:password)` of an enabled web service account on every request. The answer carries `WWW-Authenticate: Basic realm="lead-call-api", charset="UTF-8"`. A 401 is never counted against request limits.',
+    example: () => ({
+      problem: new HttpProblem('unauthorized', 'valid HTTP Basic credentials are required'),
+      instance: '/api/calls',
+    }),
+  },
+  forbidden: {
+    meaning: 'The account is known but may not do this.',
+    whenAnswered: [
+      'The account lacks the resource right the endpoint needs, for example Get on Calls for `/calls` (the rights of an account are shown by `/api/myaccount`).',
+      'A write into a campaign or calendar whose project matches none of the account’s project patterns. (Reads never answer 403 for projects: data outside them is simply invisible.)',
+      'A plain-HTTP request to a server that requires HTTPS.',
+    ],
+    whatToDo:
+      'Do not retry unchanged. Ask the administrator of the account for the right or the project, or use HTTPS. A 403 spends no request quota.',
+    example: () => ({ problem: new HttpProblem('forbidden', 'this account lacks the Get right on Calls'), instance: '/api/calls' }),
+  },
+  not_found: {
+    meaning: 'Nothing answers at this address, or the addressed resource is not visible to the account.',
+    whenAnswered: [
+      'No endpoint has this path and method.',
+      'The resource named in the path does not exist, for example `/users/{OrgCode}` with an unknown org code, or a lead or calendar event by an unknown unique id.',
+      'The resource exists but lies outside the account’s projects: to the account it does not exist.',
+      'A problem page for a code this API does not have.',
+    ],
+    whatToDo:
+      'Check the path (org codes with spaces, `/` or non-ASCII letters must be percent-encoded) and the identifier. If the resource should be visible, ask for the project right.',
+    example: () => ({ problem: notFound('no user with org code Sales-42'), instance: '/api/users/Sales-42' }),
+  },
+  not_acceptable: {
+    meaning: 'The endpoint cannot answer any of the media types the `Accept` header allows.',
+    whenAnswered: [
+      'Small services answer `application/json` and `text/html`; exports answer `application/json` or their CSV (`text/csv`) and never HTML, so `Accept: text/html` there is refused.',
+    ],
+    whatToDo: 'Send no `Accept` header (JSON is the default), `*/*`, or one of the media types the endpoint lists in the OpenAPI document.',
+    example: () => ({ problem: new HttpProblem('not_acceptable', 'this service answers application/json'), instance: '/api/calls?OrgCode=Sales&StartTime=2026-05-06&TimeSpan=PT2H' }),
+  },
+  rate_limited: {
+    meaning: 'A request limit of this service is used up for the account.',
+    whenAnswered: [
+      'The daily limit of the service is reached: a period of 24 hours starts at the first request to that service, and each request adds its weight (high-limit services weigh more during production hours).',
+      'Under the fair use policy (`X-Rate-Limit-Fair-Use-Policy: Minute rated`), the minute limit is reached as well.',
+    ],
+    whatToDo:
+      'Wait the number of seconds in `Retry-After` before calling this service again; the refused request was not counted. `/api/myaccount/request/limits` and `/api/myaccount/request/counts` show the limits and what is spent; make fewer, larger requests (calls over longer windows) rather than many small ones.',
+    example: () => ({
+      problem: rateLimited('calls', { exceeded: 'daily', retryAfterSeconds: 3600, resetSeconds: 3600 }),
+      instance: '/api/calls?OrgCode=Sales&StartTime=2026-05-06&TimeSpan=PT2H',
+    }),
+  },
+  payload_too_large: {
+    meaning: 'The request body is over the server’s size limit.',
+    whenAnswered: ['A JSON body larger than the `BODY_LIMIT` setting of the server (100 kB unless the operator changed it).'],
+    whatToDo: 'Send less in one request, for example one lead per import request.',
+    example: () => ({ problem: new HttpProblem('payload_too_large', 'the request body is over the size limit'), instance: '/api/leads' }),
+  },
+  unsupported_media_type: {
+    meaning: 'The request body is encoded in a way the server cannot read.',
+    whenAnswered: ['A `Content-Encoding` or a charset in `Content-Type` the server does not support.'],
+    whatToDo: 'Send the body as plain (uncompressed) UTF-8 JSON.',
+    example: () => ({ problem: new HttpProblem('unsupported_media_type', 'the request body encoding is not supported'), instance: '/api/leads' }),
+  },
+  service_unavailable: {
+    meaning: 'Something the API depends on is not reachable, so the request cannot be served now.',
+    whenAnswered: [
+      'Reserved for a dependency known to be down. `/api/readyz` reports the same condition with status 503 and its own body (`{"status":"unavailable",…}`) rather than this problem.',
+    ],
+    whatToDo: 'Retry later with back-off (for example 1, 2, 4, 8 seconds, with jitter).',
+    example: () => ({ problem: new HttpProblem('service_unavailable', 'the database is not reachable'), instance: '/api/calls' }),
+  },
+  internal_error: {
+    meaning: 'The server failed in a way the request did not cause.',
+    whenAnswered: [
+      'An unexpected failure while answering, for example the database failing mid-request. The answer never shows details or a stack trace; the server logs the failure with the request id.',
+      'When a streamed answer has already started, an error cannot become a problem document: the connection is cut instead, so the body is visibly incomplete (a JSON array without its closing `]`).',
+    ],
+    whatToDo:
+      'Retry later with back-off. If it persists, report the `X-Request-Id` response header to the operator; it finds the logged failure.',
+    example: () => ({ problem: new HttpProblem('internal_error', 'an internal error occurred'), instance: '/api/calls' }),
+  },
+};
+
+export function problemType(code: ProblemCode): ProblemType {
+  const entry = ENTRIES[code];
+  const { problem, instance } = entry.example();
+  return {
+    code,
+    type: problemTypeUri(code),
+    title: problemTitle(code),
+    status: problemStatus(code),
+    meaning: entry.meaning,
+    whenAnswered: entry.whenAnswered,
+    whatToDo: entry.whatToDo,
+    example: problem.toJSON(instance),
+  };
+}
+
+export const problemTypes = (): ProblemType[] => problemCodes.map(problemType);
