@@ -7,11 +7,13 @@ import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
 import type { AppServices } from '../http/services';
 import { createApp, App } from '../http/app';
 import { subscribeAccountChanges } from '../data/accountChanges';
+import { createDb } from '../data/db';
+import { ReadSource } from '../data/readSource';
 
 export interface ComposedApp {
   app: App;
   services: AppServices;
-  /** Closes what compose opened (Redis clients); the database belongs to the caller. */
+  /** Closes what compose opened (Redis clients, the replica pool); the primary database belongs to the caller. */
   close(): Promise<void>;
 }
 
@@ -30,6 +32,26 @@ export async function composeApp(options: {
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   const closers: (() => Promise<unknown>)[] = [];
 
+  // Bulk reads: the replica of DATABASE_READ_URL while it is up, the primary otherwise.
+  const replica = settings.DATABASE_READ_URL
+    ? createDb({ url: settings.DATABASE_READ_URL, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, connectTimeoutMs: 3000, quiet: true })
+    : undefined;
+  const reads = new ReadSource({
+    primary: db,
+    replica,
+    checkIntervalMs: settings.DATABASE_READ_CHECK_MS,
+    maxLagMs: settings.DATABASE_READ_MAX_LAG_MS,
+  });
+  reads.on('state', (state, detail) => {
+    if (state === 'down') logger.warn({ err: detail.err, lagMs: detail.lagMs }, 'read replica unavailable: bulk reads go to the primary');
+    else logger.info({ lagMs: detail.lagMs }, 'read replica available again: bulk reads go to it');
+  });
+  await reads.start();
+  closers.push(async () => {
+    reads.close();
+    await replica?.destroy();
+  });
+
   const redis = redisTarget(settings);
   let services: AppServices;
   if (redis) {
@@ -39,11 +61,11 @@ export async function composeApp(options: {
       commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
     });
     closers.push(() => counter.close());
-    services = { settings, db, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
+    services = { settings, db, reads, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
   } else {
     const counter = new MemoryCounterStore();
     closers.push(() => counter.close());
-    services = { settings, db, logger, clock: options.clock ?? (() => new Date()), counter };
+    services = { settings, db, reads, logger, clock: options.clock ?? (() => new Date()), counter };
   }
   const app = createApp(services);
 

@@ -21,6 +21,12 @@ const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: optionalString,
+  /** A streaming replica of DATABASE_URL for bulk exports and lag-tolerant lists; unset = everything on the primary. */
+  DATABASE_READ_URL: optionalString,
+  /** How often the replica is checked (reachable, replay lag); a replica found down is used again once a check passes. */
+  DATABASE_READ_CHECK_MS: positiveInt.default(2000),
+  /** A replica whose replay lags further behind than this is treated as down. */
+  DATABASE_READ_MAX_LAG_MS: positiveInt.default(30000),
   REDIS_URL: optionalString,
   /**
    * `true`: REDIS_URL (one URL or a comma-separated list) names nodes of a Redis Cluster;

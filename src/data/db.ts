@@ -11,14 +11,26 @@ export interface DbOptions {
   url: string;
   timezone: string;
   poolMax?: number;
+  /**
+   * Give up on a connection (new or from the pool) after this long. Set for a replica, so
+   * reads fall back to the primary quickly when it does not answer; knex's default waits 60 s.
+   */
+  connectTimeoutMs?: number;
+  /** Keep knex's own connection-error lines off the console (the caller reports state changes). */
+  quiet?: boolean;
 }
+
+const SILENT = { warn() {}, error() {}, debug() {}, deprecate() {} };
 
 /** A knex instance whose connections speak the platform time zone (interval and date arithmetic). */
 export function createDb(options: DbOptions): Knex {
   const tz = options.timezone.replace(/'/g, "''");
   return knex({
     client: 'pg',
-    connection: options.url,
+    connection:
+      options.connectTimeoutMs === undefined ? options.url : { connectionString: options.url, connectionTimeoutMillis: options.connectTimeoutMs },
+    ...(options.connectTimeoutMs === undefined ? {} : { acquireConnectionTimeout: options.connectTimeoutMs }),
+    ...(options.quiet ? { log: SILENT } : {}),
     pool: {
       min: 0,
       max: options.poolMax ?? 10,

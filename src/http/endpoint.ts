@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Logger } from '../config/logger';
+import type { BulkReads } from '../data/readSource';
 import type { ProjectScope } from '../data/projectScope';
 import type { AccountContext } from '../domain/account';
 import type { DateTimeFormatName, ResourceType, Verb } from '../domain/enums';
@@ -56,7 +57,13 @@ export interface EndpointContext<Q, P, B> {
   dateTimeFormat: DateTimeFormatName;
   /** Options for a cursor streamed into this response; made on first read (it listens on the response). */
   readonly cursor: ResponseCursorOptions;
+  /** The primary: writes, reads right after a write, small lookups. */
   db: Knex;
+  /**
+   * Bulk, lag-tolerant reads (exports, window lists): `bulkReads.read((db) => openCursor(db, …))`
+   * runs on the read replica while it is up, else on the primary (src/data/readSource.ts).
+   */
+  bulkReads: BulkReads;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
   logger: Logger;

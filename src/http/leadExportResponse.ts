@@ -29,7 +29,7 @@ export const EMPTY_SNAPSHOT: OrgSnapshot = {
 /** What a lead export reads from its request's context. */
 export type LeadExportContext = Pick<
   EndpointContext<unknown, unknown, unknown>,
-  'res' | 'account' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger'
+  'res' | 'account' | 'scope' | 'db' | 'bulkReads' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger'
 >;
 
 /**
@@ -38,10 +38,12 @@ export type LeadExportContext = Pick<
  * `Include` expanded.
  */
 export async function streamLeadsJson(ctx: LeadExportContext, filter: LeadFilter, includeRaw: unknown): Promise<undefined> {
-  const { res, account, scope, db, zone, dateTimeFormat } = ctx;
+  const { res, account, scope, db, bulkReads, zone, dateTimeFormat } = ctx;
   const include = parseIncludeNames(includeRaw);
+  // The rows are a bulk read (the replica while it is up); what names them comes from the
+  // primary, which is never behind the replica.
   const { cursor, lookups } = await openWithLookups(
-    () => openLeadCursor(db, filter, scope, account.entryAccess, ctx.cursor),
+    () => bulkReads.read((replica) => openLeadCursor(replica, filter, scope, account.entryAccess, ctx.cursor)),
     () => loadLeadLookups(db, filter, scope),
   );
   let toJson: (row: LeadRow) => string;

@@ -62,6 +62,7 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
       return (cursor ??= cursorOptions(parsed.res, batchSize));
     },
     db: services.db,
+    bulkReads: services.reads,
     clock: services.clock,
     logger: services.logger,
   };

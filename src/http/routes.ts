@@ -18,10 +18,10 @@ import { problemTypeEndpoints } from './endpoints/problems';
  * Most handlers need only their request context; the few that read the process's own
  * resources (metrics, Redis health, the request counters) are handed them here.
  */
-export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'settings' | 'counter' | 'redisHealthy'>): Endpoint[] {
+export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'settings' | 'counter' | 'redisHealthy' | 'reads'>): Endpoint[] {
   const endpoints: Endpoint[] = [
     healthz,
-    readyzEndpoint(services.redisHealthy),
+    readyzEndpoint(services.redisHealthy, () => services.reads.state),
     metricsEndpoint(metrics),
     // Lists the limits of every counted service, so it reads this list once it is built.
     ...myAccountEndpoints(() => endpoints, services),

@@ -72,7 +72,7 @@ const QUERY_SUBJECT: SubjectRule = {
 const USER_SUBJECT: SubjectRule = { kind: 'user', unknown: (orgCode) => notFound(`no user with org code ${orgCode}`) };
 const UNIT_SUBJECT: SubjectRule = { kind: 'unit', unknown: (orgCode) => notFound(`no org unit with org code ${orgCode}`) };
 
-type CallsContext = Pick<EndpointContext<unknown, unknown, unknown>, 'res' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger'>;
+type CallsContext = Pick<EndpointContext<unknown, unknown, unknown>, 'res' | 'scope' | 'db' | 'bulkReads' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger'>;
 
 /**
  * The request's organisation snapshot and the subject its org code names, resolved from that
@@ -100,12 +100,13 @@ interface WindowQuery {
 
 /** Streams the calls of the subject an org code names as a JSON array of Call objects. */
 async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: SubjectRule, query: WindowQuery): Promise<undefined> {
-  const { res, db, scope, zone } = ctx;
+  const { res, bulkReads, scope, zone } = ctx;
   // Parameter errors first, then the org code (400 or 404).
   const end = windowEnd(query.StartTime, query.TimeSpan, zone);
   const include = parseIncludeNames(query.Include);
   const { org, subject } = await snapshotWithSubject(ctx, orgCode, rule, callIncludesNeedUsers(include));
-  const rows = await streamCalls(db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, ctx.cursor);
+  // The window is a bulk read: the replica while it is up (the snapshot stays on the primary).
+  const rows = await bulkReads.read((db) => streamCalls(db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, ctx.cursor));
   const format = callToJsonText({ zone, dateTimeFormat: ctx.dateTimeFormat, include, org });
   res.status(200).type('application/json; charset=utf-8');
   await streamToResponse(res, jsonArrayText<CallRow>(rows, format), [], ctx.logger);
@@ -200,7 +201,9 @@ export const callsCsv = defineEndpoint({
     const end = windowEnd(query.StartTime, query.TimeSpan, zone);
     // The CSV names each call's user: the snapshot holds the users in any case.
     const { org, subject } = await snapshotWithSubject(ctx, query.OrgCode, QUERY_SUBJECT, true);
-    const rows = await streamCalls(ctx.db, { subject, start: query.StartTime, end, limit: query.Limit, scope: ctx.scope }, ctx.cursor);
+    const rows = await ctx.bulkReads.read((db) =>
+      streamCalls(db, { subject, start: query.StartTime, end, limit: query.Limit, scope: ctx.scope }, ctx.cursor),
+    );
     return streamCsv(ctx.res, ctx.logger, rows, {
       header: flattenedCallHeader(separator),
       toLines: callToCsvLine({ zone, dateTimeFormat: ctx.dateTimeFormat, separator, org }),
@@ -254,10 +257,10 @@ export const agentReadyPeriods = defineEndpoint({
   query: readyPeriodsQuery,
   response: z.array(readyPeriodOut),
   dateTimes: true,
-  async handler({ query, res, scope, db, zone, dateTimeFormat, cursor, logger }) {
+  async handler({ query, res, scope, db, bulkReads, zone, dateTimeFormat, cursor, logger }) {
     const to = windowEnd(query.FromTime, query.TimeSpan, zone);
     const org = await loadOrgSnapshot(db, scope, { users: false });
-    const rows = await streamReadyPeriods(db, { from: query.FromTime, to, scope }, cursor);
+    const rows = await bulkReads.read((replica) => streamReadyPeriods(replica, { from: query.FromTime, to, scope }, cursor));
     const toPeriod = readyPeriodToJson(org, zone, dateTimeFormat);
     res.status(200).type('application/json; charset=utf-8');
     await streamToResponse(res, jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row))), [], logger);

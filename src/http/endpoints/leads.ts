@@ -183,11 +183,11 @@ export const savedSearchCsvEndpoint = defineEndpoint({
   query: savedSearchCsvQuery,
   dateTimes: true,
   errorStatuses: [404],
-  async handler({ res, query, account, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger }) {
+  async handler({ res, query, account, scope, db, bulkReads, clock, zone, dateTimeFormat, cursor: cursorOptions, logger }) {
     const filter = await savedSearchFilter(db, account, query.searchName, query.modifiedFrom, query.project);
     const separator = query.CsvFieldSeparator ?? ';';
     const { cursor, lookups } = await openWithLookups(
-      () => openLeadCursor(db, filter, scope, account.entryAccess, cursorOptions),
+      () => bulkReads.read((replica) => openLeadCursor(replica, filter, scope, account.entryAccess, cursorOptions)),
       () => loadLeadLookups(db, filter, scope),
     );
     const columns = dataColumns(lookups.definitions, account.entryAccess);

@@ -22,11 +22,11 @@ export const rawLeadsEndpoint = defineEndpoint({
   representations: ['csv'],
   bulk: true,
   query: rawLeadsQuery,
-  async handler({ res, query, account, scope, db, clock, zone, cursor: cursorOptions, logger }) {
+  async handler({ res, query, account, scope, db, bulkReads, clock, zone, cursor: cursorOptions, logger }) {
     const filter = leadFilterFromQuery(query);
     const separator = query.CsvFieldSeparator ?? ';';
     const { cursor, lookups } = await openWithLookups(
-      () => openRawLeadCursor(db, filter, scope, cursorOptions),
+      () => bulkReads.read((replica) => openRawLeadCursor(replica, filter, scope, cursorOptions)),
       () => loadLeadLookups(db, filter, scope),
     );
     const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
