@@ -42,7 +42,27 @@ export function createDb(options: DbOptions): Knex {
   });
 }
 
+/** Advisory lock key (two-key form) that serialises migrations of nodes starting together. */
+const MIGRATION_LOCK = [0x4c434d, 0] as const;
+
+/**
+ * Applies pending migrations. API nodes started together all call this: knex's own lock makes
+ * every node but one fail at once ("migration table is already locked"), so the nodes queue on
+ * an advisory lock instead, and the later ones find nothing left to apply.
+ */
 export async function migrateLatest(db: Knex): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest()) as [number, string[]];
-  return applied;
+  // The lock holds one connection while knex migrates on another: a pool of one cannot.
+  if ((db.client.pool?.max ?? 2) < 2) return ((await db.migrate.latest()) as [number, string[]])[1];
+  const conn = (await db.client.acquireConnection()) as pg.Client;
+  try {
+    await conn.query('select pg_advisory_lock($1, $2)', [...MIGRATION_LOCK]);
+    try {
+      const [, applied] = (await db.migrate.latest()) as [number, string[]];
+      return applied;
+    } finally {
+      await conn.query('select pg_advisory_unlock($1, $2)', [...MIGRATION_LOCK]).catch(() => undefined);
+    }
+  } finally {
+    await db.client.releaseConnection(conn);
+  }
 }

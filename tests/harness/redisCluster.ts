@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './freePort';
+import { killOnExit, removeOnExit } from './killOnExit';
 
 const run = promisify(execFile);
 
@@ -46,7 +47,7 @@ const cli = (port: number, ...args: string[]) => run('redis-cli', ['-h', '127.0.
 export async function startRedisCluster(options: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {}): Promise<RedisClusterHandle> {
   const masters = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 0;
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-redis-cluster-'));
+  const root = removeOnExit(fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-redis-cluster-')));
   const nodes: RedisClusterNode[] = [];
   const stop = async () => {
     await Promise.all(
@@ -69,7 +70,7 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
       const busPort = await freePort();
       const dir = path.join(root, String(port));
       fs.mkdirSync(dir);
-      const child = spawn(
+      const child = killOnExit(spawn(
         'redis-server',
         [
           '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1',
@@ -78,7 +79,7 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
           '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
         ],
         { stdio: 'ignore' },
-      );
+      ));
       nodes.push({ port, url: `redis://127.0.0.1:${port}`, process: child });
       child.once('error', () => undefined);
     }
