@@ -66,6 +66,8 @@ const schema = z.object({
   DB_POOL_MAX: positiveInt.default(10),
   /** Rows fetched per cursor round trip on streamed exports. */
   CURSOR_BATCH_SIZE: positiveInt.default(1000),
+  /** GET /api/metrics requires the Basic credentials of an account (any account, not counted). */
+  METRICS_REQUIRE_AUTH: boolean.default(false),
   /** How often the lead lifecycle sweeper runs in the server; 0 switches it off. */
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60000),
   /** How often partition maintenance runs in the server (once across all nodes); 0 switches it off. */

@@ -30,6 +30,7 @@ export function createApp(services: AppServices): App {
   }
 
   const metrics = new Metrics();
+  metrics.observe({ db: services.db, counter: services.counter });
   metrics.observeReads(services.reads);
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
   const endpoints = allEndpoints(metrics, services);

@@ -1,7 +1,14 @@
+import type { Response } from 'express';
+import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CounterStore } from '../ratelimit/counterStore';
 import type { ReadSource } from '../data/readSource';
 
-/** Prometheus metrics of one app instance (a registry each, so test apps don't collide). */
+/**
+ * Prometheus metrics of one app instance (a registry each, so test apps don't collide): the
+ * numbers people alert on (docs/operations.md, "Metrics"). Request durations, 429s and exported
+ * rows carry the service name; the database pool and the counter store are read when scraped.
+ */
 export class Metrics {
   readonly registry = new Registry();
   private readonly duration = new Histogram({
@@ -14,6 +21,18 @@ export class Metrics {
   private readonly aborted = new Counter({
     name: 'lcm_http_responses_aborted_total',
     help: 'Responses that ended before completion (client went away or a stream failed)',
+    labelNames: ['service'],
+    registers: [this.registry],
+  });
+  private readonly rateLimited = new Counter({
+    name: 'lcm_http_rate_limited_total',
+    help: 'Requests refused with 429 because a request limit (daily or fair use minute) was used up, by service',
+    labelNames: ['service'],
+    registers: [this.registry],
+  });
+  private readonly exportedRows = new Counter({
+    name: 'lcm_export_rows_total',
+    help: 'Rows written to streamed responses (JSON arrays and CSV exports), by service',
     labelNames: ['service'],
     registers: [this.registry],
   });
@@ -52,11 +71,102 @@ export class Metrics {
     });
   }
 
-  startRequest(service: string): (status: number, aborted: boolean) => void {
+  /**
+   * Times one request of `service`; with the response, also counts the rows its stream writes
+   * (see recordExportedRows). The returned function ends the timer.
+   */
+  startRequest(service: string, res?: Response): (status: number, aborted: boolean) => void {
     const end = this.duration.startTimer({ service });
+    if (res) rowCounters.set(res, (rows) => this.exportedRows.inc({ service }, rows));
     return (status, aborted) => {
       end({ status: String(status) });
+      if (status === 429) this.rateLimited.inc({ service });
       if (aborted) this.aborted.inc({ service });
     };
   }
+
+  /**
+   * Gauges read at scrape time from the process's shared resources: the database pool (knex's
+   * tarn pool: connections in use, idle, and requests waiting for one) and the request counter
+   * store (whether it counts in Redis, and how often it fell back to counting in process).
+   */
+  observe(resources: { db: Knex; counter: CounterStore }): void {
+    const pool = () => (resources.db.client as { pool?: TarnPool }).pool;
+    new Gauge({
+      name: 'lcm_db_pool_connections',
+      help: 'Database pool connections by state: used (checked out by a query or cursor) or free (idle)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        const p = pool();
+        this.set({ state: 'used' }, p?.numUsed() ?? 0);
+        this.set({ state: 'free' }, p?.numFree() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'lcm_db_pool_waiting',
+      help: 'Requests waiting for a database connection (pending acquires); above zero for long means the pool is too small',
+      registers: [this.registry],
+      collect() {
+        this.set(pool()?.numPendingAcquires() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'lcm_db_pool_max',
+      help: 'Largest number of connections the database pool opens (DB_POOL_MAX)',
+      registers: [this.registry],
+      collect() {
+        this.set(pool()?.max ?? 0);
+      },
+    });
+
+    const stats = () => resources.counter.fallbackStats?.();
+    if (resources.counter.fallbackStats === undefined) return; // no Redis configured
+    new Gauge({
+      name: 'lcm_redis_up',
+      help: '1 while requests are counted in Redis, 0 while counted in process because Redis is unreachable',
+      registers: [this.registry],
+      collect() {
+        this.set(stats()?.redisHealthy ? 1 : 0);
+      },
+    });
+    monotonic(this.registry, 'lcm_redis_fallbacks_total', 'Times Redis became unreachable and request counting fell back to the in-process store', () => stats()?.fallbacks ?? 0);
+    monotonic(
+      this.registry,
+      'lcm_redis_fallback_operations_total',
+      'Counter store operations (counting, peeking, /myaccount/request/counts) answered in process because Redis was unreachable',
+      () => stats()?.fallbackOperations ?? 0,
+    );
+  }
+}
+
+/** The parts of knex's tarn pool the gauges read. */
+interface TarnPool {
+  max: number;
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+/** A counter whose value another object keeps: it catches up with that total when scraped. */
+function monotonic(registry: Registry, name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = read();
+      if (now > seen) this.inc(now - seen);
+      seen = Math.max(seen, now);
+    },
+  });
+}
+
+/** Each observed response's row counter; a WeakMap so a finished response leaves nothing behind. */
+const rowCounters = new WeakMap<Response, (rows: number) => void>();
+
+/** Adds rows a streamed response has written to its service's exported-rows counter. */
+export function recordExportedRows(res: Response, rows: number): void {
+  rowCounters.get(res)?.(rows);
 }

@@ -80,7 +80,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
   for (const endpoint of endpoints) {
     router[endpoint.method](toExpressPath(endpoint.path), async (req: Request, res: Response) => {
       res.locals.service = endpoint.service;
-      const stopTimer = options.metrics.startRequest(endpoint.service);
+      const stopTimer = options.metrics.startRequest(endpoint.service, res);
       res.once('close', () => stopTimer(res.statusCode, !res.writableFinished));
       if (endpoint.access.kind !== 'public') {
         await runMiddleware(options.authenticate, req, res);

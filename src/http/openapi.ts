@@ -62,6 +62,22 @@ const RATE_LIMIT_HEADERS: Record<string, oas31.HeaderObject> = {
     description: 'Seconds left in the current period.',
     schema: { type: 'integer' },
   },
+  'RateLimit-Policy': {
+    description:
+      'The same periods in the syntax of the IETF httpapi RateLimit header fields draft (a Structured Field list): ' +
+      '`"daily";q={daily limit};w=86400` for the 24-hour period that starts at the first request to the service, ' +
+      'and under fair use also `"minute";q={minute limit};w=60`. Quotas are in counter units: a request spends its weight (1, or 8 / OFF_HOURS_WEIGHT on high-limit services).',
+    schema: { type: 'string' },
+    example: '"daily";q=20000;w=86400, "minute";q=240;w=60',
+  },
+  RateLimit: {
+    description:
+      'What is left of each period in `RateLimit-Policy`: `r` counter units remaining, `t` seconds until the period ends. ' +
+      'Under fair use it names both periods, so the daily remainder is visible beside the minute one. ' +
+      'A 429 names only the exhausted period; its `t` equals Retry-After.',
+    schema: { type: 'string' },
+    example: '"daily";r=19759;t=86340, "minute";r=239;t=60',
+  },
 };
 
 const OTHER_HEADERS: Record<string, oas31.HeaderObject> = {

@@ -22,7 +22,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
   const endpoints: Endpoint[] = [
     healthz,
     readyzEndpoint(services.redisHealthy, () => services.reads.state),
-    metricsEndpoint(metrics),
+    metricsEndpoint(metrics, services.settings.METRICS_REQUIRE_AUTH),
     // Lists the limits of every counted service, so it reads this list once it is built.
     ...myAccountEndpoints(() => endpoints, services),
     ...calendarEventEndpoints,

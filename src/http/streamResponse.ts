@@ -2,6 +2,8 @@ import type { Response } from 'express';
 import type { Readable, Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { coalesce } from '../streams/coalesce';
+import { ROWS_EVENT } from '../streams/rowsToText';
+import { recordExportedRows } from './metrics';
 
 /** The part of a pino logger streamToResponse uses. */
 export interface StreamLogger {
@@ -43,6 +45,8 @@ export async function streamToResponse(
   };
   for (const s of streams) s.once('error', onStreamError);
   res.once('close', onResponseClose);
+  const onRows = (rows: number): void => recordExportedRows(res, rows);
+  source.on(ROWS_EVENT, onRows);
 
   try {
     if (!res.headersSent && !res.destroyed) res.flushHeaders();
@@ -61,6 +65,7 @@ export async function streamToResponse(
     // cleanup (a cursor waits for Postgres to confirm the close); wait for that too.
     await Promise.all(streams.map((s) => finished(s).catch(() => undefined)));
     for (const s of streams) s.off('error', onStreamError);
+    source.off(ROWS_EVENT, onRows);
     res.off('close', onResponseClose);
   }
 }

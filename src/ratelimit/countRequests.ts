@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { Settings } from '../config/settings';
 import type { StoredAccount } from '../data/accountRepository';
 import { FAIR_USE_HEADER, isFairUseHeader, minuteLimit, requestWeight } from './requestWeight';
-import type { ConsumeInput, ConsumeResult, CounterStore } from './counterStore';
+import type { ConsumeInput, ConsumeResult, CounterStore, PeriodState } from './counterStore';
 
 /**
  * Weighted request counting (docs/decisions.md, "Request counting"): one atomic store call
@@ -54,10 +54,30 @@ function consumeInput(service: CountedService, account: CountedAccount, req: Req
   };
 }
 
+/**
+ * The standard fields of the IETF httpapi RateLimit draft, as Structured Field lists: one
+ * policy per period that applies (`"daily";q=5000;w=86400`, and `"minute";q=240;w=60` under
+ * fair use) and its current service limit (`"daily";r=4950;t=3600`). Quota units are counter
+ * units: a weighted request spends its weight. The policy names are fixed tokens of ours and
+ * the parameters non-negative integers, so the serialisation needs no escaping.
+ */
+export function rateLimitPolicyField(periods: readonly PeriodState[]): string {
+  return periods.map((p) => `"${p.name}";q=${p.limit};w=${p.windowSeconds}`).join(', ');
+}
+
+export function rateLimitField(periods: readonly PeriodState[]): string {
+  return periods.map((p) => `"${p.name}";r=${p.remaining};t=${p.resetSeconds}`).join(', ');
+}
+
 function setRateHeaders(res: Response, result: ConsumeResult): void {
   res.setHeader('X-Rate-Limit-Limit', String(result.limit));
   res.setHeader('X-Rate-Limit-Remaining', String(result.remaining));
   res.setHeader('X-Rate-Limit-Reset', String(result.resetSeconds));
+  res.setHeader('RateLimit-Policy', rateLimitPolicyField(result.periods));
+  // A refused request names only the exhausted period, so Retry-After (its end) is never
+  // earlier than the effective window of a period listed beside it.
+  const current = result.exceeded ? result.periods.filter((p) => p.name === result.exceeded) : result.periods;
+  res.setHeader('RateLimit', rateLimitField(current));
 }
 
 /** Counts one request and sets its rate-limit headers; the result says whether it was admitted. */

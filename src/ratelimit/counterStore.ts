@@ -37,6 +37,21 @@ export interface ConsumeResult {
   /** Retry-After when refused: the seconds until the exceeded period ends. */
   retryAfterSeconds?: number;
   exceeded?: 'daily' | 'minute';
+  /**
+   * Every period that applies to the request, daily first, then the minute period under fair
+   * use: the RateLimit-Policy and RateLimit headers describe each of them.
+   */
+  periods: PeriodState[];
+}
+
+/** One counting period as the standard RateLimit headers describe it. */
+export interface PeriodState {
+  name: 'daily' | 'minute';
+  /** The period's length in seconds (86400 or 60). */
+  windowSeconds: number;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
 }
 
 /** One row of /myaccount/request/counts. */
@@ -60,6 +75,16 @@ export interface CounterStore {
   /** The services with an unexpired daily period, sorted by name. */
   counts(accountId: number, now: number): Promise<ServiceCount[]>;
   close(): Promise<void>;
+  /** A store that fails over from Redis to counting in process: how that went (for metrics). */
+  fallbackStats?(): FallbackStats;
+}
+
+export interface FallbackStats {
+  redisHealthy: boolean;
+  /** Times Redis became unreachable and counting moved in process. */
+  fallbacks: number;
+  /** Store operations answered in process because Redis was unreachable. */
+  fallbackOperations: number;
 }
 
 /** A counting window: when its period started (ms) and what was spent in it. */
@@ -112,18 +137,28 @@ function periodHeaders(limit: number, w: Window | undefined, lengthMs: number, n
   };
 }
 
-export function toConsumeResult(input: ConsumeInput, t: Tally): ConsumeResult {
+function periodStates(input: ConsumeInput, t: Tally): PeriodState[] {
   const { now, minuteLimit } = input;
-  if (t.exceeded === 'daily') {
-    const d = periodHeaders(input.dailyLimit, t.daily, DAY_MS, now);
-    return { allowed: false, ...d, retryAfterSeconds: d.resetSeconds, exceeded: 'daily' };
+  const periods: PeriodState[] = [
+    { name: 'daily', windowSeconds: DAY_MS / 1000, ...periodHeaders(input.dailyLimit, t.daily, DAY_MS, now) },
+  ];
+  if (minuteLimit !== null) {
+    periods.push({ name: 'minute', windowSeconds: MINUTE_MS / 1000, ...periodHeaders(minuteLimit, t.minute, MINUTE_MS, now) });
   }
-  if (t.exceeded === 'minute') {
-    const m = periodHeaders(minuteLimit ?? 0, t.minute, MINUTE_MS, now);
-    return { allowed: false, ...m, retryAfterSeconds: m.resetSeconds, exceeded: 'minute' };
+  return periods;
+}
+
+export function toConsumeResult(input: ConsumeInput, t: Tally): ConsumeResult {
+  const periods = periodStates(input, t);
+  const byName = (name: PeriodState['name']) => {
+    const { limit, remaining, resetSeconds } = periods.find((p) => p.name === name)!;
+    return { limit, remaining, resetSeconds };
+  };
+  if (t.exceeded) {
+    const p = byName(t.exceeded);
+    return { allowed: false, ...p, retryAfterSeconds: p.resetSeconds, exceeded: t.exceeded, periods };
   }
-  if (minuteLimit !== null) return { allowed: true, ...periodHeaders(minuteLimit, t.minute, MINUTE_MS, now) };
-  return { allowed: true, ...periodHeaders(input.dailyLimit, t.daily, DAY_MS, now) };
+  return { allowed: true, ...byName(input.minuteLimit !== null ? 'minute' : 'daily'), periods };
 }
 
 /** Rejects input the counters cannot represent; a bug in the caller, not a client error. */

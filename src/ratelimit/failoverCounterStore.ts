@@ -1,4 +1,4 @@
-import { ConsumeInput, ConsumeResult, CounterStore, ServiceCount, assertConsumeInput } from './counterStore';
+import { ConsumeInput, ConsumeResult, CounterStore, FallbackStats, ServiceCount, assertConsumeInput } from './counterStore';
 import { MemoryCounterStore } from './memoryCounterStore';
 import { CounterRedisClientOptions, RedisCounterStore, createCounterRedisClient } from './redisCounterStore';
 import { toRedisTarget } from '../data/redis';
@@ -28,6 +28,8 @@ export class FailoverCounterStore implements CounterStore {
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly probeIntervalMs: number;
+  private fallbacks = 0;
+  private fallbackOperations = 0;
 
   constructor(
     private readonly primary: RedisCounterStore,
@@ -41,6 +43,10 @@ export class FailoverCounterStore implements CounterStore {
   /** For /readyz: false while counting in process because Redis is unreachable. */
   get redisHealthy(): boolean {
     return this.healthy;
+  }
+
+  fallbackStats(): FallbackStats {
+    return { redisHealthy: this.healthy, fallbacks: this.fallbacks, fallbackOperations: this.fallbackOperations };
   }
 
   async consume(input: ConsumeInput): Promise<ConsumeResult> {
@@ -68,6 +74,7 @@ export class FailoverCounterStore implements CounterStore {
   markDown(err: unknown): void {
     if (!this.healthy || this.closed) return;
     this.healthy = false;
+    this.fallbacks++;
     this.logger.warn({ err }, 'Redis unreachable: counting requests in process');
     this.probe = setInterval(() => void this.checkRecovered(), this.probeIntervalMs);
     this.probe.unref();
@@ -82,6 +89,7 @@ export class FailoverCounterStore implements CounterStore {
         this.markDown(err);
       }
     }
+    this.fallbackOperations++;
     return op(this.fallback);
   }
 

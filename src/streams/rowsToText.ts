@@ -18,6 +18,12 @@ export interface RowsToTextOptions<Row> {
 }
 
 /**
+ * Emitted by the stream rowsToText returns, with the number of rows in the chunk just pushed:
+ * lets the HTTP layer count exported rows without a stage of its own.
+ */
+export const ROWS_EVENT = 'rows';
+
+/**
  * Object rows in, text out, in one stage: `head`, the rows' texts joined by `separator`, then
  * `tail`. Each read drains whatever rows the source holds (a cursor pushes a batch at a time)
  * into one chunk of a few hundred kilobytes, so a row costs one format call and one append
@@ -66,11 +72,13 @@ export function rowsToText<Row>(source: Readable, options: RowsToTextOptions<Row
       headSent = true;
       out.add(head);
     }
+    let rows = 0;
     try {
       let row: Row | null;
       while ((row = source.read() as Row | null) !== null) {
         out.add(anyRow ? separator + format(row) : format(row));
         anyRow = true;
+        rows++;
         if (out.size >= CHUNK_SIZE) break;
       }
     } catch (err) {
@@ -82,6 +90,7 @@ export function rowsToText<Row>(source: Readable, options: RowsToTextOptions<Row
       wanted = false;
       text.push(chunk);
     }
+    if (rows > 0) text.emit(ROWS_EVENT, rows);
   };
   const onEnd = (): void => {
     finished = true;

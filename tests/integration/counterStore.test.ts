@@ -14,6 +14,9 @@ const T0 = Date.parse('2030-03-04T09:17:00Z');
 const ZONE = 'Europe/Copenhagen';
 
 const newAccount = () => randomInt(1, 2 ** 47);
+/** The periods a result reports for the standard RateLimit headers. */
+const daily = (limit: number, remaining: number, resetSeconds: number) => ({ name: 'daily', windowSeconds: 86400, limit, remaining, resetSeconds });
+const minute = (limit: number, remaining: number, resetSeconds: number) => ({ name: 'minute', windowSeconds: 60, limit, remaining, resetSeconds });
 const newService = () => `svc${randomInt(1, 2 ** 47)}`;
 
 async function connectedRedisStore(url: string): Promise<RedisCounterStore> {
@@ -75,9 +78,9 @@ describe.each(stores)('$name', ({ make }) => {
   describe('periods', () => {
     it('when the first request arrives, then the 24-hour period starts at that request', async () => {
       const s = subject();
-      expect(await s.consume()).toEqual({ allowed: true, limit: 5000, remaining: 4999, resetSeconds: 86400 });
+      expect(await s.consume()).toEqual({ allowed: true, limit: 5000, remaining: 4999, resetSeconds: 86400, periods: [daily(5000, 4999, 86400)] });
       const later = T0 + 3 * HOUR_MS + 500;
-      expect(await s.consume({ now: later })).toEqual({ allowed: true, limit: 5000, remaining: 4998, resetSeconds: 75600 });
+      expect(await s.consume({ now: later })).toEqual({ allowed: true, limit: 5000, remaining: 4998, resetSeconds: 75600, periods: [daily(5000, 4998, 75600)] });
       expect(await s.counts(later)).toEqual([
         { service: s.service, count: 2, periodStart: new Date(T0), resetSeconds: 75600, minuteCount: 0 },
       ]);
@@ -87,11 +90,11 @@ describe.each(stores)('$name', ({ make }) => {
       const s = subject({ dailyLimit: 3 });
       await s.consume();
       await s.consume({ now: T0 + HOUR_MS });
-      expect(await s.consume({ now: T0 + DAY_MS - 1 })).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 1 });
+      expect(await s.consume({ now: T0 + DAY_MS - 1 })).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 1, periods: [daily(3, 0, 1)] });
       expect((await s.consume({ now: T0 + DAY_MS - 1 })).allowed).toBe(false);
 
       const next = T0 + DAY_MS;
-      expect(await s.consume({ now: next })).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 86400 });
+      expect(await s.consume({ now: next })).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 86400, periods: [daily(3, 2, 86400)] });
       expect(await s.counts(next + 1000)).toEqual([
         { service: s.service, count: 1, periodStart: new Date(next), resetSeconds: 86399, minuteCount: 0 },
       ]);
@@ -140,20 +143,39 @@ describe.each(stores)('$name', ({ make }) => {
         limit: 20000,
         remaining: 19984,
         resetSeconds: 86400 - 90,
+        periods: [daily(20000, 19984, 86400 - 90)],
       });
     });
 
     it('when fair use is on, then the headers describe a minute window that starts at its first request', async () => {
       const s = subject({ dailyLimit: 20000, minuteLimit: minuteLimit(20000) });
-      expect(await s.consume()).toEqual({ allowed: true, limit: 240, remaining: 239, resetSeconds: 60 });
-      expect(await s.consume({ now: T0 + 59_999 })).toEqual({ allowed: true, limit: 240, remaining: 238, resetSeconds: 1 });
+      expect(await s.consume()).toEqual({
+        allowed: true,
+        limit: 240,
+        remaining: 239,
+        resetSeconds: 60,
+        periods: [daily(20000, 19999, 86400), minute(240, 239, 60)],
+      });
+      expect(await s.consume({ now: T0 + 59_999 })).toEqual({
+        allowed: true,
+        limit: 240,
+        remaining: 238,
+        resetSeconds: 1,
+        periods: [daily(20000, 19998, 86341), minute(240, 238, 1)],
+      });
       expect(await s.counts(T0 + 59_999)).toEqual([
         { service: s.service, count: 2, periodStart: new Date(T0), resetSeconds: 86341, minuteCount: 2 },
       ]);
 
       // The window is fixed: 60 s after its first request a new one opens with the next request.
       const next = T0 + 75_000;
-      expect(await s.consume({ now: next })).toEqual({ allowed: true, limit: 240, remaining: 239, resetSeconds: 60 });
+      expect(await s.consume({ now: next })).toEqual({
+        allowed: true,
+        limit: 240,
+        remaining: 239,
+        resetSeconds: 60,
+        periods: [daily(20000, 19997, 86325), minute(240, 239, 60)],
+      });
       expect(await s.counts(next)).toEqual([
         { service: s.service, count: 3, periodStart: new Date(T0), resetSeconds: 86325, minuteCount: 1 },
       ]);
@@ -172,12 +194,19 @@ describe.each(stores)('$name', ({ make }) => {
         resetSeconds: 30,
         retryAfterSeconds: 30,
         exceeded: 'minute',
+        periods: [daily(20000, 19760, 86370), minute(240, 0, 30)],
       });
       // Neither counter moved for the refused request.
       expect(await s.counts(T0 + 30_000)).toEqual([
         { service: s.service, count: 240, periodStart: new Date(T0), resetSeconds: 86370, minuteCount: 240 },
       ]);
-      expect(await s.consume({ now: T0 + 60_000 })).toEqual({ allowed: true, limit: 240, remaining: 239, resetSeconds: 60 });
+      expect(await s.consume({ now: T0 + 60_000 })).toEqual({
+        allowed: true,
+        limit: 240,
+        remaining: 239,
+        resetSeconds: 60,
+        periods: [daily(20000, 19759, 86340), minute(240, 239, 60)],
+      });
     });
 
     it('when the daily limit would be exceeded under fair use, then the headers describe the daily period', async () => {
@@ -190,6 +219,8 @@ describe.each(stores)('$name', ({ make }) => {
         resetSeconds: 22 * 3600,
         retryAfterSeconds: 22 * 3600,
         exceeded: 'daily',
+        // The minute window of the first requests has long ended: a full one would start.
+        periods: [daily(3, 0, 22 * 3600), minute(240, 240, 60)],
       });
     });
 
@@ -204,6 +235,7 @@ describe.each(stores)('$name', ({ make }) => {
         resetSeconds: 86399,
         retryAfterSeconds: 86399,
         exceeded: 'daily',
+        periods: [daily(2, 0, 86399)],
       });
     });
 
@@ -235,6 +267,7 @@ describe.each(stores)('$name', ({ make }) => {
         resetSeconds: 86400,
         retryAfterSeconds: 86400,
         exceeded: 'daily',
+        periods: [daily(0, 0, 86400)],
       });
       expect(await s.counts(T0)).toEqual([]);
     });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineEndpoint, publicAccess } from '../endpoint';
+import { anyAccount, defineEndpoint, publicAccess } from '../endpoint';
 import type { Metrics } from '../metrics';
 import type { ReplicaState } from '../../data/readSource';
 
@@ -58,15 +58,19 @@ export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined, replic
   },
 });
 
-export function metricsEndpoint(metrics: Metrics) {
+/** With `requireAccount` (METRICS_REQUIRE_AUTH) a scrape needs the Basic credentials of an account. */
+export function metricsEndpoint(metrics: Metrics, requireAccount = false) {
   return defineEndpoint({
     service: 'metrics',
     operationId: 'getMetrics',
     method: 'get',
     path: '/metrics',
     summary: 'Prometheus metrics',
+    description: requireAccount
+      ? 'Prometheus text format. This server requires the Basic credentials of an account (any account; not counted).'
+      : 'Prometheus text format. Public on this server; METRICS_REQUIRE_AUTH=true makes it require an account.',
     tags: ['Operations'],
-    access: publicAccess,
+    access: requireAccount ? anyAccount : publicAccess,
     counted: false,
     ownMediaType: true,
     representations: ['json'],
