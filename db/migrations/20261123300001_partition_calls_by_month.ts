@@ -16,8 +16,8 @@ import type { Knex } from 'knex';
  *
  * Partitions: one per month that has rows, plus the month before the current one up to three
  * months ahead; a DEFAULT partition takes rows outside them until maintenance moves those into
- * months of their own (src/data/partitions.ts, `lcm maintain`). docs/scaling.md has the
- * measurements behind the choices.
+ * months of their own (src/data/partitions.ts, `lcm maintain`). docs/decisions.md (Scale-out)
+ * has the reasons.
  *
  * down() converts back to the plain tables of before, data included.
  */
