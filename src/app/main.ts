@@ -8,6 +8,8 @@ import { registerLifecycle } from '../cli/lifecycle';
 import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
 import { registerMaintain } from '../cli/maintain';
+import { registerHooks } from '../cli/hooks';
+import { startHookWorkers } from './hookWorkers';
 
 /**
  * The `lcm` command line (DESIGN §9). Each command lives in its own module and registers
@@ -24,6 +26,7 @@ export async function main(argv: string[]): Promise<number> {
   registerGenerate(program, openCliContext);
   registerSeedDemo(program, openCliContext);
   registerMaintain(program, openCliContext);
+  registerHooks(program, openCliContext, (ctx) => startHookWorkers(ctx));
   try {
     await program.parseAsync(argv);
   } catch (err) {

@@ -8,6 +8,7 @@ import { listen } from './server';
 import { seedDemo, DEMO_CREDENTIALS } from '../ingest/demoData';
 import { startLifecycleSweeper } from '../jobs/lifecycleSweeper';
 import { startPartitionMaintenance } from '../jobs/partitionMaintenance';
+import { startHookWorkers } from './hookWorkers';
 
 /** `lcm serve` (what `npm start` runs): migrate, seed the embedded default once, listen. */
 export function registerServe(program: Command): void {
@@ -30,6 +31,7 @@ export function registerServe(program: Command): void {
       const running = await listen(composed.app.express, ctx.settings);
       const stopSweeper = startLifecycleSweeper(ctx.db, ctx.settings, logger);
       const stopMaintenance = startPartitionMaintenance(ctx.db, ctx.settings, logger);
+      const hookWorkers = ctx.settings.HOOKS_WORKER ? await startHookWorkers(ctx, composed.app.metrics.registry) : undefined;
 
       process.stdout.write(`lead-call-api listening on ${running.url}/api\n`);
       if (ctx.embedded) {
@@ -49,6 +51,7 @@ export function registerServe(program: Command): void {
       stopSweeper();
       stopMaintenance();
       await running.close();
+      await hookWorkers?.stop();
       await composed.close();
       await ctx.close();
     });

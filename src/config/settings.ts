@@ -76,6 +76,35 @@ const schema = z.object({
   PARTITION_MONTHS_AHEAD: z.coerce.number().int().min(1).max(24).default(3),
   /** Keep this many whole months before the current one and drop older partitions; unset = keep everything. */
   RETENTION_MONTHS: optionalString.pipe(z.coerce.number<string | undefined>().int().positive().optional()),
+  /** Hook delivery workers inside `lcm serve` (each node claims due deliveries from Postgres). */
+  HOOKS_WORKER: boolean.default(true),
+  /** Deliveries one worker process sends at once. */
+  HOOKS_CONCURRENCY: positiveInt.default(16),
+  /** A delivery succeeds on a 2xx answer within this time; slower is a failed attempt. */
+  HOOKS_TIMEOUT_MS: positiveInt.default(10000),
+  /** Allow plain-http hook URLs (local development and tests); https only otherwise. */
+  HOOKS_ALLOW_HTTP: boolean.default(false),
+  /**
+   * Host names (or literal addresses) hooks may reach although they resolve to loopback,
+   * private, link-local or metadata addresses; comma separated.
+   */
+  HOOKS_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '')),
+  /** First retry delay; each further retry doubles it (with jitter) up to HOOKS_RETRY_MAX_DELAY_MS. */
+  HOOKS_RETRY_BASE_MS: positiveInt.default(30000),
+  HOOKS_RETRY_MAX_DELAY_MS: positiveInt.default(6 * 3600 * 1000),
+  /** How long a delivery is retried, from its first attempt, before it is `failed`. */
+  HOOKS_RETRY_WINDOW_MS: positiveInt.default(3 * 86400 * 1000),
+  /** A hook whose every attempt failed for this long is disabled, with the reason shown on it. */
+  HOOKS_DISABLE_AFTER_MS: positiveInt.default(5 * 86400 * 1000),
+  /** How often a worker process records that it is alive. */
+  HOOKS_HEARTBEAT_MS: positiveInt.default(10000),
+  /** A worker silent this long is taken for dead: its claimed deliveries are released to others. */
+  HOOKS_WORKER_STALE_MS: positiveInt.default(60000),
+  /** How often idle workers look for deliveries scheduled for later (new ones arrive by notification). */
+  HOOKS_POLL_INTERVAL_MS: positiveInt.default(2000),
 });
 
 export type Settings = z.output<typeof schema>;

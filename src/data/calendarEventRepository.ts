@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { patternToSqlLike } from '../domain/projectPatterns';
 import { ProjectScope, projectVisibleSql } from './projectScope';
+import type { CalendarEvent } from '../domain/calendarEventSerializer';
+import { recordCalendarEvent } from './hookEvents';
+
+export type { CalendarEvent };
 
 /**
  * Calendar events (docs/decisions.md, Calendar events). A calendar belongs to a project; an event is visible when
@@ -12,17 +16,6 @@ import { ProjectScope, projectVisibleSql } from './projectScope';
  * instant `start`, returned when `from <= start < to`. Together: `start < to AND (end > from
  * OR start >= from)`.
  */
-export interface CalendarEvent {
-  uniqueId: string;
-  calendarCode: string;
-  leadUniqueId: string;
-  title: string;
-  notes: string;
-  start: Date;
-  end: Date;
-  source: string;
-  externalId: string;
-}
 
 /** What a client writes: every field but the unique id. */
 export type CalendarEventInput = Omit<CalendarEvent, 'uniqueId'>;
@@ -66,16 +59,16 @@ const overlapBindings = (i: Interval) => [i.to, i.from, i.from];
 /** projectVisibleSql types its bindings loosely; they are a text[] value. */
 const sqlBindings = (values: unknown[]) => values as Knex.RawBinding[];
 
-export type CalendarAccess = { kind: 'unknown' } | { kind: 'invisible' } | { kind: 'visible'; id: number };
+export type CalendarAccess = { kind: 'unknown' } | { kind: 'invisible' } | { kind: 'visible'; id: number; project: string };
 
 /** Whether a calendar exists and lies in the account's projects (writes: 400 vs 403). */
 export async function calendarAccess(db: Knex, code: string, scope: ProjectScope): Promise<CalendarAccess> {
   const visible = projectVisibleSql('project', scope);
   const row = await db('calendars')
     .where({ code })
-    .first('id', db.raw(`${visible.sql} as visible`, sqlBindings(visible.bindings)));
+    .first('id', 'project', db.raw(`${visible.sql} as visible`, sqlBindings(visible.bindings)));
   if (!row) return { kind: 'unknown' };
-  return row.visible ? { kind: 'visible', id: row.id } : { kind: 'invisible' };
+  return row.visible ? { kind: 'visible', id: row.id, project: row.project } : { kind: 'invisible' };
 }
 
 /** Events of one calendar overlapping the interval; undefined when the calendar is unknown or invisible. */
@@ -144,13 +137,18 @@ export type WriteResult =
   | { kind: 'unknown_calendar' }
   | { kind: 'forbidden_calendar' };
 
-export async function createEvent(db: Knex, input: CalendarEventInput, scope: ProjectScope): Promise<WriteResult> {
-  const calendar = await calendarAccess(db, input.calendarCode, scope);
-  if (calendar.kind === 'unknown') return { kind: 'unknown_calendar' };
-  if (calendar.kind === 'invisible') return { kind: 'forbidden_calendar' };
-  const uniqueId = randomUUID();
-  await db('calendar_events').insert({ unique_id: uniqueId, ...eventValues(calendar.id, input) });
-  return { kind: 'ok', event: { uniqueId, ...input } };
+/** Creates an event with its calendarEvent.created (one transaction); `time` is the change's moment. */
+export async function createEvent(db: Knex, input: CalendarEventInput, scope: ProjectScope, time: Date = new Date()): Promise<WriteResult> {
+  return db.transaction(async (trx) => {
+    const calendar = await calendarAccess(trx, input.calendarCode, scope);
+    if (calendar.kind === 'unknown') return { kind: 'unknown_calendar' } as const;
+    if (calendar.kind === 'invisible') return { kind: 'forbidden_calendar' } as const;
+    const uniqueId = randomUUID();
+    await trx('calendar_events').insert({ unique_id: uniqueId, ...eventValues(calendar.id, input) });
+    const event = { uniqueId, ...input };
+    await recordCalendarEvent(trx, { type: 'calendarEvent.created', event, project: calendar.project, time });
+    return { kind: 'ok', event } as const;
+  });
 }
 
 /**
@@ -163,6 +161,7 @@ export async function replaceEvent(
   uniqueId: string,
   input: CalendarEventInput,
   scope: ProjectScope,
+  time: Date = new Date(),
 ): Promise<WriteResult> {
   return db.transaction(async (trx) => {
     const visible = projectVisibleSql('c.project', scope);
@@ -179,17 +178,25 @@ export async function replaceEvent(
     await trx('calendar_events')
       .where({ id: rows[0].id })
       .update({ ...eventValues(calendar.id, input), version: trx.raw('version + 1') });
-    return { kind: 'ok', event: { uniqueId, ...input } } as const;
+    const event = { uniqueId, ...input };
+    await recordCalendarEvent(trx, { type: 'calendarEvent.updated', event, project: calendar.project, time });
+    return { kind: 'ok', event } as const;
   });
 }
 
-/** Deletes a visible event; false when it is unknown or invisible. */
-export async function deleteEvent(db: Knex, uniqueId: string, scope: ProjectScope): Promise<boolean> {
-  const visible = projectVisibleSql('c.project', scope);
-  const { rowCount } = await db.raw<{ rowCount: number }>(
-    `delete from calendar_events e using calendars c
-      where c.id = e.calendar_id and e.unique_id = ? and ${visible.sql}`,
-    sqlBindings([uniqueId, ...visible.bindings]),
-  );
-  return rowCount > 0;
+/** Deletes a visible event with its calendarEvent.deleted (the event as it was); false when it is unknown or invisible. */
+export async function deleteEvent(db: Knex, uniqueId: string, scope: ProjectScope, time: Date = new Date()): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const visible = projectVisibleSql('c.project', scope);
+    const { rows } = await trx.raw<{ rows: (EventRow & { project: string })[] }>(
+      `delete from calendar_events e using calendars c
+        where c.id = e.calendar_id and e.unique_id = ? and ${visible.sql}
+        returning ${EVENT_COLUMNS}, c.project`,
+      sqlBindings([uniqueId, ...visible.bindings]),
+    );
+    const row = rows[0];
+    if (!row) return false;
+    await recordCalendarEvent(trx, { type: 'calendarEvent.deleted', event: toEvent(row), project: row.project, time });
+    return true;
+  });
 }

@@ -1,6 +1,7 @@
 import knex, { Knex } from 'knex';
 import pg from 'pg';
 import path from 'node:path';
+import { migrateJobQueue } from './jobQueue';
 
 // Row ids and counts fit in a double; reading int8 as a number keeps rows plain.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
@@ -23,9 +24,18 @@ export interface DbOptions {
 const SILENT = { warn() {}, error() {}, debug() {}, deprecate() {} };
 
 /** A knex instance whose connections speak the platform time zone (interval and date arithmetic). */
+const urls = new WeakMap<Knex, string>();
+
+/** The URL a knex instance was made with: the job queue opens its own connections to the same database. */
+export function connectionStringOf(db: Knex): string {
+  const url = urls.get(db);
+  if (url === undefined) throw new Error('this database handle was not made by createDb');
+  return url;
+}
+
 export function createDb(options: DbOptions): Knex {
   const tz = options.timezone.replace(/'/g, "''");
-  return knex({
+  const db = knex({
     client: 'pg',
     connection:
       options.connectTimeoutMs === undefined ? options.url : { connectionString: options.url, connectionTimeoutMillis: options.connectTimeoutMs },
@@ -40,25 +50,32 @@ export function createDb(options: DbOptions): Knex {
     },
     migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
   });
+  urls.set(db, options.url);
+  return db;
 }
 
 /** Advisory lock key (two-key form) that serialises migrations of nodes starting together. */
 const MIGRATION_LOCK = [0x4c434d, 0] as const;
 
 /**
- * Applies pending migrations. API nodes started together all call this: knex's own lock makes
- * every node but one fail at once ("migration table is already locked"), so the nodes queue on
- * an advisory lock instead, and the later ones find nothing left to apply.
+ * The project's migrations, then the job queue's schema (graphile-worker's own migrations).
+ * API nodes started together all call this: knex's own lock makes every node but one fail at
+ * once ("migration table is already locked"), so the nodes queue on an advisory lock instead,
+ * and the later ones find nothing left to apply.
  */
 export async function migrateLatest(db: Knex): Promise<string[]> {
+  const migrate = async () => {
+    const [, applied] = (await db.migrate.latest()) as [number, string[]];
+    await migrateJobQueue(connectionStringOf(db));
+    return applied;
+  };
   // The lock holds one connection while knex migrates on another: a pool of one cannot.
-  if ((db.client.pool?.max ?? 2) < 2) return ((await db.migrate.latest()) as [number, string[]])[1];
+  if ((db.client.pool?.max ?? 2) < 2) return migrate();
   const conn = (await db.client.acquireConnection()) as pg.Client;
   try {
     await conn.query('select pg_advisory_lock($1, $2)', [...MIGRATION_LOCK]);
     try {
-      const [, applied] = (await db.migrate.latest()) as [number, string[]];
-      return applied;
+      return await migrate();
     } finally {
       await conn.query('select pg_advisory_unlock($1, $2)', [...MIGRATION_LOCK]).catch(() => undefined);
     }

@@ -77,13 +77,21 @@ export function outcomeOfRecordedCall(call: {
 
 const numOrNull = <N extends string>(e: { toNumber(n: N): number }, name: N | null) => (name === null ? null : e.toNumber(name));
 
+/** A lead whose status an applied outcome changed (for its lead.statusChanged event). */
+export interface LeadStatusChange {
+  leadId: number;
+  previousStatus: LeadStatusName;
+  status: LeadStatusName;
+}
+
 /**
  * Applies the outcome of the call (its id and start time, which finds its month's partition)
  * to its lead inside `trx`. A call loaded again keeps the
  * statuses of its first application and the lead is not touched twice. A call still in
- * progress has no outcome yet: only its preCallLeadStatus is set.
+ * progress has no outcome yet: only its preCallLeadStatus is set. Returns the lead's status
+ * change when there was one.
  */
-export async function applyCallOutcomeToLead(trx: Knex.Transaction, key: PartitionedKey, _zone: string): Promise<void> {
+export async function applyCallOutcomeToLead(trx: Knex.Transaction, key: PartitionedKey, _zone: string): Promise<LeadStatusChange | undefined> {
   const callId = key.id;
   const byKey = { id: key.id, start_time: key.time };
   const { rows } = await trx.raw(
@@ -103,7 +111,7 @@ export async function applyCallOutcomeToLead(trx: Knex.Transaction, key: Partiti
       pre_call_lead_status: applied.preCallLeadStatus,
       lead_closure: applied.leadClosure,
     });
-    return;
+    return undefined;
   }
   if (call.lead_id === null) {
     throw new Error(`applyOutcome needs the call's lead, and lead ${JSON.stringify(call.unique_lead_id)} does not exist`);
@@ -125,7 +133,7 @@ export async function applyCallOutcomeToLead(trx: Knex.Transaction, key: Partiti
     await trx('calls')
       .where(byKey)
       .update({ lead_status: null, lead_closure: null, pre_call_lead_status: numOrNull(PreCallLeadStatus, preCallLeadStatusFor(leadStatus, followUp)) });
-    return;
+    return undefined;
   }
   const outcome = outcomeOfRecordedCall({
     endCause: CallEndCause.toName(call.end_cause) as CallEndCauseName,
@@ -165,4 +173,5 @@ export async function applyCallOutcomeToLead(trx: Knex.Transaction, key: Partiti
       lead_closure: result.leadClosure,
       applied_outcome: JSON.stringify(result),
     });
+  return r.leadStatus === leadStatus ? undefined : { leadId: lead.id, previousStatus: leadStatus, status: r.leadStatus };
 }

@@ -144,7 +144,7 @@ const INSERT_LEAD = `
   insert into leads (unique_id, campaign_id, pool_id, status, closure, phone_number, external_key, data,
                      upload_time, last_modified_time, status_changed_time, uploaded_by_user_id, last_modified_by_user_id)
   select $4, $1, pool.id, 0, 0, $5, $6, $7::jsonb, $8, $8, $8, $9, $9 from pool
-  returning unique_id`;
+  returning id, unique_id`;
 
 /**
  * Runs a statement as a named prepared statement on a pooled connection (or the transaction's):
@@ -159,15 +159,15 @@ async function queryPrepared(db: Knex | Knex.Transaction, name: string, text: st
   }
 }
 
-export type InsertLeadResult = { kind: 'inserted'; uniqueId: string } | { kind: 'forbidden' } | { kind: 'unknown_campaign' };
+export type InsertLeadResult = { kind: 'inserted'; id: number; uniqueId: string } | { kind: 'forbidden' } | { kind: 'unknown_campaign' };
 
 /** Inserts a New lead into its pool (created when missing) if the campaign is in the account's projects. */
 export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, scope: ProjectScope): Promise<InsertLeadResult> {
   const uniqueId = randomUUID();
   const values = [lead.campaignId, scope.likePatterns, lead.poolName, uniqueId, lead.phoneNumber, lead.externalKey, JSON.stringify(lead.data), lead.now, lead.userId];
   for (let attempt = 0; attempt < 3; attempt++) {
-    const { rows } = await queryPrepared(db, 'lcm_insert_lead', INSERT_LEAD, values);
-    if (rows.length > 0) return { kind: 'inserted', uniqueId: rows[0]!.unique_id as string };
+    const { rows } = await queryPrepared(db, 'lcm_insert_lead_v2', INSERT_LEAD, values);
+    if (rows.length > 0) return { kind: 'inserted', id: rows[0]!.id as number, uniqueId: rows[0]!.unique_id as string };
     const exists = await db('campaigns').where({ id: lead.campaignId }).first('id');
     if (!exists) return { kind: 'unknown_campaign' };
     if (!(await isCampaignVisible(db, lead.campaignId, scope))) return { kind: 'forbidden' };

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { LeadStatus } from '../domain/enums';
+import { LeadStatus, LeadStatusName } from '../domain/enums';
+import { recordLeadEvents } from './hookEvents';
 import { SWEEP_RULES, SweepRule } from '../domain/lifecycle';
 
 /**
@@ -38,7 +39,7 @@ async function sweepBatch(db: Knex, rule: SweepRule, now: Date, zone: string, op
     await trx.raw(`select set_config('TimeZone', ?, true)`, [zone]);
     const result = await trx.raw(
       `with due as (
-         select l.id
+         select l.id, l.status as previous_status
            from campaigns c
            join leads l on l.campaign_id = c.id
           where c.${column} is not null ${onlyCampaigns}
@@ -50,7 +51,8 @@ async function sweepBatch(db: Knex, rule: SweepRule, now: Date, zone: string, op
        update leads l
           set status = ?, status_changed_time = ?, last_modified_time = ?, last_modified_by_user_id = null
          from due
-        where l.id = due.id`,
+        where l.id = due.id
+       returning l.id, due.previous_status`,
       [
         ...(options.campaignIds === null ? [] : [options.campaignIds]),
         rule.from.map((s) => LeadStatus.toNumber(s)),
@@ -62,7 +64,15 @@ async function sweepBatch(db: Knex, rule: SweepRule, now: Date, zone: string, op
         now,
       ],
     );
-    return result.rowCount ?? 0;
+    const moved = result.rows as { id: number; previous_status: number }[];
+    // Each moved lead's lead.statusChanged, in the same transaction as the move.
+    await recordLeadEvents(
+      trx,
+      'lead.statusChanged',
+      moved.map((r) => ({ leadId: r.id, previousStatus: LeadStatus.toName(r.previous_status) as LeadStatusName })),
+      now,
+    );
+    return moved.length;
   });
 }
 

@@ -106,7 +106,7 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   /** Response body schema for the document; `csv` documents a text/csv stream. */
   response?: z.ZodType;
   /** Success status when not 200. */
-  successStatus?: 200 | 201 | 204;
+  successStatus?: 200 | 201 | 202 | 204;
   /** Extra non-success statuses this endpoint can answer (beyond the common ones). */
   errorStatuses?: number[];
   /** Extra request headers to document. */

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CounterStore } from '../ratelimit/counterStore';
 import type { ReadSource } from '../data/readSource';
+import { hookQueueStats, HookQueueStats } from '../data/hookRepository';
 
 /**
  * Prometheus metrics of one app instance (a registry each, so test apps don't collide): the
@@ -83,6 +84,44 @@ export class Metrics {
       if (status === 429) this.rateLimited.inc({ service });
       if (aborted) this.aborted.inc({ service });
     };
+  }
+
+  /**
+   * Gauges of the hook delivery queue, read from Postgres when scraped (the queue is shared by
+   * every node, so any node reports it): pending and due deliveries, the age of the oldest due
+   * one, and the queue's jobs. Delivery outcomes are counted by the workers of each process
+   * (lcm_hook_deliveries_total, src/jobs/hookWorker.ts) in this same registry.
+   */
+  watchHookQueue(db: Knex): void {
+    let last: Promise<HookQueueStats | undefined> | undefined;
+    // One query per scrape, however many gauges read it, and never more than one in flight. A
+    // scrape does not wait for it longer than a second: when every pooled connection is busy the
+    // queue gauges keep their last values instead of holding the whole scrape.
+    const stats = () => {
+      last ??= hookQueueStats(db)
+        .catch(() => undefined)
+        .finally(() => setImmediate(() => (last = undefined)));
+      let timer: NodeJS.Timeout | undefined;
+      const giveUp = new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), 1000);
+        timer.unref();
+      });
+      return Promise.race([last, giveUp]).finally(() => clearTimeout(timer));
+    };
+    const gauge = (name: string, help: string, pick: (s: HookQueueStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          const s = await stats();
+          if (s !== undefined) this.set(pick(s));
+        },
+      });
+    gauge('lcm_hook_deliveries_pending', 'Hook deliveries not yet delivered, failed or skipped (due now or waiting for a retry)', (s) => s.pending);
+    gauge('lcm_hook_deliveries_due', 'Pending hook deliveries whose attempt is due', (s) => s.due);
+    gauge('lcm_hook_oldest_due_delivery_age_seconds', 'How long the oldest due hook delivery has been waiting (0 when none is due)', (s) => s.oldestDueSeconds);
+    gauge('lcm_hook_queue_jobs', 'Hook delivery jobs in the job queue (waiting, scheduled or running)', (s) => s.queuedJobs);
   }
 
   /**

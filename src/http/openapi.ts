@@ -101,6 +101,7 @@ const FAIR_USE_PARAMETER: oas31.ParameterObject = {
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
   201: 'Created',
+  202: 'Accepted: queued, to be done shortly.',
   204: 'No Content',
   400: 'The request is faulty: a parameter or body property is missing or invalid (named in `errors`).',
   401: 'Authentication failed or no credentials were sent.',

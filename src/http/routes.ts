@@ -10,6 +10,7 @@ import { organizationEndpoints } from './endpoints/organization';
 import { leadEndpoints } from './endpoints/leads';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
+import { hookEndpoints } from './endpoints/hooks';
 import { problemTypeEndpoints } from './endpoints/problems';
 
 /**
@@ -34,6 +35,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...leadEndpoints,
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
+    ...hookEndpoints(services.settings),
   ];
   return endpoints;
 }

@@ -5,6 +5,7 @@ import { autoPoolName } from '../data/leadPools';
 import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
+import { recordLeadEvent } from '../data/hookEvents';
 
 /**
  * Importing one lead (docs/decisions.md, Leads): campaign → project check → lead definition →
@@ -67,7 +68,9 @@ export async function importLead(
   idempotencyKey?: string,
 ): Promise<ImportLeadOutcome> {
   if (idempotencyKey === undefined) {
-    return { kind: 'answered', answer: await importOnce(deps.db, deps, importer, request), replayed: false };
+    // One transaction: the lead and its lead.created event are committed together.
+    const answer = await deps.db.transaction((trx) => importOnce(trx, deps, importer, request));
+    return { kind: 'answered', answer, replayed: false };
   }
   const outcome = await runIdempotent(deps.db, importer.accountId, idempotencyKey, requestHash(request), async (trx) => ({
     status: 200,
@@ -78,7 +81,7 @@ export async function importLead(
 }
 
 async function importOnce(
-  db: Knex | Knex.Transaction,
+  db: Knex.Transaction,
   deps: ImportLeadDeps,
   importer: Importer,
   request: ImportLeadRequest,
@@ -117,5 +120,6 @@ async function importOnce(
     if (!fresh) throw new ImportRefused('unknown_campaign', request.campaignCode);
     return importOnce(db, deps, importer, request);
   }
+  await recordLeadEvent(db, { type: 'lead.created', leadId: inserted.id, time: now });
   return { success: true, uniqueId: inserted.uniqueId, pool };
 }

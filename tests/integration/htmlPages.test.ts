@@ -30,6 +30,11 @@ describe('HTML pages', () => {
       { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-2', title: 'Call Ærø back', notes: 'two\nlines', start: '2026-05-05T14:00:00', end: '2026-05-05T14:15:00', source: 'crm', externalId: 'x2' },
     );
   });
+  let hookId: string;
+  beforeAll(async () => {
+    const hook = await request(t.app).post('/api/hooks').set('Authorization', w.accounts.full.auth).send({ name: 'Html <b>hook</b>', url: 'https://crm.example.com/in' });
+    hookId = hook.body.uniqueId;
+  });
 
   /** Values for the parameters small services need; an endpoint needing another one fails by name. */
   function urlFor(e: Endpoint): string {
@@ -38,7 +43,7 @@ describe('HTML pages', () => {
       OrgCode: e.path.startsWith('/users') ? w.users.agent : w.units.team,
       orgCode: w.units.team,
       Code: 'not_found',
-      UniqueId: e.path.startsWith('/calls') ? callId : leadId,
+      UniqueId: e.path.startsWith('/calls') ? callId : e.path.startsWith('/hooks') ? hookId : leadId,
     };
     const queryValues: Record<string, string> = {
       FromDate: '2026-05-01',

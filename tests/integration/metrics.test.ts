@@ -96,7 +96,13 @@ describe('metrics', () => {
       for (const c of held) await client.releaseConnection(c);
       await client.releaseConnection(await waiting);
     }
-    const idle = await scrape(t);
+    // A scrape's own hook-queue query (queued while the pool was exhausted) may still be running
+    // right after the release: the pool settles once it has finished.
+    let idle = await scrape(t);
+    for (let i = 0; i < 50 && sample(idle, 'lcm_db_pool_connections', { state: 'used' }) !== 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      idle = await scrape(t);
+    }
     expect(sample(idle, 'lcm_db_pool_connections', { state: 'used' })).toBe(0);
     expect(sample(idle, 'lcm_db_pool_waiting')).toBe(0);
   });

@@ -124,10 +124,20 @@ const rows: Row[] = [
     expect: 'not-found',
     body: (_w, _d, path) => ({ uniqueId: lastSegment(path) }),
   },
+  // ---- hooks ----
+  {
+    name: 'a hook on the Retail campaign',
+    method: 'post',
+    path: () => '/api/hooks',
+    expect: 'forbidden',
+    body: (w, d) => ({ name: `Hook ${d.retail}`, url: 'https://crm.example.com/in', campaignCode: w.campaigns.retail }),
+  },
 ];
 
 /** Services that are not data endpoints: operations, documentation and the account's own. */
-const NOT_DATA = /^(healthz|readyz|metrics|openapi|docs|problems\.(list|get)|myaccount(\..*)?)$/;
+// Hooks other than their creation are the account's own (another account's hook is a 404, and
+// their events pass the project rights when written and again when sent: tests/integration/hookEvents.test.ts).
+const NOT_DATA = /^(healthz|readyz|metrics|openapi|docs|problems\.(list|get)|myaccount(\..*)?|hooks\.(list|get|meta|update|delete|example|test|deliveries|redeliver))$/;
 
 /** The endpoint Express dispatches a request to: the first in mount order whose route matches. */
 function routeOf(endpoints: readonly Endpoint[], method: string, path: string): Endpoint | undefined {

@@ -20,23 +20,7 @@ import {
   replaceEvent,
   WriteResult,
 } from '../../data/calendarEventRepository';
-import { formatDateTime } from '../../domain/datetime';
-import type { DateTimeFormatName } from '../../domain/enums';
-
-/** A CalendarEvent on the wire (the OpenAPI document): DateTimes in platform time, in the answer's format. */
-function toJson(event: CalendarEvent, zone: string, format: DateTimeFormatName) {
-  return {
-    uniqueId: event.uniqueId,
-    calendarCode: event.calendarCode,
-    leadUniqueId: event.leadUniqueId,
-    title: event.title,
-    notes: event.notes,
-    start: formatDateTime(event.start, zone, format),
-    end: formatDateTime(event.end, zone, format),
-    source: event.source,
-    externalId: event.externalId,
-  };
-}
+import { calendarEventToJson as toJson } from '../../domain/calendarEventSerializer';
 
 /** Unknown calendar → 400 naming the field; a calendar outside the account's projects → 403. */
 function writtenEvent(result: WriteResult, calendarCode: string, uniqueId?: string): CalendarEvent {
@@ -119,8 +103,8 @@ export const calendarEventCreate = defineEndpoint({
   response: calendarEventOut,
   dateTimes: true,
   successStatus: 201,
-  async handler({ body, res, scope, db, zone, dateTimeFormat }) {
-    const event = writtenEvent(await createEvent(db, body, scope), body.calendarCode);
+  async handler({ body, res, scope, db, zone, dateTimeFormat, clock }) {
+    const event = writtenEvent(await createEvent(db, body, scope, clock()), body.calendarCode);
     res.location(`/api/calendars/events/${encodeURIComponent(event.uniqueId)}`);
     return { status: 201, body: toJson(event, zone, dateTimeFormat) };
   },
@@ -142,10 +126,10 @@ export const calendarEventReplace = defineEndpoint({
   response: calendarEventOut,
   dateTimes: true,
   errorStatuses: [404],
-  async handler({ params, body, scope, db, zone, dateTimeFormat }) {
+  async handler({ params, body, scope, db, zone, dateTimeFormat, clock }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
     const { uniqueId: _ignored, ...input } = body;
-    const event = writtenEvent(await replaceEvent(db, params.UniqueId, input, scope), body.calendarCode, params.UniqueId);
+    const event = writtenEvent(await replaceEvent(db, params.UniqueId, input, scope, clock()), body.calendarCode, params.UniqueId);
     return { body: toJson(event, zone, dateTimeFormat) };
   },
 });
@@ -165,9 +149,9 @@ export const calendarEventDelete = defineEndpoint({
   body: deleteCalendarEventBody,
   successStatus: 204,
   errorStatuses: [404],
-  async handler({ params, body, scope, db }) {
+  async handler({ params, body, scope, db, clock }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
-    const deleted = await deleteEvent(db, params.UniqueId, scope);
+    const deleted = await deleteEvent(db, params.UniqueId, scope, clock());
     if (!deleted) throw notFound(`no calendar event ${params.UniqueId}`);
     return { status: 204 };
   },

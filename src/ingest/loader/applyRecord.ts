@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { LeadStatusName } from '../../domain/enums';
 import {
   CallEndCause,
   CallLeadStatus,
@@ -19,6 +20,7 @@ import { AccountCommandError, upsertAccount } from '../accountCommands';
 import { ensurePool, autoPoolName } from '../../data/leadPools';
 import { applyCallOutcomeToLead } from '../../data/leadLifecycleRepository';
 import { CALLS, READY_PERIODS, PartitionedKey, findKey, upsertByUniqueId } from '../../data/uniqueIdRegistry';
+import { recordCallEvent, recordCalendarEvent, recordLeadEvent } from '../../data/hookEvents';
 import type { LoadRecord, RecordType } from './recordSchemas';
 
 /** A reason the record cannot be loaded; the loader prefixes the line number. */
@@ -257,10 +259,18 @@ export class RecordApplier {
       last_modified_by_user_id: await this.optionalUserId(r.lastModifiedByUser),
       first_processed_by_user_id: await this.optionalUserId(r.firstProcessedByUser),
     };
-    await this.trx('leads')
+    const before = r.uniqueId === undefined ? undefined : await this.trx('leads').where({ unique_id: r.uniqueId }).first('status');
+    const [row] = await this.trx('leads')
       .insert({ unique_id: r.uniqueId ?? randomUUID(), ...values })
       .onConflict('unique_id')
-      .merge(Object.keys(values));
+      .merge(Object.keys(values))
+      .returning('id');
+    // A new lead is lead.created; a reloaded one whose status moved is lead.statusChanged.
+    if (before === undefined) await recordLeadEvent(this.trx, { type: 'lead.created', leadId: row.id, time: this.now() });
+    else if (before.status !== values.status) {
+      const previousStatus = LeadStatus.toName(before.status) as LeadStatusName;
+      await recordLeadEvent(this.trx, { type: 'lead.statusChanged', leadId: row.id, previousStatus, time: this.now() });
+    }
   }
 
   // ---- calls ------------------------------------------------------------------------------
@@ -300,6 +310,9 @@ export class RecordApplier {
       }
     };
     const lead = await this.trx('leads').where({ unique_id: r.uniqueLeadId }).first('id');
+    // Through the registry: calls has no index on unique_id alone (month partitions).
+    const known = r.uniqueId === undefined ? undefined : await findKey(this.trx, CALLS, r.uniqueId);
+    const before = known === undefined ? undefined : await this.trx('calls').where({ id: known.id, start_time: known.time }).first('in_progress');
     const values = {
       campaign_id: campaign.id,
       lead_id: lead?.id ?? null,
@@ -330,12 +343,19 @@ export class RecordApplier {
     };
     const key = await upsertByUniqueId(this.trx, CALLS, r.uniqueId ?? randomUUID(), values);
     if (r.applyOutcome) await this.applyOutcome(key);
+    // call.ended once: when a completed call is first loaded, or loaded again after it was in progress.
+    if (!r.inProgress && (before === undefined || before.in_progress)) {
+      await recordCallEvent(this.trx, { callId: key.id, startTime: key.time, time: this.now() });
+    }
   }
 
   /** Hook for the lead lifecycle: applies a loaded call's outcome to its lead. */
   private async applyOutcome(call: PartitionedKey): Promise<void> {
     try {
-      await applyCallOutcomeToLead(this.trx, call, this.zone);
+      const change = await applyCallOutcomeToLead(this.trx, call, this.zone);
+      if (change) {
+        await recordLeadEvent(this.trx, { type: 'lead.statusChanged', leadId: change.leadId, previousStatus: change.previousStatus, time: this.now() });
+      }
     } catch (err) {
       throw new RecordError((err as Error).message);
     }

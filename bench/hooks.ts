@@ -1,0 +1,148 @@
+/**
+ * Hook delivery benchmark, run on demand:
+ *   npm run bench:hooks [-- --events 10000 --workers 1 --concurrency 16 --batch 500]
+ *
+ * A throwaway embedded Postgres; one account, campaign and hook to a local receiver (plain
+ * HTTP on loopback, answering 200 at once and verifying nothing, so the figure is ours). The
+ * events are `lead.created` of existing leads, written `--batch` per transaction with the same
+ * recordLeadEvents the sources use; `--workers` delivery worker pools (graphile-worker, each
+ * `--concurrency` sends at once) run in this process. Reports deliveries/s (first commit →
+ * last delivery), p50/p99/max from each event's commit to its arrival, and the process's
+ * RSS and heap (sampled every 100 ms). Two runs: `--workers 1` and `--workers 2`.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
+import { createDb, migrateLatest } from '../src/data/db';
+import { loadSettings } from '../src/config/settings';
+import { createLogger } from '../src/config/logger';
+import { recordLeadEvents } from '../src/data/hookEvents';
+import { createHook } from '../src/data/hookRepository';
+import { startHookWorker, HookWorker } from '../src/jobs/hookWorker';
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} needs a positive number`);
+  return n;
+}
+
+const EVENTS = option('events', 10_000);
+const WORKERS = option('workers', 1);
+const CONCURRENCY = option('concurrency', 16);
+const BATCH = option('batch', 500);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+async function main(): Promise<void> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-bench-hooks-'));
+  fs.chmodSync(root, 0o755);
+  const cluster = await startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), port: await freePort(), database: 'bench', persistent: false });
+  const arrivals = new Map<string, number>();
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = performance.now();
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { uniqueId: string } };
+      if (!arrivals.has(body.data.uniqueId)) arrivals.set(body.data.uniqueId, at);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const receiverPort = (receiver.address() as net.AddressInfo).port;
+  const settings = loadSettings({
+    DATABASE_URL: cluster.url,
+    LOG_LEVEL: 'warn',
+    HOOKS_ALLOW_HTTP: 'true',
+    HOOKS_ALLOWED_HOSTS: '127.0.0.1',
+    HOOKS_CONCURRENCY: String(CONCURRENCY),
+    DB_POOL_MAX: String(Math.max(10, CONCURRENCY * WORKERS + 4)),
+  });
+  const db = createDb({ url: cluster.url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX });
+  const workers: HookWorker[] = [];
+  try {
+    await migrateLatest(db);
+    // One org unit, user, account, lead definition, campaign, pool and EVENTS leads, in SQL.
+    await db.raw(`
+      insert into org_units (unique_id, org_code, name, level) values ('ou', 'ROOT', 'Root', 0);
+      insert into users (unique_id, org_code, username, name, parent_id, email) values ('u', 'agent', 'agent', 'Agent', 1, 'agent@example.com');
+      insert into accounts (username, password_hash, user_id, project_patterns, rights) values ('bench', 'x', 1, '{*}', '{"Leads":["Get"],"WebHooks":["Get","Post"]}');
+      insert into lead_definitions (unique_id, name) values ('def', 'Def');
+      insert into lead_definition_fields (lead_definition_id, name, type) values (1, 'Name', 'text');
+      insert into campaigns (unique_id, code, name, project, lead_definition_id, campaign_type) values ('c', 'BENCH', 'Bench', 'Bench', 1, 1);
+      insert into lead_pools (campaign_id, name) values (1, 'pool');
+      insert into leads (unique_id, campaign_id, pool_id, data, uploaded_by_user_id, last_modified_by_user_id)
+        select 'lead-' || i, 1, 1, jsonb_build_object('Name', 'Lead ' || i), 1, 1 from generate_series(1, ${EVENTS}) i;
+    `);
+    const account = await db('accounts').first('id');
+    await createHook(db, account.id, {
+      name: 'bench', description: null, url: `http://127.0.0.1:${receiverPort}/in`, method: 'POST', format: 'Json',
+      events: ['lead.created'], campaignCode: null, projects: null, leadStatus: null, contentTemplate: null, standardTemplate: 'Standard', enabled: true,
+    });
+    const logger = createLogger('warn');
+    for (let i = 0; i < WORKERS; i++) workers.push(await startHookWorker({ db, settings, logger }));
+
+    let peakRss = 0;
+    let peakHeap = 0;
+    const sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      peakRss = Math.max(peakRss, m.rss);
+      peakHeap = Math.max(peakHeap, m.heapUsed);
+    }, 100);
+    const baseline = process.memoryUsage();
+    const committed = new Map<string, number>();
+    const ids = (await db('leads').orderBy('id').select('id', 'unique_id')) as { id: number; unique_id: string }[];
+    const started = performance.now();
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const batch = ids.slice(i, i + BATCH);
+      await db.transaction((trx) => recordLeadEvents(trx, 'lead.created', batch.map((l) => ({ leadId: l.id })), new Date()));
+      const at = performance.now();
+      for (const l of batch) committed.set(l.unique_id, at);
+    }
+    const enqueued = performance.now();
+    const deadline = Date.now() + 600_000;
+    while (arrivals.size < EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    clearInterval(sampler);
+    const last = Math.max(...arrivals.values());
+    const latencies = [...committed].filter(([id]) => arrivals.has(id)).map(([id, at]) => arrivals.get(id)! - at).sort((a, b) => a - b);
+    const failed = await db('hook_deliveries').whereNot('status', 'delivered').count({ n: '*' });
+    const mb = (b: number) => `${Math.round(b / 1024 / 1024)} MB`;
+    process.stdout.write(
+      [
+        `hook deliveries: ${EVENTS} events, ${WORKERS} worker pool(s) × ${CONCURRENCY}, events committed ${BATCH} per transaction`,
+        `  events written in ${Math.round(enqueued - started)} ms (${Math.round((EVENTS / (enqueued - started)) * 1000)} events/s)`,
+        `  delivered ${arrivals.size}/${EVENTS} (${Number(failed[0]!.n)} not delivered) in ${Math.round(last - started)} ms: ${Math.round((arrivals.size / (last - started)) * 1000)} deliveries/s`,
+        `  commit → delivery: p50 ${Math.round(percentile(latencies, 50))} ms, p99 ${Math.round(percentile(latencies, 99))} ms, max ${Math.round(latencies[latencies.length - 1] ?? 0)} ms`,
+        `  memory: RSS ${mb(baseline.rss)} → peak ${mb(peakRss)}; heap ${mb(baseline.heapUsed)} → peak ${mb(peakHeap)}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    for (const w of workers) await w.stop();
+    await db.destroy();
+    receiver.close();
+    await cluster.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack ?? err}\n`);
+  process.exitCode = 1;
+});

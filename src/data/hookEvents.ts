@@ -1,0 +1,198 @@
+import type { Knex } from 'knex';
+import { LeadStatus, LeadStatusName } from '../domain/enums';
+import { isLeadEvent } from '../domain/hooks';
+import type { CalendarEvent } from '../domain/calendarEventSerializer';
+import { ENQUEUE_FIRST_ATTEMPTS_SQL } from './jobQueue';
+import { NEW_MESSAGE_ID_SQL } from './hookRepository';
+
+/**
+ * The event API: code that changes a lead, a call or a calendar event calls one of these with
+ * its own transaction, so the event is committed with the change or not at all (no event
+ * without its change, no change without its event):
+ *
+ *   await recordLeadEvent(trx, { type: 'lead.statusChanged', leadId, previousStatus: 'New', time });
+ *   await recordLeadEvents(trx, 'lead.statusChanged', [{ leadId, previousStatus }, ...], time);
+ *   await recordCallEvent(trx, { callId, startTime, time });
+ *   await recordCalendarEvent(trx, { type: 'calendarEvent.deleted', event, project, time });
+ *
+ * Each is one SQL statement. It matches the hooks that want the event (enabled, of an enabled
+ * account, subscribed to the type, campaign / projects / lead status filters, and the account's
+ * project rights) and, only when some do, stores the resource as it is now in the transaction
+ * (a snapshot the delivery renders with the API's serializers), one delivery per hook, and the
+ * first attempt's job on the queue. With no hook interested it writes nothing.
+ */
+
+export type LeadEventType = 'lead.created' | 'lead.statusChanged';
+
+export interface LeadEventInput {
+  leadId: number;
+  /** The status before the change (lead.statusChanged). */
+  previousStatus?: LeadStatusName;
+}
+
+const epochMs = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
+
+/** The lead as src/domain/hookMessages.ts LeadSnapshot, from `leads l` (binding-free). */
+const LEAD_SNAPSHOT = `(
+  select jsonb_build_object(
+    'row', jsonb_build_object(
+      'uniqueId', l.unique_id, 'status', l.status, 'closure', l.closure, 'priority', l.priority,
+      'phoneNumber', l.phone_number, 'externalKey', l.external_key, 'campaignId', l.campaign_id, 'poolId', l.pool_id,
+      'dataJson', l.data::text, 'dataVisible', false,
+      'uploadTime', ${epochMs('l.upload_time')}, 'lastModifiedTime', ${epochMs('l.last_modified_time')},
+      'firstProcessedTime', ${epochMs('l.first_processed_time')},
+      'ownerOrgUnitId', l.owner_org_unit_id, 'uploadedByUserId', l.uploaded_by_user_id,
+      'lastModifiedByUserId', l.last_modified_by_user_id, 'firstProcessedByUserId', l.first_processed_by_user_id,
+      'closureDataJson', l.closure_data::text),
+    'campaign', jsonb_build_object('uniqueId', c.unique_id, 'code', c.code, 'leadDefinitionId', c.lead_definition_id),
+    'pool', (select p.name from lead_pools p where p.id = l.pool_id),
+    'users', coalesce((select jsonb_object_agg(u.id::text, u.org_code) from users u
+                        where u.id in (l.uploaded_by_user_id, l.last_modified_by_user_id, l.first_processed_by_user_id)), '{}'),
+    'units', coalesce((select jsonb_object_agg(o.id::text, o.org_code) from org_units o where o.id = l.owner_org_unit_id), '{}'),
+    'agentEmail', (select u.email from users u where u.id = l.last_modified_by_user_id),
+    'statusChangedTime', ${epochMs('l.status_changed_time')})
+  from leads l join campaigns c on c.id = l.campaign_id where l.id = s.key)`;
+
+const epochMsInt = (column: string) => `floor(extract(epoch from ${column}) * 1000)::int8`;
+
+/** The call as src/domain/hookMessages.ts CallSnapshot, from `calls c` (binding-free). */
+const CALL_SNAPSHOT = `(
+  select jsonb_build_object(
+    'row', jsonb_build_object(
+      'unique_id', c.unique_id, 'unique_lead_id', c.unique_lead_id, 'lead_phone_number', c.lead_phone_number,
+      'lead_external_key', c.lead_external_key, 'end_cause', c.end_cause, 'in_progress', c.in_progress,
+      'connected', c.connected, 'incoming', c.incoming, 'start_ms', ${epochMsInt('c.start_time')},
+      'connect_ms', ${epochMsInt('c.connect_time')}, 'end_ms', ${epochMsInt('c.end_time')}, 'preview_ms', c.preview_ms,
+      'dialing_ms', c.dialing_ms, 'conversation_ms', c.conversation_ms, 'wrap_up_ms', c.wrap_up_ms,
+      'lead_status', c.lead_status, 'pre_call_lead_status', c.pre_call_lead_status, 'lead_closure', c.lead_closure,
+      'campaign_type', c.campaign_type, 'campaign_id', c.campaign_id, 'user_id', c.user_id,
+      'ou_chain', concat_ws(' ', c.ou0_id, c.ou1_id, c.ou2_id, c.ou3_id, c.ou4_id)),
+    'units', coalesce((select jsonb_agg(jsonb_build_object('id', o.id, 'uniqueId', o.unique_id, 'orgCode', o.org_code,
+                         'name', o.name, 'level', o.level, 'parentId', o.parent_id) order by o.level)
+                       from org_units o where o.id in (c.ou0_id, c.ou1_id, c.ou2_id, c.ou3_id, c.ou4_id)), '[]'),
+    'campaignCode', k.code,
+    'agentEmail', (select u.email from users u where u.id = c.user_id))
+  from calls c join campaigns k on k.id = c.campaign_id where c.id = s.key and c.start_time = s.call_start)`;
+
+/**
+ * Whether any enabled hook is subscribed to `type`, asked once per transaction and type: a long
+ * transaction (a loader file, a sweep batch) then pays nothing per row while no hook wants its
+ * events. A hook created while such a transaction runs receives the events of later ones.
+ */
+const wanted = new WeakMap<object, Map<string, boolean>>();
+async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolean> {
+  let byType = wanted.get(trx);
+  if (byType === undefined) wanted.set(trx, (byType = new Map()));
+  let answer = byType.get(type);
+  if (answer === undefined) {
+    const { rows } = await trx.raw(`select exists (select 1 from hooks where enabled and events @> array[?]::text[]) as wanted`, [type]);
+    answer = rows[0].wanted as boolean;
+    byType.set(type, answer);
+  }
+  return answer;
+}
+
+/**
+ * The statement: `source` selects (key, resource_id, campaign_code, project, lead_status,
+ * previous_status) per changed resource; `snapshot` is an expression over `s` giving its jsonb.
+ */
+async function emit(
+  trx: Knex.Transaction,
+  type: string,
+  time: Date,
+  source: { sql: string; bindings: Knex.RawBinding[] },
+  snapshot: { sql: string; bindings: Knex.RawBinding[] },
+): Promise<number> {
+  if (!(await anyHookWants(trx, type))) return 0;
+  const { rows } = await trx.raw(
+    `with s as (${source.sql}),
+     m as (
+       select s.key, h.id as hook_id
+         from s
+         join hooks h on h.enabled and h.events @> array[?]::text[]
+         join accounts a on a.id = h.account_id and a.enabled
+        where (h.campaign_code is null or h.campaign_code = s.campaign_code)
+          and (h.lead_status is null or not ?::boolean or h.lead_status = s.lead_status)
+          and (h.projects is null or exists (select 1 from unnest(h.projects) p where lower(s.project) like lcm_glob_to_like(p)))
+          and exists (select 1 from unnest(a.project_patterns) p where lower(s.project) like lcm_glob_to_like(p))),
+     e as (
+       insert into hook_events (type, occurred_time, project, campaign_code, resource_id, previous_status, snapshot)
+       select ?, ?, s.project, s.campaign_code, s.resource_id, s.previous_status, ${snapshot.sql}
+         from s where s.key in (select key from m)
+       returning id, resource_id),
+     d as (
+       insert into hook_deliveries (unique_id, hook_id, event_id, status, next_attempt_time)
+       select ${NEW_MESSAGE_ID_SQL}, m.hook_id, e.id, 'pending', now()
+         from m join s on s.key = m.key join e on e.resource_id = s.resource_id
+       returning id)
+     ${ENQUEUE_FIRST_ATTEMPTS_SQL}`,
+    [...source.bindings, type, isLeadEvent(type), type, time, ...snapshot.bindings],
+  );
+  return Number(rows[0]?.count ?? 0);
+}
+
+/** Events of many leads of one type (a sweep batch, a bulk import); returns the deliveries queued. */
+export async function recordLeadEvents(trx: Knex.Transaction, type: LeadEventType, leads: LeadEventInput[], time: Date): Promise<number> {
+  if (leads.length === 0) return 0;
+  const previous = leads.map((l) => (l.previousStatus === undefined ? null : LeadStatus.toNumber(l.previousStatus)));
+  return emit(
+    trx,
+    type,
+    time,
+    {
+      sql: `select l.id as key, l.unique_id as resource_id, c.code as campaign_code, c.project, l.status as lead_status,
+                   i.previous_status
+              from unnest(?::bigint[], ?::smallint[]) as i(lead_id, previous_status)
+              join leads l on l.id = i.lead_id join campaigns c on c.id = l.campaign_id`,
+      bindings: [leads.map((l) => l.leadId), previous as unknown as Knex.RawBinding],
+    },
+    { sql: LEAD_SNAPSHOT, bindings: [] },
+  );
+}
+
+export function recordLeadEvent(
+  trx: Knex.Transaction,
+  event: { type: LeadEventType; leadId: number; previousStatus?: LeadStatusName; time: Date },
+): Promise<number> {
+  return recordLeadEvents(trx, event.type, [{ leadId: event.leadId, ...(event.previousStatus ? { previousStatus: event.previousStatus } : {}) }], event.time);
+}
+
+/** `call.ended` of a completed call; its id and start time find it in its month's partition. */
+export function recordCallEvent(trx: Knex.Transaction, event: { callId: number; startTime: Date; time: Date }): Promise<number> {
+  return emit(
+    trx,
+    'call.ended',
+    event.time,
+    {
+      sql: `select c.id as key, c.unique_id as resource_id, k.code as campaign_code, k.project,
+                   null::smallint as lead_status, null::smallint as previous_status, c.start_time as call_start
+              from calls c join campaigns k on k.id = c.campaign_id where c.id = ? and c.start_time = ?`,
+      bindings: [event.callId, event.startTime],
+    },
+    { sql: CALL_SNAPSHOT, bindings: [] },
+  );
+}
+
+export type CalendarEventType = 'calendarEvent.created' | 'calendarEvent.updated' | 'calendarEvent.deleted';
+
+/**
+ * A calendar event change; `event` is the event as it is after the change (as it was, for a
+ * deletion) and `project` its calendar's project. Calendars have no campaign: hooks narrowed
+ * to a campaign do not receive calendar events.
+ */
+export function recordCalendarEvent(
+  trx: Knex.Transaction,
+  change: { type: CalendarEventType; event: CalendarEvent; project: string; time: Date },
+): Promise<number> {
+  return emit(
+    trx,
+    change.type,
+    change.time,
+    {
+      sql: `select 0::bigint as key, ?::text as resource_id, null::text as campaign_code, ?::text as project,
+                   null::smallint as lead_status, null::smallint as previous_status`,
+      bindings: [change.event.uniqueId, change.project],
+    },
+    { sql: '?::jsonb', bindings: [JSON.stringify(change.event)] },
+  );
+}

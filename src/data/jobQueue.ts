@@ -1,0 +1,49 @@
+import { Logger, runMigrations } from 'graphile-worker';
+import type { Knex } from 'knex';
+
+/**
+ * The job queue (graphile-worker, docs/decisions.md "Hooks"): its tables live in the
+ * `graphile_worker` schema of the same database, so a job is added in the transaction of the
+ * change that causes it, with the queue's own SQL function, and workers on any number of nodes
+ * claim jobs with `FOR UPDATE SKIP LOCKED`.
+ */
+export const JOB_QUEUE_SCHEMA = 'graphile_worker';
+
+/** The task that sends one attempt of one hook delivery. */
+export const HOOK_DELIVERY_TASK = 'hook_deliver';
+
+export interface HookDeliveryJob {
+  deliveryId: number;
+  /** The attempt this job makes; a job whose attempt was already made does nothing. */
+  attempt: number;
+}
+
+/** The queue's key of a delivery's job: adding it again moves the pending job instead of adding a second. */
+export const deliveryJobKey = (deliveryId: number) => `hook-delivery:${deliveryId}`;
+
+/** Creates or upgrades the queue's schema (idempotent; the queue serialises concurrent runs). */
+export async function migrateJobQueue(connectionString: string): Promise<void> {
+  await runMigrations({ connectionString, schema: JOB_QUEUE_SCHEMA, logger: quietLogger() });
+}
+
+// graphile-worker logs its migrations at info; they are part of `lcm migrate`, which says what it applied.
+const quietLogger = () => new Logger(() => () => undefined);
+
+/**
+ * Adds the job of one delivery attempt inside `trx` (workers see it when it commits), due
+ * `delayMs` from the database's now. A pending job of the same delivery is moved instead of doubled.
+ */
+export async function enqueueDeliveryAttempt(trx: Knex | Knex.Transaction, job: HookDeliveryJob, delayMs = 0): Promise<void> {
+  await trx.raw(
+    `select 1 from ${JOB_QUEUE_SCHEMA}.add_job(?, ?::json, run_at => now() + ? * interval '1 millisecond', job_key => ?, max_attempts => 25)`,
+    [HOOK_DELIVERY_TASK, JSON.stringify(job), Math.max(0, Math.round(delayMs)), deliveryJobKey(job.deliveryId)],
+  );
+}
+
+/** SQL (one binding-free fragment) adding the first-attempt jobs of the deliveries in CTE `d` (column `id`). */
+export const ENQUEUE_FIRST_ATTEMPTS_SQL = `
+  select count(*) from ${JOB_QUEUE_SCHEMA}.add_jobs(array(
+    select row('${HOOK_DELIVERY_TASK}', json_build_object('deliveryId', d.id, 'attempt', 1), null, null, 25,
+               'hook-delivery:' || d.id, null, null)::${JOB_QUEUE_SCHEMA}.job_spec
+      from d))
+   where exists (select 1 from d)`;

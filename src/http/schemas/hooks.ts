@@ -1,0 +1,249 @@
+import { z } from 'zod';
+import { dateTimeOut, dateTimeParam, enumNameParam, limitParam, timeSpanParam } from './common';
+import { Enumeration, LeadStatus } from '../../domain/enums';
+import { HOOK_EVENTS, HOOK_FORMATS, HOOK_METHODS, parseHookEvent, STANDARD_TEMPLATES, TEST_EVENT } from '../../domain/hooks';
+
+/**
+ * Request and response schemas of the /hooks endpoints (the WebHooks resource). Both create
+ * bodies seen in the wild validate against one schema: `{ name, campaignCode, leadStatus,
+ * method, urlTemplate, format, standardTemplateName }` and `{ Name, Method, UrlTemplate, Format,
+ * ContentTemplate, LeadStatus }` (property names are case-insensitive; `urlTemplate` is `url`).
+ */
+const HookMethodEnum = new Enumeration('HookMethod', { POST: 0, PUT: 1 } as const);
+const HookFormatEnum = new Enumeration('HookFormat', { Json: 0, Form: 1 } as const);
+const StandardTemplateEnum = new Enumeration('StandardTemplate', { Standard: 0, Data: 1 } as const);
+
+const hookEvent = z
+  .string()
+  .transform((value, ctx) => {
+    const name = parseHookEvent(value);
+    if (name === undefined) {
+      ctx.addIssue({ code: 'custom', message: `unknown event ${JSON.stringify(value)}; one of ${HOOK_EVENTS.join(', ')}` });
+      return z.NEVER;
+    }
+    return name;
+  })
+  .meta({ description: `One of ${HOOK_EVENTS.join(', ')} (case-insensitive).` });
+
+export const hookBody = z
+  .object({
+    name: z.string().trim().min(1, { message: 'must not be empty' }).max(200).meta({ description: 'Name of the hook.', example: 'Closed leads to CRM' }),
+    description: z.string().max(2000).nullish().meta({ description: 'Free text.' }),
+    url: z
+      .string()
+      .trim()
+      .min(1, { message: 'must not be empty' })
+      .max(2000)
+      .meta({
+        description:
+          'Where requests go (`urlTemplate` is accepted as its name too). https only (http when the server allows it); placeholders such as `{UniqueId}` are percent-encoded; the host cannot hold one.',
+        example: 'https://crm.example.com/hooks/leads/{UniqueId}',
+      }),
+    method: enumNameParam(HookMethodEnum).optional().meta({ description: 'POST (default) or PUT.' }),
+    format: enumNameParam(HookFormatEnum).optional().meta({ description: 'Json (default) or Form (application/x-www-form-urlencoded).' }),
+    events: z
+      .array(hookEvent)
+      .min(1, { message: 'must name at least one event' })
+      .max(HOOK_EVENTS.length * 2)
+      .optional()
+      .meta({ description: 'Events the hook receives; default `["lead.statusChanged"]`.', example: ['lead.statusChanged'] }),
+    campaignCode: z.string().trim().min(1).max(200).nullish().meta({ description: 'Only events of this campaign (it must be in the account’s projects).' }),
+    projects: z
+      .array(z.string().trim().min(1).max(500))
+      .max(50)
+      .nullish()
+      .meta({ description: 'Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`); never beyond the account’s projects.' }),
+    leadStatus: enumNameParam(LeadStatus).nullish().meta({ description: 'Lead events only when the lead has (reached) this status, e.g. UserProcessed.' }),
+    contentTemplate: z
+      .string()
+      .max(20000)
+      .nullish()
+      .meta({
+        description:
+          'The body, with placeholders (GET /hooks/meta). With format Json it must be JSON with the placeholders inside strings; values are JSON-escaped. With Form they are form-encoded.',
+        example: '{"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}',
+      }),
+    standardTemplateName: enumNameParam(StandardTemplateEnum)
+      .optional()
+      .meta({ description: `Body when there is no content template: ${STANDARD_TEMPLATES.join(' or ')} (default Standard, the envelope).` }),
+    enabled: z.boolean().optional().meta({ description: 'Default true. Setting it true again re-enables a hook that was disabled after failing.' }),
+  })
+  .meta({
+    id: 'HookInput',
+    description: 'A hook to create, or the whole hook to replace it with.',
+    example: {
+      name: 'Closed leads to CRM',
+      campaignCode: 'B2B-2026',
+      leadStatus: 'UserProcessed',
+      method: 'POST',
+      urlTemplate: 'https://crm.example.com/hooks/leads/{UniqueId}',
+      format: 'Json',
+      standardTemplateName: 'Standard',
+    },
+  });
+
+export const hookBodyAliases = { urlTemplate: 'url', standardTemplate: 'standardTemplateName' };
+
+export const hookParams = z.object({
+  UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the hook.' }),
+});
+
+export const deliveryParams = z.object({
+  UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the hook.' }),
+  DeliveryId: z.string().min(1).max(200).meta({ description: 'The delivery’s id (its webhook-id header, `msg_…`).' }),
+});
+
+export const deliveriesQuery = z.object({
+  FromTime: dateTimeParam.optional().meta({ description: 'Deliveries created at or after this time; default one day ago.' }),
+  TimeSpan: timeSpanParam.optional().meta({ description: 'Length of the window from FromTime; default P1D.' }),
+  Limit: limitParam.max(1000).optional().meta({ description: 'At most this many deliveries, oldest first (default 100, at most 1000).' }),
+});
+
+const timeOut = dateTimeOut;
+
+export const hookOut = z
+  .object({
+    uniqueId: z.string(),
+    name: z.string(),
+    description: z.string().optional(),
+    url: z.string(),
+    method: z.enum(HOOK_METHODS),
+    format: z.enum(HOOK_FORMATS),
+    events: z.array(z.enum(HOOK_EVENTS)),
+    campaignCode: z.string().optional(),
+    projects: z.array(z.string()).optional(),
+    leadStatus: z.string().optional(),
+    contentTemplate: z.string().optional(),
+    standardTemplateName: z.enum(STANDARD_TEMPLATES),
+    enabled: z.boolean(),
+    disabledReason: z.string().optional().meta({ description: 'Why the hook was disabled when it was disabled after failing.' }),
+    disabledTime: timeOut.optional(),
+    failingSince: timeOut.optional().meta({ description: 'Every attempt since this time failed; the hook is disabled when this lasts 5 days.' }),
+    createdTime: timeOut,
+    modifiedTime: timeOut,
+    secret: z
+      .string()
+      .optional()
+      .meta({ description: 'The signing secret (`whsec_…`); only in the answer to POST /hooks.', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+  })
+  .meta({
+    id: 'Hook',
+    example: {
+      uniqueId: '3b0f0a4e-8f3c-4bfa-9f7b-2a0f6d1c9e11',
+      name: 'Closed leads to CRM',
+      url: 'https://crm.example.com/hooks/leads/{UniqueId}',
+      method: 'POST',
+      format: 'Json',
+      events: ['lead.statusChanged'],
+      campaignCode: 'B2B-2026',
+      leadStatus: 'UserProcessed',
+      standardTemplateName: 'Standard',
+      enabled: true,
+      createdTime: '2026-05-06T10:16:41.000+02:00',
+      modifiedTime: '2026-05-06T10:16:41.000+02:00',
+    },
+  });
+
+export const hookListOut = z.array(hookOut);
+
+const named = z.object({ name: z.string(), description: z.string() });
+
+export const hookMetaOut = z
+  .object({
+    events: z.array(named),
+    testEvent: z.string(),
+    placeholders: z.array(named),
+    standardTemplates: z.array(named),
+    methods: z.array(z.string()),
+    formats: z.array(z.string()),
+    signature: z.object({ scheme: z.string(), headers: z.array(z.string()), description: z.string() }),
+  })
+  .meta({
+    id: 'HookMeta',
+    example: {
+      events: [{ name: 'lead.statusChanged', description: 'A lead changed status …' }],
+      testEvent: TEST_EVENT,
+      placeholders: [{ name: 'UniqueId', description: 'uniqueId of the resource …' }],
+      standardTemplates: [{ name: 'Standard', description: 'The envelope …' }],
+      methods: ['POST', 'PUT'],
+      formats: ['Json', 'Form'],
+      signature: { scheme: 'Standard Webhooks v1', headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'], description: '…' },
+    },
+  });
+
+export const hookExampleOut = z
+  .object({
+    method: z.string(),
+    url: z.string(),
+    headers: z.record(z.string(), z.string()),
+    body: z.string(),
+  })
+  .meta({
+    id: 'HookRequestExample',
+    example: {
+      method: 'POST',
+      url: 'https://crm.example.com/hooks/leads/5d1f7c3e-2a9b-4e61-b8d0-7f4a1c2e9b58',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_0f6b1e2a9c3d4e5f8a7b6c5d4e3f2a1b',
+        'webhook-timestamp': '1778055401',
+        'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+      },
+      body: '{"type":"lead.statusChanged","timestamp":"2026-05-06T10:16:41.000+02:00","data":{"uniqueId":"5d1f7c3e-…"}}',
+    },
+  });
+
+export const queuedDeliveryOut = z
+  .object({ deliveryId: z.string(), status: z.literal('pending') })
+  .meta({ id: 'QueuedDelivery', example: { deliveryId: 'msg_0f6b1e2a9c3d4e5f8a7b6c5d4e3f2a1b', status: 'pending' } });
+
+const attemptOut = z.object({
+  attempt: z.number().int(),
+  attemptTime: timeOut,
+  outcome: z.enum(['delivered', 'http_error', 'timeout', 'network_error', 'refused', 'skipped']),
+  statusCode: z.number().int().optional(),
+  durationMs: z.number().int().optional(),
+  error: z.string().optional(),
+  responseBody: z.string().optional().meta({ description: 'The first 4 KB of the answer.' }),
+  nextAttemptTime: timeOut.optional(),
+});
+
+export const deliveryListOut = z
+  .array(
+    z.object({
+      deliveryId: z.string().meta({ description: 'The webhook-id of every attempt of this delivery.' }),
+      eventType: z.string(),
+      eventTime: timeOut,
+      resourceId: z.string(),
+      status: z.enum(['pending', 'delivered', 'failed', 'skipped']),
+      attempts: z.number().int(),
+      createdTime: timeOut,
+      lastAttemptTime: timeOut.optional(),
+      nextAttemptTime: timeOut.optional(),
+      lastStatusCode: z.number().int().optional(),
+      lastError: z.string().optional(),
+      completedTime: timeOut.optional(),
+      attemptLog: z.array(attemptOut),
+    }),
+  )
+  .meta({
+    id: 'HookDeliveries',
+    example: [
+      {
+        deliveryId: 'msg_0f6b1e2a9c3d4e5f8a7b6c5d4e3f2a1b',
+        eventType: 'lead.statusChanged',
+        eventTime: '2026-05-06T10:16:41.000+02:00',
+        resourceId: '5d1f7c3e-2a9b-4e61-b8d0-7f4a1c2e9b58',
+        status: 'delivered',
+        attempts: 2,
+        createdTime: '2026-05-06T10:16:41.000+02:00',
+        lastAttemptTime: '2026-05-06T10:17:12.000+02:00',
+        lastStatusCode: 200,
+        completedTime: '2026-05-06T10:17:12.000+02:00',
+        attemptLog: [
+          { attempt: 1, attemptTime: '2026-05-06T10:16:41.000+02:00', outcome: 'http_error', statusCode: 503, durationMs: 41, error: 'answered 503', responseBody: 'busy', nextAttemptTime: '2026-05-06T10:17:12.000+02:00' },
+          { attempt: 2, attemptTime: '2026-05-06T10:17:12.000+02:00', outcome: 'delivered', statusCode: 200, durationMs: 12, responseBody: 'ok' },
+        ],
+      },
+    ],
+  });

@@ -1,0 +1,142 @@
+import type { Knex } from 'knex';
+import type { Logger } from '../config/logger';
+import type { LeadFieldRule } from '../domain/leadData';
+import { matchesAny } from '../domain/projectPatterns';
+import { EVENT_RESOURCE, HookEventName, HookMessage, TEST_EVENT } from '../domain/hooks';
+import { calendarEventMessage, callMessage, CalendarEventSnapshot, CallSnapshot, leadMessage, LeadSnapshot } from '../domain/hookMessages';
+import { nextAttemptTime, RetryPolicy, shouldDisableHook } from '../domain/hookRetry';
+import { signedHookRequest } from '../domain/hookSignature';
+import {
+  AttemptOutcome,
+  claimDeliveryAttempt,
+  DeliveryWork,
+  disableHook,
+  leadDefinitionFieldsById,
+  markHookFailing,
+  markHookHealthy,
+  recordAttempt,
+} from '../data/hookDeliveryRepository';
+import type { HookDeliveryJob } from '../data/jobQueue';
+import type { HookSender, SendResult } from './hookSender';
+import { version } from '../../package.json';
+
+/**
+ * One attempt of one hook delivery (the queue's `hook_deliver` task): claim it, check the hook
+ * and its account may still receive the event, render the message with the API's serializers,
+ * sign it, send it, and record the outcome with what follows (next attempt, failed, hook
+ * disabled) in one transaction. Returning means the job is done; throwing lets the queue try
+ * the job again later (the attempt was busy elsewhere, or the database failed us).
+ */
+export interface DeliveryDeps {
+  db: Knex;
+  sender: HookSender;
+  policy: RetryPolicy;
+  timeoutMs: number;
+  zone: string;
+  /** Decisions and recorded times (injected in tests); signatures always use the wall clock. */
+  clock: () => Date;
+  random: () => number;
+  logger: Logger;
+  workerId: () => string | undefined;
+  onOutcome?: (outcome: AttemptOutcome, durationMs: number | undefined) => void;
+}
+
+export class AttemptBusyError extends Error {}
+
+export const USER_AGENT = `lead-call-api-hooks/${version}`;
+
+/** Why the hook may not receive this event now; undefined when it may. */
+function skipReason(work: DeliveryWork): string | undefined {
+  const { hook, account, event } = work;
+  if (!hook.enabled) return `the hook is disabled${hook.disabledReason ? ` (${hook.disabledReason})` : ''}`;
+  if (!account.enabled) return 'the hook’s account is disabled';
+  if (event.type === TEST_EVENT) return undefined;
+  const resource = EVENT_RESOURCE[event.type as HookEventName];
+  if (resource !== undefined && !(account.rights[resource] ?? []).includes('Get')) return `the account lacks the Get right on ${resource}`;
+  if (event.project !== null && !matchesAny(account.projectPatterns, event.project)) {
+    return `project ${event.project} is outside the account’s project rights`;
+  }
+  return undefined;
+}
+
+async function buildMessage(deps: DeliveryDeps, work: DeliveryWork): Promise<HookMessage> {
+  const { event, account } = work;
+  const options = { type: event.type, occurredTime: event.occurredTime.getTime(), zone: deps.zone, dateTimeFormat: account.dateTimeFormat };
+  if (event.type.startsWith('lead.') || event.type === TEST_EVENT) {
+    // A test delivery without a campaign carries the sample's fields itself.
+    const snapshot = event.snapshot as LeadSnapshot & { sampleFields?: LeadFieldRule[] };
+    const fields = snapshot.sampleFields ?? (await leadDefinitionFieldsById(deps.db, snapshot.campaign.leadDefinitionId));
+    return leadMessage(snapshot, {
+      ...options,
+      entryAccess: account.entryAccess,
+      fields,
+      ...(event.previousStatus !== null ? { previousStatus: event.previousStatus } : {}),
+    });
+  }
+  if (event.type === 'call.ended') return callMessage(event.snapshot as CallSnapshot, options);
+  return calendarEventMessage(event.snapshot as CalendarEventSnapshot, options);
+}
+
+export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJob): Promise<AttemptOutcome | 'done'> {
+  // The lease outlives the send's deadline, so it never expires under a live attempt.
+  const claim = await claimDeliveryAttempt(deps.db, job.deliveryId, job.attempt, deps.timeoutMs + 15_000);
+  if (claim.kind === 'done') return 'done';
+  if (claim.kind === 'busy') throw new AttemptBusyError(`delivery ${job.deliveryId}: attempt ${job.attempt} is being sent by another worker`);
+  const work = claim.work;
+  const now = deps.clock();
+  const base = { deliveryId: work.delivery.id, hookId: work.hook.id, attempt: job.attempt, attemptTime: now, workerId: deps.workerId() };
+
+  const reason = skipReason(work);
+  if (reason !== undefined) {
+    await deps.db.transaction((trx) => recordAttempt(trx, { ...base, outcome: 'skipped', error: reason, status: 'skipped' }));
+    deps.onOutcome?.('skipped', undefined);
+    return 'skipped';
+  }
+
+  let result: SendResult;
+  try {
+    const message = await buildMessage(deps, work);
+    result = await deps.sender.send(signedHookRequest(work.hook, message, work.delivery.uniqueId, new Date(), USER_AGENT));
+  } catch (err) {
+    // A message that cannot be rendered would fail the same way every time.
+    deps.logger.error({ err, deliveryId: work.delivery.id }, 'hook message could not be rendered');
+    result = { outcome: 'refused', durationMs: 0, error: `the message could not be rendered: ${(err as Error).message}` };
+  }
+
+  const failures = job.attempt;
+  await deps.db.transaction(async (trx) => {
+    const attempt = {
+      ...base,
+      outcome: result.outcome,
+      ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}),
+      durationMs: result.durationMs,
+      ...(result.error !== undefined ? { error: result.error } : {}),
+      ...(result.responseBody !== undefined ? { responseBody: result.responseBody } : {}),
+    };
+    if (result.outcome === 'delivered') {
+      await recordAttempt(trx, { ...attempt, status: 'delivered' });
+      await markHookHealthy(trx, work.hook.id);
+      return;
+    }
+    const first = work.delivery.firstAttemptTime ?? now;
+    const next = nextAttemptTime(deps.policy, { failures, firstAttemptTime: first, now }, deps.random());
+    await recordAttempt(trx, {
+      ...attempt,
+      status: next ? 'pending' : 'failed',
+      ...(next ? { next: { time: next, delayMs: next.getTime() - now.getTime() } } : {}),
+    });
+    const failingSince = await markHookFailing(trx, work.hook.id, now);
+    if (failingSince !== undefined && shouldDisableHook(deps.policy, failingSince, now)) {
+      const days = Math.round((deps.policy.disableAfterMs / 86_400_000) * 10) / 10;
+      await disableHook(
+        trx,
+        work.hook.id,
+        `every delivery attempt failed for ${days} days (since ${failingSince.toISOString()}); last: ${result.error ?? result.outcome}`,
+        now,
+      );
+      deps.logger.warn({ hook: work.hook.uniqueId }, 'hook disabled after failing every attempt');
+    }
+  });
+  deps.onOutcome?.(result.outcome, result.durationMs);
+  return result.outcome;
+}

@@ -1,0 +1,167 @@
+import os from 'node:os';
+import { EventEmitter } from 'node:events';
+import type { Knex } from 'knex';
+import { Logger as QueueLogger, run, Runner, WorkerEvents } from 'graphile-worker';
+import { Counter, Histogram, Registry } from 'prom-client';
+import type { Logger } from '../config/logger';
+import type { Settings } from '../config/settings';
+import type { RetryPolicy } from '../domain/hookRetry';
+import { HOOK_DELIVERY_TASK, HookDeliveryJob, JOB_QUEUE_SCHEMA } from '../data/jobQueue';
+import { connectionStringOf } from '../data/db';
+import { forgetWorker, heartbeat, releaseDeadWorkers } from '../data/hookDeliveryRepository';
+import { AttemptBusyError, runDeliveryAttempt } from './hookDelivery';
+import { HookSender } from './hookSender';
+
+/**
+ * The hook delivery workers of one process (`lcm serve`, `lcm hooks work`): a graphile-worker
+ * pool running the `hook_deliver` task HOOKS_CONCURRENCY at a time. New deliveries reach it at
+ * once through the queue's LISTEN/NOTIFY; retries come due by polling. Claims are the queue's
+ * (`FOR UPDATE SKIP LOCKED`), so any number of processes on any number of nodes share the work.
+ *
+ * A killed process leaves its claimed jobs locked; the queue itself frees them only after
+ * hours. So every pool records a heartbeat, and each one releases the jobs of pools silent for
+ * HOOKS_WORKER_STALE_MS with the queue's force_unlock_workers: after `kill -9` and a restart
+ * (or on another node) the in-flight deliveries are sent again — at least once, never lost.
+ */
+export interface HookWorker {
+  /** The pool's id (as it appears in the queue's locks and in hook_delivery_attempts.worker_id). */
+  id(): string | undefined;
+  /** Finishes the attempts in flight, then stops. */
+  stop(): Promise<void>;
+}
+
+export interface HookWorkerOptions {
+  db: Knex;
+  settings: Settings;
+  logger: Logger;
+  /** Where the delivery counters are registered (the app's /api/metrics registry in `lcm serve`). */
+  registry?: Registry;
+  clock?: () => Date;
+  random?: () => number;
+}
+
+export function retryPolicyOf(settings: Settings): RetryPolicy {
+  return {
+    baseMs: settings.HOOKS_RETRY_BASE_MS,
+    maxDelayMs: settings.HOOKS_RETRY_MAX_DELAY_MS,
+    windowMs: settings.HOOKS_RETRY_WINDOW_MS,
+    disableAfterMs: settings.HOOKS_DISABLE_AFTER_MS,
+  };
+}
+
+function queueLogger(logger: Logger): QueueLogger {
+  return new QueueLogger((scope) => (level, message, meta) => {
+    const fields = { ...scope, ...meta, component: 'job-queue' };
+    if (level === 'error') logger.error(fields, message);
+    else if (level === 'warning') logger.warn(fields, message);
+    else logger.debug(fields, message);
+  });
+}
+
+function deliveryMetrics(registry: Registry | undefined) {
+  if (registry === undefined) return undefined;
+  const existing = registry.getSingleMetric('lcm_hook_deliveries_total') as Counter<'outcome'> | undefined;
+  const outcomes =
+    existing ??
+    new Counter({
+      name: 'lcm_hook_deliveries_total',
+      help: 'Hook delivery attempts made by this process, by outcome (delivered, http_error, timeout, network_error, refused, skipped)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+  const duration =
+    (registry.getSingleMetric('lcm_hook_delivery_duration_seconds') as Histogram | undefined) ??
+    new Histogram({
+      name: 'lcm_hook_delivery_duration_seconds',
+      help: 'Time from sending a hook request to its answer (or failure)',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+  return (outcome: string, durationMs: number | undefined) => {
+    outcomes.inc({ outcome });
+    if (durationMs !== undefined) duration.observe(durationMs / 1000);
+  };
+}
+
+export async function startHookWorker(options: HookWorkerOptions): Promise<HookWorker> {
+  const { db, settings, logger } = options;
+  const sender = new HookSender({
+    timeoutMs: settings.HOOKS_TIMEOUT_MS,
+    allowHttp: settings.HOOKS_ALLOW_HTTP,
+    allowedHosts: settings.HOOKS_ALLOWED_HOSTS,
+  });
+  let poolId: string | undefined;
+  const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+  events.on('pool:create', ({ workerPool }) => {
+    poolId = workerPool.id;
+  });
+  const onOutcome = deliveryMetrics(options.registry);
+  const deps = {
+    db,
+    sender,
+    policy: retryPolicyOf(settings),
+    timeoutMs: settings.HOOKS_TIMEOUT_MS,
+    zone: settings.PLATFORM_TIMEZONE,
+    clock: options.clock ?? (() => new Date()),
+    random: options.random ?? Math.random,
+    logger,
+    workerId: () => poolId,
+    ...(onOutcome ? { onOutcome } : {}),
+  };
+
+  // Jobs left locked by a process that died before this one started are released first.
+  await releaseDeadWorkers(db, settings.HOOKS_WORKER_STALE_MS).catch(() => undefined);
+
+  let runner: Runner;
+  try {
+    runner = await run({
+      connectionString: connectionStringOf(db),
+      schema: JOB_QUEUE_SCHEMA,
+      concurrency: settings.HOOKS_CONCURRENCY,
+      pollInterval: settings.HOOKS_POLL_INTERVAL_MS,
+      maxPoolSize: Math.min(settings.HOOKS_CONCURRENCY + 2, 12),
+      noHandleSignals: true,
+      logger: queueLogger(logger),
+      events,
+      taskList: {
+        [HOOK_DELIVERY_TASK]: async (payload) => {
+          try {
+            await runDeliveryAttempt(deps, payload as HookDeliveryJob);
+          } catch (err) {
+            if (!(err instanceof AttemptBusyError)) logger.warn({ err, job: payload }, 'hook delivery attempt failed; the queue retries it');
+            throw err;
+          }
+        },
+      },
+    });
+  } catch (err) {
+    sender.close();
+    throw err;
+  }
+
+  const host = `${os.hostname()}:${process.pid}`;
+  const beat = async () => {
+    if (poolId === undefined) return;
+    try {
+      await heartbeat(db, poolId, host);
+      const released = await releaseDeadWorkers(db, settings.HOOKS_WORKER_STALE_MS);
+      if (released.length > 0) logger.warn({ released }, 'released the hook deliveries of silent worker pools');
+    } catch (err) {
+      logger.warn({ err }, 'hook worker heartbeat failed');
+    }
+  };
+  await beat();
+  const timer = setInterval(() => void beat(), settings.HOOKS_HEARTBEAT_MS);
+  timer.unref();
+  logger.info({ pool: poolId, concurrency: settings.HOOKS_CONCURRENCY }, 'hook delivery workers started');
+
+  return {
+    id: () => poolId,
+    async stop() {
+      clearInterval(timer);
+      await runner.stop();
+      sender.close();
+      if (poolId !== undefined) await forgetWorker(db, poolId).catch(() => undefined);
+    },
+  };
+}

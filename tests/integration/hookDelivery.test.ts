@@ -1,0 +1,237 @@
+import request from 'supertest';
+import { createTestApp, TestApp } from '../harness/testApp';
+import { createWorld, World } from '../harness/world';
+import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
+import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
+import { createLogger } from '../../src/config/logger';
+import { queueTestDelivery } from '../../src/data/hookRepository';
+import { sampleLeadSnapshot } from '../../src/domain/hookMessages';
+
+/**
+ * Delivery: a real worker pool sends to a real local receiver that verifies every request with
+ * the standardwebhooks package. Retries, back-off, giving up and disabling run on an injected
+ * clock; the queue's own reschedule_jobs brings each scheduled retry forward.
+ */
+const HOOK_ENV = {
+  HOOKS_ALLOW_HTTP: 'true',
+  HOOKS_ALLOWED_HOSTS: '127.0.0.1',
+  HOOKS_TIMEOUT_MS: '800',
+  HOOKS_RETRY_BASE_MS: '200',
+  HOOKS_POLL_INTERVAL_MS: '100',
+  HOOKS_CONCURRENCY: '8',
+};
+
+describe('hook delivery', () => {
+  let t: TestApp;
+  let w: World;
+  let receiver: HookReceiver;
+  let worker: HookWorker;
+  let clockMs: number | undefined;
+
+  beforeAll(async () => {
+    t = await createTestApp(HOOK_ENV);
+    w = await createWorld(t);
+    receiver = await startHookReceiver();
+    worker = await startHookWorker({
+      db: t.db,
+      settings: t.settings,
+      logger: createLogger('silent'),
+      registry: t.composed.app.metrics.registry,
+      clock: () => (clockMs === undefined ? new Date() : new Date(clockMs)),
+    });
+  });
+  afterAll(async () => {
+    await worker.stop();
+    await receiver.close();
+    await t.close();
+  });
+
+  async function makeHook(path: string, extra: Record<string, unknown> = {}, auth = w.accounts.full.auth, base = receiver.url) {
+    const res = await request(t.app).post('/api/hooks').set('Authorization', auth).send({ name: path, url: `${base}${path}`, ...extra });
+    expect(res.status).toBe(201);
+    receiver.secret(path, res.body.secret);
+    return res.body as { uniqueId: string; secret: string };
+  }
+  const test = async (hookId: string) => {
+    const res = await request(t.app).post(`/api/hooks/${hookId}/test`).set('Authorization', w.accounts.full.auth);
+    expect(res.status).toBe(202);
+    return res.body.deliveryId as string;
+  };
+  const delivery = (uniqueId: string) => t.db('hook_deliveries').where({ unique_id: uniqueId }).first();
+  async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await what();
+      if (ok(v)) return v;
+      if (Date.now() > deadline) throw new Error(`timed out; last value ${JSON.stringify(v)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  /** Brings the delivery's scheduled retry job forward to now (the queue's own function). */
+  const runRetryNow = (deliveryId: number) =>
+    t.db.raw(`select graphile_worker.reschedule_jobs(array(select id from graphile_worker.jobs where key = ?), run_at => now())`, [`hook-delivery:${deliveryId}`]);
+
+  it('when a test delivery is queued, then the receiver gets a signed envelope and the log shows it delivered', async () => {
+    const hook = await makeHook('/basic');
+    const id = await test(hook.uniqueId);
+    const [got] = await receiver.waitFor('/basic', 1);
+    expect(got!.verified).toBe(true);
+    expect(got!.headers['webhook-id']).toBe(id);
+    expect(got!.headers['content-type']).toBe('application/json');
+    expect(got!.json).toMatchObject({ type: 'hook.test', data: { status: 'UserProcessed', data: { Name: 'Jane Doe' } } });
+    const log = await until(
+      () => request(t.app).get(`/api/hooks/${hook.uniqueId}/deliveries`).set('Authorization', w.accounts.full.auth),
+      (r) => r.body[0]?.status === 'delivered',
+    );
+    expect(log.body[0]).toMatchObject({ deliveryId: id, eventType: 'hook.test', status: 'delivered', attempts: 1, lastStatusCode: 200 });
+    expect(log.body[0].attemptLog[0]).toMatchObject({ attempt: 1, outcome: 'delivered', statusCode: 200, responseBody: 'ok' });
+    const metrics = await request(t.app).get('/api/metrics');
+    expect(metrics.text).toMatch(/lcm_hook_deliveries_total\{outcome="delivered"\} [1-9]/);
+    expect(metrics.text).toMatch(/lcm_hook_deliveries_pending \d+/);
+    expect(metrics.text).toMatch(/lcm_hook_oldest_due_delivery_age_seconds [\d.]+/);
+  });
+
+  it('when the receiver answers 500 and then 200, then the retry carries the same webhook-id and a valid signature', async () => {
+    const hook = await makeHook('/flaky');
+    receiver.behave('/flaky', (n) => (n === 1 ? { status: 500, body: 'x'.repeat(10_000) } : { status: 200 }));
+    const id = await test(hook.uniqueId);
+    const got = await receiver.waitFor('/flaky', 2);
+    expect(got.map((g) => g.headers['webhook-id'])).toEqual([id, id]);
+    expect(got.every((g) => g.verified)).toBe(true);
+    const d = await until(() => delivery(id), (r) => r.status === 'delivered');
+    expect(d.attempts).toBe(2);
+    const attempts = await t.db('hook_delivery_attempts').where({ delivery_id: d.id }).orderBy('attempt');
+    expect(attempts.map((a) => a.outcome)).toEqual(['http_error', 'delivered']);
+    expect(attempts[0].status_code).toBe(500);
+    expect(attempts[0].response_body.length).toBe(4096);
+    // Equal jitter: the first retry waits between half and all of the base delay.
+    const gap = attempts[1].attempt_time.getTime() - attempts[0].attempt_time.getTime();
+    expect(gap).toBeGreaterThanOrEqual(100);
+  });
+
+  it('when receivers hang, reset or fail, then another hook’s delivery still arrives at once', async () => {
+    const hang = await makeHook('/hang');
+    receiver.behave('/hang', { hang: true });
+    const reset = await makeHook('/reset');
+    receiver.behave('/reset', { reset: true });
+    const slow = await makeHook('/slow');
+    receiver.behave('/slow', { delayMs: 600 });
+    const fine = await makeHook('/fine');
+    for (const h of [hang, hang, reset, slow, slow]) await test(h.uniqueId);
+    const started = Date.now();
+    const fineId = await test(fine.uniqueId);
+    await receiver.waitFor('/fine', 1);
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect((await receiver.waitFor('/slow', 2))[0]!.verified).toBe(true);
+    const hangLog = await until(
+      () => t.db('hook_delivery_attempts as a').join('hook_deliveries as d', 'd.id', 'a.delivery_id').join('hooks as h', 'h.id', 'd.hook_id').where('h.unique_id', hang.uniqueId).select('a.outcome', 'a.duration_ms'),
+      (rows) => rows.length >= 2,
+    );
+    expect(hangLog[0]!.outcome).toBe('timeout');
+    expect(hangLog[0]!.duration_ms).toBeGreaterThanOrEqual(790);
+    const resetLog = await until(
+      () => t.db('hook_delivery_attempts as a').join('hook_deliveries as d', 'd.id', 'a.delivery_id').join('hooks as h', 'h.id', 'd.hook_id').where('h.unique_id', reset.uniqueId).select('a.outcome', 'a.error'),
+      (rows) => rows.length >= 1,
+    );
+    expect(resetLog[0]!.outcome).toBe('network_error');
+    expect((await delivery(fineId)).status).toBe('delivered');
+  });
+
+  it('when the URL’s host resolves to loopback and is not allow-listed, then nothing is sent and the attempt is refused', async () => {
+    // `localhost` resolves to a loopback address; only 127.0.0.1 is on this server's allow-list.
+    const hook = await makeHook('/ssrf', {}, w.accounts.full.auth, `http://localhost:${receiver.port}`);
+    const id = await test(hook.uniqueId);
+    const d = await until(() => delivery(id), (r) => r.attempts >= 1);
+    const [attempt] = await t.db('hook_delivery_attempts').where({ delivery_id: d.id });
+    expect(attempt.outcome).toBe('refused');
+    expect(attempt.error).toMatch(/loopback/);
+    expect(receiver.at('/ssrf')).toHaveLength(0);
+  });
+
+  it('when a delivered delivery is redelivered, then it is sent again with the same webhook-id', async () => {
+    const hook = await makeHook('/again');
+    const id = await test(hook.uniqueId);
+    await receiver.waitFor('/again', 1);
+    await until(() => delivery(id), (r) => r.status === 'delivered');
+    const res = await request(t.app).post(`/api/hooks/${hook.uniqueId}/deliveries/${id}/redeliver`).set('Authorization', w.accounts.full.auth);
+    expect(res.status).toBe(202);
+    const got = await receiver.waitFor('/again', 2);
+    expect(got[1]!.headers['webhook-id']).toBe(id);
+    expect(got[1]!.verified).toBe(true);
+    expect((await until(() => delivery(id), (r) => r.status === 'delivered' && r.attempts === 2)).attempts).toBe(2);
+    const missing = await request(t.app).post(`/api/hooks/${hook.uniqueId}/deliveries/msg_nope/redeliver`).set('Authorization', w.accounts.full.auth);
+    expect(missing.status).toBe(404);
+  });
+
+  it('when the hook’s account is disabled, then its deliveries are skipped and nothing is sent', async () => {
+    const id = w.id;
+    const auth = 'Basic ' + Buffer.from(`quiet-${id}:pw`).toString('base64');
+    await t.load({ type: 'account', username: `quiet-${id}`, password: 'pw', user: w.users.agent, projects: ['*'], rights: { WebHooks: ['Get', 'Post'], Leads: ['Get'] }, entryAccess: 'None' });
+    const hook = await makeHook('/quiet', {}, auth);
+    await t.db('accounts').where({ username: `quiet-${id}` }).update({ enabled: false });
+    const hookRow = await t.db('hooks').where({ unique_id: hook.uniqueId }).first('id');
+    const sample = sampleLeadSnapshot({ now: Date.now() });
+    const deliveryId = await queueTestDelivery(t.db, hookRow.id, { ...sample.snapshot, sampleFields: sample.fields } as never, new Date());
+    const d = await until(() => delivery(deliveryId), (r) => r.status !== 'pending');
+    expect(d.status).toBe('skipped');
+    expect(d.last_error).toMatch(/account is disabled/);
+    expect(receiver.at('/quiet')).toHaveLength(0);
+  });
+
+  it('when every attempt fails, then retries back off with jitter for about three days, the delivery fails, and after five days the hook is disabled', async () => {
+    const hook = await makeHook('/down');
+    receiver.behave('/down', { status: 503 });
+    const start = Date.now() - 30 * 86_400_000;
+    clockMs = start;
+    try {
+      const id = await test(hook.uniqueId);
+      const row = await delivery(id);
+      let attempts = 0;
+      for (;;) {
+        const d = await until(() => delivery(id), (r) => r.attempts > attempts);
+        attempts = d.attempts;
+        if (d.status !== 'pending') break;
+        clockMs = d.next_attempt_time.getTime();
+        await runRetryNow(row.id);
+      }
+      const log = await t.db('hook_delivery_attempts').where({ delivery_id: row.id }).orderBy('attempt');
+      const times = log.map((a) => a.attempt_time.getTime());
+      const last = times[times.length - 1]!;
+      expect((await delivery(id)).status).toBe('failed');
+      expect(last - start).toBeLessThanOrEqual(3 * 86_400_000);
+      expect(last - start).toBeGreaterThan(2 * 86_400_000);
+      expect(log[log.length - 1].next_attempt_time).toBeNull();
+      const gaps = times.slice(1).map((t1, i) => t1 - times[i]!);
+      // Exponential with equal jitter: step k waits between base·2^(k-1)/2 and base·2^(k-1), capped at 6 h.
+      gaps.forEach((gap, i) => {
+        const step = Math.min(6 * 3600_000, 200 * 2 ** i);
+        expect(gap).toBeGreaterThanOrEqual(step / 2 - 1);
+        expect(gap).toBeLessThanOrEqual(step + 1);
+      });
+      expect(receiver.at('/down').every((r) => r.verified && r.headers['webhook-id'] === id)).toBe(true);
+
+      // Still failing two and a half days later, the hook passes five days of failures.
+      let hookRow = await t.db('hooks').where({ unique_id: hook.uniqueId }).first();
+      expect(hookRow.enabled).toBe(true);
+      expect(hookRow.failing_since.getTime()).toBe(start);
+      clockMs = start + 5 * 86_400_000 + 60_000;
+      const second = await test(hook.uniqueId);
+      await until(() => delivery(second), (r) => r.attempts >= 1);
+      hookRow = await t.db('hooks').where({ unique_id: hook.uniqueId }).first();
+      expect(hookRow.enabled).toBe(false);
+      expect(hookRow.disabled_reason).toMatch(/every delivery attempt failed for 5 days/);
+      const shown = await request(t.app).get(`/api/hooks/${hook.uniqueId}`).set('Authorization', w.accounts.full.auth);
+      expect(shown.body).toMatchObject({ enabled: false });
+      expect(shown.body.disabledReason).toMatch(/failed for 5 days/);
+
+      // A disabled hook sends nothing: its pending retry is skipped.
+      const pending = await delivery(second);
+      await runRetryNow(pending.id);
+      const before = receiver.at('/down').length;
+      expect((await until(() => delivery(second), (r) => r.status !== 'pending')).status).toBe('skipped');
+      expect(receiver.at('/down')).toHaveLength(before);
+    } finally {
+      clockMs = undefined;
+    }
+  });
+});

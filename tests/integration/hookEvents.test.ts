@@ -1,0 +1,160 @@
+import request from 'supertest';
+import { createTestApp, TestApp, uniq } from '../harness/testApp';
+import { createWorld, World } from '../harness/world';
+import { startHookReceiver, HookReceiver, ReceivedDelivery } from '../harness/hookReceiver';
+import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
+import { createLogger } from '../../src/config/logger';
+import { sweepLeads } from '../../src/data/lifecycleSweep';
+
+/**
+ * Every event source writes its event with the change, and the delivered `data` is what the
+ * API answers for that resource, for the hook's account (verified by the receiver with the
+ * standardwebhooks package). Project rights and filters decide who receives what.
+ */
+describe('hook events', () => {
+  let t: TestApp;
+  let w: World;
+  let receiver: HookReceiver;
+  let worker: HookWorker;
+
+  beforeAll(async () => {
+    t = await createTestApp({ HOOKS_ALLOW_HTTP: 'true', HOOKS_ALLOWED_HOSTS: '127.0.0.1', HOOKS_POLL_INTERVAL_MS: '200' });
+    w = await createWorld(t);
+    receiver = await startHookReceiver();
+    worker = await startHookWorker({ db: t.db, settings: t.settings, logger: createLogger('silent') });
+  });
+  afterAll(async () => {
+    await worker.stop();
+    await receiver.close();
+    await t.close();
+  });
+
+  async function hook(path: string, body: Record<string, unknown>, auth = w.accounts.full.auth) {
+    const res = await request(t.app).post('/api/hooks').set('Authorization', auth).send({ name: path, url: `${receiver.url}${path}`, ...body });
+    expect(res.status).toBe(201);
+    receiver.secret(path, res.body.secret);
+    return res.body.uniqueId as string;
+  }
+  const get = (path: string, auth = w.accounts.full.auth) => request(t.app).get(path).set('Authorization', auth);
+  const envelope = (d: ReceivedDelivery) => {
+    expect(d.verified).toBe(true);
+    return d.json as { type: string; timestamp: string; data: Record<string, unknown> };
+  };
+  const byResource = (list: ReceivedDelivery[], id: string) => list.map(envelope).filter((e) => e.data.uniqueId === id);
+
+  it('when a lead is imported through the API, then lead.created carries the lead as GET /leads/{UniqueId} answers it', async () => {
+    const path = `/created-${w.id}`;
+    await hook(path, { events: ['lead.created'], campaignCode: w.campaigns.b2b });
+    const res = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'Hook Lead', Telefon: '+4511223344', Revenue: '12', Secret: 's3' } });
+    expect(res.body.success).toBe(true);
+    const [got] = await receiver.waitFor(path, 1);
+    const body = envelope(got!);
+    expect(body.type).toBe('lead.created');
+    const api = await get(`/api/leads/${res.body.uniqueId}`);
+    expect(body.data).toEqual(api.body);
+    expect(body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
+  });
+
+  it('when a lead is imported into a campaign outside a hook account’s projects, then that hook receives nothing', async () => {
+    const path = `/b2b-only-${w.id}`;
+    await hook(path, { events: ['lead.created'] }, w.accounts.b2b.auth);
+    const retail = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.retail, Data: { Name: 'Retail', Telefon: '+4511223345' } });
+    const b2b = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'B2B', Telefon: '+4511223346', Secret: 'hidden' } });
+    const got = await receiver.waitFor(path, 1);
+    await new Promise((r) => setTimeout(r, 500));
+    const ids = receiver.at(path).map((d) => envelope(d).data.uniqueId);
+    expect(ids).toContain(b2b.body.uniqueId);
+    expect(ids).not.toContain(retail.body.uniqueId);
+    // The Partner account sees no Full field, in hooks as in the API.
+    const data = envelope(got.find((d) => envelope(d).data.uniqueId === b2b.body.uniqueId)!).data;
+    expect(data).toEqual((await get(`/api/leads/${b2b.body.uniqueId}`, w.accounts.b2b.auth)).body);
+    expect((data.data as Record<string, string>).Secret).toBeUndefined();
+  });
+
+  it('when the loader loads a lead and a completed call with its outcome, then lead.created, call.ended and lead.statusChanged arrive with the API’s bodies', async () => {
+    const path = `/loader-${w.id}`;
+    await hook(path, { events: ['lead.created', 'lead.statusChanged', 'call.ended'], campaignCode: w.campaigns.b2b });
+    const leadId = uniq('hook-lead-');
+    const callId = uniq('hook-call-');
+    await t.load({ type: 'lead', uniqueId: leadId, campaign: w.campaigns.b2b, data: { Name: 'Loaded', Phone: '+4512121212' } });
+    await t.load({
+      type: 'call', uniqueId: callId, campaign: w.campaigns.b2b, user: w.users.agent, uniqueLeadId: leadId, leadPhoneNumber: '+4512121212',
+      endCause: 'NormalDisconnect', inProgress: false, connected: true, incoming: false,
+      startTime: '2031-03-04T10:00:00', connectTime: '2031-03-04T10:00:05', endTime: '2031-03-04T10:02:00', previewDuration: 'PT2S',
+      conversationDuration: 'PT1M55S', leadStatus: 'UserProcessed', leadClosure: 'Success', applyOutcome: true,
+    });
+    const got = (await receiver.waitFor(path, 3)).map(envelope);
+    expect(got.map((g) => g.type).sort()).toEqual(['call.ended', 'lead.created', 'lead.statusChanged']);
+    const created = got.find((g) => g.type === 'lead.created')!;
+    expect(created.data).toMatchObject({ uniqueId: leadId, status: 'New' });
+    const changed = got.find((g) => g.type === 'lead.statusChanged')!;
+    const lead = await get(`/api/leads/${leadId}`);
+    expect(changed.data).toEqual({ ...lead.body, previousStatus: 'New' });
+    expect(changed.data.status).toBe('UserProcessed');
+    const ended = got.find((g) => g.type === 'call.ended')!;
+    const calls = await get(`/api/calls?OrgCode=${encodeURIComponent(w.users.agent)}&StartTime=2031-03-04T10:00:00&TimeSpan=PT1M`);
+    expect(ended.data).toEqual(calls.body.find((c: { uniqueId: string }) => c.uniqueId === callId));
+    // Loading the same file again changes nothing and sends nothing.
+    await t.load({ type: 'lead', uniqueId: leadId, campaign: w.campaigns.b2b, data: { Name: 'Loaded', Phone: '+4512121212' }, status: 'UserProcessed', closure: 'Success' });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.at(path)).toHaveLength(3);
+  });
+
+  it('when the sweeper abandons a lead, then lead.statusChanged says so with the previous status, and a leadStatus filter lets only that status through', async () => {
+    const code = `SWEEP-${w.id}`;
+    await t.load({ type: 'campaign', code, name: 'Sweep', project: w.projects.b2b, leadDefinition: w.leadDefinition, campaignType: 'PowerDialer', abandonAfter: 'P1D' });
+    const path = `/sweep-${w.id}`;
+    const filtered = `/sweep-expired-${w.id}`;
+    await hook(path, { events: ['lead.statusChanged'], campaignCode: code });
+    await hook(filtered, { events: ['lead.statusChanged'], campaignCode: code, leadStatus: 'Expired' });
+    const leadId = uniq('sweep-');
+    await t.load({ type: 'lead', uniqueId: leadId, campaign: code, data: { Name: 'Old', Phone: '+4512121213' }, status: 'Unresolved', lastModifiedTime: '2031-01-01T10:00:00' });
+    const campaign = await t.db('campaigns').where({ code }).first('id');
+    const result = await sweepLeads(t.db, new Date('2031-01-03T10:00:00Z'), 'Europe/Copenhagen', { campaignIds: [campaign.id] });
+    expect(result.abandoned).toBe(1);
+    const [got] = await receiver.waitFor(path, 1);
+    const body = envelope(got!);
+    expect(body).toMatchObject({ type: 'lead.statusChanged', data: { uniqueId: leadId, status: 'Abandoned', previousStatus: 'Unresolved' } });
+    const { previousStatus: _p, ...lead } = body.data;
+    expect(lead).toEqual((await get(`/api/leads/${leadId}`)).body);
+    expect(receiver.at(filtered)).toHaveLength(0);
+  });
+
+  it('when calendar events are created, replaced and deleted, then each event carries the calendar event as the API answers it', async () => {
+    const calendar = `hook-cal-${w.id}`;
+    await t.load({ type: 'calendar', code: calendar, project: w.projects.b2b });
+    const path = `/calendar-${w.id}`;
+    await hook(path, { events: ['calendarEvent.created', 'calendarEvent.updated', 'calendarEvent.deleted'] });
+    const event = { calendarCode: calendar, leadUniqueId: 'lead-x', title: 'Call back "soon"', notes: 'æøå', start: '2031-02-03T10:00:00', end: '2031-02-03T10:30:00', source: 'crm', externalId: 'x1' };
+    const created = await request(t.app).post('/api/calendars/events').set('Authorization', w.accounts.full.auth).send(event);
+    expect(created.status).toBe(201);
+    const id = created.body.uniqueId;
+    const replaced = await request(t.app).put(`/api/calendars/events/${id}`).set('Authorization', w.accounts.full.auth).send({ ...event, uniqueId: id, title: 'Moved' });
+    expect(replaced.status).toBe(200);
+    const deleted = await request(t.app).delete(`/api/calendars/events/${id}`).set('Authorization', w.accounts.full.auth).send({ uniqueId: id });
+    expect(deleted.status).toBe(204);
+    const got = byResource(await receiver.waitFor(path, 3), id);
+    const types = got.map((g) => g.type);
+    expect(types.sort()).toEqual(['calendarEvent.created', 'calendarEvent.deleted', 'calendarEvent.updated']);
+    expect(got.find((g) => g.type === 'calendarEvent.created')!.data).toEqual(created.body);
+    expect(got.find((g) => g.type === 'calendarEvent.updated')!.data).toEqual(replaced.body);
+    expect(got.find((g) => g.type === 'calendarEvent.deleted')!.data).toEqual(replaced.body);
+  });
+
+  it('when a change is rolled back, then its event is gone with it', async () => {
+    const path = `/rollback-${w.id}`;
+    await hook(path, { events: ['lead.created'], campaignCode: w.campaigns.retail });
+    // The second line is bad: the load's one transaction rolls back, and the first lead's event with it.
+    await expect(
+      t.load(
+        { type: 'lead', uniqueId: uniq('rb-'), campaign: w.campaigns.retail, data: { Name: 'Kept?', Phone: '+4512121214' } },
+        { type: 'lead', uniqueId: uniq('rb-'), campaign: 'NO-SUCH-CAMPAIGN', data: {} },
+      ),
+    ).rejects.toThrow(/line 2/);
+    await new Promise((r) => setTimeout(r, 800));
+    expect(receiver.at(path)).toHaveLength(0);
+  });
+});

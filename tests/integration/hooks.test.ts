@@ -1,0 +1,215 @@
+import request from 'supertest';
+import { Webhook } from 'standardwebhooks';
+import { createTestApp, TestApp } from '../harness/testApp';
+import { createWorld, World } from '../harness/world';
+
+/** The /hooks resource: create (both body styles), read, replace, delete, meta, example, and bad input. */
+describe('/hooks', () => {
+  let t: TestApp;
+  let w: World;
+  const count = async (table: string) => Number((await t.db(table).count({ n: '*' }))[0]!.n);
+
+  beforeAll(async () => {
+    t = await createTestApp({ HOOKS_ALLOW_HTTP: 'true', HOOKS_ALLOWED_HOSTS: '127.0.0.1' });
+    w = await createWorld(t);
+  });
+  afterAll(() => t.close());
+
+  const create = (body: unknown, auth = w.accounts.full.auth) => request(t.app).post('/api/hooks').set('Authorization', auth).send(body as object);
+
+  describe('POST /hooks', () => {
+    it('when the camelCase body of the live service is posted, then the hook is created with its secret shown once', async () => {
+      const res = await create({
+        name: 'Closed leads',
+        campaignCode: w.campaigns.b2b,
+        leadStatus: 'UserProcessed',
+        method: 'post',
+        urlTemplate: 'https://crm.example.com/hooks/{UniqueId}?status={LeadStatus}',
+        format: 'json',
+        standardTemplateName: 'Standard',
+      });
+      expect(res.status).toBe(201);
+      expect(res.headers.location).toBe(`/api/hooks/${res.body.uniqueId}`);
+      expect(res.body).toMatchObject({
+        name: 'Closed leads',
+        campaignCode: w.campaigns.b2b,
+        leadStatus: 'UserProcessed',
+        method: 'POST',
+        format: 'Json',
+        url: 'https://crm.example.com/hooks/{UniqueId}?status={LeadStatus}',
+        events: ['lead.statusChanged'],
+        standardTemplateName: 'Standard',
+        enabled: true,
+      });
+      expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{32}$/);
+      // The standardwebhooks package reads the secret as it is given.
+      expect(() => new Webhook(res.body.secret)).not.toThrow();
+
+      const read = await request(t.app).get(`/api/hooks/${res.body.uniqueId}`).set('Authorization', w.accounts.full.auth);
+      expect(read.status).toBe(200);
+      expect(read.body.secret).toBeUndefined();
+      expect(read.body).toEqual({ ...res.body, secret: undefined, modifiedTime: read.body.modifiedTime });
+    });
+
+    it('when the PascalCase body with a content template is posted, then names are matched case-insensitively', async () => {
+      const res = await create({
+        Name: 'Form hook',
+        Method: 'PUT',
+        UrlTemplate: 'https://crm.example.com/in',
+        Format: 'Form',
+        ContentTemplate: 'id={UniqueId}&email={Data.Email}&agent={AgentEmail}',
+        LeadStatus: 'userprocessed',
+      });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ name: 'Form hook', method: 'PUT', format: 'Form', leadStatus: 'UserProcessed', contentTemplate: 'id={UniqueId}&email={Data.Email}&agent={AgentEmail}' });
+    });
+
+    it.each([
+      ['a body that is not an object', [1, 2]],
+      ['no name', { url: 'https://x.example.com/' }],
+      ['no url', { name: 'x' }],
+      ['an unknown event', { name: 'x', url: 'https://x.example.com/', events: ['lead.exploded'] }],
+      ['an empty event list', { name: 'x', url: 'https://x.example.com/', events: [] }],
+      ['a relative url', { name: 'x', url: '/hooks' }],
+      ['an ftp url', { name: 'x', url: 'ftp://x.example.com/' }],
+      ['a placeholder in the host', { name: 'x', url: 'https://{CampaignCode}.example.com/' }],
+      ['credentials in the url', { name: 'x', url: 'https://user:pw@x.example.com/' }],
+      ['an unknown placeholder in the url', { name: 'x', url: 'https://x.example.com/{Nope}' }],
+      ['an unknown placeholder in the template', { name: 'x', url: 'https://x.example.com/', contentTemplate: '{"a":"{Nope}"}' }],
+      ['a Json template that is not JSON', { name: 'x', url: 'https://x.example.com/', contentTemplate: '{"a": {UniqueId}}' }],
+      ['an unknown method', { name: 'x', url: 'https://x.example.com/', method: 'PATCH' }],
+      ['an unknown format', { name: 'x', url: 'https://x.example.com/', format: 'Xml' }],
+      ['an unknown lead status', { name: 'x', url: 'https://x.example.com/', leadStatus: 'Closed' }],
+      ['a lead status without lead events', { name: 'x', url: 'https://x.example.com/', events: ['call.ended'], leadStatus: 'New' }],
+      ['an unknown campaign', { name: 'x', url: 'https://x.example.com/', campaignCode: 'NO-SUCH-CAMPAIGN' }],
+      ['a data field the campaign lacks', { name: 'x', url: 'https://x.example.com/', campaignCode: 'B2B', contentTemplate: '{"a":"{Data.Shoe size}"}' }],
+      ['a metadata address', { name: 'x', url: 'http://169.254.169.254/latest' }],
+      ['a private address', { name: 'x', url: 'https://10.0.0.8/in' }],
+    ])('when the body has %s, then it is a 400 and nothing is stored', async (_name, body) => {
+      const b = body as Record<string, unknown>;
+      if (b.campaignCode === 'B2B') b.campaignCode = w.campaigns.b2b;
+      const before = await count('hooks');
+      const res = await create(body);
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.body.code).toBe('invalid_body');
+      if (!Array.isArray(body)) expect(res.body.errors.length).toBeGreaterThan(0);
+      expect(await count('hooks')).toBe(before);
+    });
+
+    it('when plain http is not allowed by the server, then an http URL is a 400', async () => {
+      const strict = await createTestApp({});
+      try {
+        const res = await request(strict.app).post('/api/hooks').set('Authorization', w.accounts.full.auth).send({ name: 'x', url: 'http://x.example.com/' });
+        expect(res.status).toBe(400);
+        expect(res.body.errors[0]).toEqual({ field: 'url', message: 'the scheme must be https' });
+      } finally {
+        await strict.close();
+      }
+    });
+
+    it('when the campaign lies outside the account’s projects, then it is a 403 and nothing is stored', async () => {
+      const before = await count('hooks');
+      const res = await create({ name: 'x', url: 'https://x.example.com/', campaignCode: w.campaigns.retail }, w.accounts.b2b.auth);
+      expect(res.status).toBe(403);
+      expect(res.body.code).toBe('forbidden');
+      expect(await count('hooks')).toBe(before);
+    });
+
+    it('when the account lacks the WebHooks right, then it is a 403', async () => {
+      const res = await create({ name: 'x', url: 'https://x.example.com/' }, w.accounts.none.auth);
+      expect(res.status).toBe(403);
+    });
+
+    it('when the account may not read the events’ resource, then it is a 403', async () => {
+      const id = w.id;
+      await t.load({ type: 'account', username: `hooksonly-${id}`, password: 'pw', user: w.users.agent, projects: ['*'], rights: { WebHooks: ['Get', 'Post'] }, entryAccess: 'None' });
+      const res = await create({ name: 'x', url: 'https://x.example.com/', events: ['call.ended'] }, 'Basic ' + Buffer.from(`hooksonly-${id}:pw`).toString('base64'));
+      expect(res.status).toBe(403);
+      expect(res.body.detail).toMatch(/Calls/);
+    });
+  });
+
+  describe('GET, PUT, DELETE /hooks/{UniqueId}', () => {
+    it('when another account asks for a hook, then it does not exist for it', async () => {
+      const made = await create({ name: 'mine', url: 'https://x.example.com/' });
+      const other = await request(t.app).get(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.b2b.auth);
+      expect(other.status).toBe(404);
+      const list = await request(t.app).get('/api/hooks').set('Authorization', w.accounts.b2b.auth);
+      expect(list.body.map((h: { uniqueId: string }) => h.uniqueId)).not.toContain(made.body.uniqueId);
+    });
+
+    it('when a hook is replaced, then every property is the new one and the secret stays', async () => {
+      const made = await create({ name: 'before', url: 'https://x.example.com/a', events: ['lead.created'] });
+      const res = await request(t.app)
+        .put(`/api/hooks/${made.body.uniqueId}`)
+        .set('Authorization', w.accounts.full.auth)
+        .send({ name: 'after', url: 'https://x.example.com/b', events: ['call.ended', 'calendarEvent.deleted'], enabled: false });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ name: 'after', url: 'https://x.example.com/b', events: ['call.ended', 'calendarEvent.deleted'], enabled: false });
+      const secret = await t.db('hooks').where({ unique_id: made.body.uniqueId }).first('secret');
+      expect(secret.secret).toBe(made.body.secret);
+    });
+
+    it('when a replacement is invalid, then nothing changes', async () => {
+      const made = await create({ name: 'keep', url: 'https://x.example.com/a' });
+      const res = await request(t.app).put(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth).send({ name: 'x', url: 'https://x.example.com/{Bad}' });
+      expect(res.status).toBe(400);
+      const read = await request(t.app).get(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth);
+      expect(read.body.name).toBe('keep');
+    });
+
+    it('when a hook is deleted, then it is gone', async () => {
+      const made = await create({ name: 'gone', url: 'https://x.example.com/' });
+      const del = await request(t.app).delete(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth);
+      expect(del.status).toBe(204);
+      expect((await request(t.app).get(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth)).status).toBe(404);
+      expect((await request(t.app).delete(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth)).status).toBe(404);
+    });
+  });
+
+  describe('GET /hooks/meta and /hooks/{UniqueId}/example', () => {
+    it('when meta is asked for, then it names the events, placeholders and templates', async () => {
+      const res = await request(t.app).get('/api/hooks/meta').set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(200);
+      expect(res.body.events.map((e: { name: string }) => e.name)).toEqual([
+        'lead.created',
+        'lead.statusChanged',
+        'call.ended',
+        'calendarEvent.created',
+        'calendarEvent.updated',
+        'calendarEvent.deleted',
+      ]);
+      expect(res.body.placeholders.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['{UniqueId}', '{CampaignCode}', '{LeadStatus}', '{PhoneNumber}', '{AgentEmail}', '{ClosedDate}', '{Data.FieldName}']));
+      expect(res.body.standardTemplates.map((p: { name: string }) => p.name)).toEqual(['Standard', 'Data']);
+    });
+
+    it('when the example of a hook with a JSON content template is asked for, then it is a signed request with valid JSON from the campaign’s fields', async () => {
+      const made = await create({
+        name: 'templated',
+        url: 'https://crm.example.com/leads/{UniqueId}',
+        campaignCode: w.campaigns.b2b,
+        contentTemplate: '{"id":"{UniqueId}","name":"{Data.Name}","quote":"{Data.Customer}","status":"{LeadStatus}","closed":"{ClosedDate}"}',
+      });
+      expect(made.status).toBe(201);
+      const res = await request(t.app).get(`/api/hooks/${made.body.uniqueId}/example`).set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(200);
+      expect(res.body.method).toBe('POST');
+      expect(res.body.url).toMatch(/^https:\/\/crm\.example\.com\/leads\/[0-9a-f-]{36}$/);
+      const body = JSON.parse(res.body.body);
+      expect(body).toMatchObject({ name: 'Jane Doe', status: 'UserProcessed' });
+      expect(body.closed).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(() => new Webhook(made.body.secret).verify(res.body.body, res.body.headers)).not.toThrow();
+    });
+
+    it('when pages are asked for as HTML, then the small reads answer text/html', async () => {
+      const made = await create({ name: 'html <b>hook</b>', url: 'https://x.example.com/' });
+      for (const path of ['/api/hooks', '/api/hooks/meta', `/api/hooks/${made.body.uniqueId}`, `/api/hooks/${made.body.uniqueId}/deliveries`, `/api/hooks/${made.body.uniqueId}/example`]) {
+        const res = await request(t.app).get(path).set('Authorization', w.accounts.full.auth).set('Accept', 'text/html');
+        expect(res.status).toBe(200);
+        expect(res.headers['content-type']).toMatch(/text\/html/);
+        expect(res.text).not.toContain('<b>hook</b>');
+      }
+    });
+  });
+});
