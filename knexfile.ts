@@ -1,5 +1,5 @@
 import { loadSettings } from './src/config/settings';
-import { MIGRATIONS_DIR } from './src/data/db';
+import { migrationSource, MIGRATIONS_TABLE } from './src/data/migrations';
 
 // For the knex CLI; the application builds its own instance from the same settings.
 const settings = loadSettings();
@@ -7,5 +7,6 @@ const settings = loadSettings();
 export default {
   client: 'pg',
   connection: settings.DATABASE_URL,
-  migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'] },
+  // The same extension-free migration names as the application (src/data/migrations.ts).
+  migrations: { migrationSource: migrationSource(), tableName: MIGRATIONS_TABLE },
 };

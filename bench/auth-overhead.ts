@@ -1,5 +1,5 @@
 /**
- * What authentication and request counting cost on the hot path (issue 3's benchmark).
+ * What authentication and request counting cost on the hot path (figures: docs/benchmarks.md).
  *
  *   npm run bench:auth            (node bin/run-ts.js bench/auth-overhead.ts)
  *

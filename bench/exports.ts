@@ -1,19 +1,22 @@
 /**
- * Benchmark of the calls exports (issue 4): `npm run bench:exports [-- --calls 1000000 --runs 3]`.
+ * Benchmark of the calls exports (figures: docs/benchmarks.md): `npm run bench:exports [-- --calls 1000000 --small 100000 --runs 3 --pg embedded,os15]`.
  *
- * On a generated data set (src/ingest/syntheticData.ts, added once and reused), measured side by
- * side in one run, medians of `--runs` runs:
- * - `/api/calls/csv` and `/api/calls` rows per second against `psql` `COPY (the same SELECT) TO
- *   STDOUT` of the same rows, and against a naive buffered implementation (knex select →
- *   res.json) that is mounted only in this benchmark's server;
- * - time to first byte at the full size;
+ * On each server of `--pg` (default both): the embedded Postgres 17 (data generated once, kept
+ * in .data/bench-postgres) and a throwaway Postgres 15 from the OS packages with JIT on, as on
+ * most production servers (bench/osPostgres.ts; data generated per run). On a generated data set
+ * (src/ingest/syntheticData.ts), measured side by side in one run, medians of `--runs` runs:
+ * - `/api/calls/csv` and `/api/calls` (the binary COPY transcoder) rows per second against
+ *   `psql` `COPY (the same SELECT) TO STDOUT` of the same rows, and against a naive buffered
+ *   implementation (knex select → res.json) that is mounted only in this benchmark's server;
+ * - the compressed JSON export (br, gzip): bytes and rows per second;
+ * - time to first byte, and the server's CPU time per 1M rows;
  * - the server's peak RSS (VmHWM of a fresh server process) for the small and the full size;
  * - a 2-hour window of one org unit (EXPLAIN shows the index; time).
  *
- * Database: BENCH_DATABASE_URL, or an embedded cluster in .data/bench-postgres (kept between
- * runs). The API server runs as a child process (this file with `--server`): the real app plus
- * the naive route. Clients are native programs writing to /dev/null: curl for HTTP, psql for
- * COPY, so on this two-core machine the client does not take the server's CPU.
+ * Database: BENCH_DATABASE_URL, or the servers above. The API server runs as a child process
+ * (this file with `--server`): the real app plus the naive route. Clients are native programs
+ * writing to /dev/null: curl for HTTP, psql for COPY, so on this two-core machine the client
+ * does not take the server's CPU.
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -28,6 +31,8 @@ import { createLogger } from '../src/config/logger';
 import { createDb, migrateLatest } from '../src/data/db';
 import { composeApp } from '../src/app/compose';
 import { callWindowQuery } from '../src/data/callRepository';
+import { callCopySql } from '../src/data/exportQueries';
+import { startOsPostgres } from './osPostgres';
 import { loadOrgSnapshot } from '../src/data/organizationRepository';
 import { projectScope, whereCampaignVisible } from '../src/data/projectScope';
 import { formatMillis } from '../src/domain/timespan';
@@ -152,6 +157,8 @@ interface Server {
   port: number;
   child: ChildProcess;
   status(field: 'VmHWM' | 'VmRSS'): number;
+  /** CPU time (user + system) the server process has used, in ms. */
+  cpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -187,6 +194,11 @@ async function startServer(url: string): Promise<Server> {
       const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
       return m ? Number(m[1]) * 1024 : NaN;
     },
+    cpuMs() {
+      // Fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second on Linux).
+      const fields = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    },
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -211,11 +223,12 @@ interface Fetched {
  * work does not take the CPU the server needs (the machine has two cores for Postgres, the
  * server and the client together).
  */
-function fetchAll(port: number, pathAndQuery: string): Promise<Fetched> {
+function fetchAll(port: number, pathAndQuery: string, acceptEncoding?: string): Promise<Fetched> {
   return new Promise((resolve, reject) => {
+    const extra = acceptEncoding ? ['-H', `Accept-Encoding: ${acceptEncoding}`] : [];
     const curl = spawn(
       'curl',
-      ['-s', '-o', '/dev/null', '-H', `Authorization: ${AUTH}`, '-w', '%{http_code} %{size_download} %{time_starttransfer} %{time_total}', `http://127.0.0.1:${port}${pathAndQuery}`],
+      ['-s', '-o', '/dev/null', '-H', `Authorization: ${AUTH}`, ...extra, '-w', '%{http_code} %{size_download} %{time_starttransfer} %{time_total}', `http://127.0.0.1:${port}${pathAndQuery}`],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -231,15 +244,26 @@ function fetchAll(port: number, pathAndQuery: string): Promise<Fetched> {
 
 // ---- database and data set --------------------------------------------------------------------
 
-async function benchDatabase(): Promise<{ url: string; stop: () => Promise<void> }> {
-  if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, stop: async () => undefined };
+type ServerKind = 'embedded' | 'os15';
+
+/**
+ * The database of one run: the embedded Postgres 17 (kept in .data/bench-postgres, data
+ * generated once), or a throwaway Postgres 15 from the OS packages with JIT on (bench/osPostgres.ts;
+ * data generated per run), or BENCH_DATABASE_URL.
+ */
+async function benchDatabase(kind: ServerKind): Promise<{ url: string; label: string; stop: () => Promise<void> }> {
+  if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, label: 'BENCH_DATABASE_URL', stop: async () => undefined };
+  if (kind === 'os15') {
+    const cluster = await startOsPostgres({ version: 15, port: await freePort(), database: 'lcm_bench' });
+    return { url: cluster.url, label: `OS Postgres ${cluster.version} (Debian package, JIT on)`, stop: () => cluster.stop() };
+  }
   const cluster = await startEmbeddedPostgres({
     dataDir: path.join(ROOT, '.data/bench-postgres'),
     port: await freePort(),
     database: 'lcm_bench',
     persistent: true,
   });
-  return { url: cluster.url, stop: () => cluster.stop() };
+  return { url: cluster.url, label: 'embedded Postgres 17', stop: () => cluster.stop() };
 }
 
 async function ensureData(db: Knex, calls: number): Promise<void> {
@@ -302,10 +326,12 @@ function apiQuery(t: Target, limit: number): string {
   return `OrgCode=${encodeURIComponent(t.orgCode)}&StartTime=${encodeURIComponent(t.start.toISOString())}&TimeSpan=PT${(t.end.getTime() - t.start.getTime()) / 1000}S&Limit=${limit}`;
 }
 
-/** The SQL text the endpoints run (same builder, one SELECT for JSON and CSV), parameters inlined for psql. */
-function endpointSql(db: Knex, t: Target, limit: number): string {
-  return callWindowQuery(db, { subject: { kind: 'unit', unitId: t.unitId, level: t.level }, start: t.start, end: t.end, limit, scope: projectScope(['*']) }).toString();
+/** The SELECT the transcoded endpoints COPY (one for JSON and CSV), values inlined: psql COPY reads the same rows. */
+async function endpointSql(db: Knex, t: Target, limit: number): Promise<string> {
+  const campaigns = ((await db('campaigns').select('id')) as { id: number }[]).map((c) => c.id);
+  return callCopySql(db, { subject: { kind: 'unit', unitId: t.unitId, level: t.level }, start: t.start, end: t.end, limit }, campaigns);
 }
+
 
 /** psql `COPY (sql) TO STDOUT`, its output read and counted by this process (as the HTTP bodies are). */
 function copyMs(url: string, sql: string, format: 'csv' | 'text'): Promise<{ ms: number; bytes: number }> {
@@ -328,18 +354,33 @@ function copyMs(url: string, sql: string, format: 'csv' | 'text'): Promise<{ ms:
   });
 }
 
+function kinds(): ServerKind[] {
+  const i = process.argv.indexOf('--pg');
+  const list = (i > 0 ? process.argv[i + 1]! : 'embedded,os15').split(',');
+  for (const k of list) if (k !== 'embedded' && k !== 'os15') throw new Error(`--pg takes embedded, os15 or both comma-separated, not ${k}`);
+  return list as ServerKind[];
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--server')) return runServer();
+  for (const kind of kinds()) await runOn(kind);
+}
+
+async function runOn(kind: ServerKind): Promise<void> {
   const calls = arg('calls', 1_000_000);
-  const small = arg('small', 100_000);
+  const small = Math.min(arg('small', 100_000), calls);
   const runs = arg('runs', 3);
-  const database = await benchDatabase();
+  const database = await benchDatabase(kind);
+  log(`## ${database.label}`);
+  log();
   const db = createDb({ url: database.url, timezone: ZONE, poolMax: 2 });
   try {
     await migrateLatest(db);
     await ensureData(db, calls);
     await db.raw('vacuum analyze calls');
     if (process.argv.includes('--prepare')) return;
+    const jit = (await db.raw(`select current_setting('jit') as jit, current_setting('jit_above_cost') as cost, version() as v`)).rows[0];
+    log(`server: ${jit.v.split(',')[0]}; jit = ${jit.jit}, jit_above_cost = ${jit.cost}`);
     const big = await bigTarget(db);
     const total = Number((await db.raw('select count(*) as n from calls')).rows[0].n);
     log(`data set: ${fmt(total)} calls; export target: org unit "${big.orgCode}" (level ${big.level}), ${fmt(calls)} and ${fmt(small)} rows`);
@@ -352,35 +393,39 @@ async function main(): Promise<void> {
 
     let naiveAtFullSize = '';
     const server = await startServer(database.url);
-    const results: Record<string, { rows: number; ms: number[]; ttfb: number[]; bytes: number }> = {};
-    const record = (name: string, rows: number, f: { ms: number; ttfb?: number; bytes: number }) => {
-      const r = (results[name] ??= { rows, ms: [], ttfb: [], bytes: f.bytes });
+    const results: Record<string, { rows: number; ms: number[]; ttfb: number[]; cpu: number[]; bytes: number }> = {};
+    const record = (name: string, rows: number, f: { ms: number; ttfb?: number; bytes: number; cpuMs?: number }) => {
+      const r = (results[name] ??= { rows, ms: [], ttfb: [], cpu: [], bytes: f.bytes });
       r.ms.push(f.ms);
       if (f.ttfb !== undefined) r.ttfb.push(f.ttfb);
+      if (f.cpuMs !== undefined) r.cpu.push(f.cpuMs);
     };
     try {
       // Warm-up: code paths, plans and the page cache.
       await fetchAll(server.port, `/api/calls/csv?${apiQuery(big, 20_000)}`);
       await fetchAll(server.port, `/api/calls?${apiQuery(big, 20_000)}`);
-      const sql = endpointSql(db, big, calls);
+      const sql = await endpointSql(db, big, calls);
       const naiveQuery = (limit: number) =>
         `/bench/naive-calls?unitId=${big.unitId}&level=${big.level}&start=${big.start.toISOString()}&end=${big.end.toISOString()}&limit=${limit}`;
       for (let i = 0; i < runs; i++) {
         record(`COPY (same SELECT) TO STDOUT, csv format, ${N}`, bigRows, await copyMs(database.url, sql, 'csv'));
         record(`COPY (same SELECT) TO STDOUT, text format, ${N}`, bigRows, await copyMs(database.url, sql, 'text'));
-        for (const [name, p, rows] of [
+        for (const [name, p, rows, encoding] of [
           [`/api/calls/csv, ${N}`, `/api/calls/csv?${apiQuery(big, calls)}`, bigRows],
           [`/api/calls (JSON), ${N}`, `/api/calls?${apiQuery(big, calls)}`, bigRows],
+          [`/api/calls (JSON), br, ${N}`, `/api/calls?${apiQuery(big, calls)}`, bigRows, 'br'],
+          [`/api/calls (JSON), gzip, ${N}`, `/api/calls?${apiQuery(big, calls)}`, bigRows, 'gzip'],
           [`/api/calls/csv, ${S}`, `/api/calls/csv?${apiQuery(big, small)}`, small],
           [`/api/calls (JSON), ${S}`, `/api/calls?${apiQuery(big, small)}`, small],
           [`naive buffered (knex → res.json), ${S}`, naiveQuery(small), small],
           [`typical buffered (select *, Luxon per DateTime, res.json), ${S}`, naiveQuery(small).replace('naive-calls', 'typical-calls'), small],
-        ] as [string, string, number][]) {
-          const f = await fetchAll(server.port, p);
+        ] as [string, string, number, string?][]) {
+          const cpu0 = server.cpuMs();
+          const f = await fetchAll(server.port, p, encoding);
           if (f.status !== 200) throw new Error(`${p}: HTTP ${f.status}`);
-          record(name, rows, { ms: f.totalMs, ttfb: f.ttfbMs, bytes: f.bytes });
+          record(name, rows, { ms: f.totalMs, ttfb: f.ttfbMs, bytes: f.bytes, cpuMs: server.cpuMs() - cpu0 });
         }
-        record(`COPY (same SELECT) TO STDOUT, text format, ${S}`, small, await copyMs(database.url, endpointSql(db, big, small), 'text'));
+        record(`COPY (same SELECT) TO STDOUT, text format, ${S}`, small, await copyMs(database.url, await endpointSql(db, big, small), 'text'));
       }
       // Once: the naive implementation at the full size (it holds every row and the whole body).
       try {
@@ -394,11 +439,12 @@ async function main(): Promise<void> {
       await server.stop();
     }
 
-    log('| what | rows | median time | rows/s | MB | TTFB (median) |');
-    log('|---|---:|---:|---:|---:|---:|');
+    log('| what | rows | median time | rows/s | MB | TTFB (median) | server CPU per 1M rows |');
+    log('|---|---:|---:|---:|---:|---:|---:|');
     for (const [name, r] of Object.entries(results)) {
       const ms = median(r.ms);
-      log(`| ${name} | ${fmt(r.rows)} | ${fmt(ms / 1000, 2)} s | ${fmt((r.rows / ms) * 1000)} | ${fmt(r.bytes / 1e6, 1)} | ${r.ttfb.length ? fmt(median(r.ttfb), 1) + ' ms' : '—'} |`);
+      const cpu = r.cpu.length ? `${fmt((median(r.cpu) / r.rows) * 1000, 2)} s` : '—';
+      log(`| ${name} | ${fmt(r.rows)} | ${fmt(ms / 1000, 2)} s | ${fmt((r.rows / ms) * 1000)} | ${fmt(r.bytes / 1e6, 1)} | ${r.ttfb.length ? fmt(median(r.ttfb), 1) + ' ms' : '—'} | ${cpu} |`);
     }
     const rate = (name: string) => {
       const r = results[name]!;
@@ -409,8 +455,13 @@ async function main(): Promise<void> {
     const csvRate = rate(`/api/calls/csv, ${N}`);
     const jsonRate = rate(`/api/calls (JSON), ${N}`);
     log();
-    log(`CSV / COPY csv format (${N}): ${fmt(csvRate / copyCsv, 2)}× (target ≥ 0.6); against COPY text format: ${fmt(csvRate / copyText, 2)}×`);
-    log(`JSON / COPY text format (${N}): ${fmt(jsonRate / copyText, 2)}× (target ≥ 0.5); against COPY csv format: ${fmt(jsonRate / copyCsv, 2)}×`);
+    log(`CSV / COPY csv format (${N}): ${fmt(csvRate / copyCsv, 2)}× (target ≥ 0.9); against COPY text format: ${fmt(csvRate / copyText, 2)}×`);
+    log(`JSON / COPY csv format (${N}): ${fmt(jsonRate / copyCsv, 2)}× (target ≥ 0.8); against COPY text format: ${fmt(jsonRate / copyText, 2)}×`);
+    for (const coding of ['br', 'gzip']) {
+      const r = results[`/api/calls (JSON), ${coding}, ${N}`]!;
+      const plain = results[`/api/calls (JSON), ${N}`]!;
+      log(`JSON ${coding} (${N}): ${fmt(plain.bytes / r.bytes, 1)}× fewer bytes (target ≥ 8), ${fmt(rate(`/api/calls (JSON), ${coding}, ${N}`) / jsonRate, 2)}× the uncompressed rows/s (target ≥ 0.6)`);
+    }
     log(`JSON / naive buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`naive buffered (knex → res.json), ${S}`), 2)}× (target ≥ 3)`);
     log(`CSV / naive buffered JSON (${S}): ${fmt(rate(`/api/calls/csv, ${S}`) / rate(`naive buffered (knex → res.json), ${S}`), 2)}×`);
     log(`JSON / typical buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`typical buffered (select *, Luxon per DateTime, res.json), ${S}`), 2)}×`);
@@ -444,7 +495,7 @@ async function main(): Promise<void> {
 
     // A 2-hour window of one org unit.
     const two = await twoHourTarget(db);
-    const sql = endpointSql(db, two, 1_000_000_000);
+    const sql = await endpointSql(db, two, 1_000_000_000);
     const plan = (await db.raw(`explain (analyze, buffers, costs off) ${sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']);
     log();
     log(`2-hour window of org unit "${two.orgCode}" (level ${two.level}), ${two.start.toISOString()} .. ${two.end.toISOString()}:`);
@@ -470,6 +521,7 @@ async function main(): Promise<void> {
     await db.destroy();
     await database.stop();
   }
+  log();
 }
 
 main().catch((err) => {

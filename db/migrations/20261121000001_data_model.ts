@@ -100,7 +100,7 @@ export async function up(knex: Knex): Promise<void> {
       project text NOT NULL,
       lead_definition_id bigint NOT NULL REFERENCES lead_definitions(id),
       campaign_type smallint NOT NULL,
-      -- Lifecycle settings (DESIGN §6); NULL = no limit.
+      -- Lifecycle settings (docs/decisions.md, Lead lifecycle); NULL = no limit.
       max_attempts integer CHECK (max_attempts > 0),
       abandon_after interval,
       expire_after interval,

@@ -1,45 +1,97 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Knex } from 'knex';
 import { loadSettings, Settings } from '../config/settings';
 import { configurePlatformZone } from '../config/platform';
 import { createDb, migrateLatest } from '../data/db';
-import { startEmbeddedPostgres, EmbeddedCluster } from './embeddedPostgres';
+import { startEmbeddedPostgres } from './embeddedPostgres';
+import { claimCluster } from './clusterHolder';
 import type { CliContext } from '../cli/context';
 
-/** Opens the context of an `lcm` command: DATABASE_URL, or the embedded default cluster (started here, stopped by `close`). */
-export async function openCliContext(options: { migrate?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<CliContext> {
+export interface OpenOptions {
+  /** false: do not migrate the embedded database on opening (`migrate` and `serve` do it themselves). */
+  migrate?: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** The command, for the record of who holds the embedded cluster (`load`, `account create`). */
+  command?: string;
+  /** `lcm serve`: holds the embedded cluster for as long as it runs and lets other commands use it. */
+  server?: boolean;
+}
+
+/**
+ * Opens the context of an `lcm` command: DATABASE_URL; else the database of the `lcm serve`
+ * that runs on the embedded data folder; else the embedded cluster, started here and stopped
+ * by `close` (docs/cli.md, "Which database").
+ */
+export async function openCliContext(options: OpenOptions = {}): Promise<CliContext> {
   const settings = loadSettings(options.env ?? process.env);
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
-  let cluster: EmbeddedCluster | undefined;
-  let url = settings.DATABASE_URL;
-  let freshCluster = false;
-  if (url === undefined) {
-    freshCluster = !fs.existsSync(path.resolve(settings.EMBEDDED_DATA_DIR, 'PG_VERSION'));
-    cluster = await startEmbeddedPostgres({
-      dataDir: settings.EMBEDDED_DATA_DIR,
-      port: settings.EMBEDDED_PG_PORT,
-      database: 'lcm',
-      persistent: true,
-    });
-    url = cluster.url;
-  }
-  const db = createDb({ url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX });
+  const database = settings.DATABASE_URL !== undefined ? external(settings.DATABASE_URL) : await embedded(settings, options);
+  const db = createDb({ url: database.url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, log: { warn: warnOnStderr } });
   try {
-    if (options.migrate !== false && cluster) await migrateLatest(db);
+    if (options.migrate !== false && database.embedded) await migrateLatest(db);
   } catch (err) {
     await db.destroy();
-    await cluster?.stop();
+    await database.stop();
     throw err;
   }
   return {
     settings,
     db,
-    embedded: cluster !== undefined,
-    freshCluster,
+    embedded: database.embedded,
+    freshCluster: database.freshCluster,
     async close() {
       await db.destroy();
-      await cluster?.stop();
+      await database.stop();
     },
   };
+}
+
+interface Database {
+  url: string;
+  embedded: boolean;
+  freshCluster: boolean;
+  stop(): Promise<void>;
+}
+
+function external(url: string): Database {
+  return { url, embedded: false, freshCluster: false, stop: async () => undefined };
+}
+
+async function embedded(settings: Settings, options: OpenOptions): Promise<Database> {
+  const dataDir = path.resolve(settings.EMBEDDED_DATA_DIR);
+  const claim = await claimCluster(dataDir, options.command ?? 'lcm', options.server === true);
+  // A running server's database: used, never stopped, by this command.
+  if (claim.kind === 'server') return { url: claim.holder.url, embedded: true, freshCluster: false, stop: async () => undefined };
+
+  const freshCluster = !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
+  let cluster;
+  try {
+    cluster = await startEmbeddedPostgres({ dataDir, port: settings.EMBEDDED_PG_PORT, database: 'lcm', persistent: true });
+  } catch (err) {
+    claim.release();
+    throw err;
+  }
+  claim.publish(cluster.url);
+  return {
+    url: cluster.url,
+    embedded: true,
+    freshCluster,
+    async stop() {
+      // Marked, stopped, released: a command arriving meanwhile waits for the cluster to be
+      // down instead of being sent to a database that is going away.
+      claim.stopping();
+      try {
+        await cluster.stop();
+      } finally {
+        claim.release();
+      }
+    },
+  };
+}
+
+/** knex warnings on stderr, one line each; a failed connection is the command's own error, reported once. */
+function warnOnStderr(message: unknown): void {
+  const text = String(message);
+  if (text.startsWith('Acquire connection error')) return;
+  process.stderr.write(`lcm: warning: ${text.split('\n')[0]}\n`);
 }

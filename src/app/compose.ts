@@ -9,6 +9,7 @@ import { createApp, App } from '../http/app';
 import { subscribeAccountChanges } from '../data/accountChanges';
 import { createDb } from '../data/db';
 import { ReadSource } from '../data/readSource';
+import { poolConnections } from '../data/exportSession';
 
 export interface ComposedApp {
   app: App;
@@ -32,12 +33,13 @@ export async function composeApp(options: {
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   const closers: (() => Promise<unknown>)[] = [];
 
-  // Bulk reads: the replica of DATABASE_READ_URL while it is up, the primary otherwise.
+  // Bulk reads (every export): the replica of DATABASE_READ_URL while it is up, the primary
+  // otherwise. A replica that cannot be reached fails a new connection within 3 s.
   const replica = settings.DATABASE_READ_URL
     ? createDb({ url: settings.DATABASE_READ_URL, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, connectTimeoutMs: 3000, quiet: true })
     : undefined;
   const reads = new ReadSource({
-    primary: db,
+    primary: poolConnections(db),
     replica,
     checkIntervalMs: settings.DATABASE_READ_CHECK_MS,
     maxLagMs: settings.DATABASE_READ_MAX_LAG_MS,
@@ -61,11 +63,11 @@ export async function composeApp(options: {
       commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
     });
     closers.push(() => counter.close());
-    services = { settings, db, reads, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
+    services = { settings, db, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
   } else {
     const counter = new MemoryCounterStore();
     closers.push(() => counter.close());
-    services = { settings, db, reads, logger, clock: options.clock ?? (() => new Date()), counter };
+    services = { settings, db, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter };
   }
   const app = createApp(services);
 

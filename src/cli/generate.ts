@@ -10,7 +10,7 @@ function nonNegativeInt(name: string) {
   };
 }
 
-/** `lcm generate --calls N --leads N [--seed S]` (DESIGN §9). */
+/** `lcm generate --calls N --leads N [--seed S]` (docs/decisions.md, Command line). */
 export function registerGenerate(program: Command, openCliContext: OpenCliContext): void {
   program
     .command('generate')

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IANAZone } from 'luxon';
+import bytes from 'bytes';
 
 /**
  * One typed settings schema, read from the environment only and validated once at start.
@@ -61,11 +62,32 @@ const schema = z.object({
   TRUST_PROXY: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb').default('100kb'),
+  /**
+   * Largest body of POST /leads/bulk, counted as it streams (a Content-Length above it is a
+   * 413 at once; past it mid-stream the rows before are stored and the answer ends with a
+   * payload_too_large element).
+   */
+  BULK_BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb|gb)$/i, 'must look like 500mb or 1gb')
+    .default('1gb')
+    .transform((v) => bytes.parse(v) as number),
+  /** Rows per transaction of a bulk import. */
+  BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(10000).default(1000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10000),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30000),
   DB_POOL_MAX: positiveInt.default(10),
   /** Rows fetched per cursor round trip on streamed exports. */
   CURSOR_BATCH_SIZE: positiveInt.default(1000),
+  /**
+   * Bulk exports read Postgres's binary COPY and write the API's bytes from it (the fast
+   * path); false: every export goes through the reference serializers over a cursor.
+   */
+  EXPORT_TRANSCODER: boolean.default(true),
+  /** Compress streamed exports when the client asks (Accept-Encoding br, gzip); off when a proxy compresses. */
+  COMPRESSION: boolean.default(true),
+  /** A compressible export complete below this many bytes at its first write is sent plain. */
+  COMPRESSION_MIN_BYTES: z.coerce.number().int().min(0).default(1024),
   /** GET /api/metrics requires the Basic credentials of an account (any account, not counted). */
   METRICS_REQUIRE_AUTH: boolean.default(false),
   /** How often the lead lifecycle sweeper runs in the server; 0 switches it off. */
@@ -139,5 +161,5 @@ export function redisTarget(s: Pick<Settings, 'REDIS_URL' | 'REDIS_CLUSTER'>): R
   return { cluster: true, rootUrls: list(flag) };
 }
 
-/** Every setting's name; a test checks the README's settings table lists each one. */
+/** Every setting's name; a test checks the settings table of docs/operations.md lists each one. */
 export const settingNames = Object.keys(schema.shape) as (keyof Settings)[];

@@ -54,10 +54,10 @@ export const timestampsAsText: CursorTypes = {
 // running statement is cancelled, so a client leaving a slow query frees the connection.
 const CANCEL_AFTER_MS = 100;
 // If the server never confirms the close, the connection is not trusted again: it is ended.
-const CLOSE_TIMEOUT_MS = 5000;
+export const CLOSE_TIMEOUT_MS = 5000;
 const CANCEL_REQUEST_CODE = 80877102;
 
-type PgConnection = pg.Client & {
+export type PgConnection = pg.Client & {
   readyForQuery: boolean;
   processID: number | null;
   secretKey: number | null;
@@ -78,7 +78,7 @@ interface PgCursor {
 }
 
 /** A pooled connection; an abort while the pool is full gives up waiting (and returns it later). */
-async function acquire(db: Knex, signal: AbortSignal | undefined): Promise<PgConnection> {
+export async function acquire(db: Knex, signal: AbortSignal | undefined): Promise<PgConnection> {
   const acquiring = db.client.acquireConnection() as Promise<PgConnection>;
   if (!signal) return acquiring;
   let onAbort: (() => void) | undefined;
@@ -106,12 +106,12 @@ function toNative(query: CursorQuery): NativeQuery {
   return query as NativeQuery;
 }
 
-function isBroken(conn: PgConnection): boolean {
+export function isBroken(conn: PgConnection): boolean {
   return conn._queryable === false || conn._ending === true || conn._ended === true || Boolean(conn.__knex__disposed);
 }
 
 /** A CancelRequest on a separate socket (protocol 3.0); resolves when the server has handled it. */
-function sendCancelRequest(conn: PgConnection): Promise<void> {
+export function sendCancelRequest(conn: PgConnection): Promise<void> {
   return new Promise((resolve) => {
     if (conn.processID == null || conn.secretKey == null) {
       resolve();
@@ -147,6 +147,9 @@ class CursorStream extends QueryStream {
   private ready: unknown[] | undefined;
   onFirstBatch: (() => void) | undefined;
 
+  /** The connection's transaction status when the cursor opened ('T' inside a caller's transaction). */
+  private readonly idleStatus: string | null;
+
   constructor(
     native: NativeQuery,
     config: QueryStream.Config,
@@ -155,6 +158,7 @@ class CursorStream extends QueryStream {
     private readonly conn: PgConnection,
   ) {
     super(native.sql, native.bindings as unknown[], { ...config, batchSize });
+    this.idleStatus = conn.getTransactionStatus();
   }
 
   override _read(): void {
@@ -223,8 +227,9 @@ class CursorStream extends QueryStream {
       if (finished) return;
       finished = true;
       for (const t of timers) clearTimeout(t);
+      // Left as it was found: idle, or (on a transaction's connection) still in that transaction.
       const status = conn.getTransactionStatus();
-      this.release(dispose || isBroken(conn) || (status !== 'I' && status !== null));
+      this.release(dispose || isBroken(conn) || (status !== this.idleStatus && status !== null));
       callback(error);
     };
     const closed = (): void => {

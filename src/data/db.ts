@@ -1,22 +1,24 @@
 import knex, { Knex } from 'knex';
 import pg from 'pg';
-import path from 'node:path';
+import { dropRecordedExtensions, migrationSource, MIGRATIONS_TABLE } from './migrations';
 import { migrateJobQueue } from './jobQueue';
 
 // Row ids and counts fit in a double; reading int8 as a number keeps rows plain.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
 
-export const MIGRATIONS_DIR = path.resolve(__dirname, '../../db/migrations');
-
 export interface DbOptions {
   url: string;
   timezone: string;
   poolMax?: number;
+  /** How long a query waits for a free pooled connection before it fails (knex's KnexTimeoutError). */
+  acquireTimeoutMs?: number;
   /**
-   * Give up on a connection (new or from the pool) after this long. Set for a replica, so
-   * reads fall back to the primary quickly when it does not answer; knex's default waits 60 s.
+   * Give up on opening a new connection after this long. Set for a replica, so reads fall back
+   * to the primary quickly when it does not answer.
    */
   connectTimeoutMs?: number;
+  /** Where knex's own warnings go (default: console.log); the command line keeps stdout for results. */
+  log?: Knex.Config['log'];
   /** Keep knex's own connection-error lines off the console (the caller reports state changes). */
   quiet?: boolean;
 }
@@ -39,8 +41,7 @@ export function createDb(options: DbOptions): Knex {
     client: 'pg',
     connection:
       options.connectTimeoutMs === undefined ? options.url : { connectionString: options.url, connectionTimeoutMillis: options.connectTimeoutMs },
-    ...(options.connectTimeoutMs === undefined ? {} : { acquireConnectionTimeout: options.connectTimeoutMs }),
-    ...(options.quiet ? { log: SILENT } : {}),
+    acquireConnectionTimeout: options.acquireTimeoutMs ?? 60000,
     pool: {
       min: 0,
       max: options.poolMax ?? 10,
@@ -48,7 +49,8 @@ export function createDb(options: DbOptions): Knex {
         conn.query(`SET TIME ZONE '${tz}'`, (err) => done(err ?? null, conn));
       },
     },
-    migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts', '.js'], tableName: 'knex_migrations' },
+    migrations: { migrationSource: migrationSource(), tableName: MIGRATIONS_TABLE },
+    ...(options.log ? { log: options.log } : options.quiet ? { log: SILENT } : {}),
   });
   urls.set(db, options.url);
   return db;
@@ -65,6 +67,7 @@ const MIGRATION_LOCK = [0x4c434d, 0] as const;
  */
 export async function migrateLatest(db: Knex): Promise<string[]> {
   const migrate = async () => {
+    await dropRecordedExtensions(db);
     const [, applied] = (await db.migrate.latest()) as [number, string[]];
     await migrateJobQueue(connectionStringOf(db));
     return applied;

@@ -230,8 +230,17 @@ function campaignConditions(filter: LeadFilter, scope: ProjectScope, campaignIds
 /** The WHERE clause of a lead query over `leads l`. */
 function leadConditions(filter: LeadFilter, scope: ProjectScope): Sql {
   const campaigns = campaignConditions(filter, scope);
-  const parts = [`l.campaign_id in (select c.id from campaigns c where ${campaigns.sql})`];
-  const bindings = [...campaigns.bindings];
+  const rows = leadRowConditions(filter);
+  return {
+    sql: [`l.campaign_id in (select c.id from campaigns c where ${campaigns.sql})`, ...rows.parts].join(' and '),
+    bindings: [...campaigns.bindings, ...rows.bindings],
+  };
+}
+
+/** The filter's conditions on the lead itself (times, statuses, closures, unique ids), over `leads l`. */
+export function leadRowConditions(filter: LeadFilter): { parts: string[]; bindings: Knex.RawBinding[] } {
+  const parts: string[] = [];
+  const bindings: Knex.RawBinding[] = [];
   if (filter.modifiedFrom) {
     parts.push('l.last_modified_time >= ?');
     bindings.push(filter.modifiedFrom);
@@ -252,7 +261,7 @@ function leadConditions(filter: LeadFilter, scope: ProjectScope): Sql {
     parts.push('l.unique_id = any(?::text[])');
     bindings.push(filter.uniqueIds);
   }
-  return { sql: parts.join(' and '), bindings };
+  return { parts, bindings };
 }
 
 export interface LeadCursorOptions {

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { patternToSqlLike } from '../domain/projectPatterns';
 
 /**
- * Project rights as a scope passed into every query (docs/decisions.md, Accounts and Project patterns): rows are filtered in SQL by
+ * Project rights as a scope passed into every query (docs/decisions.md, Accounts and rights; Project patterns): rows are filtered in SQL by
  * the account's patterns, never in JavaScript after fetching. Patterns are anchored and
  * case-insensitive; an account without patterns sees nothing.
  */

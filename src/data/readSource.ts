@@ -1,46 +1,42 @@
 import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
+import { ConnectionSource, poolConnections, PgConnection } from './exportSession';
 
 /**
- * The one connection source for bulk, lag-tolerant reads (the exports and the window lists):
- * a streaming replica (DATABASE_READ_URL) while it is up and close enough behind the primary,
- * the primary otherwise. Writes, reads right after a write and small lookups stay on the
- * primary pool; they never come here.
+ * The connection source of bulk, lag-tolerant reads (every export, the window lists of calls
+ * and ready periods among them: src/data/exportSession.ts): a streaming replica
+ * (DATABASE_READ_URL) while it is up and close enough behind the primary, else the primary's
+ * export connections. Writes, reads right after a write and small lookups use the primary pool
+ * and never come here.
  *
- * `read(open)` runs `open` (a query, or the opening of a cursor up to its first batch) against
- * the chosen database. A replica that fails before answering (refused, reset, shutting down,
- * no connection in time) is marked down at once and the same `open` runs on the primary, so
- * the request never sees the failure; a background check notices when the replica is back.
- * Once a stream has started, a failure is the stream's, as it would be on the primary.
- *
- * The primary given here is the pool bulk reads may use on the primary. It is the place to
- * bound them: pass a pool of its own (or a wrapper that admits a bounded number of reads) and
- * exports on the primary cannot take the connections that small requests need.
+ * A replica connection is checked with one round trip before an export gets it: a replica
+ * that fails then (refused, reset, shutting down, no answer in time) is marked down at once
+ * and the export takes a primary connection instead, so the request never sees the failure; a
+ * periodic check notices when the replica is back. Once the export's session has started, a
+ * failure is the export's, as it would be on the primary. A replica pool with no connection
+ * free in time is not a replica failure: that wait times out as the primary's would.
  */
 
 export type ReplicaState = 'up' | 'down' | 'not-configured';
 
 export interface ReadSourceOptions {
-  primary: Knex;
+  /** Export connections on the primary (its export pool). */
+  primary: ConnectionSource;
+  /** The replica's pool (createDb of DATABASE_READ_URL); this source does not close it. */
   replica?: Knex;
   /** How often the replica is checked (reachable, and its replay lag). */
   checkIntervalMs?: number;
   /** A replica further behind than this counts as down: its answers would be too old. */
   maxLagMs?: number;
-  /** Longest wait for a check's answer. */
+  /** Longest wait for a check's answer, and for the round trip that checks a replica connection. */
   checkTimeoutMs?: number;
 }
 
 export interface ReadSourceEvents {
-  /** A read went to the primary although a replica is configured; reason: it was down, or it failed this read. */
+  /** An export read the primary although a replica is configured; reason: it was down, or it failed this export. */
   fallback: [reason: 'down' | 'error'];
   /** The replica's state changed (with the failure or the lag that decided it). */
   state: [state: ReplicaState, detail: { err?: unknown; lagMs?: number }];
-}
-
-/** The part of the source an endpoint uses. */
-export interface BulkReads {
-  read<T>(open: (db: Knex) => Promise<T>): Promise<T>;
 }
 
 const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN']);
@@ -55,7 +51,6 @@ export function isConnectionFailure(err: unknown): boolean {
   if (e.code && CONNECTION_ERRNOS.has(e.code)) return true;
   // SQLSTATE class 08 (connection exception), 57P01-03 (shutting down, crashed, not yet accepting).
   if (e.code && (/^08/.test(e.code) || /^57P0[123]$/.test(e.code))) return true;
-  if (e.name === 'KnexTimeoutError') return true;
   return /Connection terminated|connection timeout|Client has encountered a connection error/i.test(e.message ?? '');
 }
 
@@ -68,7 +63,7 @@ const LAG_SQL = `
     else coalesce(extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000, 0)
   end::float8 as lag_ms`;
 
-export class ReadSource extends EventEmitter<ReadSourceEvents> implements BulkReads {
+export class ReadSource extends EventEmitter<ReadSourceEvents> implements ConnectionSource {
   private current: ReplicaState;
   private lag: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -76,6 +71,9 @@ export class ReadSource extends EventEmitter<ReadSourceEvents> implements BulkRe
   private readonly checkIntervalMs: number;
   private readonly maxLagMs: number;
   private readonly checkTimeoutMs: number;
+  private readonly replicaConnections: ConnectionSource | undefined;
+  /** Which source each connection handed out came from, to give it back there. */
+  private readonly lent = new WeakMap<PgConnection, ConnectionSource>();
 
   constructor(private readonly options: ReadSourceOptions) {
     super();
@@ -83,6 +81,7 @@ export class ReadSource extends EventEmitter<ReadSourceEvents> implements BulkRe
     this.checkIntervalMs = options.checkIntervalMs ?? 2000;
     this.maxLagMs = options.maxLagMs ?? 30_000;
     this.checkTimeoutMs = options.checkTimeoutMs ?? 2000;
+    this.replicaConnections = options.replica ? poolConnections(options.replica) : undefined;
   }
 
   get state(): ReplicaState {
@@ -94,25 +93,57 @@ export class ReadSource extends EventEmitter<ReadSourceEvents> implements BulkRe
     return this.lag;
   }
 
-  get primary(): Knex {
-    return this.options.primary;
+  /** Builds the session's transaction on whichever connection it got (the same SQL dialect on both). */
+  get db(): Knex {
+    return this.options.primary.db;
   }
 
-  async read<T>(open: (db: Knex) => Promise<T>): Promise<T> {
-    const { replica, primary } = this.options;
-    if (!replica) return open(primary);
-    if (this.current === 'up') {
-      try {
-        return await open(replica);
-      } catch (err) {
-        if (!isConnectionFailure(err)) throw err;
-        this.setState('down', { err });
+  async acquire(signal?: AbortSignal): Promise<PgConnection> {
+    const replica = this.replicaConnections;
+    if (replica) {
+      if (this.current === 'up') {
+        const conn = await this.replicaConnection(replica, signal);
+        if (conn) return this.lend(conn, replica);
         this.emit('fallback', 'error');
-        return open(primary);
+      } else {
+        this.emit('fallback', 'down');
       }
     }
-    this.emit('fallback', 'down');
-    return open(primary);
+    return this.lend(await this.options.primary.acquire(signal), this.options.primary);
+  }
+
+  release(conn: PgConnection, dispose: boolean): void {
+    const source = this.lent.get(conn) ?? this.options.primary;
+    this.lent.delete(conn);
+    source.release(conn, dispose);
+  }
+
+  private lend(conn: PgConnection, source: ConnectionSource): PgConnection {
+    this.lent.set(conn, source);
+    return conn;
+  }
+
+  /**
+   * A checked replica connection, or undefined when the replica failed (it is then marked
+   * down). Errors that are not the replica's (an abort, a busy pool) are thrown.
+   */
+  private async replicaConnection(replica: ConnectionSource, signal?: AbortSignal): Promise<PgConnection | undefined> {
+    let conn: PgConnection;
+    try {
+      conn = await replica.acquire(signal);
+    } catch (err) {
+      if (!isConnectionFailure(err)) throw err;
+      this.setState('down', { err });
+      return undefined;
+    }
+    try {
+      await withTimeout(conn.query('select 1'), this.checkTimeoutMs, 'replica connection');
+      return conn;
+    } catch (err) {
+      replica.release(conn, true);
+      this.setState('down', { err });
+      return undefined;
+    }
   }
 
   /** Checks the replica now, then every checkIntervalMs until close(). Resolves after the first check. */
@@ -128,22 +159,15 @@ export class ReadSource extends EventEmitter<ReadSourceEvents> implements BulkRe
     const replica = this.options.replica;
     if (!replica) return Promise.resolve();
     this.checking ??= (async () => {
-      let timeout: NodeJS.Timeout | undefined;
       try {
         const answer = replica.raw(LAG_SQL) as unknown as Promise<{ rows: { lag_ms: number }[] }>;
-        const { rows } = await Promise.race([
-          answer,
-          new Promise<never>((_, reject) => {
-            timeout = setTimeout(() => reject(new Error(`replica check got no answer within ${this.checkTimeoutMs} ms`)), this.checkTimeoutMs);
-          }),
-        ]);
+        const { rows } = await withTimeout(answer, this.checkTimeoutMs, 'replica check');
         this.lag = Number(rows[0].lag_ms);
         if (this.lag > this.maxLagMs) this.setState('down', { lagMs: this.lag });
         else this.setState('up', { lagMs: this.lag });
       } catch (err) {
         this.setState('down', { err });
       } finally {
-        clearTimeout(timeout);
         this.checking = undefined;
       }
     })();
@@ -161,4 +185,14 @@ export class ReadSource extends EventEmitter<ReadSourceEvents> implements BulkRe
     this.current = state;
     this.emit('state', state, detail);
   }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} got no answer within ${ms} ms`)), ms);
+    }),
+  ]);
 }

@@ -1,7 +1,7 @@
 import type { OrgSnapshot } from './organization';
 
 /**
- * Whose calls a calls-family list holds (docs/decisions.md, Calls family and organisation):
+ * Whose calls a calls-family list holds (docs/decisions.md, Calls family; Organisation):
  * one user's, or one org unit's and those of every unit below it, judged by the hierarchy
  * stored on each call (its unit at `level` in the call's chain).
  */

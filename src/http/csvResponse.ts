@@ -1,8 +1,7 @@
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import type { Response } from 'express';
 import { encoderStream, isUtf8 } from '../streams/encoding';
 import { rowsToText } from '../streams/rowsToText';
-import { StreamLogger, streamToResponse } from './streamResponse';
 
 /** Sets the headers of a CSV download: `text/csv; charset={encoding}` and an attachment name. */
 export function setCsvHeaders(res: Response, encoding: string, fileName: string): void {
@@ -12,22 +11,12 @@ export function setCsvHeaders(res: Response, encoding: string, fileName: string)
   res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
 }
 
-export interface CsvDownload<T> {
-  /** The header line, CRLF included; written also when there are no rows. */
-  header: string;
-  /** One row's lines, CRLF included. */
-  toLines: (row: T) => string;
-  /** Any encoding iconv-lite knows. */
-  encoding: string;
-  fileName: string;
+/** Cursor rows as CSV text, the header line first (UTF-8 bytes; the encoder of csvEncoding makes other charsets). */
+export function csvText<T>(cursor: Readable, header: string, toLines: (row: T) => string): Readable {
+  return rowsToText<T>(cursor, { head: header, format: toLines, utf8: true });
 }
 
-/** Streams cursor rows as a CSV download in its encoding, the header line first. */
-export async function streamCsv<T>(res: Response, logger: StreamLogger, cursor: Readable, csv: CsvDownload<T>): Promise<undefined> {
-  const { encoding } = csv;
-  setCsvHeaders(res, encoding, csv.fileName);
-  const text = rowsToText<T>(cursor, { head: csv.header, format: csv.toLines, utf8: isUtf8(encoding) });
-  await streamToResponse(res, text, isUtf8(encoding) ? [] : [encoderStream(encoding)], logger);
-  return undefined;
+/** The stages that turn a CSV body's UTF-8 into `encoding`: none for UTF-8. */
+export function csvEncoding(encoding: string): Transform[] {
+  return isUtf8(encoding) ? [] : [encoderStream(encoding)];
 }
-

@@ -2,11 +2,11 @@ import type { Request, Response } from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Logger } from '../config/logger';
-import type { BulkReads } from '../data/readSource';
 import type { ProjectScope } from '../data/projectScope';
 import type { AccountContext } from '../domain/account';
 import type { DateTimeFormatName, ResourceType, Verb } from '../domain/enums';
 import type { Representation } from './negotiate';
+import type { ExportOptions } from './exportStream';
 
 /**
  * One declarative description per endpoint: the route, the right it needs, the service name
@@ -57,13 +57,10 @@ export interface EndpointContext<Q, P, B> {
   dateTimeFormat: DateTimeFormatName;
   /** Options for a cursor streamed into this response; made on first read (it listens on the response). */
   readonly cursor: ResponseCursorOptions;
-  /** The primary: writes, reads right after a write, small lookups. */
+  /** How a bulk export of this request runs: its connection source, the transcoder, compression. */
+  readonly exports: ExportOptions;
+  /** The primary: writes, reads right after a write, small lookups. Exports use `exports.source`. */
   db: Knex;
-  /**
-   * Bulk, lag-tolerant reads (exports, window lists): `bulkReads.read((db) => openCursor(db, …))`
-   * runs on the read replica while it is up, else on the primary (src/data/readSource.ts).
-   */
-  bulkReads: BulkReads;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
   logger: Logger;
@@ -74,6 +71,12 @@ export type EndpointResult =
   | { status?: number; body: unknown; title?: string }
   | { status: 204 }
   | undefined;
+
+/** Media type → schema (zod or JSON Schema) and named examples of a streamed request body. */
+export interface StreamedBody {
+  description: string;
+  content: Record<string, { schema: unknown; examples?: Record<string, { summary: string; value: unknown }> }>;
+}
 
 export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyObject = AnyObject> {
   /** Stable service name for request counting, e.g. `calls.csv`. */
@@ -101,6 +104,11 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   query?: QS;
   params?: PS;
   body?: BS;
+  /**
+   * A body the handler reads itself, as a stream (the mount chain does not parse it): its
+   * media types with schemas and examples, for the OpenAPI document.
+   */
+  streamedBody?: StreamedBody;
   /** Alternative body property names (beyond case), e.g. `Pool` for `LeadPool`. */
   bodyAliases?: Record<string, string>;
   /** Response body schema for the document; `csv` documents a text/csv stream. */

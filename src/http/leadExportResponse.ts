@@ -1,22 +1,38 @@
-import type { Readable } from 'node:stream';
 import type { EndpointContext } from './endpoint';
-import { streamToResponse } from './streamResponse';
+import { csvEncoding, csvText, setCsvHeaders } from './csvResponse';
+import { openExport, sendExportBody } from './exportStream';
 import { parseIncludeNames } from '../domain/include';
 import type { LeadFilter } from '../domain/leadFilters';
 import {
+  dataColumns,
+  leadCsvHeader,
   leadIncludesNeedSnapshot,
   leadIncludesNeedUsers,
+  leadToCsvLine,
   leadToJson,
   leadToJsonText,
+  rawLeadLines,
+  rawLeadsHeader,
+  VisibleFields,
   visibleFieldsByDefinition,
 } from '../domain/leadSerializer';
-import { loadLeadLookups, openLeadCursor } from '../data/leadRepository';
-import type { LeadRow } from '../domain/leadRecords';
-import { loadOrgSnapshot } from '../data/organizationRepository';
+import { leadCsvTranscoder, leadJsonTranscoder, rawLeadTranscoder } from '../domain/leadTranscoder';
+import type { LeadLookups, LeadRow, RawLeadRow } from '../domain/leadRecords';
 import type { OrgSnapshot } from '../domain/organization';
+import { loadLeadLookups, openLeadCursor, openRawLeadCursor } from '../data/leadRepository';
+import { loadOrgSnapshot } from '../data/organizationRepository';
+import { leadCopySql, rawLeadCopySql } from '../data/exportQueries';
+import { transcodeCopy } from '../data/copyTranscode';
 import { jsonArrayText } from '../streams/rowsToText';
 
-// Shared by the lead exports (SimpleLeads, saved searches, RawLeads).
+/**
+ * The lead exports (SimpleLeads, saved searches as JSON and CSV, RawLeads). Each runs in one
+ * export session: the lookups that name the rows' ids (campaigns, pools, users, org units,
+ * lead definitions) are read first, then the rows, from the same snapshot on the same
+ * connection. The rows come from the binary COPY transcoder, or from the reference serializers
+ * over a cursor (EXPORT_TRANSCODER=false, and the JSON export with `Include`, whose expanded
+ * objects are the include engine's work: docs/decisions.md, Streaming exports).
+ */
 
 export const EMPTY_SNAPSHOT: OrgSnapshot = {
   units: new Map(),
@@ -29,8 +45,13 @@ export const EMPTY_SNAPSHOT: OrgSnapshot = {
 /** What a lead export reads from its request's context. */
 export type LeadExportContext = Pick<
   EndpointContext<unknown, unknown, unknown>,
-  'res' | 'account' | 'scope' | 'db' | 'bulkReads' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger'
+  'res' | 'account' | 'scope' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports'
 >;
+
+/** Per campaign in scope, the data field names the account's entry access reaches. */
+function visibleByCampaign(lookups: LeadLookups, visible: VisibleFields): Map<number, string[]> {
+  return new Map([...lookups.campaigns].map(([id, c]) => [id, visible.get(c.leadDefinitionId) ?? []]));
+}
 
 /**
  * Streams the leads matching `filter` as a JSON array of Lead objects (the OpenAPI document;
@@ -38,44 +59,70 @@ export type LeadExportContext = Pick<
  * `Include` expanded.
  */
 export async function streamLeadsJson(ctx: LeadExportContext, filter: LeadFilter, includeRaw: unknown): Promise<undefined> {
-  const { res, account, scope, db, bulkReads, zone, dateTimeFormat } = ctx;
+  const { res, account, scope, zone, dateTimeFormat } = ctx;
   const include = parseIncludeNames(includeRaw);
-  // The rows are a bulk read (the replica while it is up); what names them comes from the
-  // primary, which is never behind the replica.
-  const { cursor, lookups } = await openWithLookups(
-    () => bulkReads.read((replica) => openLeadCursor(replica, filter, scope, account.entryAccess, ctx.cursor)),
-    () => loadLeadLookups(db, filter, scope),
-  );
-  let toJson: (row: LeadRow) => string;
-  try {
+  const expands = leadIncludesNeedSnapshot(include);
+  const body = await openExport(ctx, async (session) => {
+    const lookups = await loadLeadLookups(session.db, filter, scope);
     const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
-    if (leadIncludesNeedSnapshot(include)) {
-      const org = await loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) });
+    if (ctx.exports.transcoder && !expands) {
+      const copy = await session.copy(leadCopySql(session.db, filter, visibleByCampaign(lookups, visible)));
+      return transcodeCopy(copy, leadJsonTranscoder({ zone, dateTimeFormat, lookups, visible }));
+    }
+    let toJson: (row: LeadRow) => string;
+    if (expands) {
+      const org = await loadOrgSnapshot(session.db, scope, { users: leadIncludesNeedUsers(include) });
       const expand = leadToJson({ zone, dateTimeFormat, visible, lookups, include, org });
       toJson = (row) => JSON.stringify(expand(row));
     } else {
       toJson = leadToJsonText(zone, visible, lookups, dateTimeFormat);
     }
-  } catch (err) {
-    cursor.destroy();
-    throw err;
-  }
+    const rows = await openLeadCursor(session.db, filter, scope, account.entryAccess, ctx.cursor);
+    return jsonArrayText(rows, toJson);
+  });
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, jsonArrayText(cursor, toJson), [], ctx.logger);
-  return undefined;
+  return sendExportBody(ctx, body);
 }
 
-/**
- * Opens the cursor, then loads what its rows are named by (every pool or campaign a row of the
- * cursor's snapshot refers to exists by then); the cursor is closed if loading fails.
- */
-export async function openWithLookups<T>(openRows: () => Promise<Readable>, load: () => Promise<T>): Promise<{ cursor: Readable; lookups: T }> {
-  const cursor = await openRows();
-  try {
-    return { cursor, lookups: await load() };
-  } catch (err) {
-    cursor.destroy();
-    throw err;
-  }
+export interface CsvExport {
+  separator: string;
+  encoding: string;
+  fileName: string;
 }
 
+/** Streams the leads matching `filter` as the saved-search CSV: lead columns, then the visible data fields. */
+export async function streamLeadsCsv(ctx: LeadExportContext, filter: LeadFilter, csv: CsvExport): Promise<undefined> {
+  const { account, scope, zone, dateTimeFormat } = ctx;
+  const { separator } = csv;
+  const body = await openExport(ctx, async (session) => {
+    const lookups = await loadLeadLookups(session.db, filter, scope);
+    const columns = dataColumns(lookups.definitions, account.entryAccess);
+    if (ctx.exports.transcoder) {
+      const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
+      const copy = await session.copy(leadCopySql(session.db, filter, visibleByCampaign(lookups, visible)));
+      return transcodeCopy(copy, leadCsvTranscoder({ zone, dateTimeFormat, separator, lookups, columns }));
+    }
+    const rows = await openLeadCursor(session.db, filter, scope, account.entryAccess, ctx.cursor);
+    return csvText<LeadRow>(rows, leadCsvHeader(columns, separator), leadToCsvLine({ zone, dateTimeFormat, separator, columns, lookups }));
+  });
+  setCsvHeaders(ctx.res, csv.encoding, csv.fileName);
+  return sendExportBody(ctx, body, csvEncoding(csv.encoding));
+}
+
+/** Streams the RawLeads CSV: one `UniqueLeadId;FieldName;FieldValue` line per visible data field with a value. */
+export async function streamRawLeads(ctx: LeadExportContext, filter: LeadFilter, csv: CsvExport): Promise<undefined> {
+  const { account, scope } = ctx;
+  const { separator } = csv;
+  const body = await openExport(ctx, async (session) => {
+    const lookups = await loadLeadLookups(session.db, filter, scope);
+    const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
+    if (ctx.exports.transcoder) {
+      const copy = await session.copy(rawLeadCopySql(session.db, filter, [...lookups.campaigns.keys()]));
+      return transcodeCopy(copy, rawLeadTranscoder({ separator, visible, lookups }));
+    }
+    const rows = await openRawLeadCursor(session.db, filter, scope, ctx.cursor);
+    return csvText<RawLeadRow>(rows, rawLeadsHeader(separator), rawLeadLines({ separator, visible, lookups }));
+  });
+  setCsvHeaders(ctx.res, csv.encoding, csv.fileName);
+  return sendExportBody(ctx, body, csvEncoding(csv.encoding));
+}

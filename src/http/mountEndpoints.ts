@@ -1,5 +1,8 @@
 import express, { Request, Response, Router } from 'express';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
+import type { ExportOptions } from './exportStream';
+import { negotiateCoding } from './compression';
+import { poolConnections } from '../data/exportSession';
 import { toExpressPath } from './endpoint';
 import type { AppServices } from './services';
 import { negotiate, Representation } from './negotiate';
@@ -52,7 +55,9 @@ type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'repre
  */
 function endpointContext(parsed: Parsed, account: AccountContext | undefined, services: AppServices): Context {
   let cursor: ResponseCursorOptions | undefined;
-  const batchSize = services.settings.CURSOR_BATCH_SIZE;
+  let exports: ExportOptions | undefined;
+  const { settings } = services;
+  const batchSize = settings.CURSOR_BATCH_SIZE;
   return {
     ...parsed,
     account: account!,
@@ -61,8 +66,14 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
     get cursor() {
       return (cursor ??= cursorOptions(parsed.res, batchSize));
     },
+    get exports() {
+      return (exports ??= {
+        source: services.exportConnections ?? poolConnections(services.db),
+        transcoder: settings.EXPORT_TRANSCODER,
+        compression: settings.COMPRESSION ? { coding: negotiateCoding(parsed.req), minBytes: settings.COMPRESSION_MIN_BYTES } : undefined,
+      });
+    },
     db: services.db,
-    bulkReads: services.reads,
     clock: services.clock,
     logger: services.logger,
   };

@@ -7,6 +7,10 @@ import {
   ZodOpenApiResponseObject,
   ZodOpenApiResponsesObject,
 } from 'zod-openapi';
+
+type ZodOpenApiRequestBodyContent = NonNullable<ZodOpenApiOperationObject['requestBody']> extends infer B
+  ? B extends { content: infer C } ? C : never
+  : never;
 import type { Endpoint } from './endpoint';
 import { mediaType } from './negotiate';
 import { isListSchema } from './requestParsing';
@@ -198,7 +202,8 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
   if (e.access.kind !== 'public') statuses.add(401);
   if (e.access.kind === 'right') statuses.add(403);
   if (!e.ownMediaType) statuses.add(406);
-  if (e.body) statuses.add(413);
+  if (e.body || e.streamedBody) statuses.add(413);
+  if (e.streamedBody) statuses.add(415);
   if (counted) statuses.add(429);
   for (const s of e.errorStatuses ?? []) statuses.add(s);
   for (const status of [...statuses].sort((a, b) => a - b)) {
@@ -228,6 +233,9 @@ function operation(e: Endpoint): ZodOpenApiOperationObject {
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(e.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: e.body } } } }
+      : {}),
+    ...(e.streamedBody
+      ? { requestBody: { required: true, description: e.streamedBody.description, content: e.streamedBody.content as ZodOpenApiRequestBodyContent } }
       : {}),
     responses: responses(e),
   };

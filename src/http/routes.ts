@@ -8,6 +8,7 @@ import { docsEndpoints } from './endpoints/docs';
 import { callEndpoints } from './endpoints/calls';
 import { organizationEndpoints } from './endpoints/organization';
 import { leadEndpoints } from './endpoints/leads';
+import { bulkImportEndpoint } from './endpoints/leadsBulk';
 import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
 import { hookEndpoints } from './endpoints/hooks';
@@ -33,6 +34,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...callEndpoints,
     ...organizationEndpoints,
     ...leadEndpoints,
+    bulkImportEndpoint(services.settings),
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
     ...hookEndpoints(services.settings),

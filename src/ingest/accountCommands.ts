@@ -3,7 +3,7 @@ import { DateTimeFormat, DateTimeFormatName, EntryAccess, EntryAccessName, RESOU
 import { hashPassword } from '../domain/password';
 
 /**
- * Account administration (DESIGN §3, §9): used by `lcm account`, the demo seed and tests.
+ * Account administration (docs/decisions.md, Accounts and rights): used by `lcm account`, the demo seed and tests.
  * Every change bumps accounts.version so credential caches keyed on it go stale; telling
  * running servers at once is notifyAccountChanged (src/data/accountChanges.ts), called after
  * the change has committed.

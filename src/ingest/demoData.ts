@@ -2,14 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { loadNdjson, LoadSummary } from './loader/loadNdjson';
+import { PROJECT_ROOT } from '../config/paths';
 
 /**
- * The small demo data set (DESIGN §9): `lcm seed-demo`, and what `serve` loads on a fresh
+ * The small demo data set (docs/decisions.md, Command line): `lcm seed-demo`, and what `serve` loads on a fresh
  * embedded database. The data is db/seeds/demo.ndjson, loaded with the ordinary loader; every
  * record has a natural key or unique id, so seeding again updates instead of duplicating.
  * Its calls are on fixed dates, Monday 2026-11-16 to Friday 2026-11-20 (platform time).
  */
-export const DEMO_DATA_FILE = path.resolve(__dirname, '../../db/seeds/demo.ndjson');
+export const DEMO_DATA_FILE = path.join(PROJECT_ROOT, 'db/seeds/demo.ndjson');
 
 export interface DemoCredential {
   username: string;

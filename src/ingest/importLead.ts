@@ -1,11 +1,12 @@
 import type { Knex } from 'knex';
-import { localDate } from '../domain/datetime';
 import { LeadDataError, mapLeadData } from '../domain/leadData';
-import { autoPoolName } from '../data/leadPools';
+import { ImportRefused, poolNameAt } from './leadImportRules';
 import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
 import { recordLeadEvent } from '../data/hookEvents';
+
+export { ImportRefused } from './leadImportRules';
 
 /**
  * Importing one lead (docs/decisions.md, Leads): campaign → project check → lead definition →
@@ -23,17 +24,6 @@ export interface ImportLeadRequest {
 
 /** The answer of an import: stored, replayed and sent as is. A validation failure is an answer too. */
 export type ImportLeadAnswer = { success: true; uniqueId: string; pool: string } | { success: false; errors: LeadDataError[] };
-
-/** An import that is not answered but refused: nothing is stored, also not under an idempotency key. */
-export class ImportRefused extends Error {
-  constructor(
-    readonly reason: 'unknown_campaign' | 'campaign_forbidden',
-    readonly campaignCode: string,
-  ) {
-    super(reason === 'unknown_campaign' ? `no campaign has the code ${campaignCode}` : `campaign ${campaignCode} is outside the account's projects`);
-    this.name = 'ImportRefused';
-  }
-}
 
 export interface ImportLeadDeps {
   db: Knex;
@@ -99,7 +89,7 @@ async function importOnce(
     return { success: false, errors: mapped.errors };
   }
   const now = deps.clock();
-  const pool = request.pool ?? autoPoolName(localDate(now, deps.zone));
+  const pool = poolNameAt(request.pool, now, deps.zone);
   const inserted = await insertLead(
     db,
     {

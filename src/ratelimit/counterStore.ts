@@ -1,5 +1,5 @@
 /**
- * Request counting (spec §8, DESIGN §7): per account and service, a 24-hour period that starts
+ * Request counting (docs/decisions.md, Request counting): per account and service, a 24-hour period that starts
  * at the first admitted request, and under the fair use policy a minute window that likewise
  * starts at the first admitted request in it (a fixed window, not a calendar minute).
  *
@@ -23,7 +23,7 @@ export interface ConsumeInput {
 }
 
 /**
- * The outcome plus the rate-limit header values, already chosen by spec §8.9: the daily period
+ * The outcome plus the rate-limit header values, already chosen as docs/decisions.md (Request counting) says: the daily period
  * without fair use, the minute period under fair use, the exceeded period when refused.
  */
 export interface ConsumeResult {

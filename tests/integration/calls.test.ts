@@ -91,7 +91,7 @@ describe('GET /api/calls', () => {
     expect(uniqueIds(res.body)).toEqual([ids['a-start'], ids['b-tie']]);
   });
 
-  it('when nothing is included, then a call has its fields in spec order, its org units root first, and no absent optional field', async () => {
+  it('when nothing is included, then a call has its fields in the documented order, its org units root first, and no absent optional field', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, ...WINDOW, Limit: '1' });
     const unit = async (code: string) => (await t.db('org_units').where({ org_code: code }).first()) as { unique_id: string; name: string; level: number };
     const [root, sales, team] = [await unit(w.units.root), await unit(w.units.sales), await unit(w.units.team)];

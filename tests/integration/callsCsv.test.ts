@@ -104,7 +104,7 @@ async function fastCsv(headers: string[], separator: string, rows: string[][]): 
 }
 
 describe('GET /api/calls/csv', () => {
-  it('when the export is asked, then the header row lists the FlattenedCall fields in spec order and every line ends with CRLF', async () => {
+  it('when the export is asked, then the header row lists the FlattenedCall fields in their documented order and every line ends with CRLF', async () => {
     const res = await csv({ OrgCode: w.units.root, ...WINDOW });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');

@@ -11,7 +11,7 @@ import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
  * once one runs again, and two worker processes never send one delivery at the same time.
  */
 const LCM = path.resolve(__dirname, '../../bin/lcm.js');
-// Each `lcm` process compiles the sources as it starts (tsx): seconds on a busy machine.
+// Each `lcm` process starts Node and opens the database: seconds on a busy machine.
 jest.setTimeout(240_000);
 
 describe('hook worker processes', () => {

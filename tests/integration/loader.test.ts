@@ -80,12 +80,12 @@ describe('lcm load (loadNdjson)', () => {
   it.each([
     ['{not json', /line 2: not valid JSON/],
     ['{"type":"spaceship"}', /line 2: unknown record type "spaceship"/],
-    ['{"type":"orgUnit","name":"No code"}', /line 2: orgUnit: orgCode: /],
+    ['{"type":"orgUnit","name":"No code"}', /^line 2: orgUnit: "orgCode" is required$/],
     ['{"type":"user","orgCode":"u-x","username":"u-x","name":"x","parent":"no such unit"}', /line 2: user: unknown org unit "no such unit"/],
     ['{"type":"lead","campaign":"NO-SUCH","data":{}}', /line 2: lead: unknown campaign "NO-SUCH"/],
-    ['{"type":"readyPeriod","orgCode":"nobody","campaign":"x","startTime":"2026-13-01T00:00:00","seconds":1}', /line 2: readyPeriod: startTime: /],
-    ['{"type":"campaign","code":"c","name":"c","project":"p","leadDefinition":"d","campaignType":"Master","expireAfter":"pt2h"}', /line 2: campaign: expireAfter: /],
-    ['{"type":"orgUnit","orgCode":"x","name":"x","colour":"red"}', /line 2: orgUnit: .*colour/],
+    ['{"type":"readyPeriod","orgCode":"nobody","campaign":"x","startTime":"2026-13-01T00:00:00","seconds":1}', /^line 2: readyPeriod: "startTime" is not an ISO 8601 DateTime \(month 13 is out of range\)$/],
+    ['{"type":"campaign","code":"c","name":"c","project":"p","leadDefinition":"d","campaignType":"Master","expireAfter":"pt2h"}', /^line 2: campaign: "expireAfter" is not a TimeSpan /],
+    ['{"type":"orgUnit","orgCode":"x","name":"x","colour":"red"}', /line 2: orgUnit: unknown field "colour"/],
   ])('when line 2 is %s, then the load stops with its line number and reason', async (bad, reason) => {
     const code = `ok-${uniq()}`;
     const err = await loadLines([JSON.stringify({ type: 'orgUnit', orgCode: code, name: 'ok' }), bad]).catch((e) => e);

@@ -30,7 +30,7 @@ function get(path: string, query: Record<string, string | string[]> = {}, auth =
 const path = (prefix: string, orgCode: string) => `${prefix}/${encodeURIComponent(orgCode)}`;
 
 describe('GET /api/users/{OrgCode}', () => {
-  it('when the user exists, then it has its fields in spec order, plain projects and roles, and no complex property', async () => {
+  it('when the user exists, then it has its fields in the documented order, plain projects and roles, and no complex property', async () => {
     const res = await get(path('/api/users', `lead-${w.id}@example.com`));
     expect(res.status).toBe(200);
     expect(JSON.stringify(res.body)).toBe(

@@ -92,6 +92,13 @@ const rows: Row[] = [
     expect: 'forbidden',
     body: (w, d) => ({ CampaignCode: w.campaigns.retail, Data: { Name: `Imported ${d.retail}`, Telefon: '+4511223344' } }),
   },
+  {
+    name: 'bulk import into the Retail campaign',
+    method: 'post',
+    path: (w) => `/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.retail)}`,
+    expect: 'forbidden',
+    body: (_w, d) => [{ Name: `Bulk ${d.retail}`, Telefon: '+4511223344' }],
+  },
   // ---- calendar events ----
   { name: 'calendar events of every calendar', method: 'get', path: () => '/api/calendars/events?FromDate=2031-02-03&ToDate=2031-02-04', expect: 'list-excludes' },
   { name: 'calendar events naming the Retail project', method: 'get', path: (w) => `/api/calendars/events?FromDate=2031-02-03&ToDate=2031-02-04&Project=${encodeURIComponent(w.projects.retail)}`, expect: 'list-excludes' },

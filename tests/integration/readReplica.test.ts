@@ -4,6 +4,7 @@ import { testDatabaseUrl } from '../harness/testApp';
 import { startTcpProxy, TcpProxy } from '../harness/tcpProxy';
 import { isConnectionFailure, ReadSource } from '../../src/data/readSource';
 import { createDb } from '../../src/data/db';
+import { ExportSession, poolConnections } from '../../src/data/exportSession';
 import { freePort } from '../harness/freePort';
 
 /**
@@ -93,24 +94,52 @@ describe('read replica (DATABASE_READ_URL)', () => {
     expect(proxy.bytesToClients()).toBeGreaterThan(before);
   });
 
-  it('when a read finds the replica gone, then that same read is served by the primary and the replica is marked down', async () => {
+  it('when an export finds the replica gone, then that same export gets a primary connection and the replica is marked down', async () => {
     const closed = new URL(testDatabaseUrl());
     closed.port = String(await freePort());
     const replica = createDb({ url: closed.toString(), timezone: 'Europe/Copenhagen', connectTimeoutMs: 2000, quiet: true });
-    const reads = new ReadSource({ primary: t.db, replica });
+    const primary = poolConnections(t.db);
+    const reads = new ReadSource({ primary, replica });
     const fallbacks: string[] = [];
     reads.on('fallback', (reason) => fallbacks.push(reason));
+    const databaseOf = async (source: ReadSource) => {
+      const session = await ExportSession.open(source);
+      try {
+        return (await session.db.raw('select current_database() as name, pg_backend_pid() as pid')).rows[0] as { name: string; pid: number };
+      } finally {
+        await session.close();
+      }
+    };
     try {
       expect(reads.state).toBe('up');
-      const served = await reads.read(async (db) => (await db.raw('select current_database() as name')).rows[0].name);
-      expect(served).toBe(new URL(testDatabaseUrl()).pathname.slice(1));
+      expect((await databaseOf(reads)).name).toBe(new URL(testDatabaseUrl()).pathname.slice(1));
       expect(reads.state).toBe('down');
-      await reads.read((db) => db.raw('select 1'));
+      await databaseOf(reads);
       expect(fallbacks).toEqual(['error', 'down']);
-      // An error of the query itself is the caller's, not a reason to fall back.
-      const healthy = new ReadSource({ primary: t.db, replica: t.db });
-      await expect(healthy.read((db) => db.raw('select * from no_such_table'))).rejects.toMatchObject({ code: '42P01' });
-      expect(healthy.state).toBe('up');
+    } finally {
+      await replica.destroy();
+    }
+  });
+
+  it('when a replica connection is handed out, then it goes back to the replica pool and the next export can have it', async () => {
+    // The "replica" is the test database itself, reached through a pool of one.
+    const replica = createDb({ url: testDatabaseUrl(), timezone: 'Europe/Copenhagen', poolMax: 1 });
+    const reads = new ReadSource({ primary: poolConnections(t.db), replica });
+    try {
+      const pids: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const session = await ExportSession.open(reads);
+        pids.push((await session.db.raw('select pg_backend_pid() as pid')).rows[0].pid);
+        await session.close();
+      }
+      expect(new Set(pids).size).toBe(1);
+      expect(replica.client.pool.numUsed()).toBe(0);
+      expect(reads.state).toBe('up');
+      // A query's own error is the export's, not a reason to fall back.
+      const session = await ExportSession.open(reads);
+      await expect(session.db.raw('select * from no_such_table')).rejects.toMatchObject({ code: '42P01' });
+      await session.close();
+      expect(reads.state).toBe('up');
     } finally {
       await replica.destroy();
     }

@@ -82,7 +82,7 @@ describe('parseIncludeNames', () => {
   });
 });
 
-describe('include rules (spec 4.4)', () => {
+describe('include rules (docs/decisions.md, Include engine)', () => {
   it('rule 1: when nothing is named, then complex properties are left out', () => {
     expect(callOut(call, '')).toEqual({ uniqueId: 'k1' });
     expect(unit('A', '')).toEqual({ uniqueId: 'A', orgCode: 'a', level: 1 });

@@ -345,7 +345,7 @@ describe('rows: administrative moves → Removed, Anonymized, DoNotCall, GlobalD
   });
 });
 
-describe('CallStatus rules (spec 2.7)', () => {
+describe('CallStatus rules (docs/decisions.md, Lead lifecycle)', () => {
   it('when the lead is Unresolved at wrap-up, then the call status is Abandoned', () => {
     expect(callLeadStatusFor('Unresolved')).toBe('Abandoned');
   });

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineEndpoint, Endpoint, EndpointContext, right } from '../endpoint';
 import { HttpProblem, invalidParameter, notFound } from '../problem';
-import { streamToResponse } from '../streamResponse';
-import { streamCsv } from '../csvResponse';
+import type { Knex } from 'knex';
+import { csvEncoding, csvText, setCsvHeaders } from '../csvResponse';
+import { openExport, sendExportBody } from '../exportStream';
 import {
   callOut,
   callsCsvQuery,
@@ -33,9 +34,12 @@ import { parseIncludeNames } from '../../domain/include';
 import type { OrgSnapshot } from '../../domain/organization';
 import { addTimeSpan, TimeSpan } from '../../domain/timespan';
 import { formatCompactLocal } from '../../domain/datetime';
+import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../domain/callTranscoder';
+import { callCopySql, readyPeriodCopySql } from '../../data/exportQueries';
+import { transcodeCopy } from '../../data/copyTranscode';
 
 /**
- * The calls family (the OpenAPI document; docs/decisions.md, Calls family and organisation).
+ * The calls family (the OpenAPI document; docs/decisions.md, Calls family; Organisation).
  * The list endpoints stream: a Postgres cursor in index order → one row-to-text stage
  * (include expansion from the request's in-memory snapshot, JSON array or CSV lines) →
  * encoding → coalesced writes → response, headers before the first row, the cursor released
@@ -72,24 +76,31 @@ const QUERY_SUBJECT: SubjectRule = {
 const USER_SUBJECT: SubjectRule = { kind: 'user', unknown: (orgCode) => notFound(`no user with org code ${orgCode}`) };
 const UNIT_SUBJECT: SubjectRule = { kind: 'unit', unknown: (orgCode) => notFound(`no org unit with org code ${orgCode}`) };
 
-type CallsContext = Pick<EndpointContext<unknown, unknown, unknown>, 'res' | 'scope' | 'db' | 'bulkReads' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger'>;
+type CallsContext = Pick<
+  EndpointContext<unknown, unknown, unknown>,
+  'res' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports'
+>;
 
 /**
  * The request's organisation snapshot and the subject its org code names, resolved from that
  * snapshot (it holds every unit, and every user when a user may be named): no round trip of
- * its own.
+ * its own. `db` is the export session's (the snapshot and the rows read from one snapshot).
  */
 async function snapshotWithSubject(
-  ctx: CallsContext,
+  db: Knex,
+  ctx: Pick<CallsContext, 'scope'>,
   orgCode: string,
   rule: SubjectRule,
   needUsers: boolean,
 ): Promise<{ org: OrgSnapshot; subject: CallSubject }> {
-  const org = await loadOrgSnapshot(ctx.db, ctx.scope, { users: needUsers || rule.kind !== 'unit' });
+  const org = await loadOrgSnapshot(db, ctx.scope, { users: needUsers || rule.kind !== 'unit' });
   const subject = callSubjectOf(org, orgCode, rule.kind);
   if (subject === undefined) throw rule.unknown(orgCode);
   return { org, subject };
 }
+
+/** The visible campaigns of a snapshot: the account's project scope as ids for the COPY. */
+const visibleCampaignIds = (org: OrgSnapshot): number[] => [...org.campaigns.keys()];
 
 interface WindowQuery {
   StartTime: Date;
@@ -98,19 +109,27 @@ interface WindowQuery {
   Include?: string[];
 }
 
-/** Streams the calls of the subject an org code names as a JSON array of Call objects. */
+/**
+ * Streams the calls of the subject an org code names as a JSON array of Call objects: the
+ * binary COPY transcoder, or (EXPORT_TRANSCODER=false) the reference serializer over a cursor.
+ */
 async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: SubjectRule, query: WindowQuery): Promise<undefined> {
-  const { res, bulkReads, scope, zone } = ctx;
+  const { res, scope, zone, dateTimeFormat } = ctx;
   // Parameter errors first, then the org code (400 or 404).
   const end = windowEnd(query.StartTime, query.TimeSpan, zone);
   const include = parseIncludeNames(query.Include);
-  const { org, subject } = await snapshotWithSubject(ctx, orgCode, rule, callIncludesNeedUsers(include));
-  // The window is a bulk read: the replica while it is up (the snapshot stays on the primary).
-  const rows = await bulkReads.read((db) => streamCalls(db, { subject, start: query.StartTime, end, limit: query.Limit, scope }, ctx.cursor));
-  const format = callToJsonText({ zone, dateTimeFormat: ctx.dateTimeFormat, include, org });
+  const body = await openExport(ctx, async (session) => {
+    const { org, subject } = await snapshotWithSubject(session.db, ctx, orgCode, rule, callIncludesNeedUsers(include));
+    const window = { subject, start: query.StartTime, end, limit: query.Limit };
+    if (ctx.exports.transcoder) {
+      const copy = await session.copy(callCopySql(session.db, window, visibleCampaignIds(org)));
+      return transcodeCopy(copy, callJsonTranscoder({ zone, dateTimeFormat, include, org }));
+    }
+    const rows = await streamCalls(session.db, { ...window, scope }, ctx.cursor);
+    return jsonArrayText<CallRow>(rows, callToJsonText({ zone, dateTimeFormat, include, org }));
+  });
   res.status(200).type('application/json; charset=utf-8');
-  await streamToResponse(res, jsonArrayText<CallRow>(rows, format), [], ctx.logger);
-  return undefined;
+  return sendExportBody(ctx, body);
 }
 
 export const listCalls = defineEndpoint({
@@ -196,20 +215,24 @@ export const callsCsv = defineEndpoint({
   response: z.string().meta({ description: 'text/csv' }),
   dateTimes: true,
   async handler(ctx) {
-    const { query, zone } = ctx;
+    const { query, zone, dateTimeFormat, scope } = ctx;
     const separator = query.CsvFieldSeparator ?? ';';
+    const encoding = query.Encoding ?? 'utf-8';
     const end = windowEnd(query.StartTime, query.TimeSpan, zone);
-    // The CSV names each call's user: the snapshot holds the users in any case.
-    const { org, subject } = await snapshotWithSubject(ctx, query.OrgCode, QUERY_SUBJECT, true);
-    const rows = await ctx.bulkReads.read((db) =>
-      streamCalls(db, { subject, start: query.StartTime, end, limit: query.Limit, scope: ctx.scope }, ctx.cursor),
-    );
-    return streamCsv(ctx.res, ctx.logger, rows, {
-      header: flattenedCallHeader(separator),
-      toLines: callToCsvLine({ zone, dateTimeFormat: ctx.dateTimeFormat, separator, org }),
-      encoding: query.Encoding ?? 'utf-8',
-      fileName: `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`,
+    const body = await openExport(ctx, async (session) => {
+      // The CSV names each call's user: the snapshot holds the users in any case.
+      const { org, subject } = await snapshotWithSubject(session.db, ctx, query.OrgCode, QUERY_SUBJECT, true);
+      const window = { subject, start: query.StartTime, end, limit: query.Limit };
+      if (ctx.exports.transcoder) {
+        const copy = await session.copy(callCopySql(session.db, window, visibleCampaignIds(org)));
+        return transcodeCopy(copy, callCsvTranscoder({ zone, dateTimeFormat, separator, org }));
+      }
+      const rows = await streamCalls(session.db, { ...window, scope }, ctx.cursor);
+      return csvText<CallRow>(rows, flattenedCallHeader(separator), callToCsvLine({ zone, dateTimeFormat, separator, org }));
     });
+    const fileName = `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`;
+    setCsvHeaders(ctx.res, encoding, fileName);
+    return sendExportBody(ctx, body, csvEncoding(encoding));
   },
 });
 
@@ -257,14 +280,22 @@ export const agentReadyPeriods = defineEndpoint({
   query: readyPeriodsQuery,
   response: z.array(readyPeriodOut),
   dateTimes: true,
-  async handler({ query, res, scope, db, bulkReads, zone, dateTimeFormat, cursor, logger }) {
+  async handler(ctx) {
+    const { query, res, scope, zone, dateTimeFormat } = ctx;
     const to = windowEnd(query.FromTime, query.TimeSpan, zone);
-    const org = await loadOrgSnapshot(db, scope, { users: false });
-    const rows = await bulkReads.read((replica) => streamReadyPeriods(replica, { from: query.FromTime, to, scope }, cursor));
-    const toPeriod = readyPeriodToJson(org, zone, dateTimeFormat);
+    const body = await openExport(ctx, async (session) => {
+      const org = await loadOrgSnapshot(session.db, scope, { users: false });
+      const window = { from: query.FromTime, to };
+      if (ctx.exports.transcoder) {
+        const copy = await session.copy(readyPeriodCopySql(session.db, window, visibleCampaignIds(org)));
+        return transcodeCopy(copy, readyPeriodJsonTranscoder({ zone, dateTimeFormat, org }));
+      }
+      const rows = await streamReadyPeriods(session.db, { ...window, scope }, ctx.cursor);
+      const toPeriod = readyPeriodToJson(org, zone, dateTimeFormat);
+      return jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row)));
+    });
     res.status(200).type('application/json; charset=utf-8');
-    await streamToResponse(res, jsonArrayText<ReadyPeriodRow>(rows, (row) => JSON.stringify(toPeriod(row))), [], logger);
-    return undefined;
+    return sendExportBody(ctx, body);
   },
 });
 

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { defineEndpoint, right } from '../endpoint';
 import { forbidden, HttpProblem, invalidBody, invalidParameter, notFound } from '../problem';
-import { streamCsv } from '../csvResponse';
-import { EMPTY_SNAPSHOT, openWithLookups, streamLeadsJson } from '../leadExportResponse';
+import { EMPTY_SNAPSHOT, streamLeadsCsv, streamLeadsJson } from '../leadExportResponse';
 import {
   importLeadBody,
   importLeadBodyAliases,
@@ -18,17 +17,9 @@ import type { AccountContext } from '../../domain/account';
 import { formatCompactLocal } from '../../domain/datetime';
 import { parseIncludeNames } from '../../domain/include';
 import { savedSearchLeadFilter } from '../../domain/leadFilters';
-import {
-  dataColumns,
-  leadCsvHeader,
-  leadIncludesNeedSnapshot,
-  leadIncludesNeedUsers,
-  leadToCsvLine,
-  leadToJson,
-  visibleFieldsByDefinition,
-} from '../../domain/leadSerializer';
+import { leadIncludesNeedSnapshot, leadIncludesNeedUsers, leadToJson, visibleFieldsByDefinition } from '../../domain/leadSerializer';
 import type { LeadRow } from '../../domain/leadRecords';
-import { findLead, loadLeadLookups, openLeadCursor } from '../../data/leadRepository';
+import { findLead, loadLeadLookups } from '../../data/leadRepository';
 import { findSavedSearch } from '../../data/savedSearchRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
 import { importLead, ImportLeadRequest, ImportRefused } from '../../ingest/importLead';
@@ -183,17 +174,11 @@ export const savedSearchCsvEndpoint = defineEndpoint({
   query: savedSearchCsvQuery,
   dateTimes: true,
   errorStatuses: [404],
-  async handler({ res, query, account, scope, db, bulkReads, clock, zone, dateTimeFormat, cursor: cursorOptions, logger }) {
-    const filter = await savedSearchFilter(db, account, query.searchName, query.modifiedFrom, query.project);
-    const separator = query.CsvFieldSeparator ?? ';';
-    const { cursor, lookups } = await openWithLookups(
-      () => bulkReads.read((replica) => openLeadCursor(replica, filter, scope, account.entryAccess, cursorOptions)),
-      () => loadLeadLookups(db, filter, scope),
-    );
-    const columns = dataColumns(lookups.definitions, account.entryAccess);
-    return streamCsv<LeadRow>(res, logger, cursor, {
-      header: leadCsvHeader(columns, separator),
-      toLines: leadToCsvLine({ zone, dateTimeFormat, separator, columns, lookups }),
+  async handler(ctx) {
+    const { query, clock, zone } = ctx;
+    const filter = await savedSearchFilter(ctx.db, ctx.account, query.searchName, query.modifiedFrom, query.project);
+    return streamLeadsCsv(ctx, filter, {
+      separator: query.CsvFieldSeparator ?? ';',
       encoding: query.Encoding ?? 'utf-8',
       fileName: `Leads-${query.searchName}-${formatCompactLocal(clock(), zone)}.csv`,
     });

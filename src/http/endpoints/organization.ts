@@ -16,8 +16,8 @@ import { compileIncludes, parseIncludeNames } from '../../domain/include';
 import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/organizationGraph';
 
 /**
- * Organisation and campaign reads (the OpenAPI document; docs/decisions.md, Calls family and
- * organisation): users, org units and the account's campaigns and projects. The tree and the
+ * Organisation and campaign reads (the OpenAPI document; docs/decisions.md, Organisation):
+ * users, org units and the account's campaigns and projects. The tree and the
  * visible campaigns are small, so each request loads them once and resolves `Include` from
  * memory (src/domain/organizationGraph.ts).
  */

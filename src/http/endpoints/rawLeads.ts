@@ -1,11 +1,7 @@
 import { defineEndpoint, right } from '../endpoint';
 import { leadFilterFromQuery, rawLeadsQuery } from '../schemas/leads';
 import { formatCompactLocal } from '../../domain/datetime';
-import { rawLeadLines, rawLeadsHeader, visibleFieldsByDefinition } from '../../domain/leadSerializer';
-import { loadLeadLookups, openRawLeadCursor } from '../../data/leadRepository';
-import type { RawLeadRow } from '../../domain/leadRecords';
-import { streamCsv } from '../csvResponse';
-import { openWithLookups } from '../leadExportResponse';
+import { streamRawLeads } from '../leadExportResponse';
 
 export const rawLeadsEndpoint = defineEndpoint({
   service: 'rawleads',
@@ -22,17 +18,10 @@ export const rawLeadsEndpoint = defineEndpoint({
   representations: ['csv'],
   bulk: true,
   query: rawLeadsQuery,
-  async handler({ res, query, account, scope, db, bulkReads, clock, zone, cursor: cursorOptions, logger }) {
-    const filter = leadFilterFromQuery(query);
-    const separator = query.CsvFieldSeparator ?? ';';
-    const { cursor, lookups } = await openWithLookups(
-      () => bulkReads.read((replica) => openRawLeadCursor(replica, filter, scope, cursorOptions)),
-      () => loadLeadLookups(db, filter, scope),
-    );
-    const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
-    return streamCsv<RawLeadRow>(res, logger, cursor, {
-      header: rawLeadsHeader(separator),
-      toLines: rawLeadLines({ separator, visible, lookups }),
+  async handler(ctx) {
+    const { query, clock, zone } = ctx;
+    return streamRawLeads(ctx, leadFilterFromQuery(query), {
+      separator: query.CsvFieldSeparator ?? ';',
       encoding: query.Encoding ?? 'utf-8',
       fileName: `RawLeads-${formatCompactLocal(clock(), zone)}.csv`,
     });

@@ -156,3 +156,105 @@ export const leadOut = z
   .meta({ id: 'Lead' });
 
 export const leadsOut = z.array(leadOut);
+
+// ---- bulk import ------------------------------------------------------------------------------
+
+export const bulkImportQuery = z.object({
+  CampaignCode: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .meta({ description: 'Code of the campaign the leads are imported into; checked before the body is read.', example: 'B2B-1' }),
+  LeadPool: z
+    .string()
+    .trim()
+    .max(200, 'must be at most 200 characters')
+    .optional()
+    .meta({
+      description:
+        'Pool of every row that names none (created when missing). Absent: `(auto) yyyy-MM-dd` of the platform-local date at the moment each batch is stored.',
+    }),
+  Encoding: encodingParam.optional().meta({
+    description: 'Character encoding of the body (any encoding iconv-lite knows); default the `charset` of Content-Type, else utf-8.',
+    example: 'windows-1252',
+  }),
+  CsvFieldSeparator: separatorParam.optional().meta({ description: 'Field separator of a CSV body, one character (`%09` for tab); default `;`.', example: ';' }),
+});
+
+const bulkRowResult = z
+  .object({
+    row: z.number().int().meta({ description: 'Number of the data row, from 1 (a CSV header row and blank lines are not counted).' }),
+    success: z.boolean(),
+    uniqueId: z.string().optional().meta({ description: 'The stored lead (success only).' }),
+    status: z.enum(['New', 'DoNotCall', 'GlobalDoNotCall']).optional().meta({ description: 'Status the lead was created in (success only).' }),
+    errors: z.array(fieldError).optional().meta({ description: 'Why the row was not stored; `(row)` when the row itself could not be read.' }),
+  })
+  .meta({ id: 'BulkImportRowResult' });
+
+const bulkStopElement = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int().meta({ description: '400 (body unreadable past this point), 413 (over BULK_BODY_LIMIT), 403 (campaign no longer accessible), 500.' }),
+    detail: z.string(),
+    code: z.string(),
+    rows: z.number().int().meta({ description: 'How many rows were answered before it.' }),
+  })
+  .meta({
+    id: 'BulkImportStop',
+    description: 'The last element when the import ended before the end of the body: a problem object with the number of rows answered.',
+  });
+
+export const bulkImportResponse = z
+  .array(z.union([bulkRowResult, bulkStopElement]))
+  .meta({
+    example: [
+      { row: 1, success: true, uniqueId: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11', status: 'New' },
+      { row: 2, success: false, errors: [{ field: 'Telefon', message: 'must be a phone number' }] },
+    ],
+  });
+
+/** The request bodies of POST /leads/bulk, for the OpenAPI document (the handler reads them as streams). */
+export const bulkImportBodies = {
+  'application/json': {
+    schema: z.array(
+      z.union([
+        z.record(z.string(), z.string()).meta({ description: 'Lead data: field name or import name → value.' }),
+        z.object({ CampaignCode: z.string().optional(), Data: z.record(z.string(), z.string()), LeadPool: z.string().optional() }).meta({
+          description: 'An import body as POST /leads takes it; CampaignCode, when given, must be the request\'s.',
+        }),
+      ]),
+    ),
+    examples: {
+      data: {
+        summary: 'Data objects',
+        value: [
+          { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' },
+          { Name: 'Åse Ærø', Telefon: '+45 87 65 43 21', Email: 'aase@example.com' },
+        ],
+      },
+      importBodies: {
+        summary: 'Import bodies',
+        value: [
+          { CampaignCode: 'B2B-1', Data: { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' } },
+          { Data: { Name: 'Åse Ærø', Telefon: '+45 87 65 43 21' }, LeadPool: 'Spring fair' },
+        ],
+      },
+    },
+  },
+  'application/x-ndjson': {
+    schema: { type: 'string', description: 'One JSON object (data object or import body) per line; blank lines are skipped.' },
+    examples: {
+      ndjson: {
+        summary: 'One object a line',
+        value: '{"Name":"Jens Hansen","Telefon":"+45 12 34 56 78"}\n{"Data":{"Name":"Åse Ærø","Telefon":"+45 87 65 43 21"},"LeadPool":"Spring fair"}\n',
+      },
+    },
+  },
+  'text/csv': {
+    schema: { type: 'string', description: 'A header row of field names (or import names), then one row per lead; `CsvFieldSeparator` and `Encoding` apply.' },
+    examples: {
+      csv: { summary: 'Semicolon-separated', value: 'Name;Telefon;Email\r\nJens Hansen;+45 12 34 56 78;\r\nÅse Ærø;+45 87 65 43 21;aase@example.com\r\n' },
+    },
+  },
+} as const;

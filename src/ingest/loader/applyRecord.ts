@@ -279,7 +279,7 @@ export class RecordApplier {
     const rule = (ok: boolean, message: string) => {
       if (!ok) throw new RecordError(message);
     };
-    // The consistency rules of spec 2.2.
+    // The Call field rules (docs/decisions.md, Loader).
     rule(r.connectTime === undefined || r.connected, 'connectTime is only present when connected is true');
     rule(r.endTime === undefined || !r.inProgress, 'endTime is only present when the call is not in progress');
     rule(r.conversationDuration === undefined || (r.connected && !r.inProgress), 'conversationDuration needs a connected call that is not in progress');

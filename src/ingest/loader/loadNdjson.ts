@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { recordSchemas, RECORD_TYPES, LoadRecord, RecordType } from './recordSchemas';
 import { RecordApplier, RecordError } from './applyRecord';
+import { describeIssues, issueSentence } from './issueText';
 
 export class LoadError extends Error {
   constructor(
@@ -24,11 +25,6 @@ export interface LoadSummary {
   counts: Partial<Record<RecordType, number>>;
 }
 
-function describeIssue(issue: { path: PropertyKey[]; message: string }): string {
-  const where = issue.path.map(String).join('.');
-  return where ? `${where}: ${issue.message}` : issue.message;
-}
-
 /** Database errors become line reasons without SQL noise. */
 function describeDbError(err: unknown): string {
   const e = err as { code?: string; detail?: string; message?: string };
@@ -37,7 +33,7 @@ function describeDbError(err: unknown): string {
 }
 
 /**
- * Loads NDJSON platform data (DESIGN §9) in ONE transaction: the first bad line stops the
+ * Loads NDJSON platform data (docs/decisions.md, Loader) in ONE transaction: the first bad line stops the
  * load with its number and reason, and nothing of the file is kept. Blank lines are skipped.
  */
 export async function loadNdjson(db: Knex, input: Readable, options: LoadOptions): Promise<LoadSummary> {
@@ -47,14 +43,16 @@ export async function loadNdjson(db: Knex, input: Readable, options: LoadOptions
   await db.transaction(async (trx) => {
     const applier = new RecordApplier(trx, options.zone, options.now);
     const lines = readline.createInterface({ input, crlfDelay: Infinity });
-    for await (const line of lines) {
+    for await (const read of lines) {
       lineNo += 1;
+      // Windows tools start UTF-8 files with a byte order mark; it is not part of the data.
+      const line = lineNo === 1 && read.charCodeAt(0) === 0xfeff ? read.slice(1) : read;
       if (line.trim() === '') continue;
       let parsed: unknown;
       try {
         parsed = JSON.parse(line);
-      } catch {
-        throw new LoadError(lineNo, 'not valid JSON');
+      } catch (err) {
+        throw new LoadError(lineNo, `not valid JSON (${(err as Error).message})`);
       }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
         throw new LoadError(lineNo, 'a record must be a JSON object');
@@ -63,10 +61,8 @@ export async function loadNdjson(db: Knex, input: Readable, options: LoadOptions
       if (typeof type !== 'string' || !RECORD_TYPES.includes(type as RecordType)) {
         throw new LoadError(lineNo, `unknown record type ${JSON.stringify(type)}; expected one of ${RECORD_TYPES.join(', ')}`);
       }
-      const result = schemas[type as RecordType].safeParse(parsed);
-      if (!result.success) {
-        throw new LoadError(lineNo, `${type}: ${result.error.issues.map(describeIssue).join('; ')}`);
-      }
+      const result = schemas[type as RecordType].safeParse(parsed, { error: issueSentence });
+      if (!result.success) throw new LoadError(lineNo, `${type}: ${describeIssues(result.error.issues)}`);
       try {
         await applier.apply(result.data as LoadRecord);
       } catch (err) {

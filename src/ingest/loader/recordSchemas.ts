@@ -18,7 +18,7 @@ import { parseDateTime } from '../../domain/datetime';
 import { parseTimeSpan, TimeSpan } from '../../domain/timespan';
 
 /**
- * The record types of `lcm load` (DESIGN §9): one JSON object a line with a `type`. Field
+ * The record types of `lcm load` (docs/decisions.md, Loader; the README's table): one JSON object a line with a `type`. Field
  * names are the API's; references are natural keys. Unknown fields are errors, so a typo
  * stops the load instead of silently dropping data.
  */
@@ -29,7 +29,7 @@ export function recordSchemas(zone: string) {
     try {
       return parseDateTime(v, zone);
     } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      ctx.addIssue({ code: 'custom', message: `is not an ISO 8601 DateTime (${(err as Error).message})` });
       return z.NEVER;
     }
   });
@@ -37,7 +37,7 @@ export function recordSchemas(zone: string) {
     try {
       return parseTimeSpan(v);
     } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      ctx.addIssue({ code: 'custom', message: `is not a TimeSpan (${(err as Error).message})` });
       return z.NEVER;
     }
   });
@@ -84,7 +84,7 @@ export function recordSchemas(zone: string) {
           externalKey: z.boolean().optional(),
         }),
       )
-      .min(1, 'a lead definition needs at least one field'),
+      .min(1, 'needs at least one field'),
   });
   const campaign = z.strictObject({
     type: z.literal('campaign'),

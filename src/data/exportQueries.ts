@@ -1,0 +1,109 @@
+import type { Knex } from 'knex';
+import { CALL_COPY_COLUMNS, READY_PERIOD_COPY_COLUMNS } from '../domain/callTranscoder';
+import { LEAD_COPY_COLUMNS, RAW_LEAD_COPY_COLUMNS } from '../domain/leadTranscoder';
+import type { LeadFilter } from '../domain/leadFilters';
+import type { CallWindow } from './callRepository';
+import { inlineBindings } from './exportSession';
+import { leadRowConditions } from './leadRepository';
+
+/**
+ * The lean SELECTs the transcoded exports COPY (src/data/exportSession.ts), values inlined
+ * (COPY takes no parameters). Lean: the raw columns in their binary form (timestamps as
+ * timestamptz, the five org-unit ids instead of a text key, enums as their numbers), no joins
+ * for names (the export's snapshot or lookups name the ids), and the account's project scope
+ * as `campaign_id = ANY(the visible campaign ids)` taken from that snapshot, read in the same
+ * transaction.
+ *
+ * `LIMIT (SELECT n)` is the given limit (or none, for NULL) that the planner cannot see when
+ * it plans: it then plans for the first tenth of the rows, as it does for a cursor
+ * (cursor_tuple_fraction), and streams in index order instead of sorting the whole result
+ * before the first row.
+ */
+
+const limitClause = (limit: number | undefined): string => {
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) throw new RangeError('limit must be a non-negative integer');
+  return `limit (select ${limit === undefined ? 'null' : limit}::bigint)`;
+};
+
+/** The calls of a window (same rows and order as callWindowQuery), CALL_COPY_COLUMNS. */
+export function callCopySql(db: Knex, window: Omit<CallWindow, 'scope'>, visibleCampaignIds: number[]): string {
+  const s = window.subject;
+  const subject = s.kind === 'user' ? 'c.user_id = ?' : `c.ou${checkedLevel(s.level)}_id = ?`;
+  const raw = db.raw(
+    `select ${CALL_COPY_COLUMNS.map((c) => `c.${c}`).join(', ')}
+       from calls c
+      where c.campaign_id = any(?::bigint[]) and ${subject} and c.start_time >= ? and c.start_time < ?
+      order by c.start_time, c.unique_id
+      ${limitClause(window.limit)}`,
+    [visibleCampaignIds, s.kind === 'user' ? s.userId : s.unitId, window.start, window.end],
+  );
+  return inlineBindings(raw.toSQL().toNative());
+}
+
+function checkedLevel(level: number): number {
+  if (!Number.isInteger(level) || level < 0 || level > 4) throw new RangeError(`org unit level ${level}`);
+  return level;
+}
+
+/** Ready periods that ended in `[from, to)` (as streamReadyPeriods), READY_PERIOD_COPY_COLUMNS. */
+export function readyPeriodCopySql(db: Knex, window: { from: Date; to: Date; limit?: number }, visibleCampaignIds: number[]): string {
+  const columns: Record<(typeof READY_PERIOD_COPY_COLUMNS)[number], string> = {
+    unique_id: 'r.unique_id',
+    org_code: 'u.org_code',
+    campaign_id: 'r.campaign_id',
+    start_time: 'r.start_time',
+    seconds: 'r.seconds',
+    campaign_type: 'cp.campaign_type',
+  };
+  const raw = db.raw(
+    `select ${READY_PERIOD_COPY_COLUMNS.map((c) => columns[c]).join(', ')}
+       from ready_periods r
+       join users u on u.id = r.user_id
+       join campaigns cp on cp.id = r.campaign_id
+      where r.campaign_id = any(?::bigint[]) and r.end_time >= ? and r.end_time < ?
+      order by r.end_time, r.unique_id
+      ${limitClause(window.limit)}`,
+    [visibleCampaignIds, window.from, window.to],
+  );
+  return inlineBindings(raw.toSQL().toNative());
+}
+
+/**
+ * The leads of an export (same rows and order as leadExportQuery), LEAD_COPY_COLUMNS.
+ * `visibleNames` holds, per campaign in scope, the data field names the account's entry
+ * access reaches: `data_visible` tells whether the stored data holds no other key.
+ */
+export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<number, string[]>): string {
+  const rows = leadRowConditions(filter);
+  const campaignIds = [...visibleNames.keys()];
+  const columns = LEAD_COPY_COLUMNS.map((c) =>
+    c === 'data_visible' ? `(l.data - coalesce(vf.names, '{}'::text[])) = '{}'::jsonb as data_visible` : `l.${c}`,
+  );
+  // Per campaign, the visible names: a VALUES list (no join of campaigns and fields per row).
+  const values = campaignIds.map(() => '(?::bigint, ?::text[])').join(', ');
+  const visibleJoin =
+    campaignIds.length > 0 ? `left join (values ${values}) vf(campaign_id, names) on vf.campaign_id = l.campaign_id` : `left join (select null::bigint as campaign_id, null::text[] as names) vf on false`;
+  const raw = db.raw(
+    `select ${columns.join(', ')}
+       from leads l ${visibleJoin}
+      where ${['l.campaign_id = any(?::bigint[])', ...rows.parts].join(' and ')}
+      order by l.last_modified_time, l.unique_id
+      ${limitClause(undefined)}`,
+    [...campaignIds.flatMap((id) => [id, visibleNames.get(id)!]), campaignIds, ...rows.bindings],
+  );
+  return inlineBindings(raw.toSQL().toNative());
+}
+
+/** The leads of a RawLeads export, RAW_LEAD_COPY_COLUMNS. */
+export function rawLeadCopySql(db: Knex, filter: LeadFilter, campaignIds: number[]): string {
+  const rows = leadRowConditions(filter);
+  const raw = db.raw(
+    `select ${RAW_LEAD_COPY_COLUMNS.map((c) => `l.${c}`).join(', ')}
+       from leads l
+      where ${['l.campaign_id = any(?::bigint[])', ...rows.parts].join(' and ')}
+      order by l.last_modified_time, l.unique_id
+      ${limitClause(undefined)}`,
+    [campaignIds, ...rows.bindings],
+  );
+  return inlineBindings(raw.toSQL().toNative());
+}

@@ -1,0 +1,43 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Knex } from 'knex';
+
+/**
+ * The migrations of db/migrations, named without their extension. A checkout runs them as
+ * `.ts` files (tests, tsx), the compiled build as `.js` files in dist/db/migrations; knex
+ * records the name it is given, and a name with the extension made a database migrated by
+ * one look "corrupt" to the other (docs/decisions.md, "Command line").
+ */
+export const MIGRATIONS_DIR = path.resolve(__dirname, '../../db/migrations');
+export const MIGRATIONS_TABLE = 'knex_migrations';
+
+interface MigrationFile {
+  name: string;
+  file: string;
+}
+
+export function migrationSource(dir = MIGRATIONS_DIR): Knex.MigrationSource<MigrationFile> {
+  return {
+    async getMigrations() {
+      const byName = new Map<string, MigrationFile>();
+      for (const entry of await fs.promises.readdir(dir)) {
+        const match = /^(.+)\.(ts|js)$/.exec(entry);
+        if (match && !entry.endsWith('.d.ts') && !byName.has(match[1])) byName.set(match[1], { name: match[1], file: path.join(dir, entry) });
+      }
+      return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    },
+    getMigrationName: (migration) => migration.name,
+    getMigration: async (migration) => require(migration.file) as Knex.Migration,
+  };
+}
+
+/**
+ * Databases migrated before names lost their extension recorded `name.ts` (or `name.js`);
+ * they are renamed once, so either build sees its migrations as applied. Idempotent.
+ */
+export async function dropRecordedExtensions(db: Knex): Promise<void> {
+  if (!(await db.schema.hasTable(MIGRATIONS_TABLE))) return;
+  await db(MIGRATIONS_TABLE)
+    .whereRaw(`name ~ '\\.(ts|js)$'`)
+    .update({ name: db.raw(`regexp_replace(name, '\\.(ts|js)$', '')`) });
+}

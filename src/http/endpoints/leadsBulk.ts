@@ -1,0 +1,147 @@
+import { Readable } from 'node:stream';
+import type { Request } from 'express';
+import type { Settings } from '../../config/settings';
+import { defineEndpoint, right } from '../endpoint';
+import { forbidden, HttpProblem, invalidParameter, ProblemCode } from '../problem';
+import { bulkImportBodies, bulkImportQuery, bulkImportResponse } from '../schemas/leads';
+import { responseAbortSignal, streamToResponse } from '../streamResponse';
+import { BodyReader } from '../../streams/bodyRecords';
+import { isKnownEncoding } from '../../streams/encoding';
+import { BulkFormat, BulkPiece, BulkStop, runBulkImport } from '../../ingest/bulkImport';
+import { campaignForImport, ImportRefused } from '../../ingest/leadImportRules';
+
+/** Media types of a bulk body, and the format each is read as. */
+const FORMATS: Record<string, BulkFormat> = {
+  'application/json': 'json',
+  'application/x-ndjson': 'ndjson',
+  'application/jsonl': 'ndjson',
+  'text/csv': 'csv',
+};
+
+/** A quiet body (a client sending slowly) still gets its rows stored and answered this soon. */
+const MAX_BATCH_DELAY_MS = 50;
+/** Longest NDJSON line (one lead): far above any real lead, far below the memory of a server. */
+const MAX_LINE_LENGTH = 1024 * 1024;
+
+function bodyFormat(req: Request): { format: BulkFormat; charset?: string } {
+  const header = req.get('content-type') ?? '';
+  const media = header.split(';')[0]!.trim().toLowerCase();
+  const format = FORMATS[media];
+  if (format === undefined) {
+    throw new HttpProblem(
+      'unsupported_media_type',
+      `Content-Type ${media ? JSON.stringify(media) : '(none)'} is not a bulk body: send application/json (an array), application/x-ndjson or text/csv`,
+    );
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(header)?.[1];
+  return { format, ...(charset ? { charset } : {}) };
+}
+
+/** The final element of an answer that ended early, as a problem object (status as it would be alone). */
+function stopProblem(stop: BulkStop): HttpProblem {
+  const read = stop.rows === 0 ? 'no row was read' : `rows 1 to ${stop.rows} were answered`;
+  const problems: Record<BulkStop['reason'], [ProblemCode, string]> = {
+    malformed: ['invalid_body', `the body cannot be read further: ${'message' in stop ? stop.message : ''}; ${read}, the rest of the body was not read`],
+    too_large: [
+      'payload_too_large',
+      `the body is over the bulk import limit of ${'limit' in stop ? stop.limit : 0} bytes (BULK_BODY_LIMIT); ${read}, the rest of the body was not read`,
+    ],
+    header: ['invalid_body', 'the CSV header row names columns that are not fields of the campaign\'s lead definition'],
+    campaign_unavailable: ['forbidden', `the campaign was removed or left the account's projects during the import; ${read}, the rest was not stored`],
+    failed: ['internal_error', `the import failed while storing rows; ${read}, the rest was not stored`],
+  };
+  const [code, detail] = problems[stop.reason];
+  return new HttpProblem(code, detail, stop.reason === 'header' ? stop.errors : undefined);
+}
+
+/**
+ * The answer as JSON text: `[`, the committed results, a final problem element when the import
+ * ended early, `]`. A failure before any row was answered is thrown instead (the status line
+ * is not sent yet, so it becomes a plain problem response).
+ */
+async function* answerText(pieces: AsyncIterable<BulkPiece>): AsyncGenerator<string> {
+  let opened = false;
+  for await (const piece of pieces) {
+    if (piece.kind === 'results') {
+      if (piece.text === '') continue;
+      yield (opened ? ',\n' : '[\n') + piece.text;
+      opened = true;
+    } else {
+      const problem = stopProblem(piece.stop);
+      if (!opened) throw problem;
+      yield ',\n' + JSON.stringify({ ...problem.toJSON(), rows: piece.stop.rows });
+    }
+  }
+  yield opened ? '\n]\n' : '[]\n';
+}
+
+export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 'BULK_BATCH_SIZE'>) {
+  return defineEndpoint({
+    service: 'leads.bulk',
+    operationId: 'importLeadsBulk',
+    method: 'post',
+    path: '/leads/bulk',
+    summary: 'Import many leads in one request',
+    description:
+      'The body is read as it arrives: a JSON array (of data objects, or of import bodies `{ CampaignCode?, Data, LeadPool? }`), NDJSON (one object a line) or CSV (a header row of field names, then one row per lead). ' +
+      'Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row\'s pool, the request\'s `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored.\n\n' +
+      'The answer is a JSON array streamed as the batches are stored, one result per row in input order: `{ row, success, uniqueId?, status?, errors? }`. ' +
+      'Every result received is a stored row. Rows are numbered from 1; a CSV header row and blank lines are not counted. ' +
+      'A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). ' +
+      'A body that fails before its first row is a plain 400/413. The client must read the answer while it sends: a reader that does not read slows the import down to a stop.\n\n' +
+      'The campaign is checked before the body is read: unknown is a 400, outside the account\'s projects a 403. Content-Type decides the format (415 for others). ' +
+      'Counted as one request however many rows it holds.',
+    tags: ['Leads'],
+    access: right('Leads', 'Post'),
+    representations: ['json'],
+    query: bulkImportQuery,
+    streamedBody: {
+      description: 'The leads, as a JSON array, NDJSON or CSV; read as a stream.',
+      content: bulkImportBodies,
+    },
+    response: bulkImportResponse,
+    errorStatuses: [403],
+    async handler({ req, res, query, account, scope, db, clock, zone, logger }) {
+      const { format, charset } = bodyFormat(req);
+      if (charset !== undefined && query.Encoding === undefined && !isKnownEncoding(charset)) {
+        throw new HttpProblem('unsupported_media_type', `the charset ${JSON.stringify(charset)} is not a known encoding`);
+      }
+      const encoding = query.Encoding ?? charset ?? 'utf-8';
+      const declared = Number(req.get('content-length'));
+      if (Number.isFinite(declared) && declared > settings.BULK_BODY_LIMIT) {
+        throw new HttpProblem('payload_too_large', `the body is over the bulk import limit of ${settings.BULK_BODY_LIMIT} bytes (BULK_BODY_LIMIT)`);
+      }
+      const campaign = await campaignForImport(db, query.CampaignCode, scope).catch((err: unknown) => {
+        if (!(err instanceof ImportRefused)) throw err;
+        if (err.reason === 'unknown_campaign') throw invalidParameter('CampaignCode', 'is not the code of a campaign');
+        throw forbidden(`campaign ${err.campaignCode} belongs to a project outside this account's project rights`);
+      });
+
+      const signal = responseAbortSignal(res);
+      const pieces = runBulkImport(
+        { db, clock, zone, logger },
+        { userId: account.userId, scope },
+        { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}) },
+        { reader: new BodyReader(req, settings.BULK_BODY_LIMIT), format, encoding, separator: query.CsvFieldSeparator ?? ';' },
+        { batchSize: settings.BULK_BATCH_SIZE, maxBatchDelayMs: MAX_BATCH_DELAY_MS, maxLineLength: MAX_LINE_LENGTH },
+        signal,
+      );
+      const answer = answerText(pieces);
+      // The status line waits for the first batch: a body that fails before it is a plain problem.
+      const first = await answer.next();
+      if (first.done || signal.aborted) return undefined;
+      res.status(200).type('application/json; charset=utf-8');
+      await streamToResponse(res, Readable.from(prepend(first.value, answer)), [], logger);
+      return undefined;
+    },
+  });
+}
+
+async function* prepend<T>(first: T, rest: AsyncIterator<T>): AsyncGenerator<T> {
+  yield first;
+  try {
+    for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+  } finally {
+    await rest.return?.(undefined);
+  }
+}

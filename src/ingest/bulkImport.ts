@@ -1,0 +1,345 @@
+import type { Knex } from 'knex';
+import { LeadStatus, LeadStatusName } from '../domain/enums';
+import { LeadDataError, mapLeadData } from '../domain/leadData';
+import { parseBulkRow, unreadableRow } from '../domain/bulkRows';
+import type { ImportCampaign } from '../data/leadRepository';
+import { insertLeadBatch } from '../data/leadBatches';
+import { recordLeadEvents } from '../data/hookEvents';
+import type { ProjectScope } from '../data/projectScope';
+import {
+  BodyReader,
+  BodyRecord,
+  BodyTooLargeError,
+  csvRecords,
+  decodeText,
+  jsonArrayRecords,
+  MalformedBodyError,
+  ndjsonRecords,
+} from '../streams/bodyRecords';
+import { isUtf8 } from '../streams/encoding';
+import { poolNameAt } from './leadImportRules';
+
+/**
+ * Bulk import (docs/decisions.md, Bulk import): the rows of one request body are read as they
+ * arrive, checked one by one with the single import's rules, and stored in batches (one
+ * transaction per batch). The import yields the results of each batch only after the batch is
+ * committed, so every result a client receives is a stored row; a batch whose results are
+ * never asked for (the client left) is rolled back instead of committed where still possible.
+ *
+ * Backpressure: the next batch is prepared while one is committed; nothing more is read until
+ * the consumer takes the committed results. So a slow reader of the answer slows the reading
+ * of the body, and memory holds at most two batches.
+ */
+
+export type BulkFormat = 'json' | 'ndjson' | 'csv';
+
+export interface BulkBody {
+  reader: BodyReader;
+  format: BulkFormat;
+  /** Character encoding of the body (iconv-lite name). */
+  encoding: string;
+  /** CSV field separator. */
+  separator: string;
+}
+
+export interface BulkImportDeps {
+  db: Knex;
+  /** The moment of each batch's insert decides its automatic pool. */
+  clock: () => Date;
+  zone: string;
+  logger: { error(obj: object, msg?: string): void };
+}
+
+export interface BulkImportOptions {
+  /** Rows per batch (per transaction). */
+  batchSize: number;
+  /** A partial batch is stored once the body has been quiet this long. */
+  maxBatchDelayMs: number;
+  /** Longest NDJSON line. */
+  maxLineLength: number;
+}
+
+export interface BulkImporter {
+  userId: number;
+  scope: ProjectScope;
+}
+
+export interface BulkImportRequest {
+  campaign: ImportCampaign;
+  /** The request's pool (a row may name its own); none: the automatic pool. */
+  pool?: string;
+}
+
+/** Why the import ended before the end of the body. `rows`: how many rows were answered. */
+export type BulkStop =
+  | { reason: 'malformed'; message: string; rows: number }
+  | { reason: 'too_large'; limit: number; rows: number }
+  /** CSV header names that are not fields of the lead definition (only ever before the first row). */
+  | { reason: 'header'; errors: LeadDataError[]; rows: number }
+  | { reason: 'campaign_unavailable'; rows: number }
+  | { reason: 'failed'; rows: number };
+
+export type BulkPiece =
+  /** The results of a committed batch: JSON objects joined by ",\n", one per row in order. */
+  | { kind: 'results'; text: string; rows: number }
+  | { kind: 'stopped'; stop: BulkStop };
+
+/** Lets a caller add its own writes to each batch's transaction (the idempotency record). */
+export type BatchHook = (trx: Knex.Transaction, batch: { text: string; rows: number; lastRow: number }) => Promise<void>;
+
+interface PreparedLead {
+  data: Record<string, string>;
+  phoneNumber: string | null;
+  externalKey: string | null;
+  pool?: string;
+}
+
+type RowItem = { row: number; lead: PreparedLead } | { row: number; errors: LeadDataError[] };
+type StopItem = { stop: BulkStop };
+
+class HeaderRefused extends Error {
+  constructor(readonly errors: LeadDataError[]) {
+    super('the CSV header names columns that are not fields of the lead definition');
+  }
+}
+
+function bodyRecords(body: BulkBody, campaign: ImportCampaign, options: BulkImportOptions): AsyncIterable<BodyRecord> {
+  const bytes = body.reader.chunks();
+  const utf8 = isUtf8(body.encoding);
+  switch (body.format) {
+    case 'json':
+      return utf8 ? jsonArrayRecords(bytes) : jsonArrayRecords(decodeText(bytes, body.encoding), body.encoding);
+    case 'ndjson':
+      return ndjsonRecords(decodeText(bytes, body.encoding), options.maxLineLength);
+    case 'csv':
+      return csvRecords(decodeText(bytes, body.encoding), {
+        separator: body.separator,
+        onHeader: (names) => {
+          const known = new Set(campaign.fields.flatMap((f) => [f.name.toLowerCase(), ...(f.importName ? [f.importName.toLowerCase()] : [])]));
+          const unknown = names.filter((n) => !known.has(n.toLowerCase()));
+          if (unknown.length > 0) {
+            throw new HeaderRefused(unknown.map((field) => ({ field, message: 'is not a field of the campaign\'s lead definition' })));
+          }
+        },
+      });
+  }
+}
+
+/** Numbers the records and checks each row; ends with a stop item when the body broke. */
+async function* rowItems(
+  records: AsyncIterable<BodyRecord>,
+  request: BulkImportRequest,
+  zone: string,
+): AsyncGenerator<RowItem | StopItem> {
+  let row = 0;
+  try {
+    for await (const record of records) {
+      row++;
+      if ('invalid' in record) {
+        yield { row, errors: unreadableRow(record.invalid) };
+        continue;
+      }
+      yield prepareRow(row, record.value, request, zone);
+    }
+  } catch (err) {
+    if (err instanceof MalformedBodyError) {
+      if (err.inRecord) {
+        row++;
+        yield { row, errors: unreadableRow(err.message) };
+      }
+      yield { stop: { reason: 'malformed', message: err.message, rows: row } };
+    } else if (err instanceof BodyTooLargeError) {
+      yield { stop: { reason: 'too_large', limit: err.limit, rows: row } };
+    } else if (err instanceof HeaderRefused) {
+      yield { stop: { reason: 'header', errors: err.errors, rows: row } };
+    } else {
+      throw err;
+    }
+  }
+}
+
+function prepareRow(row: number, value: unknown, request: BulkImportRequest, zone: string): RowItem {
+  const parsed = parseBulkRow(value);
+  if (!parsed.ok) return { row, errors: parsed.errors };
+  const { input } = parsed;
+  if (input.campaignCode !== undefined && input.campaignCode !== request.campaign.code) {
+    return { row, errors: [{ field: 'CampaignCode', message: `must be the request's CampaignCode (${request.campaign.code})` }] };
+  }
+  const mapped = mapLeadData(request.campaign.fields, input.data, zone);
+  if (mapped.errors.length > 0) return { row, errors: mapped.errors };
+  return {
+    row,
+    lead: {
+      data: mapped.data,
+      phoneNumber: mapped.phoneNumber,
+      externalKey: mapped.externalKey,
+      ...(input.pool !== undefined ? { pool: input.pool } : {}),
+    },
+  };
+}
+
+const NEW: LeadStatusName = 'New';
+
+type Committed = { ok: true; text: string; rows: number } | { ok: false; stop?: 'campaign_unavailable' | 'failed' };
+type Pulled = { done: true } | { done: false; item: RowItem | StopItem } | { error: unknown };
+type Wake = { kind: 'pulled'; pulled: Pulled } | { kind: 'committed'; committed: Committed } | { kind: 'tick' } | { kind: 'aborted' };
+
+/**
+ * Runs one bulk import, yielding the results of each committed batch and, when the body broke
+ * or a batch could not be stored, a final stop. Stops (returns) when `signal` aborts: the
+ * batch in flight is then rolled back unless its commit had already begun.
+ */
+export async function* runBulkImport(
+  deps: BulkImportDeps,
+  importer: BulkImporter,
+  request: BulkImportRequest,
+  body: BulkBody,
+  options: BulkImportOptions,
+  signal: AbortSignal,
+  onBatch?: BatchHook,
+): AsyncGenerator<BulkPiece> {
+  const source = rowItems(bodyRecords(body, request.campaign, options), request, deps.zone);
+  const pull = (): Promise<Pulled> =>
+    source.next().then(
+      (r): Pulled => (r.done ? { done: true } : { done: false, item: r.value }),
+      (error: unknown): Pulled => ({ error }),
+    );
+  const aborted = new Promise<Wake>((resolve) => {
+    if (signal.aborted) resolve({ kind: 'aborted' });
+    else signal.addEventListener('abort', () => resolve({ kind: 'aborted' }), { once: true });
+  });
+
+  let answered = 0;
+  let batch: RowItem[] = [];
+  let batchStarted = 0;
+  let pending: Promise<Pulled> | undefined;
+  let inFlight: Promise<Committed> | undefined;
+  let ended = false;
+  let stop: BulkStop | undefined;
+
+  const commit = async (items: RowItem[]): Promise<Committed> => {
+    try {
+      const valid = items.filter((i): i is Extract<RowItem, { lead: PreparedLead }> => 'lead' in i);
+      let stored: { id: number; uniqueId: string }[] = [];
+      const results = (leads: { uniqueId: string }[]) => {
+        let k = 0;
+        return items
+          .map((item) =>
+            'lead' in item
+              ? JSON.stringify({ row: item.row, success: true, uniqueId: leads[k++]!.uniqueId, status: NEW })
+              : JSON.stringify({ row: item.row, success: false, errors: item.errors }),
+          )
+          .join(',\n');
+      };
+      if (valid.length === 0 && onBatch === undefined) return { ok: true, text: results([]), rows: items.length };
+      const trx = await deps.db.transaction();
+      try {
+        const now = deps.clock();
+        const inserted = await insertLeadBatch(
+          trx,
+          {
+            campaignId: request.campaign.id,
+            now,
+            userId: importer.userId,
+            leads: valid.map(({ lead }) => ({
+              poolName: poolNameAt(lead.pool ?? request.pool, now, deps.zone),
+              status: LeadStatus.toNumber(NEW),
+              data: lead.data,
+              phoneNumber: lead.phoneNumber,
+              externalKey: lead.externalKey,
+            })),
+          },
+          importer.scope,
+        );
+        if (inserted.kind === 'campaign_unavailable') {
+          await trx.rollback();
+          return { ok: false, stop: 'campaign_unavailable' };
+        }
+        stored = inserted.leads;
+        // lead.created for each stored lead, in the batch's transaction (no lead without its event).
+        await recordLeadEvents(trx, 'lead.created', stored.map((l) => ({ leadId: l.id })), now);
+        const text = results(stored);
+        await onBatch?.(trx, { text, rows: items.length, lastRow: items[items.length - 1]!.row });
+        // A client that left gets no acknowledgement: its batch is not committed either.
+        if (signal.aborted) {
+          await trx.rollback();
+          return { ok: false };
+        }
+        await trx.commit();
+        return { ok: true, text, rows: items.length };
+      } catch (err) {
+        if (!trx.isCompleted()) await trx.rollback().catch(() => undefined);
+        throw err;
+      }
+    } catch (err) {
+      if (!signal.aborted) deps.logger.error({ err }, 'bulk import: a batch could not be stored');
+      return { ok: false, stop: 'failed' };
+    }
+  };
+
+  try {
+    for (;;) {
+      if (signal.aborted) return;
+      const full = batch.length >= options.batchSize;
+      if (inFlight === undefined && batch.length > 0 && (full || ended || Date.now() - batchStarted >= options.maxBatchDelayMs)) {
+        inFlight = commit(batch);
+        batch = [];
+        continue;
+      }
+      if (ended && inFlight === undefined) break;
+
+      const waits: Promise<Wake>[] = [aborted];
+      if (!ended && !full) {
+        pending ??= pull();
+        waits.push(pending.then((pulled): Wake => ({ kind: 'pulled', pulled })));
+      }
+      let timer: NodeJS.Timeout | undefined;
+      if (inFlight !== undefined) {
+        waits.push(inFlight.then((committed): Wake => ({ kind: 'committed', committed })));
+      } else if (batch.length > 0) {
+        const wait = Math.max(0, batchStarted + options.maxBatchDelayMs - Date.now());
+        waits.push(new Promise<Wake>((resolve) => (timer = setTimeout(() => resolve({ kind: 'tick' }), wait))));
+      }
+      const wake = await Promise.race(waits);
+      if (timer !== undefined) clearTimeout(timer);
+
+      if (wake.kind === 'aborted') return;
+      if (wake.kind === 'committed') {
+        inFlight = undefined;
+        const c = wake.committed;
+        if (!c.ok) {
+          if (c.stop) stop = { reason: c.stop, rows: answered };
+          break;
+        }
+        answered += c.rows;
+        yield { kind: 'results', text: c.text, rows: c.rows };
+        continue;
+      }
+      if (wake.kind === 'pulled') {
+        pending = undefined;
+        const p = wake.pulled;
+        if ('error' in p) {
+          if (signal.aborted) return;
+          throw p.error;
+        }
+        if (p.done) {
+          ended = true;
+          continue;
+        }
+        if ('stop' in p.item) {
+          stop = p.item.stop;
+          ended = true;
+          continue;
+        }
+        if (batch.length === 0) batchStarted = Date.now();
+        batch.push(p.item);
+      }
+    }
+    if (stop !== undefined) yield { kind: 'stopped', stop };
+  } finally {
+    // Stop reading the body (without waiting for a row that may never come), and let a batch
+    // in flight finish: committed, or rolled back when the client left.
+    void source.return(undefined).catch(() => undefined);
+    if (inFlight !== undefined) await inFlight;
+  }
+}

@@ -1,0 +1,220 @@
+import { spawn, ChildProcess, ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import { createDb } from '../../src/data/db';
+import { freePort } from '../harness/freePort';
+import { lcmEnv, LCM_BIN, PROJECT_ROOT, runLcm, runProcess } from '../harness/lcmProcess';
+
+// Every test runs real processes, and some start Postgres clusters: minutes on a loaded machine.
+jest.setTimeout(300_000);
+
+/**
+ * `npm start` and the README's own `lcm` examples, as a user runs them: `lcm serve` from the
+ * compiled build on a fresh embedded database, and while it runs the README's "Loading data"
+ * and "Accounts" blocks (with `npm run lcm --` replaced by the same compiled bin), checked
+ * through the HTTP API and the database. Also the other way round: a one-shot command holding
+ * the embedded database, and a stale record of a server that is gone.
+ */
+describe('lcm beside a running lcm serve (embedded database, compiled build)', () => {
+  let dir: string;
+  let dataDir: string;
+  let env: NodeJS.ProcessEnv;
+  let api: string;
+  const runningFile = () => `${dataDir}.running.json`;
+  const readRunning = () => JSON.parse(fs.readFileSync(runningFile(), 'utf8')) as { pid: number; command: string; shared: boolean; url?: string };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-beside-'));
+    fs.chmodSync(dir, 0o755);
+    dataDir = path.join(dir, 'pg');
+    const port = await freePort();
+    api = `http://127.0.0.1:${port}/api`;
+    // No credential cache: an account change must show in the next request (no Redis here).
+    env = lcmEnv({ EMBEDDED_DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()), PORT: String(port), AUTH_CACHE_TTL_MS: '0', SWEEP_INTERVAL_MS: '0' });
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const basic = (user: string, password: string) => ({ Authorization: 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64') });
+  const get = (pathAndQuery: string, user: string, password: string) => fetch(`${api}${pathAndQuery}`, { headers: basic(user, password) });
+
+  async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 120_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it('when a one-shot lcm holds the embedded database, then lcm serve and other commands say so and exit 1, and the holder finishes its work', async () => {
+    // `lcm load -` holds the cluster until its standard input ends.
+    const load = spawn(process.execPath, [LCM_BIN, 'load', '-'], { env, cwd: PROJECT_ROOT }) as ChildProcessWithoutNullStreams;
+    let loadOut = '';
+    load.stdout.on('data', (d) => (loadOut += d));
+    load.stderr.on('data', (d) => (loadOut += d));
+    const loadExit = new Promise<number | null>((resolve) => load.on('close', (code) => resolve(code)));
+    try {
+      const holder = await until('the load to start the cluster', () => {
+        if (load.exitCode !== null) throw new Error(`lcm load exited: ${loadOut}`);
+        return fs.existsSync(runningFile()) && readRunning().url ? readRunning() : undefined;
+      });
+      expect(holder).toMatchObject({ pid: load.pid, command: 'load', shared: false });
+      expect(fs.statSync(runningFile()).mode & 0o777).toBe(0o600);
+
+      const busy = `the embedded database in ${dataDir} is in use by "lcm load" (pid ${load.pid}); run this again when it has finished`;
+      const serve = await runLcm(['serve'], { env });
+      expect(serve).toMatchObject({ code: 1, stderr: `lcm: ${busy}\n`, stdout: '' });
+      const list = await runLcm(['account', 'list'], { env });
+      expect(list).toMatchObject({ code: 1, stderr: `lcm: ${busy}\n` });
+
+      load.stdin.end(JSON.stringify({ type: 'orgUnit', orgCode: 'Held', name: 'Loaded while others waited' }) + '\n');
+      expect(await loadExit).toBe(0);
+      expect(loadOut).toBe('loaded 1 lines: 1 orgUnit\n');
+      expect(fs.existsSync(runningFile())).toBe(false);
+    } finally {
+      if (load.exitCode === null) load.kill('SIGINT');
+    }
+  });
+
+  describe('while lcm serve runs', () => {
+    let server: ChildProcess;
+    let output = '';
+    let db: Knex;
+
+    beforeAll(async () => {
+      server = spawn(process.execPath, [LCM_BIN, 'serve'], { env: { ...env, LOG_LEVEL: 'warn' }, cwd: PROJECT_ROOT });
+      server.stdout!.on('data', (d) => (output += d));
+      server.stderr!.on('data', (d) => (output += d));
+      await until('lcm serve to start', () => {
+        if (server.exitCode !== null) throw new Error(`lcm serve exited: ${output}`);
+        return output.includes('try: curl') ? true : undefined;
+      });
+      db = createDb({ url: readRunning().url!, timezone: 'Europe/Copenhagen' });
+    });
+
+    afterAll(async () => {
+      await db?.destroy();
+      if (server.exitCode === null) {
+        server.kill('SIGTERM');
+        await new Promise((r) => server.once('exit', r));
+      }
+    });
+
+    it('when started with node bin/lcm.js serve, then it runs the compiled build and records where its database is', async () => {
+      expect(output).toContain(`running the compiled build in ${path.join(PROJECT_ROOT, 'dist')}\n`);
+      expect(readRunning()).toMatchObject({ pid: server.pid, command: 'serve', shared: true, url: expect.stringMatching(/^postgres:\/\/.*@127\.0\.0\.1:\d+\/lcm$/) });
+      // The one-shot load before it kept its record.
+      expect(await db('org_units').where({ org_code: 'Held' }).first('name')).toEqual({ name: 'Loaded while others waited' });
+    });
+
+    it('when the README "Loading data" example runs, then its lead and user are in the running server\'s database and API', async () => {
+      const block = shellBlocks('Loading data')[0];
+      const result = await runProcess('bash', ['-euo', 'pipefail', '-c', asCompiled(block)], { env });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^loaded 6 lines: 2 orgUnit, 1 leadDefinition, 1 campaign, 1 user, 1 lead\n$/);
+
+      const lead = await db('leads').join('campaigns', 'campaigns.id', 'leads.campaign_id').where('campaigns.code', 'B2B-1').first('leads.data');
+      expect(lead.data).toMatchObject({ Name: 'Acme', Phone: '+4512345678' });
+      const leads = await get('/simpleleads?Campaigns=B2B-1', 'demo', 'demo-password');
+      expect(leads.status).toBe(200);
+      expect(JSON.stringify(await leads.json())).toContain('Acme');
+      const user = await get(`/users/${encodeURIComponent('ann@example.com')}`, 'demo', 'demo-password');
+      expect(user.status).toBe(200);
+    });
+
+    it('when the README "Accounts" commands run one by one, then each change shows in the next request', async () => {
+      const commands = shellCommands(shellBlocks('Accounts')[0]);
+      expect(commands.map((c) => c.match(/account (\S+)/)?.[1])).toEqual(['create', 'list', 'disable', 'enable', 'set-password']);
+      const username = commands[0].match(/--username (\S+)/)![1];
+      let password = commands[0].match(/--password '([^']*)'/)![1];
+
+      const status = async (pw: string) => (await get('/myaccount', username, pw)).status;
+      for (const command of commands) {
+        const result = await runProcess('bash', ['-euo', 'pipefail', '-c', asCompiled(command)], { env });
+        expect({ command, code: result.code, stderr: result.stderr }).toEqual({ command, code: 0, stderr: '' });
+        const verb = command.match(/account (\S+)/)![1];
+        if (verb === 'create') {
+          expect(result.stdout).toBe(`created account ${username}\n`);
+          expect(await status(password)).toBe(200);
+        } else if (verb === 'list') {
+          expect(result.stdout).toMatch(new RegExp(`^${username}\\s+ann@example\\.com\\s+B2B\\*,Sales\\s+Calls:Get;Leads:Get,Post;SimpleLeads:Get\\s+Full\\s+yes$`, 'm'));
+        } else if (verb === 'disable') {
+          expect(await status(password)).toBe(401);
+        } else if (verb === 'enable') {
+          expect(await status(password)).toBe(200);
+        } else {
+          const next = command.match(/printf '%s\\n' '([^']*)'/)![1];
+          expect(await status(next)).toBe(200);
+          expect(await status(password)).toBe(401);
+          password = next;
+        }
+      }
+      // The account reads what the README loaded: its project pattern B2B* covers "B2B Sales".
+      const leads = await get('/simpleleads?Campaigns=B2B-1', username, password);
+      expect(leads.status).toBe(200);
+      expect(JSON.stringify(await leads.json())).toContain('Acme');
+    });
+
+    it('when lcm load gets a bad file, then it exits 1 with the line and the reason, on the server\'s database', async () => {
+      const file = path.join(dir, 'bad.ndjson');
+      fs.writeFileSync(file, '{"type":"orgUnit","orgCode":"Kept?","name":"x"}\n{"type":"call","campaign":"B2B-1","user":"ann@example.com"}\n');
+      const result = await runLcm(['load', file], { env });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^lcm: line 2: call: "uniqueLeadId" is required; .*"startTime" is required.*\n$/);
+      expect(await db('org_units').where({ org_code: 'Kept?' }).first()).toBeUndefined();
+    });
+
+    it('when a second lcm serve starts on the same folder, then it says a server runs and exits 1', async () => {
+      const second = await runLcm(['serve'], { env: { ...env, PORT: String(await freePort()) } });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toBe(
+        `lcm: an lcm server (pid ${server.pid}) already runs on the embedded database in ${dataDir}; stop it first, or give this one its own EMBEDDED_DATA_DIR and EMBEDDED_PG_PORT\n`,
+      );
+    });
+
+    it('when SIGTERM arrives, then the server exits 0 and removes its record', async () => {
+      await db.destroy();
+      server.kill('SIGTERM');
+      const code = await new Promise((r) => server.once('exit', (c) => r(c)));
+      expect(code).toBe(0);
+      expect(fs.existsSync(runningFile())).toBe(false);
+    });
+  });
+
+  it('when the record names a process that is gone, then lcm ignores it, starts the cluster itself and replaces the record', async () => {
+    const gone = spawn(process.execPath, ['-e', '']);
+    await new Promise((r) => gone.once('exit', r));
+    fs.writeFileSync(runningFile(), JSON.stringify({ pid: gone.pid, command: 'serve', shared: true, url: 'postgres://postgres:x@127.0.0.1:1/lcm', startedAt: new Date().toISOString() }));
+    const result = await runLcm(['migrate'], { env });
+    expect(result).toMatchObject({ code: 0, stdout: 'already up to date\n', stderr: '' });
+    expect(fs.existsSync(runningFile())).toBe(false);
+  });
+
+  /** The shell blocks under a README heading. */
+  function shellBlocks(heading: string): string[] {
+    const readme = fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+    const start = readme.indexOf(`\n## ${heading}\n`);
+    expect(start).toBeGreaterThanOrEqual(0);
+    const end = readme.indexOf('\n## ', start + 1);
+    const section = readme.slice(start, end === -1 ? undefined : end);
+    return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+  }
+
+  /** One command a line; a line ending in a backslash continues on the next. */
+  function shellCommands(block: string): string[] {
+    return block
+      .replace(/\\\n\s*/g, '')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+  }
+
+  /** What `npm run lcm --` runs, with the README's /tmp files in this test's folder. */
+  function asCompiled(script: string): string {
+    expect(script).toContain('npm run lcm -- ');
+    return script.replaceAll('npm run lcm -- ', `'${process.execPath}' '${LCM_BIN}' `).replaceAll('/tmp/', `${dir}/`);
+  }
+});

