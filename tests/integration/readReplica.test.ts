@@ -33,6 +33,14 @@ describe('read replica (DATABASE_READ_URL)', () => {
     expect(res.status).toBe(200);
     return res.body as { uniqueId: string }[];
   };
+  /** The proxy's byte count once nothing has passed for 200 ms. */
+  const settledBytes = async () => {
+    for (let last = -1; ; await new Promise((r) => setTimeout(r, 200))) {
+      const now = proxy.bytesToClients();
+      if (now === last) return now;
+      last = now;
+    }
+  };
   const readyz = async () => (await request(t.app).get('/api/readyz').expect(200)).body;
   const metric = async (name: string) => {
     const text = (await request(t.app).get('/api/metrics').expect(200)).text;
@@ -60,7 +68,8 @@ describe('read replica (DATABASE_READ_URL)', () => {
     expect(proxy.bytesToClients()).toBeGreaterThan(before);
 
     // A lead import (a write, then its read-back) and an account lookup never touch the replica.
-    before = proxy.bytesToClients();
+    // The export's session ends its transaction just after the response: wait for that first.
+    before = await settledBytes();
     await request(t.app)
       .post('/api/leads')
       .set('Authorization', w.accounts.full.auth)
