@@ -43,6 +43,7 @@ import type { Endpoint } from '../src/http/endpoint';
 import { createAuthenticator } from '../src/http/middleware/authenticate';
 import { CredentialCache } from '../src/http/credentialCache';
 import type { AppServices } from '../src/http/services';
+import { ExportAdmission } from '../src/http/exportAdmission';
 import { Metrics } from '../src/http/metrics';
 import { freePort } from '../tests/harness/freePort';
 import { startRedisServer } from '../tests/harness/redisServer';
@@ -85,7 +86,8 @@ function benchApp(services: AppServices, endpoints: Endpoint[], authenticate: ex
   // The request logging of app.ts, option for option: it costs the same in every mode.
   app.use(requestLogging(services.logger));
   const uncounted = endpoints.map((e) => (e.service === SERVICE ? { ...e, counted: false } : e));
-  app.use('/api', mountEndpoints(uncounted, services, { authenticate, metrics: new Metrics() }));
+  const admission = new ExportAdmission(services.settings.EXPORT_MAX_CONCURRENT, services.settings.EXPORT_MAX_PER_ACCOUNT);
+  app.use('/api', mountEndpoints(uncounted, services, { authenticate, metrics: new Metrics(), admission }));
   app.use(errorHandler(services.logger));
   return app;
 }

@@ -26,7 +26,7 @@ export async function openCliContext(options: OpenOptions = {}): Promise<CliCont
   const settings = loadSettings(options.env ?? process.env);
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   const database = settings.DATABASE_URL !== undefined ? external(settings.DATABASE_URL) : await embedded(settings, options);
-  const db = createDb({ url: database.url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, log: { warn: warnOnStderr } });
+  const db = createDb({ url: database.url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS, log: { warn: warnOnStderr } });
   try {
     if (options.migrate !== false && database.embedded) await migrateLatest(db);
   } catch (err) {

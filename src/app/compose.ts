@@ -7,14 +7,14 @@ import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
 import type { AppServices } from '../http/services';
 import { createApp, App } from '../http/app';
 import { subscribeAccountChanges } from '../data/accountChanges';
-import { createDb } from '../data/db';
+import { connectionStringOf, createDb } from '../data/db';
 import { ReadSource } from '../data/readSource';
 import { poolConnections } from '../data/exportSession';
 
 export interface ComposedApp {
   app: App;
   services: AppServices;
-  /** Closes what compose opened (Redis clients, the replica pool); the primary database belongs to the caller. */
+  /** Closes what compose opened (Redis clients, the export and replica pools); the database belongs to the caller. */
   close(): Promise<void>;
 }
 
@@ -32,14 +32,30 @@ export async function composeApp(options: {
   const { settings, db, logger } = options;
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   const closers: (() => Promise<unknown>)[] = [];
+  // Bulk exports read through a pool of their own on the same database (docs/architecture.md).
+  const exportDb = createDb({
+    url: connectionStringOf(db),
+    timezone: settings.PLATFORM_TIMEZONE,
+    poolMax: settings.EXPORT_POOL_MAX,
+    acquireTimeoutMs: settings.EXPORT_ACQUIRE_TIMEOUT_MS,
+  });
+  closers.push(() => exportDb.destroy());
 
-  // Bulk reads (every export): the replica of DATABASE_READ_URL while it is up, the primary
-  // otherwise. A replica that cannot be reached fails a new connection within 3 s.
+  // Bulk reads (every export): the replica of DATABASE_READ_URL while it is up, the primary's
+  // export pool otherwise. The replica's pool is sized and bounded like the export pool; a
+  // replica that cannot be reached fails a new connection within 3 s.
   const replica = settings.DATABASE_READ_URL
-    ? createDb({ url: settings.DATABASE_READ_URL, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, connectTimeoutMs: 3000, quiet: true })
+    ? createDb({
+        url: settings.DATABASE_READ_URL,
+        timezone: settings.PLATFORM_TIMEZONE,
+        poolMax: settings.EXPORT_POOL_MAX,
+        acquireTimeoutMs: settings.EXPORT_ACQUIRE_TIMEOUT_MS,
+        connectTimeoutMs: 3000,
+        quiet: true,
+      })
     : undefined;
   const reads = new ReadSource({
-    primary: poolConnections(db),
+    primary: poolConnections(exportDb),
     replica,
     checkIntervalMs: settings.DATABASE_READ_CHECK_MS,
     maxLagMs: settings.DATABASE_READ_MAX_LAG_MS,
@@ -63,11 +79,11 @@ export async function composeApp(options: {
       commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
     });
     closers.push(() => counter.close());
-    services = { settings, db, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
+    services = { settings, db, exportDb, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
   } else {
     const counter = new MemoryCounterStore();
     closers.push(() => counter.close());
-    services = { settings, db, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter };
+    services = { settings, db, exportDb, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter };
   }
   const app = createApp(services);
 

@@ -11,14 +11,31 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Node's server timeouts from the settings (docs/operations.md, "Limits"). headersTimeout and
+ * requestTimeout cover RECEIVING a request: a request whose head or body trickles in is answered
+ * 408 and its socket closed, so a client cannot hold sockets open by sending slowly. Neither
+ * covers sending the response: a long download runs for as long as the client keeps reading
+ * (a client that stops reading is cut by EXPORT_STALL_TIMEOUT_MS instead). Node checks these
+ * deadlines every connectionsCheckingInterval (30 s by default), so that interval is made short
+ * enough for the timeouts to mean what they say.
+ */
+export function serverTimeouts(settings: Pick<Settings, 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS'>): http.ServerOptions {
+  const shortest = Math.min(settings.HEADERS_TIMEOUT_MS, settings.REQUEST_TIMEOUT_MS);
+  return {
+    headersTimeout: settings.HEADERS_TIMEOUT_MS,
+    requestTimeout: settings.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: settings.KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: Math.max(50, Math.min(30000, Math.floor(shortest / 4))),
+  };
+}
+
 export async function listen(app: Express, settings: Settings): Promise<RunningServer> {
   const tls = settings.TLS_CERT_FILE && settings.TLS_KEY_FILE;
+  const options = serverTimeouts(settings);
   const server: http.Server = tls
-    ? https.createServer({ cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) }, app)
-    : http.createServer(app);
-  // Long exports must not be cut by Node's default request timeout.
-  server.requestTimeout = 0;
-  server.keepAliveTimeout = 5000;
+    ? https.createServer({ ...options, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) }, app)
+    : http.createServer(options, app);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

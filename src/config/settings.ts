@@ -62,6 +62,8 @@ const schema = z.object({
   TRUST_PROXY: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb').default('100kb'),
+  /** How deep a JSON request body may nest (the root object is 1); deeper is a 400. */
+  BODY_MAX_DEPTH: positiveInt.default(32),
   /**
    * Largest body of POST /leads/bulk, counted as it streams (a Content-Length above it is a
    * 413 at once; past it mid-stream the rows before are stored and the answer ends with a
@@ -77,6 +79,36 @@ const schema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10000),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30000),
   DB_POOL_MAX: positiveInt.default(10),
+  /**
+   * How long a request waits for a free connection of the pool before it is answered 503 with
+   * Retry-After (instead of queueing until the pool frees up).
+   */
+  DB_ACQUIRE_TIMEOUT_MS: positiveInt.default(5000),
+  /**
+   * Connections of the export pool: bulk exports (calls family, lead exports) read through a
+   * pool of their own, so small requests and /readyz always find a connection in DB_POOL_MAX.
+   */
+  EXPORT_POOL_MAX: positiveInt.default(10),
+  /** How long an admitted export waits for an export connection before a 503 with Retry-After. */
+  EXPORT_ACQUIRE_TIMEOUT_MS: positiveInt.default(2000),
+  /** Exports running at once in this process; one more is answered 503 with Retry-After. */
+  EXPORT_MAX_CONCURRENT: positiveInt.default(10),
+  /** Exports one account may run at once in this process; one more is answered 429 with Retry-After. */
+  EXPORT_MAX_PER_ACCOUNT: positiveInt.default(4),
+  /**
+   * A streamed response whose client has taken no data for this long while the server has more
+   * to send is cut, and its connection released. 0 switches it off.
+   */
+  EXPORT_STALL_TIMEOUT_MS: z.coerce.number().int().min(0).default(60000),
+  /** Node's server.headersTimeout: the request head must arrive within this time. */
+  HEADERS_TIMEOUT_MS: positiveInt.default(20000),
+  /**
+   * Node's server.requestTimeout: the whole request (head and body) must arrive within this time.
+   * It covers receiving the request only: a long download still runs as long as the client reads.
+   */
+  REQUEST_TIMEOUT_MS: positiveInt.default(30000),
+  /** Node's server.keepAliveTimeout: how long an idle keep-alive connection stays open. */
+  KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5000),
   /** Rows fetched per cursor round trip on streamed exports. */
   CURSOR_BATCH_SIZE: positiveInt.default(1000),
   /**
@@ -142,6 +174,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const s = parsed.data;
   if ((s.TLS_CERT_FILE === undefined) !== (s.TLS_KEY_FILE === undefined)) {
     throw new SettingsError('invalid setting TLS_CERT_FILE/TLS_KEY_FILE: set both or neither');
+  }
+  if (s.HEADERS_TIMEOUT_MS > s.REQUEST_TIMEOUT_MS) {
+    throw new SettingsError('invalid setting HEADERS_TIMEOUT_MS: must not be above REQUEST_TIMEOUT_MS');
   }
   if (/^(true|1|yes)$/.test(s.REDIS_CLUSTER) && s.REDIS_URL === undefined) {
     throw new SettingsError('invalid setting REDIS_CLUSTER: true needs REDIS_URL (a cluster node, or a comma-separated list of them)');

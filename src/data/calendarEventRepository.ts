@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { patternToSqlLike } from '../domain/projectPatterns';
+import { leadVisible } from './leadRepository';
 import { ProjectScope, projectVisibleSql } from './projectScope';
 import type { CalendarEvent } from '../domain/calendarEventSerializer';
 import { recordCalendarEvent } from './hookEvents';
@@ -135,7 +136,8 @@ export type WriteResult =
   | { kind: 'ok'; event: CalendarEvent }
   | { kind: 'not_found' }
   | { kind: 'unknown_calendar' }
-  | { kind: 'forbidden_calendar' };
+  | { kind: 'forbidden_calendar' }
+  | { kind: 'unknown_lead' };
 
 /** Creates an event with its calendarEvent.created (one transaction); `time` is the change's moment. */
 export async function createEvent(db: Knex, input: CalendarEventInput, scope: ProjectScope, time: Date = new Date()): Promise<WriteResult> {
@@ -143,6 +145,8 @@ export async function createEvent(db: Knex, input: CalendarEventInput, scope: Pr
     const calendar = await calendarAccess(trx, input.calendarCode, scope);
     if (calendar.kind === 'unknown') return { kind: 'unknown_calendar' } as const;
     if (calendar.kind === 'invisible') return { kind: 'forbidden_calendar' } as const;
+    // The event's lead must be one the account can see: no event may point at another project's lead.
+    if (!(await leadVisible(trx, input.leadUniqueId, scope))) return { kind: 'unknown_lead' } as const;
     const uniqueId = randomUUID();
     await trx('calendar_events').insert({ unique_id: uniqueId, ...eventValues(calendar.id, input) });
     const event = { uniqueId, ...input };
@@ -175,6 +179,8 @@ export async function replaceEvent(
     const calendar = await calendarAccess(trx, input.calendarCode, scope);
     if (calendar.kind === 'unknown') return { kind: 'unknown_calendar' } as const;
     if (calendar.kind === 'invisible') return { kind: 'forbidden_calendar' } as const;
+    // The event's lead must be one the account can see: no event may point at another project's lead.
+    if (!(await leadVisible(trx, input.leadUniqueId, scope))) return { kind: 'unknown_lead' } as const;
     await trx('calendar_events')
       .where({ id: rows[0].id })
       .update({ ...eventValues(calendar.id, input), version: trx.raw('version + 1') });

@@ -227,9 +227,11 @@ class CursorStream extends QueryStream {
       if (finished) return;
       finished = true;
       for (const t of timers) clearTimeout(t);
-      // Left as it was found: idle, or (on a transaction's connection) still in that transaction.
+      // Left as it was found: idle, or (on a transaction's connection) still in that transaction,
+      // possibly failed by a cancel: the transaction's owner rolls it back.
       const status = conn.getTransactionStatus();
-      this.release(dispose || isBroken(conn) || (status !== this.idleStatus && status !== null));
+      const asFound = status === this.idleStatus || status === null || (this.idleStatus === 'T' && status === 'E');
+      this.release(dispose || isBroken(conn) || !asFound);
       callback(error);
     };
     const closed = (): void => {

@@ -86,3 +86,20 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
     await db.client.releaseConnection(conn);
   }
 }
+
+/** A connection that could not be had in time (knex's acquire timeout): the pool is busy, not broken. */
+export function isAcquireTimeout(err: unknown): boolean {
+  return (err as { name?: unknown } | null)?.name === 'KnexTimeoutError';
+}
+
+/**
+ * Runs independent reads: side by side on a pool (each query takes a connection of its own for
+ * a moment), one after the other on a transaction, whose one connection runs one query at a time
+ * (pg would queue them itself, a use it deprecates).
+ */
+export async function readAll<T extends readonly unknown[]>(db: Knex, reads: { [K in keyof T]: () => Promise<T[K]> }): Promise<T> {
+  if (!(db as Knex & { isTransaction?: boolean }).isTransaction) return Promise.all(reads.map((read) => read())) as unknown as Promise<T>;
+  const out: unknown[] = [];
+  for (const read of reads) out.push(await read());
+  return out as unknown as T;
+}

@@ -6,6 +6,7 @@ import type { LeadFieldRule } from '../domain/leadData';
 import type { LeadFilter } from '../domain/leadFilters';
 import { patternToSqlLike } from '../domain/projectPatterns';
 import { openCursor } from './cursorStream';
+import { readAll } from './db';
 import type { ProjectScope } from './projectScope';
 import type { LeadLookups, LeadRow } from '../domain/leadRecords';
 
@@ -328,6 +329,13 @@ export async function findLead(db: Knex, uniqueId: string, scope: ProjectScope, 
   return rows[0];
 }
 
+/** Whether a lead with this unique id exists in a campaign the scope can see (a reference check). */
+export async function leadVisible(db: Knex, uniqueId: string, scope: ProjectScope): Promise<boolean> {
+  const where = leadConditions({ uniqueIds: [uniqueId] }, scope);
+  const { rows } = await db.raw(`select 1 from leads l where ${where.sql} limit 1`, where.bindings);
+  return rows.length > 0;
+}
+
 /**
  * The names a request's lead rows need: campaigns the filter can reach (narrowed to
  * `campaignIds` when given), their pools and lead definitions, and every user's and org unit's
@@ -336,12 +344,15 @@ export async function findLead(db: Knex, uniqueId: string, scope: ProjectScope, 
  */
 export async function loadLeadLookups(db: Knex, filter: LeadFilter, scope: ProjectScope, campaignIds?: number[]): Promise<LeadLookups> {
   const where = campaignConditions(filter, scope, campaignIds);
-  const [campaigns, pools, users, units, definitions] = await Promise.all([
-    db.raw(`select c.id, c.unique_id, c.code, c.lead_definition_id from campaigns c where ${where.sql}`, where.bindings),
-    db.raw(`select p.id, p.name from lead_pools p where p.campaign_id in (select c.id from campaigns c where ${where.sql})`, where.bindings),
-    db('users').select('id', 'org_code') as Promise<{ id: number; org_code: string }[]>,
-    db('org_units').select('id', 'org_code') as Promise<{ id: number; org_code: string }[]>,
-    definitionFields(db, where),
+  type Rows = { rows: unknown[] };
+  const [campaigns, pools, users, units, definitions] = await readAll<
+    [Rows, Rows, { id: number; org_code: string }[], { id: number; org_code: string }[], Map<number, LeadFieldRule[]>]
+  >(db, [
+    () => db.raw(`select c.id, c.unique_id, c.code, c.lead_definition_id from campaigns c where ${where.sql}`, where.bindings),
+    () => db.raw(`select p.id, p.name from lead_pools p where p.campaign_id in (select c.id from campaigns c where ${where.sql})`, where.bindings),
+    () => db('users').select('id', 'org_code'),
+    () => db('org_units').select('id', 'org_code'),
+    () => definitionFields(db, where),
   ]);
   return {
     campaigns: new Map(

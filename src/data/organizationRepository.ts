@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { ProjectScope } from './projectScope';
 import { projectVisibleSql } from './projectScope';
+import { readAll } from './db';
 import type { CampaignRecord, OrgSnapshot, OrgUnitRecord, UserRecord } from '../domain/organization';
 
 /**
@@ -132,10 +133,10 @@ function groupBy<T>(items: Iterable<T>, key: (item: T) => number | null): Map<nu
  * export without `Include=user` needs only units and campaigns).
  */
 export async function loadOrgSnapshot(db: Knex, scope: ProjectScope, options: { users?: boolean } = {}): Promise<OrgSnapshot> {
-  const [units, campaigns, users] = await Promise.all([
-    listOrgUnits(db),
-    listVisibleCampaigns(db, scope),
-    options.users === false ? Promise.resolve([]) : listUsers(db, scope),
+  const [units, campaigns, users] = await readAll<[OrgUnitRecord[], CampaignRecord[], Awaited<ReturnType<typeof listUsers>>]>(db, [
+    () => listOrgUnits(db),
+    () => listVisibleCampaigns(db, scope),
+    () => (options.users === false ? Promise.resolve([]) : listUsers(db, scope)),
   ]);
   return {
     units: new Map(units.map((u) => [u.id, u])),

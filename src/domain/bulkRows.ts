@@ -1,3 +1,4 @@
+import { textProblem as storableTextProblem } from './textSafety';
 import type { LeadDataError } from './leadData';
 
 /**
@@ -23,7 +24,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 /** A string Postgres and the lead data can hold: no NUL, no character the decoder could not read. */
 function textProblem(value: string): string | undefined {
-  if (value.includes('\u0000')) return 'must not contain a NUL character';
+  const unstorable = storableTextProblem(value);
+  if (unstorable) return unstorable;
   // U+FFFD is what the decoder writes for bytes that are not valid in the body's encoding.
   if (value.includes('\uFFFD')) return 'holds bytes that are not valid in the body\'s encoding (see the Encoding parameter)';
   return undefined;

@@ -1,4 +1,5 @@
 import express, { Express } from 'express';
+import helmet from 'helmet';
 import type { AppServices } from './services';
 import { allEndpoints } from './routes';
 import { mountEndpoints } from './mountEndpoints';
@@ -8,6 +9,7 @@ import { requireHttps } from './middleware/requireHttps';
 import { createAuthenticator } from './middleware/authenticate';
 import { CredentialCache } from './credentialCache';
 import { Metrics } from './metrics';
+import { ExportAdmission } from './exportAdmission';
 import { HttpProblem } from './problem';
 import type { Endpoint } from './endpoint';
 
@@ -37,14 +39,48 @@ export function createApp(services: AppServices): App {
   const endpoints = allEndpoints(metrics, services);
 
   app.use(requestLogging(logger));
+  app.use(securityHeaders(settings.REQUIRE_HTTPS || settings.TLS_CERT_FILE !== undefined));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());
 
+  const admission = new ExportAdmission(settings.EXPORT_MAX_CONCURRENT, settings.EXPORT_MAX_PER_ACCOUNT, (reason) =>
+    metrics.countRefused(reason),
+  );
+  metrics.observeExports(() => admission.running);
   const api = mountEndpoints(endpoints, services, {
     authenticate: createAuthenticator(services.db, credentials),
     metrics,
+    admission,
   });
   app.use('/api', api);
   app.use((req, _res, next) => next(new HttpProblem('not_found', `no resource at ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
   return { express: app, credentials, metrics, endpoints };
+}
+
+/**
+ * Security headers (helmet) on every response: a Content-Security-Policy that lets the HTML
+ * pages and the docs page load only their own scripts, styles and fonts and never be framed,
+ * `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer` and helmet's other defaults.
+ * None changes how a client reads JSON or CSV. HSTS only where the server speaks HTTPS itself
+ * or requires it (docs/decisions.md, Wire conventions).
+ */
+function securityHeaders(https: boolean): express.RequestHandler {
+  return helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        fontSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    strictTransportSecurity: https ? { maxAge: 15552000 } : false,
+  });
 }

@@ -84,7 +84,8 @@ export function sendExport(res: Response, source: Readable, options: ExportSendO
     const write = (chunk: Buffer | string): boolean => {
       const ok = head.write(chunk, onWritten(chunk));
       if (zipper) idleTimer = idleTimer ? idleTimer.refresh() : setTimeout(onIdle, IDLE_FLUSH_MS);
-      if (!ok) {
+      // Several writes in a row (the held-back first chunks) may each say "full": one wait suffices.
+      if (!ok && !waitingForDrain) {
         waitingForDrain = true;
         head.once('drain', onDrain);
         if (options.stallTimeoutMs !== undefined) stallTimer = setTimeout(onStall, options.stallTimeoutMs);

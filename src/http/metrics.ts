@@ -72,6 +72,33 @@ export class Metrics {
     });
   }
 
+  private readonly refused = new Counter({
+    name: 'lcm_overload_refused_total',
+    help:
+      'Requests refused instead of queued: reason account (429, the account runs its most exports at once), ' +
+      'global (503, the process runs its most exports), connection (503, no database connection free in time), ' +
+      'login (429, too many failed logins), hashing (503, too many logins waiting for a password check)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+
+  /** A request refused by admission control or a bounded wait (see the metric's help). */
+  countRefused(reason: 'account' | 'global' | 'connection' | 'login' | 'hashing'): void {
+    this.refused.inc({ reason });
+  }
+
+  /** The exports running now, read when scraped. */
+  observeExports(running: () => number): void {
+    new Gauge({
+      name: 'lcm_exports_running',
+      help: 'Streamed exports running in this process (at most EXPORT_MAX_CONCURRENT)',
+      registers: [this.registry],
+      collect() {
+        this.set(running());
+      },
+    });
+  }
+
   /**
    * Times one request of `service`; with the response, also counts the rows its stream writes
    * (see recordExportedRows). The returned function ends the timer.

@@ -15,11 +15,23 @@ import { projectScope, ProjectScope } from '../data/projectScope';
 import { cursorOptions } from './streamResponse';
 import { answerDateTimeFormat } from './preferDateTime';
 import type { Metrics } from './metrics';
+import type { ExportAdmission } from './exportAdmission';
+import { isAcquireTimeout } from '../data/db';
 
 export interface MountOptions {
   authenticate: express.RequestHandler;
   metrics: Metrics;
+  /** Admission control of the bulk endpoints (their exports). */
+  admission: ExportAdmission;
 }
+
+/** No database connection was free within the acquire timeout: a 503 the client may retry, not a 500. */
+function connectionUnavailable(): HttpProblem {
+  return new HttpProblem('service_unavailable', 'no database connection was free in time; retry shortly', undefined, {
+    'Retry-After': String(CONNECTION_RETRY_AFTER_SECONDS),
+  });
+}
+const CONNECTION_RETRY_AFTER_SECONDS = 2;
 
 function runMiddleware(handler: express.RequestHandler, req: Request, res: Response): Promise<void> {
   return new Promise((resolve, reject) => handler(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
@@ -68,9 +80,10 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
     },
     get exports() {
       return (exports ??= {
-        source: services.exportConnections ?? poolConnections(services.db),
+        source: services.exportConnections ?? poolConnections(services.exportDb),
         transcoder: settings.EXPORT_TRANSCODER,
         compression: settings.COMPRESSION ? { coding: negotiateCoding(parsed.req), minBytes: settings.COMPRESSION_MIN_BYTES } : undefined,
+        stallTimeoutMs: settings.EXPORT_STALL_TIMEOUT_MS || undefined,
       });
     },
     db: services.db,
@@ -80,9 +93,11 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
 }
 
 /**
- * Mounts each endpoint with the same chain: authenticate → check the right → count the
- * request → negotiate → validate → handler. The order makes a 401 cost nothing, a 403 spend
- * no quota, and a 406 or 400 still count as a request the service answered.
+ * Mounts each endpoint with the same chain: authenticate → check the right → admit (bulk
+ * endpoints: a slot for the export, else 429/503) → count the request → negotiate → validate →
+ * handler. The order makes a 401 cost nothing, a 403 or a refused export spend no quota, and a
+ * 406 or 400 still count as a request the service answered. A database connection not had in
+ * time (DB_ACQUIRE_TIMEOUT_MS, EXPORT_ACQUIRE_TIMEOUT_MS) is a 503 with Retry-After.
  */
 export function mountEndpoints(endpoints: Endpoint[], services: AppServices, options: MountOptions): Router {
   const router = Router();
@@ -93,34 +108,49 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       res.locals.service = endpoint.service;
       const stopTimer = options.metrics.startRequest(endpoint.service, res);
       res.once('close', () => stopTimer(res.statusCode, !res.writableFinished));
-      if (endpoint.access.kind !== 'public') {
-        await runMiddleware(options.authenticate, req, res);
-        const account = req.account!;
-        if (endpoint.access.kind === 'right' && !hasRight(account, endpoint.access.resource, endpoint.access.verb)) {
-          if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
-          throw new HttpProblem(
-            'forbidden',
-            `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`,
-          );
-        }
-        if (endpoint.counted !== false) {
-          const counted = await countRequest(endpoint, account, req, res, services);
-          if (!counted.allowed) throw rateLimited(endpoint.service, counted);
-        }
+      try {
+        await handle(endpoint, req, res);
+      } catch (err) {
+        if (!isAcquireTimeout(err)) throw err;
+        options.metrics.countRefused('connection');
+        throw connectionUnavailable();
       }
-      const representation = endpoint.ownMediaType ? endpoint.representations[0] : negotiate(req, endpoint.representations);
-      const params = endpoint.params ? parseParams(endpoint.params, req.params as Record<string, unknown>) : {};
-      const query = endpoint.query ? parseQuery(endpoint.query, req.query as Record<string, unknown>) : {};
-      // The body is read only now, so a request without credentials is a 401 whatever its body,
-      // and a bad body is a counted 400 with the rate-limit headers.
-      if (endpoint.body) await runMiddleware(jsonBody, req, res);
-      const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases) : {};
-      // Chosen last: a request refused before its handler runs carries no Preference-Applied.
-      const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';
-      const context = endpointContext({ req, res, query, params, body, representation, dateTimeFormat }, req.account, services);
-      const result = await endpoint.handler(context);
-      send(res, representation, endpoint, result);
     });
   }
   return router;
+
+  /** The chain of one endpoint, from authentication to the handler's answer. */
+  async function handle(endpoint: Endpoint, req: Request, res: Response): Promise<void> {
+    if (endpoint.access.kind !== 'public') {
+      await runMiddleware(options.authenticate, req, res);
+      const account = req.account!;
+      if (endpoint.access.kind === 'right' && !hasRight(account, endpoint.access.resource, endpoint.access.verb)) {
+        if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
+        throw new HttpProblem(
+          'forbidden',
+          `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`,
+        );
+      }
+      if (endpoint.bulk) {
+        // Refused before counting: an export turned away for concurrency spends no quota.
+        res.once('close', options.admission.admit(account.id));
+      }
+      if (endpoint.counted !== false) {
+        const counted = await countRequest(endpoint, account, req, res, services);
+        if (!counted.allowed) throw rateLimited(endpoint.service, counted);
+      }
+    }
+    const representation = endpoint.ownMediaType ? endpoint.representations[0] : negotiate(req, endpoint.representations);
+    const params = endpoint.params ? parseParams(endpoint.params, req.params as Record<string, unknown>) : {};
+    const query = endpoint.query ? parseQuery(endpoint.query, req.query as Record<string, unknown>) : {};
+    // The body is read only now, so a request without credentials is a 401 whatever its body,
+    // and a bad body is a counted 400 with the rate-limit headers.
+    if (endpoint.body) await runMiddleware(jsonBody, req, res);
+    const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
+    // Chosen last: a request refused before its handler runs carries no Preference-Applied.
+    const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';
+    const context = endpointContext({ req, res, query, params, body, representation, dateTimeFormat }, req.account, services);
+    const result = await endpoint.handler(context);
+    send(res, representation, endpoint, result);
+  }
 }

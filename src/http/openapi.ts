@@ -85,7 +85,10 @@ const RATE_LIMIT_HEADERS: Record<string, oas31.HeaderObject> = {
 };
 
 const OTHER_HEADERS: Record<string, oas31.HeaderObject> = {
-  'Retry-After': { description: 'Seconds until the exceeded period ends.', schema: { type: 'integer' } },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying: until the exceeded period ends (request limits), or a few seconds (busy: exports, connections).',
+    schema: { type: 'integer' },
+  },
   'WWW-Authenticate': {
     description: 'The Basic challenge: `Basic realm="lead-call-api", charset="UTF-8"`.',
     schema: { type: 'string' },
@@ -115,9 +118,10 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body).',
   413: 'The request body is over the size limit.',
   415: 'The request body encoding is not supported.',
-  429: 'A request limit (daily, or the fair use minute limit) is used up; retry after Retry-After seconds.',
+  429:
+    'A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds.',
   500: 'Internal failure; no details are disclosed.',
-  503: 'A service the endpoint depends on is unavailable.',
+  503: 'The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given.',
 };
 
 function isCounted(e: Endpoint): boolean {
@@ -204,13 +208,17 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
   if (!e.ownMediaType) statuses.add(406);
   if (e.body || e.streamedBody) statuses.add(413);
   if (e.streamedBody) statuses.add(415);
-  if (counted) statuses.add(429);
+  if (counted || e.bulk) statuses.add(429);
+  // Anything that reads the database (authentication does) may find no connection free in time.
+  if (e.access.kind !== 'public' || e.bulk) statuses.add(503);
   for (const s of e.errorStatuses ?? []) statuses.add(s);
   for (const status of [...statuses].sort((a, b) => a - b)) {
     // 401 and 403 are decided before counting, so they carry no rate-limit headers.
     let headers = status === 401 || status === 403 || status === 413 ? {} : rateHeaders;
     if (status === 401) headers = { 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') };
     if (status === 429) headers = { ...headers, 'Retry-After': ref('headers', 'Retry-After') };
+    // Answered before counting (or by /readyz without one).
+    if (status === 503) headers = { 'Retry-After': ref('headers', 'Retry-After') };
     out[`${status}` as `4${string}`] = problemResponse(status, headers);
   }
   return out;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HttpProblem, ProblemFieldError, invalidBody, invalidParameter } from './problem';
+import { textProblem, findValueProblem } from '../domain/textSafety';
 
 /**
  * Query parameters (docs/decisions.md, Wire): names are case-insensitive, array parameters take
@@ -45,8 +46,11 @@ export function normalizeQuery(raw: Record<string, unknown>, schema: AnyObject):
   for (const [name, fieldSchema] of Object.entries(schema.shape)) {
     const values = byLower.get(name.toLowerCase());
     if (!values || values.length === 0) continue;
-    // Postgres text cannot hold NUL; refusing it here keeps it from becoming a 500 later.
-    if (values.some((v) => v.includes('\u0000'))) throw invalidParameter(name, 'must not contain a NUL character');
+    // Postgres text cannot hold NUL or a lone surrogate; refusing them here keeps them from becoming a 500 later.
+    for (const v of values) {
+      const message = textProblem(v);
+      if (message) throw invalidParameter(name, message);
+    }
     if (isListSchema(fieldSchema as z.ZodType)) {
       const items = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
       if (items.length > 0) out[name] = items;
@@ -111,26 +115,23 @@ export function normalizeBodyKeys(raw: unknown, schema: AnyObject, aliases: Reco
   return out;
 }
 
-/** The path of the first string (key or value) holding a NUL character, which Postgres cannot store. */
-function findNul(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (value === null || typeof value !== 'object') return undefined;
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    const at = path ? `${path}.${key}` : key;
-    if (key.includes('\u0000')) return at;
-    const found = findNul(item, at);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
+/** Bodies nest at most this deep unless the caller says otherwise (BODY_MAX_DEPTH). */
+export const DEFAULT_BODY_MAX_DEPTH = 32;
 
-export function parseBody<S extends AnyObject>(schema: S, raw: unknown, aliases?: Record<string, string>): z.output<S> {
+export function parseBody<S extends AnyObject>(
+  schema: S,
+  raw: unknown,
+  aliases?: Record<string, string>,
+  maxDepth = DEFAULT_BODY_MAX_DEPTH,
+): z.output<S> {
   if (raw === undefined || raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new HttpProblem('invalid_body', 'the request body must be a JSON object');
   }
-  const nulAt = findNul(raw, '');
-  if (nulAt !== undefined) {
-    throw invalidBody(`${nulAt}: must not contain a NUL character`, [{ field: nulAt, message: 'must not contain a NUL character' }]);
+  // Text Postgres cannot store (NUL, lone surrogates) and runaway nesting are 400s here, not 500s later.
+  const problem = findValueProblem(raw, maxDepth);
+  if (problem !== undefined) {
+    const field = problem.path || '(body)';
+    throw invalidBody(`${field}: ${problem.message}`, [{ field, message: problem.message }]);
   }
   const normalized = normalizeBodyKeys(raw, schema, aliases) as Record<string, unknown>;
   const result = schema.safeParse(normalized);

@@ -9,6 +9,12 @@ import type { ConnectionSource } from '../data/exportSession';
 export interface AppServices {
   settings: Settings;
   db: Knex;
+  /**
+   * The bulk read pool (EXPORT_POOL_MAX connections): every export's connection comes from here,
+   * never from `db`, so exports cannot take the connections small requests and /readyz need
+   * (docs/architecture.md, "Database connections").
+   */
+  exportDb: Knex;
   logger: Logger;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
@@ -21,6 +27,6 @@ export interface AppServices {
   reads: ReadSource;
   /** Reports Redis health for /readyz; undefined when no Redis is configured. */
   redisHealthy?: () => boolean;
-  /** Where bulk exports take their connection; undefined: the pool of `db`. */
+  /** Where bulk exports take their connection; undefined: the pool of `exportDb`. */
   exportConnections?: ConnectionSource;
 }

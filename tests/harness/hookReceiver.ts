@@ -16,6 +16,8 @@ export interface ReceivedDelivery {
   verified: boolean;
   verifyError?: string;
   receivedAt: number;
+  /** When the answer went out, or the sender gave up on a hanging request (Date.now()). */
+  answeredAt?: number;
 }
 
 export type Behaviour = { status?: number; delayMs?: number; reset?: boolean; hang?: boolean; body?: string };
@@ -80,6 +82,7 @@ export async function startHookReceiver(): Promise<HookReceiver> {
       const rule = behaviours.get(path);
       const b: Behaviour = typeof rule === 'function' ? rule(n, delivery) : (rule ?? {});
       const done = () => {
+        delivery.answeredAt = Date.now();
         inFlight.set(id, (inFlight.get(id) ?? 1) - 1);
         received.push(delivery);
         for (const w of waiters.splice(0)) w();

@@ -83,7 +83,7 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
       nodes.push({ port, url: `redis://127.0.0.1:${port}`, process: child });
       child.once('error', () => undefined);
     }
-    for (const n of nodes) await waitFor(async () => (await cli(n.port, 'ping')).stdout.trim() === 'PONG', `redis-server on ${n.port}`, 10000);
+    for (const n of nodes) await waitFor(async () => (await cli(n.port, 'ping')).stdout.trim() === 'PONG', `redis-server on ${n.port}`, 60000);
     await run(
       'redis-cli',
       ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
@@ -95,7 +95,7 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
   }
 
   const live = () => nodes.filter((n) => n.process && n.process.exitCode === null && n.process.signalCode === null);
-  const waitHealthy = (timeoutMs = 20000) =>
+  const waitHealthy = (timeoutMs = 60000) =>
     waitFor(
       async () => {
         // Every live node must agree, and each slot range must have a master that answers.

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Express } from 'express';
-import { createDb } from '../../src/data/db';
+import { createDb, migrateLatest } from '../../src/data/db';
 import { loadSettings, Settings } from '../../src/config/settings';
 import { createLogger } from '../../src/config/logger';
 import { composeApp, ComposedApp } from '../../src/app/compose';
@@ -70,9 +70,17 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     REDIS_URL: process.env.TEST_REDIS_URL,
     LOG_LEVEL: 'silent',
     AUTH_CACHE_TTL_MS: '0',
+    EXPORT_POOL_MAX: '5',
+    // Generous for a machine busy with other suites (a new connection can take seconds there);
+    // the admission tests set their own limits and timeouts.
+    EXPORT_ACQUIRE_TIMEOUT_MS: '30000',
+    EXPORT_MAX_CONCURRENT: '20',
+    EXPORT_MAX_PER_ACCOUNT: '20',
     ...env,
   });
-  const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: 5 });
+  // Five connections unless the test sets DB_POOL_MAX (a small pool is how the admission tests load it).
+  const poolMax = env.DB_POOL_MAX === undefined ? 5 : settings.DB_POOL_MAX;
+  const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax, acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS });
   const logger = createLogger(settings.LOG_LEVEL);
   let now: Date | undefined;
   const composed = await composeApp({ settings, db, logger, clock: () => now ?? new Date() });
@@ -107,4 +115,41 @@ export function uniq(prefix = ''): string {
 
 export function basicAuth(username: string, password: string): string {
   return 'Basic ' + Buffer.from(`${username}:${password}`, 'utf8').toString('base64');
+}
+
+/**
+ * A database of the test file's own on the harness's Postgres, migrated, dropped by `drop`.
+ * For files that run hook delivery workers: the job queue lives in the database, and workers
+ * of files running at the same time would otherwise take (and, with their own settings and
+ * clocks, mishandle) each other's jobs.
+ */
+export async function createOwnDatabase(name: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const dbName = `lcm_test_${name.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${process.pid}`;
+  const admin = createDb({ url: testDatabaseUrl(), timezone: 'Europe/Copenhagen', poolMax: 1 });
+  try {
+    await admin.raw(`drop database if exists "${dbName}" with (force)`);
+    await admin.raw(`create database "${dbName}"`);
+  } finally {
+    await admin.destroy();
+  }
+  const base = new URL(testDatabaseUrl());
+  base.pathname = `/${dbName}`;
+  const url = base.toString();
+  const db = createDb({ url, timezone: 'Europe/Copenhagen', poolMax: 2 });
+  try {
+    await migrateLatest(db);
+  } finally {
+    await db.destroy();
+  }
+  return {
+    url,
+    async drop() {
+      const dropper = createDb({ url: testDatabaseUrl(), timezone: 'Europe/Copenhagen', poolMax: 1 });
+      try {
+        await dropper.raw(`drop database if exists "${dbName}" with (force)`);
+      } finally {
+        await dropper.destroy();
+      }
+    },
+  };
 }

@@ -27,7 +27,7 @@ describe('calendar events', () => {
 
   const newEvent = (overrides: Record<string, unknown> = {}) => ({
     calendarCode: cal.b2b,
-    leadUniqueId: 'lead-1',
+    leadUniqueId: `lead-${w.id}-1`,
     title: 'Follow up',
     notes: 'Ring after lunch',
     start: '2026-03-10T13:00:00+01:00',
@@ -45,6 +45,8 @@ describe('calendar events', () => {
       { type: 'calendar', code: cal.b2b, name: 'B2B', project: w.projects.b2b },
       { type: 'calendar', code: cal.b2bOther, name: 'B2B two', project: w.projects.b2b },
       { type: 'calendar', code: cal.retail, name: 'Retail', project: w.projects.retail },
+      // The leads the API-written events point at: an event may only name a lead the account sees.
+      ...[1, 9].map((n) => ({ type: 'lead', campaign: w.campaigns.b2b, uniqueId: `lead-${w.id}-${n}`, data: { name: `Lead ${n}`, telefon: '+45 12 34 56 78' } })),
     );
   });
 
@@ -258,7 +260,7 @@ describe('calendar events', () => {
     it('when property names are PascalCase and times are local, then they are read alike', async () => {
       const res = await post({
         CalendarCode: cal.b2b,
-        LeadUniqueId: 'lead-2',
+        LeadUniqueId: `lead-${w.id}-9`,
         Title: 'Summer',
         Notes: '',
         Start: '2026-07-01T10:00:00',
@@ -345,7 +347,7 @@ describe('calendar events', () => {
       const replacement = {
         uniqueId: id,
         calendarCode: cal.b2bOther,
-        leadUniqueId: 'lead-9',
+        leadUniqueId: `lead-${w.id}-9`,
         title: 'Moved',
         notes: 'new notes',
         start: '2026-03-11T08:00:00Z',

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { createTestApp, TestApp, uniq } from '../harness/testApp';
+import { createOwnDatabase, createTestApp, TestApp, uniq } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 import { startHookReceiver, HookReceiver, ReceivedDelivery } from '../harness/hookReceiver';
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
@@ -16,9 +16,12 @@ describe('hook events', () => {
   let w: World;
   let receiver: HookReceiver;
   let worker: HookWorker;
+  // A database of this file's own: other files' workers must not take these jobs, nor this worker theirs.
+  let own: Awaited<ReturnType<typeof createOwnDatabase>>;
 
   beforeAll(async () => {
-    t = await createTestApp({ HOOKS_ALLOW_HTTP: 'true', HOOKS_ALLOWED_HOSTS: '127.0.0.1', HOOKS_POLL_INTERVAL_MS: '200' });
+    own = await createOwnDatabase('hook_events');
+    t = await createTestApp({ DATABASE_URL: own.url, HOOKS_ALLOW_HTTP: 'true', HOOKS_ALLOWED_HOSTS: '127.0.0.1', HOOKS_POLL_INTERVAL_MS: '200' });
     w = await createWorld(t);
     receiver = await startHookReceiver();
     worker = await startHookWorker({ db: t.db, settings: t.settings, logger: createLogger('silent') });
@@ -27,6 +30,7 @@ describe('hook events', () => {
     await worker.stop();
     await receiver.close();
     await t.close();
+    await own.drop();
   });
 
   async function hook(path: string, body: Record<string, unknown>, auth = w.accounts.full.auth) {
@@ -125,10 +129,13 @@ describe('hook events', () => {
 
   it('when calendar events are created, replaced and deleted, then each event carries the calendar event as the API answers it', async () => {
     const calendar = `hook-cal-${w.id}`;
-    await t.load({ type: 'calendar', code: calendar, project: w.projects.b2b });
+    await t.load(
+      { type: 'calendar', code: calendar, project: w.projects.b2b },
+      { type: 'lead', campaign: w.campaigns.b2b, uniqueId: `hook-cal-lead-${w.id}`, data: { name: 'Ann', telefon: '+45 12 34 56 78' } },
+    );
     const path = `/calendar-${w.id}`;
     await hook(path, { events: ['calendarEvent.created', 'calendarEvent.updated', 'calendarEvent.deleted'] });
-    const event = { calendarCode: calendar, leadUniqueId: 'lead-x', title: 'Call back "soon"', notes: 'æøå', start: '2031-02-03T10:00:00', end: '2031-02-03T10:30:00', source: 'crm', externalId: 'x1' };
+    const event = { calendarCode: calendar, leadUniqueId: `hook-cal-lead-${w.id}`, title: 'Call back "soon"', notes: 'æøå', start: '2031-02-03T10:00:00', end: '2031-02-03T10:30:00', source: 'crm', externalId: 'x1' };
     const created = await request(t.app).post('/api/calendars/events').set('Authorization', w.accounts.full.auth).send(event);
     expect(created.status).toBe(201);
     const id = created.body.uniqueId;

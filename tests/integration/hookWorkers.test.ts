@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { spawn, ChildProcess } from 'node:child_process';
 import request from 'supertest';
-import { createTestApp, TestApp } from '../harness/testApp';
+import { createOwnDatabase, createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
 
@@ -19,10 +19,12 @@ describe('hook worker processes', () => {
   let w: World;
   let receiver: HookReceiver;
   const children: ChildProcess[] = [];
+  // A database of this file's own: other files' workers must not take these jobs, nor these workers theirs.
+  let own: Awaited<ReturnType<typeof createOwnDatabase>>;
 
   const env = () => ({
     ...process.env,
-    DATABASE_URL: process.env.TEST_DATABASE_URL,
+    DATABASE_URL: own.url,
     PORT: '0',
     LOG_LEVEL: 'silent',
     SWEEP_INTERVAL_MS: '0',
@@ -58,7 +60,8 @@ describe('hook worker processes', () => {
     });
 
   beforeAll(async () => {
-    t = await createTestApp({ HOOKS_ALLOW_HTTP: 'true', HOOKS_ALLOWED_HOSTS: '127.0.0.1' });
+    own = await createOwnDatabase('hook_workers');
+    t = await createTestApp({ DATABASE_URL: own.url, HOOKS_ALLOW_HTTP: 'true', HOOKS_ALLOWED_HOSTS: '127.0.0.1' });
     w = await createWorld(t);
     receiver = await startHookReceiver();
   });
@@ -66,6 +69,7 @@ describe('hook worker processes', () => {
     for (const c of children) await stop(c, 'SIGKILL');
     await receiver.close();
     await t.close();
+    await own.drop();
   });
 
   async function hookWithDeliveries(p: string, n: number, to: HookReceiver = receiver): Promise<string[]> {

@@ -105,7 +105,8 @@ describe('lcm load (loadNdjson)', () => {
     expect(err.message).toMatch(/^line 1501: lead: data.Phone must be a phone number/);
     expect(await t.db('leads').where('unique_id', 'like', `bulk-${id}-%`).count('* as n').first()).toEqual({ n: 0 });
     expect(await t.db('lead_pools').where({ name: `pool-${id}` }).first()).toBeUndefined();
-  });
+    // 1,500 leads stored one by one before the bad line: minutes on a machine busy with other suites.
+  }, 240_000);
 
   it('when call fields contradict each other (connectTime without connected), then the line is refused', async () => {
     const base = { type: 'call', campaign: w.campaigns.b2b, user: w.users.agent, uniqueLeadId: 'l', leadPhoneNumber: '1', endCause: 'Busy', inProgress: false, connected: false, incoming: false, startTime: '2026-03-01T10:00:00', previewDuration: 'PT1S' };

@@ -26,7 +26,7 @@ describe('API nodes on a Redis Cluster', () => {
   let cluster: RedisClusterHandle;
   beforeAll(async () => {
     cluster = await startRedisCluster({ masters: 3 });
-  }, 60_000);
+  }, 180_000);
   // Each app discovers the cluster through a different node. A generous command time-out: a
   // count that times out is made in process, and this is about counting in the cluster.
   const common = { AUTH_CACHE_TTL_MS: '600000', REDIS_COMMAND_TIMEOUT_MS: '15000' };

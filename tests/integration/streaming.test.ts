@@ -213,20 +213,21 @@ describe('openCursor', () => {
     const { pid } = rows.read() as { pid: number };
     // The second fetch is now running pg_sleep(30).
     await waitFor(async () => (await backend(pid)).state === 'active');
-    const started = Date.now();
     rows.destroy();
     await new Promise((r) => rows.once('close', r));
-    expect(Date.now() - started).toBeLessThan(3000);
+    // The same backend is idle again: its 30 s sleep was cancelled, not waited out, and the
+    // connection was not given up (a close that timed out would have ended it).
     await expectCleanConnection(pid);
   });
 
   it('when the abort signal fires while the first batch is awaited, then openCursor rejects at once', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('client left')), 150);
-    const started = Date.now();
     await expect(openCursor(db, db.raw('select pg_sleep(30)'), { signal: controller.signal })).rejects.toThrow('client left');
-    expect(Date.now() - started).toBeLessThan(3000);
+    // Back in the pool well before the 30 s sleep could have ended by itself: it was cancelled.
     await waitFor(() => pool().numUsed() === 0);
+    const { rows: sleeping } = await admin.query("select 1 from pg_stat_activity where query = 'select pg_sleep(30)' and state = 'active'");
+    expect(sleeping).toEqual([]);
   });
 });
 
@@ -270,7 +271,6 @@ describe('streamToResponse', () => {
 
   it('when the client leaves while the first rows are awaited, then the query is cancelled at once', async () => {
     handler = jsonRoute("select pg_sleep(31), 'late' as v");
-    const started = Date.now();
     const req = http.get(baseUrl + '/stream');
     req.on('error', () => undefined);
     // Wait until the sleeping query runs, then leave.
@@ -284,7 +284,7 @@ describe('streamToResponse', () => {
     });
     req.destroy();
     await handled;
-    expect(Date.now() - started).toBeLessThan(5000);
+    // The same backend is idle again: the 31 s sleep was cancelled, not waited out.
     await expectCleanConnection(sleeper);
   });
 
@@ -311,26 +311,35 @@ describe('streamToResponse', () => {
     try {
       handler = jsonRoute(`select nextval('${seq}') as n, repeat('x', 1000) as pad from generate_series(1, ${total}) g`);
       const produced = async () => Number((await admin.query(`select last_value from ${seq}`)).rows[0].last_value);
-      const counts: number[] = [];
-      const memory: number[] = [];
+      let settled = 0;
+      let memoryGrowth = 0;
       await get('/stream', (res, req) => {
         res.once('data', () => {
           res.pause();
           void (async () => {
-            for (let i = 0; i < 3; i++) {
+            const rssAtPause = process.memoryUsage().rss;
+            // Socket buffers take what they can (how fast depends on the machine's load); then
+            // the cursor must stop: two readings 300 ms apart that agree.
+            let last = -1;
+            for (let i = 0; i < 60; i++) {
               await new Promise((r) => setTimeout(r, 300));
-              counts.push(await produced());
-              memory.push(process.memoryUsage().rss);
+              const now = await produced();
+              if (now === last) break;
+              last = now;
             }
+            settled = last;
+            await new Promise((r) => setTimeout(r, 300));
+            expect(await produced()).toBe(settled);
+            memoryGrowth = process.memoryUsage().rss - rssAtPause;
             req.destroy();
           })();
         });
       });
       await handled;
       // Socket buffers hold some megabytes; everything else is a few batches.
-      expect(counts[2]).toBeLessThan(total / 4);
-      expect(counts[2]).toBe(counts[1]);
-      expect(memory[2] - memory[0]).toBeLessThan(20 * 1024 * 1024);
+      expect(settled).toBeGreaterThan(0);
+      expect(settled).toBeLessThan(total / 4);
+      expect(memoryGrowth).toBeLessThan(20 * 1024 * 1024);
       await waitFor(() => pool().numUsed() === 0);
     } finally {
       await admin.query(`drop sequence ${seq}`);
@@ -380,20 +389,43 @@ describe('streamToResponse', () => {
     expect(res.body).toEqual(Buffer.concat([Buffer.from('name;note;ok;nothing\r\n'), Buffer.from([0xe6, 0xf8, 0xe5, 0xe9]), Buffer.from(';"a;b";true;\r\n')]));
   });
 
-  it('when rows arrive, then the first bytes go out within 100 ms', async () => {
-    // A set-returning function in the select list yields rows lazily (in FROM it would first
-    // materialise the whole series).
-    handler = jsonRoute('select generate_series(1, 1000000) as g', [], 1000);
-    const started = Date.now();
-    let firstByteAfter = 0;
-    await get('/stream', (res, req) => {
-      res.once('data', () => {
-        firstByteAfter = Date.now() - started;
-        req.destroy();
+  it('when rows arrive, then the first bytes go out while the query is still running', async () => {
+    // Speed is measured in bench/; what this proves is the behaviour behind a short time to first
+    // byte: the response starts with the first batch, not after the whole result. Rows past 2000
+    // wait for a lock the test holds, so the query cannot finish before the client has its first bytes.
+    const key = 7_000_000 + (process.pid % 100_000);
+    await admin.query('select pg_advisory_lock($1)', [key]);
+    try {
+      handler = jsonRoute(
+        'select g from generate_series(1, 1000000) g where g <= 2000 or (select true from pg_advisory_xact_lock_shared($1::bigint))',
+        [key],
+        1000,
+      );
+      let firstRows = '';
+      let queryState: { state: string; wait_event_type: string | null } | undefined;
+      await get('/stream', (res, req) => {
+        res.once('data', (chunk: Buffer) => {
+          res.pause();
+          firstRows = chunk.toString('utf8');
+          void admin
+            .query(
+              `select state, wait_event_type from pg_stat_activity
+                where query like '%pg_advisory_xact_lock_shared%' and pid <> pg_backend_pid()`,
+            )
+            .then(({ rows }) => {
+              queryState = rows[0];
+              req.destroy();
+            });
+        });
       });
-    });
-    await handled;
-    expect(firstByteAfter).toBeLessThan(100);
-    await waitFor(() => pool().numUsed() === 0);
+      await handled;
+      expect(firstRows.startsWith('[{"g":1},{"g":2}')).toBe(true);
+      // The first bytes were out while the query was still open: a suspended portal ('idle in
+      // transaction') or a fetch waiting for the lock; it could not have got past row 2000.
+      expect(['active', 'idle in transaction']).toContain(queryState?.state);
+      await waitFor(() => pool().numUsed() === 0);
+    } finally {
+      await admin.query('select pg_advisory_unlock($1)', [key]);
+    }
   });
 });

@@ -22,7 +22,7 @@ import {
 } from '../../data/calendarEventRepository';
 import { calendarEventToJson as toJson } from '../../domain/calendarEventSerializer';
 
-/** Unknown calendar → 400 naming the field; a calendar outside the account's projects → 403. */
+/** Unknown calendar or lead → 400 naming the field; a calendar outside the account's projects → 403. */
 function writtenEvent(result: WriteResult, calendarCode: string, uniqueId?: string): CalendarEvent {
   switch (result.kind) {
     case 'ok':
@@ -33,6 +33,11 @@ function writtenEvent(result: WriteResult, calendarCode: string, uniqueId?: stri
       throw invalidBody(`calendarCode: no calendar ${calendarCode}`, [{ field: 'calendarCode', message: 'no such calendar' }]);
     case 'forbidden_calendar':
       throw new HttpProblem('forbidden', `calendar ${calendarCode} is outside the account's projects`);
+    case 'unknown_lead':
+      // The same answer for a lead that does not exist and one of another project: nothing leaks.
+      throw invalidBody('leadUniqueId: no lead with this unique id in the account\'s projects', [
+        { field: 'leadUniqueId', message: "no lead with this unique id in the account's projects" },
+      ]);
   }
 }
 

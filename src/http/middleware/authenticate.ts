@@ -5,6 +5,7 @@ import { BasicStrategy } from 'passport-http';
 import type { Knex } from 'knex';
 import { findAccountByUsername, StoredAccount } from '../../data/accountRepository';
 import { verifyPassword } from '../../domain/password';
+import { textProblem } from '../../domain/textSafety';
 import { HttpProblem } from '../problem';
 import type { CredentialCache } from '../credentialCache';
 
@@ -49,7 +50,11 @@ class Rfc7617BasicStrategy extends BasicStrategy {
     const decoded = Buffer.from(match[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) return this.fail(WWW_AUTHENTICATE, 401);
-    this.verifyWithRequest(req, decoded.slice(0, colon), decoded.slice(colon + 1), (err, user) => {
+    const username = decoded.slice(0, colon);
+    const password = decoded.slice(colon + 1);
+    // No account has a NUL in its name (Postgres text cannot hold one): a 401 without a query.
+    if (textProblem(username) !== undefined || textProblem(password) !== undefined) return this.fail(WWW_AUTHENTICATE, 401);
+    this.verifyWithRequest(req, username, password, (err, user) => {
       if (err) return this.error(err as Error);
       if (!user) return this.fail(WWW_AUTHENTICATE, 401);
       this.success(user);

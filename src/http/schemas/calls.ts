@@ -30,6 +30,8 @@ export const orgCodePath = z.object({ OrgCode: orgCodeParam });
 
 export const encodingParam = z
   .string()
+  // A charset name's own alphabet: the value is echoed in Content-Type, so nothing else may pass.
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:+-]{0,39}$/, { message: 'is not a known encoding (for example utf-8, windows-1252, iso-8859-1)' })
   .refine((v) => isKnownEncoding(v), { message: 'is not a known encoding (for example utf-8, windows-1252, iso-8859-1)' })
   .meta({ description: 'Character encoding of the file; any encoding iconv-lite knows.', example: 'windows-1252' });
 

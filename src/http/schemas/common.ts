@@ -39,10 +39,16 @@ export const timeSpanParam = z
     example: 'PT2H',
   });
 
-export const limitParam = z.coerce
-  .number({ message: 'must be a positive integer' })
-  .int({ message: 'must be a positive integer' })
-  .positive({ message: 'must be a positive integer' })
+// Decimal digits only: Number() would also read `0x10`, `1e3`, ` 16 ` and `0b1`.
+const decimalOnly = (v: unknown) => (typeof v === 'string' && !/^\d{1,15}$/.test(v) ? Number.NaN : v);
+
+/** A positive decimal integer parameter, at most `max`. */
+export function positiveIntParam(max = Number.MAX_SAFE_INTEGER) {
+  const message = 'must be a positive integer';
+  return z.preprocess(decimalOnly, z.coerce.number({ message }).int({ message }).positive({ message }).max(max, { message: `must be at most ${max}` }));
+}
+
+export const limitParam = positiveIntParam()
   .meta({ description: 'Maximum number of items returned; not for paging.' });
 
 /** Comma-separated and/or repeated values. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateTimeOut, dateTimeParam, enumNameParam, limitParam, timeSpanParam } from './common';
+import { dateTimeOut, dateTimeParam, enumNameParam, positiveIntParam, timeSpanParam } from './common';
 import { Enumeration, LeadStatus } from '../../domain/enums';
 import { HOOK_EVENTS, HOOK_FORMATS, HOOK_METHODS, parseHookEvent, STANDARD_TEMPLATES, TEST_EVENT } from '../../domain/hooks';
 
@@ -96,7 +96,7 @@ export const deliveryParams = z.object({
 export const deliveriesQuery = z.object({
   FromTime: dateTimeParam.optional().meta({ description: 'Deliveries created at or after this time; default one day ago.' }),
   TimeSpan: timeSpanParam.optional().meta({ description: 'Length of the window from FromTime; default P1D.' }),
-  Limit: limitParam.max(1000).optional().meta({ description: 'At most this many deliveries, oldest first (default 100, at most 1000).' }),
+  Limit: positiveIntParam(1000).optional().meta({ description: 'At most this many deliveries, oldest first (default 100, at most 1000).' }),
 });
 
 const timeOut = dateTimeOut;

@@ -1,0 +1,202 @@
+import request from 'supertest';
+import { useTestWorld } from '../harness/useTestWorld';
+
+/**
+ * Hostile input is a 4xx, never a 5xx (docs/decisions.md, Wire conventions): values that would
+ * reach a header or Postgres are checked to their real alphabet, credentials holding NUL are a
+ * 401, bodies are walked without recursion, integers are decimal, a calendar event may only
+ * point at a lead the account can see, and pages carry security headers.
+ */
+describe('input hardening', () => {
+  const { t, w } = useTestWorld();
+  const calendar = () => `harden-cal-${w.id}`;
+  const ownLead = () => `harden-b2b-${w.id}`;
+  const foreignLead = () => `harden-ret-${w.id}`;
+  const window = () => `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT1H`;
+
+  beforeAll(async () => {
+    await t.load(
+      { type: 'calendar', code: calendar(), project: w.projects.b2b },
+      { type: 'lead', campaign: w.campaigns.b2b, uniqueId: ownLead(), data: { name: 'Own', telefon: '+45 12 34 56 78' } },
+      { type: 'lead', campaign: w.campaigns.retail, uniqueId: foreignLead(), data: { Name: 'Foreign', Phone: '12345678' } },
+    );
+  });
+
+  describe('Encoding', () => {
+    it.each([
+      ['a quote after a known name', 'utf-8"'],
+      ['CR LF and a header', 'utf-8\r\nX-Evil: 1'],
+      ['a character above U+00FF', 'utf-8€'],
+      ['a character of Latin-1', 'utf-8ÿ'],
+      ['a space inside', 'utf 8'],
+    ])('when it holds %s, then the CSV export is a 400 naming Encoding', async (_name, value) => {
+      const res = await request(t.app).get(`/api/calls/csv?${window()}&Encoding=${encodeURIComponent(value)}`).set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].parameter).toBe('Encoding');
+      expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
+    });
+
+    it('when it is a known name, then the export answers in it', async () => {
+      const res = await request(t.app).get(`/api/calls/csv?${window()}&Encoding=windows-1252`).set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/csv; charset=windows-1252');
+    });
+  });
+
+  describe('credentials', () => {
+    it.each([
+      ['a NUL in the username', 'ad\u0000min:x'],
+      ['a NUL in the password', `${w?.accounts?.full?.username ?? 'x'}:pa\u0000ss`],
+      ['a NUL only', '\u0000:\u0000'],
+    ])('when Basic credentials hold %s, then every endpoint answers 401', async (_name, pair) => {
+      const auth = 'Basic ' + Buffer.from(pair, 'utf8').toString('base64');
+      for (const path of ['/api/myaccount', `/api/calls?${window()}`, '/api/campaigns']) {
+        const res = await request(t.app).get(path).set('Authorization', auth);
+        expect({ path, status: res.status }).toEqual({ path, status: 401 });
+        expect(res.headers['www-authenticate']).toMatch(/^Basic /);
+      }
+    });
+  });
+
+  describe('JSON bodies', () => {
+    const importLead = (body: string) =>
+      request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).set('Content-Type', 'application/json').send(body);
+
+    it('when a body nests ten thousand levels deep, then it is a 400 and the server keeps answering', async () => {
+      const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+      const res = await importLead(`{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${deep}}}`);
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('invalid_body');
+      expect(res.body.errors[0].message).toMatch(/nested deeper than \d+ levels/);
+      expect((await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth)).status).toBe(200);
+    });
+
+    it('when a body nests just within the limit, then depth is not what is refused', async () => {
+      const res = await importLead(`{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${'['.repeat(5)}${']'.repeat(5)}}}`);
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].message).not.toMatch(/nested deeper/);
+    });
+
+    it.each([
+      ['a lone high surrogate', '"\\ud800"'],
+      ['a lone low surrogate', '"x\\udc00y"'],
+      ['a NUL', '"a\\u0000b"'],
+    ])('when lead data holds %s, then it is a 400 naming the field and nothing is stored', async (_name, json) => {
+      const campaignLeads = async () =>
+        Number((await t.db('leads').join('campaigns', 'campaigns.id', 'leads.campaign_id').where('campaigns.code', w.campaigns.b2b).count({ n: '*' }).first())!.n);
+      const before = await campaignLeads();
+      const res = await importLead(`{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${json},"telefon":"+45 12 34 56 78"}}`);
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].field).toBe('Data.name');
+      expect(await campaignLeads()).toBe(before);
+    });
+
+    it('when a surrogate pair (an emoji) is sent, then it is stored as text', async () => {
+      const res = await importLead(`{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":"\\ud83d\\ude00 Ann","telefon":"+45 12 34 56 78"}}`);
+      expect(res.status).toBe(200);
+      expect(res.body.success).toBe(true);
+    });
+
+    it('when a bulk import row holds a lone surrogate, then that row fails and the others are stored', async () => {
+      const rows = [
+        `{"Data":{"name":"fine 1","telefon":"+45 12 34 56 78"}}`,
+        `{"Data":{"name":"bad \\ud800","telefon":"+45 12 34 56 78"}}`,
+        `{"Data":{"name":"fine 2","telefon":"+45 12 34 56 78"}}`,
+      ].join('\n');
+      const res = await request(t.app)
+        .post(`/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`)
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/x-ndjson')
+        .send(rows);
+      expect(res.status).toBe(200);
+      const results = JSON.parse(res.text) as { row: number; success: boolean; errors?: { field: string; message: string }[] }[];
+      expect(results.map((r) => r.success)).toEqual([true, false, true]);
+      expect(results[1]!.errors![0]!.message).toMatch(/lone surrogate/);
+    });
+  });
+
+  describe('integer parameters', () => {
+    it.each(['0x10', '1e3', '0b1', '16.0', '+16', ' 16', '-1', '0'])('when Limit=%j, then it is a 400 naming Limit', async (value) => {
+      const res = await request(t.app).get(`/api/calls?${window()}&Limit=${encodeURIComponent(value)}`).set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].parameter).toBe('Limit');
+    });
+
+    it('when Limit is decimal digits, then it applies', async () => {
+      const res = await request(t.app).get(`/api/calls?${window()}&Limit=16`).set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(200);
+    });
+
+    it('when a query value is percent-encoded bytes that are not UTF-8 (a surrogate encoded), then it is a 4xx', async () => {
+      const res = await request(t.app).get(`/api/calls?OrgCode=%ED%A0%80&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT1H`).set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+    });
+  });
+
+  describe('calendar event references', () => {
+    const body = (leadUniqueId: string) => ({
+      calendarCode: calendar(),
+      leadUniqueId,
+      title: 'Call back',
+      notes: '',
+      start: '2031-02-03T10:00:00+01:00',
+      end: '2031-02-03T10:30:00+01:00',
+      source: 'crm',
+      externalId: 'x1',
+    });
+    const create = (leadUniqueId: string, auth = w.accounts.b2b.auth) => request(t.app).post('/api/calendars/events').set('Authorization', auth).send(body(leadUniqueId));
+
+    it('when the lead is one the account sees, then the event is created', async () => {
+      expect((await create(ownLead())).status).toBe(201);
+    });
+
+    it.each([
+      ['a lead of a project the account cannot see', () => foreignLead()],
+      ['a lead that does not exist', () => `nope-${w.id}`],
+    ])('when the event points at %s, then it is a 400 naming leadUniqueId and nothing is stored', async (_name, lead) => {
+      const before = await t.db('calendar_events').where({ lead_unique_id: lead() }).count({ n: '*' }).first();
+      const res = await create(lead());
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].field).toBe('leadUniqueId');
+      expect(await t.db('calendar_events').where({ lead_unique_id: lead() }).count({ n: '*' }).first()).toEqual(before);
+    });
+
+    it('when an update points an event at a lead of another project, then it is a 400 and the event keeps its lead', async () => {
+      const created = await create(ownLead());
+      const id = created.body.uniqueId as string;
+      const res = await request(t.app)
+        .put(`/api/calendars/events/${id}`)
+        .set('Authorization', w.accounts.b2b.auth)
+        .send({ ...body(foreignLead()), uniqueId: id });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].field).toBe('leadUniqueId');
+      expect((await t.db('calendar_events').where({ unique_id: id }).first()).lead_unique_id).toBe(ownLead());
+    });
+  });
+
+  describe('security headers', () => {
+    it('when a browser asks for an HTML page, then it carries a CSP that forbids framing, and nosniff', async () => {
+      const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth).set('Accept', 'text/html');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+      expect(res.headers['content-security-policy']).toMatch(/default-src 'self'/);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    });
+
+    it('when the docs page is read, then it carries the same policy', async () => {
+      const res = await request(t.app).get('/api/docs');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+    });
+
+    it('when JSON and CSV are read, then they are unchanged apart from the headers', async () => {
+      const json = await request(t.app).get(`/api/calls?${window()}`).set('Authorization', w.accounts.full.auth);
+      expect(json.status).toBe(200);
+      expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(Array.isArray(json.body)).toBe(true);
+      expect(json.headers['strict-transport-security']).toBeUndefined();
+    });
+  });
+});
