@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadSettings, Settings } from '../config/settings';
-import { configurePlatformZone } from '../config/platform';
+import { configurePhoneRegion, configurePlatformZone } from '../config/platform';
 import { createDb, migrateLatest } from '../data/db';
 import { startEmbeddedPostgres } from './embeddedPostgres';
 import { claimCluster } from './clusterHolder';
@@ -25,6 +25,7 @@ export interface OpenOptions {
 export async function openCliContext(options: OpenOptions = {}): Promise<CliContext> {
   const settings = loadSettings(options.env ?? process.env);
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
+  configurePhoneRegion(settings.DEFAULT_PHONE_REGION);
   const database = settings.DATABASE_URL !== undefined ? external(settings.DATABASE_URL) : await embedded(settings, options);
   const db = createDb({ url: database.url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS, log: { warn: warnOnStderr } });
   try {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import { redisTarget, Settings } from '../config/settings';
-import { configurePlatformZone } from '../config/platform';
+import { configurePhoneRegion, configurePlatformZone } from '../config/platform';
 import { MemoryCounterStore } from '../ratelimit/memoryCounterStore';
 import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
 import type { AppServices } from '../http/services';
@@ -31,6 +31,7 @@ export async function composeApp(options: {
 }): Promise<ComposedApp> {
   const { settings, db, logger } = options;
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
+  configurePhoneRegion(settings.DEFAULT_PHONE_REGION);
   const closers: (() => Promise<unknown>)[] = [];
   // Bulk exports read through a pool of their own on the same database (docs/architecture.md).
   const exportDb = createDb({

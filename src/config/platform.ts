@@ -12,3 +12,14 @@ export function configurePlatformZone(tz: string): void {
 export function platformZone(): string {
   return zone;
 }
+
+let phoneRegion = 'DK';
+
+/** The region a phone number without a country code is read in (DEFAULT_PHONE_REGION). */
+export function configurePhoneRegion(region: string): void {
+  phoneRegion = region;
+}
+
+export function defaultPhoneRegion(): string {
+  return phoneRegion;
+}

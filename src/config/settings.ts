@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IANAZone } from 'luxon';
+import { isSupportedCountry } from 'libphonenumber-js';
 import bytes from 'bytes';
 
 /**
@@ -47,6 +48,15 @@ const schema = z.object({
     .string()
     .default('Europe/Copenhagen')
     .refine((tz) => IANAZone.isValidZone(tz), 'must be an IANA time zone name'),
+  /**
+   * The region (ISO 3166 alpha-2) a phone number without a country code is read in, for the
+   * do-not-call list's E.164 form.
+   */
+  DEFAULT_PHONE_REGION: z
+    .string()
+    .default('DK')
+    .transform((v) => v.trim().toUpperCase())
+    .refine((v) => isSupportedCountry(v), 'must be a region code libphonenumber-js knows, e.g. DK'),
   OFF_HOURS_WEIGHT: positiveInt.default(4),
   DEFAULT_DAILY_LIMIT: positiveInt.default(5000),
   /** Daily limit of the bulk services (calls, exports); above 10000 makes them high-limit. */
@@ -62,6 +72,13 @@ const schema = z.object({
   TRUST_PROXY: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb').default('100kb'),
+  /** Failed logins one client address may have per LOGIN_FAILURE_WINDOW_MS before a 429. */
+  LOGIN_FAILURES_PER_ADDRESS: positiveInt.default(30),
+  /** Failed logins one client address may have against one username per window before a 429. */
+  LOGIN_FAILURES_PER_USER: positiveInt.default(10),
+  LOGIN_FAILURE_WINDOW_MS: positiveInt.default(600_000),
+  /** Password checks (scrypt) running at once; the rest wait in a bounded queue. */
+  PASSWORD_CHECK_CONCURRENCY: positiveInt.default(2),
   /** How deep a JSON request body may nest (the root object is 1); deeper is a 400. */
   BODY_MAX_DEPTH: positiveInt.default(32),
   /**

@@ -206,3 +206,21 @@ export async function deleteEvent(db: Knex, uniqueId: string, scope: ProjectScop
     return true;
   });
 }
+
+/**
+ * Clears the title and notes of every event of a lead (anonymization), whatever its calendar,
+ * recording each as calendarEvent.updated; answers the events' unique ids.
+ */
+export async function clearLeadCalendarEventTexts(trx: Knex.Transaction, leadUniqueId: string, time: Date): Promise<string[]> {
+  const { rows } = await trx.raw<{ rows: (EventRow & { project: string })[] }>(
+    `update calendar_events e set title = '', notes = '', version = e.version + 1
+       from calendars c
+      where c.id = e.calendar_id and e.lead_unique_id = ?
+      returning ${EVENT_COLUMNS}, c.project`,
+    [leadUniqueId],
+  );
+  for (const row of rows) {
+    await recordCalendarEvent(trx, { type: 'calendarEvent.updated', event: toEvent(row), project: row.project, time });
+  }
+  return rows.map((r) => r.unique_id);
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Knex } from 'knex';
-import { EntryAccess, EntryAccessName, FieldType } from '../domain/enums';
+import { EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
 import type { LeadFilter } from '../domain/leadFilters';
 import { patternToSqlLike } from '../domain/projectPatterns';
@@ -127,6 +127,8 @@ export interface NewLead {
   now: Date;
   /** The account's linked user: uploader and last modifier. */
   userId: number;
+  /** New unless the number is on a do-not-call list. */
+  status?: LeadStatusName;
 }
 
 // One statement: the project check (the account's patterns, in SQL), the pool found or created,
@@ -144,7 +146,7 @@ const INSERT_LEAD = `
   pool as (select id from existing union all select id from ins limit 1)
   insert into leads (unique_id, campaign_id, pool_id, status, closure, phone_number, external_key, data,
                      upload_time, last_modified_time, status_changed_time, uploaded_by_user_id, last_modified_by_user_id)
-  select $4, $1, pool.id, 0, 0, $5, $6, $7::jsonb, $8, $8, $8, $9, $9 from pool
+  select $4, $1, pool.id, $10, 0, $5, $6, $7::jsonb, $8, $8, $8, $9, $9 from pool
   returning id, unique_id`;
 
 /**
@@ -162,12 +164,12 @@ async function queryPrepared(db: Knex | Knex.Transaction, name: string, text: st
 
 export type InsertLeadResult = { kind: 'inserted'; id: number; uniqueId: string } | { kind: 'forbidden' } | { kind: 'unknown_campaign' };
 
-/** Inserts a New lead into its pool (created when missing) if the campaign is in the account's projects. */
+/** Inserts a lead (New unless told otherwise) into its pool (created when missing) if the campaign is in the account's projects. */
 export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, scope: ProjectScope): Promise<InsertLeadResult> {
   const uniqueId = randomUUID();
-  const values = [lead.campaignId, scope.likePatterns, lead.poolName, uniqueId, lead.phoneNumber, lead.externalKey, JSON.stringify(lead.data), lead.now, lead.userId];
+  const values = [lead.campaignId, scope.likePatterns, lead.poolName, uniqueId, lead.phoneNumber, lead.externalKey, JSON.stringify(lead.data), lead.now, lead.userId, LeadStatus.toNumber(lead.status ?? 'New')];
   for (let attempt = 0; attempt < 3; attempt++) {
-    const { rows } = await queryPrepared(db, 'lcm_insert_lead_v2', INSERT_LEAD, values);
+    const { rows } = await queryPrepared(db, 'lcm_insert_lead_with_status', INSERT_LEAD, values);
     if (rows.length > 0) return { kind: 'inserted', id: rows[0]!.id as number, uniqueId: rows[0]!.unique_id as string };
     const exists = await db('campaigns').where({ id: lead.campaignId }).first('id');
     if (!exists) return { kind: 'unknown_campaign' };
@@ -319,10 +321,18 @@ export function openRawLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectSc
   return openCursor(db, query, options);
 }
 
-/** One lead by unique id, if it exists and its campaign is in the account's projects. */
-export async function findLead(db: Knex, uniqueId: string, scope: ProjectScope, access: EntryAccessName): Promise<LeadRow | undefined> {
+/**
+ * One lead by unique id, if it exists and its campaign is in the account's projects, with its
+ * row version (Postgres's xmin, new with every write of the row): what its ETag is made from.
+ */
+export async function findLead(
+  db: Knex,
+  uniqueId: string,
+  scope: ProjectScope,
+  access: EntryAccessName,
+): Promise<(LeadRow & { version: string }) | undefined> {
   const where = leadConditions({ uniqueIds: [uniqueId] }, scope);
-  const { rows } = await db.raw(`select ${LEAD_COLUMNS} from leads l ${VISIBLE_FIELDS_JOIN} where ${where.sql}`, [
+  const { rows } = await db.raw(`select ${LEAD_COLUMNS}, l.xmin::text as "version" from leads l ${VISIBLE_FIELDS_JOIN} where ${where.sql}`, [
     EntryAccess.toNumber(access),
     ...where.bindings,
   ]);

@@ -36,14 +36,19 @@ export async function listOrgUnits(db: Knex): Promise<OrgUnitRecord[]> {
   return rows.map(toUnit);
 }
 
-/** The campaigns of the account's projects, by code. */
-export async function listVisibleCampaigns(db: Knex, scope: ProjectScope): Promise<CampaignRecord[]> {
+/** The campaigns of the account's projects, by code; `key` narrows them to the one with that code (else unique id). */
+export async function listVisibleCampaigns(db: Knex, scope: ProjectScope, options: { key?: string } = {}): Promise<CampaignRecord[]> {
   const visible = projectVisibleSql('c.project', scope);
-  const rows = await db('campaigns as c')
+  const query = db('campaigns as c')
     .join('lead_definitions as d', 'd.id', 'c.lead_definition_id')
-    .select('c.id', 'c.unique_id', 'c.name', 'c.code', 'c.project', 'd.unique_id as lead_definition_unique_id', 'c.campaign_type')
+    .select('c.id', 'c.unique_id', 'c.name', 'c.code', 'c.project', 'd.unique_id as lead_definition_unique_id', 'c.campaign_type', 'c.active')
     .whereRaw(visible.sql, visible.bindings as Knex.RawBinding[])
     .orderBy('c.code');
+  if (options.key !== undefined) {
+    // A code wins over another campaign's unique id that happens to be spelled the same.
+    query.where((q) => q.where('c.code', options.key!).orWhere('c.unique_id', options.key!)).clearOrder().orderByRaw('c.code = ? desc', [options.key]).limit(1);
+  }
+  const rows = await query;
   return rows.map(
     (r: Record<string, any>): CampaignRecord => ({
       id: r.id,
@@ -53,6 +58,7 @@ export async function listVisibleCampaigns(db: Knex, scope: ProjectScope): Promi
       project: r.project,
       leadDefinitionUniqueId: r.lead_definition_unique_id,
       campaignType: r.campaign_type,
+      active: r.active,
     }),
   );
 }

@@ -388,7 +388,7 @@ export function readyPeriodToJson(
     if (campaign === undefined) {
       const c = org.campaigns.get(row.campaign_id);
       if (c === undefined) throw new Error(`campaign ${row.campaign_id} is not in the snapshot`);
-      campaign = { uniqueId: c.uniqueId, name: c.name, code: c.code, project: c.project, leadDefinitionUniqueId: c.leadDefinitionUniqueId };
+      campaign = { uniqueId: c.uniqueId, name: c.name, code: c.code, project: c.project, leadDefinitionUniqueId: c.leadDefinitionUniqueId, active: c.active };
       campaigns.set(row.campaign_id, campaign);
     }
     return {

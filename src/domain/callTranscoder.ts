@@ -365,7 +365,7 @@ export function readyPeriodJsonTranscoder(options: CallTranscoderOptions): Tuple
     if (text === undefined) {
       const c = org.campaigns.get(id);
       if (c === undefined) throw new Error(`campaign ${id} is not in the snapshot`);
-      const campaign = { uniqueId: c.uniqueId, name: c.name, code: c.code, project: c.project, leadDefinitionUniqueId: c.leadDefinitionUniqueId };
+      const campaign = { uniqueId: c.uniqueId, name: c.name, code: c.code, project: c.project, leadDefinitionUniqueId: c.leadDefinitionUniqueId, active: c.active };
       text = Buffer.from(',"campaign":' + JSON.stringify(campaign) + ',"startTime":"', 'utf8');
       campaigns.set(id, text);
     }

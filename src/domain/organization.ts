@@ -36,6 +36,7 @@ export interface CampaignRecord {
   project: string;
   leadDefinitionUniqueId: string;
   campaignType: number;
+  active: boolean;
 }
 
 /** The organisation as one request sees it. */

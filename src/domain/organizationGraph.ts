@@ -23,7 +23,7 @@ export function renderOrgUnit(u: OrgUnitRecord): Record<string, unknown> {
 }
 
 export function renderCampaign(c: CampaignRecord): Record<string, unknown> {
-  return { uniqueId: c.uniqueId, name: c.name, code: c.code, project: c.project, leadDefinitionUniqueId: c.leadDefinitionUniqueId };
+  return { uniqueId: c.uniqueId, name: c.name, code: c.code, project: c.project, leadDefinitionUniqueId: c.leadDefinitionUniqueId, active: c.active };
 }
 
 /** A user's visible campaigns and their distinct projects, in campaign-code order. */

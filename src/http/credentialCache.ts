@@ -10,6 +10,8 @@ import type { StoredAccount } from '../data/accountRepository';
 export class CredentialCache {
   private readonly secret = randomBytes(32);
   private readonly entries = new Map<string, { account: StoredAccount; expiresAt: number }>();
+  /** Credentials that failed, by the same keyed hash: a repeat is a 401 without a password check. */
+  private readonly failures = new Map<string, number>();
 
   constructor(
     private readonly ttlMs: number,
@@ -41,11 +43,37 @@ export class CredentialCache {
     this.entries.set(key, { account, expiresAt: this.now() + this.ttlMs });
   }
 
+  /**
+   * Remembers that these credentials failed, for as long as verified ones are kept but at most
+   * `maxMs`. Any account change forgets every failure (a new account or password may make them valid).
+   */
+  rememberFailure(key: string, maxMs: number): void {
+    const ttl = Math.min(this.ttlMs, maxMs);
+    if (ttl <= 0) return;
+    if (this.failures.size >= this.maxEntries) {
+      const oldest = this.failures.keys().next().value;
+      if (oldest !== undefined) this.failures.delete(oldest);
+    }
+    this.failures.set(key, this.now() + ttl);
+  }
+
+  failedRecently(key: string): boolean {
+    const until = this.failures.get(key);
+    if (until === undefined) return false;
+    if (until <= this.now()) {
+      this.failures.delete(key);
+      return false;
+    }
+    return true;
+  }
+
   invalidateAccount(accountId: number): void {
     for (const [key, entry] of this.entries) if (entry.account.id === accountId) this.entries.delete(key);
+    this.failures.clear();
   }
 
   clear(): void {
     this.entries.clear();
+    this.failures.clear();
   }
 }

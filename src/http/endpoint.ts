@@ -72,13 +72,16 @@ export type EndpointResult =
   | { status: 204 }
   | undefined;
 
+/** A body schema: an object, or (for endpoints taking one item or many) a union of an object and an array of it. */
+type AnyBody = z.ZodType;
+
 /** Media type → schema (zod or JSON Schema) and named examples of a streamed request body. */
 export interface StreamedBody {
   description: string;
   content: Record<string, { schema: unknown; examples?: Record<string, { summary: string; value: unknown }> }>;
 }
 
-export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyObject = AnyObject> {
+export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject = AnyObject, BS extends AnyBody = AnyObject> {
   /** Stable service name for request counting, e.g. `calls.csv`. */
   service: string;
   /**
@@ -86,7 +89,7 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
    * code generators name the client method; unique and stable once published.
    */
   operationId: string;
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI-style path under /api, e.g. `/calls/{UniqueId}/recordings`. */
   path: string;
   summary: string;
@@ -104,6 +107,11 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   query?: QS;
   params?: PS;
   body?: BS;
+  /**
+   * The request media types the body may be sent as (documented, and anything else named in
+   * Content-Type is a 415). Without it any Content-Type is read as JSON.
+   */
+  bodyMediaTypes?: string[];
   /**
    * A body the handler reads itself, as a stream (the mount chain does not parse it): its
    * media types with schemas and examples, for the OpenAPI document.
@@ -138,7 +146,7 @@ export const PREFER_DATETIME_HEADER = {
 };
 
 /** Keeps handler parameter types inferred from the schemas; an endpoint that writes DateTimes documents `Prefer`. */
-export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS extends AnyObject>(
+export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS extends AnyBody>(
   endpoint: Endpoint<QS, PS, BS>,
 ): Endpoint {
   const described = endpoint.dateTimes ? { ...endpoint, headers: [...(endpoint.headers ?? []), PREFER_DATETIME_HEADER] } : endpoint;

@@ -145,6 +145,9 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     const query = endpoint.query ? parseQuery(endpoint.query, req.query as Record<string, unknown>) : {};
     // The body is read only now, so a request without credentials is a 401 whatever its body,
     // and a bad body is a counted 400 with the rate-limit headers.
+    if (endpoint.body && endpoint.bodyMediaTypes && req.is(endpoint.bodyMediaTypes) === false) {
+      throw new HttpProblem('unsupported_media_type', `the body must be sent as ${endpoint.bodyMediaTypes.join(' or ')}`);
+    }
     if (endpoint.body) await runMiddleware(jsonBody, req, res);
     const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.

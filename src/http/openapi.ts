@@ -115,7 +115,8 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'The account lacks the right this endpoint needs, or the target lies outside its projects.',
   404: 'The resource does not exist or lies outside the account’s projects.',
   406: 'None of the media types in Accept is offered by this endpoint.',
-  409: 'The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body).',
+  409: 'The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body) or with the resource’s state.',
+  412: 'The resource changed since it was read: `If-Match` names none of its current ETags.',
   413: 'The request body is over the size limit.',
   415: 'The request body encoding is not supported.',
   429:
@@ -207,7 +208,7 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
   if (e.access.kind === 'right') statuses.add(403);
   if (!e.ownMediaType) statuses.add(406);
   if (e.body || e.streamedBody) statuses.add(413);
-  if (e.streamedBody) statuses.add(415);
+  if (e.bodyMediaTypes || e.streamedBody) statuses.add(415);
   if (counted || e.bulk) statuses.add(429);
   // Anything that reads the database (authentication does) may find no connection free in time.
   if (e.access.kind !== 'public' || e.bulk) statuses.add(503);
@@ -240,7 +241,12 @@ function operation(e: Endpoint): ZodOpenApiOperationObject {
     ...(e.query || e.params ? { requestParams: { ...(e.query ? { query: e.query } : {}), ...(e.params ? { path: e.params } : {}) } } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(e.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: e.body } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries((e.bodyMediaTypes ?? ['application/json']).map((type) => [type, { schema: e.body }])),
+          },
+        }
       : {}),
     ...(e.streamedBody
       ? { requestBody: { required: true, description: e.streamedBody.description, content: e.streamedBody.content as ZodOpenApiRequestBodyContent } }

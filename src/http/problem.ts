@@ -11,6 +11,8 @@ export type ProblemCode =
   | 'forbidden'
   | 'not_found'
   | 'not_acceptable'
+  | 'conflict'
+  | 'precondition_failed'
   | 'rate_limited'
   | 'payload_too_large'
   | 'unsupported_media_type'
@@ -31,6 +33,8 @@ const TITLES: Record<ProblemCode, [number, string]> = {
   forbidden: [403, 'Forbidden'],
   not_found: [404, 'Not found'],
   not_acceptable: [406, 'Not acceptable'],
+  conflict: [409, 'Conflict'],
+  precondition_failed: [412, 'Precondition failed'],
   rate_limited: [429, 'Too many requests'],
   payload_too_large: [413, 'Payload too large'],
   unsupported_media_type: [415, 'Unsupported media type'],

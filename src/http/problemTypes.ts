@@ -129,6 +129,21 @@ const ENTRIES: Record<ProblemCode, Entry> = {
       instance: '/api/calls?OrgCode=Sales&StartTime=2026-05-06&TimeSpan=PT2H',
     }),
   },
+  conflict: {
+    meaning: 'The resource is in a state that does not allow this change.',
+    whenAnswered: ['A `PATCH /leads/{UniqueId}` of a lead that was anonymized: an Anonymized lead does not change any more.'],
+    whatToDo: 'Do not retry: the state will not change. Read the resource again to see its state.',
+    example: () => ({ problem: new HttpProblem('conflict', 'the lead is Anonymized and cannot be changed'), instance: '/api/leads/3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40' }),
+  },
+  precondition_failed: {
+    meaning: 'The resource changed since the client read it: the `If-Match` header names another version.',
+    whenAnswered: ['A `PATCH /leads/{UniqueId}` or `POST /leads/{UniqueId}/anonymize` whose `If-Match` holds none of the lead’s current ETag (lost-update protection).'],
+    whatToDo: 'Read the resource again (`GET` answers its current `ETag`), apply the change to what it is now, and send it with the new ETag.',
+    example: () => ({
+      problem: new HttpProblem('precondition_failed', 'the lead changed since it was read: If-Match does not name its current ETag'),
+      instance: '/api/leads/3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',
+    }),
+  },
   payload_too_large: {
     meaning: 'The request body is over the server’s size limit.',
     whenAnswered: ['A JSON body larger than the `BODY_LIMIT` setting of the server (100 kB unless the operator changed it).'],

@@ -118,14 +118,31 @@ export function normalizeBodyKeys(raw: unknown, schema: AnyObject, aliases: Reco
 /** Bodies nest at most this deep unless the caller says otherwise (BODY_MAX_DEPTH). */
 export const DEFAULT_BODY_MAX_DEPTH = 32;
 
-export function parseBody<S extends AnyObject>(
+/**
+ * The object schema of a body and whether an array of such objects is accepted too: a body
+ * schema is an object, or a union of an object and an array of that object (one item or many).
+ */
+function bodyShape(schema: z.ZodType): { item: AnyObject; many: boolean } {
+  if (schema instanceof z.ZodObject) return { item: schema as AnyObject, many: false };
+  if (schema instanceof z.ZodUnion) {
+    const options = schema.options as z.ZodType[];
+    const item = options.find((o): o is AnyObject => o instanceof z.ZodObject);
+    const many = options.some((o) => o instanceof z.ZodArray);
+    if (item) return { item, many };
+  }
+  throw new Error('a body schema is an object, or a union of an object and an array of it');
+}
+
+export function parseBody<S extends z.ZodType>(
   schema: S,
   raw: unknown,
   aliases?: Record<string, string>,
   maxDepth = DEFAULT_BODY_MAX_DEPTH,
 ): z.output<S> {
-  if (raw === undefined || raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new HttpProblem('invalid_body', 'the request body must be a JSON object');
+  const { item, many } = bodyShape(schema);
+  const isArray = Array.isArray(raw);
+  if (raw === undefined || raw === null || typeof raw !== 'object' || (isArray && !many)) {
+    throw new HttpProblem('invalid_body', many ? 'the request body must be a JSON object or an array of them' : 'the request body must be a JSON object');
   }
   // Text Postgres cannot store (NUL, lone surrogates) and runaway nesting are 400s here, not 500s later.
   const problem = findValueProblem(raw, maxDepth);
@@ -133,9 +150,29 @@ export function parseBody<S extends AnyObject>(
     const field = problem.path || '(body)';
     throw invalidBody(`${field}: ${problem.message}`, [{ field, message: problem.message }]);
   }
-  const normalized = normalizeBodyKeys(raw, schema, aliases) as Record<string, unknown>;
+  const normalized = isArray
+    ? (raw as unknown[]).map((element) => normalizeBodyKeys(element, item, aliases))
+    : (normalizeBodyKeys(raw, item, aliases) as Record<string, unknown>);
   const result = schema.safeParse(normalized);
   if (result.success) return result.data;
-  const { errors } = issuesToErrors(result.error.issues, 'field', normalized);
+  const issues = isArray ? arrayIssues(result.error.issues) : result.error.issues;
+  const { errors } = issuesToErrors(issues, 'field', isArray ? {} : (normalized as Record<string, unknown>));
   throw new HttpProblem('invalid_body', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
+}
+
+/** A union's issues for an array body: those of the array branch, paths as `[i].field`. */
+function arrayIssues(issues: z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  const out: z.core.$ZodIssue[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+      const branch = issue.errors.find((errs) => errs.some((e) => typeof e.path[0] === 'number')) ?? issue.errors[issue.errors.length - 1]!;
+      out.push(...branch.map((e) => ({ ...e, path: [...issue.path, ...e.path] })));
+    } else {
+      out.push(issue);
+    }
+  }
+  return out.map((issue) => ({
+    ...issue,
+    path: issue.path.length > 0 && typeof issue.path[0] === 'number' ? [`[${issue.path[0]}]`, ...issue.path.slice(1)] : issue.path,
+  }));
 }

@@ -13,6 +13,8 @@ import { simpleLeadsEndpoints } from './endpoints/simpleLeads';
 import { rawLeadsEndpoints } from './endpoints/rawLeads';
 import { hookEndpoints } from './endpoints/hooks';
 import { problemTypeEndpoints } from './endpoints/problems';
+import { doNotCallEndpoints } from './endpoints/doNotCall';
+import { leadDefinitionEndpoints } from './endpoints/leadDefinitions';
 
 /**
  * Every endpoint of the API, in document order. Each endpoint module exports its endpoint
@@ -38,6 +40,8 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
     ...hookEndpoints(services.settings),
+    ...doNotCallEndpoints,
+    ...leadDefinitionEndpoints,
   ];
   return endpoints;
 }

@@ -5,6 +5,7 @@ import { parseBulkRow, unreadableRow } from '../domain/bulkRows';
 import type { ImportCampaign } from '../data/leadRepository';
 import { insertLeadBatch } from '../data/leadBatches';
 import { recordLeadEvents } from '../data/hookEvents';
+import { doNotCallStatuses, DoNotCallStatus } from '../data/doNotCallRepository';
 import type { ProjectScope } from '../data/projectScope';
 import {
   BodyReader,
@@ -77,6 +78,8 @@ export type BulkStop =
   /** CSV header names that are not fields of the lead definition (only ever before the first row). */
   | { reason: 'header'; errors: LeadDataError[]; rows: number }
   | { reason: 'campaign_unavailable'; rows: number }
+  /** Another request with the same Idempotency-Key stored rows, or the rows differ from its. */
+  | { reason: 'key_conflict'; rows: number }
   | { reason: 'failed'; rows: number };
 
 export type BulkPiece =
@@ -84,8 +87,36 @@ export type BulkPiece =
   | { kind: 'results'; text: string; rows: number }
   | { kind: 'stopped'; stop: BulkStop };
 
-/** Lets a caller add its own writes to each batch's transaction (the idempotency record). */
-export type BatchHook = (trx: Knex.Transaction, batch: { text: string; rows: number; lastRow: number }) => Promise<void>;
+/**
+ * Lets a caller add its own writes to each batch's transaction (the idempotency record).
+ * `digest`: the row digest after the batch's last row (when a RowDigest is given).
+ */
+export type BatchHook = (trx: Knex.Transaction, batch: { text: string; rows: number; lastRow: number; digest?: string }) => Promise<void>;
+
+/** Thrown by a BatchHook: the batch is rolled back and the import ends with a key_conflict stop. */
+export class BulkKeyConflict extends Error {
+  constructor() {
+    super('another request with the same Idempotency-Key stored rows meanwhile');
+    this.name = 'BulkKeyConflict';
+  }
+}
+
+/** A running digest of the rows read: each record, then how the body ended. */
+export interface RowDigest {
+  add(entry: unknown): void;
+  readonly digest: string;
+}
+
+/**
+ * Resuming under an Idempotency-Key: every record goes into `chain`; rows 1..skipRows were
+ * stored by an earlier request and are only checked (the digest after row skipRows must be
+ * `prefixDigest`), not stored again.
+ */
+export interface RowTracking {
+  chain: RowDigest;
+  skipRows: number;
+  prefixDigest?: string;
+}
 
 interface PreparedLead {
   data: Record<string, string>;
@@ -94,7 +125,7 @@ interface PreparedLead {
   pool?: string;
 }
 
-type RowItem = { row: number; lead: PreparedLead } | { row: number; errors: LeadDataError[] };
+type RowItem = ({ row: number; lead: PreparedLead } | { row: number; errors: LeadDataError[] }) & { digest?: string };
 type StopItem = { stop: BulkStop };
 
 class HeaderRefused extends Error {
@@ -125,37 +156,91 @@ function bodyRecords(body: BulkBody, campaign: ImportCampaign, options: BulkImpo
   }
 }
 
-/** Numbers the records and checks each row; ends with a stop item when the body broke. */
+/**
+ * Numbers the records and checks each row; ends with a stop item when the body broke. With a
+ * chain, each record (a broken one as a marker: parser messages may depend on how the body
+ * was cut into chunks) and then the end go into it.
+ */
 async function* rowItems(
   records: AsyncIterable<BodyRecord>,
   request: BulkImportRequest,
   zone: string,
+  chain?: RowDigest,
 ): AsyncGenerator<RowItem | StopItem> {
   let row = 0;
+  const digest = () => (chain ? { digest: chain.digest } : {});
+  let stop: BulkStop | undefined;
   try {
     for await (const record of records) {
       row++;
+      chain?.add(record);
       if ('invalid' in record) {
-        yield { row, errors: unreadableRow(record.invalid) };
+        yield { row, errors: unreadableRow(record.invalid), ...digest() };
         continue;
       }
-      yield prepareRow(row, record.value, request, zone);
+      yield { ...prepareRow(row, record.value, request, zone), ...digest() };
     }
   } catch (err) {
     if (err instanceof MalformedBodyError) {
       if (err.inRecord) {
         row++;
-        yield { row, errors: unreadableRow(err.message) };
+        chain?.add({ broken: true });
+        yield { row, errors: unreadableRow(err.message), ...digest() };
       }
-      yield { stop: { reason: 'malformed', message: err.message, rows: row } };
+      stop = { reason: 'malformed', message: err.message, rows: row };
     } else if (err instanceof BodyTooLargeError) {
-      yield { stop: { reason: 'too_large', limit: err.limit, rows: row } };
+      stop = { reason: 'too_large', limit: err.limit, rows: row };
     } else if (err instanceof HeaderRefused) {
-      yield { stop: { reason: 'header', errors: err.errors, rows: row } };
+      stop = { reason: 'header', errors: err.errors, rows: row };
     } else {
       throw err;
     }
   }
+  chain?.add({ end: stop?.reason ?? 'end', rows: row });
+  if (stop) yield { stop };
+}
+
+/**
+ * Leaves out rows 1..skipRows (stored by an earlier request with the same key) once the body
+ * proved to hold the same rows there; a body that differs, or ends before, is a key_conflict.
+ */
+async function* afterPrefix(items: AsyncIterable<RowItem | StopItem>, tracking: RowTracking): AsyncGenerator<RowItem | StopItem> {
+  const { skipRows, prefixDigest } = tracking;
+  const conflict: StopItem = { stop: { reason: 'key_conflict', rows: 0 } };
+  let passed = skipRows === 0;
+  for await (const item of items) {
+    if ('stop' in item) {
+      yield passed ? item : conflict;
+      return;
+    }
+    if (item.row > skipRows) {
+      yield item;
+      continue;
+    }
+    if (item.row === skipRows) {
+      if (prefixDigest !== undefined && item.digest !== prefixDigest) {
+        yield conflict;
+        return;
+      }
+      passed = true;
+    }
+  }
+  if (!passed) yield conflict;
+}
+
+/**
+ * Reads a whole body into `chain` without storing anything: whether a retry under a finished
+ * Idempotency-Key sends the same request.
+ */
+export async function readBulkBody(
+  deps: Pick<BulkImportDeps, 'zone'>,
+  request: BulkImportRequest,
+  body: BulkBody,
+  options: BulkImportOptions,
+  chain: RowDigest,
+): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  for await (const _ of rowItems(bodyRecords(body, request.campaign, options), request, deps.zone, chain));
 }
 
 function prepareRow(row: number, value: unknown, request: BulkImportRequest, zone: string): RowItem {
@@ -180,7 +265,7 @@ function prepareRow(row: number, value: unknown, request: BulkImportRequest, zon
 
 const NEW: LeadStatusName = 'New';
 
-type Committed = { ok: true; text: string; rows: number } | { ok: false; stop?: 'campaign_unavailable' | 'failed' };
+type Committed = { ok: true; text: string; rows: number } | { ok: false; stop?: 'campaign_unavailable' | 'key_conflict' | 'failed' };
 type Pulled = { done: true } | { done: false; item: RowItem | StopItem } | { error: unknown };
 type Wake = { kind: 'pulled'; pulled: Pulled } | { kind: 'committed'; committed: Committed } | { kind: 'tick' } | { kind: 'aborted' };
 
@@ -197,8 +282,10 @@ export async function* runBulkImport(
   options: BulkImportOptions,
   signal: AbortSignal,
   onBatch?: BatchHook,
+  tracking?: RowTracking,
 ): AsyncGenerator<BulkPiece> {
-  const source = rowItems(bodyRecords(body, request.campaign, options), request, deps.zone);
+  const items = rowItems(bodyRecords(body, request.campaign, options), request, deps.zone, tracking?.chain);
+  const source = tracking ? afterPrefix(items, tracking) : items;
   const pull = (): Promise<Pulled> =>
     source.next().then(
       (r): Pulled => (r.done ? { done: true } : { done: false, item: r.value }),
@@ -209,7 +296,8 @@ export async function* runBulkImport(
     else signal.addEventListener('abort', () => resolve({ kind: 'aborted' }), { once: true });
   });
 
-  let answered = 0;
+  // Rows numbers go on after the rows an earlier request with the same key stored.
+  let answered = tracking?.skipRows ?? 0;
   let batch: RowItem[] = [];
   let batchStarted = 0;
   let pending: Promise<Pulled> | undefined;
@@ -221,12 +309,14 @@ export async function* runBulkImport(
     try {
       const valid = items.filter((i): i is Extract<RowItem, { lead: PreparedLead }> => 'lead' in i);
       let stored: { id: number; uniqueId: string }[] = [];
+      // The status of each valid row: New, or the do-not-call list's when its number is listed.
+      let statuses: (DoNotCallStatus | undefined)[] = [];
       const results = (leads: { uniqueId: string }[]) => {
         let k = 0;
         return items
           .map((item) =>
             'lead' in item
-              ? JSON.stringify({ row: item.row, success: true, uniqueId: leads[k++]!.uniqueId, status: NEW })
+              ? JSON.stringify({ row: item.row, success: true, uniqueId: leads[k]!.uniqueId, status: statuses[k++] ?? NEW })
               : JSON.stringify({ row: item.row, success: false, errors: item.errors }),
           )
           .join(',\n');
@@ -235,15 +325,16 @@ export async function* runBulkImport(
       const trx = await deps.db.transaction();
       try {
         const now = deps.clock();
+        statuses = await doNotCallStatuses(trx, request.campaign.id, valid.map(({ lead }) => lead.phoneNumber), now);
         const inserted = await insertLeadBatch(
           trx,
           {
             campaignId: request.campaign.id,
             now,
             userId: importer.userId,
-            leads: valid.map(({ lead }) => ({
+            leads: valid.map(({ lead }, i) => ({
               poolName: poolNameAt(lead.pool ?? request.pool, now, deps.zone),
-              status: LeadStatus.toNumber(NEW),
+              status: LeadStatus.toNumber(statuses[i] ?? NEW),
               data: lead.data,
               phoneNumber: lead.phoneNumber,
               externalKey: lead.externalKey,
@@ -259,7 +350,8 @@ export async function* runBulkImport(
         // lead.created for each stored lead, in the batch's transaction (no lead without its event).
         await recordLeadEvents(trx, 'lead.created', stored.map((l) => ({ leadId: l.id })), now);
         const text = results(stored);
-        await onBatch?.(trx, { text, rows: items.length, lastRow: items[items.length - 1]!.row });
+        const last = items[items.length - 1]!;
+        await onBatch?.(trx, { text, rows: items.length, lastRow: last.row, ...(last.digest !== undefined ? { digest: last.digest } : {}) });
         // A client that left gets no acknowledgement: its batch is not committed either.
         if (signal.aborted) {
           await trx.rollback();
@@ -272,6 +364,7 @@ export async function* runBulkImport(
         throw err;
       }
     } catch (err) {
+      if (err instanceof BulkKeyConflict) return { ok: false, stop: 'key_conflict' };
       if (!signal.aborted) deps.logger.error({ err }, 'bulk import: a batch could not be stored');
       return { ok: false, stop: 'failed' };
     }

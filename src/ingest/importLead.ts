@@ -4,6 +4,7 @@ import { ImportRefused, poolNameAt } from './leadImportRules';
 import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
+import { doNotCallStatus, DoNotCallStatus } from '../data/doNotCallRepository';
 import { recordLeadEvent } from '../data/hookEvents';
 
 export { ImportRefused } from './leadImportRules';
@@ -22,8 +23,13 @@ export interface ImportLeadRequest {
   pool?: string;
 }
 
-/** The answer of an import: stored, replayed and sent as is. A validation failure is an answer too. */
-export type ImportLeadAnswer = { success: true; uniqueId: string; pool: string } | { success: false; errors: LeadDataError[] };
+/**
+ * The answer of an import: stored, replayed and sent as is. A validation failure is an answer
+ * too. `status` is there when the lead is not New: its number is on a do-not-call list.
+ */
+export type ImportLeadAnswer =
+  | { success: true; uniqueId: string; pool: string; status?: DoNotCallStatus }
+  | { success: false; errors: LeadDataError[] };
 
 export interface ImportLeadDeps {
   db: Knex;
@@ -58,7 +64,8 @@ export async function importLead(
   idempotencyKey?: string,
 ): Promise<ImportLeadOutcome> {
   if (idempotencyKey === undefined) {
-    // One transaction: the lead and its lead.created event are committed together.
+    // One transaction: the lead and its lead.created event are committed together, and the
+    // do-not-call check holds its lock on the number until the lead is in.
     const answer = await deps.db.transaction((trx) => importOnce(trx, deps, importer, request));
     return { kind: 'answered', answer, replayed: false };
   }
@@ -90,6 +97,7 @@ async function importOnce(
   }
   const now = deps.clock();
   const pool = poolNameAt(request.pool, now, deps.zone);
+  const listed = await doNotCallStatus(db, campaign.id, mapped.phoneNumber, now);
   const inserted = await insertLead(
     db,
     {
@@ -100,6 +108,7 @@ async function importOnce(
       externalKey: mapped.externalKey,
       now,
       userId: importer.userId,
+      ...(listed ? { status: listed } : {}),
     },
     scope,
   );
@@ -111,5 +120,5 @@ async function importOnce(
     return importOnce(db, deps, importer, request);
   }
   await recordLeadEvent(db, { type: 'lead.created', leadId: inserted.id, time: now });
-  return { success: true, uniqueId: inserted.uniqueId, pool };
+  return { success: true, uniqueId: inserted.uniqueId, pool, ...(listed ? { status: listed } : {}) };
 }

@@ -76,6 +76,9 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     EXPORT_ACQUIRE_TIMEOUT_MS: '30000',
     EXPORT_MAX_CONCURRENT: '20',
     EXPORT_MAX_PER_ACCOUNT: '20',
+    // Test files send many wrong credentials from one address; the login-limit test sets its own.
+    LOGIN_FAILURES_PER_ADDRESS: '1000000',
+    LOGIN_FAILURES_PER_USER: '1000000',
     ...env,
   });
   // Five connections unless the test sets DB_POOL_MAX (a small pool is how the admission tests load it).

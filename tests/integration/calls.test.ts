@@ -140,6 +140,7 @@ describe('GET /api/calls', () => {
       code: w.campaigns.b2b,
       project: w.projects.b2b,
       leadDefinitionUniqueId: expect.any(String),
+      active: true,
     });
     expect(c.user).toEqual({
       uniqueId: expect.any(String),
@@ -403,7 +404,7 @@ describe('GET /api/calls/agentreadyperiods', () => {
     expect(mine[1]).toEqual({
       uniqueId: periods['starts-before-ends-inside'],
       orgCode: w.users.agent,
-      campaign: { uniqueId: expect.any(String), name: 'B2B campaign', code: w.campaigns.b2b, project: w.projects.b2b, leadDefinitionUniqueId: expect.any(String) },
+      campaign: { uniqueId: expect.any(String), name: 'B2B campaign', code: w.campaigns.b2b, project: w.projects.b2b, leadDefinitionUniqueId: expect.any(String), active: true },
       startTime: '2026-07-01T09:30:00.000+02:00',
       seconds: 2400,
       campaignType: 'PowerDialer',

@@ -53,7 +53,8 @@ describe('hook delivery', () => {
   });
 
   async function makeHook(path: string, extra: Record<string, unknown> = {}, auth = w.accounts.full.auth, base = receiver.url) {
-    const res = await request(t.app).post('/api/hooks').set('Authorization', auth).send({ name: path, url: `${base}${path}`, ...extra });
+    // Narrowed to this file's campaign: lead events of files running alongside never reach these hooks.
+    const res = await request(t.app).post('/api/hooks').set('Authorization', auth).send({ name: path, url: `${base}${path}`, campaignCode: w.campaigns.b2b, ...extra });
     expect(res.status).toBe(201);
     receiver.secret(path, res.body.secret);
     return res.body as { uniqueId: string; secret: string };

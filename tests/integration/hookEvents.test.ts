@@ -127,6 +127,27 @@ describe('hook events', () => {
     expect(receiver.at(filtered)).toHaveLength(0);
   });
 
+  it('when a number is put on the do-not-call list, then each open lead it moves gets lead.statusChanged with its previous status', async () => {
+    const path = `/dnc-${w.id}`;
+    await hook(path, { events: ['lead.statusChanged'], campaignCode: w.campaigns.b2b });
+    const number = `+4561${String(Date.now() % 1000000).padStart(6, '0')}`;
+    const imported = [];
+    for (const name of ['First', 'Second']) {
+      const res = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.b2b, Data: { Name: name, Telefon: number } });
+      expect(res.body.success).toBe(true);
+      imported.push(res.body.uniqueId as string);
+    }
+    const listed = await request(t.app).post('/api/donotcallnumbers').set('Authorization', w.accounts.full.auth).send({ phoneNumber: number });
+    expect(listed.status).toBe(200);
+    const got = (await receiver.waitFor(path, 2)).map(envelope);
+    expect(got.map((g) => g.data.uniqueId).sort()).toEqual([...imported].sort());
+    for (const body of got) {
+      expect(body).toMatchObject({ type: 'lead.statusChanged', data: { status: 'DoNotCall', previousStatus: 'New' } });
+      const { previousStatus: _p, ...lead } = body.data;
+      expect(lead).toEqual((await get(`/api/leads/${String(body.data.uniqueId)}`)).body);
+    }
+  });
+
   it('when calendar events are created, replaced and deleted, then each event carries the calendar event as the API answers it', async () => {
     const calendar = `hook-cal-${w.id}`;
     await t.load(

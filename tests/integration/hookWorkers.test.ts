@@ -73,7 +73,8 @@ describe('hook worker processes', () => {
   });
 
   async function hookWithDeliveries(p: string, n: number, to: HookReceiver = receiver): Promise<string[]> {
-    const res = await request(t.app).post('/api/hooks').set('Authorization', w.accounts.full.auth).send({ name: p, url: `${to.url}${p}` });
+    // Narrowed to this file's campaign: lead events of files running alongside never reach it.
+    const res = await request(t.app).post('/api/hooks').set('Authorization', w.accounts.full.auth).send({ name: p, url: `${to.url}${p}`, campaignCode: w.campaigns.b2b });
     to.secret(p, res.body.secret);
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {

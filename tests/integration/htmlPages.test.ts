@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import type { Endpoint } from '../../src/http/endpoint';
+import { escapeHtml as escapeText } from '../../src/http/html';
 
 /**
  * The text/html representation: every small service answers a
@@ -31,7 +32,9 @@ describe('HTML pages', () => {
     );
   });
   let hookId: string;
+  let leadDefinitionId: string;
   beforeAll(async () => {
+    leadDefinitionId = (await t.db('lead_definitions').where({ name: w.leadDefinition }).first('unique_id')).unique_id;
     const hook = await request(t.app).post('/api/hooks').set('Authorization', w.accounts.full.auth).send({ name: 'Html <b>hook</b>', url: 'https://crm.example.com/in' });
     hookId = hook.body.uniqueId;
   });
@@ -42,8 +45,14 @@ describe('HTML pages', () => {
       CalendarCode: calendar,
       OrgCode: e.path.startsWith('/users') ? w.users.agent : w.units.team,
       orgCode: w.units.team,
-      Code: 'not_found',
-      UniqueId: e.path.startsWith('/calls') ? callId : e.path.startsWith('/hooks') ? hookId : leadId,
+      Code: e.path.startsWith('/campaigns') ? w.campaigns.b2b : 'not_found',
+      UniqueId: e.path.startsWith('/calls')
+        ? callId
+        : e.path.startsWith('/hooks')
+          ? hookId
+          : e.path.startsWith('/leaddefinitions')
+            ? leadDefinitionId
+            : leadId,
     };
     const queryValues: Record<string, string> = {
       FromDate: '2026-05-01',
@@ -186,6 +195,15 @@ describe('HTML pages', () => {
       expect(res.status).toBe(200);
       expect(res.text).toContain('Team Tryg');
       expect(res.text).toContain(w.units.team);
+    });
+
+    it('when a lead definition is asked for HTML by the Partner account, then its fields are rows and the Full field is absent', async () => {
+      const res = await getHtml(`/api/leaddefinitions/${leadDefinitionId}`, w.accounts.b2b.auth);
+      expect(res.status).toBe(200);
+      expect(res.text).toContain(escapeText(w.leadDefinition));
+      expect(res.text).toContain('Telefon');
+      expect(res.text).toContain('Revenue');
+      expect(res.text).not.toContain('Secret');
     });
 
     it('when /api/campaigns is asked for HTML by a B2B account, then only its project’s campaigns are rows', async () => {

@@ -63,6 +63,7 @@ describe('GET /api/users/{OrgCode}', () => {
       code: w.campaigns.b2b,
       project: w.projects.b2b,
       leadDefinitionUniqueId: expect.any(String),
+      active: true,
     });
   });
 
@@ -184,8 +185,8 @@ describe('GET /api/campaigns', () => {
     expect(res.status).toBe(200);
     const mine = res.body.filter((c: { code: string }) => c.code.endsWith(w.id));
     expect(mine).toEqual([
-      { uniqueId: expect.any(String), name: 'B2B campaign', code: w.campaigns.b2b, project: w.projects.b2b, leadDefinitionUniqueId: expect.any(String) },
-      { uniqueId: expect.any(String), name: 'Retail campaign', code: w.campaigns.retail, project: w.projects.retail, leadDefinitionUniqueId: expect.any(String) },
+      { uniqueId: expect.any(String), name: 'B2B campaign', code: w.campaigns.b2b, project: w.projects.b2b, leadDefinitionUniqueId: expect.any(String), active: true },
+      { uniqueId: expect.any(String), name: 'Retail campaign', code: w.campaigns.retail, project: w.projects.retail, leadDefinitionUniqueId: expect.any(String), active: true },
     ]);
   });
 

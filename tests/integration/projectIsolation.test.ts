@@ -27,13 +27,17 @@ interface Data {
   leads: { b2b: string; retail: string };
   calendars: { b2b: string; retail: string };
   savedSearch: string;
+  /** A lead definition used only by a Retail campaign (its name carries the Retail marker). */
+  retailDefinition: string;
   /** Loads a new event into the side's calendar and returns its unique id (for writes). */
   newEvent(side: 'b2b' | 'retail'): Promise<string>;
+  /** Lists a new number on the do-not-call list for the side's project (all-projects account) and returns it in E.164. */
+  newDoNotCallNumber(side: 'b2b' | 'retail'): Promise<string>;
 }
 
 interface Row {
   name: string;
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path(w: World, d: Data): string | Promise<string>;
   expect: Expectation;
   body?(w: World, d: Data, path: string): object;
@@ -43,6 +47,9 @@ interface Row {
 const CALL_TIME = '2031-02-03T04:05:06.000+01:00';
 const WINDOW = 'StartTime=2031-02-03T04:00:00&TimeSpan=PT1H';
 const LEAD_TIME = '2031-02-03T04:05:06.000+01:00';
+
+/** A Faroese number no other test uses (do-not-call entries must not reach other files' leads). */
+const faroeseNumber = () => `+298${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
 
 const lastSegment = (path: string) => decodeURIComponent(path.split('?')[0].split('/').pop()!);
 
@@ -92,6 +99,23 @@ const rows: Row[] = [
     expect: 'forbidden',
     body: (w, d) => ({ CampaignCode: w.campaigns.retail, Data: { Name: `Imported ${d.retail}`, Telefon: '+4511223344' } }),
   },
+  // ---- do-not-call list ----
+  { name: 'do-not-call numbers', method: 'get', path: () => '/api/donotcallnumbers', expect: 'list-excludes' },
+  { name: 'do-not-call numbers naming the Retail project', method: 'get', path: (w) => `/api/donotcallnumbers?Project=${encodeURIComponent(w.projects.retail)}`, expect: 'list-excludes' },
+  {
+    name: 'list a number for the Retail project',
+    method: 'post',
+    path: () => '/api/donotcallnumbers',
+    expect: 'forbidden',
+    body: (w) => ({ phoneNumber: faroeseNumber(), project: w.projects.retail, note: `for ${w.campaigns.retail}` }),
+  },
+  { name: 'remove a Retail-only number', method: 'delete', path: async (_w, d) => `/api/donotcallnumbers/${encodeURIComponent(await d.newDoNotCallNumber('retail'))}`, expect: 'not-found' },
+  {
+    name: "remove a number from the Retail project's list",
+    method: 'delete',
+    path: async (w, d) => `/api/donotcallnumbers/${encodeURIComponent(await d.newDoNotCallNumber('retail'))}?Project=${encodeURIComponent(w.projects.retail)}`,
+    expect: 'forbidden',
+  },
   {
     name: 'bulk import into the Retail campaign',
     method: 'post',
@@ -139,6 +163,13 @@ const rows: Row[] = [
     expect: 'forbidden',
     body: (w, d) => ({ name: `Hook ${d.retail}`, url: 'https://crm.example.com/in', campaignCode: w.campaigns.retail }),
   },
+  // ---- campaigns and lead definitions ----
+  { name: 'the Retail campaign', method: 'get', path: (w) => `/api/campaigns/${encodeURIComponent(w.campaigns.retail)}`, expect: 'not-found' },
+  { name: 'lead definitions', method: 'get', path: () => '/api/leaddefinitions', expect: 'list-excludes' },
+  { name: 'a lead definition used only in Retail', method: 'get', path: (_w, d) => `/api/leaddefinitions/${d.retailDefinition}`, expect: 'not-found' },
+  // ---- lead changes (last: the all-projects control really changes the Retail lead) ----
+  { name: 'patch a Retail lead', method: 'patch', path: (_w, d) => `/api/leads/${encodeURIComponent(d.leads.retail)}`, expect: 'not-found', body: () => ({ priority: 3 }) },
+  { name: 'anonymize a Retail lead', method: 'post', path: (_w, d) => `/api/leads/${encodeURIComponent(d.leads.retail)}/anonymize`, expect: 'not-found' },
 ];
 
 /** Services that are not data endpoints: operations, documentation and the account's own. */
@@ -172,10 +203,19 @@ describe('project isolation across the data endpoints', () => {
       leads: { b2b: `${b2b}-lead`, retail: `${retail}-lead` },
       calendars: { b2b: `cal-${b2b}`, retail: `cal-${retail}` },
       savedSearch: `search ${w.id}`,
+      retailDefinition: `ld-${retail}`,
       async newEvent(which) {
         const uniqueId = uniq(`${side[which]}-ev-`);
         await t.load({ type: 'calendarEvent', uniqueId, ...eventBody(d.calendars[which], side[which]) });
         return uniqueId;
+      },
+      async newDoNotCallNumber(which) {
+        const res = await request(t.app)
+          .post('/api/donotcallnumbers')
+          .set('Authorization', w.accounts.full.auth)
+          .send({ phoneNumber: faroeseNumber(), project: w.projects[which], note: `listed in ${side[which]}` });
+        expect(res.status).toBe(200);
+        return res.body.phoneNumber as string;
       },
     };
     const records: Record<string, unknown>[] = [];
@@ -227,8 +267,14 @@ describe('project isolation across the data endpoints', () => {
         { type: 'calendarEvent', uniqueId: `${marker}-event`, ...eventBody(d.calendars[s], marker) },
       );
     }
+    records.push(
+      { type: 'leadDefinition', name: `Definition of ${retail}`, uniqueId: d.retailDefinition, fields: [{ name: 'Phone', type: 'phone' }] },
+      { type: 'campaign', code: `${retail}-2`, name: 'Retail 2', project: w.projects.retail, leadDefinition: `Definition of ${retail}`, campaignType: 'Master' },
+    );
     records.push({ type: 'savedSearch', user: w.users.agent, name: d.savedSearch, campaigns: [w.campaigns.b2b, w.campaigns.retail] });
     await t.load(...records);
+    await d.newDoNotCallNumber('b2b');
+    await d.newDoNotCallNumber('retail');
   });
 
   /** True when the text shows any Retail data of this world. */

@@ -1,11 +1,14 @@
 import type { Knex } from 'knex';
-import { defineEndpoint, right } from '../endpoint';
+import { defineEndpoint, EndpointContext, EndpointResult, right } from '../endpoint';
 import { forbidden, HttpProblem, invalidBody, invalidParameter, notFound } from '../problem';
 import { EMPTY_SNAPSHOT, streamLeadsCsv, streamLeadsJson } from '../leadExportResponse';
 import {
   importLeadBody,
   importLeadBodyAliases,
   importLeadResponse,
+  IF_MATCH_HEADER,
+  LEAD_PATCH_PROPERTIES,
+  leadPatchBody,
   leadGetQuery,
   leadOut,
   leadPath,
@@ -18,15 +21,16 @@ import { formatCompactLocal } from '../../domain/datetime';
 import { parseIncludeNames } from '../../domain/include';
 import { savedSearchLeadFilter } from '../../domain/leadFilters';
 import { leadIncludesNeedSnapshot, leadIncludesNeedUsers, leadToJson, visibleFieldsByDefinition } from '../../domain/leadSerializer';
-import type { LeadRow } from '../../domain/leadRecords';
+import { leadEntityTag } from '../../domain/entityTag';
 import { findLead, loadLeadLookups } from '../../data/leadRepository';
 import { findSavedSearch } from '../../data/savedSearchRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
 import { importLead, ImportLeadRequest, ImportRefused } from '../../ingest/importLead';
+import { anonymizeLead, LeadChangeOutcome, LeadPatch, patchLead } from '../../ingest/leadChanges';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKey, idempotencyKeyReused } from '../idempotencyKey';
 
 // ---- import -------------------------------------------------------------------------------
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** An import the use case refused: an unknown campaign is a 400 naming the field, a foreign one a 403. */
 function refusal(err: unknown): never {
@@ -58,17 +62,11 @@ export const importLeadEndpoint = defineEndpoint({
   bodyAliases: importLeadBodyAliases,
   response: importLeadResponse,
   errorStatuses: [403, 409, 413],
-  headers: [
-    {
-      name: 'Idempotency-Key',
-      description: 'Up to 255 visible ASCII characters, unique per import; a retry with the same key returns the first answer.',
-    },
-  ],
+  headers: [IDEMPOTENCY_KEY_HEADER],
   async handler({ req, res, body, account, scope, db, clock, zone }) {
     const pool = body.LeadPool?.trim();
     const request: ImportLeadRequest = { campaignCode: body.CampaignCode, data: body.Data, ...(pool ? { pool } : {}) };
-    const key = req.get('Idempotency-Key');
-    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw invalidParameter('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
+    const key = idempotencyKey(req);
     const importer = { accountId: account.id, userId: account.userId, scope };
     const outcome = await importLead({ db, clock, zone }, importer, request, key).catch(refusal);
     if (outcome.kind === 'key_reused') throw idempotencyKeyReused();
@@ -77,19 +75,31 @@ export const importLeadEndpoint = defineEndpoint({
   },
 });
 
-/** 409: the key was first used with another request body. */
-function idempotencyKeyReused(): HttpProblem {
-  // Same problem shape as invalid_body, with the status of a conflict with an earlier request.
-  return new HttpProblem(
-    'invalid_body',
-    'Idempotency-Key: this key was already used with a different request; use a new key for a new import',
-    [{ parameter: 'Idempotency-Key', message: 'was already used with a different request' }],
-    {},
-    [409, 'Conflict'],
-  );
-}
-
 // ---- one lead -----------------------------------------------------------------------------
+
+type LeadContext = Pick<EndpointContext<unknown, unknown, unknown>, 'res' | 'account' | 'scope' | 'db' | 'zone' | 'dateTimeFormat'>;
+
+/** The lead as GET answers it, with its ETag header; 404 when it is unknown or outside the account's projects. */
+async function leadAnswer(ctx: LeadContext, uniqueId: string, includeParam?: unknown): Promise<EndpointResult> {
+  const { account, scope, db, zone, dateTimeFormat } = ctx;
+  const row = await findLead(db, uniqueId, scope, account.entryAccess);
+  if (!row) throw notFound(`no lead ${uniqueId}`);
+  const include = parseIncludeNames(includeParam);
+  const [lookups, org] = await Promise.all([
+    loadLeadLookups(db, {}, scope, [row.campaignId]),
+    leadIncludesNeedSnapshot(include) ? loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) }) : EMPTY_SNAPSHOT,
+  ]);
+  const expand = leadToJson({
+    zone,
+    dateTimeFormat,
+    visible: visibleFieldsByDefinition(lookups.definitions, account.entryAccess),
+    lookups,
+    include,
+    org,
+  });
+  ctx.res.setHeader('ETag', leadEntityTag(row.uniqueId, row.version));
+  return { body: expand(row), title: `Lead ${row.uniqueId}` };
+}
 
 export const getLeadEndpoint = defineEndpoint({
   service: 'leads.get',
@@ -97,7 +107,9 @@ export const getLeadEndpoint = defineEndpoint({
   method: 'get',
   path: '/leads/{UniqueId}',
   summary: 'One lead',
-  description: 'The lead in the shape of the exports; 404 when it does not exist or its campaign is outside the account\'s projects.',
+  description:
+    "The lead in the shape of the exports; 404 when it does not exist or its campaign is outside the account's projects. " +
+    'The `ETag` response header names this version of the lead, for `If-Match` on PATCH and anonymize.',
   tags: ['Leads'],
   access: right('Leads', 'Get'),
   representations: ['json', 'html'],
@@ -106,23 +118,100 @@ export const getLeadEndpoint = defineEndpoint({
   response: leadOut,
   dateTimes: true,
   errorStatuses: [404],
-  async handler({ params, query, account, scope, db, zone, dateTimeFormat }) {
-    const row: LeadRow | undefined = await findLead(db, params.UniqueId, scope, account.entryAccess);
-    if (!row) throw notFound(`no lead ${params.UniqueId}`);
-    const include = parseIncludeNames(query.Include);
-    const [lookups, org] = await Promise.all([
-      loadLeadLookups(db, {}, scope, [row.campaignId]),
-      leadIncludesNeedSnapshot(include) ? loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) }) : EMPTY_SNAPSHOT,
-    ]);
-    const expand = leadToJson({
-      zone,
-      dateTimeFormat,
-      visible: visibleFieldsByDefinition(lookups.definitions, account.entryAccess),
-      lookups,
-      include,
-      org,
-    });
-    return { body: expand(row), title: `Lead ${row.uniqueId}` };
+  async handler(ctx) {
+    return leadAnswer(ctx, ctx.params.UniqueId, ctx.query.Include);
+  },
+});
+
+/** The answer to a refused change: 404 like the GET, 412, 409, or 400 naming the fields. */
+function changeRefusal(outcome: Exclude<LeadChangeOutcome, { kind: 'changed' }>, uniqueId: string): never {
+  switch (outcome.kind) {
+    case 'not_found':
+      throw notFound(`no lead ${uniqueId}`);
+    case 'precondition_failed':
+      throw new HttpProblem('precondition_failed', 'the lead changed since it was read: If-Match does not name its current ETag');
+    case 'anonymized':
+      throw new HttpProblem('conflict', 'the lead is Anonymized and cannot be changed');
+    case 'invalid':
+      throw invalidBody(outcome.errors.map((e) => `${e.field}: ${e.message}`).join('; '), outcome.errors);
+  }
+}
+
+/** The lead properties a merge patch names that it cannot change (the schema itself drops unknown names). */
+function unchangeableProperties(raw: unknown): string[] {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return [];
+  const allowed = new Set<string>(LEAD_PATCH_PROPERTIES);
+  return Object.keys(raw).filter((k) => !allowed.has(k.toLowerCase()));
+}
+
+export const patchLeadEndpoint = defineEndpoint({
+  service: 'leads.patch',
+  operationId: 'patchLead',
+  method: 'patch',
+  path: '/leads/{UniqueId}',
+  summary: 'Change a lead',
+  description:
+    'A JSON merge patch (RFC 7396) of `data` (editable fields within the account\'s entry access, checked as an import checks them; null removes a value), `priority` and `status` (`Removed` or `DoNotCall`). ' +
+    'Any other property, a field that is unknown, hidden or not editable, or a value not of the field\'s type is a 400 naming it; nothing is written. ' +
+    'A changed phone number that is on a do-not-call list moves an open lead to DoNotCall, as an import would; `status: DoNotCall` also lists the lead\'s number for its project. ' +
+    'A status change sends `lead.statusChanged` to hooks, in the same transaction. An Anonymized lead is a 409; `If-Match` with another version is a 412. ' +
+    'Answers the changed lead with its new `ETag`; 404 like GET for a lead that is unknown or outside the account\'s projects.',
+  tags: ['Leads'],
+  access: right('Leads', 'Put'),
+  representations: ['json'],
+  params: leadPath,
+  body: leadPatchBody,
+  bodyMediaTypes: ['application/merge-patch+json', 'application/json'],
+  response: leadOut,
+  dateTimes: true,
+  errorStatuses: [404, 409, 412],
+  headers: [IF_MATCH_HEADER],
+  async handler(ctx) {
+    const { req, params, body, account, scope, db, clock, zone } = ctx;
+    const unchangeable = unchangeableProperties(req.body);
+    if (unchangeable.length > 0) {
+      throw invalidBody(
+        `${unchangeable.join(', ')}: a patch may change only ${LEAD_PATCH_PROPERTIES.join(', ')}`,
+        unchangeable.map((field) => ({ field, message: 'cannot be changed with a patch' })),
+      );
+    }
+    const patch: LeadPatch = {
+      ...(body.data !== undefined ? { data: body.data } : {}),
+      ...(body.priority !== undefined ? { priority: body.priority } : {}),
+      ...(body.status !== undefined ? { status: body.status } : {}),
+    };
+    const changer = { userId: account.userId, scope, entryAccess: account.entryAccess };
+    const outcome = await patchLead({ db, clock, zone }, changer, params.UniqueId, patch, req.get('If-Match'));
+    if (outcome.kind !== 'changed') changeRefusal(outcome, params.UniqueId);
+    return leadAnswer(ctx, params.UniqueId);
+  },
+});
+
+export const anonymizeLeadEndpoint = defineEndpoint({
+  service: 'leads.anonymize',
+  operationId: 'anonymizeLead',
+  method: 'post',
+  path: '/leads/{UniqueId}/anonymize',
+  summary: 'Anonymize a lead',
+  description:
+    'For a person who asked for their data to be cleared; irreversible. In one transaction: the lead\'s data, phone number, external key and closure data are cleared and its status becomes Anonymized; ' +
+    'its calls lose the lead\'s phone number and external key; its calendar events lose their title and notes; copies of these held for hook deliveries are cleared too. ' +
+    'Sends `lead.statusChanged` (and `calendarEvent.updated` per event) to hooks. A lead already Anonymized is answered as it is, so a retry succeeds. ' +
+    'Answers the anonymized lead; 404 like GET; `If-Match` with another version is a 412.',
+  tags: ['Leads'],
+  access: right('Leads', 'Delete'),
+  representations: ['json'],
+  params: leadPath,
+  response: leadOut,
+  dateTimes: true,
+  errorStatuses: [404, 412],
+  headers: [IF_MATCH_HEADER],
+  async handler(ctx) {
+    const { req, params, account, scope, db, clock, zone } = ctx;
+    const changer = { userId: account.userId, scope, entryAccess: account.entryAccess };
+    const outcome = await anonymizeLead({ db, clock, zone }, changer, params.UniqueId, req.get('If-Match'));
+    if (outcome.kind !== 'changed') changeRefusal(outcome, params.UniqueId);
+    return leadAnswer(ctx, params.UniqueId);
   },
 });
 
@@ -186,4 +275,4 @@ export const savedSearchCsvEndpoint = defineEndpoint({
 });
 
 /** `/leads/csv` before `/leads/{UniqueId}`, so the literal path wins. */
-export const leadEndpoints = [importLeadEndpoint, savedSearchEndpoint, savedSearchCsvEndpoint, getLeadEndpoint];
+export const leadEndpoints = [importLeadEndpoint, savedSearchEndpoint, savedSearchCsvEndpoint, getLeadEndpoint, patchLeadEndpoint, anonymizeLeadEndpoint];

@@ -8,6 +8,8 @@ import { responseAbortSignal, streamToResponse } from '../streamResponse';
 import { BodyReader } from '../../streams/bodyRecords';
 import { isKnownEncoding } from '../../streams/encoding';
 import { BulkFormat, BulkPiece, BulkStop, runBulkImport } from '../../ingest/bulkImport';
+import { BulkKeyReused, startKeyedBulkImport } from '../../ingest/bulkImportWithKey';
+import { IDEMPOTENCY_KEY_HEADER, idempotencyKey, idempotencyKeyReused } from '../idempotencyKey';
 import { campaignForImport, ImportRefused } from '../../ingest/leadImportRules';
 
 /** Media types of a bulk body, and the format each is read as. */
@@ -48,9 +50,11 @@ function stopProblem(stop: BulkStop): HttpProblem {
     ],
     header: ['invalid_body', 'the CSV header row names columns that are not fields of the campaign\'s lead definition'],
     campaign_unavailable: ['forbidden', `the campaign was removed or left the account's projects during the import; ${read}, the rest was not stored`],
+    key_conflict: ['invalid_body', `Idempotency-Key: another request with this key stored rows meanwhile, or this body's rows differ from its; ${read}, the rest was not stored`],
     failed: ['internal_error', `the import failed while storing rows; ${read}, the rest was not stored`],
   };
   const [code, detail] = problems[stop.reason];
+  if (stop.reason === 'key_conflict') return new HttpProblem(code, detail, [{ parameter: 'Idempotency-Key', message: 'is in use by another request' }], {}, [409, 'Conflict']);
   return new HttpProblem(code, detail, stop.reason === 'header' ? stop.errors : undefined);
 }
 
@@ -90,7 +94,10 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
       'A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). ' +
       'A body that fails before its first row is a plain 400/413. The client must read the answer while it sends: a reader that does not read slows the import down to a stop.\n\n' +
       'The campaign is checked before the body is read: unknown is a 400, outside the account\'s projects a 403. Content-Type decides the format (415 for others). ' +
-      'Counted as one request however many rows it holds.',
+      'Counted as one request however many rows it holds.\n\n' +
+      'With an `Idempotency-Key` header the key covers the whole request (its parameters and rows): a retry of a finished import answers the first answer again (header `Idempotent-Replayed: true`) without storing anything; ' +
+      'a retry of an import that was cut short (the client left) answers the rows stored before from the kept answer and imports the rest, so no row is stored twice. ' +
+      'The same key with other parameters or other rows is a 409 (also while the first request still runs). Keys are kept 24 hours.',
     tags: ['Leads'],
     access: right('Leads', 'Post'),
     representations: ['json'],
@@ -100,8 +107,10 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
       content: bulkImportBodies,
     },
     response: bulkImportResponse,
-    errorStatuses: [403],
+    errorStatuses: [403, 409],
+    headers: [IDEMPOTENCY_KEY_HEADER],
     async handler({ req, res, query, account, scope, db, clock, zone, logger }) {
+      const key = idempotencyKey(req);
       const { format, charset } = bodyFormat(req);
       if (charset !== undefined && query.Encoding === undefined && !isKnownEncoding(charset)) {
         throw new HttpProblem('unsupported_media_type', `the charset ${JSON.stringify(charset)} is not a known encoding`);
@@ -118,14 +127,21 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
       });
 
       const signal = responseAbortSignal(res);
-      const pieces = runBulkImport(
-        { db, clock, zone, logger },
-        { userId: account.userId, scope },
-        { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}) },
-        { reader: new BodyReader(req, settings.BULK_BODY_LIMIT), format, encoding, separator: query.CsvFieldSeparator ?? ';' },
-        { batchSize: settings.BULK_BATCH_SIZE, maxBatchDelayMs: MAX_BATCH_DELAY_MS, maxLineLength: MAX_LINE_LENGTH },
-        signal,
-      );
+      const deps = { db, clock, zone, logger };
+      const importer = { accountId: account.id, userId: account.userId, scope };
+      const request = { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}) };
+      const body = { reader: new BodyReader(req, settings.BULK_BODY_LIMIT), format, encoding, separator: query.CsvFieldSeparator ?? ';' };
+      const options = { batchSize: settings.BULK_BATCH_SIZE, maxBatchDelayMs: MAX_BATCH_DELAY_MS, maxLineLength: MAX_LINE_LENGTH };
+      let pieces: AsyncIterable<BulkPiece>;
+      if (key === undefined) {
+        pieces = runBulkImport(deps, importer, request, body, options, signal);
+      } else {
+        const keyed = await startKeyedBulkImport(deps, importer, request, body, options, signal, key).catch((err: unknown) => {
+          throw err instanceof BulkKeyReused ? idempotencyKeyReused() : err;
+        });
+        if (keyed.replayed) res.setHeader('Idempotent-Replayed', 'true');
+        pieces = keyed.pieces;
+      }
       const answer = answerText(pieces);
       // The status line waits for the first batch: a body that fails before it is a plain problem.
       const first = await answer.next();

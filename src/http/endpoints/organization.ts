@@ -3,6 +3,8 @@ import { defineEndpoint, Endpoint, right } from '../endpoint';
 import { notFound } from '../problem';
 import {
   campaignOut,
+  campaignPath,
+  campaignWithDefinitionOut,
   includeQuery,
   orgUnitOut,
   orgUnitPath,
@@ -12,6 +14,7 @@ import {
   usersQuery,
 } from '../schemas/organization';
 import { listUsers, listVisibleCampaigns, listVisibleProjects, loadOrgSnapshot } from '../../data/organizationRepository';
+import { findLeadDefinition } from '../../data/leadDefinitionRepository';
 import { compileIncludes, parseIncludeNames } from '../../domain/include';
 import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/organizationGraph';
 
@@ -145,6 +148,33 @@ export const listCampaignsEndpoint = defineEndpoint({
   },
 });
 
+export const getCampaignEndpoint = defineEndpoint({
+  service: 'campaigns.get',
+  operationId: 'getCampaign',
+  method: 'get',
+  path: '/campaigns/{Code}',
+  summary: 'One campaign',
+  description:
+    "The campaign with this code (or unique id); 404 when there is none or it is outside the account's projects. " +
+    "Include: leadDefinition (the campaign's lead definition, with the fields the account's entry access reaches).",
+  tags: ['Campaigns'],
+  access: right('Campaigns', 'Get'),
+  representations: ['json', 'html'],
+  params: campaignPath,
+  query: includeQuery,
+  response: campaignWithDefinitionOut,
+  errorStatuses: [404],
+  async handler({ params, query, scope, account, db }) {
+    const [campaign] = await listVisibleCampaigns(db, scope, { key: params.Code });
+    if (campaign === undefined) throw notFound(`no campaign ${params.Code}`);
+    const body: Record<string, unknown> = renderCampaign(campaign);
+    if (parseIncludeNames(query.Include).has('leaddefinition')) {
+      body.leadDefinition = await findLeadDefinition(db, campaign.leadDefinitionUniqueId, account.entryAccess);
+    }
+    return { body, title: `Campaign ${campaign.code}` };
+  },
+});
+
 export const listProjectsEndpoint = defineEndpoint({
   service: 'projects.list',
   operationId: 'listProjects',
@@ -169,5 +199,6 @@ export const organizationEndpoints: Endpoint[] = [
   orgUnitListEndpoint('organizationalunits.list', 'listOrganizationalUnits', '/organizationalunits'),
   orgUnitGetEndpoint('organizationalunits.get', 'getOrganizationalUnit', '/organizationalunits/{OrgCode}', orgUnitPath),
   listCampaignsEndpoint,
+  getCampaignEndpoint,
   listProjectsEndpoint,
 ];

@@ -8,6 +8,9 @@ import { verifyPassword } from '../../domain/password';
 import { textProblem } from '../../domain/textSafety';
 import { HttpProblem } from '../problem';
 import type { CredentialCache } from '../credentialCache';
+import { BoundedWork, BoundedWorkFull } from '../boundedWork';
+import type { LoginFailures } from '../../ratelimit/loginFailures';
+import type { Metrics } from '../metrics';
 
 export const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
 
@@ -62,24 +65,65 @@ class Rfc7617BasicStrategy extends BasicStrategy {
   }
 }
 
+export interface LoginProtection {
+  failures: LoginFailures;
+  /** Bounds concurrent password checks (scrypt) and those waiting for one. */
+  checks: BoundedWork;
+  /** Longest time a failed credential is remembered (within the credential cache's TTL). */
+  failureCacheMs: number;
+  metrics?: Pick<Metrics, 'countRefused'>;
+}
+
 /**
- * HTTP Basic through passport-http (no sessions). The verify step checks the credential cache
- * first; on a miss it loads the account and verifies the scrypt hash.
+ * HTTP Basic through passport-http (no sessions). The verify step, cheapest first: verified
+ * credentials from the cache; an address (or address and username) with too many recent
+ * failures gets a 429 with Retry-After; credentials that failed recently are a 401 without a
+ * password check; otherwise the account is loaded and its scrypt hash checked, at most a few
+ * at once (more waiting than the queue holds: a 503), and the outcome is remembered
+ * (docs/decisions.md, Overload and timeouts).
  */
-export function createAuthenticator(db: Knex, cache: CredentialCache): RequestHandler {
+export function createAuthenticator(db: Knex, cache: CredentialCache, protection: LoginProtection): RequestHandler {
+  const { failures, checks, metrics } = protection;
   const strategy = new Rfc7617BasicStrategy((req, username, password, done) => {
     const key = cache.key(req.headers.authorization ?? '');
+    const address = req.ip ?? req.socket.remoteAddress ?? '';
     const cached = cache.get(key);
-    if (cached) return done(null, cached);
-    findAccountByUsername(db, username)
-      .then(async (account) => {
+    if (cached) {
+      // Credentials already verified pass, also from an address that failed often (a shared NAT).
+      failures.recordSuccess(address, username);
+      return done(null, cached);
+    }
+    const wait = failures.blockedFor(address, username);
+    if (wait !== undefined) {
+      metrics?.countRefused('login');
+      return done(
+        new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, { 'Retry-After': String(wait) }),
+      );
+    }
+    const failed = () => {
+      failures.recordFailure(address, username);
+      cache.rememberFailure(key, protection.failureCacheMs);
+      done(null, false);
+    };
+    if (cache.failedRecently(key)) return failed();
+    checks
+      .run(async () => {
+        const account = await findAccountByUsername(db, username);
         // Verify against a dummy hash for unknown users so timing does not reveal them.
         const ok = await verifyPassword(password, account?.passwordHash ?? DUMMY_HASH);
-        if (!account || !ok || !account.enabled) return done(null, false);
+        return ok && account?.enabled ? account : undefined;
+      })
+      .then((account) => {
+        if (!account) return failed();
+        failures.recordSuccess(address, username);
         cache.set(key, account);
         return done(null, account);
       })
-      .catch((err: unknown) => done(err));
+      .catch((err: unknown) => {
+        if (!(err instanceof BoundedWorkFull)) return done(err);
+        metrics?.countRefused('hashing');
+        return done(new HttpProblem('service_unavailable', 'too many logins are waiting for a password check; retry shortly', undefined, { 'Retry-After': '1' }));
+      });
   });
   const authenticator = new passport.Passport();
   authenticator.use('basic', strategy);

@@ -38,7 +38,14 @@ const fieldError = z.object({ field: z.string(), message: z.string() });
 
 export const importLeadResponse = z
   .union([
-    z.object({ success: z.literal(true), uniqueId: z.string(), pool: z.string() }),
+    z.object({
+      success: z.literal(true),
+      uniqueId: z.string(),
+      pool: z.string(),
+      status: z.enum(['DoNotCall', 'GlobalDoNotCall']).optional().meta({
+        description: 'Present when the lead was not created New: its number is on a do-not-call list.',
+      }),
+    }),
     z.object({ success: z.literal(false), errors: z.array(fieldError) }),
   ])
   .meta({ id: 'ImportLeadResult' });
@@ -153,7 +160,69 @@ export const leadOut = z
     firstProcessedByUser: reference('User'),
     closureData: z.array(z.unknown()),
   })
-  .meta({ id: 'Lead' });
+  .meta({
+    id: 'Lead',
+    example: {
+      uniqueId: '3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',
+      status: 'New',
+      closure: 'NotSet',
+      priority: 5,
+      phoneNumber: '+45 12 34 56 78',
+      externalKey: 'CUST-1001',
+      pool: '(auto) 2026-05-06',
+      campaign: { uniqueId: '9b1d2f4a-6c3e-4f5a-8b7d-1e2c3a4b5c6d', code: 'B2B-2026' },
+      data: { Name: 'Jens Hansen', Phone: '+45 12 34 56 78', Customer: 'CUST-1001' },
+      uploadTime: '2026-05-06T10:16:41.000+02:00',
+      lastModifiedTime: '2026-05-07T09:02:10.000+02:00',
+      uploadedByUser: { orgCode: 'ann@example.com' },
+      lastModifiedByUser: { orgCode: 'ann@example.com' },
+      closureData: [],
+    },
+  });
+
+// ---- lead changes -----------------------------------------------------------------------------
+
+/** The properties of a lead a merge patch may name; every other lead property is a 400. */
+export const LEAD_PATCH_PROPERTIES = ['data', 'priority', 'status'] as const;
+
+export const leadPatchBody = z
+  .object({
+    data: z
+      .record(z.string(), z.string({ message: 'every value must be a string or null' }).nullable(), { message: 'must be an object of strings' })
+      .optional()
+      .meta({
+        description:
+          "Field name or import name → new value (a string, checked as an import checks it), or null (or an empty string) to remove the value. " +
+          "Only fields that are `editable` in the lead definition and within the account's entry access; fields not named keep their values.",
+        example: { Email: 'jens@example.com', Phone: null },
+      }),
+    priority: z
+      .number({ message: 'must be an integer' })
+      .int('must be an integer')
+      .min(-2147483648, 'must be a 32-bit integer')
+      .max(2147483647, 'must be a 32-bit integer')
+      .optional()
+      .meta({ description: 'The lead\'s priority.', example: 10 }),
+    status: z
+      .enum(['Removed', 'DoNotCall'], { message: 'must be Removed or DoNotCall (administrative moves); Anonymized has its own endpoint' })
+      .optional()
+      .meta({
+        description:
+          'An administrative move. `DoNotCall` also puts the lead\'s number on the do-not-call list for the lead\'s project, which moves that project\'s other open leads with the number.',
+        example: 'DoNotCall',
+      }),
+  })
+  .meta({
+    id: 'LeadPatch',
+    description: 'A JSON merge patch (RFC 7396) of a lead: properties left out stay as they are.',
+    example: { priority: 10, data: { Email: 'jens@example.com' } },
+  });
+
+export const IF_MATCH_HEADER = {
+  name: 'If-Match',
+  description:
+    'The lead\'s `ETag` as GET answered it (one or more, comma-separated, or `*`). When the lead has changed since, nothing is written and the answer is 412.',
+};
 
 export const leadsOut = z.array(leadOut);
 

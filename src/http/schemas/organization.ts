@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { includeParam, limitParam } from './common';
+import { leadDefinitionOut } from './leadDefinitions';
 
 /** Request and response schemas of the organisation and campaign reads; they feed validation and the OpenAPI document. */
 
@@ -10,6 +11,7 @@ export const campaignOut = z
     code: z.string(),
     project: z.string(),
     leadDefinitionUniqueId: z.string(),
+    active: z.boolean().meta({ description: 'Whether the campaign is in use (an inactive one keeps its leads and calls).', example: true }),
   })
   .meta({ id: 'Campaign' });
 
@@ -52,3 +54,28 @@ export const userPath = z.object({ OrgCode: orgCode });
 export const includeQuery = z.object({ Include: includeParam.optional() });
 export const orgUnitPathLower = z.object({ orgCode });
 export const orgUnitPath = z.object({ OrgCode: orgCode });
+
+export const campaignPath = z.object({
+  Code: z.string().min(1).meta({ description: "The campaign's code (or its unique id); percent-encoded in the path.", example: 'B2B-2026' }),
+});
+
+export const campaignWithDefinitionOut = campaignOut
+  .extend({
+    leadDefinition: leadDefinitionOut.optional().meta({ description: "The campaign's lead definition; with Include=leadDefinition." }),
+  })
+  .meta({
+    id: 'CampaignWithLeadDefinition',
+    example: {
+      uniqueId: '9b1d2f4a-6c3e-4f5a-8b7d-1e2c3a4b5c6d',
+      name: 'B2B spring',
+      code: 'B2B-2026',
+      project: 'B2B',
+      leadDefinitionUniqueId: '3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',
+      active: true,
+      leadDefinition: {
+        uniqueId: '3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',
+        name: 'Consumer leads',
+        fields: [{ name: 'Phone', importName: 'Telefon', type: 'phone', required: true, sortOrder: 0, editable: true, access: 'None', externalKey: false }],
+      },
+    },
+  });

@@ -224,6 +224,7 @@ export class RecordApplier {
       abandon_after: interval(r.abandonAfter),
       expire_after: interval(r.expireAfter),
       private_expire_after: interval(r.privateExpireAfter),
+      active: r.active ?? true,
     };
     await this.trx('campaigns')
       .insert({ unique_id: r.uniqueId ?? randomUUID(), ...values })

@@ -98,6 +98,7 @@ export function recordSchemas(zone: string) {
     abandonAfter: timeSpan.optional(),
     expireAfter: timeSpan.optional(),
     privateExpireAfter: timeSpan.optional(),
+    active: z.boolean().optional(),
   });
   const lead = z.strictObject({
     type: z.literal('lead'),

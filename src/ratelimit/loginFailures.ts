@@ -1,0 +1,80 @@
+/**
+ * Failed logins counted per client address and per (address, username) pair in fixed windows,
+ * so guessing from one address is slowed to a few tries per window while the same account
+ * stays usable from every other address (a lock per username alone would let anyone lock a
+ * user out). Counted in process, like export admission (docs/decisions.md, Overload and
+ * timeouts): behind a load balancer an address's budget is per node.
+ */
+export interface LoginFailureLimits {
+  /** Failures one address may have in a window, whatever the usernames. */
+  perAddress: number;
+  /** Failures one address may have against one username in a window. */
+  perAddressAndUser: number;
+  windowMs: number;
+}
+
+interface Window {
+  count: number;
+  resetAt: number;
+}
+
+/** Entries kept at most; the oldest go first, so a flood of addresses cannot grow memory. */
+const MAX_ENTRIES = 100_000;
+
+export class LoginFailures {
+  private readonly windows = new Map<string, Window>();
+
+  constructor(
+    private readonly limits: LoginFailureLimits,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Seconds until the address (or the pair) may try again, or undefined when it may now. */
+  blockedFor(address: string, username: string): number | undefined {
+    const now = this.now();
+    let wait = 0;
+    for (const [key, limit] of this.keys(address, username)) {
+      const w = this.current(key, now);
+      if (w && w.count >= limit) wait = Math.max(wait, w.resetAt - now);
+    }
+    return wait > 0 ? Math.ceil(wait / 1000) : undefined;
+  }
+
+  /** Counts one failed login of `username` from `address`. */
+  recordFailure(address: string, username: string): void {
+    const now = this.now();
+    for (const [key] of this.keys(address, username)) {
+      const w = this.current(key, now);
+      if (w) w.count++;
+      else {
+        if (this.windows.size >= MAX_ENTRIES) this.windows.delete(this.windows.keys().next().value!);
+        this.windows.set(key, { count: 1, resetAt: now + this.limits.windowMs });
+      }
+    }
+  }
+
+  /** A successful login clears the pair's count (the address's stays). */
+  recordSuccess(address: string, username: string): void {
+    this.windows.delete(pairKey(address, username));
+  }
+
+  private keys(address: string, username: string): [string, number][] {
+    return [
+      [`a:${address}`, this.limits.perAddress],
+      [pairKey(address, username), this.limits.perAddressAndUser],
+    ];
+  }
+
+  private current(key: string, now: number): Window | undefined {
+    const w = this.windows.get(key);
+    if (w && w.resetAt <= now) {
+      this.windows.delete(key);
+      return undefined;
+    }
+    return w;
+  }
+}
+
+function pairKey(address: string, username: string): string {
+  return `p:${address}\u0000${username.toLowerCase()}`;
+}

@@ -1,0 +1,277 @@
+import request from 'supertest';
+import { uniq } from '../harness/testApp';
+import { useTestWorld } from '../harness/useTestWorld';
+
+/**
+ * PATCH /leads/{UniqueId} (JSON merge patch with ETag / If-Match) and POST
+ * /leads/{UniqueId}/anonymize, through the real app on the real database: what is written,
+ * what is refused (and then not written), the do-not-call effects and the hook events.
+ */
+describe('lead changes', () => {
+  const { t, w } = useTestWorld();
+  let lockedCampaign: string;
+  let putOnly: string;
+  let getOnly: string;
+
+  beforeAll(async () => {
+    lockedCampaign = `LOCKED-${w.id}`;
+    putOnly = 'Basic ' + Buffer.from(`put-only-${w.id}:pw`).toString('base64');
+    getOnly = 'Basic ' + Buffer.from(`get-only-${w.id}:pw`).toString('base64');
+    await t.load(
+      {
+        type: 'leadDefinition',
+        name: `Locked ${w.id}`,
+        fields: [
+          { name: 'Name', type: 'text', required: true },
+          { name: 'Phone', type: 'phone' },
+          { name: 'Contract', type: 'text', editable: false },
+        ],
+      },
+      { type: 'campaign', code: lockedCampaign, name: 'Locked', project: w.projects.b2b, leadDefinition: `Locked ${w.id}`, campaignType: 'Master' },
+      { type: 'account', username: `put-only-${w.id}`, password: 'pw', user: w.users.agent, projects: ['*'], rights: { Leads: ['Put'] }, entryAccess: 'Full' },
+      { type: 'account', username: `get-only-${w.id}`, password: 'pw', user: w.users.agent, projects: ['*'], rights: { Leads: ['Get'] }, entryAccess: 'Full' },
+    );
+  });
+
+  let phoneSeq = 0;
+  /** A Danish number no other test uses: `+45 3x xx xx xx`. */
+  const freshPhone = () => `+453${String(Date.now() % 1000).padStart(3, '0')}${String(++phoneSeq).padStart(4, '0')}`;
+
+  const importLead = async (campaign = w.campaigns.b2b, data: Record<string, string> = {}) => {
+    const res = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: campaign, Data: campaign === lockedCampaign ? data : { Name: 'Karen Blixen', Telefon: freshPhone(), Customer: uniq('C-'), ...data } });
+    expect(res.body.success).toBe(true);
+    return res.body.uniqueId as string;
+  };
+  const get = (id: string, auth = w.accounts.full.auth) => request(t.app).get(`/api/leads/${id}`).set('Authorization', auth);
+  const patch = (id: string, body: unknown, auth = w.accounts.full.auth, type = 'application/merge-patch+json') =>
+    request(t.app)
+      .patch(`/api/leads/${id}`)
+      .set('Authorization', auth)
+      .set('Content-Type', type)
+      .send(typeof body === 'string' ? body : JSON.stringify(body));
+  const anonymize = (id: string, auth = w.accounts.full.auth) => request(t.app).post(`/api/leads/${id}/anonymize`).set('Authorization', auth);
+  const hookEventsOf = (id: string) => t.db('hook_events').where({ resource_id: id }).orderBy('id').select('type', 'previous_status', 'snapshot');
+
+  describe('PATCH', () => {
+    it('when data and priority are patched, then the answer is the changed lead with a new ETag, and GET agrees', async () => {
+      const id = await importLead();
+      const before = await get(id);
+      expect(before.headers.etag).toMatch(/^"[^"]+"$/);
+      const res = await patch(id, { Data: { email: 'karen@example.com', Telefon: '+45 40 50 60 70' }, PRIORITY: 7 });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ uniqueId: id, status: 'New', priority: 7, phoneNumber: '+45 40 50 60 70' });
+      expect(res.body.data).toMatchObject({ Name: 'Karen Blixen', Email: 'karen@example.com', Phone: '+45 40 50 60 70' });
+      expect(res.body.lastModifiedByUser).toEqual({ orgCode: w.users.agent });
+      expect(res.headers.etag).toMatch(/^"[^"]+"$/);
+      expect(res.headers.etag).not.toBe(before.headers.etag);
+      const after = await get(id);
+      expect(after.body).toEqual(res.body);
+      expect(after.headers.etag).toBe(res.headers.etag);
+    });
+
+    it('when a value is patched to null, then it is removed; application/json is accepted as well', async () => {
+      const id = await importLead(w.campaigns.b2b, { Email: 'old@example.com' });
+      const res = await patch(id, { data: { Email: null } }, w.accounts.full.auth, 'application/json');
+      expect(res.status).toBe(200);
+      expect(res.body.data.Email).toBeUndefined();
+      expect(res.body.data.Name).toBe('Karen Blixen');
+    });
+
+    it('when If-Match names an older version, then it is a 412 and nothing changes; the current ETag or * goes through', async () => {
+      const id = await importLead();
+      const first = (await get(id)).headers.etag as string;
+      expect((await patch(id, { priority: 1 }).set('If-Match', first)).status).toBe(200);
+      const stale = await patch(id, { priority: 2 }).set('If-Match', first);
+      expect(stale.status).toBe(412);
+      expect(stale.body.code).toBe('precondition_failed');
+      expect((await get(id)).body.priority).toBe(1);
+      const current = (await get(id)).headers.etag as string;
+      expect((await patch(id, { priority: 3 }).set('If-Match', `"nope", ${current}`)).status).toBe(200);
+      expect((await patch(id, { priority: 4 }).set('If-Match', `W/${(await get(id)).headers.etag}`)).status).toBe(412);
+      expect((await patch(id, { priority: 5 }).set('If-Match', '*')).body.priority).toBe(5);
+    });
+
+    it.each([
+      ['an unknown field', { data: { Shoe: '42' } }, 'data.Shoe'],
+      ['a value not of the field’s type', { data: { Email: 'not-an-address' } }, 'data.Email'],
+      ['removing a required field', { data: { Name: null } }, 'data.Name'],
+      ['a lead property a patch cannot change', { phoneNumber: '+4511111111' }, 'phoneNumber'],
+      ['a status that is no administrative move', { status: 'New' }, 'status'],
+      ['Anonymized as a status', { status: 'Anonymized' }, 'status'],
+      ['a priority that is no integer', { priority: 1.5 }, 'priority'],
+      ['data that is not an object of strings', { data: { Name: 5 } }, 'data.Name'],
+    ])('when the patch holds %s, then it is a 400 naming it and the lead is unchanged', async (_case, body, field) => {
+      const id = await importLead();
+      const before = await get(id);
+      const res = await patch(id, body);
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.body.code).toBe('invalid_body');
+      expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+      const after = await get(id);
+      expect(after.body).toEqual(before.body);
+      expect(after.headers.etag).toBe(before.headers.etag);
+    });
+
+    it('when a field is not editable, or above the account’s entry access, then it is a 400 and nothing is written', async () => {
+      const locked = await importLead(lockedCampaign, { Name: 'Locked', Phone: freshPhone(), Contract: 'K-1' });
+      const res = await patch(locked, { data: { Contract: 'K-2' } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([{ field: 'data.Contract', message: 'is not editable' }]);
+      // The Partner account does not see Secret (Full): for it the field does not exist.
+      const id = await importLead(w.campaigns.b2b, { Secret: 'hush' });
+      const hidden = await patch(id, { data: { Secret: 'told' } }, w.accounts.b2b.auth);
+      expect(hidden.status).toBe(400);
+      expect(hidden.body.errors[0].field).toBe('data.Secret');
+      expect((await get(id)).body.data.Secret).toBe('hush');
+    });
+
+    it('when the body is not JSON, an array, or of another media type, then it is a 400 or a 415', async () => {
+      const id = await importLead();
+      expect((await patch(id, '{"priority":')).status).toBe(400);
+      expect((await patch(id, [{ priority: 1 }])).status).toBe(400);
+      const text = await patch(id, '{"priority":1}', w.accounts.full.auth, 'text/plain');
+      expect(text.status).toBe(415);
+      expect(text.body.code).toBe('unsupported_media_type');
+    });
+
+    it('when the status is set to Removed, then lead.statusChanged is recorded with the previous status in the same change', async () => {
+      const hook = await request(t.app)
+        .post('/api/hooks')
+        .set('Authorization', w.accounts.full.auth)
+        .send({ name: `changes-${w.id}`, url: 'https://lead-changes.invalid/in', campaignCode: w.campaigns.b2b, events: ['lead.statusChanged'] });
+      expect(hook.status).toBe(201);
+      try {
+        const id = await importLead();
+        const res = await patch(id, { status: 'Removed' });
+        expect(res.status).toBe(200);
+        expect(res.body.status).toBe('Removed');
+        const events = await hookEventsOf(id);
+        expect(events.map((e) => [e.type, e.previous_status])).toEqual([['lead.statusChanged', 0]]);
+        // The same status again is no move: no second event.
+        expect((await patch(id, { status: 'Removed' })).status).toBe(200);
+        expect(await hookEventsOf(id)).toHaveLength(1);
+      } finally {
+        await t.db('hooks').where({ unique_id: hook.body.uniqueId }).update({ enabled: false });
+      }
+    });
+
+    it('when the status is set to DoNotCall, then the number is listed for the lead’s project and that project’s other open leads with it move too', async () => {
+      const phone = freshPhone();
+      const id = await importLead(w.campaigns.b2b, { Telefon: phone });
+      const sibling = await importLead(lockedCampaign, { Name: 'Sibling', Phone: phone.replace('+45', '0045 ') });
+      const elsewhere = await importLead(w.campaigns.retail, { Telefon: phone });
+      const res = await patch(id, { status: 'DoNotCall' });
+      expect(res.status).toBe(200);
+      expect(res.body.status).toBe('DoNotCall');
+      expect((await get(sibling)).body.status).toBe('DoNotCall');
+      expect((await get(elsewhere)).body.status).toBe('New');
+      const list = await request(t.app).get(`/api/donotcallnumbers?Project=${encodeURIComponent(w.projects.b2b)}`).set('Authorization', w.accounts.full.auth);
+      expect(JSON.parse(list.text)).toEqual(expect.arrayContaining([expect.objectContaining({ phoneNumber: phone, project: w.projects.b2b })]));
+    });
+
+    it('when the phone number is patched to a listed number, then the open lead moves to DoNotCall as an import would', async () => {
+      const listed = freshPhone();
+      const listing = await request(t.app).post('/api/donotcallnumbers').set('Authorization', w.accounts.full.auth).send({ phoneNumber: listed, project: w.projects.b2b });
+      expect(listing.status).toBe(200);
+      const id = await importLead();
+      const res = await patch(id, { data: { Telefon: listed } });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'DoNotCall', phoneNumber: listed });
+    });
+
+    it('when the lead is outside the account’s projects or unknown, then it is a 404 as for GET; without the Put right a 403', async () => {
+      const retail = await importLead(w.campaigns.retail);
+      const res = await patch(retail, { priority: 9 }, w.accounts.b2b.auth);
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe('not_found');
+      expect((await get(retail, w.accounts.b2b.auth)).status).toBe(404);
+      expect((await patch('no-such-lead', { priority: 9 })).status).toBe(404);
+      expect((await patch(retail, { priority: 9 }, getOnly)).status).toBe(403);
+      expect((await patch(retail, { priority: 9 }, putOnly)).status).toBe(200);
+      expect((await get(retail)).body.priority).toBe(9);
+    });
+  });
+
+  describe('anonymize', () => {
+    it('when a lead with calls and calendar events is anonymized, then no trace of its number, key or texts is left and it cannot be patched', async () => {
+      const phone = freshPhone();
+      const digits = phone.slice(1);
+      const key = uniq('KEY-');
+      const id = await importLead(w.campaigns.b2b, { Telefon: phone, Customer: key, Email: 'private@example.com' });
+      const calendar = `anon-cal-${w.id}`;
+      const callId = uniq('anon-call-');
+      const eventId = uniq('anon-ev-');
+      await t.load(
+        { type: 'calendar', code: calendar, name: 'Anon', project: w.projects.b2b },
+        { type: 'call', uniqueId: callId, campaign: w.campaigns.b2b, user: w.users.agent, uniqueLeadId: id, leadPhoneNumber: phone, leadExternalKey: key, endCause: 'NormalDisconnect', inProgress: false, connected: true, incoming: false, startTime: '2031-03-04T10:00:00', connectTime: '2031-03-04T10:00:05', endTime: '2031-03-04T10:02:00', previewDuration: 'PT2S' },
+        { type: 'calendarEvent', uniqueId: eventId, calendarCode: calendar, leadUniqueId: id, title: `Call ${phone}`, notes: 'Lives on Strøget', start: '2031-03-05T10:00:00', end: '2031-03-05T10:30:00', source: 'crm', externalId: 'e1' },
+      );
+      // A queued hook event holds a copy of the lead as it was.
+      const hook = await request(t.app)
+        .post('/api/hooks')
+        .set('Authorization', w.accounts.full.auth)
+        .send({ name: `anon-${w.id}`, url: 'https://lead-changes.invalid/in', campaignCode: w.campaigns.b2b, events: ['lead.statusChanged'] });
+      try {
+        expect((await patch(id, { priority: 2 })).status).toBe(200);
+        expect((await patch(id, { status: 'Removed' })).status).toBe(200);
+        expect(JSON.stringify((await hookEventsOf(id))[0].snapshot)).toContain(digits);
+
+        const res = await anonymize(id);
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ uniqueId: id, status: 'Anonymized', data: {}, closureData: [] });
+        expect(res.body.phoneNumber).toBeUndefined();
+        expect(res.body.externalKey).toBeUndefined();
+        expect(res.headers.etag).toBe((await get(id)).headers.etag);
+
+        const leadRow = await t.db('leads').where({ unique_id: id }).first();
+        expect(JSON.stringify(leadRow)).not.toContain(digits);
+        expect(JSON.stringify(leadRow)).not.toContain(key);
+        const callRows = await t.db('calls').where({ unique_lead_id: id });
+        expect(callRows).toHaveLength(1);
+        expect(JSON.stringify(callRows)).not.toContain(digits);
+        expect(JSON.stringify(callRows)).not.toContain(key);
+        const calls = await request(t.app)
+          .get(`/api/users/${encodeURIComponent(w.users.agent)}/calls?StartTime=2031-03-04&TimeSpan=P1D`)
+          .set('Authorization', w.accounts.full.auth);
+        expect(calls.status).toBe(200);
+        const call = JSON.parse(calls.text).find((c: { uniqueId: string }) => c.uniqueId === callId);
+        expect(call.leadPhoneNumber).toBe('');
+        expect(call.leadExternalKey).toBeUndefined();
+        const event = await t.db('calendar_events').where({ unique_id: eventId }).first('title', 'notes');
+        expect(event).toEqual({ title: '', notes: '' });
+        const events = await hookEventsOf(id);
+        expect(events.map((e) => [e.type, e.previous_status])).toEqual([
+          ['lead.statusChanged', 0],
+          ['lead.statusChanged', 600],
+        ]);
+        expect(JSON.stringify(events)).not.toContain(digits);
+        expect(JSON.stringify(events)).not.toContain(key);
+      } finally {
+        await t.db('hooks').where({ unique_id: hook.body.uniqueId }).update({ enabled: false });
+      }
+
+      const refused = await patch(id, { priority: 1 });
+      expect(refused.status).toBe(409);
+      expect(refused.body.code).toBe('conflict');
+      // Anonymizing again is answered as it is (a retry succeeds).
+      const again = await anonymize(id);
+      expect(again.status).toBe(200);
+      expect(again.body.status).toBe('Anonymized');
+    });
+
+    it('when the lead is outside the account’s projects, then it is a 404; a stale If-Match a 412; without the Delete right a 403', async () => {
+      const retail = await importLead(w.campaigns.retail);
+      expect((await anonymize(retail, w.accounts.b2b.auth)).status).toBe(404);
+      expect((await anonymize(retail, putOnly)).status).toBe(403);
+      const etag = (await get(retail)).headers.etag as string;
+      expect((await patch(retail, { priority: 4 })).status).toBe(200);
+      const stale = await anonymize(retail).set('If-Match', etag);
+      expect(stale.status).toBe(412);
+      expect((await get(retail)).body.status).toBe('New');
+    });
+  });
+});

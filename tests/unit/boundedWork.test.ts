@@ -1,0 +1,37 @@
+import { BoundedWork, BoundedWorkFull } from '../../src/http/boundedWork';
+
+describe('BoundedWork', () => {
+  it('when more tasks come than may run, then they wait their turn, and past the queue they are refused at once', async () => {
+    const work = new BoundedWork(2, 1);
+    let running = 0;
+    let most = 0;
+    const gates: (() => void)[] = [];
+    const task = () =>
+      work.run(async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise<void>((r) => gates.push(r));
+        running--;
+        return 'done';
+      });
+    const a = task();
+    const b = task();
+    const c = task(); // waits
+    await expect(task()).rejects.toBeInstanceOf(BoundedWorkFull);
+    await new Promise((r) => setImmediate(r));
+    expect(gates).toHaveLength(2);
+    gates.shift()!();
+    await a;
+    await new Promise((r) => setImmediate(r));
+    expect(gates).toHaveLength(2); // c started in a's slot
+    gates.splice(0).forEach((g) => g());
+    await expect(Promise.all([b, c])).resolves.toEqual(['done', 'done']);
+    expect(most).toBe(2);
+  });
+
+  it('when a task fails, then its slot is given back', async () => {
+    const work = new BoundedWork(1, 0);
+    await expect(work.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(work.run(async () => 'next')).resolves.toBe('next');
+  });
+});
