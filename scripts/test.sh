@@ -9,3 +9,9 @@ npx tsc --noEmit -p .
 # The layer rule (.dependency-cruiser.cjs): a backwards import fails the build.
 npx depcruise src --config .dependency-cruiser.cjs
 npx jest --ci "$@"
+# The TypeScript client package (clients/typescript): its own locked dependencies (installed by
+# `npm ci` through `prepare`; again here only when its lock file changed since), type check,
+# build, and tests (the pull tool against the real API, and the drift of its generated types).
+node scripts/install-clients.js
+npm --prefix clients/typescript run typecheck
+npm --prefix clients/typescript test
