@@ -120,9 +120,14 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
   const waitHealthy = (timeoutMs = 60000) =>
     waitFor(
       async () => {
-        // Every live node must agree, and each slot range must have a master that answers.
+        // Every live node must agree, and each slot range must have a master that answers: right
+        // after a kill the others still report ok until they notice (node timeout), so a killed
+        // node still holding slots in any live node's view is not healthy yet.
+        const killed = new Set(nodes.filter((n) => !live().includes(n)).map((n) => n.port));
         for (const n of live()) {
           if (!/cluster_state:ok/.test((await cli(n.port, 'cluster', 'info')).stdout)) return false;
+          const view = (await cli(n.port, 'cluster', 'nodes')).stdout.split('\n').map((line) => line.trim().split(' '));
+          if (view.some((f) => f.length >= 9 && f[2].split(',').includes('master') && killed.has(Number(f[1].split('@')[0].split(':')[1])))) return false;
         }
         return true;
       },
