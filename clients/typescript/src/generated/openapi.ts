@@ -32,7 +32,7 @@ export interface paths {
         };
         /**
          * The database and Redis are reachable
-         * @description Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it.
+         * @description Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it; so does a read replica that is down (bulk exports then read the primary).
          *
          *     No authentication.
          *
@@ -2334,6 +2334,11 @@ export interface operations {
                         database: "up" | "down";
                         /** @enum {string} */
                         redis: "up" | "down" | "not-configured";
+                        /**
+                         * @description The read replica (DATABASE_READ_URL) of bulk exports; while down they read the primary
+                         * @enum {string}
+                         */
+                        replica: "up" | "down" | "not-configured";
                     };
                 };
             };
