@@ -26,6 +26,8 @@ export function createApp(services: AppServices): App {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // ETags are made deliberately, for conditional endpoints only (send() in mountEndpoints.ts).
+  app.set('etag', false);
   if (settings.TRUST_PROXY !== undefined) {
     const t = settings.TRUST_PROXY;
     app.set('trust proxy', t === 'true' ? true : t === 'false' ? false : /^\d+$/.test(t) ? Number(t) : t);

@@ -102,6 +102,11 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   ownMediaType?: boolean;
   /** Large-data services with a higher default daily limit (docs/decisions.md, Request counting). */
   bulk?: boolean;
+  /**
+   * The handler streams its body itself though the endpoint is not `bulk` (a list that can grow
+   * large): like the bulk exports it carries no ETag and ignores If-None-Match.
+   */
+  streamed?: boolean;
   /** Counted against the account's request limits (false for health, metrics, docs). */
   counted?: boolean;
   query?: QS;
@@ -151,6 +156,16 @@ export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS ex
 ): Endpoint {
   const described = endpoint.dateTimes ? { ...endpoint, headers: [...(endpoint.headers ?? []), PREFER_DATETIME_HEADER] } : endpoint;
   return described as unknown as Endpoint;
+}
+
+/**
+ * Whether the endpoint's answers are conditional (docs/decisions.md, Wire conventions): a GET
+ * whose body the mount chain renders in one piece carries an `ETag`, and `If-None-Match`
+ * naming it is a 304. Streamed answers (bulk exports, `streamed`) and the pages that write
+ * their own media type are not: an export would have to be produced in full to know its tag.
+ */
+export function answersConditionally(endpoint: Endpoint): boolean {
+  return endpoint.method === 'get' && !endpoint.bulk && !endpoint.streamed && !endpoint.ownMediaType;
 }
 
 /** `/calls/{UniqueId}` → `/calls/:UniqueId` */

@@ -1,9 +1,10 @@
 import express, { Request, Response, Router } from 'express';
+import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
 import type { ExportOptions } from './exportStream';
 import { negotiateCoding } from './compression';
 import { poolConnections } from '../data/exportSession';
-import { toExpressPath } from './endpoint';
+import { answersConditionally, toExpressPath } from './endpoint';
 import type { AppServices } from './services';
 import { negotiate, Representation } from './negotiate';
 import { parseBody, parseParams, parseQuery } from './requestParsing';
@@ -37,19 +38,34 @@ function runMiddleware(handler: express.RequestHandler, req: Request, res: Respo
   return new Promise((resolve, reject) => handler(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
 }
 
-function send(res: Response, representation: Representation, endpoint: Endpoint, result: EndpointResult): void {
+/**
+ * Writes a handler's result. A conditional endpoint's 200 (answersConditionally) carries an
+ * `ETag`: the handler's own when it set one (a lead's strong tag from its row version, which
+ * If-Match on PATCH compares) on JSON, else a weak one from the rendered body (the `etag` library, as
+ * Express makes it). A matching `If-None-Match` (weak comparison, RFC 9110) is a 304 with no
+ * body; the rate-limit and Vary headers set so far stay on it. This is the only place ETags
+ * are made (Express's own is switched off in app.ts), so errors and streams never get one.
+ */
+function send(req: Request, res: Response, representation: Representation, endpoint: Endpoint, result: EndpointResult): void {
   if (result === undefined) return; // the handler streamed its own response
   if (result.status === 204 || !('body' in result)) {
     res.status(204).end();
     return;
   }
-  res.status(result.status ?? 200);
+  const status = result.status ?? 200;
+  res.status(status);
   res.vary('Accept');
-  if (representation === 'html') {
-    res.type('text/html; charset=utf-8').send(renderHtmlPage(result.title ?? endpoint.summary, result.body));
-  } else {
-    res.type('application/json; charset=utf-8').send(JSON.stringify(result.body));
+  const html = representation === 'html';
+  const payload = html ? renderHtmlPage(result.title ?? endpoint.summary, result.body) : JSON.stringify(result.body);
+  if (status === 200 && answersConditionally(endpoint)) {
+    // A strong tag names one representation: the HTML page of a lead gets a weak one of its own.
+    if (html || !res.get('ETag')) res.set('ETag', etag(payload, { weak: true }));
+    if (req.fresh) {
+      res.status(304).end();
+      return;
+    }
   }
+  res.type(html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8').send(payload);
 }
 
 /** A public endpoint has no account: its scope sees nothing. */
@@ -96,7 +112,8 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
  * Mounts each endpoint with the same chain: authenticate → check the right → admit (bulk
  * endpoints: a slot for the export, else 429/503) → count the request → negotiate → validate →
  * handler. The order makes a 401 cost nothing, a 403 or a refused export spend no quota, and a
- * 406 or 400 still count as a request the service answered. A database connection not had in
+ * 406 or 400 still count as a request the service answered; so does a 304 (counted before the
+ * handler like the 200 it stands for, with the same rate-limit headers). A database connection not had in
  * time (DB_ACQUIRE_TIMEOUT_MS, EXPORT_ACQUIRE_TIMEOUT_MS) is a 503 with Retry-After.
  */
 export function mountEndpoints(endpoints: Endpoint[], services: AppServices, options: MountOptions): Router {
@@ -154,6 +171,6 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';
     const context = endpointContext({ req, res, query, params, body, representation, dateTimeFormat }, req.account, services);
     const result = await endpoint.handler(context);
-    send(res, representation, endpoint, result);
+    send(req, res, representation, endpoint, result);
   }
 }

@@ -40,6 +40,7 @@ export const listDoNotCallEndpoint = defineEndpoint({
   tags: ['Do-not-call'],
   access: right('DoNoCallNumbers', 'Get'),
   representations: ['json'],
+  streamed: true,
   query: doNotCallQuery,
   response: z.array(doNotCallOut),
   dateTimes: true,
