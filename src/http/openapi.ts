@@ -12,6 +12,7 @@ type ZodOpenApiRequestBodyContent = NonNullable<ZodOpenApiOperationObject['reque
   ? B extends { content: infer C } ? C : never
   : never;
 import type { Endpoint } from './endpoint';
+import { answersConditionally } from './endpoint';
 import { mediaType } from './negotiate';
 import { isListSchema } from './requestParsing';
 import { problemCodes } from './problem';
@@ -94,6 +95,23 @@ const OTHER_HEADERS: Record<string, oas31.HeaderObject> = {
     schema: { type: 'string' },
   },
   Location: { description: 'Path of the created resource.', schema: { type: 'string' } },
+  ETag: {
+    description:
+      'A validator of this answer: weak (`W/"…"`, made from the body, so it differs per representation and DateTime format) ' +
+      'unless the operation says it is strong (a lead\'s, from its version). Send it back in `If-None-Match` to get a 304 while nothing changed.',
+    schema: { type: 'string' },
+    example: 'W/"1b2-5kX0mZqT3b1cQy8g2b9wZk0sV0o"',
+  },
+};
+
+const IF_NONE_MATCH_PARAMETER: oas31.ParameterObject = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    'RFC 9110: one or more ETags this client holds (comma-separated, or `*`). When one matches the current answer (weak comparison), ' +
+    'the answer is 304 Not Modified with no body. A 304 counts as a request like the 200 it stands for.',
+  schema: { type: 'string' },
 };
 
 const FAIR_USE_PARAMETER: oas31.ParameterObject = {
@@ -110,6 +128,7 @@ const STATUS_TEXT: Record<number, string> = {
   201: 'Created',
   202: 'Accepted: queued, to be done shortly.',
   204: 'No Content',
+  304: 'Not Modified: `If-None-Match` names the current ETag; no body.',
   400: 'The request is faulty: a parameter or body property is missing or invalid (named in `errors`).',
   401: 'Authentication failed or no credentials were sent.',
   403: 'The account lacks the right this endpoint needs, or the target lies outside its projects.',
@@ -192,7 +211,12 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
     : {};
   const out: ZodOpenApiResponsesObject = {};
   const success = e.successStatus ?? 200;
-  const successHeaders = { ...rateHeaders, ...(success === 201 ? { Location: ref('headers', 'Location') } : {}) };
+  const conditional = answersConditionally(e);
+  const successHeaders = {
+    ...rateHeaders,
+    ...(success === 201 ? { Location: ref('headers', 'Location') } : {}),
+    ...(conditional ? { ETag: ref('headers', 'ETag') } : {}),
+  };
   out[`${success}`] =
     success === 204
       ? { description: STATUS_TEXT[204], ...(counted ? { headers: rateHeaders } : {}) }
@@ -201,6 +225,8 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
           content: successContent(e),
           ...(Object.keys(successHeaders).length > 0 ? { headers: successHeaders } : {}),
         };
+
+  if (conditional) out['304'] = { description: STATUS_TEXT[304], headers: { ETag: ref('headers', 'ETag'), ...rateHeaders } };
 
   const statuses = new Set<number>([500]);
   if (e.query || e.params || e.body) statuses.add(400);
@@ -228,6 +254,7 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
 function operation(e: Endpoint): ZodOpenApiOperationObject {
   const parameters: (oas31.ParameterObject | oas31.ReferenceObject)[] = [];
   if (isCounted(e)) parameters.push(ref('parameters', 'FairUsePolicy'));
+  if (answersConditionally(e)) parameters.push(ref('parameters', 'IfNoneMatch'));
   for (const h of e.headers ?? []) {
     parameters.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } });
   }
@@ -323,6 +350,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[]): OpenApiDocument {
       description:
         'HTTP API of the dialing and lead-management platform. HTTP Basic authentication on every request; ' +
         'JSON by default, text/html for small services, CSV for exports. Errors are application/problem+json. ' +
+        'Small reads carry an ETag and answer a matching If-None-Match with 304 Not Modified; streamed exports carry none. ' +
         'DateTime values are ISO 8601 (output in platform time with an explicit offset; input without an offset is platform local time). ' +
         'TimeSpan values are ISO 8601 durations (case-sensitive). Nothing paginates.',
     },
@@ -334,7 +362,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[]): OpenApiDocument {
       schemas: { Problem: problemSchema },
       securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'HTTP Basic with the web service account’s username and password.' } },
       headers: { ...RATE_LIMIT_HEADERS, ...OTHER_HEADERS },
-      parameters: { FairUsePolicy: FAIR_USE_PARAMETER },
+      parameters: { FairUsePolicy: FAIR_USE_PARAMETER, IfNoneMatch: IF_NONE_MATCH_PARAMETER },
     },
   }) as OpenApiDocument;
   describeParameters(doc, endpoints);

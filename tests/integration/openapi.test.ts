@@ -310,6 +310,28 @@ describe('OpenAPI document', () => {
       expect(doc.components!.parameters!.FairUsePolicy).toMatchObject({ name: 'X-Rate-Limit-Fair-Use-Policy', in: 'header' });
     });
 
+    it('when a read is conditional, then its 200 documents an ETag, a 304 is documented and If-None-Match is a parameter; streamed exports have none', () => {
+      const conditional = new Set<string>();
+      for (const e of endpoints) {
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const success = op.responses[String(e.successStatus ?? 200)];
+        const ifNoneMatch = (op.parameters ?? []).some((x) => x.$ref === '#/components/parameters/IfNoneMatch');
+        const documented = { etag: 'ETag' in (success.headers ?? {}), notModified: '304' in op.responses, ifNoneMatch };
+        const expected = e.method === 'get' && !e.bulk && !e.streamed && !e.ownMediaType;
+        expect({ op: e.service, ...documented }).toEqual({ op: e.service, etag: expected, notModified: expected, ifNoneMatch: expected });
+        if (expected) {
+          conditional.add(e.path);
+          const counted = e.access.kind !== 'public' && e.counted !== false;
+          expect(Object.keys(op.responses['304'].headers ?? {})).toEqual(counted ? expect.arrayContaining(['ETag', 'X-Rate-Limit-Remaining']) : ['ETag']);
+          expect(op.responses['304'].content).toBeUndefined();
+        }
+      }
+      for (const p of ['/projects', '/campaigns', '/leads/{UniqueId}', '/myaccount', '/orgunits', '/leaddefinitions', '/hooks', '/calendars/events']) expect(conditional).toContain(p);
+      for (const p of ['/simpleleads', '/rawleads', '/leads/csv', '/calls', '/calls/csv', '/donotcallnumbers']) expect(conditional).not.toContain(p);
+      expect(doc.components!.headers).toHaveProperty('ETag');
+      expect(doc.components!.parameters!.IfNoneMatch).toMatchObject({ name: 'If-None-Match', in: 'header' });
+    });
+
     it('when the API answers an error, then the body fits the documented Problem schema', async () => {
       const res = await request(t.app).get('/api/calendars/events?ToDate=2026-01-01').set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(400);
