@@ -62,6 +62,20 @@ describe('hook events', () => {
     expect(body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
   });
 
+  it('when a hook’s projects name a project by its unique id (GET /projects), then it receives that project’s events only', async () => {
+    const path = `/by-project-id-${w.id}`;
+    const projects = (await get('/api/projects')).body as { uniqueId: string; name: string }[];
+    const retailId = projects.find((p) => p.name === w.projects.retail)!.uniqueId;
+    await hook(path, { events: ['lead.created'], projects: [retailId.toUpperCase()] });
+    const b2b = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'B2B', Telefon: '+4511223350' } });
+    const retail = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.retail, Data: { Name: 'Retail', Telefon: '+4511223351' } });
+    await receiver.waitFor(path, 1);
+    await new Promise((r) => setTimeout(r, 500));
+    const ids = receiver.at(path).map((d) => envelope(d).data.uniqueId);
+    expect(ids).toEqual([retail.body.uniqueId]);
+    expect(ids).not.toContain(b2b.body.uniqueId);
+  });
+
   it('when a lead is imported into a campaign outside a hook account’s projects, then that hook receives nothing', async () => {
     const path = `/b2b-only-${w.id}`;
     await hook(path, { events: ['lead.created'] }, w.accounts.b2b.auth);
