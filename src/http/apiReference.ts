@@ -1,0 +1,49 @@
+import path from 'node:path';
+
+/**
+ * The interactive API reference at /api/docs: Scalar's API reference (the @scalar/api-reference
+ * package's browser bundle, served by this server from node_modules, so nothing comes from a
+ * CDN) reading /api/openapi.json. Search, try-it against this server with the account's Basic
+ * credentials, request samples (curl, and the TypeScript client's from `x-codeSamples`), and
+ * every tag, response and example open. Why Scalar: docs/decisions.md (Operations).
+ */
+
+/** The bundle the page loads: one script, no further chunks. */
+export function scalarBundlePath(): string {
+  // The package exports only ES entry points; its main file sits in dist/, the bundle beside it.
+  const main = require.resolve('@scalar/api-reference');
+  return path.join(main.slice(0, main.lastIndexOf(`${path.sep}dist${path.sep}`)), 'dist', 'browser', 'standalone.js');
+}
+
+/** Scalar's configuration: offline (no fonts, telemetry, AI agent or MCP from outside), all open. */
+const CONFIGURATION = {
+  url: 'openapi.json',
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: 'never',
+  hideClientButton: false,
+  defaultOpenAllTags: true,
+  expandAllResponses: true,
+  persistAuth: false,
+  authentication: { preferredSecurityScheme: 'basicAuth' },
+  defaultHttpClient: { targetKey: 'shell', clientKey: 'curl' },
+};
+
+/**
+ * Paths are relative to /api/docs (script `docs/scalar.js`, document `openapi.json`), so the page
+ * works behind a proxy that adds a prefix.
+ */
+export function renderApiReferencePage(): string {
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>API reference · lead-call-api</title></head>
+<body>
+<noscript><p>This reference needs JavaScript. The same reference without script: <a href="docs/reference">docs/reference</a>; the document: <a href="openapi.json">openapi.json</a>.</p></noscript>
+<div id="app"></div>
+<script src="docs/scalar.js"></script>
+<script>Scalar.createApiReference('#app', ${JSON.stringify(CONFIGURATION)});</script>
+</body></html>
+`;
+}
