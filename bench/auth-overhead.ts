@@ -40,9 +40,7 @@ import { mountEndpoints } from '../src/http/mountEndpoints';
 import { errorHandler } from '../src/http/middleware/errorHandler';
 import { requestLogging } from '../src/http/middleware/requestLogging';
 import type { Endpoint } from '../src/http/endpoint';
-import { createAuthenticator } from '../src/http/middleware/authenticate';
-import { LoginFailures } from '../src/ratelimit/loginFailures';
-import { BoundedWork } from '../src/http/boundedWork';
+import { createAuthenticator, loginProtectionFrom } from '../src/http/middleware/authenticate';
 import { CredentialCache } from '../src/http/credentialCache';
 import type { AppServices } from '../src/http/services';
 import { ExportAdmission } from '../src/http/exportAdmission';
@@ -108,11 +106,7 @@ async function serve(mode: Mode): Promise<void> {
   const composed = await composeApp({ settings, db, logger: createLogger('silent') });
   let app = composed.app.express; // `on`: the production app
   if (mode === 'auth') {
-    app = benchApp(composed.services, composed.app.endpoints, createAuthenticator(db, new CredentialCache(settings.AUTH_CACHE_TTL_MS), {
-        failures: new LoginFailures({ perAddress: settings.LOGIN_FAILURES_PER_ADDRESS, perAddressAndUser: settings.LOGIN_FAILURES_PER_USER, windowMs: settings.LOGIN_FAILURE_WINDOW_MS }),
-        checks: new BoundedWork(settings.PASSWORD_CHECK_CONCURRENCY, 200),
-        failureCacheMs: 60_000,
-      }));
+    app = benchApp(composed.services, composed.app.endpoints, createAuthenticator(db, new CredentialCache(settings.AUTH_CACHE_TTL_MS), loginProtectionFrom(settings)));
   } else if (mode === 'off') {
     const account = await findAccountByUsername(db, process.env.BENCH_USERNAME!);
     if (!account) throw new Error('bench account missing');

@@ -6,15 +6,8 @@ import { mountEndpoints } from './mountEndpoints';
 import { errorHandler } from './middleware/errorHandler';
 import { requestLogging } from './middleware/requestLogging';
 import { requireHttps } from './middleware/requireHttps';
-import { createAuthenticator } from './middleware/authenticate';
+import { createAuthenticator, loginProtectionFrom } from './middleware/authenticate';
 import { CredentialCache } from './credentialCache';
-import { BoundedWork } from './boundedWork';
-import { LoginFailures } from '../ratelimit/loginFailures';
-
-/** Password checks that may wait for a free slot; more are answered 503 at once. */
-const PASSWORD_CHECK_QUEUE = 200;
-/** Longest time failed credentials are remembered (and answered 401 without a check). */
-const FAILED_CREDENTIAL_MS = 60_000;
 import { Metrics } from './metrics';
 import { ExportAdmission } from './exportAdmission';
 import { HttpProblem } from './problem';
@@ -53,16 +46,7 @@ export function createApp(services: AppServices): App {
   );
   metrics.observeExports(() => admission.running);
   const api = mountEndpoints(endpoints, services, {
-    authenticate: createAuthenticator(services.db, credentials, {
-      failures: new LoginFailures({
-        perAddress: settings.LOGIN_FAILURES_PER_ADDRESS,
-        perAddressAndUser: settings.LOGIN_FAILURES_PER_USER,
-        windowMs: settings.LOGIN_FAILURE_WINDOW_MS,
-      }),
-      checks: new BoundedWork(settings.PASSWORD_CHECK_CONCURRENCY, PASSWORD_CHECK_QUEUE),
-      failureCacheMs: FAILED_CREDENTIAL_MS,
-      metrics,
-    }),
+    authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, metrics)),
     metrics,
     admission,
   });

@@ -43,6 +43,46 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: n
 
 const cli = (port: number, ...args: string[]) => run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10000 });
 
+/**
+ * One cluster node on free ports. Another process may take a port between freePort() and
+ * redis-server binding it (tests run side by side); a node that exits at start is started
+ * again on new ports.
+ */
+async function startNode(root: string, nodeTimeoutMs: number): Promise<RedisClusterNode> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const busPort = await freePort();
+    const dir = path.join(root, String(port));
+    fs.mkdirSync(dir, { recursive: true });
+    const child = spawn(
+      'redis-server',
+      [
+        '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1',
+        '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, 'nodes.conf'),
+        '--cluster-node-timeout', String(nodeTimeoutMs), '--dir', dir,
+        '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
+      ],
+      { stdio: 'ignore' },
+    );
+    child.once('error', () => undefined);
+    const exited = new Promise<'exited'>((resolve) => child.once('exit', () => resolve('exited')));
+    let gone = false;
+    void exited.then(() => (gone = true));
+    // Stops polling once the process is gone (it will not answer any more).
+    const up = waitFor(async () => gone || (await cli(port, 'ping')).stdout.trim() === 'PONG', `redis-server on ${port}`, 60000).then(
+      () => (gone ? ('exited' as const) : ('up' as const)),
+      (err: Error) => err,
+    );
+    const outcome = await Promise.race([up, exited]);
+    if (outcome === 'up') return { port, url: `redis://127.0.0.1:${port}`, process: child };
+    if (outcome instanceof Error) {
+      child.kill('SIGKILL');
+      throw outcome;
+    }
+    if (attempt >= 5) throw new Error(`redis-server on ${port} exited at start ${attempt} times`);
+  }
+}
+
 export async function startRedisCluster(options: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {}): Promise<RedisClusterHandle> {
   const masters = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 0;
@@ -64,25 +104,7 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
     fs.rmSync(root, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < masters * (1 + replicas); i++) {
-      const port = await freePort();
-      const busPort = await freePort();
-      const dir = path.join(root, String(port));
-      fs.mkdirSync(dir);
-      const child = spawn(
-        'redis-server',
-        [
-          '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1',
-          '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, 'nodes.conf'),
-          '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 1000), '--dir', dir,
-          '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
-        ],
-        { stdio: 'ignore' },
-      );
-      nodes.push({ port, url: `redis://127.0.0.1:${port}`, process: child });
-      child.once('error', () => undefined);
-    }
-    for (const n of nodes) await waitFor(async () => (await cli(n.port, 'ping')).stdout.trim() === 'PONG', `redis-server on ${n.port}`, 60000);
+    for (let i = 0; i < masters * (1 + replicas); i++) nodes.push(await startNode(root, options.nodeTimeoutMs ?? 1000));
     await run(
       'redis-cli',
       ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'],

@@ -76,3 +76,25 @@ export function getFully(baseUrl: string, path: string, headers: Record<string, 
     req.once('error', reject);
   });
 }
+
+/**
+ * Starts a GET, waits for its first bytes, stops reading for a moment (the server is then held
+ * by backpressure, mid-stream) and cuts the connection: a client leaving in the middle of an export.
+ */
+export function abortMidStream(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, headers }, (res) => {
+      res.once('data', (chunk: Buffer) => {
+        res.pause();
+        setTimeout(() => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, bytes: chunk.length });
+        }, 20);
+      });
+      res.once('error', () => undefined);
+    });
+    req.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ECONNRESET' && err.message !== 'socket hang up') reject(err);
+    });
+  });
+}

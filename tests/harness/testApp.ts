@@ -47,6 +47,13 @@ export function testDatabaseUrl(): string {
   return url;
 }
 
+/** The test database with an application name that marks one app's connections in pg_stat_activity. */
+export function databaseUrlNamed(name: string): string {
+  const url = new URL(testDatabaseUrl());
+  url.searchParams.set('application_name', name);
+  return url.toString();
+}
+
 async function listenOnLoopback(app: Express): Promise<ListeningApp> {
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

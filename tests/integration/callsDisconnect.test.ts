@@ -1,5 +1,7 @@
 import http from 'node:http';
-import { testDatabaseUrl, uniq } from '../harness/testApp';
+import { databaseUrlNamed, uniq } from '../harness/testApp';
+import { insertCalls } from '../harness/bulkData';
+import { abortMidStream } from '../harness/slowClient';
 import { useTestWorld } from '../harness/useTestWorld';
 
 /**
@@ -12,12 +14,6 @@ const EXPORTS = 100;
 const AT_ONCE = 10;
 
 const appName = uniq('lcm-disconnect-');
-/** The test database, with an application name that marks this app's connections in pg_stat_activity. */
-function databaseUrlNamed(name: string): string {
-  const url = new URL(testDatabaseUrl());
-  url.searchParams.set('application_name', name);
-  return url.toString();
-}
 
 // Cached credentials: a password hash per request would dominate 100 requests.
 // Ten exports at once from one account: admission lets all of them in (with room for the slots
@@ -34,46 +30,10 @@ const { t, w } = useTestWorld(() => ({
 let port: number;
 
 beforeAll(async () => {
-  const unit = async (orgCode: string) => (await t.db('org_units').where({ org_code: orgCode }).first('id')).id as number;
-  const [ou0, ou1, ou2] = [await unit(w.units.root), await unit(w.units.sales), await unit(w.units.team)];
-  const user = (await t.db('users').where({ org_code: w.users.agent }).first('id')).id as number;
-  const campaign = (await t.db('campaigns').where({ code: w.campaigns.b2b }).first('id')).id as number;
-  await t.db.raw(
-    `insert into calls (unique_id, campaign_id, unique_lead_id, user_id, ou0_id, ou1_id, ou2_id, lead_phone_number,
-       lead_external_key, end_cause, connected, start_time, connect_time, end_time, preview_ms, dialing_ms,
-       conversation_ms, wrap_up_ms, lead_status, pre_call_lead_status, campaign_type)
-     select ? || '-' || g, ?, 'lead-' || g, ?, ?, ?, ?, '+4512' || lpad(g::text, 6, '0'), 'KEY-' || g, 1, true,
-       '2026-05-06T08:00:00Z'::timestamptz + g * interval '1 second',
-       '2026-05-06T08:00:05Z'::timestamptz + g * interval '1 second',
-       '2026-05-06T08:03:00Z'::timestamptz + g * interval '1 second',
-       4000, 5000, 175000, 30000, 200, 0, 1
-     from generate_series(1, ?) g`,
-    [w.id, campaign, user, ou0, ou1, ou2, CALLS],
-  );
+  await insertCalls(t, w, CALLS);
   port = (await t.listen()).port;
 }, 120_000);
 
-/**
- * Starts an export, waits for its first bytes, stops reading for a moment (the server is now
- * held by backpressure, mid-stream), and then cuts the connection.
- */
-function abortMidStream(path: string): Promise<{ status: number; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path, headers: { Authorization: w.accounts.full.auth } }, (res) => {
-      res.once('data', (chunk: Buffer) => {
-        res.pause();
-        setTimeout(() => {
-          req.destroy();
-          resolve({ status: res.statusCode ?? 0, bytes: chunk.length });
-        }, 20);
-      });
-      res.once('error', () => undefined);
-    });
-    req.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ECONNRESET' && err.message !== 'socket hang up') reject(err);
-    });
-  });
-}
 
 function getAll(path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -103,7 +63,7 @@ describe('GET /api/calls and /api/calls/csv when clients disconnect', () => {
     const paths = [`/api/calls?${query}&Include=campaign,user`, `/api/calls/csv?${query}&Encoding=windows-1252`, `/api/organizationalunits/${encodeURIComponent(w.units.team)}/calls?${query.slice(query.indexOf('&') + 1)}`];
     const results: { status: number; bytes: number }[] = [];
     for (let i = 0; i < EXPORTS; i += AT_ONCE) {
-      const batch = Array.from({ length: AT_ONCE }, (_, j) => abortMidStream(paths[(i + j) % paths.length]!));
+      const batch = Array.from({ length: AT_ONCE }, (_, j) => abortMidStream(port, paths[(i + j) % paths.length]!, { Authorization: w.accounts.full.auth }));
       results.push(...(await Promise.all(batch)));
     }
     expect(results).toHaveLength(EXPORTS);

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Readable } from 'node:stream';
-import { testDatabaseUrl, uniq } from '../harness/testApp';
+import { databaseUrlNamed, uniq } from '../harness/testApp';
+import { abortMidStream } from '../harness/slowClient';
 import { useTestDb, useTestWorld } from '../harness/useTestWorld';
 import { createDb } from '../../src/data/db';
 import { ExportSession, poolConnections } from '../../src/data/exportSession';
@@ -17,11 +18,6 @@ const LEADS = 8000;
 const CALLS = 8000;
 const appName = uniq('lcm-exports-');
 
-function databaseUrlNamed(name: string): string {
-  const url = new URL(testDatabaseUrl());
-  url.searchParams.set('application_name', name);
-  return url.toString();
-}
 
 const { t, w } = useTestWorld(() => ({ DATABASE_URL: databaseUrlNamed(appName), AUTH_CACHE_TTL_MS: '600000', SHUTDOWN_GRACE_MS: '5000' }));
 const observer = useTestDb({ poolMax: 1 });
@@ -53,24 +49,6 @@ beforeAll(async () => {
 const projects = () => `Projects=${encodeURIComponent(w.projects.b2b)}`;
 const callsQuery = () => `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT4H`;
 
-/** Waits for the first bytes, holds the stream (backpressure, mid-export), then cuts the connection. */
-function abortMidStream(path: string, headers: Record<string, string> = {}): Promise<{ status: number; bytes: number }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path, headers: { Authorization: w.accounts.full.auth, ...headers } }, (res) => {
-      res.once('data', (chunk: Buffer) => {
-        res.pause();
-        setTimeout(() => {
-          req.destroy();
-          resolve({ status: res.statusCode ?? 0, bytes: chunk.length });
-        }, 20);
-      });
-      res.once('error', () => undefined);
-    });
-    req.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ECONNRESET' && err.message !== 'socket hang up') reject(err);
-    });
-  });
-}
 
 async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -117,7 +95,7 @@ describe('transcoded exports when clients leave', () => {
       [`/api/rawleads?${projects()}`, { 'Accept-Encoding': 'gzip' }],
     ];
     const results: { status: number; bytes: number }[] = [];
-    for (let i = 0; i < 60; i += 6) results.push(...(await Promise.all(paths.map(([p, h]) => abortMidStream(p, h)))));
+    for (let i = 0; i < 60; i += 6) results.push(...(await Promise.all(paths.map(([p, h]) => abortMidStream(port, p, { Authorization: w.accounts.full.auth, ...h })))));
     expect(results.every((r) => r.status === 200 && r.bytes > 0)).toBe(true);
     await expectClean();
     // The app still answers whole exports afterwards.

@@ -32,7 +32,8 @@ const RUN_CONTENT: Record<string, string> = {
   lead_definition_fields: `select d.unique_id || lpad(x.sort_order::text, 4, '0') k,
                              to_jsonb(x) - array['id', 'lead_definition_id'] || jsonb_build_object('definition', d.unique_id) r
                              from lead_definition_fields x join lead_definitions d on d.id = x.lead_definition_id where d.unique_id like :like`,
-  campaigns: `select x.unique_id k, to_jsonb(x) - array['id', 'lead_definition_id'] || jsonb_build_object('definition', d.unique_id) r
+  // `active` came later with a default for every campaign; the generator does not set it.
+  campaigns: `select x.unique_id k, to_jsonb(x) - array['id', 'lead_definition_id', 'active'] || jsonb_build_object('definition', d.unique_id) r
                 from campaigns x join lead_definitions d on d.id = x.lead_definition_id where x.unique_id like :like`,
   user_campaigns: `select u.unique_id || ' ' || c.unique_id k, jsonb_build_object('user', u.unique_id, 'campaign', c.unique_id) r
                      from user_campaigns x join users u on u.id = x.user_id join campaigns c on c.id = x.campaign_id where u.unique_id like :like`,

@@ -215,6 +215,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
   /** What `npm run lcm --` runs, with the README's /tmp files in this test's folder. */
   function asCompiled(script: string): string {
     expect(script).toContain('npm run lcm -- ');
-    return script.replaceAll('npm run lcm -- ', `'${process.execPath}' '${LCM_BIN}' `).replaceAll('/tmp/', `${dir}/`);
+    // The README's /tmp paths first: the project itself may live under /tmp (a fresh clone in CI).
+    return script.replaceAll('/tmp/', `${dir}/`).replaceAll('npm run lcm -- ', `'${process.execPath}' '${LCM_BIN}' `);
   }
 });

@@ -319,16 +319,18 @@ describe('streamToResponse', () => {
           void (async () => {
             const rssAtPause = process.memoryUsage().rss;
             // Socket buffers take what they can (how fast depends on the machine's load); then
-            // the cursor must stop: two readings 300 ms apart that agree.
+            // the cursor must stop: readings 300 ms apart that agree four times in a row (a busy
+            // machine can pause a running query for a moment, never for over a second).
             let last = -1;
-            for (let i = 0; i < 60; i++) {
+            let same = 0;
+            for (let i = 0; i < 120 && same < 4; i++) {
               await new Promise((r) => setTimeout(r, 300));
               const now = await produced();
-              if (now === last) break;
+              same = now === last ? same + 1 : 0;
               last = now;
             }
             settled = last;
-            await new Promise((r) => setTimeout(r, 300));
+            await new Promise((r) => setTimeout(r, 1000));
             expect(await produced()).toBe(settled);
             memoryGrowth = process.memoryUsage().rss - rssAtPause;
             req.destroy();

@@ -9,7 +9,8 @@ import { textProblem } from '../../domain/textSafety';
 import { HttpProblem } from '../problem';
 import type { CredentialCache } from '../credentialCache';
 import { BoundedWork, BoundedWorkFull } from '../boundedWork';
-import type { LoginFailures } from '../../ratelimit/loginFailures';
+import { LoginFailures } from '../../ratelimit/loginFailures';
+import type { Settings } from '../../config/settings';
 import type { Metrics } from '../metrics';
 
 export const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
@@ -72,6 +73,28 @@ export interface LoginProtection {
   /** Longest time a failed credential is remembered (within the credential cache's TTL). */
   failureCacheMs: number;
   metrics?: Pick<Metrics, 'countRefused'>;
+}
+
+/** Password checks that may wait for a free slot; more are answered 503 at once. */
+const PASSWORD_CHECK_QUEUE = 200;
+/** Longest time failed credentials are remembered (and answered 401 without a check). */
+const FAILED_CREDENTIAL_MS = 60_000;
+
+/** The login protection the settings describe (one per app: its counts live in the process). */
+export function loginProtectionFrom(
+  settings: Pick<Settings, 'LOGIN_FAILURES_PER_ADDRESS' | 'LOGIN_FAILURES_PER_USER' | 'LOGIN_FAILURE_WINDOW_MS' | 'PASSWORD_CHECK_CONCURRENCY'>,
+  metrics?: Pick<Metrics, 'countRefused'>,
+): LoginProtection {
+  return {
+    failures: new LoginFailures({
+      perAddress: settings.LOGIN_FAILURES_PER_ADDRESS,
+      perAddressAndUser: settings.LOGIN_FAILURES_PER_USER,
+      windowMs: settings.LOGIN_FAILURE_WINDOW_MS,
+    }),
+    checks: new BoundedWork(settings.PASSWORD_CHECK_CONCURRENCY, PASSWORD_CHECK_QUEUE),
+    failureCacheMs: FAILED_CREDENTIAL_MS,
+    ...(metrics ? { metrics } : {}),
+  };
 }
 
 /**
