@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { escapeHtml } from './html';
 
 /**
  * The interactive API reference at /api/docs: Scalar's API reference (the @scalar/api-reference
@@ -17,7 +18,6 @@ export function scalarBundlePath(): string {
 
 /** Scalar's configuration: offline (no fonts, telemetry, AI agent or MCP from outside), all open. */
 const CONFIGURATION = {
-  url: 'openapi.json',
   withDefaultFonts: false,
   telemetry: false,
   agent: { disabled: true },
@@ -32,7 +32,9 @@ const CONFIGURATION = {
 };
 
 /**
- * Paths are relative to /api/docs (script `docs/scalar.js`, document `openapi.json`), so the page
+ * No inline script: the Content-Security-Policy (src/http/app.ts) allows scripts from this
+ * server only, so the bundle mounts itself on the `#api-reference` element and reads its
+ * configuration from the element's attributes. Paths are relative to /api/docs (script `docs/scalar.js`, document `openapi.json`), so the page
  * works behind a proxy that adds a prefix.
  */
 export function renderApiReferencePage(): string {
@@ -41,9 +43,8 @@ export function renderApiReferencePage(): string {
 <title>API reference · lead-call-api</title></head>
 <body>
 <noscript><p>This reference needs JavaScript. The same reference without script: <a href="docs/reference">docs/reference</a>; the document: <a href="openapi.json">openapi.json</a>.</p></noscript>
-<div id="app"></div>
+<script id="api-reference" data-url="openapi.json" data-configuration="${escapeHtml(JSON.stringify(CONFIGURATION))}"></script>
 <script src="docs/scalar.js"></script>
-<script>Scalar.createApiReference('#app', ${JSON.stringify(CONFIGURATION)});</script>
 </body></html>
 `;
 }

@@ -161,8 +161,13 @@ describe('HTML pages in a browser', () => {
         await expect(calls.getByText(/createLcmClient/).first().isVisible()).resolves.toBe(true);
 
         // Try it: credentials into the page's authentication form, then send GET /myaccount.
-        await page.getByPlaceholder(/username/i).first().fill(w.accounts.b2b.username);
-        await page.getByPlaceholder(/password/i).first().fill(w.accounts.b2b.password);
+        // The username field is an editable element (it offers the document's variables), the
+        // password an input; both sit in the reference's authentication form.
+        const authForm = page.locator('form').filter({ has: page.getByText('Username') }).first();
+        const username = authForm.locator('[contenteditable="true"]').first();
+        await username.click();
+        await page.keyboard.type(w.accounts.b2b.username);
+        await authForm.getByRole('textbox', { name: 'Password' }).fill(w.accounts.b2b.password);
         await page.getByText('The calling account').filter({ visible: true }).first().click();
         const account = page.locator('section[id$="/GET/myaccount"]').first();
         await account.waitFor();
