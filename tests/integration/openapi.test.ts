@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import request from 'supertest';
@@ -328,7 +329,11 @@ describe('OpenAPI document', () => {
       const scripts = [...res.text.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]);
       expect(scripts).toEqual(['docs/scalar.js']);
       expect(res.text).not.toMatch(/https?:\/\//);
-      expect(res.text).toContain('"url":"openapi.json"');
+      expect(res.text).toContain('data-url="openapi.json"');
+      // No inline script: the Content-Security-Policy allows only this server's scripts.
+      const inline = [...res.text.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+      expect(inline).toEqual(['']);
+      expect(res.headers['content-security-policy']).toContain("script-src 'self';");
       expect(res.text).toContain('href="docs/reference"');
     });
 
@@ -348,6 +353,28 @@ describe('OpenAPI document', () => {
       expect((res.body as { size: number }).size).toBeGreaterThan(1_000_000);
       const again = await request(t.app).get('/api/docs/scalar.js').set('If-None-Match', res.headers.etag);
       expect(again.status).toBe(304);
+    });
+
+    it('when the script is fetched by a client that accepts gzip or br, then it comes compressed to a fraction of its size and decodes to the same bundle', async () => {
+      const raw = (coding: string) =>
+        request(t.app).get('/api/docs/scalar.js').set('Accept-Encoding', coding).buffer(true).parse((r, done) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (chunk: Buffer) => chunks.push(chunk));
+          r.on('end', () => done(null, Buffer.concat(chunks)));
+        });
+      const plain = await raw('identity');
+      expect(Number(plain.headers['content-length'])).toBe((plain.body as Buffer).length);
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      for (const [coding, decode] of [['gzip', zlib.gunzipSync], ['br', zlib.brotliDecompressSync]] as const) {
+        const res = await raw(coding);
+        expect(res.headers['content-encoding']).toBe(coding);
+        expect(res.headers.vary).toMatch(/Accept-Encoding/);
+        expect(Number(res.headers['content-length'])).toBeLessThan((plain.body as Buffer).length / 3);
+        const body = res.body as Buffer;
+        // superagent decodes gzip itself; br arrives as sent.
+        const decoded = body.length === (plain.body as Buffer).length ? body : decode(body);
+        expect(decoded.equals(plain.body as Buffer)).toBe(true);
+      }
     });
 
     it('when the document is read, then every operation carries a TypeScript client sample naming its method and path', () => {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { defineEndpoint, Endpoint, publicAccess } from '../endpoint';
 import { buildOpenApiDocument, OpenApiDocument } from '../openapi';
 import { escapeHtml, renderPage } from '../html';
-import { renderApiReferencePage, scalarBundlePath } from '../apiReference';
+import { renderApiReferencePage, scalarBundle } from '../apiReference';
+import { negotiateCoding } from '../compression';
 
 /**
  * `GET /api/openapi.json`, `GET /api/docs` and `GET /api/docs/reference`: the OpenAPI 3.1
@@ -225,17 +226,19 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     method: 'get',
     path: '/docs/scalar.js',
     summary: 'The script of the interactive API reference',
-    description: 'The browser bundle of @scalar/api-reference that `/api/docs` loads; cached for a day, with ETag and Last-Modified.',
+    description: 'The browser bundle of @scalar/api-reference that `/api/docs` loads; cached for a day, with an ETag; compressed (br or gzip) when the client accepts it.',
     tags: ['Documentation'],
     access: publicAccess,
     counted: false,
     ownMediaType: true,
     writesMediaType: 'text/javascript',
     representations: ['json'],
-    async handler({ res }) {
-      await new Promise<void>((resolve, reject) =>
-        res.sendFile(scalarBundlePath(), { maxAge: '1d', headers: { 'Content-Type': 'text/javascript; charset=utf-8' } }, (err) => (err && !res.headersSent ? reject(err) : resolve())),
-      );
+    async handler({ req, res }) {
+      const coding = negotiateCoding(req);
+      const body = await scalarBundle(coding);
+      res.vary('Accept-Encoding').set('Cache-Control', 'public, max-age=86400').type('text/javascript; charset=utf-8');
+      if (coding !== undefined) res.set('Content-Encoding', coding);
+      res.send(body);
       return undefined;
     },
   });
