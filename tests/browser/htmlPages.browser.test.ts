@@ -184,6 +184,7 @@ describe('HTML pages in a browser', () => {
       } finally {
         await anonymous.close();
       }
-    });
+      // A 4 MB script parsed and a large document rendered: minutes on a loaded 2-core machine.
+    }, 240_000);
   });
 });
