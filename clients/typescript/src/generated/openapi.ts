@@ -273,14 +273,62 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readable API documentation
-         * @description An HTML page rendered from the OpenAPI document: every operation with its parameters, body, responses and schemas.
+         * Interactive API reference
+         * @description The API reference (Scalar) reading this document: search, try-it against this server with Basic credentials, request samples (curl and the TypeScript client), every example. Served from this server, nothing from a CDN. Without JavaScript, `/api/docs/reference` is the same reference as plain HTML.
          *
          *     No authentication.
          *
          *     Not counted against request limits.
          */
         get: operations["getDocsPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/scalar.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The script of the interactive API reference
+         * @description The browser bundle of @scalar/api-reference that `/api/docs` loads; cached for a day, with an ETag; compressed (br or gzip) when the client accepts it.
+         *
+         *     No authentication.
+         *
+         *     Not counted against request limits.
+         */
+        get: operations["getDocsScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/reference": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API reference as plain HTML
+         * @description An HTML page rendered on the server from the OpenAPI document, without script: every operation with its parameters, body, responses and schemas.
+         *
+         *     No authentication.
+         *
+         *     Not counted against request limits.
+         */
+        get: operations["getDocsReferencePage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3526,6 +3574,64 @@ export interface operations {
         };
     };
     getDocsPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDocsScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDocsReferencePage: {
         parameters: {
             query?: never;
             header?: never;
