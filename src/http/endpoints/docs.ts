@@ -1,3 +1,4 @@
+import etag from 'etag';
 import { z } from 'zod';
 import { defineEndpoint, Endpoint, publicAccess } from '../endpoint';
 import { buildOpenApiDocument, OpenApiDocument } from '../openapi';
@@ -238,7 +239,8 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
       const body = await scalarBundle(coding);
       res.vary('Accept-Encoding').set('Cache-Control', 'public, max-age=86400').type('text/javascript; charset=utf-8');
       if (coding !== undefined) res.set('Content-Encoding', coding);
-      res.send(body);
+      // Its own ETag (the app makes none beyond the conditional reads): res.send answers a match with 304.
+      res.set('ETag', etag(body, { weak: true })).send(body);
       return undefined;
     },
   });
