@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import type { Settings } from '../config/settings';
 import type { CounterStore } from '../ratelimit/counterStore';
+import type { LoginFailureStore } from '../ratelimit/loginFailures';
 import type { ConnectionSource } from '../data/exportSession';
 
 /** What the HTTP layer is given by the composition root (server start or a test). */
@@ -18,6 +19,8 @@ export interface AppServices {
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
   counter: CounterStore;
+  /** Failed logins per address and username; undefined: counted in this process. */
+  loginFailures?: LoginFailureStore;
   /** Reports Redis health for /readyz; undefined when no Redis is configured. */
   redisHealthy?: () => boolean;
   /** Where bulk exports take their connection; undefined: the pool of `exportDb`. */
