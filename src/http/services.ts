@@ -3,6 +3,7 @@ import type { Logger } from '../config/logger';
 import type { Settings } from '../config/settings';
 import type { CounterStore } from '../ratelimit/counterStore';
 import type { LoginFailureStore } from '../ratelimit/loginFailures';
+import type { ReadSource } from '../data/readSource';
 import type { ConnectionSource } from '../data/exportSession';
 
 /** What the HTTP layer is given by the composition root (server start or a test). */
@@ -21,6 +22,12 @@ export interface AppServices {
   counter: CounterStore;
   /** Failed logins per address and username; undefined: counted in this process. */
   loginFailures?: LoginFailureStore;
+  /**
+   * Bulk, lag-tolerant reads: connections on the read replica while it is up, else on the
+   * primary (src/data/readSource.ts). Its replica state feeds /readyz and the metrics;
+   * composeApp also makes it `exportConnections`.
+   */
+  reads: ReadSource;
   /** Reports Redis health for /readyz; undefined when no Redis is configured. */
   redisHealthy?: () => boolean;
   /** Where bulk exports take their connection; undefined: the pool of `exportDb`. */
