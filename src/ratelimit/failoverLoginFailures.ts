@@ -1,4 +1,4 @@
-import type { LoginFailureStore } from './loginFailures';
+import type { LoginFailureCheck, LoginFailureStore } from './loginFailures';
 
 /** The Redis health the request counters track (FailoverCounterStore), shared with this store. */
 export interface SharedRedisHealth {
@@ -18,8 +18,8 @@ export class FailoverLoginFailures implements LoginFailureStore {
     private readonly health: SharedRedisHealth,
   ) {}
 
-  blockedFor(address: string, username: string): Promise<number | undefined> {
-    return this.route((s) => s.blockedFor(address, username));
+  check(address: string, username: string): Promise<LoginFailureCheck> {
+    return this.route((s) => s.check(address, username));
   }
 
   recordFailure(address: string, username: string): Promise<void> {

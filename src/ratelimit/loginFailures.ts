@@ -27,9 +27,16 @@ export function loginFailureLimitsFrom(
   };
 }
 
+/** What the counts say about a login about to be checked. */
+export interface LoginFailureCheck {
+  /** Seconds until the address (or the pair) may try again; undefined when it may now. */
+  retryAfter?: number;
+  /** The address failed in the current window: its password checks wait behind the others. */
+  suspect: boolean;
+}
+
 export interface LoginFailureStore {
-  /** Seconds until the address (or the pair) may try again, or undefined when it may now. */
-  blockedFor(address: string, username: string): Promise<number | undefined>;
+  check(address: string, username: string): Promise<LoginFailureCheck>;
   /** Counts one failed login of `username` from `address`. */
   recordFailure(address: string, username: string): Promise<void>;
   /** A successful login clears the pair's count (the address's stays). */
@@ -53,14 +60,14 @@ export class MemoryLoginFailures implements LoginFailureStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async blockedFor(address: string, username: string): Promise<number | undefined> {
+  async check(address: string, username: string): Promise<LoginFailureCheck> {
     const now = this.now();
     let wait = 0;
     for (const [key, limit] of this.keys(address, username)) {
       const w = this.current(key, now);
       if (w && w.count >= limit) wait = Math.max(wait, w.resetAt - now);
     }
-    return waitSeconds(wait);
+    return { retryAfter: waitSeconds(wait), suspect: this.current(`a:${address}`, now) !== undefined };
   }
 
   async recordFailure(address: string, username: string): Promise<void> {

@@ -1,23 +1,25 @@
 import { createHash } from 'node:crypto';
 import { defineScript, CommandParser } from 'redis';
-import { LoginFailureLimits, LoginFailureStore, waitSeconds } from './loginFailures';
+import { LoginFailureCheck, LoginFailureLimits, LoginFailureStore, waitSeconds } from './loginFailures';
 
 /**
  * Whether the address or the pair has reached its limit: the milliseconds until the later of
- * the exceeded windows ends, 0 when neither is exceeded. KEYS: address, pair; ARGV: their limits.
+ * the exceeded windows ends (0 when neither is exceeded), and the address's failures in its
+ * window. KEYS: address, pair; ARGV: their limits.
  * A window is a key that expires with it (set by the failure that opened it), so Redis's clock
  * decides, the same for every instance.
  */
 const CHECK_LUA = `
 local wait = 0
+local counts = {}
 for i = 1, 2 do
-  local count = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if count >= tonumber(ARGV[i]) then
+  counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if counts[i] >= tonumber(ARGV[i]) then
     local left = redis.call('PTTL', KEYS[i])
     if left > wait then wait = left end
   end
 end
-return wait
+return {wait, counts[1]}
 `;
 
 /** One failure on both keys; the first failure of a window sets its expiry. ARGV: window ms. */
@@ -34,18 +36,17 @@ const pairOfKeys = {
     parser.pushKeys(keys);
     parser.push(...args);
   },
-  transformReply: (reply: unknown) => reply as number,
 };
 
 /** The scripts the counter Redis client registers (redisCounterStore.ts). */
 export const loginFailureScripts = {
-  loginFailureCheck: defineScript({ SCRIPT: CHECK_LUA, ...pairOfKeys }),
-  loginFailureRecord: defineScript({ SCRIPT: RECORD_LUA, ...pairOfKeys }),
+  loginFailureCheck: defineScript({ SCRIPT: CHECK_LUA, ...pairOfKeys, transformReply: (reply: unknown) => reply as number[] }),
+  loginFailureRecord: defineScript({ SCRIPT: RECORD_LUA, ...pairOfKeys, transformReply: (reply: unknown) => reply as number }),
 };
 
 /** The part of the counter Redis client this store uses. */
 export interface LoginFailureRedis {
-  loginFailureCheck(keys: [string, string], args: string[]): Promise<number>;
+  loginFailureCheck(keys: [string, string], args: string[]): Promise<number[]>;
   loginFailureRecord(keys: [string, string], args: string[]): Promise<number>;
   del(key: string): Promise<number>;
 }
@@ -70,10 +71,13 @@ export class RedisLoginFailures implements LoginFailureStore {
     private readonly limits: LoginFailureLimits,
   ) {}
 
-  async blockedFor(address: string, username: string): Promise<number | undefined> {
+  async check(address: string, username: string): Promise<LoginFailureCheck> {
     const k = loginFailureKeys(address, username);
-    const wait = await this.client.loginFailureCheck([k.address, k.pair], [String(this.limits.perAddress), String(this.limits.perAddressAndUser)]);
-    return waitSeconds(Number(wait));
+    const [wait, addressFailures] = await this.client.loginFailureCheck(
+      [k.address, k.pair],
+      [String(this.limits.perAddress), String(this.limits.perAddressAndUser)],
+    );
+    return { retryAfter: waitSeconds(Number(wait)), suspect: Number(addressFailures) > 0 };
   }
 
   async recordFailure(address: string, username: string): Promise<void> {

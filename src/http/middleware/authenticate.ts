@@ -102,7 +102,8 @@ export function loginProtectionFrom(
  * credentials from the cache; an address (or address and username) with too many recent
  * failures gets a 429 with Retry-After; credentials that failed recently are a 401 without a
  * password check; otherwise the account is loaded and its scrypt hash checked, at most a few
- * at once (more waiting than the queue holds: a 503), and the outcome is remembered
+ * at once, those from addresses with recent failures behind the others and never in every
+ * slot (more waiting than the queue holds: a 503), and the outcome is remembered
  * (docs/decisions.md, Overload and timeouts).
  */
 export function createAuthenticator(db: Knex, cache: CredentialCache, protection: LoginProtection): RequestHandler {
@@ -120,7 +121,7 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
       void forget(failures.recordSuccess(address, username));
       return cached;
     }
-    const wait = await failures.blockedFor(address, username);
+    const { retryAfter: wait, suspect } = await failures.check(address, username);
     if (wait !== undefined) {
       metrics?.countRefused('login');
       throw new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, { 'Retry-After': String(wait) });
@@ -138,7 +139,7 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
         // Verify against a dummy hash for unknown users so timing does not reveal them.
         const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
         return ok && found?.enabled ? found : undefined;
-      });
+      }, suspect ? 'low' : 'normal'); // an address that guessed wrong waits behind the others
     } catch (err) {
       if (!(err instanceof BoundedWorkFull)) throw err;
       metrics?.countRefused('hashing');
