@@ -120,6 +120,16 @@ async function main(): Promise<void> {
 
     let peakRss = 0;
     let peakHeap = 0;
+    // Connections open to Postgres (knex's and the queue's pools), read on a client of its own
+    // that the statement count leaves out.
+    const watcher = new pg.Client({ connectionString: cluster.url });
+    await watcher.connect();
+    let peakConnections = 0;
+    const connections = setInterval(() => {
+      (clientQuery as (q: string) => Promise<pg.QueryResult>)
+        .call(watcher, `select count(*)::int - 1 as n from pg_stat_activity where backend_type = 'client backend' and datname = current_database()`)
+        .then((r) => (peakConnections = Math.max(peakConnections, r.rows[0].n as number)), () => undefined);
+    }, 100);
     const sampler = setInterval(() => {
       const m = process.memoryUsage();
       peakRss = Math.max(peakRss, m.rss);
@@ -140,6 +150,8 @@ async function main(): Promise<void> {
     const deadline = Date.now() + 600_000;
     while (arrivals.size < EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     clearInterval(sampler);
+    clearInterval(connections);
+    await watcher.end();
     const deliveryStatements = statements - statementsBefore;
     const last = Math.max(...arrivals.values());
     const latencies = [...committed].filter(([id]) => arrivals.has(id)).map(([id, at]) => arrivals.get(id)! - at).sort((a, b) => a - b);
@@ -152,6 +164,7 @@ async function main(): Promise<void> {
         `  delivered ${arrivals.size}/${EVENTS} (${Number(failed[0]!.n)} not delivered) in ${Math.round(last - started)} ms: ${Math.round((arrivals.size / (last - started)) * 1000)} deliveries/s`,
         `  SQL statements from the first event to the last delivery: ${deliveryStatements} (${(deliveryStatements / Math.max(1, arrivals.size)).toFixed(2)} per delivery: the queue's and the events' writes included)`,
         `  commit → delivery: p50 ${Math.round(percentile(latencies, 50))} ms, p99 ${Math.round(percentile(latencies, 99))} ms, max ${Math.round(latencies[latencies.length - 1] ?? 0)} ms`,
+        `  Postgres connections open at once (peak, every pool): ${peakConnections}`,
         `  memory: RSS ${mb(baseline.rss)} → peak ${mb(peakRss)}; heap ${mb(baseline.heapUsed)} → peak ${mb(peakHeap)}`,
         '',
       ].join('\n'),
