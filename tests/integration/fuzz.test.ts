@@ -15,12 +15,12 @@ import { buildCase, FuzzCase, FuzzOperation, FuzzWorld, OMIT, operationsOf, repl
  * on a database of its own. Every answer must be below 500, come within the time limit, and a
  * 4xx must be a problem document with a type; afterwards /api/readyz still answers 200.
  *
- * FUZZ_SEED (default below) and FUZZ_COUNT (default 2400) choose the cases; FUZZ_ONLY=12,345
+ * FUZZ_SEED (default below) and FUZZ_COUNT (default 3000) choose the cases; FUZZ_ONLY=12,345
  * replays single cases of the seed. A failure prints each failing case as a curl command line
  * and as JSON (docs/operations.md, "Testing").
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
-const COUNT = Number(process.env.FUZZ_COUNT ?? 2400);
+const COUNT = Number(process.env.FUZZ_COUNT ?? 3000);
 const ONLY = process.env.FUZZ_ONLY?.split(',').map(Number);
 const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 4);
 const REQUEST_TIMEOUT_MS = Number(process.env.FUZZ_REQUEST_TIMEOUT_MS ?? 20000);
