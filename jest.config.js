@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
+  // tests/cluster is `npm run test:cluster` (jest.cluster.config.js): it starts a whole cluster.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/tests/cluster/'],
   transform: { '^.+\\.ts$': 'ts-jest' },
   globalSetup: '<rootDir>/tests/harness/globalSetup.ts',
   globalTeardown: '<rootDir>/tests/harness/globalTeardown.ts',

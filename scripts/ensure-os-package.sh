@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Usage: ensure-os-package.sh COMMAND PACKAGE
-# Installs Debian's PACKAGE with apt-get when COMMAND is not on the PATH; stops with a clear
-# message when that is not possible (not root, no apt-get).
+# Installs Debian's PACKAGE with apt-get when COMMAND is not on the PATH (or, when COMMAND
+# contains a slash, when no file matches it as a glob: '/usr/lib/postgresql/*/bin/postgres');
+# stops with a clear message when that is not possible (not root, no apt-get).
 set -euo pipefail
 cmd="$1"
 pkg="$2"
-if command -v "$cmd" >/dev/null 2>&1; then
+present() {
+  if [[ "$cmd" == */* ]]; then compgen -G "$cmd" >/dev/null; else command -v "$cmd" >/dev/null 2>&1; fi
+}
+if present; then
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
@@ -22,4 +26,4 @@ fi
 echo "installing $pkg (for $cmd) with apt-get ..." >&2
 $SUDO apt-get update -qq >/dev/null
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null
-command -v "$cmd" >/dev/null 2>&1 || { echo "error: installing $pkg did not provide $cmd" >&2; exit 1; }
+present || { echo "error: installing $pkg did not provide $cmd" >&2; exit 1; }

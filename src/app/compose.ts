@@ -8,11 +8,13 @@ import type { AppServices } from '../http/services';
 import { createApp, App } from '../http/app';
 import { subscribeAccountChanges } from '../data/accountChanges';
 import { connectionStringOf, createDb } from '../data/db';
+import { ReadSource } from '../data/readSource';
+import { poolConnections } from '../data/exportSession';
 
 export interface ComposedApp {
   app: App;
   services: AppServices;
-  /** Closes what compose opened (Redis clients, the export pool); the database belongs to the caller. */
+  /** Closes what compose opened (Redis clients, the export and replica pools); the database belongs to the caller. */
   close(): Promise<void>;
 }
 
@@ -40,6 +42,35 @@ export async function composeApp(options: {
   });
   closers.push(() => exportDb.destroy());
 
+  // Bulk reads (every export): the replica of DATABASE_READ_URL while it is up, the primary's
+  // export pool otherwise. The replica's pool is sized and bounded like the export pool; a
+  // replica that cannot be reached fails a new connection within 3 s.
+  const replica = settings.DATABASE_READ_URL
+    ? createDb({
+        url: settings.DATABASE_READ_URL,
+        timezone: settings.PLATFORM_TIMEZONE,
+        poolMax: settings.EXPORT_POOL_MAX,
+        acquireTimeoutMs: settings.EXPORT_ACQUIRE_TIMEOUT_MS,
+        connectTimeoutMs: 3000,
+        quiet: true,
+      })
+    : undefined;
+  const reads = new ReadSource({
+    primary: poolConnections(exportDb),
+    replica,
+    checkIntervalMs: settings.DATABASE_READ_CHECK_MS,
+    maxLagMs: settings.DATABASE_READ_MAX_LAG_MS,
+  });
+  reads.on('state', (state, detail) => {
+    if (state === 'down') logger.warn({ err: detail.err, lagMs: detail.lagMs }, 'read replica unavailable: bulk reads go to the primary');
+    else logger.info({ lagMs: detail.lagMs }, 'read replica available again: bulk reads go to it');
+  });
+  await reads.start();
+  closers.push(async () => {
+    reads.close();
+    await replica?.destroy();
+  });
+
   const redis = redisTarget(settings);
   let services: AppServices;
   if (redis) {
@@ -49,11 +80,11 @@ export async function composeApp(options: {
       commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
     });
     closers.push(() => counter.close());
-    services = { settings, db, exportDb, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
+    services = { settings, db, exportDb, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
   } else {
     const counter = new MemoryCounterStore();
     closers.push(() => counter.close());
-    services = { settings, db, exportDb, logger, clock: options.clock ?? (() => new Date()), counter };
+    services = { settings, db, exportDb, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter };
   }
   const app = createApp(services);
 

@@ -8,6 +8,7 @@ import { registerAccount } from '../cli/account';
 import { registerLifecycle } from '../cli/lifecycle';
 import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
+import { registerMaintain } from '../cli/maintain';
 import { registerDoNotCall } from '../cli/doNotCall';
 import { registerHooks } from '../cli/hooks';
 import { startHookWorkers } from './hookWorkers';
@@ -38,6 +39,7 @@ export async function main(argv: string[]): Promise<number> {
   registerLifecycle(program, open);
   registerGenerate(program, open);
   registerSeedDemo(program, open);
+  registerMaintain(program, open);
   registerDoNotCall(program, open);
   // Like a server, `lcm hooks work` stops on SIGTERM/SIGINT itself: its workers finish their
   // deliveries before its context stops an embedded cluster it started.

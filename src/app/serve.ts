@@ -8,6 +8,7 @@ import { composeApp } from './compose';
 import { listen } from './server';
 import { seedDemo, DEMO_CREDENTIALS } from '../ingest/demoData';
 import { startLifecycleSweeper } from '../jobs/lifecycleSweeper';
+import { startPartitionMaintenance } from '../jobs/partitionMaintenance';
 import { startHookWorkers } from './hookWorkers';
 
 /** `lcm serve` (what `npm start` runs): migrate, seed the embedded default once, listen. */
@@ -44,6 +45,7 @@ export function registerServe(program: Command): void {
         const running = await listen(composed.app.express, ctx.settings);
         stops.push(() => running.close());
         stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
+        stops.push(startPartitionMaintenance(ctx.db, ctx.settings, logger));
 
         process.stdout.write(`lead-call-api listening on ${running.url}/api\n`);
         process.stdout.write(`${describeCode()}\n`);

@@ -23,6 +23,12 @@ const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: optionalString,
+  /** A streaming replica of DATABASE_URL for bulk exports and lag-tolerant lists; unset = everything on the primary. */
+  DATABASE_READ_URL: optionalString,
+  /** How often the replica is checked (reachable, replay lag); a replica found down is used again once a check passes. */
+  DATABASE_READ_CHECK_MS: positiveInt.default(2000),
+  /** A replica whose replay lags further behind than this is treated as down. */
+  DATABASE_READ_MAX_LAG_MS: positiveInt.default(30000),
   REDIS_URL: optionalString,
   /**
    * `true`: REDIS_URL (one URL or a comma-separated list) names nodes of a Redis Cluster;
@@ -135,6 +141,12 @@ const schema = z.object({
   METRICS_REQUIRE_AUTH: boolean.default(false),
   /** How often the lead lifecycle sweeper runs in the server; 0 switches it off. */
   SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60000),
+  /** How often partition maintenance runs in the server (once across all nodes); 0 switches it off. */
+  MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
+  /** Months after the current one that get their calls / recordings / ready periods partitions ahead. */
+  PARTITION_MONTHS_AHEAD: z.coerce.number().int().min(1).max(24).default(3),
+  /** Keep this many whole months before the current one and drop older partitions; unset = keep everything. */
+  RETENTION_MONTHS: optionalString.pipe(z.coerce.number<string | undefined>().int().positive().optional()),
   /** Hook delivery workers inside `lcm serve` (each node claims due deliveries from Postgres). */
   HOOKS_WORKER: boolean.default(true),
   /** Deliveries one worker process sends at once. */

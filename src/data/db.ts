@@ -12,9 +12,18 @@ export interface DbOptions {
   poolMax?: number;
   /** How long a query waits for a free pooled connection before it fails (knex's KnexTimeoutError). */
   acquireTimeoutMs?: number;
+  /**
+   * Give up on opening a new connection after this long. Set for a replica, so reads fall back
+   * to the primary quickly when it does not answer.
+   */
+  connectTimeoutMs?: number;
   /** Where knex's own warnings go (default: console.log); the command line keeps stdout for results. */
   log?: Knex.Config['log'];
+  /** Keep knex's own connection-error lines off the console (the caller reports state changes). */
+  quiet?: boolean;
 }
+
+const SILENT = { warn() {}, error() {}, debug() {}, deprecate() {} };
 
 /** A knex instance whose connections speak the platform time zone (interval and date arithmetic). */
 const urls = new WeakMap<Knex, string>();
@@ -30,7 +39,8 @@ export function createDb(options: DbOptions): Knex {
   const tz = options.timezone.replace(/'/g, "''");
   const db = knex({
     client: 'pg',
-    connection: options.url,
+    connection:
+      options.connectTimeoutMs === undefined ? options.url : { connectionString: options.url, connectionTimeoutMillis: options.connectTimeoutMs },
     acquireConnectionTimeout: options.acquireTimeoutMs ?? 60000,
     pool: {
       min: 0,
@@ -40,18 +50,41 @@ export function createDb(options: DbOptions): Knex {
       },
     },
     migrations: { migrationSource: migrationSource(), tableName: MIGRATIONS_TABLE },
-    ...(options.log ? { log: options.log } : {}),
+    ...(options.log ? { log: options.log } : options.quiet ? { log: SILENT } : {}),
   });
   urls.set(db, options.url);
   return db;
 }
 
-/** The project's migrations, then the job queue's schema (graphile-worker's own migrations). */
+/** Advisory lock key (two-key form) that serialises migrations of nodes starting together. */
+const MIGRATION_LOCK = [0x4c434d, 0] as const;
+
+/**
+ * The project's migrations, then the job queue's schema (graphile-worker's own migrations).
+ * API nodes started together all call this: knex's own lock makes every node but one fail at
+ * once ("migration table is already locked"), so the nodes queue on an advisory lock instead,
+ * and the later ones find nothing left to apply.
+ */
 export async function migrateLatest(db: Knex): Promise<string[]> {
-  await dropRecordedExtensions(db);
-  const [, applied] = (await db.migrate.latest()) as [number, string[]];
-  await migrateJobQueue(connectionStringOf(db));
-  return applied;
+  const migrate = async () => {
+    await dropRecordedExtensions(db);
+    const [, applied] = (await db.migrate.latest()) as [number, string[]];
+    await migrateJobQueue(connectionStringOf(db));
+    return applied;
+  };
+  // The lock holds one connection while knex migrates on another: a pool of one cannot.
+  if ((db.client.pool?.max ?? 2) < 2) return migrate();
+  const conn = (await db.client.acquireConnection()) as pg.Client;
+  try {
+    await conn.query('select pg_advisory_lock($1, $2)', [...MIGRATION_LOCK]);
+    try {
+      return await migrate();
+    } finally {
+      await conn.query('select pg_advisory_unlock($1, $2)', [...MIGRATION_LOCK]).catch(() => undefined);
+    }
+  } finally {
+    await db.client.releaseConnection(conn);
+  }
 }
 
 /** A connection that could not be had in time (knex's acquire timeout): the pool is busy, not broken. */

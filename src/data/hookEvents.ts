@@ -12,7 +12,7 @@ import { NEW_MESSAGE_ID_SQL } from './hookRepository';
  *
  *   await recordLeadEvent(trx, { type: 'lead.statusChanged', leadId, previousStatus: 'New', time });
  *   await recordLeadEvents(trx, 'lead.statusChanged', [{ leadId, previousStatus }, ...], time);
- *   await recordCallEvent(trx, { callId, time });
+ *   await recordCallEvent(trx, { callId, startTime, time });
  *   await recordCalendarEvent(trx, { type: 'calendarEvent.deleted', event, project, time });
  *
  * Each is one SQL statement. It matches the hooks that want the event (enabled, of an enabled
@@ -72,7 +72,7 @@ const CALL_SNAPSHOT = `(
                        from org_units o where o.id in (c.ou0_id, c.ou1_id, c.ou2_id, c.ou3_id, c.ou4_id)), '[]'),
     'campaignCode', k.code,
     'agentEmail', (select u.email from users u where u.id = c.user_id))
-  from calls c join campaigns k on k.id = c.campaign_id where c.id = s.key)`;
+  from calls c join campaigns k on k.id = c.campaign_id where c.id = s.key and c.start_time = s.call_start)`;
 
 /**
  * Whether any enabled hook is subscribed to `type`, asked once per transaction and type: a long
@@ -157,17 +157,17 @@ export function recordLeadEvent(
   return recordLeadEvents(trx, event.type, [{ leadId: event.leadId, ...(event.previousStatus ? { previousStatus: event.previousStatus } : {}) }], event.time);
 }
 
-/** `call.ended` of a completed call. */
-export function recordCallEvent(trx: Knex.Transaction, event: { callId: number; time: Date }): Promise<number> {
+/** `call.ended` of a completed call; its id and start time find it in its month's partition. */
+export function recordCallEvent(trx: Knex.Transaction, event: { callId: number; startTime: Date; time: Date }): Promise<number> {
   return emit(
     trx,
     'call.ended',
     event.time,
     {
       sql: `select c.id as key, c.unique_id as resource_id, k.code as campaign_code, k.project,
-                   null::smallint as lead_status, null::smallint as previous_status
-              from calls c join campaigns k on k.id = c.campaign_id where c.id = ?`,
-      bindings: [event.callId],
+                   null::smallint as lead_status, null::smallint as previous_status, c.start_time as call_start
+              from calls c join campaigns k on k.id = c.campaign_id where c.id = ? and c.start_time = ?`,
+      bindings: [event.callId, event.startTime],
     },
     { sql: CALL_SNAPSHOT, bindings: [] },
   );

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { PartitionedKey } from './uniqueIdRegistry';
 import {
   CallEndCause,
   CallEndCauseName,
@@ -84,25 +85,28 @@ export interface LeadStatusChange {
 }
 
 /**
- * Applies the outcome of call `callId` to its lead inside `trx`. A call loaded again keeps the
+ * Applies the outcome of the call (its id and start time, which finds its month's partition)
+ * to its lead inside `trx`. A call loaded again keeps the
  * statuses of its first application and the lead is not touched twice. A call still in
  * progress has no outcome yet: only its preCallLeadStatus is set. Returns the lead's status
  * change when there was one.
  */
-export async function applyCallOutcomeToLead(trx: Knex.Transaction, callId: number, _zone: string): Promise<LeadStatusChange | undefined> {
+export async function applyCallOutcomeToLead(trx: Knex.Transaction, key: PartitionedKey, _zone: string): Promise<LeadStatusChange | undefined> {
+  const callId = key.id;
+  const byKey = { id: key.id, start_time: key.time };
   const { rows } = await trx.raw(
     `select c.id, c.unique_lead_id, c.lead_id, c.user_id, c.end_cause, c.in_progress, c.lead_status,
             c.pre_call_lead_status, c.lead_closure, c.applied_outcome, c.start_time,
             coalesce(c.end_time + coalesce(c.wrap_up_ms, 0) * interval '1 millisecond', c.end_time, c.start_time) as wrap_up_time
-       from calls c where c.id = ?`,
-    [callId],
+       from calls c where c.id = ? and c.start_time = ?`,
+    [key.id, key.time],
   );
   const call = rows[0];
   if (!call) throw new Error(`call ${callId} does not exist`);
 
   const applied = call.applied_outcome as AppliedOutcome | null;
   if (applied !== null) {
-    await trx('calls').where({ id: callId }).update({
+    await trx('calls').where(byKey).update({
       lead_status: applied.leadStatus,
       pre_call_lead_status: applied.preCallLeadStatus,
       lead_closure: applied.leadClosure,
@@ -127,7 +131,7 @@ export async function applyCallOutcomeToLead(trx: Knex.Transaction, callId: numb
     const pre = call.pre_call_lead_status === null ? null : (PreCallLeadStatus.toName(call.pre_call_lead_status) as PreCallLeadStatusName);
     const followUp = pre === 'AlternativeNumberDialed' ? 'alternativeNumber' : pre === 'NextNumberDialed' ? 'nextNumber' : undefined;
     await trx('calls')
-      .where({ id: callId })
+      .where(byKey)
       .update({ lead_status: null, lead_closure: null, pre_call_lead_status: numOrNull(PreCallLeadStatus, preCallLeadStatusFor(leadStatus, followUp)) });
     return undefined;
   }
@@ -162,7 +166,7 @@ export async function applyCallOutcomeToLead(trx: Knex.Transaction, callId: numb
     leadClosure: numOrNull(LeadClosure, r.callLeadClosure),
   };
   await trx('calls')
-    .where({ id: callId })
+    .where(byKey)
     .update({
       lead_status: result.leadStatus,
       pre_call_lead_status: result.preCallLeadStatus,

@@ -33,6 +33,7 @@ export function createApp(services: AppServices): App {
 
   const metrics = new Metrics();
   metrics.observe({ db: services.db, counter: services.counter });
+  metrics.observeReads(services.reads);
   metrics.watchHookQueue(services.db);
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
   const endpoints = allEndpoints(metrics, services);

@@ -59,6 +59,7 @@ export interface EndpointContext<Q, P, B> {
   readonly cursor: ResponseCursorOptions;
   /** How a bulk export of this request runs: its connection source, the transcoder, compression. */
   readonly exports: ExportOptions;
+  /** The primary: writes, reads right after a write, small lookups. Exports use `exports.source`. */
   db: Knex;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;

@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import type { Knex } from 'knex';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CounterStore } from '../ratelimit/counterStore';
+import type { ReadSource } from '../data/readSource';
 import { hookQueueStats, HookQueueStats } from '../data/hookRepository';
 
 /**
@@ -37,8 +38,38 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly readFallbacks = new Counter({
+    name: 'lcm_db_read_fallbacks_total',
+    help: 'Bulk reads served by the primary although a read replica is configured, by reason (down: known down; error: it failed that read)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+
   constructor(defaultMetrics = true) {
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Counts the read source's fallbacks and reports the replica's state and lag at each scrape. */
+  observeReads(reads: ReadSource): void {
+    if (reads.state === 'not-configured') return;
+    for (const reason of ['down', 'error']) this.readFallbacks.inc({ reason }, 0);
+    reads.on('fallback', (reason) => this.readFallbacks.inc({ reason }));
+    new Gauge({
+      name: 'lcm_db_replica_up',
+      help: 'Whether bulk reads go to the read replica (1) or to the primary because it is down or too far behind (0)',
+      registers: [this.registry],
+      collect() {
+        this.set(reads.state === 'up' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'lcm_db_replica_lag_seconds',
+      help: 'Replay lag of the read replica at its last check',
+      registers: [this.registry],
+      collect() {
+        if (reads.lagMs !== undefined) this.set(reads.lagMs / 1000);
+      },
+    });
   }
 
   private readonly refused = new Counter({

@@ -22,10 +22,10 @@ import { leadDefinitionEndpoints } from './endpoints/leadDefinitions';
  * Most handlers need only their request context; the few that read the process's own
  * resources (metrics, Redis health, the request counters) are handed them here.
  */
-export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'settings' | 'counter' | 'redisHealthy'>): Endpoint[] {
+export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'settings' | 'counter' | 'redisHealthy' | 'reads'>): Endpoint[] {
   const endpoints: Endpoint[] = [
     healthz,
-    readyzEndpoint(services.redisHealthy),
+    readyzEndpoint(services.redisHealthy, () => services.reads.state),
     metricsEndpoint(metrics, services.settings.METRICS_REQUIRE_AUTH),
     // Lists the limits of every counted service, so it reads this list once it is built.
     ...myAccountEndpoints(() => endpoints, services),

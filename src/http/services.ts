@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import type { Settings } from '../config/settings';
 import type { CounterStore } from '../ratelimit/counterStore';
+import type { ReadSource } from '../data/readSource';
 import type { ConnectionSource } from '../data/exportSession';
 
 /** What the HTTP layer is given by the composition root (server start or a test). */
@@ -18,6 +19,12 @@ export interface AppServices {
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
   counter: CounterStore;
+  /**
+   * Bulk, lag-tolerant reads: connections on the read replica while it is up, else on the
+   * primary (src/data/readSource.ts). Its replica state feeds /readyz and the metrics;
+   * composeApp also makes it `exportConnections`.
+   */
+  reads: ReadSource;
   /** Reports Redis health for /readyz; undefined when no Redis is configured. */
   redisHealthy?: () => boolean;
   /** Where bulk exports take their connection; undefined: the pool of `exportDb`. */

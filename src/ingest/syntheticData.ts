@@ -11,6 +11,7 @@ import { Prng, STREAMS } from './synthetic/prng';
 import { copyReadyPeriods } from './synthetic/readyPeriods';
 import { claimRunPrefix, reserveIdBlocks } from './synthetic/runKeys';
 import type { RunRows } from './synthetic/runRows';
+import { ensureMonthPartitions } from '../data/partitions';
 
 /**
  * `lcm generate`: a realistic synthetic data set appended to the database in one transaction
@@ -81,6 +82,9 @@ export async function generateSyntheticData(db: Knex, options: GenerateOptions):
   let prefix = '';
 
   const { leadBase, callBase } = await reserveIdBlocks(db, L, N);
+  // The window's month partitions exist before the data transaction (creating one needs locks
+  // a COPY in progress would hold), so no row waits in a default partition.
+  await ensureMonthPartitions(db, new Date(window.startMs), new Date(window.endMs));
 
   await db.transaction(async (trx) => {
     prefix = await claimRunPrefix(trx, seed);

@@ -1,37 +1,25 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import type { Settings } from '../config/settings';
-import { sweepLeads } from '../data/lifecycleSweep';
+import { sweepLeads, SweepResult } from '../data/lifecycleSweep';
 import { deleteExpiredIdempotencyKeys } from '../data/idempotency';
+import { JOB_NAMES } from '../data/scheduledJobs';
+import { startPeriodicJob } from './periodicJob';
 
 /**
- * Runs a sweep every SWEEP_INTERVAL_MS in the server (0 = off); a sweep never overlaps the
- * previous one. Returns the function that stops it.
+ * Sweeps every SWEEP_INTERVAL_MS (0 = off), once per interval across all API nodes and never
+ * two at a time (src/jobs/periodicJob.ts). Returns the function that stops it.
  */
 export function startLifecycleSweeper(db: Knex, settings: Settings, logger: Logger): () => void {
-  const interval = settings.SWEEP_INTERVAL_MS;
-  if (interval <= 0) return () => undefined;
-  let running = false;
-  let stopped = false;
-  const tick = async (): Promise<void> => {
-    if (running || stopped) return;
-    running = true;
-    try {
+  return startPeriodicJob<SweepResult & { idempotencyKeysDeleted: number }>(db, logger, {
+    name: JOB_NAMES.lifecycleSweep,
+    intervalMs: settings.SWEEP_INTERVAL_MS,
+    async work() {
       const result = await sweepLeads(db, new Date(), settings.PLATFORM_TIMEZONE);
-      const keys = await deleteExpiredIdempotencyKeys(db);
-      if (result.abandoned > 0 || result.expired > 0 || keys > 0) {
-        logger.info({ ...result, idempotencyKeysDeleted: keys }, 'lead lifecycle sweep');
-      }
-    } catch (err) {
-      if (!stopped) logger.warn({ err }, 'lead lifecycle sweep failed; it runs again at the next interval');
-    } finally {
-      running = false;
-    }
-  };
-  const timer = setInterval(() => void tick(), interval);
-  timer.unref();
-  return () => {
-    stopped = true;
-    clearInterval(timer);
-  };
+      return { ...result, idempotencyKeysDeleted: await deleteExpiredIdempotencyKeys(db) };
+    },
+    report(result, log) {
+      if (result.abandoned > 0 || result.expired > 0 || result.idempotencyKeysDeleted > 0) log.info(result, 'lead lifecycle sweep');
+    },
+  });
 }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './freePort';
+import { killOnExit, removeOnExit } from './killOnExit';
 
 const run = promisify(execFile);
 
@@ -54,7 +55,7 @@ async function startNode(root: string, nodeTimeoutMs: number): Promise<RedisClus
     const busPort = await freePort();
     const dir = path.join(root, String(port));
     fs.mkdirSync(dir, { recursive: true });
-    const child = spawn(
+    const child = killOnExit(spawn(
       'redis-server',
       [
         '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1',
@@ -63,7 +64,7 @@ async function startNode(root: string, nodeTimeoutMs: number): Promise<RedisClus
         '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
       ],
       { stdio: 'ignore' },
-    );
+    ));
     child.once('error', () => undefined);
     const exited = new Promise<'exited'>((resolve) => child.once('exit', () => resolve('exited')));
     let gone = false;
@@ -86,7 +87,7 @@ async function startNode(root: string, nodeTimeoutMs: number): Promise<RedisClus
 export async function startRedisCluster(options: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {}): Promise<RedisClusterHandle> {
   const masters = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 0;
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-redis-cluster-'));
+  const root = removeOnExit(fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-redis-cluster-')));
   const nodes: RedisClusterNode[] = [];
   const stop = async () => {
     await Promise.all(
@@ -119,9 +120,14 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
   const waitHealthy = (timeoutMs = 60000) =>
     waitFor(
       async () => {
-        // Every live node must agree, and each slot range must have a master that answers.
+        // Every live node must agree, and each slot range must have a master that answers: right
+        // after a kill the others still report ok until they notice (node timeout), so a killed
+        // node still holding slots in any live node's view is not healthy yet.
+        const killed = new Set(nodes.filter((n) => !live().includes(n)).map((n) => n.port));
         for (const n of live()) {
           if (!/cluster_state:ok/.test((await cli(n.port, 'cluster', 'info')).stdout)) return false;
+          const view = (await cli(n.port, 'cluster', 'nodes')).stdout.split('\n').map((line) => line.trim().split(' '));
+          if (view.some((f) => f.length >= 9 && f[2].split(',').includes('master') && killed.has(Number(f[1].split('@')[0].split(':')[1])))) return false;
         }
         return true;
       },

@@ -53,7 +53,7 @@ describe('lcm serve on the embedded default', () => {
   it('when /api/healthz and /api/readyz are asked, then the embedded database is up', async () => {
     expect((await fetch(`http://127.0.0.1:${port}/api/healthz`)).status).toBe(200);
     const ready = await fetch(`http://127.0.0.1:${port}/api/readyz`);
-    expect(await ready.json()).toEqual({ status: 'ok', database: 'up', redis: 'not-configured' });
+    expect(await ready.json()).toEqual({ status: 'ok', database: 'up', redis: 'not-configured', replica: 'not-configured' });
   });
 
   it('when the printed demo credentials are used, then the account is accepted (and a wrong password is not)', async () => {

@@ -55,8 +55,10 @@ const RUN_CONTENT: Record<string, string> = {
              join org_units o0 on o0.id = x.ou0_id left join org_units o1 on o1.id = x.ou1_id left join org_units o2 on o2.id = x.ou2_id
              left join org_units o3 on o3.id = x.ou3_id left join org_units o4 on o4.id = x.ou4_id
             where x.unique_id like :like`,
-  recordings: `select k.unique_id || ' ' || x.file_name k, to_jsonb(x) - array['id', 'call_id'] || jsonb_build_object('call', k.unique_id) r
-                 from recordings x join calls k on k.id = x.call_id where k.unique_id like :like`,
+  // call_start_time is the call's start time (the month the recording shares with its call): the
+  // join requires it to be exactly that, and the calls' checksum covers the value.
+  recordings: `select k.unique_id || ' ' || x.file_name k, to_jsonb(x) - array['id', 'call_id', 'call_start_time'] || jsonb_build_object('call', k.unique_id) r
+                 from recordings x join calls k on k.id = x.call_id and k.start_time = x.call_start_time where k.unique_id like :like`,
   ready_periods: `select x.unique_id k, to_jsonb(x) - array['id', 'user_id', 'campaign_id'] || jsonb_build_object('user', u.unique_id, 'campaign', c.unique_id) r
                     from ready_periods x join users u on u.id = x.user_id join campaigns c on c.id = x.campaign_id where x.unique_id like :like`,
 };

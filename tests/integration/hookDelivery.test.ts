@@ -12,12 +12,16 @@ import { sampleLeadSnapshot } from '../../src/domain/hookMessages';
  * the standardwebhooks package. Retries, back-off, giving up and disabling run on an injected
  * clock; the queue's own reschedule_jobs brings each scheduled retry forward.
  */
+const RETRY_BASE_MS = 4000;
 const HOOK_ENV = {
   HOOKS_ALLOW_HTTP: 'true',
   HOOKS_ALLOWED_HOSTS: '127.0.0.1',
   // Long enough that a busy machine never turns a slow answer or a DNS lookup into a timeout.
   HOOKS_TIMEOUT_MS: '3000',
-  HOOKS_RETRY_BASE_MS: '200',
+  // The back-off test moves its clock to each scheduled retry and brings the job forward itself;
+  // a base far above its polling keeps the queue's own real-time retry from running first (with
+  // the clock not yet moved), even on a loaded machine.
+  HOOKS_RETRY_BASE_MS: String(RETRY_BASE_MS),
   HOOKS_POLL_INTERVAL_MS: '100',
   HOOKS_CONCURRENCY: '8',
 };
@@ -113,7 +117,7 @@ describe('hook delivery', () => {
     expect(attempts[0].response_body.length).toBe(4096);
     // Equal jitter: the first retry waits between half and all of the base delay.
     const gap = attempts[1].attempt_time.getTime() - attempts[0].attempt_time.getTime();
-    expect(gap).toBeGreaterThanOrEqual(100);
+    expect(gap).toBeGreaterThanOrEqual(RETRY_BASE_MS / 2);
   });
 
   it('when receivers hang, reset or fail, then another hook’s delivery still arrives at once', async () => {
@@ -212,7 +216,7 @@ describe('hook delivery', () => {
       const gaps = times.slice(1).map((t1, i) => t1 - times[i]!);
       // Exponential with equal jitter: step k waits between base·2^(k-1)/2 and base·2^(k-1), capped at 6 h.
       gaps.forEach((gap, i) => {
-        const step = Math.min(6 * 3600_000, 200 * 2 ** i);
+        const step = Math.min(6 * 3600_000, RETRY_BASE_MS * 2 ** i);
         expect(gap).toBeGreaterThanOrEqual(step / 2 - 1);
         expect(gap).toBeLessThanOrEqual(step + 1);
       });

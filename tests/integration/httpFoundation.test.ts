@@ -12,10 +12,10 @@ describe('HTTP foundation', () => {
     expect(res.headers['x-request-id']).toBeDefined();
   });
 
-  it('when /api/readyz is asked, then it reports the database and Redis up', async () => {
+  it('when /api/readyz is asked, then it reports the database and Redis up and no read replica', async () => {
     const res = await request(t.app).get('/api/readyz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ok', database: 'up', redis: 'up' });
+    expect(res.body).toEqual({ status: 'ok', database: 'up', redis: 'up', replica: 'not-configured' });
   });
 
   it('when /api/metrics is asked, then it answers Prometheus text', async () => {

@@ -17,7 +17,7 @@ import {
   recordingsQuery,
 } from '../schemas/calls';
 import { jsonArrayText } from '../../streams/rowsToText';
-import { findVisibleCallId, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
+import { findVisibleCall, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
 import {
   callIncludesNeedUsers,
@@ -257,10 +257,10 @@ export const callRecordings = defineEndpoint({
     if (query.TimeSpan !== undefined && query.StartTime === undefined) {
       throw invalidParameter('StartTime', 'is required with TimeSpan');
     }
-    const callId = await findVisibleCallId(db, params.UniqueId, scope);
-    if (callId === undefined) throw notFound(`no call ${params.UniqueId}`);
+    const call = await findVisibleCall(db, params.UniqueId, scope);
+    if (call === undefined) throw notFound(`no call ${params.UniqueId}`);
     const end = query.StartTime && query.TimeSpan ? windowEnd(query.StartTime, query.TimeSpan, zone) : undefined;
-    const rows = await listRecordings(db, callId, { start: query.StartTime, end, limit: query.Limit });
+    const rows = await listRecordings(db, call, { start: query.StartTime, end, limit: query.Limit });
     return { body: rows.map((r) => recordingToJson(r, zone, dateTimeFormat)), title: `Recordings of call ${params.UniqueId}` };
   },
 });

@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import { anyAccount, defineEndpoint, publicAccess } from '../endpoint';
 import type { Metrics } from '../metrics';
+import type { ReplicaState } from '../../data/readSource';
 
 const healthBody = z.object({ status: z.enum(['ok', 'unavailable']) });
 const readyBody = z.object({
   status: z.enum(['ok', 'unavailable']),
   database: z.enum(['up', 'down']),
   redis: z.enum(['up', 'down', 'not-configured']),
+  replica: z.enum(['up', 'down', 'not-configured']).meta({
+    description: 'The read replica (DATABASE_READ_URL) of bulk exports; while down they read the primary',
+  }),
 });
 
 export const healthz = defineEndpoint({
@@ -26,13 +30,15 @@ export const healthz = defineEndpoint({
 });
 
 /** `redisHealthy` is undefined when no Redis is configured. */
-export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined) => defineEndpoint({
+export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined, replica: () => ReplicaState) => defineEndpoint({
   service: 'readyz',
   operationId: 'getReadiness',
   method: 'get',
   path: '/readyz',
   summary: 'The database and Redis are reachable',
-  description: 'Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it.',
+  description:
+    'Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it; ' +
+    'so does a read replica that is down (bulk exports then read the primary).',
   tags: ['Operations'],
   access: publicAccess,
   counted: false,
@@ -48,7 +54,7 @@ export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined) => def
     }
     const redis = redisHealthy === undefined ? 'not-configured' : redisHealthy() ? 'up' : 'down';
     const ok = database === 'up';
-    return { status: ok ? 200 : 503, body: { status: ok ? 'ok' : 'unavailable', database, redis } };
+    return { status: ok ? 200 : 503, body: { status: ok ? 'ok' : 'unavailable', database, redis, replica: replica() } };
   },
 });
 

@@ -19,6 +19,7 @@ import { mapLeadData, LeadFieldRule } from '../../domain/leadData';
 import { AccountCommandError, upsertAccount } from '../accountCommands';
 import { ensurePool, autoPoolName } from '../../data/leadPools';
 import { applyCallOutcomeToLead } from '../../data/leadLifecycleRepository';
+import { CALLS, READY_PERIODS, PartitionedKey, findKey, upsertByUniqueId } from '../../data/uniqueIdRegistry';
 import { recordCallEvent, recordCalendarEvent, recordLeadEvent } from '../../data/hookEvents';
 import type { LoadRecord, RecordType } from './recordSchemas';
 
@@ -310,7 +311,9 @@ export class RecordApplier {
       }
     };
     const lead = await this.trx('leads').where({ unique_id: r.uniqueLeadId }).first('id');
-    const before = r.uniqueId === undefined ? undefined : await this.trx('calls').where({ unique_id: r.uniqueId }).first('in_progress');
+    // Through the registry: calls has no index on unique_id alone (month partitions).
+    const known = r.uniqueId === undefined ? undefined : await findKey(this.trx, CALLS, r.uniqueId);
+    const before = known === undefined ? undefined : await this.trx('calls').where({ id: known.id, start_time: known.time }).first('in_progress');
     const values = {
       campaign_id: campaign.id,
       lead_id: lead?.id ?? null,
@@ -339,20 +342,18 @@ export class RecordApplier {
       lead_closure: r.leadClosure === undefined ? null : LeadClosure.toNumber(r.leadClosure),
       campaign_type: r.campaignType === undefined ? campaign.campaignType : CampaignType.toNumber(r.campaignType),
     };
-    const [row] = await this.trx('calls')
-      .insert({ unique_id: r.uniqueId ?? randomUUID(), ...values })
-      .onConflict('unique_id')
-      .merge(Object.keys(values))
-      .returning('id');
-    if (r.applyOutcome) await this.applyOutcome(row.id);
+    const key = await upsertByUniqueId(this.trx, CALLS, r.uniqueId ?? randomUUID(), values);
+    if (r.applyOutcome) await this.applyOutcome(key);
     // call.ended once: when a completed call is first loaded, or loaded again after it was in progress.
-    if (!r.inProgress && (before === undefined || before.in_progress)) await recordCallEvent(this.trx, { callId: row.id, time: this.now() });
+    if (!r.inProgress && (before === undefined || before.in_progress)) {
+      await recordCallEvent(this.trx, { callId: key.id, startTime: key.time, time: this.now() });
+    }
   }
 
   /** Hook for the lead lifecycle: applies a loaded call's outcome to its lead. */
-  private async applyOutcome(callId: number): Promise<void> {
+  private async applyOutcome(call: PartitionedKey): Promise<void> {
     try {
-      const change = await applyCallOutcomeToLead(this.trx, callId, this.zone);
+      const change = await applyCallOutcomeToLead(this.trx, call, this.zone);
       if (change) {
         await recordLeadEvent(this.trx, { type: 'lead.statusChanged', leadId: change.leadId, previousStatus: change.previousStatus, time: this.now() });
       }
@@ -362,7 +363,7 @@ export class RecordApplier {
   }
 
   private async recording(r: LoadRecord<'recording'>) {
-    const call = await this.trx('calls').where({ unique_id: r.call }).first('id');
+    const call = await findKey(this.trx, CALLS, r.call);
     if (!call) throw new RecordError(`unknown call ${JSON.stringify(r.call)}`);
     const values = {
       start_time: r.startTime,
@@ -370,8 +371,8 @@ export class RecordApplier {
       recording_type: RecordingType.toNumber(r.recordingType),
     };
     await this.trx('recordings')
-      .insert({ call_id: call.id, file_name: r.fileName, ...values })
-      .onConflict(['call_id', 'file_name'])
+      .insert({ call_id: call.id, call_start_time: call.time, file_name: r.fileName, ...values })
+      .onConflict(['call_id', 'call_start_time', 'file_name'])
       .merge(Object.keys(values));
   }
 
@@ -385,10 +386,7 @@ export class RecordApplier {
       seconds: r.seconds,
       end_time: new Date(r.startTime.getTime() + r.seconds * 1000),
     };
-    await this.trx('ready_periods')
-      .insert({ unique_id: r.uniqueId ?? randomUUID(), ...values })
-      .onConflict('unique_id')
-      .merge(Object.keys(values));
+    await upsertByUniqueId(this.trx, READY_PERIODS, r.uniqueId ?? randomUUID(), values);
   }
 
   // ---- calendars --------------------------------------------------------------------------

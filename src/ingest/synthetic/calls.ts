@@ -56,7 +56,10 @@ export async function copyCalls(conn: pg.PoolClient, run: RunRows, contacts: Lea
   );
 }
 
-/** A full recording of every connected, finished call; some also a supervisor's partial one. */
+/**
+ * A full recording of every connected, finished call; some also a supervisor's partial one.
+ * Each carries its call's start time, the month partition it shares with its call.
+ */
 export async function copyRecordings(conn: pg.PoolClient, run: RunRows, onRows: (n: number) => void): Promise<void> {
   const { prefix: P, callBase, window, calls } = run;
   const N = calls.count;
@@ -67,21 +70,23 @@ export async function copyRecordings(conn: pg.PoolClient, run: RunRows, onRows: 
   await copyRows(
     conn,
     'recordings',
-    ['call_id', 'start_time', 'end_time', 'recording_type', 'file_name'],
+    ['call_id', 'call_start_time', 'start_time', 'end_time', 'recording_type', 'file_name'],
     function* () {
       for (let seq = 0; seq < N; seq++) {
         const key = sortKey[seq];
         const i = key % INDEX_BITS;
         const f = callFlags[i];
         if ((f & (FLAG_CONNECTED | FLAG_IN_PROGRESS)) !== FLAG_CONNECTED) continue;
-        const connect = callStartMs(windowStartMs, callMsPart, key, i) + callDialing[i];
+        const start = callStartMs(windowStartMs, callMsPart, key, i);
+        const callStart = isoTime(start);
+        const connect = start + callDialing[i];
         const end = connect + callConversation[i];
         const file = `${dayName[Math.min(days - 1, Math.floor((connect - windowStartMs) / 86_400_000))]}/${P}-k${sequenceNumber(seq)}`;
-        yield `${callBase + seq}\t${isoTime(connect)}\t${isoTime(end)}\t${FULL}\t${file}.wav\n`;
+        yield `${callBase + seq}\t${callStart}\t${isoTime(connect)}\t${isoTime(end)}\t${FULL}\t${file}.wav\n`;
         if (f & FLAG_PARTIAL) {
           // A supervisor's partial recording of the middle of the conversation.
           const from = connect + Math.floor(callConversation[i] / 4);
-          yield `${callBase + seq}\t${isoTime(from)}\t${isoTime(from + Math.floor(callConversation[i] / 2))}\t${PARTIAL}\t${file}-partial.wav\n`;
+          yield `${callBase + seq}\t${callStart}\t${isoTime(from)}\t${isoTime(from + Math.floor(callConversation[i] / 2))}\t${PARTIAL}\t${file}-partial.wav\n`;
         }
       }
     },
