@@ -55,6 +55,22 @@ export function answerUnparsableRequest(err: Error & { code?: string }, socket: 
   );
 }
 
+/**
+ * An `Expect` other than 100-continue: Node would answer a bare 417 and never pass the request
+ * on; it gets the same answer as a problem document.
+ */
+export function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const problem = new HttpProblem(
+    'invalid_parameter',
+    'Expect: only 100-continue is supported',
+    [{ parameter: 'Expect', message: 'only 100-continue is supported' }],
+    {},
+    [417, 'Expectation failed'],
+  );
+  res.writeHead(417, { 'Content-Type': 'application/problem+json', Connection: 'close' });
+  res.end(JSON.stringify(problem.toJSON(req.url)));
+}
+
 export async function listen(app: Express, settings: Settings): Promise<RunningServer> {
   const tls = settings.TLS_CERT_FILE && settings.TLS_KEY_FILE;
   const options = serverTimeouts(settings);
@@ -62,6 +78,7 @@ export async function listen(app: Express, settings: Settings): Promise<RunningS
     ? https.createServer({ ...options, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) }, app)
     : http.createServer(options, app);
   server.on('clientError', answerUnparsableRequest);
+  server.on('checkExpectation', refuseExpectation);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -65,6 +65,12 @@ export function rawHttp(port: number, req: RawRequest, timeoutMs: number): Promi
 }
 
 function parseResponse(raw: Buffer): RawResponse {
+  // Interim answers (100 Continue to `Expect: 100-continue`) come before the final one.
+  while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 16).toString('latin1'))) {
+    const interimEnd = raw.indexOf('\r\n\r\n');
+    if (interimEnd < 0) break;
+    raw = raw.subarray(interimEnd + 4);
+  }
   const end = raw.indexOf('\r\n\r\n');
   if (end < 0) throw new Error(`incomplete response head (${raw.length} bytes): ${JSON.stringify(raw.toString('latin1').slice(0, 200))}`);
   const [statusLine, ...headerLines] = raw.subarray(0, end).toString('latin1').split('\r\n');

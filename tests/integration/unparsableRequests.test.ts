@@ -3,10 +3,10 @@ import { listen, RunningServer } from '../../src/app/server';
 import { rawHttp, RawResponse } from '../harness/rawHttp';
 
 /**
- * Requests Node's HTTP parser refuses never reach Express; the server answers them as problem
- * documents all the same (src/app/server.ts), like every other 4xx. Found by the fuzz suite
- * (fuzz.test.ts): control characters in a header and raw non-ASCII bytes in the request line
- * were answered with a bare `400 Bad Request` and no body.
+ * Requests Node's HTTP server answers itself never reach Express; the server answers them as
+ * problem documents all the same (src/app/server.ts), like every other 4xx. Found by the fuzz
+ * suite (fuzz.test.ts): control characters in a header and raw non-ASCII bytes in the request
+ * line were answered with a bare `400 Bad Request`, `Expect: foo` with a bare 417.
  */
 describe('requests the HTTP parser refuses', () => {
   const { t, w } = useTestWorld();
@@ -50,6 +50,18 @@ describe('requests the HTTP parser refuses', () => {
 
   it('when a request was refused, then the server goes on answering', async () => {
     const res = await rawHttp(port(), { method: 'GET', target: '/api/myaccount', headers: [['Authorization', w.accounts.full.auth]] }, 10_000);
+    expect(res.status).toBe(200);
+  });
+
+  it('when Expect is not 100-continue, then the answer is a 417 problem document naming Expect', async () => {
+    const res = await rawHttp(port(), { method: 'GET', target: '/api/users', headers: [['Authorization', w.accounts.full.auth], ['Expect', 'foo']] }, 10_000);
+    expect(res.status).toBe(417);
+    expect(res.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(res.body.toString('utf8'))).toMatchObject({ status: 417, type: '/api/problems/invalid_parameter', errors: [{ parameter: 'Expect' }] });
+  });
+
+  it('when Expect is 100-continue, then the request is served after the interim answer', async () => {
+    const res = await rawHttp(port(), { method: 'GET', target: '/api/myaccount', headers: [['Authorization', w.accounts.full.auth], ['Expect', '100-continue']] }, 10_000);
     expect(res.status).toBe(200);
   });
 });

@@ -39,7 +39,7 @@ export interface FuzzOperation {
 
 export interface FuzzTarget {
   operation: FuzzOperation;
-  kind: 'parameter' | 'bodyProperty' | 'bodyEntry' | 'accept' | 'contentType' | 'rawBody' | 'duplicateParameter' | 'unknownParameter' | 'malformedPath' | 'credentials';
+  kind: 'parameter' | 'bodyProperty' | 'bodyEntry' | 'accept' | 'contentType' | 'rawBody' | 'duplicateParameter' | 'unknownParameter' | 'malformedPath' | 'credentials' | 'otherHeaders';
   name?: string;
 }
 
@@ -129,7 +129,7 @@ export function targetsOf(operations: FuzzOperation[]): FuzzTarget[] {
     }
     if (operation.bodySchema && !object) out.push({ operation, kind: 'bodyEntry', name: '' }); // bulk import: rows of data objects
     if (operation.bodySchema) out.push({ operation, kind: 'contentType' });
-    out.push({ operation, kind: 'rawBody' }, { operation, kind: 'accept' }, { operation, kind: 'unknownParameter' }, { operation, kind: 'malformedPath' });
+    out.push({ operation, kind: 'rawBody' }, { operation, kind: 'otherHeaders' }, { operation, kind: 'accept' }, { operation, kind: 'unknownParameter' }, { operation, kind: 'malformedPath' });
     if (operation.parameters.some((p) => p.in === 'query')) out.push({ operation, kind: 'duplicateParameter' });
     if (!operation.isPublic) out.push({ operation, kind: 'credentials' });
   }
@@ -283,6 +283,18 @@ const RAW_BODIES = (validJson: string, validValue: unknown, maxDepth: number): f
     fc.string({ unit: 'binary', maxLength: 200 }).map((text) => ({ text })),
   );
 
+/** Headers the API does not ask for but a client may send, some of them read by Node or Express before the app. */
+const OTHER_HEADERS: [string, string][] = [
+  ['Expect', '100-continue'], ['Expect', 'foo'], ['Content-Encoding', 'gzip'], ['Content-Encoding', 'deflate'], ['Content-Encoding', 'br'],
+  ['Content-Encoding', 'x-bogus'], ['Content-Encoding', 'gzip, gzip'], ['Content-Encoding', 'identity'], ['Accept-Encoding', 'br;q=abc, *;q=0'],
+  ['Accept-Encoding', 'x'.repeat(2000)], ['Accept-Charset', 'utf-16'], ['Accept-Language', '*;q=x'], ['If-None-Match', '"x", W/'],
+  ['If-Modified-Since', 'yesterday'], ['Range', 'bytes=0-1,5-'], ['Range', 'rows=1-2'], ['X-Forwarded-For', '999.1.1.1, ::ffff:zz'],
+  ['X-Forwarded-Proto', 'gopher'], ['X-Forwarded-Host', 'evil.example\u0000'], ['X-HTTP-Method-Override', 'DELETE'], ['X-Request-Id', 'x'.repeat(3000)],
+  ['X-Request-Id', '\u00ff\u00fe'], ['Origin', 'null'], ['Cookie', 'a=b; a=c; ;;'], ['Forwarded', 'for="[::1'], ['Prefer', 'respond-async, wait=-1'],
+  ['Prefer', 'datetime=local, datetime=utc'], ['Content-Type', 'application/json'], ['Authorization', 'Basic Og=='], ['Host', 'other.example'],
+  ['Connection', 'keep-alive, Upgrade'], ['Upgrade', 'websocket'], ['Transfer-Encoding', 'gzip'], ['TE', 'trailers'], ['Via', '1.1 x'],
+];
+
 const ODD_AUTH = (full: string): fc.Arbitrary<string> =>
   fc.oneof(
     fc.constantFrom('', 'Basic', 'Basic ', 'Basic !!!', 'Basic ====', 'Bearer x', 'basic ' + full.slice(6), 'Basic  ' + full.slice(6), full + 'x', full.slice(0, -2), 'Digest a=b', 'Basic ' + 'A'.repeat(6000)),
@@ -386,6 +398,10 @@ export function buildCase(seed: number, index: number, targets: FuzzTarget[], wo
   }
   if (body !== undefined && contentType !== undefined && !(target.kind === 'contentType' && chance(g, 10))) headers.push(['Content-Type', headerBytes(contentType)]);
 
+  if (target.kind === 'otherHeaders') {
+    const count = g(() => fc.integer({ min: 1, max: 3 }));
+    for (let i = 0; i < count; i++) headers.push(pick(g, OTHER_HEADERS));
+  }
   if (target.kind === 'accept') headers.push(['Accept', headerBytes(pick(g, ODD_ACCEPT))]);
   else if (chance(g, 15)) headers.push(['Accept', pick(g, ['application/json', 'text/csv', 'text/html', '*/*', 'application/problem+json'])]);
   if (chance(g, 5)) headers.push(['X-Rate-Limit-Fair-Use-Policy', 'Minute rated']);
