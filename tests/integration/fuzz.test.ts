@@ -172,12 +172,14 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
     const failures: string[] = [];
     const statuses = new Map<number, number>();
     const byOperation = new Map<string, Record<number, number>>();
+    const slowest: { ms: number; index: number; operation: string; target: string }[] = [];
     let next = 0;
     const worker = async () => {
       while (next < indexes.length) {
         const c = buildCase(SEED, indexes[next++]!, targets, world);
         const body = c.body === undefined ? undefined : Buffer.from(c.body, c.bodyBytes === 'latin1' ? 'latin1' : 'utf8');
         let problem: string | undefined;
+        const started = Date.now();
         try {
           const res = await rawHttp(port, { method: c.method, target: c.url, headers: c.headers, body }, REQUEST_TIMEOUT_MS);
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
@@ -188,6 +190,8 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
         } catch (e) {
           problem = e instanceof RawHttpTimeout ? `hung: ${e.message}` : `the exchange failed: ${(e as Error).message}`;
         }
+        slowest.push({ ms: Date.now() - started, index: c.index, operation: c.operation, target: c.target });
+        if (slowest.length > 10) slowest.sort((a, b) => b.ms - a.ms).pop();
         if (problem) failures.push(`#${c.index} ${c.operation} [${c.target}, account ${c.account}]: ${problem}\n${replayable(c, `http://127.0.0.1:${port}`)}`);
       }
     };
@@ -195,7 +199,7 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
 
     const ready = await rawHttp(port, { method: 'GET', target: '/api/readyz', headers: [] }, REQUEST_TIMEOUT_MS).catch((e: Error) => ({ status: 0, error: e.message }));
     const summary = `${indexes.length} requests over ${targets.length} targets of ${operations.length} operations; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`;
-    if (process.env.FUZZ_VERBOSE) console.log(`${summary}\n${[...byOperation].map(([op, s]) => `${op} ${JSON.stringify(s)}`).join('\n')}`);
+    if (process.env.FUZZ_VERBOSE) console.log(`${summary}\n${[...byOperation].map(([op, s]) => `${op} ${JSON.stringify(s)}`).join('\n')}\nslowest: ${JSON.stringify(slowest)}`);
     if (failures.length > 0 || ready.status !== 200) {
       failures.push(`after the run /api/readyz answered ${JSON.stringify(ready)}`);
       throw new Error(`${failures.length} of ${summary} failed (replay one with FUZZ_SEED=${SEED} FUZZ_ONLY=<index>):\n\n${failures.slice(0, 25).join('\n\n')}`);
