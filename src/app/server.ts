@@ -39,20 +39,22 @@ export function serverTimeouts(settings: Pick<Settings, 'HEADERS_TIMEOUT_MS' | '
  * 4xx, and the socket is closed (Node's own answer is a bare status line).
  */
 export function answerUnparsableRequest(err: Error & { code?: string }, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
+  // As Node's own handler: answer only when nothing of a response went out yet, then destroy
+  // the socket (a half-close would leave it open until the client closes its side).
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
+    const problem =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new HttpProblem('invalid_parameter', 'the request line and headers are over the size limit', undefined, {}, [431, 'Request header fields too large'])
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new HttpProblem('invalid_body', 'the request did not arrive in time', undefined, {}, [408, 'Request timeout'])
+          : new HttpProblem('invalid_parameter', 'the request line or a header is not valid HTTP (a control character, or a byte outside ASCII where none may be)');
+    const body = JSON.stringify(problem.toJSON());
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
-  const problem =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? new HttpProblem('invalid_parameter', 'the request line and headers are over the size limit', undefined, {}, [431, 'Request header fields too large'])
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? new HttpProblem('invalid_body', 'the request did not arrive in time', undefined, {}, [408, 'Request timeout'])
-        : new HttpProblem('invalid_parameter', 'the request line or a header is not valid HTTP (a control character, or a byte outside ASCII where none may be)');
-  const body = JSON.stringify(problem.toJSON());
-  socket.end(
-    `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  socket.destroy();
 }
 
 /**

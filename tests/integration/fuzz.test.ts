@@ -1,9 +1,12 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
 import { createOwnDatabase } from '../harness/testApp';
 import { listen, RunningServer } from '../../src/app/server';
 import { rawHttp, RawHttpTimeout, RawResponse } from '../harness/rawHttp';
-import { buildCase, FuzzCase, FuzzOperation, FuzzWorld, OMIT, operationsOf, replayable, targetsOf } from '../harness/fuzz/openApiCases';
+import { bodyBytes, buildCase, FuzzCase, FuzzOperation, FuzzWorld, OMIT, operationsOf, replayable, targetsOf } from '../harness/fuzz/openApiCases';
 
 /**
  * The fuzz suite: requests generated from the OpenAPI document the app serves — every operation,
@@ -15,12 +18,12 @@ import { buildCase, FuzzCase, FuzzOperation, FuzzWorld, OMIT, operationsOf, repl
  * on a database of its own. Every answer must be below 500, come within the time limit, and a
  * 4xx must be a problem document with a type; afterwards /api/readyz still answers 200.
  *
- * FUZZ_SEED (default below) and FUZZ_COUNT (default 3000) choose the cases; FUZZ_ONLY=12,345
+ * FUZZ_SEED (default below) and FUZZ_COUNT (default 2400) choose the cases; FUZZ_ONLY=12,345
  * replays single cases of the seed. A failure prints each failing case as a curl command line
  * and as JSON (docs/operations.md, "Testing").
  */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
-const COUNT = Number(process.env.FUZZ_COUNT ?? 3000);
+const COUNT = Number(process.env.FUZZ_COUNT ?? 2400);
 const ONLY = process.env.FUZZ_ONLY?.split(',').map(Number);
 const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 4);
 const REQUEST_TIMEOUT_MS = Number(process.env.FUZZ_REQUEST_TIMEOUT_MS ?? 20000);
@@ -144,6 +147,13 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
     };
   }
 
+  /** Long bodies of failing cases go to files, so their curl line stays short enough to paste. */
+  const saveBody = (c: FuzzCase) => (bytes: Buffer) => {
+    const file = path.join(os.tmpdir(), `fuzz-${SEED}-${c.index}.body`);
+    fs.writeFileSync(file, bytes);
+    return file;
+  };
+
   function check(c: FuzzCase, res: RawResponse): string | undefined {
     if (res.status >= 500) return `answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`;
     if (res.status < 400) return undefined;
@@ -177,7 +187,7 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
     const worker = async () => {
       while (next < indexes.length) {
         const c = buildCase(SEED, indexes[next++]!, targets, world);
-        const body = c.body === undefined ? undefined : Buffer.from(c.body, c.bodyBytes === 'latin1' ? 'latin1' : 'utf8');
+        const body = bodyBytes(c);
         let problem: string | undefined;
         const started = Date.now();
         try {
@@ -192,7 +202,7 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
         }
         slowest.push({ ms: Date.now() - started, index: c.index, operation: c.operation, target: c.target });
         if (slowest.length > 10) slowest.sort((a, b) => b.ms - a.ms).pop();
-        if (problem) failures.push(`#${c.index} ${c.operation} [${c.target}, account ${c.account}]: ${problem}\n${replayable(c, `http://127.0.0.1:${port}`)}`);
+        if (problem) failures.push(`#${c.index} ${c.operation} [${c.target}, account ${c.account}]: ${problem}\n${replayable(c, `http://127.0.0.1:${port}`, saveBody(c))}`);
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));

@@ -410,13 +410,24 @@ export function buildCase(seed: number, index: number, targets: FuzzTarget[], wo
   return { seed, index, operation: `${op.method} ${op.path}`, target: description, account, method: op.method, url, headers, body, bodyBytes };
 }
 
-/** A case as a developer pastes it: a curl command line (bash quoting) and the case as JSON. */
-export function replayable(c: FuzzCase, baseUrl: string): string {
-  const q = (s: string) => `$'${s.replace(/[\\']/g, '\\$&').replace(/[^\x20-\x7e]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`;
-  const headerArgs = c.headers.map(([k, v]) => `-H ${q(`${k}: ${v}`)}`).join(' ');
-  const bytes = c.body === undefined ? undefined : c.bodyBytes === 'latin1' ? c.body : wtf8(c.body);
-  const bodyArg = bytes === undefined ? '' : ` --data-binary ${bytes.length > 2000 ? `"$(printf %s ${q(bytes.slice(0, 60))}...)" (body of ${bytes.length} bytes: see JSON)` : q(bytes)}`;
-  const json = JSON.stringify({ seed: c.seed, index: c.index, operation: c.operation, target: c.target, account: c.account, method: c.method, url: c.url, headers: c.headers, body: c.body, bodyBytes: c.bodyBytes });
-  return `curl -sS -i -X ${c.method} ${headerArgs} ${q(baseUrl + c.url)}${bodyArg}\n${json.length > 6000 ? json.slice(0, 6000) + '…' : json}`;
+/** The body bytes of a case, as they go on the wire. */
+export function bodyBytes(c: FuzzCase): Buffer | undefined {
+  return c.body === undefined ? undefined : Buffer.from(c.bodyBytes === 'latin1' ? c.body : wtf8(c.body), 'latin1');
 }
 
+/**
+ * A case as a developer pastes it: a curl command line (bash quoting) and the case as JSON
+ * (body as a JSON string). A body over 4 kB is written to a file by `saveBody` and named.
+ */
+export function replayable(c: FuzzCase, baseUrl: string, saveBody: (bytes: Buffer) => string): string {
+  const q = (s: string) => `$'${s.replace(/[\\']/g, '\\$&').replace(/[^\x20-\x7e]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`;
+  const headerArgs = c.headers.map(([k, v]) => `-H ${q(`${k}: ${v}`)}`).join(' ');
+  const bytes = bodyBytes(c);
+  const file = bytes && bytes.length > 4000 ? saveBody(bytes) : undefined;
+  const bodyArg = bytes === undefined ? '' : file ? ` --data-binary @${file}` : ` --data-binary ${q(bytes.toString('latin1'))}`;
+  const json = JSON.stringify({
+    seed: c.seed, index: c.index, operation: c.operation, target: c.target, account: c.account, method: c.method, url: c.url, headers: c.headers,
+    ...(file ? { bodyFile: file } : { body: c.body, bodyBytes: c.bodyBytes }),
+  });
+  return `curl -sS -i -X ${c.method} ${headerArgs} ${q(baseUrl + c.url)}${bodyArg}\n${json}`;
+}
