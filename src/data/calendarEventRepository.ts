@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { patternToSqlLike } from '../domain/projectPatterns';
+import { projectSelectedSql } from './projectRepository';
 import { leadVisible } from './leadRepository';
 import { ProjectScope, projectVisibleSql } from './projectScope';
 import type { CalendarEvent } from '../domain/calendarEventSerializer';
@@ -106,8 +106,9 @@ export async function listEvents(
   const bindings = sqlBindings([...visible.bindings, ...overlapBindings(interval)]);
   let projectFilter = '';
   if (projectPattern !== undefined) {
-    projectFilter = `and lower(c.project) like ?`;
-    bindings.push(patternToSqlLike(projectPattern));
+    const selected = projectSelectedSql('c.project', [projectPattern]);
+    projectFilter = `and ${selected.sql}`;
+    bindings.push(...selected.bindings);
   }
   const { rows } = await db.raw<{ rows: EventRow[] }>(
     `select ${EVENT_COLUMNS}

@@ -4,10 +4,9 @@ import { defaultPhoneRegion } from '../config/platform';
 import { LeadStatus, LeadStatusName, OPEN_LEAD_STATUSES } from '../domain/enums';
 import { digitForms, toE164 } from '../domain/phoneNumber';
 import type { DoNotCallEntry } from '../domain/doNotCall';
-import { patternToSqlLike } from '../domain/projectPatterns';
 import { openCursor } from './cursorStream';
 import type { ProjectScope } from './projectScope';
-import { projectUniqueIdSql } from './projectRepository';
+import { projectSelectedSql, projectUniqueIdSql } from './projectRepository';
 import { recordLeadEvents } from './hookEvents';
 
 /**
@@ -232,8 +231,9 @@ function entriesQuery(db: Knex, list: DoNotCallList, filter: DoNotCallFilter): K
     bindings.push(list.scope.likePatterns);
   }
   if (filter.projects) {
-    parts.push(`(lower(d.project) like any(?::text[]) or ${projectUniqueIdSql('d.project')} = any(?::text[]))`);
-    bindings.push(filter.projects.map(patternToSqlLike), filter.projects.map((p) => p.toLowerCase()));
+    const selected = projectSelectedSql('d.project', filter.projects);
+    parts.push(selected.sql);
+    bindings.push(...selected.bindings);
   }
   if (filter.modifiedFrom) {
     parts.push('d.modified_time >= ?');

@@ -4,6 +4,7 @@ import { isLeadEvent } from '../domain/hooks';
 import type { CalendarEvent } from '../domain/calendarEventSerializer';
 import { ENQUEUE_FIRST_ATTEMPTS_SQL } from './jobQueue';
 import { NEW_MESSAGE_ID_SQL } from './hookRepository';
+import { projectSelectedByColumnSql } from './projectRepository';
 
 /**
  * The event API: code that changes a lead, a call or a calendar event calls one of these with
@@ -113,7 +114,7 @@ async function emit(
          join accounts a on a.id = h.account_id and a.enabled
         where (h.campaign_code is null or h.campaign_code = s.campaign_code)
           and (h.lead_status is null or not ?::boolean or h.lead_status = s.lead_status)
-          and (h.projects is null or exists (select 1 from unnest(h.projects) p where lower(s.project) like lcm_glob_to_like(p)))
+          and (h.projects is null or ${projectSelectedByColumnSql('s.project', 'h.projects')})
           and exists (select 1 from unnest(a.project_patterns) p where lower(s.project) like lcm_glob_to_like(p))),
      e as (
        insert into hook_events (type, occurred_time, project, campaign_code, resource_id, previous_status, snapshot)

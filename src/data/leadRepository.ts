@@ -4,10 +4,10 @@ import type { Knex } from 'knex';
 import { EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
 import type { LeadFilter } from '../domain/leadFilters';
-import { patternToSqlLike } from '../domain/projectPatterns';
 import { openCursor } from './cursorStream';
 import { readAll } from './db';
 import type { ProjectScope } from './projectScope';
+import { projectSelectedSql } from './projectRepository';
 import type { LeadLookups, LeadRow } from '../domain/leadRecords';
 
 /**
@@ -220,8 +220,9 @@ function campaignConditions(filter: LeadFilter, scope: ProjectScope, campaignIds
     bindings.push(campaignIds);
   }
   if (filter.projectPatterns) {
-    parts.push('lower(c.project) like any(?::text[])');
-    bindings.push(filter.projectPatterns.map(patternToSqlLike));
+    const selected = projectSelectedSql('c.project', filter.projectPatterns);
+    parts.push(selected.sql);
+    bindings.push(...selected.bindings);
   }
   if (filter.campaignKeys) {
     parts.push('(c.code = any(?::text[]) or c.unique_id = any(?::text[]))');

@@ -63,13 +63,6 @@ export async function listVisibleCampaigns(db: Knex, scope: ProjectScope, option
   );
 }
 
-/** Distinct project names of the visible campaigns, sorted. */
-export async function listVisibleProjects(db: Knex, scope: ProjectScope): Promise<string[]> {
-  const visible = projectVisibleSql('project', scope);
-  const rows: { project: string }[] = await db('campaigns').distinct('project').whereRaw(visible.sql, visible.bindings as Knex.RawBinding[]).orderBy('project');
-  return rows.map((r) => r.project);
-}
-
 /**
  * Users by org code with the ids of their visible campaigns (ordered by campaign code);
  * `orgCode` narrows to one user, `limit` caps the count.

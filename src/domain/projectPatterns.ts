@@ -54,3 +54,24 @@ export function parsePatternList(raw: string): string[] {
   }
   return out;
 }
+
+const UNIQUE_ID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The values of a client's project filter (docs/decisions.md, Projects): each is a pattern, and
+ * one shaped like a project unique id may also name that project by its id. Ids are lower-cased,
+ * as the ids are written; a value matching neither a name nor an id simply matches nothing.
+ */
+export interface ProjectSelection {
+  /** Every value as a `LIKE` pattern, for `lower(project) LIKE ANY(?)`. */
+  likePatterns: string[];
+  /** The values shaped like a project unique id, lower-cased. */
+  uniqueIds: string[];
+}
+
+export function projectSelection(values: readonly string[]): ProjectSelection {
+  return {
+    likePatterns: values.map(patternToSqlLike),
+    uniqueIds: values.filter((v) => UNIQUE_ID_SHAPE.test(v)).map((v) => v.toLowerCase()),
+  };
+}

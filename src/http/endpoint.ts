@@ -100,6 +100,8 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   representations: readonly Representation[];
   /** The handler writes its own media type (metrics text, the docs page): no Accept check. */
   ownMediaType?: boolean;
+  /** With ownMediaType and no response schema: the media type the document names (default text/plain). */
+  writesMediaType?: string;
   /** Large-data services with a higher default daily limit (docs/decisions.md, Request counting). */
   bulk?: boolean;
   /** Counted against the account's request limits (false for health, metrics, docs). */

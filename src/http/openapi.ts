@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { addCodeSamples } from './codeSamples';
 import {
   createDocument,
   oas31,
@@ -158,7 +159,7 @@ function successContent(e: Endpoint): ZodOpenApiResponseObject['content'] {
   const content: NonNullable<ZodOpenApiResponseObject['content']> = {};
   if (e.ownMediaType && !e.response && !e.representations.includes('html')) {
     // Metrics and the like write their own text format.
-    content['text/plain'] = { schema: { type: 'string' } };
+    content[e.writesMediaType ?? 'text/plain'] = { schema: { type: 'string' } };
     return content;
   }
   for (const r of e.representations) {
@@ -338,6 +339,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[]): OpenApiDocument {
     },
   }) as OpenApiDocument;
   describeParameters(doc, endpoints);
+  addCodeSamples(doc as unknown as Parameters<typeof addCodeSamples>[0]);
   return doc;
 }
 

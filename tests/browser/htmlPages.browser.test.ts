@@ -120,13 +120,71 @@ describe('HTML pages in a browser', () => {
     });
   });
 
-  describe('GET /api/docs', () => {
-    it('when the docs page is opened, then the calendar operations are listed and link to their sections', async () => {
-      const page = await open('/api/docs');
+  describe('GET /api/docs/reference', () => {
+    it('when the plain reference is opened, then the calendar operations are listed and link to their sections', async () => {
+      const page = await open('/api/docs/reference');
       await page.getByRole('link', { name: /\/calendars\/\{CalendarCode\}\/events/ }).first().click();
       await expect(page.locator('#op-listCalendarEventsOfCalendar').isVisible()).resolves.toBe(true);
       await expect(page.locator('#op-listCalendarEventsOfCalendar td', { hasText: 'FromDate' }).first().isVisible()).resolves.toBe(true);
       await page.close();
     });
+  });
+
+  describe('GET /api/docs', () => {
+    it('when the interactive reference is opened without a network, then it renders the operations with their examples and samples, and a try-it request with the credentials typed in gets the account', async () => {
+      // No stored credentials: the page has to send the ones typed into it. Anything not served
+      // by this server (a CDN, fonts, telemetry) is refused and recorded.
+      const anonymous = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+      const outside: string[] = [];
+      await anonymous.route(/^(?!http:\/\/127\.0\.0\.1[:/]).*/, (route) => {
+        outside.push(route.request().url());
+        return route.abort();
+      });
+      const page = await anonymous.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      try {
+        const response = await page.goto(`${base}/api/docs`);
+        expect(response?.status()).toBe(200);
+        // Operations of every tag are open, with their examples.
+        await page.getByText('Events of every calendar in the account’s projects').filter({ visible: true }).first().waitFor({ timeout: 90_000 });
+        // The reference renders the sections near the view: go there through the sidebar.
+        await page.getByText('Calls of a user or an org unit in a time window').filter({ visible: true }).first().click();
+        const calls = page.locator('section[id$="/GET/calls"]').first();
+        await calls.waitFor();
+        await expect(calls.getByText('Maximum number of items returned; not for paging.').first().isVisible()).resolves.toBe(true);
+        await expect(calls.getByText('Example').first().isVisible()).resolves.toBe(true);
+        // The request samples: curl by default, the TypeScript client one choice away.
+        await expect(calls.getByText(/curl /).first().isVisible()).resolves.toBe(true);
+        await calls.getByRole('button', { name: 'Shell Curl' }).click();
+        await page.getByText('TypeScript client').filter({ visible: true }).first().click();
+        await expect(calls.getByText(/createLcmClient/).first().isVisible()).resolves.toBe(true);
+
+        // Try it: credentials into the page's authentication form, then send GET /myaccount.
+        // The username field is an editable element (it offers the document's variables), the
+        // password an input; both sit in the reference's authentication form.
+        const authForm = page.locator('form').filter({ has: page.getByText('Username') }).first();
+        const username = authForm.locator('[contenteditable="true"]').first();
+        await username.click();
+        await page.keyboard.type(w.accounts.b2b.username);
+        await authForm.getByRole('textbox', { name: 'Password' }).fill(w.accounts.b2b.password);
+        await page.getByText('The calling account').filter({ visible: true }).first().click();
+        const account = page.locator('section[id$="/GET/myaccount"]').first();
+        await account.waitFor();
+        await account.locator('.show-api-client-button').first().click();
+        const client = page.getByRole('dialog').first();
+        const answer = page.waitForResponse((r) => r.url() === `${base}/api/myaccount` && r.request().method() === 'GET');
+        await client.getByRole('button', { name: /^Send/ }).first().click();
+        expect((await answer).status()).toBe(200);
+        await expect(client.getByText(w.accounts.b2b.username).first().isVisible()).resolves.toBe(true);
+        mkdirSync(OUTPUT_DIR, { recursive: true });
+        await page.screenshot({ path: path.join(OUTPUT_DIR, 'docs-try-it.png') });
+        expect(outside).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally {
+        await anonymous.close();
+      }
+      // A 4 MB script parsed and a large document rendered: minutes on a loaded 2-core machine.
+    }, 240_000);
   });
 });

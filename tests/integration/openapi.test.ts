@@ -1,3 +1,4 @@
+import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import request from 'supertest';
@@ -320,8 +321,77 @@ describe('OpenAPI document', () => {
   });
 
   describe('GET /api/docs', () => {
-    it('when asked without credentials, then an HTML page lists every operation and counts nothing', async () => {
+    it('when asked without credentials, then the page loads the reference script from this server and reads the document, counting nothing', async () => {
       const res = await request(t.app).get('/api/docs');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/html/);
+      expect(res.headers['x-rate-limit-limit']).toBeUndefined();
+      const scripts = [...res.text.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]);
+      expect(scripts).toEqual(['docs/scalar.js']);
+      expect(res.text).not.toMatch(/https?:\/\//);
+      expect(res.text).toContain('data-url="openapi.json"');
+      // No inline script: the Content-Security-Policy allows only this server's scripts.
+      const inline = [...res.text.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+      expect(inline).toEqual(['']);
+      expect(res.headers['content-security-policy']).toContain("script-src 'self';");
+      expect(res.text).toContain('href="docs/reference"');
+    });
+
+    it('when the script is fetched, then it is the @scalar/api-reference bundle as JavaScript, cacheable and revalidated by ETag', async () => {
+      const res = await request(t.app).get('/api/docs/scalar.js').buffer(true).parse((r, done) => {
+        let size = 0;
+        let head = '';
+        r.on('data', (chunk: Buffer) => {
+          if (head.length < 200) head += chunk.toString('utf8');
+          size += chunk.length;
+        });
+        r.on('end', () => done(null, { size, head }));
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('public, max-age=86400');
+      expect((res.body as { size: number }).size).toBeGreaterThan(1_000_000);
+      const again = await request(t.app).get('/api/docs/scalar.js').set('If-None-Match', res.headers.etag);
+      expect(again.status).toBe(304);
+    });
+
+    it('when the script is fetched by a client that accepts gzip or br, then it comes compressed to a fraction of its size and decodes to the same bundle', async () => {
+      const raw = (coding: string) =>
+        request(t.app).get('/api/docs/scalar.js').set('Accept-Encoding', coding).buffer(true).parse((r, done) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (chunk: Buffer) => chunks.push(chunk));
+          r.on('end', () => done(null, Buffer.concat(chunks)));
+        });
+      const plain = await raw('identity');
+      expect(Number(plain.headers['content-length'])).toBe((plain.body as Buffer).length);
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      for (const [coding, decode] of [['gzip', zlib.gunzipSync], ['br', zlib.brotliDecompressSync]] as const) {
+        const res = await raw(coding);
+        expect(res.headers['content-encoding']).toBe(coding);
+        expect(res.headers.vary).toMatch(/Accept-Encoding/);
+        expect(Number(res.headers['content-length'])).toBeLessThan((plain.body as Buffer).length / 3);
+        const body = res.body as Buffer;
+        // superagent decodes gzip itself; br arrives as sent.
+        const decoded = body.length === (plain.body as Buffer).length ? body : decode(body);
+        expect(decoded.equals(plain.body as Buffer)).toBe(true);
+      }
+    });
+
+    it('when the document is read, then every operation carries a TypeScript client sample naming its method and path', () => {
+      for (const { path: p, method, op } of operations(doc)) {
+        const samples = (op as { 'x-codeSamples'?: { lang: string; source: string }[] })['x-codeSamples'];
+        expect({ op: op.operationId, lang: samples?.[0]?.lang }).toEqual({ op: op.operationId, lang: 'typescript' });
+        expect(samples![0].source).toContain(`api.${method.toUpperCase()}('${p}'`);
+      }
+      const calls = (doc.paths!['/calls']!.get as unknown as { 'x-codeSamples': { source: string }[] })['x-codeSamples'][0].source;
+      expect(calls).toContain("import { createLcmClient } from 'lead-call-api-client';");
+      expect(calls).toMatch(/query: \{ [^}]*OrgCode: /);
+    });
+  });
+
+  describe('GET /api/docs/reference', () => {
+    it('when asked without credentials, then an HTML page lists every operation and counts nothing', async () => {
+      const res = await request(t.app).get('/api/docs/reference');
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.headers['x-rate-limit-limit']).toBeUndefined();
@@ -334,7 +404,7 @@ describe('OpenAPI document', () => {
     });
 
     it('when the page lists parameters, then each documented parameter description is on it (Limit, Encoding, CsvFieldSeparator included)', async () => {
-      const res = await request(t.app).get('/api/docs');
+      const res = await request(t.app).get('/api/docs/reference');
       const asProse = (text: string) =>
         text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!).replace(/`([^`]+)`/g, '<code>$1</code>');
       for (const { op } of operations(doc)) {

@@ -208,12 +208,13 @@ describe('GET /api/campaigns', () => {
 });
 
 describe('GET /api/projects', () => {
-  it('when projects are listed, then they are the distinct names the account can see', async () => {
+  it('when projects are listed, then they are the distinct projects the account can see, as objects', async () => {
     const all = await get('/api/projects');
-    expect(all.body).toEqual(expect.arrayContaining([w.projects.b2b, w.projects.retail]));
-    expect(new Set(all.body).size).toBe(all.body.length);
+    const names = (all.body as { name: string }[]).map((p) => p.name);
+    expect(names).toEqual(expect.arrayContaining([w.projects.b2b, w.projects.retail]));
+    expect(new Set(names).size).toBe(names.length);
     const b2b = await get('/api/projects', {}, w.accounts.b2b.auth);
-    expect(b2b.body).toEqual([w.projects.b2b]);
+    expect(b2b.body).toEqual([{ uniqueId: expect.stringMatching(/^[0-9a-f-]{36}$/), name: w.projects.b2b, active: true }]);
   });
 
   it('when the client asks for text/html, then the list is an HTML page', async () => {

@@ -1,4 +1,4 @@
-import { matchesAny, matchesPattern, parsePatternList, patternToSqlLike } from '../../src/domain/projectPatterns';
+import { matchesAny, matchesPattern, parsePatternList, patternToSqlLike, projectSelection } from '../../src/domain/projectPatterns';
 
 describe('patternToSqlLike', () => {
   it.each<[string, string]>([
@@ -73,5 +73,18 @@ describe('parsePatternList', () => {
     expect(parsePatternList('B2B*, Sales ,,  ,S?les')).toEqual(['B2B*', 'Sales', 'S?les']);
     expect(parsePatternList('')).toEqual([]);
     expect(parsePatternList('*')).toEqual(['*']);
+  });
+});
+
+describe('projectSelection', () => {
+  it('when values mix patterns and project unique ids, then every value is a pattern and the id-shaped ones are ids too, lower-cased', () => {
+    expect(projectSelection(['B2B*', 'A8BB3D80-82CA-D7FF-B115-A4BB37EEDBFE', 'Sales'])).toEqual({
+      likePatterns: ['b2b%', 'a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe', 'sales'],
+      uniqueIds: ['a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe'],
+    });
+  });
+
+  it('when a value only resembles an id (wildcards, braces, wrong length), then it is a pattern only', () => {
+    expect(projectSelection(['a8bb3d80-82ca-d7ff-b115-a4bb37eedbf?', '{a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe}', 'a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe0']).uniqueIds).toEqual([]);
   });
 });

@@ -2,12 +2,15 @@ import { z } from 'zod';
 import { defineEndpoint, Endpoint, publicAccess } from '../endpoint';
 import { buildOpenApiDocument, OpenApiDocument } from '../openapi';
 import { escapeHtml, renderPage } from '../html';
+import { renderApiReferencePage, scalarBundle } from '../apiReference';
+import { negotiateCoding } from '../compression';
 
 /**
- * `GET /api/openapi.json` and `GET /api/docs`: the OpenAPI 3.1 document and a readable page
- * rendered from it on the server (no CDN is reachable from where this runs, and a page made
- * here needs no script). Both are public and not counted. The document is built once, on
- * first request, from the final endpoint list.
+ * `GET /api/openapi.json`, `GET /api/docs` and `GET /api/docs/reference`: the OpenAPI 3.1
+ * document, the interactive reference reading it (src/http/apiReference.ts, its script served
+ * from node_modules at `/api/docs/scalar.js`), and a plain page rendered from it on the server
+ * that needs no script. All are public and not counted. The document is built once, on first
+ * request, from the final endpoint list.
  */
 type Schema = Record<string, unknown>;
 type Operation = {
@@ -176,6 +179,7 @@ ${prose(doc.info.description)}
 export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] {
   let doc: OpenApiDocument | undefined;
   let page: string | undefined;
+  let referencePage: string | undefined;
   const document = () => (doc ??= buildOpenApiDocument([...endpoints()]));
 
   const openApiJson = defineEndpoint({
@@ -200,8 +204,52 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     operationId: 'getDocsPage',
     method: 'get',
     path: '/docs',
-    summary: 'Readable API documentation',
-    description: 'An HTML page rendered from the OpenAPI document: every operation with its parameters, body, responses and schemas.',
+    summary: 'Interactive API reference',
+    description:
+      'The API reference (Scalar) reading this document: search, try-it against this server with Basic credentials, ' +
+      'request samples (curl and the TypeScript client), every example. Served from this server, nothing from a CDN. ' +
+      'Without JavaScript, `/api/docs/reference` is the same reference as plain HTML.',
+    tags: ['Documentation'],
+    access: publicAccess,
+    counted: false,
+    ownMediaType: true,
+    representations: ['html'],
+    async handler({ res }) {
+      res.type('text/html; charset=utf-8').send((referencePage ??= renderApiReferencePage()));
+      return undefined;
+    },
+  });
+
+  const docsScript = defineEndpoint({
+    service: 'docs',
+    operationId: 'getDocsScript',
+    method: 'get',
+    path: '/docs/scalar.js',
+    summary: 'The script of the interactive API reference',
+    description: 'The browser bundle of @scalar/api-reference that `/api/docs` loads; cached for a day, with an ETag; compressed (br or gzip) when the client accepts it.',
+    tags: ['Documentation'],
+    access: publicAccess,
+    counted: false,
+    ownMediaType: true,
+    writesMediaType: 'text/javascript',
+    representations: ['json'],
+    async handler({ req, res }) {
+      const coding = negotiateCoding(req);
+      const body = await scalarBundle(coding);
+      res.vary('Accept-Encoding').set('Cache-Control', 'public, max-age=86400').type('text/javascript; charset=utf-8');
+      if (coding !== undefined) res.set('Content-Encoding', coding);
+      res.send(body);
+      return undefined;
+    },
+  });
+
+  const plainPage = defineEndpoint({
+    service: 'docs',
+    operationId: 'getDocsReferencePage',
+    method: 'get',
+    path: '/docs/reference',
+    summary: 'API reference as plain HTML',
+    description: 'An HTML page rendered on the server from the OpenAPI document, without script: every operation with its parameters, body, responses and schemas.',
     tags: ['Documentation'],
     access: publicAccess,
     counted: false,
@@ -214,5 +262,5 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     },
   });
 
-  return [openApiJson, docsPage];
+  return [openApiJson, docsPage, docsScript, plainPage];
 }

@@ -7,13 +7,15 @@ import {
   campaignWithDefinitionOut,
   includeQuery,
   orgUnitOut,
+  projectOut,
   orgUnitPath,
   orgUnitPathLower,
   userOut,
   userPath,
   usersQuery,
 } from '../schemas/organization';
-import { listUsers, listVisibleCampaigns, listVisibleProjects, loadOrgSnapshot } from '../../data/organizationRepository';
+import { listUsers, listVisibleCampaigns, loadOrgSnapshot } from '../../data/organizationRepository';
+import { listVisibleProjects } from '../../data/projectRepository';
 import { findLeadDefinition } from '../../data/leadDefinitionRepository';
 import { compileIncludes, parseIncludeNames } from '../../domain/include';
 import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/organizationGraph';
@@ -181,11 +183,14 @@ export const listProjectsEndpoint = defineEndpoint({
   method: 'get',
   path: '/projects',
   summary: 'Projects',
-  description: "The distinct project names of the campaigns the account can see, sorted.",
+  description:
+    'The projects of the campaigns the account can see, sorted by name; names that differ only in case are one project. ' +
+    'A project is active when at least one of those campaigns is. Its `uniqueId` is accepted wherever a project pattern is ' +
+    '(`Projects=` on the lead exports, `project=` on saved searches, `Project=` on calendar events and do-not-call numbers, hook `projects`) and matches that project only.',
   tags: ['Campaigns'],
   access: right('Campaigns', 'Get'),
   representations: ['json', 'html'],
-  response: z.array(z.string()),
+  response: z.array(projectOut),
   async handler({ scope, db }) {
     return { body: await listVisibleProjects(db, scope), title: 'Projects' };
   },

@@ -34,7 +34,7 @@ export const calendarEventsQuery = z
       .optional()
       .meta({
         description:
-          'Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive. Narrows the projects the account may see; absent = all of them.',
+          'Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive; or a project unique id (GET /projects). Narrows the projects the account may see; absent = all of them.',
         example: 'B2B*',
       }),
     ...interval,

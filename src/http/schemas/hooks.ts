@@ -52,7 +52,7 @@ export const hookBody = z
       .array(z.string().trim().min(1).max(500))
       .max(50)
       .nullish()
-      .meta({ description: 'Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`); never beyond the account’s projects.' }),
+      .meta({ description: 'Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`) or project unique ids (GET /projects); never beyond the account’s projects.' }),
     leadStatus: enumNameParam(LeadStatus).nullish().meta({ description: 'Lead events only when the lead has (reached) this status, e.g. UserProcessed.' }),
     contentTemplate: z
       .string()

@@ -54,7 +54,8 @@ export const importLeadResponse = z
 
 const leadFilterQuery = {
   Projects: listParam.optional().meta({
-    description: "Project patterns (`*`, `?`, case-insensitive); default `*`. Always limited by the account's project rights.",
+    description:
+      "Project patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); default `*`. Always limited by the account's project rights.",
   }),
   Campaigns: listParam.optional().meta({ description: 'Campaign codes or unique ids.' }),
   ModifiedFrom: dateTimeParam.optional().meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
@@ -109,7 +110,7 @@ const savedSearchParams = {
   searchName: z.string().min(1).meta({ description: 'Name of a search saved by the user linked to the account.' }),
   modifiedFrom: dateTimeParam.meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
   project: z.string().trim().min(1).optional().meta({
-    description: 'Replaces the campaign selection of the search by the campaigns of this project (`*` and `?` allowed).',
+    description: 'Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects).',
   }),
 };
 

@@ -15,6 +15,17 @@ export const campaignOut = z
   })
   .meta({ id: 'Campaign' });
 
+export const projectOut = z
+  .object({
+    uniqueId: z.string().meta({
+      description: 'Stable id of the project (derived from its name, compared case-insensitively); accepted wherever a project pattern is, matching this project only.',
+      example: 'a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe',
+    }),
+    name: z.string().meta({ description: 'The project name as its campaigns carry it.', example: 'B2B Sales' }),
+    active: z.boolean().meta({ description: 'At least one of its campaigns the account can see is active.', example: true }),
+  })
+  .meta({ id: 'Project' });
+
 // Recursive references are documented by id; nested includes follow the same shapes.
 const nested = z.looseObject({}).meta({ description: 'Included object (see the Include parameter).' });
 

@@ -32,7 +32,7 @@ export interface paths {
         };
         /**
          * The database and Redis are reachable
-         * @description Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it.
+         * @description Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it; so does a read replica that is down (bulk exports then read the primary).
          *
          *     No authentication.
          *
@@ -273,14 +273,62 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readable API documentation
-         * @description An HTML page rendered from the OpenAPI document: every operation with its parameters, body, responses and schemas.
+         * Interactive API reference
+         * @description The API reference (Scalar) reading this document: search, try-it against this server with Basic credentials, request samples (curl and the TypeScript client), every example. Served from this server, nothing from a CDN. Without JavaScript, `/api/docs/reference` is the same reference as plain HTML.
          *
          *     No authentication.
          *
          *     Not counted against request limits.
          */
         get: operations["getDocsPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/scalar.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The script of the interactive API reference
+         * @description The browser bundle of @scalar/api-reference that `/api/docs` loads; cached for a day, with an ETag; compressed (br or gzip) when the client accepts it.
+         *
+         *     No authentication.
+         *
+         *     Not counted against request limits.
+         */
+        get: operations["getDocsScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/reference": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API reference as plain HTML
+         * @description An HTML page rendered on the server from the OpenAPI document, without script: every operation with its parameters, body, responses and schemas.
+         *
+         *     No authentication.
+         *
+         *     Not counted against request limits.
+         */
+        get: operations["getDocsReferencePage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -708,7 +756,7 @@ export interface paths {
         };
         /**
          * Projects
-         * @description The distinct project names of the campaigns the account can see, sorted.
+         * @description The projects of the campaigns the account can see, sorted by name; names that differ only in case are one project. A project is active when at least one of those campaigns is. Its `uniqueId` is accepted wherever a project pattern is (`Projects=` on the lead exports, `project=` on saved searches, `Project=` on calendar events and do-not-call numbers, hook `projects`) and matches that project only.
          *
          *     Requires the Get right on Campaigns.
          *
@@ -1365,7 +1413,7 @@ export interface components {
             events?: string[];
             /** @description Only events of this campaign (it must be in the account’s projects). */
             campaignCode?: string | null;
-            /** @description Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`); never beyond the account’s projects. */
+            /** @description Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`) or project unique ids (GET /projects); never beyond the account’s projects. */
             projects?: string[] | null;
             /** @description Lead events only when the lead has (reached) this status, e.g. UserProcessed. */
             leadStatus?: string | null;
@@ -1750,6 +1798,23 @@ export interface components {
              * @example false
              */
             externalKey: boolean;
+        };
+        Project: {
+            /**
+             * @description Stable id of the project (derived from its name, compared case-insensitively); accepted wherever a project pattern is, matching this project only.
+             * @example a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe
+             */
+            uniqueId: string;
+            /**
+             * @description The project name as its campaigns carry it.
+             * @example B2B Sales
+             */
+            name: string;
+            /**
+             * @description At least one of its campaigns the account can see is active.
+             * @example true
+             */
+            active: boolean;
         };
         ImportLeadResult: {
             /** @constant */
@@ -2317,6 +2382,11 @@ export interface operations {
                         database: "up" | "down";
                         /** @enum {string} */
                         redis: "up" | "down" | "not-configured";
+                        /**
+                         * @description The read replica (DATABASE_READ_URL) of bulk exports; while down they read the primary
+                         * @enum {string}
+                         */
+                        replica: "up" | "down" | "not-configured";
                     };
                 };
             };
@@ -2660,7 +2730,7 @@ export interface operations {
     listCalendarEvents: {
         parameters: {
             query: {
-                /** @description Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive. Narrows the projects the account may see; absent = all of them. The name is case-insensitive. */
+                /** @description Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive; or a project unique id (GET /projects). Narrows the projects the account may see; absent = all of them. The name is case-insensitive. */
                 Project?: string;
                 /** @description Start of the searched interval (inclusive). ISO 8601; without an offset it is platform local time. The name is case-insensitive. */
                 FromDate: string;
@@ -3381,6 +3451,64 @@ export interface operations {
         };
     };
     getDocsPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDocsScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDocsReferencePage: {
         parameters: {
             query?: never;
             header?: never;
@@ -5334,7 +5462,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string[];
+                    "application/json": components["schemas"]["Project"][];
                     "text/html": string;
                 };
             };
@@ -5419,7 +5547,7 @@ export interface operations {
                 searchName: string;
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 modifiedFrom: string;
-                /** @description Replaces the campaign selection of the search by the campaigns of this project (`*` and `?` allowed). The name is case-insensitive. */
+                /** @description Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects). The name is case-insensitive. */
                 project?: string;
                 /** @description campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Include?: string[];
@@ -5716,7 +5844,7 @@ export interface operations {
                 searchName: string;
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 modifiedFrom: string;
-                /** @description Replaces the campaign selection of the search by the campaigns of this project (`*` and `?` allowed). The name is case-insensitive. */
+                /** @description Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects). The name is case-insensitive. */
                 project?: string;
                 /** @description Character encoding of the file; any encoding iconv-lite knows. The name is case-insensitive. */
                 Encoding?: string;
@@ -6507,7 +6635,7 @@ export interface operations {
     listSimpleLeads: {
         parameters: {
             query?: {
-                /** @description Project patterns (`*`, `?`, case-insensitive); default `*`. Always limited by the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description Project patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); default `*`. Always limited by the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Projects?: string[];
                 /** @description Campaign codes or unique ids. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Campaigns?: string[];
@@ -6644,7 +6772,7 @@ export interface operations {
     exportRawLeadsCsv: {
         parameters: {
             query?: {
-                /** @description Project patterns (`*`, `?`, case-insensitive); default `*`. Always limited by the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description Project patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); default `*`. Always limited by the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Projects?: string[];
                 /** @description Campaign codes or unique ids. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Campaigns?: string[];
