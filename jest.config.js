@@ -4,7 +4,8 @@ module.exports = {
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
   // tests/cluster is `npm run test:cluster` (jest.cluster.config.js): it starts a whole cluster.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/tests/cluster/'],
+  // tests/faults runs after this suite, alone (jest.faults.config.js, from scripts/test.sh).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/tests/cluster/', '<rootDir>/tests/faults/'],
   transform: { '^.+\\.ts$': 'ts-jest' },
   globalSetup: '<rootDir>/tests/harness/globalSetup.ts',
   globalTeardown: '<rootDir>/tests/harness/globalTeardown.ts',

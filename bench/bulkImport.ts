@@ -14,7 +14,6 @@
 import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -22,15 +21,11 @@ import type { Knex } from 'knex';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { createDb, migrateLatest } from '../src/data/db';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
+import { textOption as option, freePort, waitFor, httpGet, rssMb, fmt } from './support';
 
 const ZONE = 'Europe/Copenhagen';
 const ROOT = path.resolve(__dirname, '..');
 type Format = 'csv' | 'json' | 'ndjson';
-
-function option(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? fallback : (process.argv[i + 1] ?? fallback);
-}
 
 const settings = {
   rows: Number(option('rows', '100000')),
@@ -40,42 +35,7 @@ const settings = {
 if (!Number.isInteger(settings.rows) || settings.rows < 1) throw new Error('--rows needs a positive whole number');
 for (const f of settings.formats) if (!['csv', 'json', 'ndjson'].includes(f)) throw new Error(`unknown format ${f}`);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-function httpGet(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http.get(url, (res) => {
-      res.resume();
-      res.once('end', () => resolve(res.statusCode ?? 0));
-    }).once('error', reject);
-  });
-}
-
 /** Resident set size of a process in MB (Linux /proc). */
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** The body of `rows` leads in a format, generated a few hundred rows per chunk. */
 function body(format: Format, rows: number, tag: string): Readable {

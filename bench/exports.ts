@@ -20,7 +20,6 @@
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
@@ -41,6 +40,7 @@ import { callToJson } from '../src/domain/callSerializer';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../src/ingest/syntheticData';
+import { numberOption as arg, freePort, median, fmt, log } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
 const ZONE = 'Europe/Copenhagen';
@@ -48,25 +48,6 @@ const USERNAME = 'bench-exports';
 const PASSWORD = 'bench-exports-password';
 const AUTH = 'Basic ' + Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64');
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const log = (line = '') => process.stdout.write(line + '\n');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 // ---- the server child process -----------------------------------------------------------------
 

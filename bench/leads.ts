@@ -15,7 +15,6 @@
 import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -28,6 +27,7 @@ import { loadLeadLookups } from '../src/data/leadRepository';
 import { leadCopySql } from '../src/data/exportQueries';
 import { visibleFieldsByDefinition } from '../src/domain/leadSerializer';
 import { projectScope } from '../src/data/projectScope';
+import { numberOption as option, freePort, waitFor, httpGet, rssMb, median, fmt } from './support';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -46,14 +46,6 @@ const autocannon: Autocannon = require('autocannon');
 const ZONE = 'Europe/Copenhagen';
 const ROOT = path.resolve(__dirname, '..');
 
-function option(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const n = Number(process.argv[i + 1]);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} needs a non-negative number`);
-  return n;
-}
-
 const settings = {
   leads: option('leads', 500_000),
   duration: option('duration', 20),
@@ -61,47 +53,7 @@ const settings = {
   exportRuns: option('runs', 3),
 };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-function httpGet(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http.get(url, (res) => {
-      res.resume();
-      res.once('end', () => resolve(res.statusCode ?? 0));
-    }).once('error', reject);
-  });
-}
-
 /** Resident set size of a process in MB (Linux /proc). */
-function rssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const m = /VmRSS:\s+(\d+) kB/.exec(status);
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 interface ExportRun {
   rows: number;

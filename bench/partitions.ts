@@ -25,7 +25,6 @@
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import net from 'node:net';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { DateTime } from 'luxon';
@@ -35,6 +34,7 @@ import { generateSyntheticData } from '../src/ingest/syntheticData';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import { callWindowQuery } from '../src/data/callRepository';
 import { projectScope } from '../src/data/projectScope';
+import { numberOption as arg, freePort, median, fmt, log } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
 const ZONE = 'Europe/Copenhagen';
@@ -43,25 +43,7 @@ const PASSWORD = 'bench-partitions-password';
 const AUTH = 'Basic ' + Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64');
 const PARTITIONING = '20261123300001_partition_calls_by_month';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const mb = (bytes: number) => fmt(bytes / 2 ** 20, 1);
-const log = (line = '') => process.stdout.write(line + '\n');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const withDatabase = (url: string, name: string) => url.replace(/\/[^/?]+(\?|$)/, `/${name}$1`);
 

@@ -4,6 +4,9 @@ import { redisTarget, Settings } from '../config/settings';
 import { configurePhoneRegion, configurePlatformZone } from '../config/platform';
 import { MemoryCounterStore } from '../ratelimit/memoryCounterStore';
 import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
+import { MemoryLoginFailures, loginFailureLimitsFrom } from '../ratelimit/loginFailures';
+import { RedisLoginFailures } from '../ratelimit/redisLoginFailures';
+import { FailoverLoginFailures } from '../ratelimit/failoverLoginFailures';
 import type { AppServices } from '../http/services';
 import { createApp, App } from '../http/app';
 import { subscribeAccountChanges } from '../data/accountChanges';
@@ -21,7 +24,8 @@ export interface ComposedApp {
 /**
  * The composition root shared by `lcm serve` and the HTTP tests: counter store (Redis or a Redis
  * Cluster with in-process failover, or in-process alone without REDIS_URL), the account-change
- * subscription, and the app.
+ * subscription, and the app. Failed logins are counted beside the requests (Redis with the
+ * same failover, or in process).
  */
 export async function composeApp(options: {
   settings: Settings;
@@ -80,11 +84,26 @@ export async function composeApp(options: {
       commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
     });
     closers.push(() => counter.close());
-    services = { settings, db, exportDb, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter, redisHealthy: () => counter.redisHealthy };
+    // Failed logins are counted in the same Redis, through the counters' client and failover.
+    const limits = loginFailureLimitsFrom(settings);
+    const loginFailures = new FailoverLoginFailures(new RedisLoginFailures(counter.redisClient, limits), new MemoryLoginFailures(limits), counter);
+    services = {
+      settings,
+      db,
+      exportDb,
+      reads,
+      exportConnections: reads,
+      logger,
+      clock: options.clock ?? (() => new Date()),
+      counter,
+      loginFailures,
+      redisHealthy: () => counter.redisHealthy,
+    };
   } else {
     const counter = new MemoryCounterStore();
     closers.push(() => counter.close());
-    services = { settings, db, exportDb, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter };
+    const loginFailures = new MemoryLoginFailures(loginFailureLimitsFrom(settings));
+    services = { settings, db, exportDb, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter, loginFailures };
   }
   const app = createApp(services);
 

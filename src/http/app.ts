@@ -47,7 +47,7 @@ export function createApp(services: AppServices): App {
   );
   metrics.observeExports(() => admission.running);
   const api = mountEndpoints(endpoints, services, {
-    authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, metrics)),
+    authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, metrics, services.loginFailures)),
     metrics,
     admission,
   });

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import type { Settings } from '../config/settings';
 import type { CounterStore } from '../ratelimit/counterStore';
+import type { LoginFailureStore } from '../ratelimit/loginFailures';
 import type { ReadSource } from '../data/readSource';
 import type { ConnectionSource } from '../data/exportSession';
 
@@ -19,6 +20,8 @@ export interface AppServices {
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
   counter: CounterStore;
+  /** Failed logins per address and username; undefined: counted in this process. */
+  loginFailures?: LoginFailureStore;
   /**
    * Bulk, lag-tolerant reads: connections on the read replica while it is up, else on the
    * primary (src/data/readSource.ts). Its replica state feeds /readyz and the metrics;

@@ -45,6 +45,11 @@ export class FailoverCounterStore implements CounterStore {
     return this.healthy;
   }
 
+  /** The Redis client of the counters, for other counts that fail over with them (failed logins). */
+  get redisClient(): RedisCounterStore['client'] {
+    return this.primary.client;
+  }
+
   fallbackStats(): FallbackStats {
     return { redisHealthy: this.healthy, fallbacks: this.fallbacks, fallbackOperations: this.fallbackOperations };
   }

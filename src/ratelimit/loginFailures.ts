@@ -1,9 +1,12 @@
+import type { Settings } from '../config/settings';
+
 /**
  * Failed logins counted per client address and per (address, username) pair in fixed windows,
  * so guessing from one address is slowed to a few tries per window while the same account
  * stays usable from every other address (a lock per username alone would let anyone lock a
- * user out). Counted in process, like export admission (docs/decisions.md, Overload and
- * timeouts): behind a load balancer an address's budget is per node.
+ * user out). With Redis the counts are shared by every API instance (redisLoginFailures.ts),
+ * falling back to counting in process while Redis is unreachable (failoverLoginFailures.ts);
+ * without Redis they live in process (docs/decisions.md, Overload and timeouts).
  */
 export interface LoginFailureLimits {
   /** Failures one address may have in a window, whatever the usernames. */
@@ -11,6 +14,33 @@ export interface LoginFailureLimits {
   /** Failures one address may have against one username in a window. */
   perAddressAndUser: number;
   windowMs: number;
+}
+
+/** The limits the settings describe. */
+export function loginFailureLimitsFrom(
+  settings: Pick<Settings, 'LOGIN_FAILURES_PER_ADDRESS' | 'LOGIN_FAILURES_PER_USER' | 'LOGIN_FAILURE_WINDOW_MS'>,
+): LoginFailureLimits {
+  return {
+    perAddress: settings.LOGIN_FAILURES_PER_ADDRESS,
+    perAddressAndUser: settings.LOGIN_FAILURES_PER_USER,
+    windowMs: settings.LOGIN_FAILURE_WINDOW_MS,
+  };
+}
+
+/** What the counts say about a login about to be checked. */
+export interface LoginFailureCheck {
+  /** Seconds until the address (or the pair) may try again; undefined when it may now. */
+  retryAfter?: number;
+  /** The address failed in the current window: its password checks wait behind the others. */
+  suspect: boolean;
+}
+
+export interface LoginFailureStore {
+  check(address: string, username: string): Promise<LoginFailureCheck>;
+  /** Counts one failed login of `username` from `address`. */
+  recordFailure(address: string, username: string): Promise<void>;
+  /** A successful login clears the pair's count (the address's stays). */
+  recordSuccess(address: string, username: string): Promise<void>;
 }
 
 interface Window {
@@ -21,7 +51,8 @@ interface Window {
 /** Entries kept at most; the oldest go first, so a flood of addresses cannot grow memory. */
 const MAX_ENTRIES = 100_000;
 
-export class LoginFailures {
+/** Counts in this process: the store without Redis, and the fallback while Redis is down. */
+export class MemoryLoginFailures implements LoginFailureStore {
   private readonly windows = new Map<string, Window>();
 
   constructor(
@@ -29,19 +60,17 @@ export class LoginFailures {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Seconds until the address (or the pair) may try again, or undefined when it may now. */
-  blockedFor(address: string, username: string): number | undefined {
+  async check(address: string, username: string): Promise<LoginFailureCheck> {
     const now = this.now();
     let wait = 0;
     for (const [key, limit] of this.keys(address, username)) {
       const w = this.current(key, now);
       if (w && w.count >= limit) wait = Math.max(wait, w.resetAt - now);
     }
-    return wait > 0 ? Math.ceil(wait / 1000) : undefined;
+    return { retryAfter: waitSeconds(wait), suspect: this.current(`a:${address}`, now) !== undefined };
   }
 
-  /** Counts one failed login of `username` from `address`. */
-  recordFailure(address: string, username: string): void {
+  async recordFailure(address: string, username: string): Promise<void> {
     const now = this.now();
     for (const [key] of this.keys(address, username)) {
       const w = this.current(key, now);
@@ -53,8 +82,7 @@ export class LoginFailures {
     }
   }
 
-  /** A successful login clears the pair's count (the address's stays). */
-  recordSuccess(address: string, username: string): void {
+  async recordSuccess(address: string, username: string): Promise<void> {
     this.windows.delete(pairKey(address, username));
   }
 
@@ -73,6 +101,11 @@ export class LoginFailures {
     }
     return w;
   }
+}
+
+/** Whole seconds to wait (rounded up), undefined for none. */
+export function waitSeconds(waitMs: number): number | undefined {
+  return waitMs > 0 ? Math.ceil(waitMs / 1000) : undefined;
 }
 
 function pairKey(address: string, username: string): string {

@@ -1,6 +1,7 @@
 import { defineScript, CommandParser } from 'redis';
 import { RedisTargetLike, createRedisConnection, redisServesAllKeys, toRedisTarget } from '../data/redis';
 import type { RedisTarget } from '../config/settings';
+import { loginFailureScripts } from './redisLoginFailures';
 import {
   ConsumeInput,
   ConsumeResult,
@@ -101,7 +102,8 @@ export function createCounterRedisClient(options: CounterRedisClientOptions) {
     commandTimeoutMs: options.commandTimeoutMs ?? 200,
     connectTimeoutMs: options.connectTimeoutMs,
     maxReconnectDelayMs: options.maxReconnectDelayMs,
-    scripts: { rateLimitConsume: consumeScript },
+    // The failed-login counts (redisLoginFailures.ts) share this client and its failover.
+    scripts: { rateLimitConsume: consumeScript, ...loginFailureScripts },
   });
 }
 

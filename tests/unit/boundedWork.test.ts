@@ -34,4 +34,31 @@ describe('BoundedWork', () => {
     await expect(work.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     await expect(work.run(async () => 'next')).resolves.toBe('next');
   });
+
+  it('when low-priority tasks flood in, then they hold at most all but one slot and normal tasks go before them', async () => {
+    const work = new BoundedWork(2, 10);
+    const order: string[] = [];
+    const gates: (() => void)[] = [];
+    const task = (name: string, priority: 'normal' | 'low') =>
+      work.run(async () => {
+        order.push(name);
+        await new Promise<void>((r) => gates.push(r));
+      }, priority);
+    const lows = [task('low1', 'low'), task('low2', 'low'), task('low3', 'low')];
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['low1']); // one slot stays free for a normal task
+    const normal = task('normal', 'normal');
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['low1', 'normal']);
+    const normal2 = task('normal2', 'normal');
+    gates.shift()!(); // low1 ends: the waiting normal task goes before low2
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['low1', 'normal', 'normal2']);
+    while (order.length < 5 || gates.length > 0) {
+      gates.shift()?.();
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all([...lows, normal, normal2]);
+    expect(order).toEqual(['low1', 'normal', 'normal2', 'low2', 'low3']);
+  });
 });

@@ -9,7 +9,7 @@ import { textProblem } from '../../domain/textSafety';
 import { HttpProblem } from '../problem';
 import type { CredentialCache } from '../credentialCache';
 import { BoundedWork, BoundedWorkFull } from '../boundedWork';
-import { LoginFailures } from '../../ratelimit/loginFailures';
+import { LoginFailureStore, MemoryLoginFailures, loginFailureLimitsFrom } from '../../ratelimit/loginFailures';
 import type { Settings } from '../../config/settings';
 import type { Metrics } from '../metrics';
 
@@ -67,7 +67,7 @@ class Rfc7617BasicStrategy extends BasicStrategy {
 }
 
 export interface LoginProtection {
-  failures: LoginFailures;
+  failures: LoginFailureStore;
   /** Bounds concurrent password checks (scrypt) and those waiting for one. */
   checks: BoundedWork;
   /** Longest time a failed credential is remembered (within the credential cache's TTL). */
@@ -80,17 +80,17 @@ const PASSWORD_CHECK_QUEUE = 200;
 /** Longest time failed credentials are remembered (and answered 401 without a check). */
 const FAILED_CREDENTIAL_MS = 60_000;
 
-/** The login protection the settings describe (one per app: its counts live in the process). */
+/**
+ * The login protection the settings describe (one per app): failures counted in `failures`
+ * (the Redis-backed store from the composition root), or in this process when none is given.
+ */
 export function loginProtectionFrom(
   settings: Pick<Settings, 'LOGIN_FAILURES_PER_ADDRESS' | 'LOGIN_FAILURES_PER_USER' | 'LOGIN_FAILURE_WINDOW_MS' | 'PASSWORD_CHECK_CONCURRENCY'>,
   metrics?: Pick<Metrics, 'countRefused'>,
+  failures: LoginFailureStore = new MemoryLoginFailures(loginFailureLimitsFrom(settings)),
 ): LoginProtection {
   return {
-    failures: new LoginFailures({
-      perAddress: settings.LOGIN_FAILURES_PER_ADDRESS,
-      perAddressAndUser: settings.LOGIN_FAILURES_PER_USER,
-      windowMs: settings.LOGIN_FAILURE_WINDOW_MS,
-    }),
+    failures,
     checks: new BoundedWork(settings.PASSWORD_CHECK_CONCURRENCY, PASSWORD_CHECK_QUEUE),
     failureCacheMs: FAILED_CREDENTIAL_MS,
     ...(metrics ? { metrics } : {}),
@@ -102,51 +102,59 @@ export function loginProtectionFrom(
  * credentials from the cache; an address (or address and username) with too many recent
  * failures gets a 429 with Retry-After; credentials that failed recently are a 401 without a
  * password check; otherwise the account is loaded and its scrypt hash checked, at most a few
- * at once (more waiting than the queue holds: a 503), and the outcome is remembered
+ * at once, those from addresses with recent failures behind the others and never in every
+ * slot (more waiting than the queue holds: a 503), and the outcome is remembered
  * (docs/decisions.md, Overload and timeouts).
  */
 export function createAuthenticator(db: Knex, cache: CredentialCache, protection: LoginProtection): RequestHandler {
   const { failures, checks, metrics } = protection;
-  const strategy = new Rfc7617BasicStrategy((req, username, password, done) => {
+  // The failure stores answer in process when Redis fails, so they do not reject; should one
+  // anyway, the request ends in the error handler rather than hanging.
+  const forget = (p: Promise<void>) => p.catch(() => undefined);
+  const verify = async (req: express.Request, username: string, password: string): Promise<StoredAccount | false> => {
     const key = cache.key(req.headers.authorization ?? '');
     const address = req.ip ?? req.socket.remoteAddress ?? '';
     const cached = cache.get(key);
     if (cached) {
       // Credentials already verified pass, also from an address that failed often (a shared NAT).
-      failures.recordSuccess(address, username);
-      return done(null, cached);
+      // Not awaited: the request need not wait for Redis (its commands keep their order).
+      void forget(failures.recordSuccess(address, username));
+      return cached;
     }
-    const wait = failures.blockedFor(address, username);
+    const { retryAfter: wait, suspect } = await failures.check(address, username);
     if (wait !== undefined) {
       metrics?.countRefused('login');
-      return done(
-        new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, { 'Retry-After': String(wait) }),
-      );
+      throw new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, { 'Retry-After': String(wait) });
     }
-    const failed = () => {
-      failures.recordFailure(address, username);
+    const failed = async () => {
       cache.rememberFailure(key, protection.failureCacheMs);
-      done(null, false);
+      await failures.recordFailure(address, username);
+      return false as const;
     };
     if (cache.failedRecently(key)) return failed();
-    checks
-      .run(async () => {
-        const account = await findAccountByUsername(db, username);
+    let account: StoredAccount | undefined;
+    try {
+      account = await checks.run(async () => {
+        const found = await findAccountByUsername(db, username);
         // Verify against a dummy hash for unknown users so timing does not reveal them.
-        const ok = await verifyPassword(password, account?.passwordHash ?? DUMMY_HASH);
-        return ok && account?.enabled ? account : undefined;
-      })
-      .then((account) => {
-        if (!account) return failed();
-        failures.recordSuccess(address, username);
-        cache.set(key, account);
-        return done(null, account);
-      })
-      .catch((err: unknown) => {
-        if (!(err instanceof BoundedWorkFull)) return done(err);
-        metrics?.countRefused('hashing');
-        return done(new HttpProblem('service_unavailable', 'too many logins are waiting for a password check; retry shortly', undefined, { 'Retry-After': '1' }));
-      });
+        const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
+        return ok && found?.enabled ? found : undefined;
+      }, suspect ? 'low' : 'normal'); // an address that guessed wrong waits behind the others
+    } catch (err) {
+      if (!(err instanceof BoundedWorkFull)) throw err;
+      metrics?.countRefused('hashing');
+      throw new HttpProblem('service_unavailable', 'too many logins are waiting for a password check; retry shortly', undefined, { 'Retry-After': '1' });
+    }
+    if (!account) return failed();
+    void forget(failures.recordSuccess(address, username));
+    cache.set(key, account);
+    return account;
+  };
+  const strategy = new Rfc7617BasicStrategy((req, username, password, done) => {
+    verify(req, username, password).then(
+      (account) => done(null, account),
+      (err: unknown) => done(err),
+    );
   });
   const authenticator = new passport.Passport();
   authenticator.use('basic', strategy);

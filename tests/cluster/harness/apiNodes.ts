@@ -11,6 +11,8 @@ export interface ApiNode {
   url: string;
   output(): string;
   stop(): Promise<void>;
+  /** `kill -9`: the process ends at once, nothing of it runs any more (resolves once it is gone). */
+  kill(): Promise<void>;
 }
 
 /**
@@ -57,7 +59,13 @@ export async function startApiNode(name: string, env: Record<string, string>): P
     await stop();
     throw err;
   }
-  return { name, url: `http://127.0.0.1:${port}`, output: () => out, stop };
+  const kill = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  return { name, url: `http://127.0.0.1:${port}`, output: () => out, stop, kill };
 }
 
 /** A client that sends each request to the next node in turn, as a round-robin load balancer would. */
