@@ -1,6 +1,6 @@
 /**
  * Hook delivery benchmark, run on demand:
- *   npm run bench:hooks [-- --events 10000 --workers 1 --concurrency 16 --batch 500]
+ *   npm run bench:hooks [-- --events 10000 --workers 1 --concurrency 16 --batch 500 --local-queue N --batch-delay MS]
  *
  * A throwaway embedded Postgres; one account, campaign and hook to a local receiver (plain
  * HTTP on loopback, answering 200 at once and verifying nothing, so the figure is ours). The
@@ -15,13 +15,14 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { createDb, migrateLatest } from '../src/data/db';
 import { loadSettings } from '../src/config/settings';
 import { createLogger } from '../src/config/logger';
 import { recordLeadEvents } from '../src/data/hookEvents';
 import { createHook } from '../src/data/hookRepository';
-import { startHookWorker, HookWorker } from '../src/jobs/hookWorker';
+import { queueTuningOf, startHookWorker, HookWorker } from '../src/jobs/hookWorker';
 
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -35,6 +36,16 @@ const EVENTS = option('events', 10_000);
 const WORKERS = option('workers', 1);
 const CONCURRENCY = option('concurrency', 16);
 const BATCH = option('batch', 500);
+/** The queue's batching (src/jobs/hookWorker.ts QueueTuning); -1 switches a part off, unset keeps the default. */
+function tuningOption(name: string): number | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return undefined;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n < -1) throw new Error(`--${name} needs an integer ≥ -1`);
+  return n;
+}
+const LOCAL_QUEUE = tuningOption('local-queue');
+const BATCH_DELAY = tuningOption('batch-delay');
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -46,6 +57,14 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+/** Counts the statements every pg client of this process sends (knex's and the queue's alike). */
+let statements = 0;
+const clientQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  statements += 1;
+  return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof clientQuery;
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
@@ -96,10 +115,21 @@ async function main(): Promise<void> {
       events: ['lead.created'], campaignCode: null, projects: null, leadStatus: null, contentTemplate: null, standardTemplate: 'Standard', enabled: true,
     });
     const logger = createLogger('warn');
-    for (let i = 0; i < WORKERS; i++) workers.push(await startHookWorker({ db, settings, logger }));
+    const queue = { ...(LOCAL_QUEUE !== undefined ? { localQueueSize: LOCAL_QUEUE } : {}), ...(BATCH_DELAY !== undefined ? { batchDelayMs: BATCH_DELAY } : {}) };
+    for (let i = 0; i < WORKERS; i++) workers.push(await startHookWorker({ db, settings, logger, queue }));
 
     let peakRss = 0;
     let peakHeap = 0;
+    // Connections open to Postgres (knex's and the queue's pools), read on a client of its own
+    // that the statement count leaves out.
+    const watcher = new pg.Client({ connectionString: cluster.url });
+    await watcher.connect();
+    let peakConnections = 0;
+    const connections = setInterval(() => {
+      (clientQuery as (q: string) => Promise<pg.QueryResult>)
+        .call(watcher, `select count(*)::int - 1 as n from pg_stat_activity where backend_type = 'client backend' and datname = current_database()`)
+        .then((r) => (peakConnections = Math.max(peakConnections, r.rows[0].n as number)), () => undefined);
+    }, 100);
     const sampler = setInterval(() => {
       const m = process.memoryUsage();
       peakRss = Math.max(peakRss, m.rss);
@@ -108,6 +138,7 @@ async function main(): Promise<void> {
     const baseline = process.memoryUsage();
     const committed = new Map<string, number>();
     const ids = (await db('leads').orderBy('id').select('id', 'unique_id')) as { id: number; unique_id: string }[];
+    const statementsBefore = statements;
     const started = performance.now();
     for (let i = 0; i < ids.length; i += BATCH) {
       const batch = ids.slice(i, i + BATCH);
@@ -119,16 +150,21 @@ async function main(): Promise<void> {
     const deadline = Date.now() + 600_000;
     while (arrivals.size < EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     clearInterval(sampler);
+    clearInterval(connections);
+    await watcher.end();
+    const deliveryStatements = statements - statementsBefore;
     const last = Math.max(...arrivals.values());
     const latencies = [...committed].filter(([id]) => arrivals.has(id)).map(([id, at]) => arrivals.get(id)! - at).sort((a, b) => a - b);
     const failed = await db('hook_deliveries').whereNot('status', 'delivered').count({ n: '*' });
     const mb = (b: number) => `${Math.round(b / 1024 / 1024)} MB`;
     process.stdout.write(
       [
-        `hook deliveries: ${EVENTS} events, ${WORKERS} worker pool(s) × ${CONCURRENCY}, events committed ${BATCH} per transaction`,
+        `hook deliveries: ${EVENTS} events, ${WORKERS} worker pool(s) × ${CONCURRENCY}, events committed ${BATCH} per transaction, queue ${JSON.stringify(queueTuningOf(settings, queue))}`,
         `  events written in ${Math.round(enqueued - started)} ms (${Math.round((EVENTS / (enqueued - started)) * 1000)} events/s)`,
         `  delivered ${arrivals.size}/${EVENTS} (${Number(failed[0]!.n)} not delivered) in ${Math.round(last - started)} ms: ${Math.round((arrivals.size / (last - started)) * 1000)} deliveries/s`,
+        `  SQL statements from the first event to the last delivery: ${deliveryStatements} (${(deliveryStatements / Math.max(1, arrivals.size)).toFixed(2)} per delivery: the queue's and the events' writes included)`,
         `  commit → delivery: p50 ${Math.round(percentile(latencies, 50))} ms, p99 ${Math.round(percentile(latencies, 99))} ms, max ${Math.round(latencies[latencies.length - 1] ?? 0)} ms`,
+        `  Postgres connections open at once (peak, every pool): ${peakConnections}`,
         `  memory: RSS ${mb(baseline.rss)} → peak ${mb(peakRss)}; heap ${mb(baseline.heapUsed)} → peak ${mb(peakHeap)}`,
         '',
       ].join('\n'),

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { DateTimeFormat, DateTimeFormatName, EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName, ResourceType, Verb } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
 import { toHook, HookRecord, DeliveryStatus } from './hookRepository';
-import { enqueueDeliveryAttempt, JOB_QUEUE_SCHEMA } from './jobQueue';
+import { deliveryAttemptJobSql, JOB_QUEUE_SCHEMA } from './jobQueue';
 
 /**
  * The delivery worker's side of hooks: claim one attempt of a delivery, read what it needs,
@@ -30,6 +30,8 @@ export interface DeliveryWork {
     previousStatus: LeadStatusName | null;
     snapshot: unknown;
   };
+  /** A lead event's lead definition fields as they are now (read with the claim). */
+  leadFields?: LeadFieldRule[];
 }
 
 export type Claim =
@@ -40,33 +42,36 @@ export type Claim =
   | { kind: 'busy' };
 
 /**
- * Claims attempt `attempt` of a delivery for `leaseMs`: no second attempt of the same delivery
- * starts while it runs, whichever worker or job it comes from.
+ * Claims attempt `attempt` of a delivery for `leaseMs` and loads what the attempt needs (the
+ * delivery, its hook, the hook's account, the event and, for lead events, the lead definition's
+ * fields as they are now) in one statement: no second attempt of the same delivery starts
+ * while it runs, whichever worker or job it comes from.
  */
 export async function claimDeliveryAttempt(db: Knex, deliveryId: number, attempt: number, leaseMs: number): Promise<Claim> {
-  const { rows } = await db.raw(
-    `update hook_deliveries set in_flight_until = now() + ? * interval '1 millisecond'
-      where id = ? and status = 'pending' and attempts = ? and (in_flight_until is null or in_flight_until < now())
-      returning id`,
+  const { rows: work } = await db.raw(
+    `with c as (
+       update hook_deliveries set in_flight_until = now() + ? * interval '1 millisecond'
+        where id = ? and status = 'pending' and attempts = ? and (in_flight_until is null or in_flight_until < now())
+        returning id, unique_id, attempts, first_attempt_time, hook_id, event_id)
+     select c.id as d_id, c.unique_id as d_unique_id, c.attempts as d_attempts, c.first_attempt_time as d_first,
+            a.enabled as a_enabled, a.project_patterns as a_patterns, a.rights as a_rights, a.entry_access as a_access, (to_jsonb(a) ->> 'date_time_format')::smallint as a_format,
+            e.type as e_type, e.occurred_time as e_time, e.project as e_project, e.campaign_code as e_campaign,
+            e.previous_status as e_previous, e.snapshot as e_snapshot,
+            case when jsonb_typeof(e.snapshot #> '{campaign,leadDefinitionId}') = 'number' then
+              (select coalesce(jsonb_agg(to_jsonb(f) order by f.sort_order, f.id), '[]') from lead_definition_fields f
+                where f.lead_definition_id = (e.snapshot #>> '{campaign,leadDefinitionId}')::bigint)
+            end as fields,
+            h.*
+       from c join hooks h on h.id = c.hook_id join accounts a on a.id = h.account_id
+       join hook_events e on e.id = c.event_id`,
     [leaseMs, deliveryId, attempt - 1],
   );
-  if (rows.length === 0) {
+  const r = work[0];
+  if (!r) {
     const row = await db('hook_deliveries').where({ id: deliveryId }).first('status', 'attempts', db.raw('in_flight_until > now() as busy'));
     if (row && row.status === 'pending' && row.attempts === attempt - 1 && row.busy) return { kind: 'busy' };
     return { kind: 'done' };
   }
-  const { rows: work } = await db.raw(
-    `select d.id as d_id, d.unique_id as d_unique_id, d.attempts as d_attempts, d.first_attempt_time as d_first,
-            a.enabled as a_enabled, a.project_patterns as a_patterns, a.rights as a_rights, a.entry_access as a_access, (to_jsonb(a) ->> 'date_time_format')::smallint as a_format,
-            e.type as e_type, e.occurred_time as e_time, e.project as e_project, e.campaign_code as e_campaign,
-            e.previous_status as e_previous, e.snapshot as e_snapshot, h.*
-       from hook_deliveries d join hooks h on h.id = d.hook_id join accounts a on a.id = h.account_id
-       join hook_events e on e.id = d.event_id
-      where d.id = ?`,
-    [deliveryId],
-  );
-  const r = work[0];
-  if (!r) return { kind: 'done' };
   return {
     kind: 'claimed',
     work: {
@@ -88,22 +93,35 @@ export async function claimDeliveryAttempt(db: Knex, deliveryId: number, attempt
         previousStatus: r.e_previous === null ? null : (LeadStatus.toName(r.e_previous) as LeadStatusName),
         snapshot: r.e_snapshot,
       },
+      ...(r.fields !== null ? { leadFields: (r.fields as FieldRow[]).map(toFieldRule) } : {}),
     },
   };
 }
 
+interface FieldRow {
+  name: string;
+  import_name: string | null;
+  type: FieldType;
+  required: boolean;
+  access: number;
+  external_key: boolean;
+  sort_order: number;
+}
+
+const toFieldRule = (f: FieldRow): LeadFieldRule => ({
+  name: f.name,
+  importName: f.import_name,
+  type: f.type,
+  required: f.required,
+  access: EntryAccess.toName(f.access) as EntryAccessName,
+  externalKey: f.external_key,
+  sortOrder: f.sort_order,
+});
+
 /** The fields of a lead definition as they are now (entry access decides what a hook account sees). */
 export async function leadDefinitionFieldsById(db: Knex, leadDefinitionId: number): Promise<LeadFieldRule[]> {
   const rows = await db('lead_definition_fields').where({ lead_definition_id: leadDefinitionId }).orderBy(['sort_order', 'id']);
-  return rows.map((f) => ({
-    name: f.name as string,
-    importName: f.import_name as string | null,
-    type: f.type as FieldType,
-    required: f.required as boolean,
-    access: EntryAccess.toName(f.access) as EntryAccessName,
-    externalKey: f.external_key as boolean,
-    sortOrder: f.sort_order as number,
-  }));
+  return (rows as FieldRow[]).map(toFieldRule);
 }
 
 export type AttemptOutcome = 'delivered' | 'http_error' | 'timeout' | 'network_error' | 'refused' | 'skipped';
@@ -125,49 +143,47 @@ export interface AttemptRecord {
   next?: { time: Date; delayMs: number };
 }
 
-/** Writes the attempt and the delivery's new state, and queues the next attempt if there is one. */
-export async function recordAttempt(trx: Knex.Transaction, a: AttemptRecord): Promise<void> {
-  await trx('hook_delivery_attempts').insert({
-    delivery_id: a.deliveryId,
-    attempt: a.attempt,
-    attempt_time: a.attemptTime,
-    outcome: a.outcome,
-    status_code: a.statusCode ?? null,
-    duration_ms: a.durationMs ?? null,
-    error: a.error ?? null,
-    response_body: a.responseBody ?? null,
-    next_attempt_time: a.next?.time ?? null,
-    worker_id: a.workerId ?? null,
-  });
+/** What an attempt does to its hook's failure clock: a delivery stops it, a failure starts it. */
+export type HookHealth = 'healthy' | 'failing' | 'unchanged';
+
+/**
+ * Writes the attempt, the delivery's new state, the hook's failure clock and, if there is a
+ * next attempt, its job, in one statement (one round trip, atomic without a transaction of its
+ * own). Returns the hook's failure clock start when `health` is 'failing' and the hook is enabled.
+ */
+export async function recordAttempt(db: Knex | Knex.Transaction, a: AttemptRecord, health: HookHealth = 'unchanged'): Promise<Date | undefined> {
   const finished = a.status !== 'pending';
-  await trx('hook_deliveries')
-    .where({ id: a.deliveryId })
-    .update({
-      status: a.status,
-      attempts: a.attempt,
-      first_attempt_time: trx.raw('coalesce(first_attempt_time, ?)', [a.attemptTime]),
-      last_attempt_time: a.attemptTime,
-      next_attempt_time: a.next?.time ?? null,
-      in_flight_until: null,
-      last_status_code: a.statusCode ?? null,
-      last_error: a.error ?? null,
-      completed_time: finished ? a.attemptTime : null,
-    });
-  if (a.next) await enqueueDeliveryAttempt(trx, { deliveryId: a.deliveryId, attempt: a.attempt + 1 }, a.next.delayMs);
-}
-
-/** A successful attempt: the hook is no longer failing. */
-export async function markHookHealthy(trx: Knex.Transaction, hookId: number): Promise<void> {
-  await trx('hooks').where({ id: hookId }).whereNotNull('failing_since').update({ failing_since: null });
-}
-
-/** A failed attempt: the hook's failure clock starts (if it was not running); returns its start. */
-export async function markHookFailing(trx: Knex.Transaction, hookId: number, at: Date): Promise<Date | undefined> {
-  const [row] = await trx('hooks')
-    .where({ id: hookId })
-    .update({ failing_since: trx.raw('coalesce(failing_since, ?)', [at]) })
-    .returning(['failing_since', 'enabled']);
-  return row && row.enabled ? (row.failing_since as Date) : undefined;
+  const hookSql =
+    health === 'healthy'
+      ? `update hooks set failing_since = null where id = ? and failing_since is not null returning failing_since, enabled`
+      : health === 'failing'
+        ? `update hooks set failing_since = coalesce(failing_since, ?) where id = ? returning failing_since, enabled`
+        : `select null::timestamptz as failing_since, null::boolean as enabled where false`;
+  const hookBindings: Knex.RawBinding[] = health === 'failing' ? [a.attemptTime, a.hookId] : health === 'healthy' ? [a.hookId] : [];
+  const job = a.next ? deliveryAttemptJobSql({ deliveryId: a.deliveryId, attempt: a.attempt + 1 }, a.next.delayMs) : undefined;
+  const { rows } = await db.raw(
+    `with a as (
+       insert into hook_delivery_attempts
+         (delivery_id, attempt, attempt_time, outcome, status_code, duration_ms, error, response_body, next_attempt_time, worker_id)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)),
+     d as (
+       update hook_deliveries
+          set status = ?, attempts = ?, first_attempt_time = coalesce(first_attempt_time, ?), last_attempt_time = ?,
+              next_attempt_time = ?, in_flight_until = null, last_status_code = ?, last_error = ?, completed_time = ?
+        where id = ?),
+     h as (${hookSql})
+     select h.failing_since, h.enabled${job ? `, (${job.sql}) as queued` : ''} from (select 1) one left join h on true`,
+    [
+      a.deliveryId, a.attempt, a.attemptTime, a.outcome, a.statusCode ?? null, a.durationMs ?? null, a.error ?? null,
+      a.responseBody ?? null, a.next?.time ?? null, a.workerId ?? null,
+      a.status, a.attempt, a.attemptTime, a.attemptTime, a.next?.time ?? null, a.statusCode ?? null, a.error ?? null,
+      finished ? a.attemptTime : null, a.deliveryId,
+      ...hookBindings,
+      ...(job?.bindings ?? []),
+    ],
+  );
+  const row = rows[0] as { failing_since: Date | null; enabled: boolean | null } | undefined;
+  return health === 'failing' && row?.enabled && row.failing_since ? row.failing_since : undefined;
 }
 
 export async function disableHook(trx: Knex.Transaction, hookId: number, reason: string, at: Date): Promise<void> {

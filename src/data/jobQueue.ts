@@ -30,14 +30,21 @@ export async function migrateJobQueue(connectionString: string): Promise<void> {
 const quietLogger = () => new Logger(() => () => undefined);
 
 /**
- * Adds the job of one delivery attempt inside `trx` (workers see it when it commits), due
- * `delayMs` from the database's now. A pending job of the same delivery is moved instead of doubled.
+ * A query (with its bindings) adding the job of one delivery attempt, due `delayMs` from the
+ * database's now; it can stand alone or as a subquery of a larger statement. A pending job of
+ * the same delivery is moved instead of doubled.
  */
+export function deliveryAttemptJobSql(job: HookDeliveryJob, delayMs = 0): { sql: string; bindings: Knex.RawBinding[] } {
+  return {
+    sql: `select 1 from ${JOB_QUEUE_SCHEMA}.add_job(?, ?::json, run_at => now() + ? * interval '1 millisecond', job_key => ?, max_attempts => 25)`,
+    bindings: [HOOK_DELIVERY_TASK, JSON.stringify(job), Math.max(0, Math.round(delayMs)), deliveryJobKey(job.deliveryId)],
+  };
+}
+
+/** Adds the job of one delivery attempt inside `trx` (workers see it when it commits). */
 export async function enqueueDeliveryAttempt(trx: Knex | Knex.Transaction, job: HookDeliveryJob, delayMs = 0): Promise<void> {
-  await trx.raw(
-    `select 1 from ${JOB_QUEUE_SCHEMA}.add_job(?, ?::json, run_at => now() + ? * interval '1 millisecond', job_key => ?, max_attempts => 25)`,
-    [HOOK_DELIVERY_TASK, JSON.stringify(job), Math.max(0, Math.round(delayMs)), deliveryJobKey(job.deliveryId)],
-  );
+  const { sql, bindings } = deliveryAttemptJobSql(job, delayMs);
+  await trx.raw(sql, bindings);
 }
 
 /** SQL (one binding-free fragment) adding the first-attempt jobs of the deliveries in CTE `d` (column `id`). */

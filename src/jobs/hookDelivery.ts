@@ -12,8 +12,6 @@ import {
   DeliveryWork,
   disableHook,
   leadDefinitionFieldsById,
-  markHookFailing,
-  markHookHealthy,
   recordAttempt,
 } from '../data/hookDeliveryRepository';
 import type { HookDeliveryJob } from '../data/jobQueue';
@@ -65,7 +63,7 @@ async function buildMessage(deps: DeliveryDeps, work: DeliveryWork): Promise<Hoo
   if (event.type.startsWith('lead.') || event.type === TEST_EVENT) {
     // A test delivery without a campaign carries the sample's fields itself.
     const snapshot = event.snapshot as LeadSnapshot & { sampleFields?: LeadFieldRule[] };
-    const fields = snapshot.sampleFields ?? (await leadDefinitionFieldsById(deps.db, snapshot.campaign.leadDefinitionId));
+    const fields = snapshot.sampleFields ?? work.leadFields ?? (await leadDefinitionFieldsById(deps.db, snapshot.campaign.leadDefinitionId));
     return leadMessage(snapshot, {
       ...options,
       entryAccess: account.entryAccess,
@@ -88,7 +86,7 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
 
   const reason = skipReason(work);
   if (reason !== undefined) {
-    await deps.db.transaction((trx) => recordAttempt(trx, { ...base, outcome: 'skipped', error: reason, status: 'skipped' }));
+    await recordAttempt(deps.db, { ...base, outcome: 'skipped', error: reason, status: 'skipped' });
     deps.onOutcome?.('skipped', undefined);
     return 'skipped';
   }
@@ -103,40 +101,38 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
     result = { outcome: 'refused', durationMs: 0, error: `the message could not be rendered: ${(err as Error).message}` };
   }
 
-  const failures = job.attempt;
-  await deps.db.transaction(async (trx) => {
-    const attempt = {
-      ...base,
-      outcome: result.outcome,
-      ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}),
-      durationMs: result.durationMs,
-      ...(result.error !== undefined ? { error: result.error } : {}),
-      ...(result.responseBody !== undefined ? { responseBody: result.responseBody } : {}),
-    };
-    if (result.outcome === 'delivered') {
-      await recordAttempt(trx, { ...attempt, status: 'delivered' });
-      await markHookHealthy(trx, work.hook.id);
-      return;
-    }
+  const attempt = {
+    ...base,
+    outcome: result.outcome,
+    ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}),
+    durationMs: result.durationMs,
+    ...(result.error !== undefined ? { error: result.error } : {}),
+    ...(result.responseBody !== undefined ? { responseBody: result.responseBody } : {}),
+  };
+  if (result.outcome === 'delivered') {
+    // The common case: one statement records it all.
+    await recordAttempt(deps.db, { ...attempt, status: 'delivered' }, 'healthy');
+  } else {
     const first = work.delivery.firstAttemptTime ?? now;
-    const next = nextAttemptTime(deps.policy, { failures, firstAttemptTime: first, now }, deps.random());
-    await recordAttempt(trx, {
-      ...attempt,
-      status: next ? 'pending' : 'failed',
-      ...(next ? { next: { time: next, delayMs: next.getTime() - now.getTime() } } : {}),
-    });
-    const failingSince = await markHookFailing(trx, work.hook.id, now);
-    if (failingSince !== undefined && shouldDisableHook(deps.policy, failingSince, now)) {
-      const days = Math.round((deps.policy.disableAfterMs / 86_400_000) * 10) / 10;
-      await disableHook(
+    const next = nextAttemptTime(deps.policy, { failures: job.attempt, firstAttemptTime: first, now }, deps.random());
+    await deps.db.transaction(async (trx) => {
+      const failingSince = await recordAttempt(
         trx,
-        work.hook.id,
-        `every delivery attempt failed for ${days} days (since ${failingSince.toISOString()}); last: ${result.error ?? result.outcome}`,
-        now,
+        { ...attempt, status: next ? 'pending' : 'failed', ...(next ? { next: { time: next, delayMs: next.getTime() - now.getTime() } } : {}) },
+        'failing',
       );
-      deps.logger.warn({ hook: work.hook.uniqueId }, 'hook disabled after failing every attempt');
-    }
-  });
+      if (failingSince !== undefined && shouldDisableHook(deps.policy, failingSince, now)) {
+        const days = Math.round((deps.policy.disableAfterMs / 86_400_000) * 10) / 10;
+        await disableHook(
+          trx,
+          work.hook.id,
+          `every delivery attempt failed for ${days} days (since ${failingSince.toISOString()}); last: ${result.error ?? result.outcome}`,
+          now,
+        );
+        deps.logger.warn({ hook: work.hook.uniqueId }, 'hook disabled after failing every attempt');
+      }
+    });
+  }
   deps.onOutcome?.(result.outcome, result.durationMs);
   return result.outcome;
 }

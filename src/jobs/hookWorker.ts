@@ -38,6 +38,36 @@ export interface HookWorkerOptions {
   registry?: Registry;
   clock?: () => Date;
   random?: () => number;
+  /** Overrides of the queue's batching (benchmarks compare with and without it). */
+  queue?: Partial<QueueTuning>;
+}
+
+/**
+ * How the pool talks to the job queue. Batching is the queue library's own: the pool fetches
+ * and locks up to `localQueueSize` due jobs in one query and hands them to its workers, and
+ * completes (or fails) the jobs finished within `batchDelayMs` in one query, instead of one
+ * fetch and one completion per job. Both only change how the queue's bookkeeping reaches the
+ * database: a job fetched but not started, or finished but not yet completed, when the process
+ * is killed stays locked by this pool and is released by the heartbeat check like any other.
+ */
+export interface QueueTuning {
+  /** Jobs fetched per query (-1: each worker fetches its own, one per query). */
+  localQueueSize: number;
+  /** How long finished jobs wait to be completed together (-1: each at once, on its own). */
+  batchDelayMs: number;
+  /** Connections of the queue's own pg pool (opened on demand; with batching a few are in use). */
+  maxPoolSize: number;
+}
+
+export function queueTuningOf(settings: Settings, overrides: Partial<QueueTuning> = {}): QueueTuning {
+  return {
+    localQueueSize: settings.HOOKS_CONCURRENCY + 1,
+    batchDelayMs: 20,
+    // The library warns when its pool is smaller than the concurrency: without batching each
+    // worker completes its job on a connection of its own; plus one for LISTEN, one to fetch.
+    maxPoolSize: settings.HOOKS_CONCURRENCY + 2,
+    ...overrides,
+  };
 }
 
 export function retryPolicyOf(settings: Settings): RetryPolicy {
@@ -112,6 +142,7 @@ export async function startHookWorker(options: HookWorkerOptions): Promise<HookW
   // Jobs left locked by a process that died before this one started are released first.
   await releaseDeadWorkers(db, settings.HOOKS_WORKER_STALE_MS).catch(() => undefined);
 
+  const tuning = queueTuningOf(settings, options.queue);
   let runner: Runner;
   try {
     runner = await run({
@@ -119,7 +150,14 @@ export async function startHookWorker(options: HookWorkerOptions): Promise<HookW
       schema: JOB_QUEUE_SCHEMA,
       concurrency: settings.HOOKS_CONCURRENCY,
       pollInterval: settings.HOOKS_POLL_INTERVAL_MS,
-      maxPoolSize: Math.min(settings.HOOKS_CONCURRENCY + 2, 12),
+      maxPoolSize: tuning.maxPoolSize,
+      preset: {
+        worker: {
+          ...(tuning.localQueueSize > 0 ? { localQueue: { size: tuning.localQueueSize } } : {}),
+          completeJobBatchDelay: tuning.batchDelayMs,
+          failJobBatchDelay: tuning.batchDelayMs,
+        },
+      },
       noHandleSignals: true,
       logger: queueLogger(logger),
       events,
