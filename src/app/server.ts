@@ -1,8 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import fs from 'node:fs';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Settings } from '../config/settings';
+import { HttpProblem } from '../http/problem';
 
 export interface RunningServer {
   server: http.Server;
@@ -30,12 +32,55 @@ export function serverTimeouts(settings: Pick<Settings, 'HEADERS_TIMEOUT_MS' | '
   };
 }
 
+/**
+ * Requests Node's HTTP parser refuses (a control character or a raw non-ASCII byte in the
+ * request line or a header, a head over the size limit, a request that did not arrive in time)
+ * never reach Express. They are answered as problem documents all the same, like every other
+ * 4xx, and the socket is closed (Node's own answer is a bare status line).
+ */
+export function answerUnparsableRequest(err: Error & { code?: string }, socket: Duplex): void {
+  // As Node's own handler: answer only when nothing of a response went out yet, then destroy
+  // the socket (a half-close would leave it open until the client closes its side).
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
+    const problem =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new HttpProblem('invalid_parameter', 'the request line and headers are over the size limit', undefined, {}, [431, 'Request header fields too large'])
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new HttpProblem('invalid_body', 'the request did not arrive in time', undefined, {}, [408, 'Request timeout'])
+          : new HttpProblem('invalid_parameter', 'the request line or a header is not valid HTTP (a control character, or a byte outside ASCII where none may be)');
+    const body = JSON.stringify(problem.toJSON());
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/**
+ * An `Expect` other than 100-continue: Node would answer a bare 417 and never pass the request
+ * on; it gets the same answer as a problem document.
+ */
+export function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const problem = new HttpProblem(
+    'invalid_parameter',
+    'Expect: only 100-continue is supported',
+    [{ parameter: 'Expect', message: 'only 100-continue is supported' }],
+    {},
+    [417, 'Expectation failed'],
+  );
+  res.writeHead(417, { 'Content-Type': 'application/problem+json', Connection: 'close' });
+  res.end(JSON.stringify(problem.toJSON(req.url)));
+}
+
 export async function listen(app: Express, settings: Settings): Promise<RunningServer> {
   const tls = settings.TLS_CERT_FILE && settings.TLS_KEY_FILE;
   const options = serverTimeouts(settings);
   const server: http.Server = tls
     ? https.createServer({ ...options, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) }, app)
     : http.createServer(options, app);
+  server.on('clientError', answerUnparsableRequest);
+  server.on('checkExpectation', refuseExpectation);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
