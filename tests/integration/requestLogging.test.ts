@@ -20,6 +20,10 @@ describe('request log lines', () => {
       DATABASE_URL: process.env.TEST_DATABASE_URL,
       REDIS_URL: process.env.TEST_REDIS_URL,
       LOG_LEVEL: 'info',
+      // Failed logins are counted per address in the shared Redis, where every test file's wrong
+      // credentials from 127.0.0.1 add up: the harness's limits, not the deployment's 30.
+      LOGIN_FAILURES_PER_ADDRESS: '1000000',
+      LOGIN_FAILURES_PER_USER: '1000000',
     });
     const destination = new Writable({
       write(chunk, _encoding, done) {
