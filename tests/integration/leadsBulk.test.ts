@@ -3,6 +3,7 @@ import request from 'supertest';
 import iconv from 'iconv-lite';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+import { bulkImportRequest } from '../harness/bulkRequest';
 import { startHookReceiver } from '../harness/hookReceiver';
 
 interface RowResult {
@@ -337,13 +338,7 @@ describe('POST /api/leads/bulk, rows stored as they arrive', () => {
     let storedBeforeEnd = 0;
     const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'POST',
-          path: `/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`,
-          headers: { Authorization: w.accounts.full.auth, 'Content-Type': contentType },
-        },
+        bulkImportRequest(port, w.campaigns.b2b, { Authorization: w.accounts.full.auth, 'Content-Type': contentType }),
         (res) => {
           const parts: Buffer[] = [];
           res.on('data', (c: Buffer) => parts.push(c));
@@ -407,13 +402,7 @@ describe('POST /api/leads/bulk, a client that leaves mid-import', () => {
     let sent = 0;
     await new Promise<void>((resolve, reject) => {
       const req = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'POST',
-          path: `/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`,
-          headers: { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson' },
-        },
+        bulkImportRequest(port, w.campaigns.b2b, { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson' }),
         (res) => {
           let text = '';
           res.on('data', (chunk: Buffer) => {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import request from 'supertest';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+import { bulkImportRequest } from '../harness/bulkRequest';
 
 interface RowResult {
   row: number;
@@ -127,13 +128,7 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
     const acknowledged: RowResult[] = [];
     await new Promise<void>((resolve, reject) => {
       const req = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'POST',
-          path: `/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`,
-          headers: { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson', 'Idempotency-Key': key },
-        },
+        bulkImportRequest(port, w.campaigns.b2b, { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson', 'Idempotency-Key': key }),
         (res) => {
           let text = '';
           res.on('data', (chunk: Buffer) => {
@@ -192,13 +187,7 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
     let finishFirst: (tail: string) => void = () => undefined;
     const first = new Promise<number>((resolve, reject) => {
       const req = http.request(
-        {
-          host: '127.0.0.1',
-          port,
-          method: 'POST',
-          path: `/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`,
-          headers: { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson', 'Idempotency-Key': key },
-        },
+        bulkImportRequest(port, w.campaigns.b2b, { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson', 'Idempotency-Key': key }),
         (res) => {
           res.setEncoding('utf8');
           res.on('data', (c: string) => (firstAnswer += c));
