@@ -134,10 +134,26 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
       'the Redis Cluster to be healthy',
       timeoutMs,
     );
-  await waitHealthy().catch(async (err) => {
-    await stop();
-    throw err;
-  });
+  // A replica that has not finished its first sync has no data age to fail over with: a master
+  // killed before then is never replaced. Wait until every replica's link to its master is up.
+  const replicasSynced = () =>
+    waitFor(
+      async () => {
+        for (const n of live()) {
+          const info = (await cli(n.port, 'info', 'replication')).stdout;
+          if (/role:slave/.test(info) && !/master_link_status:up/.test(info)) return false;
+        }
+        return true;
+      },
+      'the Redis Cluster replicas to sync',
+      60000,
+    );
+  await waitHealthy()
+    .then(replicasSynced)
+    .catch(async (err) => {
+      await stop();
+      throw err;
+    });
 
   return {
     nodes,
