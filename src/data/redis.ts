@@ -81,3 +81,17 @@ export async function redisServesAllKeys(
   const info = String(await client.clusterInfo());
   return /cluster_state:ok/.test(info);
 }
+
+/**
+ * Whether every key can be served without a failed command: for one Redis, its connection is up;
+ * for a cluster, every master in the client's slot map is connected. A killed master stays in
+ * that map (not ready) until the client has learnt the promoted replica, so this stays false
+ * through a fail-over rather than reporting up while one slot range still points at a dead node.
+ */
+export function redisConnectionReady(client: { isReady: boolean }, target: RedisTarget): boolean {
+  if (!client.isReady) return false;
+  if (!target.cluster) return true;
+  // createCluster's slot map; each master node has a client once connected (eager by default).
+  const { masters } = client as unknown as { masters: ReadonlyArray<{ client?: { isReady: boolean } }> };
+  return masters.length > 0 && masters.every((node) => node.client?.isReady === true);
+}

@@ -40,9 +40,12 @@ export class FailoverCounterStore implements CounterStore {
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
   }
 
-  /** For /readyz: false while counting in process because Redis is unreachable. */
+  /**
+   * For /readyz: false while counting in process because Redis is unreachable, and as soon as
+   * the client has lost a connection it needs (a killed cluster master), before a request fails.
+   */
   get redisHealthy(): boolean {
-    return this.healthy;
+    return this.healthy && this.primary.ready;
   }
 
   /** The Redis client of the counters, for other counts that fail over with them (failed logins). */
@@ -51,7 +54,7 @@ export class FailoverCounterStore implements CounterStore {
   }
 
   fallbackStats(): FallbackStats {
-    return { redisHealthy: this.healthy, fallbacks: this.fallbacks, fallbackOperations: this.fallbackOperations };
+    return { redisHealthy: this.redisHealthy, fallbacks: this.fallbacks, fallbackOperations: this.fallbackOperations };
   }
 
   async consume(input: ConsumeInput): Promise<ConsumeResult> {
@@ -86,6 +89,8 @@ export class FailoverCounterStore implements CounterStore {
   }
 
   private async route<T>(op: (store: CounterStore) => Promise<T>): Promise<T> {
+    // A lost connection is known before any command fails: skip the failing round trip.
+    if (this.healthy && !this.primary.ready) this.markDown(new Error('Redis connection lost'));
     if (this.healthy) {
       try {
         return await op(this.primary);

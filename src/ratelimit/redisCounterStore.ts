@@ -1,5 +1,5 @@
 import { defineScript, CommandParser } from 'redis';
-import { RedisTargetLike, createRedisConnection, redisServesAllKeys, toRedisTarget } from '../data/redis';
+import { RedisTargetLike, createRedisConnection, redisConnectionReady, redisServesAllKeys, toRedisTarget } from '../data/redis';
 import type { RedisTarget } from '../config/settings';
 import { loginFailureScripts } from './redisLoginFailures';
 import {
@@ -125,9 +125,9 @@ export class RedisCounterStore implements CounterStore {
     private readonly target: RedisTarget = { cluster: false, url: '' },
   ) {}
 
-  /** True while the client has a working connection. */
+  /** True while the client has a working connection to every node that holds counters. */
   get ready(): boolean {
-    return this.client.isReady;
+    return redisConnectionReady(this.client, this.target);
   }
 
   /** Rejects unless every account's counters can be reached (a cluster with a slot down cannot). */

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { ConsumeInput, CounterStore, DAY_MS, MINUTE_MS } from '../../src/ratelimit/counterStore';
 import { MemoryCounterStore } from '../../src/ratelimit/memoryCounterStore';
-import { RedisCounterStore, createCounterRedisClient } from '../../src/ratelimit/redisCounterStore';
+import { RedisCounterStore, createCounterRedisClient, dailyKey } from '../../src/ratelimit/redisCounterStore';
 import { CounterLogger, createFailoverCounterStore } from '../../src/ratelimit/failoverCounterStore';
 import { minuteLimit, requestWeight } from '../../src/ratelimit/requestWeight';
 import { freePort } from '../harness/freePort';
@@ -386,6 +386,31 @@ describe('failover store', () => {
     } finally {
       await store.close();
       await server.stop();
+    }
+  });
+
+  it('when the cluster master holding an account is killed, then it reports unhealthy before any count fails, and counts on in Redis after the fail-over', async () => {
+    const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1 });
+    const target = { cluster: true as const, rootUrls: [cluster.nodes[0].url] };
+    const { logger } = recordingLogger();
+    const store = await createFailoverCounterStore({ url: target, logger, probeIntervalMs: 100, maxReconnectDelayMs: 200 });
+    const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
+    try {
+      for (let i = 0; i < 5; i++) await store.consume({ ...input, now: T0 + i });
+      expect(store.redisHealthy).toBe(true);
+      const master = await cluster.masterOfSlot(Number(await store.redisClient.clusterKeySlot(dailyKey(input.accountId, input.service))));
+      // Replication is asynchronous: give the replica the five counts before the master goes.
+      await new Promise((r) => setTimeout(r, 500));
+      await cluster.kill(master);
+      // Known from the lost connection alone: /readyz must not say "up" until a request fails.
+      await waitFor(() => !store.redisHealthy, 2000);
+
+      await cluster.waitHealthy(30000);
+      await waitFor(() => store.redisHealthy);
+      expect((await store.consume({ ...input, now: T0 + 10 })).remaining).toBe(94);
+    } finally {
+      await store.close();
+      await cluster.stop();
     }
   });
 
