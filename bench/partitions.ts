@@ -90,7 +90,9 @@ async function prepareFlat(admin: Knex, partUrl: string, flatUrl: string): Promi
   if (await databaseExists(admin, 'lcm_flat')) {
     const [part, flat] = [createDb({ url: partUrl, timezone: ZONE }), createDb({ url: flatUrl, timezone: ZONE })];
     try {
-      if ((await callCount(part)) === (await callCount(flat))) return;
+      // A run cut during the roll-back leaves a copy that is still partitioned: make it again.
+      const plain = (await flat.raw("select relkind from pg_class where relname = 'calls' and relnamespace = 'public'::regnamespace")).rows[0]?.relkind === 'r';
+      if (plain && (await callCount(part)) === (await callCount(flat))) return;
     } finally {
       await part.destroy();
       await flat.destroy();
