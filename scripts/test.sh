@@ -6,8 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-os-package.sh redis-server redis-server
 bash scripts/ensure-os-package.sh chromium chromium
 npx tsc --noEmit -p .
-# Tests that spawn `lcm` run the compiled dist/: rebuild it (incremental) so they test this checkout.
-node scripts/build.js
 # The layer rule (.dependency-cruiser.cjs): a backwards import fails the build.
 npx depcruise src --config .dependency-cruiser.cjs
 npx jest --ci "$@"
