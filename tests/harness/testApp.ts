@@ -71,8 +71,9 @@ async function listenOnLoopback(app: Express): Promise<ListeningApp> {
   };
 }
 
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const settings = loadSettings({
+/** The settings every test app runs with (the shared test Postgres and Redis), `env` on top. */
+export function testSettings(env: Record<string, string> = {}) {
+  return loadSettings({
     DATABASE_URL: testDatabaseUrl(),
     REDIS_URL: process.env.TEST_REDIS_URL,
     LOG_LEVEL: 'silent',
@@ -88,6 +89,10 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     LOGIN_FAILURES_PER_USER: '1000000',
     ...env,
   });
+}
+
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const settings = testSettings(env);
   // Five connections unless the test sets DB_POOL_MAX (a small pool is how the admission tests load it).
   const poolMax = env.DB_POOL_MAX === undefined ? 5 : settings.DB_POOL_MAX;
   const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax, acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS });

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { useTestDb } from '../harness/useTestWorld';
-import { loadSettings } from '../../src/config/settings';
+import { testSettings } from '../harness/testApp';
 import { createLogger } from '../../src/config/logger';
 import { composeApp, ComposedApp } from '../../src/app/compose';
 
@@ -16,15 +16,7 @@ describe('request log lines', () => {
   let composed: ComposedApp;
 
   beforeAll(async () => {
-    const settings = loadSettings({
-      DATABASE_URL: process.env.TEST_DATABASE_URL,
-      REDIS_URL: process.env.TEST_REDIS_URL,
-      LOG_LEVEL: 'info',
-      // Failed logins are counted per address in the shared Redis, where every test file's wrong
-      // credentials from 127.0.0.1 add up: the harness's limits, not the deployment's 30.
-      LOGIN_FAILURES_PER_ADDRESS: '1000000',
-      LOGIN_FAILURES_PER_USER: '1000000',
-    });
+    const settings = testSettings({ LOG_LEVEL: 'info' });
     const destination = new Writable({
       write(chunk, _encoding, done) {
         lines.push(...String(chunk).split('\n').filter(Boolean));
