@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Settings } from '../config/settings';
 import { HttpProblem } from '../http/problem';
+import { startRequestDeadline } from '../http/requestDeadline';
 
 export interface RunningServer {
   server: http.Server;
@@ -14,19 +15,22 @@ export interface RunningServer {
 }
 
 /**
- * Node's server timeouts from the settings (docs/operations.md, "Limits"). headersTimeout and
- * requestTimeout cover RECEIVING a request: a request whose head or body trickles in is answered
- * 408 and its socket closed, so a client cannot hold sockets open by sending slowly. Neither
- * covers sending the response: a long download runs for as long as the client keeps reading
- * (a client that stops reading is cut by EXPORT_STALL_TIMEOUT_MS instead). Node checks these
- * deadlines every connectionsCheckingInterval (30 s by default), so that interval is made short
- * enough for the timeouts to mean what they say.
+ * Node's server timeouts from the settings (docs/operations.md, "Limits"). headersTimeout covers
+ * RECEIVING a request head: a head that trickles in is answered 408 and its socket closed, so a
+ * client cannot hold sockets open by sending slowly. The whole-request limit (REQUEST_TIMEOUT_MS)
+ * is kept per request by `startRequestDeadline` instead of Node's requestTimeout (off here):
+ * Node's is one value for the whole server and would cut a bulk upload that is still flowing
+ * (docs/decisions.md, "Request timeouts"). Neither covers sending the response: a long download
+ * runs for as long as the client keeps reading (a client that stops reading is cut by
+ * EXPORT_STALL_TIMEOUT_MS instead). Node checks the head deadline every
+ * connectionsCheckingInterval (30 s by default), so that interval is made short enough for the
+ * timeout to mean what it says.
  */
 export function serverTimeouts(settings: Pick<Settings, 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS'>): http.ServerOptions {
   const shortest = Math.min(settings.HEADERS_TIMEOUT_MS, settings.REQUEST_TIMEOUT_MS);
   return {
     headersTimeout: settings.HEADERS_TIMEOUT_MS,
-    requestTimeout: settings.REQUEST_TIMEOUT_MS,
+    requestTimeout: 0,
     keepAliveTimeout: settings.KEEP_ALIVE_TIMEOUT_MS,
     connectionsCheckingInterval: Math.max(50, Math.min(30000, Math.floor(shortest / 4))),
   };
@@ -76,9 +80,14 @@ export function refuseExpectation(req: http.IncomingMessage, res: http.ServerRes
 export async function listen(app: Express, settings: Settings): Promise<RunningServer> {
   const tls = settings.TLS_CERT_FILE && settings.TLS_KEY_FILE;
   const options = serverTimeouts(settings);
+  const timedOut = Object.assign(new Error('the request did not arrive in time'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    startRequestDeadline(req, settings.REQUEST_TIMEOUT_MS, (socket) => answerUnparsableRequest(timedOut, socket));
+    app(req, res);
+  };
   const server: http.Server = tls
-    ? https.createServer({ ...options, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) }, app)
-    : http.createServer(options, app);
+    ? https.createServer({ ...options, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) }, handler)
+    : http.createServer(options, handler);
   server.on('clientError', answerUnparsableRequest);
   server.on('checkExpectation', refuseExpectation);
 

@@ -91,6 +91,12 @@ const schema = z.object({
     .regex(/^\d+(b|kb|mb|gb)$/i, 'must look like 500mb or 1gb')
     .default('1gb')
     .transform((v) => bytes.parse(v) as number),
+  /**
+   * A bulk upload (POST /leads/bulk) is not under REQUEST_TIMEOUT_MS: it may take as long as it
+   * keeps sending. A body that sends no byte for this long is cut instead: the rows stored before
+   * stay stored and answered, and the answer ends with a request-timeout element (or is a 408).
+   */
+  BULK_BODY_IDLE_TIMEOUT_MS: positiveInt.default(30000),
   /** Rows per transaction of a bulk import. */
   BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(10000).default(1000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10000),
@@ -120,8 +126,9 @@ const schema = z.object({
   /** Node's server.headersTimeout: the request head must arrive within this time. */
   HEADERS_TIMEOUT_MS: positiveInt.default(20000),
   /**
-   * Node's server.requestTimeout: the whole request (head and body) must arrive within this time.
-   * It covers receiving the request only: a long download still runs as long as the client reads.
+   * The whole request body must arrive within this time of the head (every route but
+   * POST /leads/bulk, which has BULK_BODY_IDLE_TIMEOUT_MS). It covers receiving the request
+   * only: a long download still runs as long as the client reads.
    */
   REQUEST_TIMEOUT_MS: positiveInt.default(30000),
   /** Node's server.keepAliveTimeout: how long an idle keep-alive connection stays open. */

@@ -8,6 +8,7 @@ import { recordLeadEvents } from '../data/hookEvents';
 import { doNotCallStatuses, DoNotCallStatus } from '../data/doNotCallRepository';
 import type { ProjectScope } from '../data/projectScope';
 import {
+  BodyIdleError,
   BodyReader,
   BodyRecord,
   BodyTooLargeError,
@@ -75,6 +76,7 @@ export interface BulkImportRequest {
 export type BulkStop =
   | { reason: 'malformed'; message: string; rows: number }
   | { reason: 'too_large'; limit: number; rows: number }
+  | { reason: 'idle'; idleMs: number; rows: number }
   /** CSV header names that are not fields of the lead definition (only ever before the first row). */
   | { reason: 'header'; errors: LeadDataError[]; rows: number }
   | { reason: 'campaign_unavailable'; rows: number }
@@ -190,6 +192,8 @@ async function* rowItems(
       stop = { reason: 'malformed', message: err.message, rows: row };
     } else if (err instanceof BodyTooLargeError) {
       stop = { reason: 'too_large', limit: err.limit, rows: row };
+    } else if (err instanceof BodyIdleError) {
+      stop = { reason: 'idle', idleMs: err.idleMs, rows: row };
     } else if (err instanceof HeaderRefused) {
       stop = { reason: 'header', errors: err.errors, rows: row };
     } else {

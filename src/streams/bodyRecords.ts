@@ -31,6 +31,14 @@ export class MalformedBodyError extends Error {
   }
 }
 
+/** No byte of the body arrived for `idleMs` while the reader waited for one (a stalled upload). */
+export class BodyIdleError extends Error {
+  constructor(readonly idleMs: number) {
+    super(`no byte of the request body arrived for ${idleMs} ms`);
+    this.name = 'BodyIdleError';
+  }
+}
+
 export class BodyTooLargeError extends Error {
   constructor(readonly limit: number) {
     super(`the request body is over the limit of ${limit} bytes`);
@@ -51,6 +59,11 @@ export class BodyReader {
     private readonly source: NodeJS.ReadableStream & { iterator?: (o: { destroyOnReturn: boolean }) => AsyncIterable<Buffer> },
     readonly limit: number,
     private readonly hash?: Hash,
+    /**
+     * A wait for the next chunk longer than this throws BodyIdleError (0: no limit). Only the
+     * time spent waiting for bytes counts: while the consumer stores a batch, nothing is pulled.
+     */
+    private readonly idleMs = 0,
   ) {}
 
   get bytesRead(): number {
@@ -60,7 +73,7 @@ export class BodyReader {
   async *chunks(): AsyncGenerator<Buffer> {
     const iterable: AsyncIterable<Buffer | string> =
       typeof this.source.iterator === 'function' ? this.source.iterator({ destroyOnReturn: false }) : (this.source as AsyncIterable<Buffer>);
-    for await (const raw of iterable) {
+    for await (const raw of this.idleMs > 0 ? withIdleLimit(iterable, this.idleMs) : iterable) {
       const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
       if (this.consumed + chunk.length > this.limit) {
         // The bytes up to the limit still count: what is read before the limit does not
@@ -78,6 +91,25 @@ export class BodyReader {
   private take(chunk: Buffer): void {
     this.consumed += chunk.length;
     this.hash?.update(chunk);
+  }
+}
+
+/** The items of `source`, throwing BodyIdleError when the next one takes longer than `idleMs` to come. */
+async function* withIdleLimit<T>(source: AsyncIterable<T>, idleMs: number): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  for (;;) {
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new BodyIdleError(idleMs)), idleMs);
+    });
+    let next: IteratorResult<T>;
+    try {
+      next = await Promise.race([iterator.next(), idle]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (next.done) return;
+    yield next.value;
   }
 }
 

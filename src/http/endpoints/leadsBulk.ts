@@ -11,6 +11,7 @@ import { BulkFormat, BulkPiece, BulkStop, runBulkImport } from '../../ingest/bul
 import { BulkKeyReused, startKeyedBulkImport } from '../../ingest/bulkImportWithKey';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKey, idempotencyKeyReused } from '../idempotencyKey';
 import { campaignForImport, ImportRefused } from '../../ingest/leadImportRules';
+import { liftRequestDeadline } from '../requestDeadline';
 
 /** Media types of a bulk body, and the format each is read as. */
 const FORMATS: Record<string, BulkFormat> = {
@@ -51,9 +52,14 @@ function stopProblem(stop: BulkStop): HttpProblem {
     header: ['invalid_body', 'the CSV header row names columns that are not fields of the campaign\'s lead definition'],
     campaign_unavailable: ['forbidden', `the campaign was removed or left the account's projects during the import; ${read}, the rest was not stored`],
     key_conflict: ['invalid_body', `Idempotency-Key: another request with this key stored rows meanwhile, or this body's rows differ from its; ${read}, the rest was not stored`],
+    idle: [
+      'invalid_body',
+      `no byte of the body arrived for ${'idleMs' in stop ? stop.idleMs : 0} ms (BULK_BODY_IDLE_TIMEOUT_MS); ${read}, the rest of the body was not read`,
+    ],
     failed: ['internal_error', `the import failed while storing rows; ${read}, the rest was not stored`],
   };
   const [code, detail] = problems[stop.reason];
+  if (stop.reason === 'idle') return new HttpProblem(code, detail, undefined, {}, [408, 'Request timeout']);
   if (stop.reason === 'key_conflict') return new HttpProblem(code, detail, [{ parameter: 'Idempotency-Key', message: 'is in use by another request' }], {}, [409, 'Conflict']);
   return new HttpProblem(code, detail, stop.reason === 'header' ? stop.errors : undefined);
 }
@@ -63,7 +69,7 @@ function stopProblem(stop: BulkStop): HttpProblem {
  * ended early, `]`. A failure before any row was answered is thrown instead (the status line
  * is not sent yet, so it becomes a plain problem response).
  */
-async function* answerText(pieces: AsyncIterable<BulkPiece>): AsyncGenerator<string> {
+async function* answerText(pieces: AsyncIterable<BulkPiece>, onStop: (stop: BulkStop) => void): AsyncGenerator<string> {
   let opened = false;
   for await (const piece of pieces) {
     if (piece.kind === 'results') {
@@ -71,6 +77,7 @@ async function* answerText(pieces: AsyncIterable<BulkPiece>): AsyncGenerator<str
       yield (opened ? ',\n' : '[\n') + piece.text;
       opened = true;
     } else {
+      onStop(piece.stop);
       const problem = stopProblem(piece.stop);
       if (!opened) throw problem;
       yield ',\n' + JSON.stringify({ ...problem.toJSON(), rows: piece.stop.rows });
@@ -79,7 +86,7 @@ async function* answerText(pieces: AsyncIterable<BulkPiece>): AsyncGenerator<str
   yield opened ? '\n]\n' : '[]\n';
 }
 
-export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 'BULK_BATCH_SIZE'>) {
+export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 'BULK_BATCH_SIZE' | 'BULK_BODY_IDLE_TIMEOUT_MS'>) {
   return defineEndpoint({
     service: 'leads.bulk',
     operationId: 'importLeadsBulk',
@@ -92,7 +99,8 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
       'The answer is a JSON array streamed as the batches are stored, one result per row in input order: `{ row, success, uniqueId?, status?, errors? }`. ' +
       'Every result received is a stored row. Rows are numbered from 1; a CSV header row and blank lines are not counted. ' +
       'A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). ' +
-      'A body that fails before its first row is a plain 400/413. The client must read the answer while it sends: a reader that does not read slows the import down to a stop.\n\n' +
+      'A body that stalls (no byte for the server\'s idle limit, 30 s by default) ends the same way with a `status` 408 element; the upload as a whole has no time limit while it keeps sending. ' +
+        'A body that fails before its first row is a plain 400/413 (408 when it stalls). The client must read the answer while it sends: a reader that does not read slows the import down to a stop.\n\n' +
       'The campaign is checked before the body is read: unknown is a 400, outside the account\'s projects a 403. Content-Type decides the format (415 for others). ' +
       'Counted as one request however many rows it holds.\n\n' +
       'With an `Idempotency-Key` header the key covers the whole request (its parameters and rows): a retry of a finished import answers the first answer again (header `Idempotent-Replayed: true`) without storing anything; ' +
@@ -126,11 +134,14 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
         throw forbidden(`campaign ${err.campaignCode} belongs to a project outside this account's project rights`);
       });
 
+      // From here the body is read under the idle limit instead of the whole-request deadline:
+      // a long upload runs as long as it keeps sending (docs/decisions.md, "Request timeouts").
+      liftRequestDeadline(req);
       const signal = responseAbortSignal(res);
       const deps = { db, clock, zone, logger };
       const importer = { accountId: account.id, userId: account.userId, scope };
       const request = { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}) };
-      const body = { reader: new BodyReader(req, settings.BULK_BODY_LIMIT), format, encoding, separator: query.CsvFieldSeparator ?? ';' };
+      const body = { reader: new BodyReader(req, settings.BULK_BODY_LIMIT, undefined, settings.BULK_BODY_IDLE_TIMEOUT_MS), format, encoding, separator: query.CsvFieldSeparator ?? ';' };
       const options = { batchSize: settings.BULK_BATCH_SIZE, maxBatchDelayMs: MAX_BATCH_DELAY_MS, maxLineLength: MAX_LINE_LENGTH };
       let pieces: AsyncIterable<BulkPiece>;
       if (key === undefined) {
@@ -142,7 +153,10 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
         if (keyed.replayed) res.setHeader('Idempotent-Replayed', 'true');
         pieces = keyed.pieces;
       }
-      const answer = answerText(pieces);
+      const answer = answerText(pieces, (stop) => {
+        // A stalled body is not read to its end: the connection closes once the answer is out.
+        if (stop.reason === 'idle') res.once('finish', () => req.socket.destroySoon());
+      });
       // The status line waits for the first batch: a body that fails before it is a plain problem.
       const first = await answer.next();
       if (first.done || signal.aborted) return undefined;

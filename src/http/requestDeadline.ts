@@ -1,0 +1,36 @@
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/**
+ * The whole-request time limit (REQUEST_TIMEOUT_MS), kept per request instead of by Node's
+ * server.requestTimeout, which is one value for the whole server and would cut a long bulk
+ * upload that is still flowing (docs/decisions.md, "Request timeouts"). A request whose body
+ * has not fully arrived by the deadline is answered 408 (when nothing of its response went out
+ * yet) and its socket closed, as Node's own requestTimeout does. A route that reads its body
+ * under an idle limit of its own (POST /leads/bulk, BULK_BODY_IDLE_TIMEOUT_MS) lifts the
+ * deadline with `liftRequestDeadline`.
+ */
+
+const DEADLINE = Symbol('requestDeadline');
+
+type WithDeadline = http.IncomingMessage & { [DEADLINE]?: NodeJS.Timeout };
+
+/** Starts the deadline of `req`; `onExpired` answers and closes its socket. */
+export function startRequestDeadline(req: http.IncomingMessage, ms: number, onExpired: (socket: Duplex) => void): void {
+  if (req.complete) return;
+  const timer = setTimeout(() => {
+    if (!req.complete) onExpired(req.socket);
+  }, ms);
+  timer.unref();
+  (req as WithDeadline)[DEADLINE] = timer;
+  // 'end' only fires once the body was read; a request whose body is never read (an early
+  // answer) is released when its response ends or its socket closes.
+  const clear = () => clearTimeout(timer);
+  req.once('end', clear);
+  req.once('close', clear);
+}
+
+/** The request's body is read under a limit of the route's own: the whole-request deadline no longer applies. */
+export function liftRequestDeadline(req: http.IncomingMessage): void {
+  clearTimeout((req as WithDeadline)[DEADLINE]);
+}
