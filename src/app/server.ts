@@ -20,7 +20,7 @@ export interface RunningServer {
  * client cannot hold sockets open by sending slowly. The whole-request limit (REQUEST_TIMEOUT_MS)
  * is kept per request by `startRequestDeadline` instead of Node's requestTimeout (off here):
  * Node's is one value for the whole server and would cut a bulk upload that is still flowing
- * (docs/decisions.md, "Request timeouts"). Neither covers sending the response: a long download
+ * (docs/decisions.md, "Overload and timeouts"). Neither covers sending the response: a long download
  * runs for as long as the client keeps reading (a client that stops reading is cut by
  * EXPORT_STALL_TIMEOUT_MS instead). Node checks the head deadline every
  * connectionsCheckingInterval (30 s by default), so that interval is made short enough for the

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 /**
  * The whole-request time limit (REQUEST_TIMEOUT_MS), kept per request instead of by Node's
  * server.requestTimeout, which is one value for the whole server and would cut a long bulk
- * upload that is still flowing (docs/decisions.md, "Request timeouts"). A request whose body
+ * upload that is still flowing (docs/decisions.md, "Overload and timeouts"). A request whose body
  * has not fully arrived by the deadline is answered 408 (when nothing of its response went out
  * yet) and its socket closed, as Node's own requestTimeout does. A route that reads its body
  * under an idle limit of its own (POST /leads/bulk, BULK_BODY_IDLE_TIMEOUT_MS) lifts the

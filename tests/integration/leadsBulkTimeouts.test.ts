@@ -7,7 +7,7 @@ import { listen, RunningServer } from '../../src/app/server';
 
 /**
  * Request timeouts of a bulk upload, through the real server on a real socket
- * (docs/decisions.md, "Request timeouts"): a bulk body that keeps flowing is never cut for its
+ * (docs/decisions.md, "Overload and timeouts"): a bulk body that keeps flowing is never cut for its
  * total duration (REQUEST_TIMEOUT_MS does not apply to it); one that stalls for
  * BULK_BODY_IDLE_TIMEOUT_MS is cut, its earlier rows stored and answered. Other routes keep
  * the whole-request limit.

@@ -135,7 +135,7 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
       });
 
       // From here the body is read under the idle limit instead of the whole-request deadline:
-      // a long upload runs as long as it keeps sending (docs/decisions.md, "Request timeouts").
+      // a long upload runs as long as it keeps sending (docs/decisions.md, "Overload and timeouts").
       liftRequestDeadline(req);
       const signal = responseAbortSignal(res);
       const deps = { db, clock, zone, logger };
