@@ -52,23 +52,32 @@ describe('ETag and If-None-Match', () => {
 
   it('when a small read is repeated with If-None-Match of its ETag, then it is a 304 with no body', async () => {
     for (const path of smallReads()) {
-      const first = await get(path);
-      expect({ path, status: first.status }).toEqual({ path, status: 200 });
-      expect({ path, etag: first.headers.etag }).toEqual({ path, etag: expect.stringMatching(/^(W\/)?"[^"]+"$/) });
-      const again = await get(path).set('If-None-Match', first.headers.etag);
-      expect({ path, status: again.status, etag: again.headers.etag, body: again.text }).toEqual({ path, status: 304, etag: first.headers.etag, body: '' });
+      // Lists such as /api/campaigns span the database other test files write to at the same
+      // time: a 200 with a *new* tag is the right answer when the data changed in between, so
+      // that pair is read again (a 200 with the same tag still fails).
+      for (let attempt = 1; ; attempt++) {
+        const first = await get(path);
+        expect({ path, status: first.status }).toEqual({ path, status: 200 });
+        expect({ path, etag: first.headers.etag }).toEqual({ path, etag: expect.stringMatching(/^(W\/)?"[^"]+"$/) });
+        const again = await get(path).set('If-None-Match', first.headers.etag);
+        const changed = again.status === 200 && again.headers.etag !== first.headers.etag;
+        if (changed && attempt < 3) continue;
+        expect({ path, status: again.status, etag: again.headers.etag, body: again.text }).toEqual({ path, status: 304, etag: first.headers.etag, body: '' });
+        break;
+      }
     }
   });
 
   it('when a 304 is answered, then it counts as a request and carries the rate-limit headers', async () => {
-    const first = await get('/api/campaigns');
-    const again = await get('/api/campaigns').set('If-None-Match', first.headers.etag);
+    // The B2B account sees only this world's campaigns, which no other test file changes.
+    const first = await get('/api/campaigns', w.accounts.b2b.auth);
+    const again = await get('/api/campaigns', w.accounts.b2b.auth).set('If-None-Match', first.headers.etag);
     expect(again.status).toBe(304);
     expect(again.headers).toHaveProperty('x-rate-limit-limit');
     expect(again.headers).toHaveProperty('x-rate-limit-reset');
     expect(again.headers).toHaveProperty('ratelimit');
     expect(remaining(again)).toBeLessThan(remaining(first));
-    const third = await get('/api/campaigns');
+    const third = await get('/api/campaigns', w.accounts.b2b.auth);
     expect(remaining(third)).toBeLessThan(remaining(again));
   });
 
