@@ -1,14 +1,19 @@
 /**
  * Hook delivery benchmark, run on demand:
- *   npm run bench:hooks [-- --events 10000 --workers 1 --concurrency 16 --batch 500 --local-queue N --batch-delay MS]
+ *   npm run bench:hooks [-- --events 10000 --workers 1 --concurrency N --batch 500 --local-queue N --batch-delay MS]
+ *   npm run bench:hooks [-- --events 10000 --rate 500 --workers 1 ...]
  *
  * A throwaway embedded Postgres; one account, campaign and hook to a local receiver (plain
  * HTTP on loopback, answering 200 at once and verifying nothing, so the figure is ours). The
- * events are `lead.created` of existing leads, written `--batch` per transaction with the same
- * recordLeadEvents the sources use; `--workers` delivery worker pools (graphile-worker, each
- * `--concurrency` sends at once) run in this process. Reports deliveries/s (first commit →
- * last delivery), p50/p99/max from each event's commit to its arrival, and the process's
- * RSS and heap (sampled every 100 ms). Two runs: `--workers 1` and `--workers 2`.
+ * events are `lead.created` of existing leads, written with the same recordLeadEvents the
+ * sources use: as a burst, `--batch` per transaction as fast as possible, or paced with
+ * `--rate N`, N events/s in a small transaction every 10 ms (each one takes the events due by
+ * then, so the rate stays smooth and catches up after a late write). `--workers` delivery
+ * worker pools (graphile-worker, each `--concurrency` sends at once, by default
+ * HOOKS_CONCURRENCY's) run in this process. Reports the achieved write rate, deliveries/s
+ * (first commit → last delivery), p50/p99/max from each event's commit to its arrival, and
+ * the process's RSS and heap (sampled every 100 ms; RSS also at each quarter of the
+ * deliveries, to show whether it grows). Two runs: `--workers 1` and `--workers 2`.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -34,8 +39,12 @@ function option(name: string, fallback: number): number {
 
 const EVENTS = option('events', 10_000);
 const WORKERS = option('workers', 1);
-const CONCURRENCY = option('concurrency', 16);
+/** Sends at once per pool; unset: the HOOKS_CONCURRENCY default. */
+const CONCURRENCY_OPTION = process.argv.includes('--concurrency') ? option('concurrency', 1) : undefined;
 const BATCH = option('batch', 500);
+/** Events per second when paced; undefined: the burst, `--batch` per transaction. */
+const RATE = process.argv.includes('--rate') ? option('rate', 500) : undefined;
+const TICK_MS = 10;
 /** The queue's batching (src/jobs/hookWorker.ts QueueTuning); -1 switches a part off, unset keeps the default. */
 function tuningOption(name: string): number | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -85,11 +94,10 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   const receiverPort = (receiver.address() as net.AddressInfo).port;
+  const base = { DATABASE_URL: cluster.url, LOG_LEVEL: 'warn', HOOKS_ALLOW_HTTP: 'true', HOOKS_ALLOWED_HOSTS: '127.0.0.1' };
+  const CONCURRENCY = CONCURRENCY_OPTION ?? loadSettings(base).HOOKS_CONCURRENCY;
   const settings = loadSettings({
-    DATABASE_URL: cluster.url,
-    LOG_LEVEL: 'warn',
-    HOOKS_ALLOW_HTTP: 'true',
-    HOOKS_ALLOWED_HOSTS: '127.0.0.1',
+    ...base,
     HOOKS_CONCURRENCY: String(CONCURRENCY),
     DB_POOL_MAX: String(Math.max(10, CONCURRENCY * WORKERS + 4)),
   });
@@ -130,25 +138,48 @@ async function main(): Promise<void> {
         .call(watcher, `select count(*)::int - 1 as n from pg_stat_activity where backend_type = 'client backend' and datname = current_database()`)
         .then((r) => (peakConnections = Math.max(peakConnections, r.rows[0].n as number)), () => undefined);
     }, 100);
+    const rssAtQuarter: number[] = [];
     const sampler = setInterval(() => {
       const m = process.memoryUsage();
       peakRss = Math.max(peakRss, m.rss);
       peakHeap = Math.max(peakHeap, m.heapUsed);
+      while (rssAtQuarter.length < 4 && arrivals.size >= ((rssAtQuarter.length + 1) * EVENTS) / 4) rssAtQuarter.push(m.rss);
     }, 100);
     const baseline = process.memoryUsage();
     const committed = new Map<string, number>();
     const ids = (await db('leads').orderBy('id').select('id', 'unique_id')) as { id: number; unique_id: string }[];
     const statementsBefore = statements;
     const started = performance.now();
-    for (let i = 0; i < ids.length; i += BATCH) {
-      const batch = ids.slice(i, i + BATCH);
+    const write = async (batch: { id: number; unique_id: string }[]) => {
       await db.transaction((trx) => recordLeadEvents(trx, 'lead.created', batch.map((l) => ({ leadId: l.id })), new Date()));
       const at = performance.now();
       for (const l of batch) committed.set(l.unique_id, at);
+    };
+    let transactions = 0;
+    if (RATE === undefined) {
+      for (let i = 0; i < ids.length; i += BATCH) {
+        await write(ids.slice(i, i + BATCH));
+        transactions += 1;
+      }
+    } else {
+      // Every tick writes the events due by then (RATE × elapsed), so a late tick is made up by
+      // the next one and the rate over any second stays RATE.
+      let written = 0;
+      while (written < ids.length) {
+        const due = Math.min(ids.length, Math.floor(((performance.now() - started) / 1000) * RATE) + 1);
+        if (due > written) {
+          await write(ids.slice(written, due));
+          written = due;
+          transactions += 1;
+        }
+        const next = started + (written / RATE) * 1000;
+        await new Promise((r) => setTimeout(r, Math.max(0, Math.min(TICK_MS, next - performance.now()))));
+      }
     }
     const enqueued = performance.now();
     const deadline = Date.now() + 600_000;
     while (arrivals.size < EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 150));
     clearInterval(sampler);
     clearInterval(connections);
     await watcher.end();
@@ -159,13 +190,13 @@ async function main(): Promise<void> {
     const mb = (b: number) => `${Math.round(b / 1024 / 1024)} MB`;
     process.stdout.write(
       [
-        `hook deliveries: ${EVENTS} events, ${WORKERS} worker pool(s) × ${CONCURRENCY}, events committed ${BATCH} per transaction, queue ${JSON.stringify(queueTuningOf(settings, queue))}`,
-        `  events written in ${Math.round(enqueued - started)} ms (${Math.round((EVENTS / (enqueued - started)) * 1000)} events/s)`,
+        `hook deliveries: ${EVENTS} events, ${WORKERS} worker pool(s) × ${CONCURRENCY}, ${RATE === undefined ? `events committed ${BATCH} per transaction` : `events paced at ${RATE}/s`}, queue ${JSON.stringify(queueTuningOf(settings, queue))}`,
+        `  events written in ${Math.round(enqueued - started)} ms (${Math.round((EVENTS / (enqueued - started)) * 1000)} events/s, ${transactions} transactions)`,
         `  delivered ${arrivals.size}/${EVENTS} (${Number(failed[0]!.n)} not delivered) in ${Math.round(last - started)} ms: ${Math.round((arrivals.size / (last - started)) * 1000)} deliveries/s`,
         `  SQL statements from the first event to the last delivery: ${deliveryStatements} (${(deliveryStatements / Math.max(1, arrivals.size)).toFixed(2)} per delivery: the queue's and the events' writes included)`,
         `  commit → delivery: p50 ${Math.round(percentile(latencies, 50))} ms, p99 ${Math.round(percentile(latencies, 99))} ms, max ${Math.round(latencies[latencies.length - 1] ?? 0)} ms`,
         `  Postgres connections open at once (peak, every pool): ${peakConnections}`,
-        `  memory: RSS ${mb(baseline.rss)} → peak ${mb(peakRss)}; heap ${mb(baseline.heapUsed)} → peak ${mb(peakHeap)}`,
+        `  memory: RSS ${mb(baseline.rss)} → peak ${mb(peakRss)} (at each quarter of the deliveries: ${rssAtQuarter.map(mb).join(', ')}); heap ${mb(baseline.heapUsed)} → peak ${mb(peakHeap)}`,
         '',
       ].join('\n'),
     );
