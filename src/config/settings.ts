@@ -157,7 +157,7 @@ const schema = z.object({
   /** Hook delivery workers inside `lcm serve` (each node claims due deliveries from Postgres). */
   HOOKS_WORKER: boolean.default(true),
   /** Deliveries one worker process sends at once. */
-  HOOKS_CONCURRENCY: positiveInt.default(16),
+  HOOKS_CONCURRENCY: positiveInt.default(64),
   /** A delivery succeeds on a 2xx answer within this time; slower is a failed attempt. */
   HOOKS_TIMEOUT_MS: positiveInt.default(10000),
   /** Allow plain-http hook URLs (local development and tests); https only otherwise. */

@@ -41,18 +41,32 @@ export type Claim =
   /** Another attempt of this delivery is being sent right now. */
   | { kind: 'busy' };
 
+/** One attempt a job asks to claim. */
+export interface ClaimRequest {
+  deliveryId: number;
+  attempt: number;
+}
+
 /**
- * Claims attempt `attempt` of a delivery for `leaseMs` and loads what the attempt needs (the
- * delivery, its hook, the hook's account, the event and, for lead events, the lead definition's
- * fields as they are now) in one statement: no second attempt of the same delivery starts
- * while it runs, whichever worker or job it comes from.
+ * Claims attempt `attempt` of each delivery for `leaseMs` and loads what each attempt needs
+ * (the delivery, its hook, the hook's account, the event and, for lead events, the lead
+ * definition's fields as they are now) in one statement for all of them: no second attempt of
+ * the same delivery starts while one runs, whichever worker or job it comes from. Each row is
+ * claimed on its own conditions, exactly as if it were claimed alone; a delivery may appear
+ * once per call (the caller sends a second request for it in a later call). The answers are in
+ * the order of the requests.
  */
-export async function claimDeliveryAttempt(db: Knex, deliveryId: number, attempt: number, leaseMs: number): Promise<Claim> {
+export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], leaseMs: number): Promise<Claim[]> {
+  if (requests.length === 0) return [];
+  if (new Set(requests.map((r) => r.deliveryId)).size !== requests.length) throw new Error('claimDeliveryAttempts: a delivery appears twice');
+  const wanted = JSON.stringify(requests.map((r) => ({ id: r.deliveryId, attempts: r.attempt - 1 })));
   const { rows: work } = await db.raw(
-    `with c as (
-       update hook_deliveries set in_flight_until = now() + ? * interval '1 millisecond'
-        where id = ? and status = 'pending' and attempts = ? and (in_flight_until is null or in_flight_until < now())
-        returning id, unique_id, attempts, first_attempt_time, hook_id, event_id)
+    `with w as (select * from jsonb_to_recordset(?::jsonb) as w(id bigint, attempts integer)),
+     c as (
+       update hook_deliveries d set in_flight_until = now() + ? * interval '1 millisecond'
+         from w
+        where d.id = w.id and d.status = 'pending' and d.attempts = w.attempts and (d.in_flight_until is null or d.in_flight_until < now())
+        returning d.id, d.unique_id, d.attempts, d.first_attempt_time, d.hook_id, d.event_id)
      select c.id as d_id, c.unique_id as d_unique_id, c.attempts as d_attempts, c.first_attempt_time as d_first,
             a.enabled as a_enabled, a.project_patterns as a_patterns, a.rights as a_rights, a.entry_access as a_access, (to_jsonb(a) ->> 'date_time_format')::smallint as a_format,
             e.type as e_type, e.occurred_time as e_time, e.project as e_project, e.campaign_code as e_campaign,
@@ -64,37 +78,53 @@ export async function claimDeliveryAttempt(db: Knex, deliveryId: number, attempt
             h.*
        from c join hooks h on h.id = c.hook_id join accounts a on a.id = h.account_id
        join hook_events e on e.id = c.event_id`,
-    [leaseMs, deliveryId, attempt - 1],
+    [wanted, leaseMs],
   );
-  const r = work[0];
-  if (!r) {
-    const row = await db('hook_deliveries').where({ id: deliveryId }).first('status', 'attempts', db.raw('in_flight_until > now() as busy'));
-    if (row && row.status === 'pending' && row.attempts === attempt - 1 && row.busy) return { kind: 'busy' };
-    return { kind: 'done' };
+  const claimed = new Map<number, WorkRow>((work as WorkRow[]).map((r) => [r.d_id, r]));
+  const missed = requests.filter((r) => !claimed.has(r.deliveryId)).map((r) => r.deliveryId);
+  // Why a request was not claimed: its attempt is being sent right now, or there is nothing to do.
+  const busy = new Set<number>();
+  if (missed.length > 0) {
+    const rows = (await db('hook_deliveries')
+      .whereIn('id', missed)
+      .select('id', 'status', 'attempts', db.raw('coalesce(in_flight_until > now(), false) as busy'))) as { id: number; status: string; attempts: number; busy: boolean }[];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const r of requests) {
+      const row = byId.get(r.deliveryId);
+      if (row && row.status === 'pending' && row.attempts === r.attempt - 1 && row.busy) busy.add(r.deliveryId);
+    }
   }
+  return requests.map((r): Claim => {
+    const row = claimed.get(r.deliveryId);
+    if (row) return { kind: 'claimed', work: toWork(row) };
+    return busy.has(r.deliveryId) ? { kind: 'busy' } : { kind: 'done' };
+  });
+}
+
+/** A row of the claim: the hook's columns and the others prefixed (d_, a_, e_). */
+type WorkRow = Parameters<typeof toHook>[0] & { [column: string]: any; d_id: number };
+
+function toWork(r: WorkRow): DeliveryWork {
   return {
-    kind: 'claimed',
-    work: {
-      delivery: { id: r.d_id, uniqueId: r.d_unique_id, attempts: r.d_attempts, firstAttemptTime: r.d_first },
-      hook: toHook(r),
-      account: {
-        id: r.account_id,
-        enabled: r.a_enabled,
-        projectPatterns: r.a_patterns,
-        rights: r.a_rights,
-        entryAccess: EntryAccess.toName(r.a_access) as EntryAccessName,
-        dateTimeFormat: r.a_format === null ? 'Offset' : (DateTimeFormat.toName(r.a_format) as DateTimeFormatName),
-      },
-      event: {
-        type: r.e_type,
-        occurredTime: r.e_time,
-        project: r.e_project,
-        campaignCode: r.e_campaign,
-        previousStatus: r.e_previous === null ? null : (LeadStatus.toName(r.e_previous) as LeadStatusName),
-        snapshot: r.e_snapshot,
-      },
-      ...(r.fields !== null ? { leadFields: (r.fields as FieldRow[]).map(toFieldRule) } : {}),
+    delivery: { id: r.d_id, uniqueId: r.d_unique_id, attempts: r.d_attempts, firstAttemptTime: r.d_first },
+    hook: toHook(r),
+    account: {
+      id: r.account_id,
+      enabled: r.a_enabled,
+      projectPatterns: r.a_patterns,
+      rights: r.a_rights,
+      entryAccess: EntryAccess.toName(r.a_access) as EntryAccessName,
+      dateTimeFormat: r.a_format === null ? 'Offset' : (DateTimeFormat.toName(r.a_format) as DateTimeFormatName),
     },
+    event: {
+      type: r.e_type,
+      occurredTime: r.e_time,
+      project: r.e_project,
+      campaignCode: r.e_campaign,
+      previousStatus: r.e_previous === null ? null : (LeadStatus.toName(r.e_previous) as LeadStatusName),
+      snapshot: r.e_snapshot,
+    },
+    ...(r.fields !== null ? { leadFields: (r.fields as FieldRow[]).map(toFieldRule) } : {}),
   };
 }
 
@@ -184,6 +214,59 @@ export async function recordAttempt(db: Knex | Knex.Transaction, a: AttemptRecor
   );
   const row = rows[0] as { failing_since: Date | null; enabled: boolean | null } | undefined;
   return health === 'failing' && row?.enabled && row.failing_since ? row.failing_since : undefined;
+}
+
+/** A delivered attempt, as recordDeliveredAttempts takes it. */
+export type DeliveredAttempt = Omit<AttemptRecord, 'outcome' | 'status' | 'next'>;
+
+/**
+ * Records delivered attempts, several deliveries in one statement: each attempt row, its
+ * delivery's new state (delivered) and its hook's failure clock stopped — what recordAttempt
+ * does with `status: 'delivered'` and health 'healthy', for many at once. A delivery is only
+ * written if the attempt is still its next one (its `attempts` is `attempt - 1`): an attempt
+ * recorded meanwhile by another worker (after this one's lease had run out) is kept, and this
+ * one is left out instead of failing the whole statement. Returns the ids of the deliveries
+ * recorded.
+ */
+export async function recordDeliveredAttempts(db: Knex, attempts: DeliveredAttempt[]): Promise<Set<number>> {
+  if (attempts.length === 0) return new Set();
+  const w = JSON.stringify(
+    attempts.map((a) => ({
+      delivery_id: a.deliveryId,
+      hook_id: a.hookId,
+      attempt: a.attempt,
+      attempt_time: a.attemptTime.toISOString(),
+      status_code: a.statusCode ?? null,
+      duration_ms: a.durationMs === undefined ? null : Math.round(a.durationMs),
+      error: a.error ?? null,
+      response_body: a.responseBody ?? null,
+      worker_id: a.workerId ?? null,
+    })),
+  );
+  const { rows } = await db.raw(
+    `with w as (
+       select * from jsonb_to_recordset(?::jsonb) as w(delivery_id bigint, hook_id bigint, attempt integer, attempt_time timestamptz,
+         status_code integer, duration_ms integer, error text, response_body text, worker_id text)),
+     d as (
+       update hook_deliveries d
+          set status = 'delivered', attempts = w.attempt, first_attempt_time = coalesce(d.first_attempt_time, w.attempt_time),
+              last_attempt_time = w.attempt_time, next_attempt_time = null, in_flight_until = null,
+              last_status_code = w.status_code, last_error = w.error, completed_time = w.attempt_time
+         from w
+        where d.id = w.delivery_id and d.attempts = w.attempt - 1
+        returning d.id),
+     a as (
+       insert into hook_delivery_attempts
+         (delivery_id, attempt, attempt_time, outcome, status_code, duration_ms, error, response_body, next_attempt_time, worker_id)
+       select w.delivery_id, w.attempt, w.attempt_time, 'delivered', w.status_code, w.duration_ms, w.error, w.response_body, null, w.worker_id
+         from w join d on d.id = w.delivery_id),
+     h as (
+       update hooks set failing_since = null
+        where id in (select w.hook_id from w join d on d.id = w.delivery_id) and failing_since is not null)
+     select id from d`,
+    [w],
+  );
+  return new Set((rows as { id: number }[]).map((r) => r.id));
 }
 
 export async function disableHook(trx: Knex.Transaction, hookId: number, reason: string, at: Date): Promise<void> {

@@ -8,14 +8,19 @@ import { nextAttemptTime, RetryPolicy, shouldDisableHook } from '../domain/hookR
 import { signedHookRequest } from '../domain/hookSignature';
 import {
   AttemptOutcome,
-  claimDeliveryAttempt,
+  Claim,
+  ClaimRequest,
+  claimDeliveryAttempts,
+  DeliveredAttempt,
   DeliveryWork,
   disableHook,
   leadDefinitionFieldsById,
   recordAttempt,
+  recordDeliveredAttempts,
 } from '../data/hookDeliveryRepository';
 import type { HookDeliveryJob } from '../data/jobQueue';
 import type { HookSender, SendResult } from './hookSender';
+import { Limiter, StatementBatcher } from './statementBatcher';
 import { version } from '../../package.json';
 
 /**
@@ -24,9 +29,14 @@ import { version } from '../../package.json';
  * sign it, send it, and record the outcome with what follows (next attempt, failed, hook
  * disabled) in one transaction. Returning means the job is done; throwing lets the queue try
  * the job again later (the attempt was busy elsewhere, or the database failed us).
+ *
+ * The claims of the jobs running at once in a pool go to the database together, in one
+ * statement, and so do their delivered outcomes (`DeliveryBatches`); a failed or skipped
+ * attempt is recorded on its own.
  */
 export interface DeliveryDeps {
   db: Knex;
+  batches: DeliveryBatches;
   sender: HookSender;
   policy: RetryPolicy;
   timeoutMs: number;
@@ -40,6 +50,42 @@ export interface DeliveryDeps {
 }
 
 export class AttemptBusyError extends Error {}
+
+/** How long a claimed attempt holds its delivery: beyond the send's deadline, so it never expires under a live attempt. */
+export const leaseMsOf = (timeoutMs: number) => timeoutMs + 15_000;
+
+/**
+ * The claims and the delivered outcomes of a pool's concurrent attempts, each sent as one
+ * statement, and a bound on the other outcomes written at once: a pool holds a few of the
+ * process's connections whatever its concurrency (one claim, one record of deliveries and
+ * FAILURE_WRITERS other outcomes at a time), so a receiver that fails every request does not
+ * take the connections the API needs.
+ */
+export interface DeliveryBatches {
+  claim(request: ClaimRequest): Promise<Claim>;
+  /** False when the attempt was not recorded because another attempt of the delivery was recorded first. */
+  recordDelivered(attempt: DeliveredAttempt): Promise<boolean>;
+  /** Runs the writing of an attempt that was not delivered (a transaction of its own) in its turn. */
+  recordOther<T>(write: () => Promise<T>): Promise<T>;
+}
+
+const FAILURE_WRITERS = 2;
+
+export function deliveryBatches(db: Knex, timeoutMs: number): DeliveryBatches {
+  const claims = new StatementBatcher<ClaimRequest, Claim>(
+    (requests) => claimDeliveryAttempts(db, requests, leaseMsOf(timeoutMs)),
+    (r) => r.deliveryId,
+  );
+  const delivered = new StatementBatcher<DeliveredAttempt, boolean>(
+    async (attempts) => {
+      const recorded = await recordDeliveredAttempts(db, attempts);
+      return attempts.map((a) => recorded.has(a.deliveryId));
+    },
+    (a) => a.deliveryId,
+  );
+  const others = new Limiter(FAILURE_WRITERS);
+  return { claim: (r) => claims.add(r), recordDelivered: (a) => delivered.add(a), recordOther: (write) => others.run(write) };
+}
 
 export const USER_AGENT = `lead-call-api-hooks/${version}`;
 
@@ -76,8 +122,7 @@ async function buildMessage(deps: DeliveryDeps, work: DeliveryWork): Promise<Hoo
 }
 
 export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJob): Promise<AttemptOutcome | 'done'> {
-  // The lease outlives the send's deadline, so it never expires under a live attempt.
-  const claim = await claimDeliveryAttempt(deps.db, job.deliveryId, job.attempt, deps.timeoutMs + 15_000);
+  const claim = await deps.batches.claim({ deliveryId: job.deliveryId, attempt: job.attempt });
   if (claim.kind === 'done') return 'done';
   if (claim.kind === 'busy') throw new AttemptBusyError(`delivery ${job.deliveryId}: attempt ${job.attempt} is being sent by another worker`);
   const work = claim.work;
@@ -86,7 +131,7 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
 
   const reason = skipReason(work);
   if (reason !== undefined) {
-    await recordAttempt(deps.db, { ...base, outcome: 'skipped', error: reason, status: 'skipped' });
+    await deps.batches.recordOther(() => recordAttempt(deps.db, { ...base, outcome: 'skipped', error: reason, status: 'skipped' }));
     deps.onOutcome?.('skipped', undefined);
     return 'skipped';
   }
@@ -110,12 +155,15 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
     ...(result.responseBody !== undefined ? { responseBody: result.responseBody } : {}),
   };
   if (result.outcome === 'delivered') {
-    // The common case: one statement records it all.
-    await recordAttempt(deps.db, { ...attempt, status: 'delivered' }, 'healthy');
+    // The common case: one statement records it all, for this and the other attempts delivered meanwhile.
+    const { outcome: _delivered, ...fields } = attempt;
+    if (!(await deps.batches.recordDelivered(fields))) {
+      deps.logger.warn({ deliveryId: work.delivery.id, attempt: job.attempt }, 'hook delivery attempt not recorded: another attempt of the delivery was recorded first');
+    }
   } else {
     const first = work.delivery.firstAttemptTime ?? now;
     const next = nextAttemptTime(deps.policy, { failures: job.attempt, firstAttemptTime: first, now }, deps.random());
-    await deps.db.transaction(async (trx) => {
+    await deps.batches.recordOther(() => deps.db.transaction(async (trx) => {
       const failingSince = await recordAttempt(
         trx,
         { ...attempt, status: next ? 'pending' : 'failed', ...(next ? { next: { time: next, delayMs: next.getTime() - now.getTime() } } : {}) },
@@ -131,7 +179,7 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
         );
         deps.logger.warn({ hook: work.hook.uniqueId }, 'hook disabled after failing every attempt');
       }
-    });
+    }));
   }
   deps.onOutcome?.(result.outcome, result.durationMs);
   return result.outcome;

@@ -9,7 +9,7 @@ import type { RetryPolicy } from '../domain/hookRetry';
 import { HOOK_DELIVERY_TASK, HookDeliveryJob, JOB_QUEUE_SCHEMA } from '../data/jobQueue';
 import { connectionStringOf } from '../data/db';
 import { forgetWorker, heartbeat, releaseDeadWorkers } from '../data/hookDeliveryRepository';
-import { AttemptBusyError, runDeliveryAttempt } from './hookDelivery';
+import { AttemptBusyError, deliveryBatches, runDeliveryAttempt } from './hookDelivery';
 import { HookSender } from './hookSender';
 
 /**
@@ -59,14 +59,18 @@ export interface QueueTuning {
   maxPoolSize: number;
 }
 
+/** The queue's pool with its batching on: LISTEN, one fetch, overlapping batched completions and failures. */
+const BATCHED_QUEUE_POOL = 10;
+
 export function queueTuningOf(settings: Settings, overrides: Partial<QueueTuning> = {}): QueueTuning {
+  const tuning = { localQueueSize: settings.HOOKS_CONCURRENCY + 1, batchDelayMs: 20, ...overrides };
+  const batched = tuning.localQueueSize > 0 && tuning.batchDelayMs >= 0;
   return {
-    localQueueSize: settings.HOOKS_CONCURRENCY + 1,
-    batchDelayMs: 20,
-    // The library warns when its pool is smaller than the concurrency: without batching each
-    // worker completes its job on a connection of its own; plus one for LISTEN, one to fetch.
-    maxPoolSize: settings.HOOKS_CONCURRENCY + 2,
-    ...overrides,
+    ...tuning,
+    // Without batching each worker completes its job on a connection of its own, plus one for
+    // LISTEN and one to fetch; with it a handful are in use whatever the concurrency.
+    maxPoolSize: batched ? Math.min(BATCHED_QUEUE_POOL, settings.HOOKS_CONCURRENCY + 2) : settings.HOOKS_CONCURRENCY + 2,
+    ...(overrides.maxPoolSize !== undefined ? { maxPoolSize: overrides.maxPoolSize } : {}),
   };
 }
 
@@ -83,6 +87,9 @@ function queueLogger(logger: Logger): QueueLogger {
   return new QueueLogger((scope) => (level, message, meta) => {
     const fields = { ...scope, ...meta, component: 'job-queue' };
     if (level === 'error') logger.error(fields, message);
+    // The library warns at every start when its pool is smaller than the concurrency; with its
+    // fetches and completions batched (queueTuningOf) that is by design, not a problem.
+    else if (level === 'warning' && /maxPoolSize .* smaller than concurrency/.test(message)) logger.debug(fields, message);
     else if (level === 'warning') logger.warn(fields, message);
     else logger.debug(fields, message);
   });
@@ -128,6 +135,7 @@ export async function startHookWorker(options: HookWorkerOptions): Promise<HookW
   const onOutcome = deliveryMetrics(options.registry);
   const deps = {
     db,
+    batches: deliveryBatches(db, settings.HOOKS_TIMEOUT_MS),
     sender,
     policy: retryPolicyOf(settings),
     timeoutMs: settings.HOOKS_TIMEOUT_MS,
