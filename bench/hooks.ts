@@ -187,6 +187,11 @@ async function main(): Promise<void> {
     const last = Math.max(...arrivals.values());
     const latencies = [...committed].filter(([id]) => arrivals.has(id)).map(([id, at]) => arrivals.get(id)! - at).sort((a, b) => a - b);
     const failed = await db('hook_deliveries').whereNot('status', 'delivered').count({ n: '*' });
+    // Attempts that were not delivered (a retry comes HOOKS_RETRY_BASE_MS later: it shows as the max).
+    const outcomes = (await db('hook_delivery_attempts')
+      .groupBy('outcome')
+      .select('outcome', db.raw('count(*)::int as n'), db.raw('min(error) as error'))
+      .orderBy('outcome')) as { outcome: string; n: number; error: string | null }[];
     const mb = (b: number) => `${Math.round(b / 1024 / 1024)} MB`;
     process.stdout.write(
       [
@@ -194,6 +199,7 @@ async function main(): Promise<void> {
         `  events written in ${Math.round(enqueued - started)} ms (${Math.round((EVENTS / (enqueued - started)) * 1000)} events/s, ${transactions} transactions)`,
         `  delivered ${arrivals.size}/${EVENTS} (${Number(failed[0]!.n)} not delivered) in ${Math.round(last - started)} ms: ${Math.round((arrivals.size / (last - started)) * 1000)} deliveries/s`,
         `  SQL statements from the first event to the last delivery: ${deliveryStatements} (${(deliveryStatements / Math.max(1, arrivals.size)).toFixed(2)} per delivery: the queue's and the events' writes included)`,
+        `  attempts: ${outcomes.map((o) => `${o.outcome} ${o.n}${o.error ? ` (${o.error})` : ''}`).join(', ')}`,
         `  commit → delivery: p50 ${Math.round(percentile(latencies, 50))} ms, p99 ${Math.round(percentile(latencies, 99))} ms, max ${Math.round(latencies[latencies.length - 1] ?? 0)} ms`,
         `  Postgres connections open at once (peak, every pool): ${peakConnections}`,
         `  memory: RSS ${mb(baseline.rss)} → peak ${mb(peakRss)} (at each quarter of the deliveries: ${rssAtQuarter.map(mb).join(', ')}); heap ${mb(baseline.heapUsed)} → peak ${mb(peakHeap)}`,
