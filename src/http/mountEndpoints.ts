@@ -18,6 +18,7 @@ import { answerDateTimeFormat } from './preferDateTime';
 import type { Metrics } from './metrics';
 import type { ExportAdmission } from './exportAdmission';
 import { isAcquireTimeout } from '../data/db';
+import { isConnectionFailure } from '../data/readSource';
 
 export interface MountOptions {
   authenticate: express.RequestHandler;
@@ -33,6 +34,20 @@ function connectionUnavailable(): HttpProblem {
   });
 }
 const CONNECTION_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * The database could not be reached or went away (refused, restarting, shutting down): like a
+ * connection not had in time, a 503 the client may retry, not a 500 as if the request were at
+ * fault. Postgres restarted under a running server answers every request this way until it is back.
+ */
+function databaseUnreachable(cause: unknown): HttpProblem {
+  const problem = new HttpProblem('service_unavailable', 'the database cannot be reached; retry shortly', undefined, {
+    'Retry-After': String(CONNECTION_RETRY_AFTER_SECONDS),
+  });
+  // Logged with the 503 (the error handler logs every 5xx): the operator sees why.
+  problem.cause = cause;
+  return problem;
+}
 
 function runMiddleware(handler: express.RequestHandler, req: Request, res: Response): Promise<void> {
   return new Promise((resolve, reject) => handler(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
@@ -114,7 +129,8 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
  * handler. The order makes a 401 cost nothing, a 403 or a refused export spend no quota, and a
  * 406 or 400 still count as a request the service answered; so does a 304 (counted before the
  * handler like the 200 it stands for, with the same rate-limit headers). A database connection not had in
- * time (DB_ACQUIRE_TIMEOUT_MS, EXPORT_ACQUIRE_TIMEOUT_MS) is a 503 with Retry-After.
+ * time (DB_ACQUIRE_TIMEOUT_MS, EXPORT_ACQUIRE_TIMEOUT_MS), or a database that cannot be reached, is a 503
+ * with Retry-After.
  */
 export function mountEndpoints(endpoints: Endpoint[], services: AppServices, options: MountOptions): Router {
   const router = Router();
@@ -128,6 +144,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       try {
         await handle(endpoint, req, res);
       } catch (err) {
+        if (isConnectionFailure(err)) throw databaseUnreachable(err);
         if (!isAcquireTimeout(err)) throw err;
         options.metrics.countRefused('connection');
         throw connectionUnavailable();
