@@ -29,6 +29,11 @@ const USER = 'postgres';
 // The cluster listens on loopback only; the password keeps other local users out.
 const PASSWORD = 'lcm-embedded';
 
+/** The URL of an embedded cluster's database (the form docs/cli.md shows). */
+export function embeddedClusterUrl(port: number, database: string): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
 type EmbeddedPostgresClass = new (options: Record<string, unknown>) => {
   initialise(): Promise<void>;
   start(): Promise<void>;
@@ -170,7 +175,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
 
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${options.database}`,
+    url: embeddedClusterUrl(options.port, options.database),
     stop,
   };
 }

@@ -10,6 +10,8 @@ export interface ApiNode {
   name: string;
   url: string;
   output(): string;
+  /** The process has not exited (it neither crashed nor was stopped). */
+  running(): boolean;
   stop(): Promise<void>;
   /** `kill -9`: the process ends at once, nothing of it runs any more (resolves once it is gone). */
   kill(): Promise<void>;
@@ -65,7 +67,8 @@ export async function startApiNode(name: string, env: Record<string, string>): P
       child.once('exit', () => resolve());
       child.kill('SIGKILL');
     });
-  return { name, url: `http://127.0.0.1:${port}`, output: () => out, stop, kill };
+  const running = () => child.exitCode === null && child.signalCode === null;
+  return { name, url: `http://127.0.0.1:${port}`, output: () => out, running, stop, kill };
 }
 
 /** A client that sends each request to the next node in turn, as a round-robin load balancer would. */
