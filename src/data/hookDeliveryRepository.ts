@@ -41,6 +41,9 @@ export type Claim =
   /** Another attempt of this delivery is being sent right now. */
   | { kind: 'busy' };
 
+/** A Postgres array literal of ids (bound as one parameter, cast to bigint[]). */
+const idArray = (ids: number[]) => `{${ids.map((id) => String(Math.trunc(id))).join(',')}}`;
+
 /** One attempt a job asks to claim. */
 export interface ClaimRequest {
   deliveryId: number;
@@ -60,12 +63,16 @@ export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], 
   if (requests.length === 0) return [];
   if (new Set(requests.map((r) => r.deliveryId)).size !== requests.length) throw new Error('claimDeliveryAttempts: a delivery appears twice');
   const wanted = JSON.stringify(requests.map((r) => ({ id: r.deliveryId, attempts: r.attempt - 1 })));
+  // The ids again as an array: the planner cannot count the rows of jsonb_to_recordset (it
+  // guesses 100) and, on a table of some thousands of deliveries, scans it all instead of
+  // taking the primary key; `id = any(array)` leads it to the index at every size.
+  const ids = idArray(requests.map((r) => r.deliveryId));
   const { rows: work } = await db.raw(
     `with w as (select * from jsonb_to_recordset(?::jsonb) as w(id bigint, attempts integer)),
      c as (
        update hook_deliveries d set in_flight_until = now() + ? * interval '1 millisecond'
          from w
-        where d.id = w.id and d.status = 'pending' and d.attempts = w.attempts and (d.in_flight_until is null or d.in_flight_until < now())
+        where d.id = w.id and d.id = any(?::bigint[]) and d.status = 'pending' and d.attempts = w.attempts and (d.in_flight_until is null or d.in_flight_until < now())
         returning d.id, d.unique_id, d.attempts, d.first_attempt_time, d.hook_id, d.event_id)
      select c.id as d_id, c.unique_id as d_unique_id, c.attempts as d_attempts, c.first_attempt_time as d_first,
             a.enabled as a_enabled, a.project_patterns as a_patterns, a.rights as a_rights, a.entry_access as a_access, (to_jsonb(a) ->> 'date_time_format')::smallint as a_format,
@@ -78,7 +85,7 @@ export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], 
             h.*
        from c join hooks h on h.id = c.hook_id join accounts a on a.id = h.account_id
        join hook_events e on e.id = c.event_id`,
-    [wanted, leaseMs],
+    [wanted, leaseMs, ids],
   );
   const claimed = new Map<number, WorkRow>((work as WorkRow[]).map((r) => [r.d_id, r]));
   const missed = requests.filter((r) => !claimed.has(r.deliveryId)).map((r) => r.deliveryId);
@@ -253,7 +260,7 @@ export async function recordDeliveredAttempts(db: Knex, attempts: DeliveredAttem
               last_attempt_time = w.attempt_time, next_attempt_time = null, in_flight_until = null,
               last_status_code = w.status_code, last_error = w.error, completed_time = w.attempt_time
          from w
-        where d.id = w.delivery_id and d.attempts = w.attempt - 1
+        where d.id = w.delivery_id and d.id = any(?::bigint[]) and d.attempts = w.attempt - 1
         returning d.id),
      a as (
        insert into hook_delivery_attempts
@@ -264,7 +271,7 @@ export async function recordDeliveredAttempts(db: Knex, attempts: DeliveredAttem
        update hooks set failing_since = null
         where id in (select w.hook_id from w join d on d.id = w.delivery_id) and failing_since is not null)
      select id from d`,
-    [w],
+    [w, idArray(attempts.map((a) => a.deliveryId))],
   );
   return new Set((rows as { id: number }[]).map((r) => r.id));
 }
