@@ -63,7 +63,7 @@ export const leaseMsOf = (timeoutMs: number) => timeoutMs + 15_000;
  */
 export interface DeliveryBatches {
   claim(request: ClaimRequest): Promise<Claim>;
-  /** False when the attempt was not recorded because another attempt of the delivery was recorded first. */
+  /** False when the attempt was not recorded: another attempt of the delivery was recorded first, or the delivery is gone. */
   recordDelivered(attempt: DeliveredAttempt): Promise<boolean>;
   /** Runs the writing of an attempt that was not delivered (a transaction of its own) in its turn. */
   recordOther<T>(write: () => Promise<T>): Promise<T>;
@@ -158,7 +158,7 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
     // The common case: one statement records it all, for this and the other attempts delivered meanwhile.
     const { outcome: _delivered, ...fields } = attempt;
     if (!(await deps.batches.recordDelivered(fields))) {
-      deps.logger.warn({ deliveryId: work.delivery.id, attempt: job.attempt }, 'hook delivery attempt not recorded: another attempt of the delivery was recorded first');
+      deps.logger.warn({ deliveryId: work.delivery.id, attempt: job.attempt }, 'hook delivery attempt not recorded: another attempt of the delivery was recorded first, or the delivery was deleted');
     }
   } else {
     const first = work.delivery.firstAttemptTime ?? now;
