@@ -5,6 +5,7 @@ import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
 import { createLogger } from '../../src/config/logger';
 import { queueTestDelivery } from '../../src/data/hookRepository';
+import { claimDeliveryAttempts, recordDeliveredAttempts } from '../../src/data/hookDeliveryRepository';
 import { sampleLeadSnapshot } from '../../src/domain/hookMessages';
 
 /**
@@ -100,6 +101,39 @@ describe('hook delivery', () => {
     expect(metrics.text).toMatch(/lcm_hook_deliveries_total\{outcome="delivered"\} [1-9]/);
     expect(metrics.text).toMatch(/lcm_hook_deliveries_pending \d+/);
     expect(metrics.text).toMatch(/lcm_hook_oldest_due_delivery_age_seconds [\d.]+/);
+  });
+
+  it('when many deliveries are due at once, then each is sent once with one attempt, and a late record of an attempt already recorded is left out', async () => {
+    const hook = await makeHook('/many');
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push(await test(hook.uniqueId));
+    const got = await receiver.waitFor('/many', 12);
+    expect(got.every((g) => g.verified)).toBe(true);
+    expect(new Set(got.map((g) => g.headers['webhook-id']))).toEqual(new Set(ids));
+    const rows = (await until(
+      () => t.db('hook_deliveries').whereIn('unique_id', ids).select('id', 'hook_id', 'status', 'attempts'),
+      (rs) => rs.length === 12 && rs.every((r) => r.status === 'delivered'),
+    )) as { id: number; hook_id: number; status: string; attempts: number }[];
+    expect(rows.map((r) => r.attempts)).toEqual(Array(12).fill(1));
+    const attemptRows = () => t.db('hook_delivery_attempts').whereIn('delivery_id', rows.map((r) => r.id)).select('delivery_id', 'attempt', 'outcome');
+    expect(await attemptRows()).toHaveLength(12);
+    expect(receiver.received.filter((r) => r.path === '/many')).toHaveLength(12);
+
+    // A worker whose lease ran out records attempt 1 of three of them again, in one statement:
+    // nothing of the stale attempts is written, and the statement does not fail.
+    const late = rows.slice(0, 3);
+    const recorded = await recordDeliveredAttempts(
+      t.db,
+      late.map((r) => ({ deliveryId: r.id, hookId: r.hook_id, attempt: 1, attemptTime: new Date(), statusCode: 200, durationMs: 1, responseBody: 'late' })),
+    );
+    expect(recorded.size).toBe(0);
+    const after = await attemptRows();
+    expect(after).toHaveLength(12);
+    expect(after.every((a) => a.attempt === 1 && a.outcome === 'delivered')).toBe(true);
+    // Claiming those attempts again finds them done, each on its own conditions.
+    const claims = await claimDeliveryAttempts(t.db, late.map((r) => ({ deliveryId: r.id, attempt: 1 })), 25_000);
+    expect(claims.map((c) => c.kind)).toEqual(['done', 'done', 'done']);
+    await expect(claimDeliveryAttempts(t.db, [late[0]!, late[0]!].map((r) => ({ deliveryId: r.id, attempt: 1 })), 25_000)).rejects.toThrow(/appears twice/);
   });
 
   it('when the receiver answers 500 and then 200, then the retry carries the same webhook-id and a valid signature', async () => {
