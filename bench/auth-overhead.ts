@@ -21,7 +21,7 @@
  * Environment: BENCH_CONNECTIONS (1,10), BENCH_DURATION_S (8), BENCH_WARMUP_S (3),
  * AUTH_CACHE_TTL_MS (the setting's default).
  */
-import { execSync, spawn, ChildProcess } from 'node:child_process';
+import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,6 +46,7 @@ import type { AppServices } from '../src/http/services';
 import { ExportAdmission } from '../src/http/exportAdmission';
 import { Metrics } from '../src/http/metrics';
 import { freePort } from '../tests/harness/freePort';
+import { processCpuMs } from './support';
 import { startRedisServer } from '../tests/harness/redisServer';
 
 // autocannon ships no types; this is the part of its API the bench uses.
@@ -153,28 +154,6 @@ interface Run {
   serverCpuUs: number;
   /** CPU time of redis-server per request, in µs. */
   redisCpuUs: number;
-}
-
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/**
- * CPU time used so far by a process, in ms (Linux /proc; NaN elsewhere). Latency on a shared
- * machine moves with everyone else's load; CPU per request does not, so it is reported too.
- */
-function processCpuMs(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
 }
 
 /** The part of a node-redis client the bench reads Redis's CPU time with. */

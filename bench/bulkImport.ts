@@ -21,7 +21,7 @@ import type { Knex } from 'knex';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { createDb, migrateLatest } from '../src/data/db';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
-import { textOption as option, freePort, waitFor, httpGet, rssMb, fmt } from './support';
+import { textOption as option, freePort, waitFor, httpGet, rssMb, fmt, processCpuMs, processFamilyCpuMs, parentPid } from './support';
 
 const ZONE = 'Europe/Copenhagen';
 const ROOT = path.resolve(__dirname, '..');
@@ -31,6 +31,10 @@ const settings = {
   rows: Number(option('rows', '100000')),
   formats: option('formats', 'csv,json,ndjson').split(',') as Format[],
   batchSize: option('batch', '1000'),
+  /** BULK_PARALLEL_BATCHES of the server (its default when not given). */
+  parallelBatches: option('parallel', ''),
+  /** Node options for the server process, e.g. "--cpu-prof --cpu-prof-dir /tmp/prof" or "--trace-gc". */
+  serverNodeArgs: option('server-node-args', '').split(' ').filter(Boolean),
 };
 if (!Number.isInteger(settings.rows) || settings.rows < 1) throw new Error('--rows needs a positive whole number');
 for (const f of settings.formats) if (!['csv', 'json', 'ndjson'].includes(f)) throw new Error(`unknown format ${f}`);
@@ -66,13 +70,17 @@ interface Run {
   seconds: number;
   firstResultMs: number;
   rss: { start: number; peak: number; end: number };
+  /** CPU time per row, µs: the server process, Postgres (every process of the cluster), this client. */
+  cpuUsPerRow: { server: number; postgres: number; client: number };
 }
 
 /** One bulk request: sends the generated body while reading the answer; counts the results. */
-function runBulk(base: string, auth: string, format: Format, rows: number, tag: string, serverPid: number): Promise<Run> {
+function runBulk(base: string, auth: string, format: Format, rows: number, tag: string, serverPid: number, postmasterPid: number): Promise<Run> {
   const contentType = { csv: 'text/csv; charset=utf-8', json: 'application/json', ndjson: 'application/x-ndjson' }[format];
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
+    // CPU time, not only rows/s: on a shared machine the rate moves with everyone's load, CPU per row does not.
+    const cpu0 = { server: processCpuMs(serverPid), postgres: processFamilyCpuMs(postmasterPid), client: process.cpuUsage() };
     const rss = { start: rssMb(serverPid), peak: 0, end: 0 };
     rss.peak = rss.start;
     const sampler = setInterval(() => (rss.peak = Math.max(rss.peak, rssMb(serverPid))), 50);
@@ -104,7 +112,14 @@ function runBulk(base: string, auth: string, format: Format, rows: number, tag: 
         res.once('end', () => {
           clearInterval(sampler);
           rss.end = rssMb(serverPid);
-          resolve({ status: res.statusCode ?? 0, results, succeeded, seconds: Number(process.hrtime.bigint() - started) / 1e9, firstResultMs, rss });
+          const client = process.cpuUsage(cpu0.client);
+          const perRow = (ms: number) => (ms * 1000) / Math.max(1, results);
+          const cpuUsPerRow = {
+            server: perRow(processCpuMs(serverPid) - cpu0.server),
+            postgres: perRow(processFamilyCpuMs(postmasterPid) - cpu0.postgres),
+            client: perRow((client.user + client.system) / 1000),
+          };
+          resolve({ status: res.statusCode ?? 0, results, succeeded, seconds: Number(process.hrtime.bigint() - started) / 1e9, firstResultMs, rss, cpuUsPerRow });
         });
         res.once('error', reject);
       },
@@ -132,7 +147,7 @@ async function main(): Promise<void> {
 
   try {
     console.log(`# bulk import benchmark — ${os.cpus().length} CPUs, Node ${process.version}, ${new Date().toISOString()}`);
-    console.log(`rows per request ${fmt(settings.rows)}, BULK_BATCH_SIZE ${settings.batchSize}`);
+    console.log(`rows per request ${fmt(settings.rows)}, BULK_BATCH_SIZE ${settings.batchSize}, BULK_PARALLEL_BATCHES ${settings.parallelBatches || 'default'}`);
     const pgPort = await freePort();
     const cluster = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), port: pgPort, database: 'bench', persistent: false });
     cleanups.push(() => cluster.stop());
@@ -161,9 +176,12 @@ async function main(): Promise<void> {
     ]);
 
     const port = await freePort();
-    const server: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'bin/lcm.js'), 'serve'], {
+    const server: ChildProcess = spawn(
+      process.execPath,
+      [...settings.serverNodeArgs, path.join(ROOT, 'bin/lcm.js'), 'serve'],
+      {
       cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', settings.serverNodeArgs.length > 0 ? 'inherit' : 'ignore', 'inherit'],
       env: {
         ...process.env,
         DATABASE_URL: cluster.url,
@@ -174,8 +192,10 @@ async function main(): Promise<void> {
         HOOKS_WORKER: 'false',
         PLATFORM_TIMEZONE: ZONE,
         BULK_BATCH_SIZE: settings.batchSize,
+        ...(settings.parallelBatches ? { BULK_PARALLEL_BATCHES: settings.parallelBatches } : {}),
       },
-    });
+      },
+    );
     cleanups.push(
       () =>
         new Promise<void>((resolve) => {
@@ -187,19 +207,22 @@ async function main(): Promise<void> {
     const base = `http://127.0.0.1:${port}`;
     await waitFor(async () => (await httpGet(`${base}/api/healthz`)) === 200, 'the server');
     const pid = server.pid!;
+    const postmaster = parentPid(Number((await db.raw('select pg_backend_pid() as pid')).rows[0].pid));
 
     // Warm-up: the code paths and the connection pool, a few batches per format.
-    for (const format of settings.formats) await runBulk(base, auth, format, 2000, `warm-${format}`, pid);
+    for (const format of settings.formats) await runBulk(base, auth, format, 2000, `warm-${format}`, pid, postmaster);
 
-    console.log('\n| format | rows | rows/s | first result | server RSS start → peak (growth) | stored |');
-    console.log('|---|---:|---:|---:|---|---:|');
+    console.log(`load average before: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log('\n| format | rows | rows/s | first result | server RSS start → peak (growth) | CPU µs/row: server / Postgres / client | stored |');
+    console.log('|---|---:|---:|---:|---|---|---:|');
     for (const format of settings.formats) {
       const tag = `bench-${format}`;
-      const run = await runBulk(base, auth, format, settings.rows, tag, pid);
+      const run = await runBulk(base, auth, format, settings.rows, tag, pid, postmaster);
       const stored = Number((await db('leads').whereLike('external_key', `${tag}-%`).count<{ count: string }[]>('* as count'))[0]!.count);
       console.log(
         `| ${format} | ${fmt(run.results)} | ${fmt(run.results / run.seconds)} | ${fmt(run.firstResultMs)} ms | ` +
-          `${fmt(run.rss.start)} → ${fmt(run.rss.peak)} MB (+${fmt(run.rss.peak - run.rss.start)} MB) | ${fmt(stored)} |`,
+          `${fmt(run.rss.start)} → ${fmt(run.rss.peak)} MB (+${fmt(run.rss.peak - run.rss.start)} MB) | ` +
+          `${fmt(run.cpuUsPerRow.server, 1)} / ${fmt(run.cpuUsPerRow.postgres, 1)} / ${fmt(run.cpuUsPerRow.client, 1)} | ${fmt(stored)} |`,
       );
       if (run.status !== 200 || run.results !== settings.rows || run.succeeded !== settings.rows || stored !== settings.rows) {
         console.log(`WARNING: status ${run.status}, ${run.results} results, ${run.succeeded} succeeded, ${stored} stored; expected ${settings.rows}`);

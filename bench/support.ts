@@ -1,3 +1,4 @@
+import { execSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -56,6 +57,55 @@ export function httpGet(url: string): Promise<number> {
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** A process's /proc stat fields after its name (field 3 of `man proc` is index 0). */
+function procStat(pid: number | string): string[] {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/**
+ * CPU time used so far by a process, in ms (Linux /proc; NaN elsewhere). Latency on a shared
+ * machine moves with everyone else's load; CPU per request does not, so it is reported too.
+ */
+export function processCpuMs(pid: number): number {
+  try {
+    const fields = procStat(pid);
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The parent of a process (Linux /proc): a Postgres backend's is the postmaster. */
+export function parentPid(pid: number): number {
+  return Number(procStat(pid)[1]);
+}
+
+/**
+ * CPU time used so far by a process and its children, in ms: a Postgres server (the
+ * postmaster's pid) with every backend and background process, ended ones excepted.
+ */
+export function processFamilyCpuMs(rootPid: number): number {
+  let total = processCpuMs(rootPid);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (Number(procStat(entry)[1]) === rootPid) total += processCpuMs(Number(entry));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
 }
 
 export function median(xs: number[]): number {
