@@ -63,36 +63,48 @@ function checkValue(type: FieldType, value: string, zone: string): string | unde
  * the field's type are errors. An empty value counts as absent.
  */
 export function mapLeadData(fields: readonly LeadFieldRule[], input: Record<string, string>, zone: string): MappedLeadData {
+  return leadDataMapper(fields, zone)(input);
+}
+
+/**
+ * mapLeadData for one definition, its lookups made once: a bulk import maps every row of a
+ * request with the same definition.
+ */
+export function leadDataMapper(fields: readonly LeadFieldRule[], zone: string): (input: Record<string, string>) => MappedLeadData {
   const byKey = new Map<string, LeadFieldRule>();
   for (const f of fields) {
     byKey.set(f.name.toLowerCase(), f);
     if (f.importName) byKey.set(f.importName.toLowerCase(), f);
   }
-  const data: Record<string, string> = {};
-  const errors: LeadDataError[] = [];
-  for (const [key, value] of Object.entries(input)) {
-    const field = byKey.get(key.toLowerCase());
-    if (!field) {
-      errors.push({ field: key, message: 'is not a field of the campaign\'s lead definition' });
-      continue;
-    }
-    if (value.trim() === '') continue;
-    const problem = checkValue(field.type, value, zone);
-    if (problem) errors.push({ field: key, message: problem });
-    else data[field.name] = value;
-  }
-  for (const f of fields) {
-    if (f.required && data[f.name] === undefined && !errors.some((e) => byKey.get(e.field.toLowerCase()) === f)) {
-      errors.push({ field: f.name, message: 'is required' });
-    }
-  }
+  const required = fields.filter((f) => f.required);
   const phoneField = [...fields].sort((a, b) => a.sortOrder - b.sortOrder).find((f) => f.type === 'phone');
   const keyField = fields.find((f) => f.externalKey);
-  return {
-    data,
-    phoneNumber: phoneField ? (data[phoneField.name] ?? null) : null,
-    externalKey: keyField ? (data[keyField.name] ?? null) : null,
-    errors,
+  return (input) => {
+    const data: Record<string, string> = {};
+    const errors: LeadDataError[] = [];
+    for (const key of Object.keys(input)) {
+      const value = input[key]!;
+      const field = byKey.get(key.toLowerCase());
+      if (!field) {
+        errors.push({ field: key, message: 'is not a field of the campaign\'s lead definition' });
+        continue;
+      }
+      if (value.trim() === '') continue;
+      const problem = checkValue(field.type, value, zone);
+      if (problem) errors.push({ field: key, message: problem });
+      else data[field.name] = value;
+    }
+    for (const f of required) {
+      if (data[f.name] === undefined && !errors.some((e) => byKey.get(e.field.toLowerCase()) === f)) {
+        errors.push({ field: f.name, message: 'is required' });
+      }
+    }
+    return {
+      data,
+      phoneNumber: phoneField ? (data[phoneField.name] ?? null) : null,
+      externalKey: keyField ? (data[keyField.name] ?? null) : null,
+      errors,
+    };
   };
 }
 
