@@ -99,7 +99,18 @@ const schema = z.object({
   BULK_BODY_IDLE_TIMEOUT_MS: positiveInt.default(30000),
   /** Rows per transaction of a bulk import. */
   BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(10000).default(1000),
+  /**
+   * Batches of one bulk import stored side by side at most, each in a transaction and
+   * connection of its own (a further one only while the pool has connections to spare).
+   */
+  BULK_PARALLEL_BATCHES: z.coerce.number().int().min(1).max(8).default(2),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10000),
+  /**
+   * How far the server's JavaScript heap may grow past what was live at the last full garbage
+   * collection before the next one, in percent (V8's heap growing factor); 0 leaves V8's own
+   * (up to 300). Read by `lcm serve` at start.
+   */
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(100),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30000),
   DB_POOL_MAX: positiveInt.default(10),
   /**

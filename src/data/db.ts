@@ -87,6 +87,21 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
   }
 }
 
+/**
+ * Whether `count` more connections can be had from the pool now without waiting (free ones, or
+ * room to open new ones), with nobody queued for one. Work that could use another connection
+ * but does not need it asks this instead of waiting for one while it holds a connection.
+ */
+export function hasSpareConnections(db: Knex, count: number): boolean {
+  const pool = db.client.pool as
+    | { max: number; numUsed(): number; numFree(): number; numPendingAcquires(): number; numPendingCreates(): number }
+    | undefined;
+  if (!pool) return false;
+  if (pool.numPendingAcquires() > 0) return false;
+  const room = pool.max - pool.numUsed() - pool.numFree() - pool.numPendingCreates();
+  return pool.numFree() + room >= count;
+}
+
 /** A connection that could not be had in time (knex's acquire timeout): the pool is busy, not broken. */
 export function isAcquireTimeout(err: unknown): boolean {
   return (err as { name?: unknown } | null)?.name === 'KnexTimeoutError';

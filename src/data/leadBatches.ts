@@ -4,9 +4,9 @@ import type { ProjectScope } from './projectScope';
 
 /**
  * Many leads of one campaign in one statement (bulk import, docs/decisions.md): the pools are
- * created first (a statement of their own, so the insert's snapshot sees pools another
- * transaction created meanwhile), then every lead in one INSERT … SELECT FROM unnest(…), with
- * the project check in SQL as in the single import.
+ * created first (ensureBatchPools, a statement of its own, so the insert's snapshot sees pools
+ * another transaction created meanwhile), then every lead in one INSERT … SELECT FROM
+ * unnest(…), with the project check in SQL as in the single import.
  */
 
 export interface BatchLead {
@@ -49,11 +49,20 @@ const INSERT_LEADS = `
    order by r.ord
   returning id, unique_id`;
 
-/** Inserts the batch's leads in order inside `trx`; unique ids are made here. */
-export async function insertLeadBatch(trx: Knex.Transaction, batch: LeadBatch, scope: ProjectScope): Promise<InsertBatchResult> {
-  if (batch.leads.length === 0) return { kind: 'inserted', leads: [] };
+/**
+ * Creates the pools the batch's leads go into (where missing). Its own step so that batches
+ * stored side by side can take it in input order (src/ingest/bulkImport.ts): a batch waits here
+ * for an earlier batch that created the same pool, never the other way round.
+ */
+export async function ensureBatchPools(trx: Knex.Transaction, batch: LeadBatch, scope: ProjectScope): Promise<void> {
+  if (batch.leads.length === 0) return;
   const poolNames = [...new Set(batch.leads.map((l) => l.poolName))];
   await trx.raw(ENSURE_POOLS, [poolNames, batch.campaignId, scope.likePatterns]);
+}
+
+/** Inserts the batch's leads in order inside `trx`, after ensureBatchPools; unique ids are made here. */
+export async function insertLeadBatch(trx: Knex.Transaction, batch: LeadBatch, scope: ProjectScope): Promise<InsertBatchResult> {
+  if (batch.leads.length === 0) return { kind: 'inserted', leads: [] };
   const uniqueIds = batch.leads.map(() => randomUUID());
   const { rows } = await trx.raw(INSERT_LEADS, [
     batch.now,

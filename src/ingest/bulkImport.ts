@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import { LeadStatus, LeadStatusName } from '../domain/enums';
-import { LeadDataError, mapLeadData } from '../domain/leadData';
+import { LeadDataError, leadDataMapper, MappedLeadData } from '../domain/leadData';
 import { parseBulkRow, unreadableRow } from '../domain/bulkRows';
 import type { ImportCampaign } from '../data/leadRepository';
-import { insertLeadBatch } from '../data/leadBatches';
+import { ensureBatchPools, insertLeadBatch } from '../data/leadBatches';
+import { hasSpareConnections } from '../data/db';
 import { recordLeadEvents } from '../data/hookEvents';
 import { doNotCallStatuses, DoNotCallStatus } from '../data/doNotCallRepository';
 import type { ProjectScope } from '../data/projectScope';
@@ -59,6 +60,8 @@ export interface BulkImportOptions {
   maxBatchDelayMs: number;
   /** Longest NDJSON line. */
   maxLineLength: number;
+  /** Batches stored side by side at most (each in a transaction and connection of its own). */
+  parallelBatches: number;
 }
 
 export interface BulkImporter {
@@ -93,7 +96,10 @@ export type BulkPiece =
  * Lets a caller add its own writes to each batch's transaction (the idempotency record).
  * `digest`: the row digest after the batch's last row (when a RowDigest is given).
  */
-export type BatchHook = (trx: Knex.Transaction, batch: { text: string; rows: number; lastRow: number; digest?: string }) => Promise<void>;
+export type BatchHook = (
+  trx: Knex.Transaction,
+  batch: { text: string; rows: number; rowsBefore: number; lastRow: number; digest?: string },
+) => Promise<void>;
 
 /** Thrown by a BatchHook: the batch is rolled back and the import ends with a key_conflict stop. */
 export class BulkKeyConflict extends Error {
@@ -169,25 +175,29 @@ async function* rowItems(
   zone: string,
   chain?: RowDigest,
 ): AsyncGenerator<RowItem | StopItem> {
+  const mapData = leadDataMapper(request.campaign.fields, zone);
   let row = 0;
-  const digest = () => (chain ? { digest: chain.digest } : {});
+  const withDigest = (item: RowItem): RowItem => {
+    if (chain) item.digest = chain.digest;
+    return item;
+  };
   let stop: BulkStop | undefined;
   try {
     for await (const record of records) {
       row++;
       chain?.add(record);
       if ('invalid' in record) {
-        yield { row, errors: unreadableRow(record.invalid), ...digest() };
+        yield withDigest({ row, errors: unreadableRow(record.invalid) });
         continue;
       }
-      yield { ...prepareRow(row, record.value, request, zone), ...digest() };
+      yield withDigest(prepareRow(row, record.value, request, mapData));
     }
   } catch (err) {
     if (err instanceof MalformedBodyError) {
       if (err.inRecord) {
         row++;
         chain?.add({ broken: true });
-        yield { row, errors: unreadableRow(err.message), ...digest() };
+        yield withDigest({ row, errors: unreadableRow(err.message) });
       }
       stop = { reason: 'malformed', message: err.message, rows: row };
     } else if (err instanceof BodyTooLargeError) {
@@ -247,14 +257,14 @@ export async function readBulkBody(
   for await (const _ of rowItems(bodyRecords(body, request.campaign, options), request, deps.zone, chain));
 }
 
-function prepareRow(row: number, value: unknown, request: BulkImportRequest, zone: string): RowItem {
+function prepareRow(row: number, value: unknown, request: BulkImportRequest, mapData: (input: Record<string, string>) => MappedLeadData): RowItem {
   const parsed = parseBulkRow(value);
   if (!parsed.ok) return { row, errors: parsed.errors };
   const { input } = parsed;
   if (input.campaignCode !== undefined && input.campaignCode !== request.campaign.code) {
     return { row, errors: [{ field: 'CampaignCode', message: `must be the request's CampaignCode (${request.campaign.code})` }] };
   }
-  const mapped = mapLeadData(request.campaign.fields, input.data, zone);
+  const mapped = mapData(input.data);
   if (mapped.errors.length > 0) return { row, errors: mapped.errors };
   return {
     row,
@@ -272,6 +282,10 @@ const NEW: LeadStatusName = 'New';
 type Committed = { ok: true; text: string; rows: number } | { ok: false; stop?: 'campaign_unavailable' | 'key_conflict' | 'failed' };
 type Pulled = { done: true } | { done: false; item: RowItem | StopItem } | { error: unknown };
 type Wake = { kind: 'pulled'; pulled: Pulled } | { kind: 'committed'; committed: Committed } | { kind: 'tick' } | { kind: 'aborted' };
+/** A batch being stored: `locked` once it holds its locks (or gave up), `outcome` once it committed or not. */
+type Flight = { locked: Promise<void>; outcome: Promise<Committed> };
+/** How long a batch stored beside another waits for a lock (src/ingest/bulkImport.ts store). */
+const PARALLEL_LOCK_TIMEOUT = '10s';
 
 /**
  * Runs one bulk import, yielding the results of each committed batch and, when the body broke
@@ -295,21 +309,38 @@ export async function* runBulkImport(
       (r): Pulled => (r.done ? { done: true } : { done: false, item: r.value }),
       (error: unknown): Pulled => ({ error }),
     );
-  const aborted = new Promise<Wake>((resolve) => {
-    if (signal.aborted) resolve({ kind: 'aborted' });
-    else signal.addEventListener('abort', () => resolve({ kind: 'aborted' }), { once: true });
-  });
+  // A wait for the abort, made afresh for each wait of the loop below and dropped after it: a
+  // single promise raced again and again would keep every race's outcome (each row read) until
+  // the request ends, as memory growing with the body.
+  const abortWait = (): { wake: Promise<Wake>; drop(): void } => {
+    let listener: (() => void) | undefined;
+    const wake = new Promise<Wake>((resolve) => {
+      listener = () => resolve({ kind: 'aborted' });
+      signal.addEventListener('abort', listener, { once: true });
+    });
+    return { wake, drop: () => signal.removeEventListener('abort', listener!) };
+  };
 
   // Rows numbers go on after the rows an earlier request with the same key stored.
   let answered = tracking?.skipRows ?? 0;
   let batch: RowItem[] = [];
   let batchStarted = 0;
   let pending: Promise<Pulled> | undefined;
-  let inFlight: Promise<Committed> | undefined;
+  /** Batches being stored, oldest first; their results are yielded in this order. */
+  const flights: Flight[] = [];
   let ended = false;
   let stop: BulkStop | undefined;
 
-  const commit = async (items: RowItem[]): Promise<Committed> => {
+  /**
+   * Stores one batch in a transaction of its own. With a batch before it still in flight, the
+   * expensive part (the insert) runs beside that batch's, and everything that must keep input
+   * order waits for it: the locks (the do-not-call lists' and new pools', taken after the
+   * earlier batch took its own), then the events, the idempotency record and the commit (only
+   * once the earlier batch committed; rolled back if it did not). Every wait is on the batch
+   * before, so two batches never wait on each other; a lock wait that other work turns into a
+   * cycle anyway ends at lock_timeout (the import stops) instead of hanging.
+   */
+  const store = async (items: RowItem[], before: Flight | undefined, locked: () => void): Promise<Committed> => {
     try {
       const valid = items.filter((i): i is Extract<RowItem, { lead: PreparedLead }> => 'lead' in i);
       let stored: { id: number; uniqueId: string }[] = [];
@@ -325,27 +356,35 @@ export async function* runBulkImport(
           )
           .join(',\n');
       };
-      if (valid.length === 0 && onBatch === undefined) return { ok: true, text: results([]), rows: items.length };
+      if (valid.length === 0 && onBatch === undefined) {
+        locked();
+        return { ok: true, text: results([]), rows: items.length };
+      }
       const trx = await deps.db.transaction();
       try {
+        if (options.parallelBatches > 1) await trx.raw(`set local lock_timeout = '${PARALLEL_LOCK_TIMEOUT}'`);
         const now = deps.clock();
+        await before?.locked;
         statuses = await doNotCallStatuses(trx, request.campaign.id, valid.map(({ lead }) => lead.phoneNumber), now);
-        const inserted = await insertLeadBatch(
-          trx,
-          {
-            campaignId: request.campaign.id,
-            now,
-            userId: importer.userId,
-            leads: valid.map(({ lead }, i) => ({
-              poolName: poolNameAt(lead.pool ?? request.pool, now, deps.zone),
-              status: LeadStatus.toNumber(statuses[i] ?? NEW),
-              data: lead.data,
-              phoneNumber: lead.phoneNumber,
-              externalKey: lead.externalKey,
-            })),
-          },
-          importer.scope,
-        );
+        const leadBatch = {
+          campaignId: request.campaign.id,
+          now,
+          userId: importer.userId,
+          leads: valid.map(({ lead }, i) => ({
+            poolName: poolNameAt(lead.pool ?? request.pool, now, deps.zone),
+            status: LeadStatus.toNumber(statuses[i] ?? NEW),
+            data: lead.data,
+            phoneNumber: lead.phoneNumber,
+            externalKey: lead.externalKey,
+          })),
+        };
+        await ensureBatchPools(trx, leadBatch, importer.scope);
+        locked();
+        const inserted = await insertLeadBatch(trx, leadBatch, importer.scope);
+        if (before !== undefined && !(await before.outcome).ok) {
+          await trx.rollback();
+          return { ok: false };
+        }
         if (inserted.kind === 'campaign_unavailable') {
           await trx.rollback();
           return { ok: false, stop: 'campaign_unavailable' };
@@ -355,7 +394,13 @@ export async function* runBulkImport(
         await recordLeadEvents(trx, 'lead.created', stored.map((l) => ({ leadId: l.id })), now);
         const text = results(stored);
         const last = items[items.length - 1]!;
-        await onBatch?.(trx, { text, rows: items.length, lastRow: last.row, ...(last.digest !== undefined ? { digest: last.digest } : {}) });
+        await onBatch?.(trx, {
+          text,
+          rows: items.length,
+          rowsBefore: items[0]!.row - 1,
+          lastRow: last.row,
+          ...(last.digest !== undefined ? { digest: last.digest } : {}),
+        });
         // A client that left gets no acknowledgement: its batch is not committed either.
         if (signal.aborted) {
           await trx.rollback();
@@ -371,38 +416,53 @@ export async function* runBulkImport(
       if (err instanceof BulkKeyConflict) return { ok: false, stop: 'key_conflict' };
       if (!signal.aborted) deps.logger.error({ err }, 'bulk import: a batch could not be stored');
       return { ok: false, stop: 'failed' };
+    } finally {
+      locked();
     }
   };
+
+  const launch = (items: RowItem[]): void => {
+    let markLocked!: () => void;
+    const locked = new Promise<void>((resolve) => (markLocked = resolve));
+    flights.push({ locked, outcome: store(items, flights[flights.length - 1], markLocked) });
+  };
+
+  // A second batch goes to Postgres beside the first only when the pool has connections to
+  // spare (one for it and one for everyone else): never wait for a connection while holding one.
+  const mayLaunch = (): boolean =>
+    flights.length === 0 || (flights.length < options.parallelBatches && hasSpareConnections(deps.db, 2));
 
   try {
     for (;;) {
       if (signal.aborted) return;
       const full = batch.length >= options.batchSize;
-      if (inFlight === undefined && batch.length > 0 && (full || ended || Date.now() - batchStarted >= options.maxBatchDelayMs)) {
-        inFlight = commit(batch);
+      if (batch.length > 0 && (full || ended || Date.now() - batchStarted >= options.maxBatchDelayMs) && mayLaunch()) {
+        launch(batch);
         batch = [];
         continue;
       }
-      if (ended && inFlight === undefined) break;
+      if (ended && flights.length === 0) break;
 
-      const waits: Promise<Wake>[] = [aborted];
+      const abort = abortWait();
+      const waits: Promise<Wake>[] = [abort.wake];
       if (!ended && !full) {
         pending ??= pull();
         waits.push(pending.then((pulled): Wake => ({ kind: 'pulled', pulled })));
       }
       let timer: NodeJS.Timeout | undefined;
-      if (inFlight !== undefined) {
-        waits.push(inFlight.then((committed): Wake => ({ kind: 'committed', committed })));
+      if (flights.length > 0) {
+        waits.push(flights[0]!.outcome.then((committed): Wake => ({ kind: 'committed', committed })));
       } else if (batch.length > 0) {
         const wait = Math.max(0, batchStarted + options.maxBatchDelayMs - Date.now());
         waits.push(new Promise<Wake>((resolve) => (timer = setTimeout(() => resolve({ kind: 'tick' }), wait))));
       }
       const wake = await Promise.race(waits);
+      abort.drop();
       if (timer !== undefined) clearTimeout(timer);
 
       if (wake.kind === 'aborted') return;
       if (wake.kind === 'committed') {
-        inFlight = undefined;
+        flights.shift();
         const c = wake.committed;
         if (!c.ok) {
           if (c.stop) stop = { reason: c.stop, rows: answered };
@@ -434,9 +494,10 @@ export async function* runBulkImport(
     }
     if (stop !== undefined) yield { kind: 'stopped', stop };
   } finally {
-    // Stop reading the body (without waiting for a row that may never come), and let a batch
-    // in flight finish: committed, or rolled back when the client left.
+    // Stop reading the body (without waiting for a row that may never come), and let the
+    // batches in flight finish: committed, or rolled back when the client left or one before
+    // them failed.
     void source.return(undefined).catch(() => undefined);
-    if (inFlight !== undefined) await inFlight;
+    for (const flight of flights) await flight.outcome;
   }
 }

@@ -461,3 +461,46 @@ describe('POST /api/leads/bulk, a client that leaves mid-import', () => {
     while (pool.numUsed() > 0) await new Promise((r) => setTimeout(r, 20));
   });
 });
+
+describe('POST /api/leads/bulk, batches stored side by side', () => {
+  // Small batches, up to four in flight, and a pool with connections to spare for them.
+  const { t, w } = useTestWorld({ BULK_BATCH_SIZE: '10', BULK_PARALLEL_BATCHES: '4', DB_POOL_MAX: '12' });
+
+  it('when neighbouring batches create the same new pools, then every row is stored once, in its pool, answered in input order', async () => {
+    const tag = uniq('SIDE-');
+    // Each batch of ten rows spans two pools that the batch before it also names (and may be
+    // creating at that moment): a later batch must wait for an earlier one's pool, never the reverse.
+    const poolOf = (n: number) => `${tag} pool ${Math.floor(n / 7) % 9}`;
+    const total = 600;
+    const lines = Array.from({ length: total }, (_, i) => {
+      const n = i + 1;
+      return JSON.stringify({ Data: { Name: `Row ${n}`, Telefon: '+45 1234', Customer: `${tag}-${n}` }, LeadPool: poolOf(n) });
+    });
+    const res = await request(t.app)
+      .post('/api/leads/bulk')
+      .query({ CampaignCode: w.campaigns.b2b })
+      .set('Authorization', w.accounts.full.auth)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(lines.join('\n'));
+    expect(res.status).toBe(200);
+    const results = res.body as RowResult[];
+    expect(results.map((r) => r.row)).toEqual(lines.map((_, i) => i + 1));
+    expect(results.every((r) => r.success)).toBe(true);
+
+    const rows = await t.db('leads as l')
+      .join('lead_pools as p', 'p.id', 'l.pool_id')
+      .whereLike('l.external_key', `${tag}-%`)
+      .select('l.unique_id', 'l.external_key', 'p.name as pool');
+    expect(rows).toHaveLength(total);
+    const byId = new Map(rows.map((r) => [r.unique_id as string, r]));
+    for (const r of results) {
+      expect(byId.get(r.uniqueId!)).toMatchObject({ external_key: `${tag}-${r.row}`, pool: poolOf(r.row) });
+    }
+    // Each pool exists once.
+    const pools = await t.db('lead_pools').whereLike('name', `${tag} pool %`).pluck('name');
+    expect([...pools].sort()).toEqual([...new Set(lines.map((_, i) => poolOf(i + 1)))].sort());
+    // Nothing is left holding a connection.
+    const pool = (t.db.client as unknown as { pool: { numUsed(): number } }).pool;
+    expect(pool.numUsed()).toBe(0);
+  });
+});

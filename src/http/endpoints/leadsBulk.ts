@@ -86,7 +86,7 @@ async function* answerText(pieces: AsyncIterable<BulkPiece>, onStop: (stop: Bulk
   yield opened ? '\n]\n' : '[]\n';
 }
 
-export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 'BULK_BATCH_SIZE' | 'BULK_BODY_IDLE_TIMEOUT_MS'>) {
+export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 'BULK_BATCH_SIZE' | 'BULK_PARALLEL_BATCHES' | 'BULK_BODY_IDLE_TIMEOUT_MS'>) {
   return defineEndpoint({
     service: 'leads.bulk',
     operationId: 'importLeadsBulk',
@@ -142,7 +142,12 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
       const importer = { accountId: account.id, userId: account.userId, scope };
       const request = { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}) };
       const body = { reader: new BodyReader(req, settings.BULK_BODY_LIMIT, undefined, settings.BULK_BODY_IDLE_TIMEOUT_MS), format, encoding, separator: query.CsvFieldSeparator ?? ';' };
-      const options = { batchSize: settings.BULK_BATCH_SIZE, maxBatchDelayMs: MAX_BATCH_DELAY_MS, maxLineLength: MAX_LINE_LENGTH };
+      const options = {
+        batchSize: settings.BULK_BATCH_SIZE,
+        parallelBatches: settings.BULK_PARALLEL_BATCHES,
+        maxBatchDelayMs: MAX_BATCH_DELAY_MS,
+        maxLineLength: MAX_LINE_LENGTH,
+      };
       let pieces: AsyncIterable<BulkPiece>;
       if (key === undefined) {
         pieces = runBulkImport(deps, importer, request, body, options, signal);
