@@ -1,10 +1,14 @@
 /**
- * Leads benchmark (figures: docs/benchmarks.md), run on demand:  npm run bench:leads [-- --leads 500000 --duration 20]
+ * Leads benchmark (figures: docs/benchmarks.md), run on demand:
+ *   npm run bench:leads [-- --leads 500000 --duration 20 --bulk-rows 1000000 --bulk-formats csv,json]
  *
  * 1. Import: autocannon with 32 concurrent clients, one lead per POST /api/leads, against the
  *    real server (`lcm serve` as a child process) with Basic auth and request counting in Redis
  *    on. Reports leads/s and latency percentiles; checks the database holds one lead per 200.
- * 2. Export: /api/simpleleads over the generated leads (`lcm generate`'s generator) against
+ * 2. Bulk import: one POST /api/leads/bulk of `--bulk-rows` rows (default 1,000,000; 0 skips
+ *    it) per format, the body generated while it is sent and the answer read as it arrives
+ *    (bench/bulkRequests.ts, as `npm run bench:bulk`): rows/s, the server's RSS growth, CPU per row.
+ * 3. Export: /api/simpleleads over the generated leads (`lcm generate`'s generator) against
  *    `psql` running `COPY (...) TO STDOUT` of the same rows (the physical limit) — both the
  *    export's own SELECT and the SELECT with every name joined in — each run several times
  *    alternately; medians and the ratio to the faster COPY. The server's RSS is sampled.
@@ -12,22 +16,17 @@
  * Everything runs on a throwaway embedded Postgres and redis-server (free loopback ports),
  * removed at the end. The machine is shared: run it once.
  */
-import { spawn, ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
+import { spawn } from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
-import { Readable } from 'node:stream';
-import type { Knex } from 'knex';
-import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
-import { createDb, migrateLatest } from '../src/data/db';
-import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../src/ingest/syntheticData';
 import { loadLeadLookups } from '../src/data/leadRepository';
 import { leadCopySql } from '../src/data/exportQueries';
 import { visibleFieldsByDefinition } from '../src/domain/leadSerializer';
 import { projectScope } from '../src/data/projectScope';
-import { numberOption as option, freePort, waitFor, httpGet, rssMb, median, fmt } from './support';
+import { numberOption as option, textOption, freePort, rssMb, median, fmt } from './support';
+import { benchRun, loadBenchWorld, startBenchDatabase, startBenchServer, BENCH_CAMPAIGN, BENCH_ZONE } from './benchWorld';
+import { BULK_FORMATS, BulkFormat, bulkImportTable } from './bulkRequests';
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -43,17 +42,17 @@ type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon: Autocannon = require('autocannon');
 
-const ZONE = 'Europe/Copenhagen';
-const ROOT = path.resolve(__dirname, '..');
 
 const settings = {
   leads: option('leads', 500_000),
   duration: option('duration', 20),
   connections: option('connections', 32),
   exportRuns: option('runs', 3),
+  /** Rows of each bulk import request (0: no bulk import). */
+  bulkRows: option('bulk-rows', 1_000_000),
+  bulkFormats: textOption('bulk-formats', 'csv,json').split(',') as BulkFormat[],
 };
-
-/** Resident set size of a process in MB (Linux /proc). */
+for (const f of settings.bulkFormats) if (!BULK_FORMATS.includes(f)) throw new Error(`unknown bulk format ${f}`);
 
 interface ExportRun {
   rows: number;
@@ -116,7 +115,7 @@ function runCopy(dbUrl: string, sql: string): Promise<{ seconds: number; bytes: 
     const started = process.hrtime.bigint();
     const child = spawn('psql', [dbUrl, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `COPY (${sql}) TO STDOUT`], {
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, PGTZ: ZONE },
+      env: { ...process.env, PGTZ: BENCH_ZONE },
     });
     let bytes = 0;
     child.stdout!.on('data', (c: Buffer) => (bytes += c.length));
@@ -128,87 +127,25 @@ function runCopy(dbUrl: string, sql: string): Promise<{ seconds: number; bytes: 
   });
 }
 
-async function load(db: Knex, records: Record<string, unknown>[]): Promise<void> {
-  await loadNdjson(db, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: ZONE });
-}
 
 async function main(): Promise<void> {
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-bench-leads-'));
-  fs.chmodSync(tmp, 0o755);
-  const cleanups: (() => unknown)[] = [() => fs.rmSync(tmp, { recursive: true, force: true })];
-  const cleanup = async () => {
-    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
-  };
-  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
-
+  const run = benchRun('leads');
   try {
     console.log(`# leads benchmark — ${os.cpus().length} CPUs, Node ${process.version}, ${new Date().toISOString()}`);
-    const pgPort = await freePort();
-    const cluster = await startEmbeddedPostgres({ dataDir: path.join(tmp, 'pg'), port: pgPort, database: 'bench', persistent: false });
-    cleanups.push(() => cluster.stop());
+    const database = await startBenchDatabase(run, 4);
+    const { db } = database;
+    const clusterUrl = database.url;
     const redisPort = await freePort();
     const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    cleanups.push(() => redis.kill('SIGTERM'));
+    run.cleanups.push(() => redis.kill('SIGTERM'));
 
-    const db = createDb({ url: cluster.url, timezone: ZONE, poolMax: 4 });
-    cleanups.push(() => db.destroy());
-    await migrateLatest(db);
-
-    // ---- a small world: one campaign to import into, one account with high limits ----------
-    const username = 'bench';
-    const password = 'bench-password';
-    const auth = 'Basic ' + Buffer.from(`${username}:${password}`).toString('base64');
-    await load(db, [
-      { type: 'orgUnit', orgCode: 'Bench root', name: 'Bench root' },
-      { type: 'user', orgCode: 'bench-user', username: 'bench-user', name: 'Bench User', parent: 'Bench root' },
-      {
-        type: 'leadDefinition',
-        name: 'Bench definition',
-        fields: [
-          { name: 'Name', type: 'text', required: true },
-          { name: 'Phone', importName: 'Telefon', type: 'phone', required: true },
-          { name: 'Email', type: 'email' },
-          { name: 'Customer', type: 'text', externalKey: true },
-          { name: 'Revenue', type: 'number', access: 'Partner' },
-        ],
-      },
-      { type: 'campaign', code: 'BENCH', name: 'Bench', project: 'Bench project', leadDefinition: 'Bench definition', campaignType: 'PowerDialer' },
-      { type: 'account', username, password, user: 'bench-user', projects: ['*'], rights: { Leads: ['Get', 'Post'], SimpleLeads: ['Get'] }, entryAccess: 'Full' },
-      { type: 'requestLimit', account: username, service: 'leads.import', dailyLimit: 2_000_000_000 },
-      { type: 'requestLimit', account: username, service: 'simpleleads', dailyLimit: 2_000_000_000 },
-    ]);
-
-    // ---- the server, as `npm start` runs it --------------------------------------------------
-    const port = await freePort();
-    const server: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'bin/lcm.js'), 'serve'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: {
-        ...process.env,
-        DATABASE_URL: cluster.url,
-        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        SWEEP_INTERVAL_MS: '0',
-        PLATFORM_TIMEZONE: ZONE,
-      },
-    });
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          if (server.exitCode !== null) return resolve();
-          server.once('exit', () => resolve());
-          server.kill('SIGTERM');
-        }),
-    );
-    const base = `http://127.0.0.1:${port}`;
-    await waitFor(async () => (await httpGet(`${base}/api/healthz`)) === 200, 'the server');
-    const pid = server.pid!;
+    // ---- a small world and the server, as `npm start` runs it (bench/benchWorld.ts) --------
+    const auth = await loadBenchWorld(db);
+    const { base, pid } = await startBenchServer(run, clusterUrl, { REDIS_URL: `redis://127.0.0.1:${redisPort}` });
 
     // ---- 1. import -------------------------------------------------------------------------
     const body = JSON.stringify({
-      CampaignCode: 'BENCH',
+      CampaignCode: BENCH_CAMPAIGN,
       Data: { Name: 'Åse Ærø', Telefon: '+45 12 34 56 78', Email: 'aase@example.com', Customer: 'K-1', Revenue: '1200' },
     });
     const importOptions = {
@@ -241,12 +178,20 @@ async function main(): Promise<void> {
     // Requests still in flight when the measurement ends add a few leads more than it counted.
     if (after - before < imp['2xx']) console.log(`WARNING: ${imp['2xx']} successful imports but only ${after - before} new leads`);
 
-    // ---- 2. export -------------------------------------------------------------------------
+    // ---- 2. bulk import ---------------------------------------------------------------------
+    let bulkOk = true;
+    if (settings.bulkRows > 0) {
+      console.log(`\n## bulk import: one POST /api/leads/bulk of ${fmt(settings.bulkRows)} rows per format (bench/bulkRequests.ts)`);
+      const target = { base, auth, serverPid: pid, postmasterPid: database.postmasterPid, db };
+      bulkOk = await bulkImportTable(target, settings.bulkFormats, settings.bulkRows);
+    }
+
+    // ---- 3. export -------------------------------------------------------------------------
     // Only the generated leads are exported: the imported ones go first.
-    await db('leads').whereIn('campaign_id', db('campaigns').select('id').where({ code: 'BENCH' })).delete();
+    await db('leads').whereIn('campaign_id', db('campaigns').select('id').where({ code: BENCH_CAMPAIGN })).delete();
     console.log(`\n## export: generating ${fmt(settings.leads)} leads (lcm generate's generator) ...`);
     const genStarted = Date.now();
-    await generateSyntheticData(db, { calls: 0, leads: settings.leads, seed: 5, zone: ZONE, days: 30 });
+    await generateSyntheticData(db, { calls: 0, leads: settings.leads, seed: 5, zone: BENCH_ZONE, days: 30 });
     await db.raw('VACUUM ANALYZE leads');
     const total = Number((await db('leads').count<{ count: string }[]>('* as count'))[0]!.count);
     console.log(`generated in ${((Date.now() - genStarted) / 1000).toFixed(1)} s; ${fmt(total)} leads in the table`);
@@ -268,15 +213,15 @@ async function main(): Promise<void> {
       order by l.last_modified_time, l.unique_id`;
     const exportUrl = `${base}/api/simpleleads`;
     // Warm the caches of every path once.
-    await runCopy(cluster.url, copyOwnSql);
-    await runCopy(cluster.url, copyJoinedSql);
+    await runCopy(clusterUrl, copyOwnSql);
+    await runCopy(clusterUrl, copyJoinedSql);
     await runExport(exportUrl, auth, pid);
     const copiesOwn: { seconds: number; bytes: number }[] = [];
     const copiesJoined: { seconds: number; bytes: number }[] = [];
     const exports: ExportRun[] = [];
     for (let i = 0; i < settings.exportRuns; i++) {
-      copiesOwn.push(await runCopy(cluster.url, copyOwnSql));
-      copiesJoined.push(await runCopy(cluster.url, copyJoinedSql));
+      copiesOwn.push(await runCopy(clusterUrl, copyOwnSql));
+      copiesJoined.push(await runCopy(clusterUrl, copyJoinedSql));
       exports.push(await runExport(exportUrl, auth, pid));
     }
     for (const e of exports) if (e.rows !== total) console.log(`WARNING: export returned ${e.rows} rows, expected ${total}`);
@@ -305,8 +250,9 @@ async function main(): Promise<void> {
     console.log(`| psql COPY rows/s (export's SELECT / names joined) | ${fmt(copyOwnRate)} / ${fmt(copyJoinedRate)} | — |`);
     console.log(`| export / faster COPY | ${(exportRate / copyRate).toFixed(2)}× | ≥ 0.8× of its own SELECT |`);
     console.log(`| server RSS peak − start during export | ${fmt(Math.max(...exports.map((e) => e.rss.peak - e.rss.start)))} MB | flat |`);
+    if (!bulkOk) process.exitCode = 1;
   } finally {
-    await cleanup();
+    await run.cleanup();
   }
 }
 
