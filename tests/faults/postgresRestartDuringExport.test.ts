@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
+import pg from 'pg';
 import { createDb, migrateLatest } from '../../src/data/db';
 import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../../src/ingest/syntheticData';
@@ -26,10 +27,26 @@ import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
  * connection back (the export pool runs dry after the restart).
  */
 const ZONE = 'Europe/Copenhagen';
-const CALLS = 60_000;
+// Enough that the export's COPY cannot be done before the stop: the COPY's output waiting in the
+// socket buffers between Postgres, the server and the slow reader holds about 60,000 calls.
+const CALLS = 300_000;
 /** The slow reader: one chunk, then this long before the next. */
 const READ_PAUSE_MS = 20;
 const RECOVERY_MS = 30_000;
+
+/** Whether a COPY … TO STDOUT (an export) is running in the database at `url`. */
+async function copyRunning(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `select count(*)::int as n from pg_stat_activity where state = 'active' and query ilike 'copy%to stdout%' and pid <> pg_backend_pid()`,
+    );
+    return rows[0].n > 0;
+  } finally {
+    await client.end();
+  }
+}
 
 interface SlowRead {
   status: number;
@@ -140,6 +157,9 @@ describe('Postgres restarted during an export', () => {
     const exporting = await readSlowly(url + exportPath, auth(accounts.warm));
     expect(exporting.status).toBe(200);
     await until('the export to be well under way', async () => exporting.bytes() > 256 * 1024, 30_000);
+    // The premise: Postgres is still sending the export's COPY (not done with it, its rows only
+    // waiting in buffers, which would let the export end whole whatever happens to Postgres).
+    expect(await copyRunning(pg!.url)).toBe(true);
 
     await pg!.stop('fast');
     const bytesAtStop = exporting.bytes();
