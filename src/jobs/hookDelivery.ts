@@ -20,7 +20,8 @@ import {
 } from '../data/hookDeliveryRepository';
 import type { HookDeliveryJob } from '../data/jobQueue';
 import type { HookSender, SendResult } from './hookSender';
-import { Limiter, StatementBatcher } from './statementBatcher';
+import { StatementBatcher } from './statementBatcher';
+import { BoundedWork } from '../streams/boundedWork';
 import { version } from '../../package.json';
 
 /**
@@ -83,7 +84,7 @@ export function deliveryBatches(db: Knex, timeoutMs: number): DeliveryBatches {
     },
     (a) => a.deliveryId,
   );
-  const others = new Limiter(FAILURE_WRITERS);
+  const others = new BoundedWork(FAILURE_WRITERS, Number.POSITIVE_INFINITY);
   return { claim: (r) => claims.add(r), recordDelivered: (a) => delivered.add(a), recordOther: (write) => others.run(write) };
 }
 

@@ -62,23 +62,3 @@ export class StatementBatcher<I, O> {
     }
   }
 }
-
-/** Runs at most `limit` of the tasks given to it at once; the others wait their turn, in order. */
-export class Limiter {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(private readonly limit: number) {}
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active += 1;
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active -= 1;
-    }
-  }
-}

@@ -1,4 +1,4 @@
-import { BoundedWork, BoundedWorkFull } from '../../src/http/boundedWork';
+import { BoundedWork, BoundedWorkFull } from '../../src/streams/boundedWork';
 
 describe('BoundedWork', () => {
   it('when more tasks come than may run, then they wait their turn, and past the queue they are refused at once', async () => {
@@ -60,5 +60,30 @@ describe('BoundedWork', () => {
     }
     await Promise.all([...lows, normal, normal2]);
     expect(order).toEqual(['low1', 'normal', 'normal2', 'low2', 'low3']);
+  });
+});
+
+describe('BoundedWork without a bound on its queue (the hook workers\' failed-attempt writes)', () => {
+  it('when more tasks than the limit are given, then at most the limit run at once and all finish', async () => {
+    const limiter = new BoundedWork(2, Number.POSITIVE_INFINITY);
+    let running = 0;
+    let most = 0;
+    const task = async (i: number) => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, 5));
+      running -= 1;
+      return i;
+    };
+    expect(await Promise.all([1, 2, 3, 4, 5].map((i) => limiter.run(() => task(i))))).toEqual([1, 2, 3, 4, 5]);
+    expect(most).toBe(2);
+  });
+
+  it('when a task fails, then its turn passes to the next one', async () => {
+    const limiter = new BoundedWork(1, Number.POSITIVE_INFINITY);
+    const failed = limiter.run(() => Promise.reject(new Error('no')));
+    const next = limiter.run(() => Promise.resolve('yes'));
+    await expect(failed).rejects.toThrow('no');
+    expect(await next).toBe('yes');
   });
 });

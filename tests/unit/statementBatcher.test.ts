@@ -1,4 +1,4 @@
-import { Limiter, StatementBatcher } from '../../src/jobs/statementBatcher';
+import { StatementBatcher } from '../../src/jobs/statementBatcher';
 
 type Item = { key: number; value: string };
 
@@ -63,30 +63,5 @@ describe('statement batcher', () => {
     await expect(b).rejects.toThrow('statement failed');
     expect(await batcher.add({ key: 3, value: 'after' })).toBe('after@2');
     expect(calls).toHaveLength(2);
-  });
-});
-
-describe('limiter', () => {
-  it('when more tasks than the limit are given, then at most the limit run at once and all finish', async () => {
-    const limiter = new Limiter(2);
-    let running = 0;
-    let most = 0;
-    const task = async (i: number) => {
-      running += 1;
-      most = Math.max(most, running);
-      await new Promise((r) => setTimeout(r, 5));
-      running -= 1;
-      return i;
-    };
-    expect(await Promise.all([1, 2, 3, 4, 5].map((i) => limiter.run(() => task(i))))).toEqual([1, 2, 3, 4, 5]);
-    expect(most).toBe(2);
-  });
-
-  it('when a task fails, then its turn passes to the next one', async () => {
-    const limiter = new Limiter(1);
-    const failed = limiter.run(() => Promise.reject(new Error('no')));
-    const next = limiter.run(() => Promise.resolve('yes'));
-    await expect(failed).rejects.toThrow('no');
-    expect(await next).toBe('yes');
   });
 });

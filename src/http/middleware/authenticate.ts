@@ -8,7 +8,7 @@ import { verifyPassword } from '../../domain/password';
 import { textProblem } from '../../domain/textSafety';
 import { HttpProblem } from '../problem';
 import type { CredentialCache } from '../credentialCache';
-import { BoundedWork, BoundedWorkFull } from '../boundedWork';
+import { BoundedWork, BoundedWorkFull } from '../../streams/boundedWork';
 import { LoginFailureStore, MemoryLoginFailures, loginFailureLimitsFrom } from '../../ratelimit/loginFailures';
 import type { Settings } from '../../config/settings';
 import type { Metrics } from '../metrics';

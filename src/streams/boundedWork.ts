@@ -2,7 +2,8 @@
  * At most `concurrency` tasks at once and at most `queue` waiting; one more is refused at once
  * (`run` rejects with BoundedWorkFull) rather than queued behind a flood. Used for password
  * checks: scrypt runs on libuv's thread pool, which a flood of bad logins would otherwise fill,
- * delaying every valid login and every other thread-pool user (DNS, zlib, files).
+ * delaying every valid login and every other thread-pool user (DNS, zlib, files). Also, with
+ * no bound on the queue, for the hook workers' failed-attempt writes (src/jobs/hookDelivery.ts).
  *
  * Tasks run with `low` priority (logins from an address with recent failures) wait behind
  * every normal one and never take the last free slot: a flood of guesses keeps one slot busy
