@@ -87,15 +87,27 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
   }
 }
 
+/** What knex's pool (tarn) tells about its connections. */
+export interface PoolState {
+  max: number;
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+  numPendingCreates(): number;
+}
+
+/** The pool of `db`, for reading its state (metrics, spare connections); none on a transaction. */
+export function poolOf(db: Knex): PoolState | undefined {
+  return (db.client as { pool?: PoolState }).pool;
+}
+
 /**
  * Whether `count` more connections can be had from the pool now without waiting (free ones, or
  * room to open new ones), with nobody queued for one. Work that could use another connection
  * but does not need it asks this instead of waiting for one while it holds a connection.
  */
 export function hasSpareConnections(db: Knex, count: number): boolean {
-  const pool = db.client.pool as
-    | { max: number; numUsed(): number; numFree(): number; numPendingAcquires(): number; numPendingCreates(): number }
-    | undefined;
+  const pool = poolOf(db);
   if (!pool) return false;
   if (pool.numPendingAcquires() > 0) return false;
   const room = pool.max - pool.numUsed() - pool.numFree() - pool.numPendingCreates();

@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { CounterStore } from '../ratelimit/counterStore';
 import type { ReadSource } from '../data/readSource';
 import { hookQueueStats, HookQueueStats } from '../data/hookRepository';
+import { poolOf } from '../data/db';
 
 /**
  * Prometheus metrics of one app instance (a registry each, so test apps don't collide): the
@@ -157,7 +158,7 @@ export class Metrics {
    * store (whether it counts in Redis, and how often it fell back to counting in process).
    */
   observe(resources: { db: Knex; counter: CounterStore }): void {
-    const pool = () => (resources.db.client as { pool?: TarnPool }).pool;
+    const pool = () => poolOf(resources.db);
     new Gauge({
       name: 'lcm_db_pool_connections',
       help: 'Database pool connections by state: used (checked out by a query or cursor) or free (idle)',
@@ -204,14 +205,6 @@ export class Metrics {
       () => stats()?.fallbackOperations ?? 0,
     );
   }
-}
-
-/** The parts of knex's tarn pool the gauges read. */
-interface TarnPool {
-  max: number;
-  numUsed(): number;
-  numFree(): number;
-  numPendingAcquires(): number;
 }
 
 /** A counter whose value another object keeps: it catches up with that total when scraped. */
