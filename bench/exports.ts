@@ -40,7 +40,7 @@ import { callToJson } from '../src/domain/callSerializer';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../src/ingest/syntheticData';
-import { numberOption as arg, freePort, median, fmt, log } from './support';
+import { numberOption as arg, freePort, median, fmt, log, processCpuMs } from './support';
 
 const ROOT = path.resolve(__dirname, '..');
 const ZONE = 'Europe/Copenhagen';
@@ -175,11 +175,7 @@ async function startServer(url: string): Promise<Server> {
       const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
       return m ? Number(m[1]) * 1024 : NaN;
     },
-    cpuMs() {
-      // Fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second on Linux).
-      const fields = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return (Number(fields[11]) + Number(fields[12])) * 10;
-    },
+    cpuMs: () => processCpuMs(child.pid!),
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
