@@ -284,7 +284,7 @@ type Pulled = { done: true } | { done: false; item: RowItem | StopItem } | { err
 type Wake = { kind: 'pulled'; pulled: Pulled } | { kind: 'committed'; committed: Committed } | { kind: 'tick' } | { kind: 'aborted' };
 /** A batch being stored: `locked` once it holds its locks (or gave up), `outcome` once it committed or not. */
 type Flight = { locked: Promise<void>; outcome: Promise<Committed> };
-/** How long a batch stored beside another waits for a lock (src/ingest/bulkImport.ts store). */
+/** How long a batch stored beside another waits for a lock (see `store` in runBulkImport). */
 const PARALLEL_LOCK_TIMEOUT = '10s';
 
 /**
@@ -356,10 +356,8 @@ export async function* runBulkImport(
           )
           .join(',\n');
       };
-      if (valid.length === 0 && onBatch === undefined) {
-        locked();
-        return { ok: true, text: results([]), rows: items.length };
-      }
+      // Nothing to store: no locks to take (the `finally` below lets the next batch go on).
+      if (valid.length === 0 && onBatch === undefined) return { ok: true, text: results([]), rows: items.length };
       const trx = await deps.db.transaction();
       try {
         if (options.parallelBatches > 1) await trx.raw(`set local lock_timeout = '${PARALLEL_LOCK_TIMEOUT}'`);
