@@ -13,6 +13,7 @@ import { subscribeAccountChanges } from '../data/accountChanges';
 import { connectionStringOf, createDb } from '../data/db';
 import { ReadSource } from '../data/readSource';
 import { poolConnections } from '../data/exportSession';
+import { exportSlices } from '../data/copyTranscode';
 
 export interface ComposedApp {
   app: App;
@@ -36,6 +37,7 @@ export async function composeApp(options: {
   const { settings, db, logger } = options;
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   configurePhoneRegion(settings.DEFAULT_PHONE_REGION);
+  exportSlices.configure(settings.EXPORT_SLICE_MS);
   const closers: (() => Promise<unknown>)[] = [];
   // Bulk exports read through a pool of their own on the same database (docs/architecture.md).
   const exportDb = createDb({

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { ByteWriter, TupleRenderer } from '../domain/byteWriter';
 import type { Tuple } from '../domain/pgBinary';
 import { BufferPool } from '../streams/bufferPool';
+import { LoopSlices } from '../streams/loopSlices';
 import { ROWS_EVENT } from '../streams/rowsToText';
 import { BinaryCopyReader } from './binaryCopyReader';
 
@@ -24,6 +25,12 @@ const CHUNK_SIZE = 256 * 1024;
 
 /** The shared pool of output buffers: a few per running export are in flight at most. */
 export const outputBuffers = new BufferPool(CHUNK_SIZE + 16 * 1024, 64);
+
+/**
+ * The exports' CPU work (reading the COPY protocol, rendering) runs in slices of the event
+ * loop's turns (src/streams/loopSlices.ts); the length is the EXPORT_SLICE_MS setting.
+ */
+export const exportSlices = new LoopSlices(4);
 
 export interface TranscodedStream extends Readable {
   /** Gives a chunk's buffer back to the pool once it has been written. */
@@ -71,6 +78,7 @@ export function transcodeCopy(source: Readable, renderer: TupleRenderer, pool: B
   };
   const pump = (): void => {
     if (!wanted || finished || out.destroyed) return;
+    if (!exportSlices.proceed(pump)) return;
     try {
       if (!headWritten) {
         headWritten = true;

@@ -1,0 +1,74 @@
+import { performance } from 'node:perf_hooks';
+
+/**
+ * Bounds how long bulk stream work (rendering export chunks) runs in one turn of the event
+ * loop, so that the rest of the loop's work comes round often.
+ *
+ * Why: Node's event loop (libuv) accepts one new connection per turn. Rendering is CPU work
+ * done as fast as the clients read; with ten exports each rendering a chunk or more per turn,
+ * turns took 20-40 ms, and a burst of 50 new connections waited up to a second to be
+ * accepted, health checks and small requests among them, although no single callback was
+ * slow.
+ *
+ * How: a piece of work asks `proceed(resume)` before each step. Within the current slice the
+ * answer is yes; otherwise `resume` is queued and the caller stops. The queue is run from
+ * setImmediate, after the turn's I/O (and its one accept): a slice of `sliceMs` opens, queued
+ * work resumes in arrival order while the slice lasts, and what is left (or asks again
+ * after the slice) waits for the next turn. Work arriving during a turn's I/O is queued too,
+ * so bulk work runs only in these slices, about `sliceMs` per turn, each export in turn.
+ */
+export class LoopSlices {
+  private sliceEnds = 0;
+  /** Insertion-ordered and without duplicates: a stream asking twice keeps its place. */
+  private waiting = new Set<() => void>();
+  private scheduled = false;
+
+  constructor(private sliceMs: number) {}
+
+  /** Sets the slice length; 0 lets bulk work run whenever it is ready (no slicing). */
+  configure(sliceMs: number): void {
+    this.sliceMs = sliceMs;
+  }
+
+  /** True: go on now. False: stop; `resume` is called in a later slice. */
+  proceed(resume: () => void): boolean {
+    if (this.sliceMs <= 0 || performance.now() < this.sliceEnds) return true;
+    this.waiting.add(resume);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.runSlice);
+    }
+    return false;
+  }
+
+  /** Work waiting for a slice (for tests and metrics). */
+  get queued(): number {
+    return this.waiting.size;
+  }
+
+  private readonly runSlice = (): void => {
+    this.scheduled = false;
+    const batch = this.waiting;
+    this.waiting = new Set();
+    this.sliceEnds = performance.now() + this.sliceMs;
+    const it = batch.values();
+    try {
+      for (let next = it.next(); !next.done; next = it.next()) {
+        batch.delete(next.value);
+        next.value();
+        if (performance.now() >= this.sliceEnds) break;
+      }
+    } finally {
+      this.sliceEnds = 0;
+      // Not reached this time: first in line next time, before what asked meanwhile.
+      if (batch.size > 0) {
+        for (const w of this.waiting) batch.add(w);
+        this.waiting = batch;
+      }
+      if (this.waiting.size > 0 && !this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.runSlice);
+      }
+    }
+  };
+}

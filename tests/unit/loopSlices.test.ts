@@ -1,0 +1,93 @@
+import { PassThrough } from 'node:stream';
+import { to as copyTo } from 'pg-copy-streams';
+import { LoopSlices } from '../../src/streams/loopSlices';
+import { sliceCopyParsing } from '../../src/data/exportSession';
+
+/** Burns the CPU for `ms` (a step of rendering). */
+const busy = (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+};
+
+/**
+ * Counts the event loop's turns: a timer that re-arms itself runs once in each turn's timers
+ * phase (every turn here lasts longer than its 1 ms).
+ */
+function turnCounter() {
+  const counter = { turn: 0, stop: () => clearTimeout(timer) };
+  let timer: NodeJS.Timeout;
+  const tick = () => {
+    counter.turn++;
+    timer = setTimeout(tick, 0);
+  };
+  timer = setTimeout(tick, 0);
+  return counter;
+}
+
+/** A piece of bulk work: `steps` steps of `stepMs` each, asking for a slice before each. */
+function worker(slices: LoopSlices, id: string, steps: number, stepMs: number, log: { id: string; turn: number }[], turns: { turn: number }) {
+  let left = steps;
+  return new Promise<void>((done) => {
+    const run = (): void => {
+      while (left > 0) {
+        if (!slices.proceed(run)) return;
+        busy(stepMs);
+        left--;
+        log.push({ id, turn: turns.turn });
+      }
+      done();
+    };
+    run();
+  });
+}
+
+describe('LoopSlices', () => {
+  it('when bulk work asks outside a slice, then it waits for a later turn and resumes in order, once however often it asked', async () => {
+    const slices = new LoopSlices(50);
+    const ran: string[] = [];
+    const a = () => ran.push('a');
+    const b = () => ran.push('b');
+    expect(slices.proceed(a)).toBe(false);
+    expect(slices.proceed(b)).toBe(false);
+    expect(slices.proceed(a)).toBe(false);
+    expect(slices.queued).toBe(2);
+    expect(ran).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(ran).toEqual(['a', 'b']);
+    expect(slices.queued).toBe(0);
+  });
+
+  it('when several pieces of work each want more than a slice, then each turn runs about one slice of them, taking turns', async () => {
+    const slices = new LoopSlices(4);
+    const turns = turnCounter();
+    const log: { id: string; turn: number }[] = [];
+    await Promise.all(['a', 'b', 'c'].map((id) => worker(slices, id, 8, 3, log, turns)));
+    turns.stop();
+    const perTurn = new Map<number, number>();
+    for (const s of log) perTurn.set(s.turn, (perTurn.get(s.turn) ?? 0) + 1);
+    // A slice of 4 ms ends after the step that passes it: at most two steps of 3 ms per turn.
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(2);
+    expect(log).toHaveLength(24);
+    // Each piece got going within the first turns instead of waiting for the others to finish.
+    const firstTurn = (id: string) => log.find((s) => s.id === id)!.turn;
+    const start = log[0]!.turn;
+    expect(['a', 'b', 'c'].map((id) => firstTurn(id) - start)).toEqual(expect.arrayContaining([0]));
+    expect(Math.max(...['a', 'b', 'c'].map((id) => firstTurn(id) - start))).toBeLessThanOrEqual(2);
+  });
+
+  it('when slicing is off (0), then work runs whenever it asks, all in one turn', async () => {
+    const slices = new LoopSlices(0);
+    const turns = turnCounter();
+    const log: { id: string; turn: number }[] = [];
+    await Promise.all(['a', 'b'].map((id) => worker(slices, id, 4, 1, log, turns)));
+    turns.stop();
+    expect(new Set(log.map((s) => s.turn)).size).toBe(1);
+  });
+});
+
+describe('sliceCopyParsing', () => {
+  it('when given a COPY TO stream of the installed pg-copy-streams, then it finds the socket listener it slices', () => {
+    // A library version that keeps its listener elsewhere would leave COPY parsing unsliced.
+    expect(sliceCopyParsing(copyTo('COPY (SELECT 1) TO STDOUT'), new PassThrough())).toBe(true);
+  });
+});
