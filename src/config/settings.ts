@@ -135,9 +135,10 @@ const schema = z.object({
    */
   EXPORT_STALL_TIMEOUT_MS: z.coerce.number().int().min(0).default(60000),
   /**
-   * The exports' CPU work (COPY parsing, rendering) runs in slices of about this many
-   * milliseconds per turn of the event loop, so that new connections (accepted one per turn)
-   * and small requests come round often while exports run flat out. 0 switches slicing off.
+   * While two or more exports run, their CPU work (COPY parsing, rendering) runs in slices of
+   * about this many milliseconds per turn of the event loop, so that new connections (accepted
+   * one per turn) and small requests come round often while exports run flat out. 0 switches
+   * slicing off.
    */
   EXPORT_SLICE_MS: z.coerce.number().min(0).max(1000).default(4),
   /** Node's server.headersTimeout: the request head must arrive within this time. */

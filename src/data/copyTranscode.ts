@@ -64,6 +64,7 @@ export function transcodeCopy(source: Readable, renderer: TupleRenderer, pool: B
     },
   }) as TranscodedStream;
   out.recycle = (chunk) => pool.give(chunk);
+  out.once('close', exportSlices.join());
 
   let counted = 0;
   const pushChunks = (): boolean => {

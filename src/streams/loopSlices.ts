@@ -14,16 +14,35 @@ import { performance } from 'node:perf_hooks';
  * answer is yes; otherwise `resume` is queued and the caller stops. The queue is run from
  * setImmediate, after the turn's I/O (and its one accept): a slice of `sliceMs` opens, queued
  * work resumes in arrival order while the slice lasts, and what is left (or asks again
- * after the slice) waits for the next turn. Work arriving during a turn's I/O is queued too,
- * so bulk work runs only in these slices, about `sliceMs` per turn, each export in turn.
+ * after the slice) waits for the next turn. The slice is a stretch of time: what the resumed
+ * work sets off right after (a chunk written, the next one asked for) goes on while it lasts,
+ * so a lone export renders a slice's worth per turn, not one chunk. So bulk work takes about
+ * `sliceMs` per turn, each export in turn.
  */
 export class LoopSlices {
   private sliceEnds = 0;
   /** Insertion-ordered and without duplicates: a stream asking twice keeps its place. */
   private waiting = new Set<() => void>();
   private scheduled = false;
+  /** Pieces of bulk work running (joined and not yet left). */
+  private running = 0;
 
   constructor(private sliceMs: number) {}
+
+  /**
+   * A piece of bulk work starts (an export); `leave` when it ends. Slicing applies only while
+   * two or more run: a lone export has no other export to take turns with, and unsliced it
+   * renders in larger runs at less cost per row (docs/benchmarks.md).
+   */
+  join(): () => void {
+    this.running++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.running--;
+    };
+  }
 
   /** Sets the slice length; 0 lets bulk work run whenever it is ready (no slicing). */
   configure(sliceMs: number): void {
@@ -32,13 +51,18 @@ export class LoopSlices {
 
   /** True: go on now. False: stop; `resume` is called in a later slice. */
   proceed(resume: () => void): boolean {
-    if (this.sliceMs <= 0 || performance.now() < this.sliceEnds) return true;
+    if (this.sliceMs <= 0 || (this.running < 2 && this.waiting.size === 0) || performance.now() < this.sliceEnds) return true;
     this.waiting.add(resume);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.runSlice);
     }
     return false;
+  }
+
+  /** Pieces of bulk work joined and not yet left (for tests). */
+  get active(): number {
+    return this.running;
   }
 
   /** Work waiting for a slice (for tests and metrics). */
@@ -59,7 +83,6 @@ export class LoopSlices {
         if (performance.now() >= this.sliceEnds) break;
       }
     } finally {
-      this.sliceEnds = 0;
       // Not reached this time: first in line next time, before what asked meanwhile.
       if (batch.size > 0) {
         for (const w of this.waiting) batch.add(w);

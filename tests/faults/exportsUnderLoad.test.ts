@@ -30,7 +30,7 @@ import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
  * connection per turn of its event loop, and with ten exports running flat out beside ten
  * COPYs on the 2-core test machine a turn lasts 10-30 ms, so the probe's connections wait
  * their turn in the kernel's queue (docs/decisions.md, "Overload and timeouts"). Exports run
- * in slices of the loop's turns (EXPORT_SLICE_MS), which brought that round from 0.9-1.2 s to
+ * in slices of the loop's turns (EXPORT_SLICE_MS), which brought that round from about 0.85 s to
  * about 0.7 s on a quiet machine; on a loaded one it can still pass 1 s, so the bound asserted
  * here is the no-hang one and the 1 s target is printed.
  */

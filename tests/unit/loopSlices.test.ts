@@ -27,6 +27,7 @@ function turnCounter() {
 /** A piece of bulk work: `steps` steps of `stepMs` each, asking for a slice before each. */
 function worker(slices: LoopSlices, id: string, steps: number, stepMs: number, log: { id: string; turn: number }[], turns: { turn: number }) {
   let left = steps;
+  const leave = slices.join();
   return new Promise<void>((done) => {
     const run = (): void => {
       while (left > 0) {
@@ -35,15 +36,19 @@ function worker(slices: LoopSlices, id: string, steps: number, stepMs: number, l
         left--;
         log.push({ id, turn: turns.turn });
       }
+      leave();
       done();
     };
-    run();
+    // Started once the caller has set off every piece (they run side by side, as exports do).
+    queueMicrotask(run);
   });
 }
 
 describe('LoopSlices', () => {
   it('when bulk work asks outside a slice, then it waits for a later turn and resumes in order, once however often it asked', async () => {
     const slices = new LoopSlices(50);
+    slices.join();
+    slices.join();
     const ran: string[] = [];
     const a = () => ran.push('a');
     const b = () => ran.push('b');
@@ -73,6 +78,15 @@ describe('LoopSlices', () => {
     const start = log[0]!.turn;
     expect(['a', 'b', 'c'].map((id) => firstTurn(id) - start)).toEqual(expect.arrayContaining([0]));
     expect(Math.max(...['a', 'b', 'c'].map((id) => firstTurn(id) - start))).toBeLessThanOrEqual(2);
+  });
+
+  it('when one piece of work runs alone, then it is not sliced: it runs whenever it asks', async () => {
+    const slices = new LoopSlices(4);
+    const turns = turnCounter();
+    const log: { id: string; turn: number }[] = [];
+    await worker(slices, 'a', 4, 3, log, turns);
+    turns.stop();
+    expect(new Set(log.map((s) => s.turn)).size).toBe(1);
   });
 
   it('when slicing is off (0), then work runs whenever it asks, all in one turn', async () => {
