@@ -15,9 +15,8 @@ import { performance } from 'node:perf_hooks';
  * setImmediate, after the turn's I/O (and its one accept): a slice of `sliceMs` opens, queued
  * work resumes in arrival order while the slice lasts, and what is left (or asks again
  * after the slice) waits for the next turn. The slice is a stretch of time: what the resumed
- * work sets off right after (a chunk written, the next one asked for) goes on while it lasts,
- * so a lone export renders a slice's worth per turn, not one chunk. So bulk work takes about
- * `sliceMs` per turn, each export in turn.
+ * work sets off right after (a chunk written, the next one asked for) goes on while it lasts.
+ * So bulk work takes about `sliceMs` per turn, each export in turn, while two or more run.
  */
 export class LoopSlices {
   private sliceEnds = 0;
@@ -65,7 +64,7 @@ export class LoopSlices {
     return this.running;
   }
 
-  /** Work waiting for a slice (for tests and metrics). */
+  /** Work waiting for a slice (for tests). */
   get queued(): number {
     return this.waiting.size;
   }
