@@ -44,7 +44,7 @@ function databaseUnreachable(cause: unknown): HttpProblem {
   const problem = new HttpProblem('service_unavailable', 'the database cannot be reached; retry shortly', undefined, {
     'Retry-After': String(CONNECTION_RETRY_AFTER_SECONDS),
   });
-  // Logged with the 503 (the error handler logs every 5xx): the operator sees why.
+  // Logged with the 503 (the error handler logs every 5xx that has a cause): the operator sees why.
   problem.cause = cause;
   return problem;
 }

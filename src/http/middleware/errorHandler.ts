@@ -19,6 +19,16 @@ function toProblem(err: unknown): HttpProblem {
 }
 
 /**
+ * A 503 the server gives on purpose to shed load (exports at their cap, no connection free in
+ * time): a problem with Retry-After and no cause behind it. Not a failure: under load there are
+ * hundreds a second, so it is not logged as one (its request line and the refusal metrics
+ * record it). A 503 with a cause (the database cannot be reached) is.
+ */
+function isLoadShedding(err: unknown): boolean {
+  return err instanceof HttpProblem && err.status === 503 && err.cause === undefined && 'Retry-After' in err.headers;
+}
+
+/**
  * One error handler for every route. A request error is never fatal to the process; a 500
  * never shows a stack trace. Once the response has started, the error cannot become a
  * problem document: the connection is cut so the client sees an incomplete response.
@@ -26,7 +36,7 @@ function toProblem(err: unknown): HttpProblem {
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const problem = toProblem(err);
-    if (problem.status >= 500) logger.error({ err, reqId: req.id }, 'request failed');
+    if (problem.status >= 500 && !isLoadShedding(err)) logger.error({ err, reqId: req.id }, 'request failed');
     if (res.headersSent) {
       res.destroy();
       return;
