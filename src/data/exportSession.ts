@@ -220,7 +220,7 @@ class CopyOut extends Readable {
   ) {
     super({ highWaterMark: 1, objectMode: true });
     this.inner = copyTo(text) as CopyToStream;
-    sliceCopyParsing(this.inner, (conn as unknown as { connection: { stream: Readable } }).connection.stream);
+    sliceCopyParsing(this.inner, conn.connection.stream);
     this.ready = new Promise<void>((resolve, reject) => {
       this.settleReady = (err) => {
         this.settleReady = undefined;
