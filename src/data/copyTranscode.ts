@@ -37,7 +37,12 @@ export interface TranscodedStream extends Readable {
   recycle(chunk: Uint8Array): void;
 }
 
-export function transcodeCopy(source: Readable, renderer: TupleRenderer, pool: BufferPool = outputBuffers): TranscodedStream {
+export function transcodeCopy(
+  source: Readable,
+  renderer: TupleRenderer,
+  pool: BufferPool = outputBuffers,
+  slices: LoopSlices = exportSlices,
+): TranscodedStream {
   const reader = new BinaryCopyReader();
   const writer = new ByteWriter(
     (min) => pool.take(min),
@@ -64,7 +69,7 @@ export function transcodeCopy(source: Readable, renderer: TupleRenderer, pool: B
     },
   }) as TranscodedStream;
   out.recycle = (chunk) => pool.give(chunk);
-  out.once('close', exportSlices.join());
+  out.once('close', slices.join());
 
   let counted = 0;
   const pushChunks = (): boolean => {
@@ -79,7 +84,8 @@ export function transcodeCopy(source: Readable, renderer: TupleRenderer, pool: B
   };
   const pump = (): void => {
     if (!wanted || finished || out.destroyed) return;
-    if (!exportSlices.proceed(pump)) return;
+    if (!slices.proceed(pump)) return;
+    let sliceOver = false;
     try {
       if (!headWritten) {
         headWritten = true;
@@ -89,9 +95,20 @@ export function transcodeCopy(source: Readable, renderer: TupleRenderer, pool: B
       while ((chunk = source.read() as Buffer | null) !== null) {
         reader.feed(chunk, onTuple);
         if (writer.size >= CHUNK_SIZE) break;
+        // One socket read's worth of rows at a time: rendering a whole output chunk (~1,000
+        // rows) from a slice's last moment would run milliseconds past it.
+        if (!slices.within()) {
+          sliceOver = true;
+          break;
+        }
       }
     } catch (err) {
       out.destroy(err as Error);
+      return;
+    }
+    if (sliceOver) {
+      // The chunk being filled stays in the writer; rendering goes on into it in a later slice.
+      slices.defer(pump);
       return;
     }
     if (writer.size > 0) {

@@ -16,7 +16,10 @@ import { performance } from 'node:perf_hooks';
  * work resumes in arrival order while the slice lasts, and what is left (or asks again
  * after the slice) waits for the next turn. The slice is a stretch of time: what the resumed
  * work sets off right after (a chunk written, the next one asked for) goes on while it lasts.
- * So bulk work takes about `sliceMs` per turn, each export in turn, while two or more run.
+ * Work whose steps are long checks `within()` between smaller steps and, once the slice is
+ * over, stops and `defer`s the rest: a step begun just before the slice ends would otherwise
+ * run on for milliseconds. So bulk work takes about `sliceMs` per turn, each export in turn,
+ * while two or more run.
  */
 export class LoopSlices {
   private sliceEnds = 0;
@@ -50,13 +53,23 @@ export class LoopSlices {
 
   /** True: go on now. False: stop; `resume` is called in a later slice. */
   proceed(resume: () => void): boolean {
-    if (this.sliceMs <= 0 || (this.running < 2 && this.waiting.size === 0) || performance.now() < this.sliceEnds) return true;
+    if (this.within()) return true;
+    this.defer(resume);
+    return false;
+  }
+
+  /** True while the current slice lasts, or when slicing does not apply now. */
+  within(): boolean {
+    return this.sliceMs <= 0 || (this.running < 2 && this.waiting.size === 0) || performance.now() < this.sliceEnds;
+  }
+
+  /** Queues `resume` for a later slice: work that stopped because its slice was over. */
+  defer(resume: () => void): void {
     this.waiting.add(resume);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.runSlice);
     }
-    return false;
   }
 
   /** Pieces of bulk work joined and not yet left (for tests). */

@@ -2,6 +2,8 @@ import { PassThrough } from 'node:stream';
 import { to as copyTo } from 'pg-copy-streams';
 import { LoopSlices } from '../../src/streams/loopSlices';
 import { sliceCopyParsing } from '../../src/data/exportSession';
+import { transcodeCopy } from '../../src/data/copyTranscode';
+import { BufferPool } from '../../src/streams/bufferPool';
 
 /** Burns the CPU for `ms` (a step of rendering). */
 const busy = (ms: number) => {
@@ -96,6 +98,63 @@ describe('LoopSlices', () => {
     await Promise.all(['a', 'b'].map((id) => worker(slices, id, 4, 1, log, turns)));
     turns.stop();
     expect(new Set(log.map((s) => s.turn)).size).toBe(1);
+  });
+});
+
+/** Binary COPY data of `rows` one-column tuples (an int4 each), cut into chunks of `perChunk` tuples. */
+function binaryCopyChunks(rows: number, perChunk: number): Buffer[] {
+  const tuple = (n: number) => {
+    const b = Buffer.alloc(10);
+    b.writeInt16BE(1, 0);
+    b.writeInt32BE(4, 2);
+    b.writeInt32BE(n, 6);
+    return b;
+  };
+  const head = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
+  const chunks: Buffer[] = [];
+  for (let i = 0; i < rows; i += perChunk) {
+    const part = Array.from({ length: Math.min(perChunk, rows - i) }, (_, k) => tuple(i + k));
+    chunks.push(Buffer.concat(i === 0 ? [head, ...part] : part));
+  }
+  chunks.push(Buffer.from([0xff, 0xff]));
+  return chunks;
+}
+
+describe('transcodeCopy in slices', () => {
+  it('when rendering runs past its slice, then it stops after the socket read at hand and goes on in a later turn, the rows whole and in order', async () => {
+    const slices = new LoopSlices(2);
+    const other = slices.join(); // a second export: slicing applies
+    const turns = turnCounter();
+    const rowTurns: number[] = [];
+    const seen: number[] = [];
+    // 1 ms a row, 3 rows a socket read: a read takes 3 ms, more than the 2 ms slice.
+    const renderer = {
+      head: () => undefined,
+      row: (t: { buf: Buffer; pos: Int32Array }, w: { ascii(s: string): void }) => {
+        busy(1);
+        const n = t.buf.readInt32BE(t.pos[0]!);
+        seen.push(n);
+        rowTurns.push(turns.turn);
+        w.ascii(`${n}\n`);
+      },
+      tail: () => undefined,
+    };
+    // Object mode, one socket read a chunk, as the export's COPY stream hands them on.
+    const source = new PassThrough({ objectMode: true });
+    for (const c of binaryCopyChunks(30, 3)) source.write(c);
+    source.end();
+    const out = transcodeCopy(source, renderer as never, new BufferPool(1024 * 1024, 4), slices);
+    let text = '';
+    for await (const chunk of out) text += Buffer.from(chunk as Uint8Array).toString();
+    turns.stop();
+    other();
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    expect(text).toBe(seen.map((n) => `${n}\n`).join(''));
+    const perTurn = new Map<number, number>();
+    for (const t of rowTurns) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+    // At most one read (3 rows) begun within a slice, and the next one left for a later turn.
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(3);
+    expect(perTurn.size).toBeGreaterThanOrEqual(10);
   });
 });
 
