@@ -50,6 +50,7 @@ export function registerServe(program: Command): void {
         }
         const running = await listen(composed.app.express, ctx.settings);
         stops.push(() => running.close());
+        if (running.accepting.reason) logger.warn({ handles: running.accepting.handles }, `accepting through fewer handles than ACCEPT_HANDLES: ${running.accepting.reason}`);
         stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
         stops.push(startPartitionMaintenance(ctx.db, ctx.settings, logger));
 

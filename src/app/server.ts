@@ -6,10 +6,13 @@ import type { Express } from 'express';
 import type { Settings } from '../config/settings';
 import { HttpProblem } from '../http/problem';
 import { startRequestDeadline } from '../http/requestDeadline';
+import { addAcceptHandles } from './acceptHandles';
 
 export interface RunningServer {
   server: http.Server;
   url: string;
+  /** Handles the listening socket is accepted through (ACCEPT_HANDLES, or 1 and why not). */
+  accepting: { handles: number; reason?: string };
   /** Stops accepting, lets in-flight responses finish up to the grace deadline, then cuts the rest. */
   close(): Promise<void>;
 }
@@ -99,17 +102,19 @@ export async function listen(app: Express, settings: Settings): Promise<RunningS
   const port = typeof address === 'object' && address ? address.port : settings.PORT;
   const host = settings.HOST.includes(':') ? `[${settings.HOST}]` : settings.HOST;
   const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
+  const handles = await addAcceptHandles(server, settings.ACCEPT_HANDLES);
 
   const close = () =>
     new Promise<void>((resolve) => {
       const deadline = setTimeout(() => server.closeAllConnections(), settings.SHUTDOWN_GRACE_MS);
       deadline.unref();
-      server.close(() => {
+      // Each handle counts the connections it accepted: closed when its own have ended.
+      void Promise.all([new Promise<void>((closed) => server.close(() => closed())), handles.close()]).then(() => {
         clearTimeout(deadline);
         resolve();
       });
       // Idle keep-alive sockets would otherwise hold the close until they time out.
       server.closeIdleConnections();
     });
-  return { server, url, close };
+  return { server, url, accepting: { handles: 1 + handles.extra.length, reason: handles.reason }, close };
 }

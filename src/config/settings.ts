@@ -141,6 +141,12 @@ const schema = z.object({
    * slicing off.
    */
   EXPORT_SLICE_MS: z.coerce.number().min(0).max(1000).default(4),
+  /**
+   * The listening socket is watched through this many handles: Node accepts at most one new
+   * connection per handle per turn of the event loop, and turns are long while exports run.
+   * 1 keeps the one handle of the listening socket (no helper process at start).
+   */
+  ACCEPT_HANDLES: z.coerce.number().int().min(1).max(64).default(8),
   /** Node's server.headersTimeout: the request head must arrive within this time. */
   HEADERS_TIMEOUT_MS: positiveInt.default(20000),
   /**

@@ -23,26 +23,27 @@ import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
  * a connection: probes get 503 or wait), exports queued instead of refused (clients hold
  * sockets, refusals come late), a slot or connection not given back when an export ends
  * (admission refuses everything, or exports wait for connections), a refusal without
- * Retry-After, or an export stage that stalls the process.
+ * Retry-After, an export stage that stalls the process, or turns of the event loop so long
+ * that new connections wait a second to be accepted (exports rendering without slices, one
+ * accept per turn on a loaded machine).
  *
  * Latency: the probes' times are printed, with the baseline measured before the load. The
  * slow round is the first one, which meets the 50 exporters' connections: Node accepts one
- * connection per turn of its event loop, and with ten exports running flat out beside ten
- * COPYs on the 2-core test machine a turn lasts 10-30 ms, so the probe's connections wait
- * their turn in the kernel's queue (docs/decisions.md, "Overload and timeouts"). Exports run
- * in slices of the loop's turns (EXPORT_SLICE_MS), which brought that round from about 0.85 s to
- * about 0.7 s on a quiet machine; on a loaded one it can still pass 1 s, so the bound asserted
- * here is the no-hang one and the 1 s target is printed.
+ * connection per listening handle per turn of its event loop, and with ten exports running
+ * beside ten COPYs on the 2-core test machine a turn lasts about 10 ms. The server accepts
+ * through ACCEPT_HANDLES (8) handles, which brought that round from 0.6-0.7 s (one handle) to
+ * about 0.2 s on a quiet machine, and exports run in slices of the loop's turns
+ * (EXPORT_SLICE_MS) (docs/decisions.md, "Overload and timeouts").
  */
 const EXPORTERS = 50;
 const EXPORTER_ACCOUNTS = 10;
 const SLOW_READERS = 4;
 const LOAD_MS = 15_000;
 const PROBE_EVERY_MS = 200;
-/** No probe may wait longer than this (a hang, a held connection); see "Latency" above. */
-const PROBE_LIMIT_MS = 10_000;
-/** The latency the service aims at; probes over it are counted and printed, not failed. */
-const PROBE_TARGET_MS = 1000;
+/** No probe may take longer than this (a hang, a held connection, connections accepted too slowly); see "Latency" above. */
+const PROBE_LIMIT_MS = 1000;
+/** A probe not answered at all within this long is a failed request (its time is reported when it is answered). */
+const PROBE_GIVE_UP_MS = 30_000;
 const CALLS = 20_000;
 const LEADS = 10_000;
 /**
@@ -167,9 +168,9 @@ describe('many large exports at once', () => {
 
     const probe = async () => {
       const [ready, mine, small] = await Promise.all([
-        get(url + '/api/readyz', {}, PROBE_LIMIT_MS * 2),
-        get(url + '/api/myaccount', auth(probeAccount), PROBE_LIMIT_MS * 2),
-        get(url + probeWindow, auth(probeAccount), PROBE_LIMIT_MS * 2),
+        get(url + '/api/readyz', {}, PROBE_GIVE_UP_MS),
+        get(url + '/api/myaccount', auth(probeAccount), PROBE_GIVE_UP_MS),
+        get(url + probeWindow, auth(probeAccount), PROBE_GIVE_UP_MS),
       ]);
       return { ready, mine, small };
     };
@@ -233,7 +234,7 @@ describe('many large exports at once', () => {
         `  baseline: ${summary('readyz', all(baseline, 'ready'))}; ${summary('myaccount', all(baseline, 'mine'))}; ${summary('window', all(baseline, 'small'))}\n` +
         `  ${probes.length} probes under load: ${summary('readyz', all(probes, 'ready'))}; ${summary('myaccount', all(probes, 'mine'))}; ${summary('window', all(probes, 'small'))}\n` +
         `  window probes: ${probes.filter((p) => p.small.status === 200).length} served, ${probes.filter((p) => refused(p.small)).length} refused; ` +
-        `probe rounds over ${PROBE_TARGET_MS} ms: ${probes.filter((p) => Math.max(p.ready.ms, p.mine.ms, p.small.ms) > PROBE_TARGET_MS).length} of ${probes.length}; ` +
+        `probe rounds over ${PROBE_LIMIT_MS} ms: ${probes.filter((p) => Math.max(p.ready.ms, p.mine.ms, p.small.ms) > PROBE_LIMIT_MS).length} of ${probes.length}; ` +
         `test process event loop delay max ${(lag.max / 1e6).toFixed(0)} ms\n`,
     );
 
