@@ -24,7 +24,7 @@ import { loadLeadLookups } from '../src/data/leadRepository';
 import { leadCopySql } from '../src/data/exportQueries';
 import { visibleFieldsByDefinition } from '../src/domain/leadSerializer';
 import { projectScope } from '../src/data/projectScope';
-import { numberOption as option, textOption, freePort, rssMb, median, fmt } from './support';
+import { numberOption as option, textOption, freePort, rssMb, median, fmt, processCpuMs, processFamilyCpuMs } from './support';
 import { benchRun, loadBenchWorld, startBenchDatabase, startBenchServer, BENCH_CAMPAIGN, BENCH_ZONE } from './benchWorld';
 import { BULK_FORMATS, BulkFormat, bulkImportTable } from './bulkRequests';
 
@@ -167,12 +167,20 @@ async function main(): Promise<void> {
     await autocannon({ ...importOptions, duration: 3 });
     const before = Number((await db('leads').count<{ count: string }[]>('* as count'))[0]!.count);
     const rssBeforeImport = rssMb(pid);
+    // CPU per import: steadier than the rate on a machine shared with other work.
+    const cpu0 = { server: processCpuMs(pid), postgres: processFamilyCpuMs(database.postmasterPid) };
     const imp = await autocannon({ ...importOptions, duration: settings.duration });
+    const cpuPerImport = (used: number) => ((used / Math.max(1, imp['2xx'])) * 1000).toFixed(0);
+    const cpu = {
+      server: cpuPerImport(processCpuMs(pid) - cpu0.server),
+      postgres: cpuPerImport(processFamilyCpuMs(database.postmasterPid) - cpu0.postgres),
+    };
     const after = Number((await db('leads').count<{ count: string }[]>('* as count'))[0]!.count);
     const leadsPerSecond = imp['2xx'] / settings.duration;
     console.log(
       `leads/s ${fmt(leadsPerSecond)} (2xx ${fmt(imp['2xx'])}, non-2xx ${imp.non2xx}, errors ${imp.errors}, timeouts ${imp.timeouts}); ` +
         `latency p50 ${imp.latency.p50} ms, p90 ${imp.latency.p90} ms, p99 ${imp.latency.p99} ms, max ${imp.latency.max} ms; ` +
+        `CPU per import: server ${cpu.server} µs, Postgres ${cpu.postgres} µs; ` +
         `new leads in the database ${fmt(after - before)}; server RSS ${fmt(rssBeforeImport)} → ${fmt(rssMb(pid))} MB`,
     );
     // Requests still in flight when the measurement ends add a few leads more than it counted.

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { main } from '../../src/app/main';
+import { addDoNotCallNumbers, removeDoNotCallNumber } from '../../src/data/doNotCallRepository';
 
 const run = promisify(execFile);
 const LCM = path.resolve(__dirname, '../../bin/lcm.js');
@@ -116,6 +117,30 @@ describe('do-not-call list', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ success: true, uniqueId: expect.any(String), pool: expect.any(String), status: 'DoNotCall' });
       expect(await statusOf(res.body.uniqueId)).toBe(700);
+    });
+
+    it('when a number is imported while a listing of it is not yet committed, then the import waits for it and arrives listed', async () => {
+      const national = danish();
+      const listing = await t.db.transaction();
+      let answered = false;
+      try {
+        await addDoNotCallNumbers(listing, { global: true }, [{ phoneNumber: `+45${national}` }], { now: new Date() });
+        const pending = importLead(w.campaigns.retail, national).then((res) => {
+          answered = true;
+          return res;
+        });
+        // The import waits for the listing's lock (it would otherwise check before the listing commits).
+        await new Promise((r) => setTimeout(r, 300));
+        expect(answered).toBe(false);
+        await listing.commit();
+        const res = await pending;
+        expect(res.status).toBe(200);
+        expect(res.body.status).toBe('GlobalDoNotCall');
+        expect(await statusOf(res.body.uniqueId)).toBe(750);
+      } finally {
+        if (!listing.isCompleted()) await listing.rollback();
+        await removeDoNotCallNumber(t.db, { global: true }, `+45${national}`);
+      }
     });
 
     it('when a bulk import holds a listed number among others, then that row arrives as DoNotCall and its result says so', async () => {
