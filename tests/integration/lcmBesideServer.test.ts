@@ -7,6 +7,13 @@ import { createDb } from '../../src/data/db';
 import { freePort } from '../harness/freePort';
 import { lcmEnv, LCM_BIN, PROJECT_ROOT, runLcm, runProcess } from '../harness/lcmProcess';
 
+/**
+ * Strict bash for the README's commands. --norc: with its standard input a socket (Node's stdio
+ * pipes) and a low SHLVL, Debian's bash takes itself for an ssh session and reads
+ * /etc/bash.bashrc, which fails under -u; the commands must not depend on who runs the tests.
+ */
+const STRICT_BASH = ['--norc', '-euo', 'pipefail', '-c'];
+
 // Every test runs real processes, and some start Postgres clusters: minutes on a loaded machine.
 jest.setTimeout(300_000);
 
@@ -112,7 +119,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
 
     it('when the README "Loading data" example runs, then its lead and user are in the running server\'s database and API', async () => {
       const block = shellBlocks('Loading data')[0];
-      const result = await runProcess('bash', ['-euo', 'pipefail', '-c', asCompiled(block)], { env });
+      const result = await runProcess('bash', [...STRICT_BASH, asCompiled(block)], { env });
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^loaded 6 lines: 2 orgUnit, 1 leadDefinition, 1 campaign, 1 user, 1 lead\n$/);
@@ -134,7 +141,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
 
       const status = async (pw: string) => (await get('/myaccount', username, pw)).status;
       for (const command of commands) {
-        const result = await runProcess('bash', ['-euo', 'pipefail', '-c', asCompiled(command)], { env });
+        const result = await runProcess('bash', [...STRICT_BASH, asCompiled(command)], { env });
         expect({ command, code: result.code, stderr: result.stderr }).toEqual({ command, code: 0, stderr: '' });
         const verb = command.match(/account (\S+)/)![1];
         if (verb === 'create') {
