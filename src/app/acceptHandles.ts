@@ -45,8 +45,8 @@ export async function addAcceptHandles(server: net.Server, count: number, timeou
   if (!handle || typeof address !== 'object' || address === null) return { extra, close, reason: 'not a listening TCP server' };
 
   const child = spawn(process.execPath, ['-e', ECHO], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
+  let settled = false;
   const reason = await new Promise<string | undefined>((resolve) => {
-    let settled = false;
     const timer = setTimeout(() => done(`the helper process did not answer within ${timeoutMs} ms`), timeoutMs);
     const done = (why?: string) => {
       if (settled) return;
@@ -60,13 +60,18 @@ export async function addAcceptHandles(server: net.Server, count: number, timeou
     child.once('exit', (code) => done(`the helper process exited (${code}) early`));
     child.on('message', (_m, copy) => {
       if (!copy) return;
+      if (settled) {
+        // Too late (given up on the helper): this copy is not used.
+        (copy as unknown as { close(): void }).close();
+        return;
+      }
       const s = net.createServer();
       s.on('connection', (socket) => server.emit('connection', socket));
-      // As on the server's own handle (an accept that fails is its 'error').
-      s.on('error', (err) => server.emit('error', err));
-      extra.push(s);
+      // Once running, as on the server's own handle (an accept that fails is its 'error').
+      s.on('error', (err) => (settled ? server.emit('error', err) : done(`a copy of the handle could not listen: ${err.message}`)));
       s.listen(copy, () => {
-        if (extra.length === count - 1 && extra.every((x) => x.listening)) done();
+        extra.push(s);
+        if (extra.length === count - 1) done();
       });
     });
     for (let i = 1; i < count; i++) child.send('handle', handle as net.Server);

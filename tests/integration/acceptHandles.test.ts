@@ -1,5 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import express from 'express';
 import { addAcceptHandles, AcceptHandles } from '../../src/app/acceptHandles';
 import { listen } from '../../src/app/server';
@@ -120,6 +122,26 @@ describe('accepting through several handles', () => {
     expect(byHandle.some((h) => h !== running.server)).toBe(true);
     // Closed: nothing accepts any more, on any handle.
     await expect(new Promise((resolve, reject) => net.connect(port, '127.0.0.1').on('connect', resolve).on('error', reject))).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('when the helper does not answer in time, or the server is not on TCP, then it accepts through its own handle and says why', async () => {
+    const s = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', () => resolve()));
+    const late = await addAcceptHandles(s, 4, 1);
+    expect(late.reason).toMatch(/did not answer within 1 ms/);
+    const port = (s.address() as net.AddressInfo).port;
+    const answer = await new Promise<string>((resolve, reject) =>
+      http.get(`http://127.0.0.1:${port}/`, { agent: false }, (res) => res.on('data', (c: Buffer) => resolve(c.toString()))).on('error', reject),
+    );
+    expect(answer).toBe('ok');
+    await Promise.all([new Promise<void>((r) => s.close(() => r())), late.close()]);
+
+    const onPipe = http.createServer();
+    const socketPath = path.join(os.tmpdir(), `accept-handles-${process.pid}.sock`);
+    await new Promise<void>((resolve) => onPipe.listen(socketPath, () => resolve()));
+    const pipe = await addAcceptHandles(onPipe, 4);
+    expect(pipe).toMatchObject({ extra: [], reason: 'not a listening TCP server' });
+    await new Promise<void>((r) => onPipe.close(() => r()));
   });
 
   it('when ACCEPT_HANDLES is 1, then the server listens through its own handle only', async () => {
