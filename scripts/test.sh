@@ -15,6 +15,6 @@ if [ $# -eq 0 ]; then npx jest --ci --config jest.faults.config.js; fi
 # The TypeScript client package (clients/typescript): its own locked dependencies (installed by
 # `npm ci` through `prepare`; again here only when its lock file changed since), type check,
 # build, and tests (the pull tool against the real API, and the drift of its generated types).
-node scripts/install-clients.js
+node scripts/install-packages.js
 npm --prefix clients/typescript run typecheck
 npm --prefix clients/typescript test

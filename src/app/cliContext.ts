@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { loadSettings, Settings } from '../config/settings';
 import { configurePhoneRegion, configurePlatformZone } from '../config/platform';
@@ -60,6 +61,7 @@ function external(url: string): Database {
 
 async function embedded(settings: Settings, options: OpenOptions): Promise<Database> {
   const dataDir = path.resolve(settings.EMBEDDED_DATA_DIR);
+  assertWritableFolder(path.dirname(dataDir));
   const claim = await claimCluster(dataDir, options.command ?? 'lcm', options.server === true);
   // A running server's database: used, never stopped, by this command.
   if (claim.kind === 'server') return { url: claim.holder.url, embedded: true, freshCluster: false, stop: async () => undefined };
@@ -88,6 +90,22 @@ async function embedded(settings: Settings, options: OpenOptions): Promise<Datab
       }
     },
   };
+}
+
+/**
+ * The folder that holds the embedded data folder (and the record of who holds it) must be one
+ * this user may write: a clear reason at once instead of a failure deep inside initdb.
+ */
+function assertWritableFolder(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.accessSync(dir, fs.constants.W_OK);
+  } catch {
+    throw new Error(
+      `the embedded database needs a folder this user (${os.userInfo().username}) can write, and ${dir} is not one; ` +
+        'set EMBEDDED_DATA_DIR to a writable folder, or DATABASE_URL to a Postgres server',
+    );
+  }
 }
 
 /** knex warnings on stderr, one line each; a failed connection is the command's own error, reported once. */

@@ -11,3 +11,6 @@ export const PROJECT_ROOT = projectRoot(path.resolve(__dirname, '../..'));
 function projectRoot(above: string): string {
   return path.basename(above) === 'dist' && fs.existsSync(path.join(above, '..', 'db')) ? path.dirname(above) : above;
 }
+
+/** The nested package that brings the browser bundle of /api/docs (scripts/install-packages.js). */
+export const API_REFERENCE_PACKAGE = path.join(PROJECT_ROOT, 'packages', 'api-reference');

@@ -4,10 +4,11 @@ import zlib from 'node:zlib';
 import { promisify } from 'node:util';
 import type { ContentCoding } from './compression';
 import { escapeHtml } from './html';
+import { API_REFERENCE_PACKAGE } from '../config/paths';
 
 /**
  * The interactive API reference at /api/docs: Scalar's API reference (the @scalar/api-reference
- * package's browser bundle, served by this server from node_modules, so nothing comes from a
+ * package's browser bundle from packages/api-reference, served by this server from node_modules, so nothing comes from a
  * CDN) reading /api/openapi.json. Search, try-it against this server with the account's Basic
  * credentials, request samples (curl, and the TypeScript client's from `x-codeSamples`), and
  * every tag, response and example open. Why Scalar: docs/decisions.md (Operations).
@@ -15,8 +16,9 @@ import { escapeHtml } from './html';
 
 /** The bundle the page loads: one script, no further chunks. */
 function scalarBundlePath(): string {
-  // The package exports only ES entry points; its main file sits in dist/, the bundle beside it.
-  const main = require.resolve('@scalar/api-reference');
+  // The package lives in packages/api-reference (installed on the project's Node: docs/decisions.md,
+  // "Runtime"). It exports only ES entry points; its main file sits in dist/, the bundle beside it.
+  const main = require.resolve('@scalar/api-reference', { paths: [API_REFERENCE_PACKAGE] });
   return path.join(main.slice(0, main.lastIndexOf(`${path.sep}dist${path.sep}`)), 'dist', 'browser', 'standalone.js');
 }
 

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { createDb } from '../../src/data/db';
 import { databaseUrlNamed, uniq } from '../harness/testApp';
 import { insertCalls } from '../harness/bulkData';
 import { abortMidStream } from '../harness/slowClient';
@@ -78,7 +79,6 @@ describe('GET /api/calls and /api/calls/csv when clients disconnect', () => {
     }
 
     // Looked at from a connection outside the app's pool.
-    const { createDb } = await import('../../src/data/db');
     const observer = createDb({ url: process.env.TEST_DATABASE_URL!, timezone: 'Europe/Copenhagen', poolMax: 1 });
     try {
       const busy = async () =>

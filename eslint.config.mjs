@@ -1,0 +1,15 @@
+// Lint (npm test runs it): typescript-eslint's type-aware recommended rules over the project's
+// TypeScript. Formatting is prettier's (npm run format:check), not the linter's.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', 'coverage/', 'test-output/', '.data/', 'clients/', 'packages/', '**/*.js', '**/*.cjs', '**/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+  },
+);
