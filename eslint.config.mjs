@@ -4,7 +4,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'coverage/', 'test-output/', '.data/', 'clients/', 'packages/', '**/*.js', '**/*.cjs', '**/*.mjs'] },
+  {
+    ignores: ['node_modules/', 'dist/', 'coverage/', 'test-output/', '.data/', 'clients/', 'packages/', '**/*.js', '**/*.cjs', '**/*.mjs'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -38,10 +38,13 @@ function runClients(port: number): void {
       .on('error', () => one());
   };
   for (let i = 0; i < settings.clients; i++) one();
-  setTimeout(() => {
-    process.send!(done);
-    process.exit(0);
-  }, settings.seconds * 1000 + 200);
+  setTimeout(
+    () => {
+      process.send!(done);
+      process.exit(0);
+    },
+    settings.seconds * 1000 + 200,
+  );
 }
 
 async function measure(handles: number): Promise<{ perSecond: number; cpuUs: number }> {
@@ -51,7 +54,12 @@ async function measure(handles: number): Promise<{ perSecond: number; cpuUs: num
   if (accepting.reason) throw new Error(accepting.reason);
   const cpu0 = process.cpuUsage();
   // Through bin/run-ts.js, as this file runs (TypeScript).
-  const child = fork(path.resolve(__dirname, '../bin/run-ts.js'), [__filename, '--client', String((server.address() as net.AddressInfo).port), ...process.argv.slice(2)]);
+  const child = fork(path.resolve(__dirname, '../bin/run-ts.js'), [
+    __filename,
+    '--client',
+    String((server.address() as net.AddressInfo).port),
+    ...process.argv.slice(2),
+  ]);
   const done = await new Promise<number>((resolve) => child.once('message', (n) => resolve(n as number)));
   const cpu = process.cpuUsage(cpu0);
   server.closeAllConnections();

@@ -107,7 +107,11 @@ async function serve(mode: Mode): Promise<void> {
   const composed = await composeApp({ settings, db, logger: createLogger('silent') });
   let app = composed.app.express; // `on`: the production app
   if (mode === 'auth') {
-    app = benchApp(composed.services, composed.app.endpoints, createAuthenticator(db, new CredentialCache(settings.AUTH_CACHE_TTL_MS), loginProtectionFrom(settings)));
+    app = benchApp(
+      composed.services,
+      composed.app.endpoints,
+      createAuthenticator(db, new CredentialCache(settings.AUTH_CACHE_TTL_MS), loginProtectionFrom(settings)),
+    );
   } else if (mode === 'off') {
     const account = await findAccountByUsername(db, process.env.BENCH_USERNAME!);
     if (!account) throw new Error('bench account missing');
@@ -208,7 +212,12 @@ async function main(): Promise<void> {
     if (!databaseUrl) {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-bench-'));
       fs.chmodSync(dir, 0o755);
-      const cluster = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort(), database: 'lcm_bench', persistent: false });
+      const cluster = await startEmbeddedPostgres({
+        dataDir: path.join(dir, 'pg'),
+        port: await freePort(),
+        database: 'lcm_bench',
+        persistent: false,
+      });
       cleanups.push(async () => {
         await cluster.stop();
         fs.rmSync(dir, { recursive: true, force: true });
@@ -234,7 +243,15 @@ async function main(): Promise<void> {
           leadDefinition: `Bench def ${id}`,
           campaignType: 'PowerDialer',
         })),
-        { type: 'account', username, password: PASSWORD, user: `bench-user-${id}`, projects: [`Bench-${id}*`], rights: { Campaigns: ['Get'] }, entryAccess: 'None' },
+        {
+          type: 'account',
+          username,
+          password: PASSWORD,
+          user: `bench-user-${id}`,
+          projects: [`Bench-${id}*`],
+          rights: { Campaigns: ['Get'] },
+          entryAccess: 'None',
+        },
         // Far more than the runs send, so no request is refused.
         { type: 'requestLimit', account: username, service: SERVICE, dailyLimit: 1_000_000_000 },
       ];
@@ -262,13 +279,18 @@ async function main(): Promise<void> {
     const bodies = await Promise.all(
       MODES.map(async (m) => (await fetch(servers[m].url + PATH, { headers: { authorization: auth } })).text()),
     );
-    if (new Set(bodies).size !== 1 || JSON.parse(bodies[0]).length !== 4) throw new Error(`bodies differ or are not 4 rows: ${bodies.join(' / ')}`);
+    if (new Set(bodies).size !== 1 || JSON.parse(bodies[0]).length !== 4)
+      throw new Error(`bodies differ or are not 4 rows: ${bodies.join(' / ')}`);
 
     const redisInfo = createClient({ url: redis.url });
     await redisInfo.connect();
     cleanups.push(() => redisInfo.close());
     const pct = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)}%`;
-    const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+    const load = () =>
+      os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ');
     process.stdout.write(`GET ${PATH} (4 rows), ${duration} s a run, warm-up ${warmup} s per mode and pass; load average ${load()}\n`);
     for (const connections of connectionCounts) {
       process.stdout.write(`\n${connections} connection${connections === 1 ? '' : 's'}:\n`);

@@ -47,7 +47,12 @@ export interface BenchDatabase {
 
 /** An embedded Postgres on a free loopback port, migrated. */
 export async function startBenchDatabase(run: BenchRun, poolMax: number): Promise<BenchDatabase> {
-  const cluster = await startEmbeddedPostgres({ dataDir: path.join(run.tmp, 'pg'), port: await freePort(), database: 'bench', persistent: false });
+  const cluster = await startEmbeddedPostgres({
+    dataDir: path.join(run.tmp, 'pg'),
+    port: await freePort(),
+    database: 'bench',
+    persistent: false,
+  });
   run.cleanups.push(() => cluster.stop());
   const db = createDb({ url: cluster.url, timezone: BENCH_ZONE, poolMax });
   run.cleanups.push(() => db.destroy());
@@ -78,8 +83,23 @@ export async function loadBenchWorld(db: Knex): Promise<string> {
         { name: 'Revenue', type: 'number', access: 'Partner' },
       ],
     },
-    { type: 'campaign', code: BENCH_CAMPAIGN, name: 'Bench', project: 'Bench project', leadDefinition: 'Bench definition', campaignType: 'PowerDialer' },
-    { type: 'account', username, password, user: 'bench-user', projects: ['*'], rights: { Leads: ['Get', 'Post'], SimpleLeads: ['Get'] }, entryAccess: 'Full' },
+    {
+      type: 'campaign',
+      code: BENCH_CAMPAIGN,
+      name: 'Bench',
+      project: 'Bench project',
+      leadDefinition: 'Bench definition',
+      campaignType: 'PowerDialer',
+    },
+    {
+      type: 'account',
+      username,
+      password,
+      user: 'bench-user',
+      projects: ['*'],
+      rights: { Leads: ['Get', 'Post'], SimpleLeads: ['Get'] },
+      entryAccess: 'Full',
+    },
     { type: 'requestLimit', account: username, service: 'leads.import', dailyLimit: 2_000_000_000 },
     { type: 'requestLimit', account: username, service: 'simpleleads', dailyLimit: 2_000_000_000 },
   ];

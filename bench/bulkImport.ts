@@ -33,7 +33,9 @@ async function main(): Promise<void> {
   const run = benchRun('bulk');
   try {
     console.log(`# bulk import benchmark — ${os.cpus().length} CPUs, Node ${process.version}, ${new Date().toISOString()}`);
-    console.log(`rows per request ${fmt(settings.rows)}, BULK_BATCH_SIZE ${settings.batchSize}, BULK_PARALLEL_BATCHES ${settings.parallelBatches || 'default'}`);
+    console.log(
+      `rows per request ${fmt(settings.rows)}, BULK_BATCH_SIZE ${settings.batchSize}, BULK_PARALLEL_BATCHES ${settings.parallelBatches || 'default'}`,
+    );
     const database = await startBenchDatabase(run, 2);
     const auth = await loadBenchWorld(database.db);
     const server = await startBenchServer(

@@ -16,7 +16,12 @@ export const BULK_FORMATS: readonly BulkFormat[] = ['csv', 'json', 'ndjson'];
 
 /** The body of `rows` leads in a format, generated a few hundred rows per chunk. */
 export function bulkBody(format: BulkFormat, rows: number, tag: string): Readable {
-  const lead = (n: number) => ({ Name: `Lead ${n} Åse Ærø`, Telefon: `+45 ${String(10_000_000 + (n % 89_999_999))}`, Email: `lead${n}@example.com`, Customer: `${tag}-${n}` });
+  const lead = (n: number) => ({
+    Name: `Lead ${n} Åse Ærø`,
+    Telefon: `+45 ${String(10_000_000 + (n % 89_999_999))}`,
+    Email: `lead${n}@example.com`,
+    Customer: `${tag}-${n}`,
+  });
   const line = (n: number): string => {
     const l = lead(n);
     if (format === 'csv') return `${l.Name};${l.Telefon};${l.Email};${l.Customer}\r\n`;
@@ -48,7 +53,15 @@ export interface BulkRun {
 }
 
 /** One bulk request: sends the generated body while reading the answer; counts the results. */
-export function runBulk(base: string, auth: string, format: BulkFormat, rows: number, tag: string, serverPid: number, postmasterPid: number): Promise<BulkRun> {
+export function runBulk(
+  base: string,
+  auth: string,
+  format: BulkFormat,
+  rows: number,
+  tag: string,
+  serverPid: number,
+  postmasterPid: number,
+): Promise<BulkRun> {
   const contentType = { csv: 'text/csv; charset=utf-8', json: 'application/json', ndjson: 'application/x-ndjson' }[format];
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
@@ -92,7 +105,15 @@ export function runBulk(base: string, auth: string, format: BulkFormat, rows: nu
             postgres: perRow(processFamilyCpuMs(postmasterPid) - cpu0.postgres),
             client: perRow((client.user + client.system) / 1000),
           };
-          resolve({ status: res.statusCode ?? 0, results, succeeded, seconds: Number(process.hrtime.bigint() - started) / 1e9, firstResultMs, rss, cpuUsPerRow });
+          resolve({
+            status: res.statusCode ?? 0,
+            results,
+            succeeded,
+            seconds: Number(process.hrtime.bigint() - started) / 1e9,
+            firstResultMs,
+            rss,
+            cpuUsPerRow,
+          });
         });
         res.once('error', reject);
       },
@@ -104,7 +125,6 @@ export function runBulk(base: string, auth: string, format: BulkFormat, rows: nu
     bulkBody(format, rows, tag).pipe(req);
   });
 }
-
 
 /**
  * A warm-up of a few batches per format, then one request of `rows` rows per format, printed as
@@ -118,8 +138,15 @@ export async function bulkImportTable(
 ): Promise<boolean> {
   const { base, auth, serverPid, postmasterPid, db } = target;
   for (const format of formats) await runBulk(base, auth, format, 2000, `warm-${format}`, serverPid, postmasterPid);
-  console.log(`load average before: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log('\n| format | rows | rows/s | first result | server RSS start → peak (growth) | CPU µs/row: server / Postgres / client | stored |');
+  console.log(
+    `load average before: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(
+    '\n| format | rows | rows/s | first result | server RSS start → peak (growth) | CPU µs/row: server / Postgres / client | stored |',
+  );
   console.log('|---|---:|---:|---:|---|---|---:|');
   let ok = true;
   for (const format of formats) {

@@ -48,7 +48,6 @@ const USERNAME = 'bench-exports';
 const PASSWORD = 'bench-exports-password';
 const AUTH = 'Basic ' + Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64');
 
-
 // ---- the server child process -----------------------------------------------------------------
 
 /**
@@ -130,7 +129,13 @@ async function runServer(): Promise<void> {
   server.requestTimeout = 0;
   process.once('SIGTERM', () => {
     server.closeAllConnections();
-    server.close(() => void composed.close().then(() => db.destroy()).then(() => process.exit(0)));
+    server.close(
+      () =>
+        void composed
+          .close()
+          .then(() => db.destroy())
+          .then(() => process.exit(0)),
+    );
   });
 }
 
@@ -205,7 +210,17 @@ function fetchAll(port: number, pathAndQuery: string, acceptEncoding?: string): 
     const extra = acceptEncoding ? ['-H', `Accept-Encoding: ${acceptEncoding}`] : [];
     const curl = spawn(
       'curl',
-      ['-s', '-o', '/dev/null', '-H', `Authorization: ${AUTH}`, ...extra, '-w', '%{http_code} %{size_download} %{time_starttransfer} %{time_total}', `http://127.0.0.1:${port}${pathAndQuery}`],
+      [
+        '-s',
+        '-o',
+        '/dev/null',
+        '-H',
+        `Authorization: ${AUTH}`,
+        ...extra,
+        '-w',
+        '%{http_code} %{size_download} %{time_starttransfer} %{time_total}',
+        `http://127.0.0.1:${port}${pathAndQuery}`,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -229,7 +244,8 @@ type ServerKind = 'embedded' | 'os15';
  * data generated per run), or BENCH_DATABASE_URL.
  */
 async function benchDatabase(kind: ServerKind): Promise<{ url: string; label: string; stop: () => Promise<void> }> {
-  if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, label: 'BENCH_DATABASE_URL', stop: async () => undefined };
+  if (process.env.BENCH_DATABASE_URL)
+    return { url: process.env.BENCH_DATABASE_URL, label: 'BENCH_DATABASE_URL', stop: async () => undefined };
   if (kind === 'os15') {
     const cluster = await startOsPostgres({ version: 15, port: await freePort(), database: 'lcm_bench' });
     return { url: cluster.url, label: `OS Postgres ${cluster.version} (Debian package, JIT on)`, stop: () => cluster.stop() };
@@ -255,7 +271,15 @@ async function ensureData(db: Knex, calls: number): Promise<void> {
   await loadNdjson(
     db,
     Readable.from([
-      JSON.stringify({ type: 'account', username: USERNAME, password: PASSWORD, user, projects: ['*'], rights: { Calls: ['Get'] }, entryAccess: 'Full' }) + '\n',
+      JSON.stringify({
+        type: 'account',
+        username: USERNAME,
+        password: PASSWORD,
+        user,
+        projects: ['*'],
+        rights: { Calls: ['Get'] },
+        entryAccess: 'Full',
+      }) + '\n',
     ]),
     { zone: ZONE },
   );
@@ -309,21 +333,26 @@ async function endpointSql(db: Knex, t: Target, limit: number): Promise<string> 
   return callCopySql(db, { subject: { kind: 'unit', unitId: t.unitId, level: t.level }, start: t.start, end: t.end, limit }, campaigns);
 }
 
-
 /** psql `COPY (sql) TO STDOUT`, its output read and counted by this process (as the HTTP bodies are). */
 function copyMs(url: string, sql: string, format: 'csv' | 'text'): Promise<{ ms: number; bytes: number }> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
     // Output to /dev/null like the HTTP bodies; then the byte count from a second, untimed query.
-    const psql = spawn('/usr/bin/psql', [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`], {
-      env: { ...process.env, PGTZ: ZONE },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const psql = spawn(
+      '/usr/bin/psql',
+      [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`],
+      {
+        env: { ...process.env, PGTZ: ZONE },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     psql.once('error', reject);
     psql.once('close', (code) => {
       if (code !== 0) return reject(new Error(`psql exited with ${code}`));
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-      const wc = spawn('sh', ['-c', `/usr/bin/psql "$0" -X -q -c "$1" | wc -c`, url, `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const wc = spawn('sh', ['-c', `/usr/bin/psql "$0" -X -q -c "$1" | wc -c`, url, `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let out = '';
       wc.stdout.on('data', (c: Buffer) => (out += c.toString()));
       wc.once('close', () => resolve({ ms, bytes: Number(out.trim()) }));
@@ -334,7 +363,8 @@ function copyMs(url: string, sql: string, format: 'csv' | 'text'): Promise<{ ms:
 function kinds(): ServerKind[] {
   const i = process.argv.indexOf('--pg');
   const list = (i > 0 ? process.argv[i + 1]! : 'embedded,os15').split(',');
-  for (const k of list) if (k !== 'embedded' && k !== 'os15') throw new Error(`--pg takes embedded, os15 or both comma-separated, not ${k}`);
+  for (const k of list)
+    if (k !== 'embedded' && k !== 'os15') throw new Error(`--pg takes embedded, os15 or both comma-separated, not ${k}`);
   return list as ServerKind[];
 }
 
@@ -360,7 +390,9 @@ async function runOn(kind: ServerKind): Promise<void> {
     log(`server: ${jit.v.split(',')[0]}; jit = ${jit.jit}, jit_above_cost = ${jit.cost}`);
     const big = await bigTarget(db);
     const total = Number((await db.raw('select count(*) as n from calls')).rows[0].n);
-    log(`data set: ${fmt(total)} calls; export target: org unit "${big.orgCode}" (level ${big.level}), ${fmt(calls)} and ${fmt(small)} rows`);
+    log(
+      `data set: ${fmt(total)} calls; export target: org unit "${big.orgCode}" (level ${big.level}), ${fmt(calls)} and ${fmt(small)} rows`,
+    );
     log(`node ${process.version}, ${require('node:os').cpus().length} cores, runs per figure: ${runs} (median)`);
     const N = fmt(calls);
     const S = fmt(small);
@@ -395,14 +427,22 @@ async function runOn(kind: ServerKind): Promise<void> {
           [`/api/calls/csv, ${S}`, `/api/calls/csv?${apiQuery(big, small)}`, small],
           [`/api/calls (JSON), ${S}`, `/api/calls?${apiQuery(big, small)}`, small],
           [`naive buffered (knex → res.json), ${S}`, naiveQuery(small), small],
-          [`typical buffered (select *, Luxon per DateTime, res.json), ${S}`, naiveQuery(small).replace('naive-calls', 'typical-calls'), small],
+          [
+            `typical buffered (select *, Luxon per DateTime, res.json), ${S}`,
+            naiveQuery(small).replace('naive-calls', 'typical-calls'),
+            small,
+          ],
         ] as [string, string, number, string?][]) {
           const cpu0 = server.cpuMs();
           const f = await fetchAll(server.port, p, encoding);
           if (f.status !== 200) throw new Error(`${p}: HTTP ${f.status}`);
           record(name, rows, { ms: f.totalMs, ttfb: f.ttfbMs, bytes: f.bytes, cpuMs: server.cpuMs() - cpu0 });
         }
-        record(`COPY (same SELECT) TO STDOUT, text format, ${S}`, small, await copyMs(database.url, await endpointSql(db, big, small), 'text'));
+        record(
+          `COPY (same SELECT) TO STDOUT, text format, ${S}`,
+          small,
+          await copyMs(database.url, await endpointSql(db, big, small), 'text'),
+        );
       }
       // Once: the naive implementation at the full size (it holds every row and the whole body).
       try {
@@ -421,7 +461,9 @@ async function runOn(kind: ServerKind): Promise<void> {
     for (const [name, r] of Object.entries(results)) {
       const ms = median(r.ms);
       const cpu = r.cpu.length ? `${fmt((median(r.cpu) / r.rows) * 1000, 2)} s` : '—';
-      log(`| ${name} | ${fmt(r.rows)} | ${fmt(ms / 1000, 2)} s | ${fmt((r.rows / ms) * 1000)} | ${fmt(r.bytes / 1e6, 1)} | ${r.ttfb.length ? fmt(median(r.ttfb), 1) + ' ms' : '—'} | ${cpu} |`);
+      log(
+        `| ${name} | ${fmt(r.rows)} | ${fmt(ms / 1000, 2)} s | ${fmt((r.rows / ms) * 1000)} | ${fmt(r.bytes / 1e6, 1)} | ${r.ttfb.length ? fmt(median(r.ttfb), 1) + ' ms' : '—'} | ${cpu} |`,
+      );
     }
     const rate = (name: string) => {
       const r = results[name]!;
@@ -432,16 +474,26 @@ async function runOn(kind: ServerKind): Promise<void> {
     const csvRate = rate(`/api/calls/csv, ${N}`);
     const jsonRate = rate(`/api/calls (JSON), ${N}`);
     log();
-    log(`CSV / COPY csv format (${N}): ${fmt(csvRate / copyCsv, 2)}× (target ≥ 0.9); against COPY text format: ${fmt(csvRate / copyText, 2)}×`);
-    log(`JSON / COPY csv format (${N}): ${fmt(jsonRate / copyCsv, 2)}× (target ≥ 0.8); against COPY text format: ${fmt(jsonRate / copyText, 2)}×`);
+    log(
+      `CSV / COPY csv format (${N}): ${fmt(csvRate / copyCsv, 2)}× (target ≥ 0.9); against COPY text format: ${fmt(csvRate / copyText, 2)}×`,
+    );
+    log(
+      `JSON / COPY csv format (${N}): ${fmt(jsonRate / copyCsv, 2)}× (target ≥ 0.8); against COPY text format: ${fmt(jsonRate / copyText, 2)}×`,
+    );
     for (const coding of ['br', 'gzip']) {
       const r = results[`/api/calls (JSON), ${coding}, ${N}`]!;
       const plain = results[`/api/calls (JSON), ${N}`]!;
-      log(`JSON ${coding} (${N}): ${fmt(plain.bytes / r.bytes, 1)}× fewer bytes (target ≥ 8), ${fmt(rate(`/api/calls (JSON), ${coding}, ${N}`) / jsonRate, 2)}× the uncompressed rows/s (target ≥ 0.6)`);
+      log(
+        `JSON ${coding} (${N}): ${fmt(plain.bytes / r.bytes, 1)}× fewer bytes (target ≥ 8), ${fmt(rate(`/api/calls (JSON), ${coding}, ${N}`) / jsonRate, 2)}× the uncompressed rows/s (target ≥ 0.6)`,
+      );
     }
-    log(`JSON / naive buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`naive buffered (knex → res.json), ${S}`), 2)}× (target ≥ 3)`);
+    log(
+      `JSON / naive buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`naive buffered (knex → res.json), ${S}`), 2)}× (target ≥ 3)`,
+    );
     log(`CSV / naive buffered JSON (${S}): ${fmt(rate(`/api/calls/csv, ${S}`) / rate(`naive buffered (knex → res.json), ${S}`), 2)}×`);
-    log(`JSON / typical buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`typical buffered (select *, Luxon per DateTime, res.json), ${S}`), 2)}×`);
+    log(
+      `JSON / typical buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`typical buffered (select *, Luxon per DateTime, res.json), ${S}`), 2)}×`,
+    );
     log(`naive buffered at ${N} rows (once): ${naiveAtFullSize}`);
 
     // Peak RSS of a fresh server per size.
@@ -468,7 +520,9 @@ async function runOn(kind: ServerKind): Promise<void> {
       }
     }
     log();
-    log(`RSS growth from ${S} to ${N} rows: JSON ${fmt((peaks[`${N} rows JSON`]! - peaks[`${S} rows JSON`]!) / 2 ** 20, 1)} MB, CSV ${fmt((peaks[`${N} rows CSV`]! - peaks[`${S} rows CSV`]!) / 2 ** 20, 1)} MB (target < 64 MB)`);
+    log(
+      `RSS growth from ${S} to ${N} rows: JSON ${fmt((peaks[`${N} rows JSON`]! - peaks[`${S} rows JSON`]!) / 2 ** 20, 1)} MB, CSV ${fmt((peaks[`${N} rows CSV`]! - peaks[`${S} rows CSV`]!) / 2 ** 20, 1)} MB (target < 64 MB)`,
+    );
 
     // A 2-hour window of one org unit.
     const two = await twoHourTarget(db);
@@ -490,7 +544,9 @@ async function runOn(kind: ServerKind): Promise<void> {
         if (i > 0) times.push(f.totalMs);
       }
       const n = Number((await db.raw(`select count(*)::int as n from (${sql}) q`)).rows[0].n);
-      log(`GET /api/calls for that window: ${fmt(n)} calls, ${fmt(bytes / 1e3, 1)} kB, median ${fmt(median(times), 1)} ms over ${runs} runs (after one warm-up)`);
+      log(
+        `GET /api/calls for that window: ${fmt(n)} calls, ${fmt(bytes / 1e3, 1)} kB, median ${fmt(median(times), 1)} ms over ${runs} runs (after one warm-up)`,
+      );
     } finally {
       await s.stop();
     }

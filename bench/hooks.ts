@@ -80,7 +80,12 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 async function main(): Promise<void> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-bench-hooks-'));
   fs.chmodSync(root, 0o755);
-  const cluster = await startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), port: await freePort(), database: 'bench', persistent: false });
+  const cluster = await startEmbeddedPostgres({
+    dataDir: path.join(root, 'pg'),
+    port: await freePort(),
+    database: 'bench',
+    persistent: false,
+  });
   const arrivals = new Map<string, number>();
   const receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -119,11 +124,24 @@ async function main(): Promise<void> {
     `);
     const account = await db('accounts').first('id');
     await createHook(db, account.id, {
-      name: 'bench', description: null, url: `http://127.0.0.1:${receiverPort}/in`, method: 'POST', format: 'Json',
-      events: ['lead.created'], campaignCode: null, projects: null, leadStatus: null, contentTemplate: null, standardTemplate: 'Standard', enabled: true,
+      name: 'bench',
+      description: null,
+      url: `http://127.0.0.1:${receiverPort}/in`,
+      method: 'POST',
+      format: 'Json',
+      events: ['lead.created'],
+      campaignCode: null,
+      projects: null,
+      leadStatus: null,
+      contentTemplate: null,
+      standardTemplate: 'Standard',
+      enabled: true,
     });
     const logger = createLogger('warn');
-    const queue = { ...(LOCAL_QUEUE !== undefined ? { localQueueSize: LOCAL_QUEUE } : {}), ...(BATCH_DELAY !== undefined ? { batchDelayMs: BATCH_DELAY } : {}) };
+    const queue = {
+      ...(LOCAL_QUEUE !== undefined ? { localQueueSize: LOCAL_QUEUE } : {}),
+      ...(BATCH_DELAY !== undefined ? { batchDelayMs: BATCH_DELAY } : {}),
+    };
     for (let i = 0; i < WORKERS; i++) workers.push(await startHookWorker({ db, settings, logger, queue }));
 
     let peakRss = 0;
@@ -135,8 +153,14 @@ async function main(): Promise<void> {
     let peakConnections = 0;
     const connections = setInterval(() => {
       (clientQuery as (q: string) => Promise<pg.QueryResult>)
-        .call(watcher, `select count(*)::int - 1 as n from pg_stat_activity where backend_type = 'client backend' and datname = current_database()`)
-        .then((r) => (peakConnections = Math.max(peakConnections, r.rows[0].n as number)), () => undefined);
+        .call(
+          watcher,
+          `select count(*)::int - 1 as n from pg_stat_activity where backend_type = 'client backend' and datname = current_database()`,
+        )
+        .then(
+          (r) => (peakConnections = Math.max(peakConnections, r.rows[0].n as number)),
+          () => undefined,
+        );
     }, 100);
     const rssAtQuarter: number[] = [];
     const sampler = setInterval(() => {
@@ -151,7 +175,14 @@ async function main(): Promise<void> {
     const statementsBefore = statements;
     const started = performance.now();
     const write = async (batch: { id: number; unique_id: string }[]) => {
-      await db.transaction((trx) => recordLeadEvents(trx, 'lead.created', batch.map((l) => ({ leadId: l.id })), new Date()));
+      await db.transaction((trx) =>
+        recordLeadEvents(
+          trx,
+          'lead.created',
+          batch.map((l) => ({ leadId: l.id })),
+          new Date(),
+        ),
+      );
       const at = performance.now();
       for (const l of batch) committed.set(l.unique_id, at);
     };
@@ -185,7 +216,10 @@ async function main(): Promise<void> {
     await watcher.end();
     const deliveryStatements = statements - statementsBefore;
     const last = Math.max(...arrivals.values());
-    const latencies = [...committed].filter(([id]) => arrivals.has(id)).map(([id, at]) => arrivals.get(id)! - at).sort((a, b) => a - b);
+    const latencies = [...committed]
+      .filter(([id]) => arrivals.has(id))
+      .map(([id, at]) => arrivals.get(id)! - at)
+      .sort((a, b) => a - b);
     const failed = await db('hook_deliveries').whereNot('status', 'delivered').count({ n: '*' });
     // Attempts that were not delivered (a retry comes HOOKS_RETRY_BASE_MS later: it shows as the max).
     const outcomes = (await db('hook_delivery_attempts')

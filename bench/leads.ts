@@ -42,7 +42,6 @@ type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon: Autocannon = require('autocannon');
 
-
 const settings = {
   leads: option('leads', 500_000),
   duration: option('duration', 20),
@@ -127,7 +126,6 @@ function runCopy(dbUrl: string, sql: string): Promise<{ seconds: number; bytes: 
   });
 }
 
-
 async function main(): Promise<void> {
   const run = benchRun('leads');
   try {
@@ -136,7 +134,9 @@ async function main(): Promise<void> {
     const { db } = database;
     const clusterUrl = database.url;
     const redisPort = await freePort();
-    const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     run.cleanups.push(() => redis.kill('SIGTERM'));
 
     // ---- a small world and the server, as `npm start` runs it (bench/benchWorld.ts) --------
@@ -163,7 +163,9 @@ async function main(): Promise<void> {
       const r = await autocannon({ url, connections: settings.connections, duration: 3, headers });
       console.log(`baseline ${what}: ${fmt(r.requests.average)} req/s, p99 ${r.latency.p99} ms`);
     }
-    console.log(`\n## import: ${settings.connections} concurrent clients, one lead per request, ${settings.duration} s (after 3 s warm-up)`);
+    console.log(
+      `\n## import: ${settings.connections} concurrent clients, one lead per request, ${settings.duration} s (after 3 s warm-up)`,
+    );
     await autocannon({ ...importOptions, duration: 3 });
     const before = Number((await db('leads').count<{ count: string }[]>('* as count'))[0]!.count);
     const rssBeforeImport = rssMb(pid);
@@ -196,7 +198,9 @@ async function main(): Promise<void> {
 
     // ---- 3. export -------------------------------------------------------------------------
     // Only the generated leads are exported: the imported ones go first.
-    await db('leads').whereIn('campaign_id', db('campaigns').select('id').where({ code: BENCH_CAMPAIGN })).delete();
+    await db('leads')
+      .whereIn('campaign_id', db('campaigns').select('id').where({ code: BENCH_CAMPAIGN }))
+      .delete();
     console.log(`\n## export: generating ${fmt(settings.leads)} leads (lcm generate's generator) ...`);
     const genStarted = Date.now();
     await generateSyntheticData(db, { calls: 0, leads: settings.leads, seed: 5, zone: BENCH_ZONE, days: 30 });
@@ -237,8 +241,12 @@ async function main(): Promise<void> {
     const copyJoinedRate = median(copiesJoined.map((c) => total / c.seconds));
     const copyRate = Math.max(copyOwnRate, copyJoinedRate);
     const exportRate = median(exports.map((e) => e.rows / e.seconds));
-    console.log(`psql COPY of the export's SELECT: ${fmt(copyOwnRate)} rows/s (median of ${copiesOwn.length}; ${fmt(copiesOwn[0]!.bytes / 1e6, 1)} MB text)`);
-    console.log(`psql COPY with every name joined: ${fmt(copyJoinedRate)} rows/s (median of ${copiesJoined.length}; ${fmt(copiesJoined[0]!.bytes / 1e6, 1)} MB text)`);
+    console.log(
+      `psql COPY of the export's SELECT: ${fmt(copyOwnRate)} rows/s (median of ${copiesOwn.length}; ${fmt(copiesOwn[0]!.bytes / 1e6, 1)} MB text)`,
+    );
+    console.log(
+      `psql COPY with every name joined: ${fmt(copyJoinedRate)} rows/s (median of ${copiesJoined.length}; ${fmt(copiesJoined[0]!.bytes / 1e6, 1)} MB text)`,
+    );
     console.log(
       `/api/simpleleads JSON:        ${fmt(exportRate)} rows/s (median of ${exports.length}; ${fmt(exports[0]!.bytes / 1e6, 1)} MB), ` +
         `TTFB median ${fmt(median(exports.map((e) => e.ttfbMs)), 1)} ms`,

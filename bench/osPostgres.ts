@@ -42,7 +42,9 @@ export async function startOsPostgres(options: { version: number; port: number; 
   run(`${bin}/pg_ctl`, ['-D', data, '-l', path.join(dir, 'log'), '-w', 'start']);
   const base = `postgres://postgres@127.0.0.1:${options.port}`;
   spawnSync('/usr/bin/psql', [`${base}/postgres`, '-X', '-q', '-c', `create database ${options.database}`], { encoding: 'utf8' });
-  const version = spawnSync('/usr/bin/psql', [`${base}/postgres`, '-X', '-At', '-c', 'show server_version'], { encoding: 'utf8' }).stdout.trim();
+  const version = spawnSync('/usr/bin/psql', [`${base}/postgres`, '-X', '-At', '-c', 'show server_version'], {
+    encoding: 'utf8',
+  }).stdout.trim();
   return {
     url: `${base}/${options.database}`,
     version,

@@ -51,7 +51,12 @@ const withDatabase = (url: string, name: string) => url.replace(/\/[^/?]+(\?|$)/
 
 async function cluster(): Promise<{ admin: string; stop: () => Promise<void> }> {
   if (process.env.BENCH_DATABASE_URL) return { admin: process.env.BENCH_DATABASE_URL, stop: async () => undefined };
-  const c = await startEmbeddedPostgres({ dataDir: path.join(ROOT, '.data/bench-partitions'), port: await freePort(), database: 'postgres', persistent: true });
+  const c = await startEmbeddedPostgres({
+    dataDir: path.join(ROOT, '.data/bench-partitions'),
+    port: await freePort(),
+    database: 'postgres',
+    persistent: true,
+  });
   return { admin: c.url, stop: () => c.stop() };
 }
 
@@ -70,14 +75,32 @@ async function preparePartitioned(admin: Knex, url: string, calls: number): Prom
     const have = await callCount(db);
     if (have < calls) {
       log(`generating ${fmt(calls - have)} calls into lcm_part (once; kept) ...`);
-      const summary = await generateSyntheticData(db, { calls: calls - have, leads: Math.ceil((calls - have) / 4), seed: 42, zone: ZONE, days: 180 });
+      const summary = await generateSyntheticData(db, {
+        calls: calls - have,
+        leads: Math.ceil((calls - have) / 4),
+        seed: 42,
+        zone: ZONE,
+        days: 180,
+      });
       const copyMs = summary.timings.calls + summary.timings.recordings;
-      log(`generated in ${fmt(Object.values(summary.timings).reduce((a, b) => a + b, 0) / 1000, 1)} s; calls + recordings COPY ${fmt(copyMs / 1000, 1)} s = ${fmt(((summary.counts.calls + summary.counts.recordings) / copyMs) * 1000)} rows/s (with the registry's statement trigger)`);
+      log(
+        `generated in ${fmt(Object.values(summary.timings).reduce((a, b) => a + b, 0) / 1000, 1)} s; calls + recordings COPY ${fmt(copyMs / 1000, 1)} s = ${fmt(((summary.counts.calls + summary.counts.recordings) / copyMs) * 1000)} rows/s (with the registry's statement trigger)`,
+      );
     }
     const user = (await db('users').orderBy('id').first('org_code')).org_code as string;
     await loadNdjson(
       db,
-      Readable.from([JSON.stringify({ type: 'account', username: USERNAME, password: PASSWORD, user, projects: ['*'], rights: { Calls: ['Get'] }, entryAccess: 'Full' }) + '\n']),
+      Readable.from([
+        JSON.stringify({
+          type: 'account',
+          username: USERNAME,
+          password: PASSWORD,
+          user,
+          projects: ['*'],
+          rights: { Calls: ['Get'] },
+          entryAccess: 'Full',
+        }) + '\n',
+      ]),
       { zone: ZONE },
     );
   } finally {
@@ -91,7 +114,9 @@ async function prepareFlat(admin: Knex, partUrl: string, flatUrl: string): Promi
     const [part, flat] = [createDb({ url: partUrl, timezone: ZONE }), createDb({ url: flatUrl, timezone: ZONE })];
     try {
       // A run cut during the roll-back leaves a copy that is still partitioned: make it again.
-      const plain = (await flat.raw("select relkind from pg_class where relname = 'calls' and relnamespace = 'public'::regnamespace")).rows[0]?.relkind === 'r';
+      const plain =
+        (await flat.raw("select relkind from pg_class where relname = 'calls' and relnamespace = 'public'::regnamespace")).rows[0]
+          ?.relkind === 'r';
       if (plain && (await callCount(part)) === (await callCount(flat))) return;
     } finally {
       await part.destroy();
@@ -148,7 +173,10 @@ async function sizes(db: Knex): Promise<Sizes> {
   const extra: { name: string; bytes: number }[] = [];
   if ((await db.raw(`select to_regclass('call_keys') is not null as ok`)).rows[0].ok) {
     const { rows: k } = await db.raw(`select pg_relation_size('call_keys')::bigint as heap, pg_indexes_size('call_keys')::bigint as idx`);
-    extra.push({ name: 'call_keys heap', bytes: Number(k[0].heap) }, { name: 'call_keys indexes (primary key, brin)', bytes: Number(k[0].idx) });
+    extra.push(
+      { name: 'call_keys heap', bytes: Number(k[0].heap) },
+      { name: 'call_keys indexes (primary key, brin)', bytes: Number(k[0].idx) },
+    );
   }
   return {
     rows,
@@ -162,7 +190,12 @@ async function partitionSizes(db: Knex): Promise<{ name: string; rows: number; h
   const { rows } = await db.raw(`
     select c.relname as name, c.reltuples::bigint as rows, pg_relation_size(c.oid)::bigint as heap, pg_indexes_size(c.oid)::bigint as indexes
       from pg_partition_tree('calls') t join pg_class c on c.oid = t.relid where t.isleaf order by c.relname`);
-  return rows.map((r: Record<string, string>) => ({ name: r.name, rows: Number(r.rows), heap: Number(r.heap), indexes: Number(r.indexes) }));
+  return rows.map((r: Record<string, string>) => ({
+    name: r.name,
+    rows: Number(r.rows),
+    heap: Number(r.heap),
+    indexes: Number(r.indexes),
+  }));
 }
 
 interface Target {
@@ -179,22 +212,34 @@ async function twoHourTarget(db: Knex): Promise<Target> {
   while (day.weekday >= 6) day = day.plus({ days: 1 });
   const start = day.set({ hour: 10 }).toJSDate();
   const end = day.set({ hour: 12 }).toJSDate();
-  const row = (await db.raw(
-    `select ou4_id as id from calls where start_time >= ? and start_time < ? and ou4_id is not null group by ou4_id order by count(*) desc limit 1`,
-    [start, end],
-  )).rows[0];
+  const row = (
+    await db.raw(
+      `select ou4_id as id from calls where start_time >= ? and start_time < ? and ou4_id is not null group by ou4_id order by count(*) desc limit 1`,
+      [start, end],
+    )
+  ).rows[0];
   const unit = await db('org_units').where({ id: row.id }).first('org_code', 'level');
   return { unitId: row.id, level: unit.level, orgCode: unit.org_code, start, end };
 }
 
 async function rootTarget(db: Knex): Promise<Target> {
-  const row = (await db.raw(`select ou0_id as id, min(start_time) as first, max(start_time) as last from calls group by ou0_id order by count(*) desc limit 1`)).rows[0];
+  const row = (
+    await db.raw(
+      `select ou0_id as id, min(start_time) as first, max(start_time) as last from calls group by ou0_id order by count(*) desc limit 1`,
+    )
+  ).rows[0];
   const unit = await db('org_units').where({ id: row.id }).first('org_code', 'level');
   return { unitId: row.id, level: unit.level, orgCode: unit.org_code, start: row.first, end: new Date(row.last.getTime() + 1) };
 }
 
 const windowSql = (db: Knex, t: Target, limit: number) =>
-  callWindowQuery(db, { subject: { kind: 'unit', unitId: t.unitId, level: t.level }, start: t.start, end: t.end, limit, scope: projectScope(['*']) }).toString();
+  callWindowQuery(db, {
+    subject: { kind: 'unit', unitId: t.unitId, level: t.level },
+    start: t.start,
+    end: t.end,
+    limit,
+    scope: projectScope(['*']),
+  }).toString();
 
 async function explainAnalyze(db: Knex, sql: string): Promise<{ ms: number; plan: string[] }> {
   const plan = (await db.raw(`explain (analyze, buffers, costs off) ${sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']);
@@ -232,8 +277,16 @@ async function startServer(url: string): Promise<Server> {
   const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'bin/lcm.js'), 'serve'], {
     cwd: ROOT,
     env: {
-      ...process.env, DATABASE_URL: url, DATABASE_READ_URL: '', REDIS_URL: '', PORT: String(port), LOG_LEVEL: 'warn',
-      DEFAULT_BULK_DAILY_LIMIT: '100000000', DEFAULT_DAILY_LIMIT: '100000000', SWEEP_INTERVAL_MS: '0', MAINTENANCE_INTERVAL_MS: '0',
+      ...process.env,
+      DATABASE_URL: url,
+      DATABASE_READ_URL: '',
+      REDIS_URL: '',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      DEFAULT_BULK_DAILY_LIMIT: '100000000',
+      DEFAULT_DAILY_LIMIT: '100000000',
+      SWEEP_INTERVAL_MS: '0',
+      MAINTENANCE_INTERVAL_MS: '0',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -258,9 +311,22 @@ async function startServer(url: string): Promise<Server> {
 
 function curl(port: number, pathAndQuery: string): Promise<{ status: number; ms: number; bytes: number }> {
   return new Promise((resolve, reject) => {
-    const c = spawn('curl', ['-s', '-o', '/dev/null', '-H', `Authorization: ${AUTH}`, '-w', '%{http_code} %{size_download} %{time_total}', `http://127.0.0.1:${port}${pathAndQuery}`], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const c = spawn(
+      'curl',
+      [
+        '-s',
+        '-o',
+        '/dev/null',
+        '-H',
+        `Authorization: ${AUTH}`,
+        '-w',
+        '%{http_code} %{size_download} %{time_total}',
+        `http://127.0.0.1:${port}${pathAndQuery}`,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
     c.once('error', reject);
@@ -274,12 +340,18 @@ function curl(port: number, pathAndQuery: string): Promise<{ status: number; ms:
 function psqlCopy(url: string, sql: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const p = spawn('psql', [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', `COPY (${sql}) TO STDOUT WITH (FORMAT csv)`], {
-      env: { ...process.env, PGTZ: ZONE },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
+    const p = spawn(
+      'psql',
+      [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', `COPY (${sql}) TO STDOUT WITH (FORMAT csv)`],
+      {
+        env: { ...process.env, PGTZ: ZONE },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      },
+    );
     p.once('error', reject);
-    p.once('close', (code) => (code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`psql exited with ${code}`))));
+    p.once('close', (code) =>
+      code === 0 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`psql exited with ${code}`)),
+    );
   });
 }
 
@@ -300,12 +372,22 @@ async function main(): Promise<void> {
   try {
     await preparePartitioned(admin, partUrl, calls);
     await prepareFlat(admin, partUrl, flatUrl);
-    const dbs = { partitioned: createDb({ url: partUrl, timezone: ZONE, poolMax: 4 }), unpartitioned: createDb({ url: flatUrl, timezone: ZONE, poolMax: 4 }) };
+    const dbs = {
+      partitioned: createDb({ url: partUrl, timezone: ZONE, poolMax: 4 }),
+      unpartitioned: createDb({ url: flatUrl, timezone: ZONE, poolMax: 4 }),
+    };
     try {
       for (const db of Object.values(dbs)) await db.raw('vacuum analyze');
       const total = await callCount(dbs.partitioned);
-      const { rows: load } = await admin.raw(`select pg_size_pretty(pg_database_size('lcm_part')) as part, pg_size_pretty(pg_database_size('lcm_flat')) as flat`);
-      log(`# bench:partitions: ${fmt(total)} calls; node ${process.version}, ${require('node:os').cpus().length} cores, load average ${require('node:os').loadavg().map((l: number) => fmt(l, 1)).join(' ')}`);
+      const { rows: load } = await admin.raw(
+        `select pg_size_pretty(pg_database_size('lcm_part')) as part, pg_size_pretty(pg_database_size('lcm_flat')) as flat`,
+      );
+      log(
+        `# bench:partitions: ${fmt(total)} calls; node ${process.version}, ${require('node:os').cpus().length} cores, load average ${require('node:os')
+          .loadavg()
+          .map((l: number) => fmt(l, 1))
+          .join(' ')}`,
+      );
       log(`databases: lcm_part ${load[0].part}, lcm_flat ${load[0].flat}`);
 
       // ---- sizes --------------------------------------------------------------------------------
@@ -324,12 +406,15 @@ async function main(): Promise<void> {
       for (const e of s.p.extra) log(`| ${e.name} | ${per(e.bytes, s.p.rows)} | — |`);
       const sum = (x: Sizes) => x.heap + x.indexes.reduce((a, b) => a + b.bytes, 0) + x.extra.reduce((a, b) => a + b.bytes, 0);
       log(`| **total** | **${per(sum(s.p), s.p.rows)}** | **${per(sum(s.f), s.f.rows)}** |`);
-      log(`\nindexes ÷ heap: partitioned ${fmt((sum(s.p) - s.p.heap) / s.p.heap, 2)}×, unpartitioned ${fmt((sum(s.f) - s.f.heap) / s.f.heap, 2)}×`);
+      log(
+        `\nindexes ÷ heap: partitioned ${fmt((sum(s.p) - s.p.heap) / s.p.heap, 2)}×, unpartitioned ${fmt((sum(s.f) - s.f.heap) / s.f.heap, 2)}×`,
+      );
 
       log('\n## Month partitions of calls\n');
       log('| partition | rows | heap MB | indexes MB |');
       log('|---|---:|---:|---:|');
-      for (const p of await partitionSizes(dbs.partitioned)) if (p.rows > 0 || p.name.endsWith('default')) log(`| ${p.name} | ${fmt(p.rows)} | ${mb(p.heap)} | ${mb(p.indexes)} |`);
+      for (const p of await partitionSizes(dbs.partitioned))
+        if (p.rows > 0 || p.name.endsWith('default')) log(`| ${p.name} | ${fmt(p.rows)} | ${mb(p.heap)} | ${mb(p.indexes)} |`);
 
       // ---- the 2-hour window --------------------------------------------------------------------
       const two = await twoHourTarget(dbs.partitioned);
@@ -345,7 +430,9 @@ async function main(): Promise<void> {
           else flatPlan = r.plan;
         }
       }
-      log(`median execution: partitioned ${fmt(median(times.partitioned!), 2)} ms, unpartitioned ${fmt(median(times.unpartitioned!), 2)} ms`);
+      log(
+        `median execution: partitioned ${fmt(median(times.partitioned!), 2)} ms, unpartitioned ${fmt(median(times.unpartitioned!), 2)} ms`,
+      );
       log('\npartitioned plan:\n```');
       for (const line of partPlan) log(line);
       log('```\nunpartitioned plan:\n```');
@@ -353,7 +440,9 @@ async function main(): Promise<void> {
       log('```');
 
       // ---- lookups by unique id -------------------------------------------------------------
-      const ids = (await dbs.partitioned.raw(`select unique_id from call_keys tablesample system (1) limit ?`, [lookups])).rows.map((r: { unique_id: string }) => r.unique_id);
+      const ids = (await dbs.partitioned.raw(`select unique_id from call_keys tablesample system (1) limit ?`, [lookups])).rows.map(
+        (r: { unique_id: string }) => r.unique_id,
+      );
       log(`\n## Lookup of a call by unique id (${fmt(ids.length)} random ids, one at a time)\n`);
       log('| how | µs per lookup | extra bytes per call |');
       log('|---|---:|---:|');
@@ -361,8 +450,17 @@ async function main(): Promise<void> {
       const registry = await perStatement(dbs.partitioned, ids, `select call_id, start_time from call_keys where unique_id = $1`, {
         then: `select id, start_time from calls where id = $1 and start_time = $2`,
       });
-      log(`| registry probe, then one partition (this schema) | ${fmt(registry, 1)} | ${per(s.p.extra.reduce((a, b) => a + b.bytes, 0), s.p.rows)} |`);
-      const joined = await perStatement(dbs.partitioned, ids, `select c.id, c.start_time from call_keys k join calls c on c.id = k.call_id and c.start_time = k.start_time where k.unique_id = $1`);
+      log(
+        `| registry probe, then one partition (this schema) | ${fmt(registry, 1)} | ${per(
+          s.p.extra.reduce((a, b) => a + b.bytes, 0),
+          s.p.rows,
+        )} |`,
+      );
+      const joined = await perStatement(
+        dbs.partitioned,
+        ids,
+        `select c.id, c.start_time from call_keys k join calls c on c.id = k.call_id and c.start_time = k.start_time where k.unique_id = $1`,
+      );
       log(`| registry joined to calls in one statement (plans every partition) | ${fmt(joined, 1)} | — |`);
       const flat = await perStatement(dbs.unpartitioned, ids, `select id, start_time from calls where unique_id = $1`);
       const flatUnique = s.f.indexes.find((i) => i.name === 'calls_unique_id_key');
@@ -372,9 +470,13 @@ async function main(): Promise<void> {
       try {
         await dbs.partitioned.raw('analyze calls');
         const probeAll = await perStatement(dbs.partitioned, ids, `select id, start_time from calls where unique_id = $1`);
-        const { rows: b } = await dbs.partitioned.raw(`select sum(pg_relation_size(indexrelid))::bigint as bytes from pg_index where indexrelid::regclass::text like 'calls_%unique_id%idx' or indexrelid::regclass::text like 'bench_calls_unique_id%'`);
+        const { rows: b } = await dbs.partitioned.raw(
+          `select sum(pg_relation_size(indexrelid))::bigint as bytes from pg_index where indexrelid::regclass::text like 'calls_%unique_id%idx' or indexrelid::regclass::text like 'bench_calls_unique_id%'`,
+        );
         const parts = (await partitionSizes(dbs.partitioned)).length;
-        log(`| alternative: unique_id index in each of ${parts} partitions, all probed | ${fmt(probeAll, 1)} | ${per(Number(b[0].bytes), s.p.rows)} |`);
+        log(
+          `| alternative: unique_id index in each of ${parts} partitions, all probed | ${fmt(probeAll, 1)} | ${per(Number(b[0].bytes), s.p.rows)} |`,
+        );
       } finally {
         await dbs.partitioned.raw('drop index bench_calls_unique_id');
       }
@@ -400,7 +502,11 @@ async function main(): Promise<void> {
                 `insert into call_keys (unique_id, call_id, start_time) values ($1, nextval('calls_id_seq'), $2) on conflict (unique_id) do nothing returning call_id`,
                 [uid, template.start_time],
               );
-              await conn.query(`insert into calls (id, unique_id, ${cols.join(', ')}) values ($${cols.length + 2}, $1, ${ph})`, [uid, ...values, rows[0].call_id]);
+              await conn.query(`insert into calls (id, unique_id, ${cols.join(', ')}) values ($${cols.length + 2}, $1, ${ph})`, [
+                uid,
+                ...values,
+                rows[0].call_id,
+              ]);
             } else {
               // What the loader did before: one upsert on the unique index.
               await conn.query(
@@ -422,11 +528,15 @@ async function main(): Promise<void> {
         wp.push(await writeRate(dbs.partitioned, true));
         wf.push(await writeRate(dbs.unpartitioned, false));
       }
-      log(`partitioned (registry claim + insert): ${fmt(median(wp))} calls/s; unpartitioned (upsert on the unique index): ${fmt(median(wf))} calls/s; ratio ${fmt(median(wp) / median(wf), 2)}×`);
+      log(
+        `partitioned (registry claim + insert): ${fmt(median(wp))} calls/s; unpartitioned (upsert on the unique index): ${fmt(median(wf))} calls/s; ratio ${fmt(median(wp) / median(wf), 2)}×`,
+      );
 
       // ---- exports ----------------------------------------------------------------------------
       const big = await rootTarget(dbs.partitioned);
-      const inRoot = Number((await dbs.partitioned.raw('select count(*)::bigint as n from calls where ou0_id = ?', [big.unitId])).rows[0].n);
+      const inRoot = Number(
+        (await dbs.partitioned.raw('select count(*)::bigint as n from calls where ou0_id = ?', [big.unitId])).rows[0].n,
+      );
       const exportRows = Math.min(exportLimit, inRoot);
       log(`\n## Exports of unit "${big.orgCode}", ${fmt(exportRows)} rows, median of ${runs} (servers and psql alternate)\n`);
       const results: Record<string, number[]> = {};

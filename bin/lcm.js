@@ -18,7 +18,9 @@ function onRequiredNode() {
   if (Number(process.versions.node.split('.')[0]) >= REQUIRED_MAJOR) return true;
   const own = path.join(__dirname, '..', 'node_modules', 'node', 'bin', 'node');
   if (!fs.existsSync(own)) {
-    process.stderr.write(`lcm: needs Node.js ${REQUIRED_MAJOR} or later (this is ${process.version}); run it through npm (npm run lcm -- ...) after npm ci, or install Node.js ${REQUIRED_MAJOR}\n`);
+    process.stderr.write(
+      `lcm: needs Node.js ${REQUIRED_MAJOR} or later (this is ${process.version}); run it through npm (npm run lcm -- ...) after npm ci, or install Node.js ${REQUIRED_MAJOR}\n`,
+    );
     process.exit(1);
   }
   // The child is this command: signals sent to this process are passed on, and its exit is ours.
@@ -40,7 +42,10 @@ function entry() {
   try {
     require.resolve('tsx/cjs');
   } catch {
-    const why = process.env.LCM_FROM_SOURCE === '1' ? 'LCM_FROM_SOURCE=1 needs tsx, a development dependency' : 'the compiled build (dist/) is missing';
+    const why =
+      process.env.LCM_FROM_SOURCE === '1'
+        ? 'LCM_FROM_SOURCE=1 needs tsx, a development dependency'
+        : 'the compiled build (dist/) is missing';
     process.stderr.write(`lcm: ${why}; in a checkout run npm ci (or npm run build)\n`);
     process.exit(1);
   }

@@ -16,7 +16,9 @@ try {
 } catch {
   // A production install (npm ci --omit=dev) has no compiler; a dist/ copied in is used as it is.
   if (fs.existsSync(path.join(dist, 'src', 'app', 'main.js'))) process.exit(0);
-  process.stderr.write('build: TypeScript is not installed, so dist/ cannot be compiled; install the development dependencies (npm ci) and run npm run build\n');
+  process.stderr.write(
+    'build: TypeScript is not installed, so dist/ cannot be compiled; install the development dependencies (npm ci) and run npm run build\n',
+  );
   process.exit(1);
 }
 

@@ -35,7 +35,11 @@ export interface AcceptHandles {
  * handle, the helper fails or does not answer within `timeoutMs`), nothing is added and `reason`
  * says why.
  */
-export async function addAcceptHandles(server: net.Server, count: number, timeoutMs = 10_000): Promise<AcceptHandles & { reason?: string }> {
+export async function addAcceptHandles(
+  server: net.Server,
+  count: number,
+  timeoutMs = 10_000,
+): Promise<AcceptHandles & { reason?: string }> {
   const extra: net.Server[] = [];
   const close = () => Promise.all(extra.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))).then(() => undefined);
   if (count <= 1) return { extra, close };

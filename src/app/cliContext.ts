@@ -28,7 +28,13 @@ export async function openCliContext(options: OpenOptions = {}): Promise<CliCont
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   configurePhoneRegion(settings.DEFAULT_PHONE_REGION);
   const database = settings.DATABASE_URL !== undefined ? external(settings.DATABASE_URL) : await embedded(settings, options);
-  const db = createDb({ url: database.url, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX, acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS, log: { warn: warnOnStderr } });
+  const db = createDb({
+    url: database.url,
+    timezone: settings.PLATFORM_TIMEZONE,
+    poolMax: settings.DB_POOL_MAX,
+    acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS,
+    log: { warn: warnOnStderr },
+  });
   try {
     if (options.migrate !== false && database.embedded) await migrateLatest(db);
   } catch (err) {

@@ -79,7 +79,10 @@ export async function claimCluster(dataDir: string, command: string, shared: boo
     }
     if (holder.url === undefined || holder.stopping) {
       // A server is starting or stopping the cluster: wait for it, then use its database or start our own.
-      if (Date.now() > deadline) throw new ClusterBusyError(`the lcm server (pid ${holder.pid}) has not ${holder.stopping ? 'stopped' : 'started'} the embedded database in ${path.resolve(dataDir)} in time`);
+      if (Date.now() > deadline)
+        throw new ClusterBusyError(
+          `the lcm server (pid ${holder.pid}) has not ${holder.stopping ? 'stopped' : 'started'} the embedded database in ${path.resolve(dataDir)} in time`,
+        );
       await sleep(250);
       continue;
     }
@@ -94,7 +97,9 @@ export async function claimCluster(dataDir: string, command: string, shared: boo
       continue;
     }
     if (answer !== 'ok') {
-      throw new ClusterBusyError(`the lcm server (pid ${holder.pid}) holds the embedded database in ${path.resolve(dataDir)}, but it does not answer: ${answer === 'not-now' ? 'still starting or stopping' : answer.message}`);
+      throw new ClusterBusyError(
+        `the lcm server (pid ${holder.pid}) holds the embedded database in ${path.resolve(dataDir)}, but it does not answer: ${answer === 'not-now' ? 'still starting or stopping' : answer.message}`,
+      );
     }
     return { kind: 'server', holder: holder as ClusterHolder & { url: string } };
   }

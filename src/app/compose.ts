@@ -28,12 +28,7 @@ export interface ComposedApp {
  * subscription, and the app. Failed logins are counted beside the requests (Redis with the
  * same failover, or in process).
  */
-export async function composeApp(options: {
-  settings: Settings;
-  db: Knex;
-  logger: Logger;
-  clock?: () => Date;
-}): Promise<ComposedApp> {
+export async function composeApp(options: { settings: Settings; db: Knex; logger: Logger; clock?: () => Date }): Promise<ComposedApp> {
   const { settings, db, logger } = options;
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   configurePhoneRegion(settings.DEFAULT_PHONE_REGION);
@@ -88,7 +83,11 @@ export async function composeApp(options: {
     closers.push(() => counter.close());
     // Failed logins are counted in the same Redis, through the counters' client and failover.
     const limits = loginFailureLimitsFrom(settings);
-    const loginFailures = new FailoverLoginFailures(new RedisLoginFailures(counter.redisClient, limits), new MemoryLoginFailures(limits), counter);
+    const loginFailures = new FailoverLoginFailures(
+      new RedisLoginFailures(counter.redisClient, limits),
+      new MemoryLoginFailures(limits),
+      counter,
+    );
     services = {
       settings,
       db,
@@ -105,7 +104,17 @@ export async function composeApp(options: {
     const counter = new MemoryCounterStore();
     closers.push(() => counter.close());
     const loginFailures = new MemoryLoginFailures(loginFailureLimitsFrom(settings));
-    services = { settings, db, exportDb, reads, exportConnections: reads, logger, clock: options.clock ?? (() => new Date()), counter, loginFailures };
+    services = {
+      settings,
+      db,
+      exportDb,
+      reads,
+      exportConnections: reads,
+      logger,
+      clock: options.clock ?? (() => new Date()),
+      counter,
+      loginFailures,
+    };
   }
   const app = createApp(services);
 

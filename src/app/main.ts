@@ -90,5 +90,8 @@ function commandPath(command: Command): string {
 }
 
 function oneLine(text: string): string {
-  return text.trim().split(/\s*\n\s*/).join(' ');
+  return text
+    .trim()
+    .split(/\s*\n\s*/)
+    .join(' ');
 }

@@ -50,14 +50,20 @@ export function registerServe(program: Command): void {
         }
         const running = await listen(composed.app.express, ctx.settings);
         stops.push(() => running.close());
-        if (running.accepting.reason) logger.warn({ handles: running.accepting.handles }, `accepting through fewer handles than ACCEPT_HANDLES: ${running.accepting.reason}`);
+        if (running.accepting.reason)
+          logger.warn(
+            { handles: running.accepting.handles },
+            `accepting through fewer handles than ACCEPT_HANDLES: ${running.accepting.reason}`,
+          );
         stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
         stops.push(startPartitionMaintenance(ctx.db, ctx.settings, logger));
 
         process.stdout.write(`lead-call-api listening on ${running.url}/api\n`);
         process.stdout.write(`${describeCode()}\n`);
         if (ctx.embedded) {
-          process.stdout.write(`embedded Postgres in ${ctx.settings.EMBEDDED_DATA_DIR}; request counting in process${ctx.settings.REDIS_URL ? ' and Redis' : ''}\n`);
+          process.stdout.write(
+            `embedded Postgres in ${ctx.settings.EMBEDDED_DATA_DIR}; request counting in process${ctx.settings.REDIS_URL ? ' and Redis' : ''}\n`,
+          );
           process.stdout.write(`demo credentials (HTTP Basic):\n${demoNote}\n`);
           process.stdout.write(`try: curl -u demo:demo-password ${running.url}/api/myaccount\n`);
         }
@@ -72,5 +78,7 @@ export function registerServe(program: Command): void {
 
 /** Which code runs: the compiled build (`npm start`, the image) or the sources through tsx (development). */
 function describeCode(): string {
-  return __filename.endsWith('.js') ? `running the compiled build in ${path.resolve(__dirname, '../..')}` : 'running the TypeScript sources through tsx';
+  return __filename.endsWith('.js')
+    ? `running the compiled build in ${path.resolve(__dirname, '../..')}`
+    : 'running the TypeScript sources through tsx';
 }

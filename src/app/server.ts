@@ -29,7 +29,9 @@ export interface RunningServer {
  * connectionsCheckingInterval (30 s by default), so that interval is made short enough for the
  * timeout to mean what it says.
  */
-export function serverTimeouts(settings: Pick<Settings, 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS'>): http.ServerOptions {
+export function serverTimeouts(
+  settings: Pick<Settings, 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS'>,
+): http.ServerOptions {
   const shortest = Math.min(settings.HEADERS_TIMEOUT_MS, settings.REQUEST_TIMEOUT_MS);
   return {
     headersTimeout: settings.HEADERS_TIMEOUT_MS,
@@ -52,10 +54,16 @@ export function answerUnparsableRequest(err: Error & { code?: string }, socket: 
   if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
     const problem =
       err.code === 'HPE_HEADER_OVERFLOW'
-        ? new HttpProblem('invalid_parameter', 'the request line and headers are over the size limit', undefined, {}, [431, 'Request header fields too large'])
+        ? new HttpProblem('invalid_parameter', 'the request line and headers are over the size limit', undefined, {}, [
+            431,
+            'Request header fields too large',
+          ])
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new HttpProblem('invalid_body', 'the request did not arrive in time', undefined, {}, [408, 'Request timeout'])
-          : new HttpProblem('invalid_parameter', 'the request line or a header is not valid HTTP (a control character, or a byte outside ASCII where none may be)');
+          : new HttpProblem(
+              'invalid_parameter',
+              'the request line or a header is not valid HTTP (a control character, or a byte outside ASCII where none may be)',
+            );
     const body = JSON.stringify(problem.toJSON());
     socket.write(
       `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -89,7 +97,10 @@ export async function listen(app: Express, settings: Settings): Promise<RunningS
     app(req, res);
   };
   const server: http.Server = tls
-    ? https.createServer({ ...options, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) }, handler)
+    ? https.createServer(
+        { ...options, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) },
+        handler,
+      )
     : http.createServer(options, handler);
   server.on('clientError', answerUnparsableRequest);
   server.on('checkExpectation', refuseExpectation);

@@ -1,6 +1,15 @@
 import { Command, Option } from 'commander';
 import { CliContext, CliError, OpenCliContext } from './context';
-import { AccountChange, createAccount, formatRights, parseEntryAccess, parseProjects, parseRights, setEnabled, setPassword } from '../ingest/accountCommands';
+import {
+  AccountChange,
+  createAccount,
+  formatRights,
+  parseEntryAccess,
+  parseProjects,
+  parseRights,
+  setEnabled,
+  setPassword,
+} from '../ingest/accountCommands';
 import { parseDateTimeFormat } from '../ingest/accountCommands';
 import { notifyAccountChanged } from '../data/accountChanges';
 import { redisTarget } from '../config/settings';
@@ -33,22 +42,38 @@ Examples:
     .requiredOption('--projects <patterns>', "comma-separated project patterns, e.g. 'B2B*,Sales' or '*'")
     .requiredOption('--rights <rights>', "resource rights, e.g. 'Calls:Get;Leads:Get,Post;SimpleLeads:Get'")
     .option('--entry-access <level>', 'lead definition entry access: None, Partner or Full', 'None')
-    .option('--date-time-format <format>', 'how answers write DateTimes: Offset (2026-05-06T10:16:41.000+02:00) or Local (2026-05-06T10:16:41.0000000)', 'Offset')
+    .option(
+      '--date-time-format <format>',
+      'how answers write DateTimes: Offset (2026-05-06T10:16:41.000+02:00) or Local (2026-05-06T10:16:41.0000000)',
+      'Offset',
+    )
     .option('--disabled', 'create the account disabled')
-    .action(async (o: PasswordOptions & { username: string; user: string; projects: string; rights: string; entryAccess: string; dateTimeFormat: string; disabled?: boolean }) => {
-      // Parse before reading a password or opening the database, so a typo fails fast.
-      const parsed = {
-        username: o.username,
-        userOrgCode: o.user,
-        projects: parseProjects(o.projects),
-        rights: parseRights(o.rights),
-        entryAccess: parseEntryAccess(o.entryAccess),
-        dateTimeFormat: parseDateTimeFormat(o.dateTimeFormat),
-        enabled: !o.disabled,
-      };
-      const input = { ...parsed, password: await readPassword(o) };
-      await withChange(openCliContext, `created account ${o.username}`, (ctx) => createAccount(ctx.db, input));
-    });
+    .action(
+      async (
+        o: PasswordOptions & {
+          username: string;
+          user: string;
+          projects: string;
+          rights: string;
+          entryAccess: string;
+          dateTimeFormat: string;
+          disabled?: boolean;
+        },
+      ) => {
+        // Parse before reading a password or opening the database, so a typo fails fast.
+        const parsed = {
+          username: o.username,
+          userOrgCode: o.user,
+          projects: parseProjects(o.projects),
+          rights: parseRights(o.rights),
+          entryAccess: parseEntryAccess(o.entryAccess),
+          dateTimeFormat: parseDateTimeFormat(o.dateTimeFormat),
+          enabled: !o.disabled,
+        };
+        const input = { ...parsed, password: await readPassword(o) };
+        await withChange(openCliContext, `created account ${o.username}`, (ctx) => createAccount(ctx.db, input));
+      },
+    );
 
   account
     .command('list')
@@ -103,7 +128,10 @@ interface PasswordOptions {
 }
 
 function passwordOption(description: string): Option {
-  return new Option('--password <password>', `${description}; visible to other local users in the process list, see --password-stdin`).conflicts('passwordStdin');
+  return new Option(
+    '--password <password>',
+    `${description}; visible to other local users in the process list, see --password-stdin`,
+  ).conflicts('passwordStdin');
 }
 
 function passwordStdinOption(): Option {
@@ -116,7 +144,9 @@ async function readPassword(o: PasswordOptions): Promise<string> {
   if (!o.passwordStdin) throw new CliError('give the password with --password PASSWORD or --password-stdin');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const password = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
   if (password === '') throw new CliError('--password-stdin: standard input holds no password');
   return password;
 }
@@ -143,6 +173,10 @@ async function withChange(
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd() + '\n';
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd() + '\n';
   return line(header) + line(widths.map((w) => '-'.repeat(w))) + rows.map(line).join('');
 }

@@ -14,7 +14,8 @@ import { DoNotCallRefused, listNumbers, unlistNumber } from '../ingest/doNotCall
  */
 export function registerDoNotCall(program: Command, openCliContext: OpenCliContext): void {
   const dnc = program.command('dnc').description('keep the do-not-call lists');
-  const listOf = (global: boolean | undefined): DoNotCallList => (global ? { global: true } : { global: false, scope: projectScope(['*']) });
+  const listOf = (global: boolean | undefined): DoNotCallList =>
+    global ? { global: true } : { global: false, scope: projectScope(['*']) };
 
   dnc
     .command('add')
@@ -36,7 +37,8 @@ export function registerDoNotCall(program: Command, openCliContext: OpenCliConte
           ...(expiresTime === undefined ? {} : { expiresTime }),
         }));
         const listed = await listNumbers({ db: ctx.db, clock: () => new Date() }, listOf(o.global), inputs).catch(cliRefusal(numbers));
-        for (const e of listed.entries) process.stdout.write(`listed ${e.phoneNumber}${e.project ? ` for ${e.project}` : ''}: ${e.movedLeads} open leads moved\n`);
+        for (const e of listed.entries)
+          process.stdout.write(`listed ${e.phoneNumber}${e.project ? ` for ${e.project}` : ''}: ${e.movedLeads} open leads moved\n`);
       } finally {
         await ctx.close();
       }
@@ -51,7 +53,9 @@ export function registerDoNotCall(program: Command, openCliContext: OpenCliConte
     .action(async (number: string, o: { global?: boolean; project?: string }) => {
       const ctx = await openCliContext();
       try {
-        const removed = await unlistNumber({ db: ctx.db, clock: () => new Date() }, listOf(o.global), number, o.project).catch(cliRefusal([number]));
+        const removed = await unlistNumber({ db: ctx.db, clock: () => new Date() }, listOf(o.global), number, o.project).catch(
+          cliRefusal([number]),
+        );
         if (removed === 0) throw new CliError(`${number} is not on the ${o.global ? 'global' : "customer's"} list`);
         process.stdout.write(`removed ${removed} ${removed === 1 ? 'entry' : 'entries'}\n`);
       } finally {

@@ -34,7 +34,9 @@ export function registerLoad(program: Command, openCliContext: OpenCliContext): 
           // Accounts and their limits are cached with verified credentials in running servers.
           const ids = (await ctx.db('accounts').pluck('id')) as number[];
           await notifyAccountChanged(redisTarget(ctx.settings), ids).catch((err: Error) =>
-            process.stderr.write(`warning: running servers were not told about the account changes (${err.message}); they see them within AUTH_CACHE_TTL_MS\n`),
+            process.stderr.write(
+              `warning: running servers were not told about the account changes (${err.message}); they see them within AUTH_CACHE_TTL_MS\n`,
+            ),
           );
         }
         const parts = Object.entries(summary.counts).map(([t, n]) => `${n} ${t}`);

@@ -15,7 +15,13 @@ export function registerSeedDemo(program: Command, openCliContext: OpenCliContex
         const parts = Object.entries(summary.counts).map(([type, n]) => `${n} ${type}`);
         process.stdout.write(`loaded the demo data set: ${parts.join(', ')}\n`);
         for (const c of DEMO_CREDENTIALS) process.stdout.write(`  account ${c.username} / ${c.password}: ${c.note}\n`);
-        const ids = await ctx.db('accounts').whereIn('username', DEMO_CREDENTIALS.map((c) => c.username)).pluck('id');
+        const ids = await ctx
+          .db('accounts')
+          .whereIn(
+            'username',
+            DEMO_CREDENTIALS.map((c) => c.username),
+          )
+          .pluck('id');
         try {
           await notifyAccountChanged(redisTarget(ctx.settings), ids);
         } catch (err) {

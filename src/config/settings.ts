@@ -8,9 +8,7 @@ import bytes from 'bytes';
  * Each key names its environment variable; a bad value stops the process with a message
  * naming the variable.
  */
-const boolean = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const boolean = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const optionalString = z
   .string()
@@ -71,7 +69,10 @@ const schema = z.object({
   REQUIRE_HTTPS: boolean.default(false),
   TRUST_PROXY: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb').default('100kb'),
+  BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb')
+    .default('100kb'),
   /** Failed logins one client address may have per LOGIN_FAILURE_WINDOW_MS before a 429. */
   LOGIN_FAILURES_PER_ADDRESS: positiveInt.default(30),
   /** Failed logins one client address may have against one username per window before a 429. */
@@ -193,7 +194,12 @@ const schema = z.object({
   HOOKS_ALLOWED_HOSTS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '')),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => h !== ''),
+    ),
   /** First retry delay; each further retry doubles it (with jitter) up to HOOKS_RETRY_MAX_DELAY_MS. */
   HOOKS_RETRY_BASE_MS: positiveInt.default(30000),
   HOOKS_RETRY_MAX_DELAY_MS: positiveInt.default(6 * 3600 * 1000),
@@ -238,7 +244,11 @@ export type RedisTarget = { cluster: false; url: string } | { cluster: true; roo
 /** The Redis the settings name (REDIS_URL, REDIS_CLUSTER), or undefined for in-process counting. */
 export function redisTarget(s: Pick<Settings, 'REDIS_URL' | 'REDIS_CLUSTER'>): RedisTarget | undefined {
   const flag = s.REDIS_CLUSTER;
-  const list = (v: string) => v.split(',').map((u) => u.trim()).filter(Boolean);
+  const list = (v: string) =>
+    v
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean);
   if (/^(false|0|no)$/.test(flag)) return s.REDIS_URL === undefined ? undefined : { cluster: false, url: s.REDIS_URL };
   if (/^(true|1|yes)$/.test(flag)) return s.REDIS_URL === undefined ? undefined : { cluster: true, rootUrls: list(s.REDIS_URL) };
   return { cluster: true, rootUrls: list(flag) };

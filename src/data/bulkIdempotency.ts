@@ -81,7 +81,13 @@ export async function addBulkPart(
   part: { lastRow: number; digest: string; results: string },
 ): Promise<boolean> {
   if (!(await holdsRows(trx, accountId, key, rowsBefore))) return false;
-  await trx('idempotency_bulk_parts').insert({ account_id: accountId, key, last_row: part.lastRow, digest: part.digest, results: part.results });
+  await trx('idempotency_bulk_parts').insert({
+    account_id: accountId,
+    key,
+    last_row: part.lastRow,
+    digest: part.digest,
+    results: part.results,
+  });
   return true;
 }
 
@@ -96,7 +102,11 @@ export async function finishBulkKey(
     if (!(await holdsRows(trx, accountId, key, finish.rows))) return false;
     await trx('idempotency_keys')
       .where({ account_id: accountId, key })
-      .update({ request_hash: hashText(finish.paramsHash, finish.digest), status_code: 200, response: JSON.stringify({ stop: finish.stop }) });
+      .update({
+        request_hash: hashText(finish.paramsHash, finish.digest),
+        status_code: 200,
+        response: JSON.stringify({ stop: finish.stop }),
+      });
     return true;
   });
 }

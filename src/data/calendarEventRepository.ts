@@ -96,12 +96,7 @@ export async function listCalendarEvents(
  * project matches `projectPattern` (`*`, `?`; anchored, case-insensitive) — an intersection
  * with the account's patterns, never a widening.
  */
-export async function listEvents(
-  db: Knex,
-  interval: Interval,
-  scope: ProjectScope,
-  projectPattern?: string,
-): Promise<CalendarEvent[]> {
+export async function listEvents(db: Knex, interval: Interval, scope: ProjectScope, projectPattern?: string): Promise<CalendarEvent[]> {
   const visible = projectVisibleSql('c.project', scope);
   const bindings = sqlBindings([...visible.bindings, ...overlapBindings(interval)]);
   let projectFilter = '';

@@ -69,10 +69,9 @@ export function callWindowQuery(db: Knex, window: CallWindow): Knex.QueryBuilder
   const s = window.subject;
   if (s.kind === 'user') q.where('c.user_id', s.userId);
   else q.where(`c.ou${s.level}_id`, s.unitId);
-  q.where('c.start_time', '>=', window.start).andWhere('c.start_time', '<', window.end).orderBy([
-    { column: 'c.start_time' },
-    { column: 'c.unique_id' },
-  ]);
+  q.where('c.start_time', '>=', window.start)
+    .andWhere('c.start_time', '<', window.end)
+    .orderBy([{ column: 'c.start_time' }, { column: 'c.unique_id' }]);
   if (window.limit !== undefined) q.limit(window.limit);
   return q;
 }
@@ -131,11 +130,7 @@ export function streamReadyPeriods(
   const q = db('ready_periods as r')
     .join('users as u', 'u.id', 'r.user_id')
     .join('campaigns as cp', 'cp.id', 'r.campaign_id')
-    .select(
-      db.raw(
-        `r.unique_id, u.org_code, r.campaign_id, ${epochMs('r.start_time')} as start_ms, r.seconds, cp.campaign_type`,
-      ),
-    )
+    .select(db.raw(`r.unique_id, u.org_code, r.campaign_id, ${epochMs('r.start_time')} as start_ms, r.seconds, cp.campaign_type`))
     .where('r.end_time', '>=', window.from)
     .andWhere('r.end_time', '<', window.to)
     .whereRaw(visible.sql, visible.bindings as Knex.RawBinding[])

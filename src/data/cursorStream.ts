@@ -90,7 +90,10 @@ export async function acquire(db: Knex, signal: AbortSignal | undefined): Promis
     return await Promise.race([acquiring, aborted]);
   } catch (err) {
     if (signal.aborted) {
-      acquiring.then((conn) => db.client.releaseConnection(conn), () => undefined);
+      acquiring.then(
+        (conn) => db.client.releaseConnection(conn),
+        () => undefined,
+      );
     }
     throw err;
   } finally {

@@ -40,7 +40,9 @@ export function createDb(options: DbOptions): Knex {
   const db = knex({
     client: 'pg',
     connection:
-      options.connectTimeoutMs === undefined ? options.url : { connectionString: options.url, connectionTimeoutMillis: options.connectTimeoutMs },
+      options.connectTimeoutMs === undefined
+        ? options.url
+        : { connectionString: options.url, connectionTimeoutMillis: options.connectTimeoutMs },
     acquireConnectionTimeout: options.acquireTimeoutMs ?? 60000,
     pool: {
       min: 0,

@@ -82,7 +82,9 @@ export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<numb
   // Per campaign, the visible names: a VALUES list (no join of campaigns and fields per row).
   const values = campaignIds.map(() => '(?::bigint, ?::text[])').join(', ');
   const visibleJoin =
-    campaignIds.length > 0 ? `left join (values ${values}) vf(campaign_id, names) on vf.campaign_id = l.campaign_id` : `left join (select null::bigint as campaign_id, null::text[] as names) vf on false`;
+    campaignIds.length > 0
+      ? `left join (values ${values}) vf(campaign_id, names) on vf.campaign_id = l.campaign_id`
+      : `left join (select null::bigint as campaign_id, null::text[] as names) vf on false`;
   const raw = db.raw(
     `select ${columns.join(', ')}
        from leads l ${visibleJoin}

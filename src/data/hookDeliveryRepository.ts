@@ -1,5 +1,15 @@
 import type { Knex } from 'knex';
-import { DateTimeFormat, DateTimeFormatName, EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName, ResourceType, Verb } from '../domain/enums';
+import {
+  DateTimeFormat,
+  DateTimeFormatName,
+  EntryAccess,
+  EntryAccessName,
+  FieldType,
+  LeadStatus,
+  LeadStatusName,
+  ResourceType,
+  Verb,
+} from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
 import { toHook, HookRecord, DeliveryStatus } from './hookRepository';
 import { deliveryAttemptJobSql, JOB_QUEUE_SCHEMA } from './jobQueue';
@@ -61,7 +71,8 @@ export interface ClaimRequest {
  */
 export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], leaseMs: number): Promise<Claim[]> {
   if (requests.length === 0) return [];
-  if (new Set(requests.map((r) => r.deliveryId)).size !== requests.length) throw new Error('claimDeliveryAttempts: a delivery appears twice');
+  if (new Set(requests.map((r) => r.deliveryId)).size !== requests.length)
+    throw new Error('claimDeliveryAttempts: a delivery appears twice');
   const wanted = JSON.stringify(requests.map((r) => ({ id: r.deliveryId, attempts: r.attempt - 1 })));
   // The ids again as an array: the planner cannot count the rows of jsonb_to_recordset (it
   // guesses 100) and, on a table of some thousands of deliveries, scans it all instead of
@@ -94,7 +105,12 @@ export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], 
   if (missed.length > 0) {
     const rows = (await db('hook_deliveries')
       .whereIn('id', missed)
-      .select('id', 'status', 'attempts', db.raw('coalesce(in_flight_until > now(), false) as busy'))) as { id: number; status: string; attempts: number; busy: boolean }[];
+      .select('id', 'status', 'attempts', db.raw('coalesce(in_flight_until > now(), false) as busy'))) as {
+      id: number;
+      status: string;
+      attempts: number;
+      busy: boolean;
+    }[];
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const r of requests) {
       const row = byId.get(r.deliveryId);
@@ -188,7 +204,11 @@ export type HookHealth = 'healthy' | 'failing' | 'unchanged';
  * next attempt, its job, in one statement (one round trip, atomic without a transaction of its
  * own). Returns the hook's failure clock start when `health` is 'failing' and the hook is enabled.
  */
-export async function recordAttempt(db: Knex | Knex.Transaction, a: AttemptRecord, health: HookHealth = 'unchanged'): Promise<Date | undefined> {
+export async function recordAttempt(
+  db: Knex | Knex.Transaction,
+  a: AttemptRecord,
+  health: HookHealth = 'unchanged',
+): Promise<Date | undefined> {
   const finished = a.status !== 'pending';
   const hookSql =
     health === 'healthy'
@@ -211,10 +231,25 @@ export async function recordAttempt(db: Knex | Knex.Transaction, a: AttemptRecor
      h as (${hookSql})
      select h.failing_since, h.enabled${job ? `, (${job.sql}) as queued` : ''} from (select 1) one left join h on true`,
     [
-      a.deliveryId, a.attempt, a.attemptTime, a.outcome, a.statusCode ?? null, a.durationMs ?? null, a.error ?? null,
-      a.responseBody ?? null, a.next?.time ?? null, a.workerId ?? null,
-      a.status, a.attempt, a.attemptTime, a.attemptTime, a.next?.time ?? null, a.statusCode ?? null, a.error ?? null,
-      finished ? a.attemptTime : null, a.deliveryId,
+      a.deliveryId,
+      a.attempt,
+      a.attemptTime,
+      a.outcome,
+      a.statusCode ?? null,
+      a.durationMs ?? null,
+      a.error ?? null,
+      a.responseBody ?? null,
+      a.next?.time ?? null,
+      a.workerId ?? null,
+      a.status,
+      a.attempt,
+      a.attemptTime,
+      a.attemptTime,
+      a.next?.time ?? null,
+      a.statusCode ?? null,
+      a.error ?? null,
+      finished ? a.attemptTime : null,
+      a.deliveryId,
       ...hookBindings,
       ...(job?.bindings ?? []),
     ],
@@ -277,7 +312,9 @@ export async function recordDeliveredAttempts(db: Knex, attempts: DeliveredAttem
 }
 
 export async function disableHook(trx: Knex.Transaction, hookId: number, reason: string, at: Date): Promise<void> {
-  await trx('hooks').where({ id: hookId, enabled: true }).update({ enabled: false, disabled_reason: reason, disabled_time: at, modified_time: at });
+  await trx('hooks')
+    .where({ id: hookId, enabled: true })
+    .update({ enabled: false, disabled_reason: reason, disabled_time: at, modified_time: at });
 }
 
 // ---- worker heartbeats -------------------------------------------------------------------------

@@ -155,7 +155,12 @@ export function recordLeadEvent(
   trx: Knex.Transaction,
   event: { type: LeadEventType; leadId: number; previousStatus?: LeadStatusName; time: Date },
 ): Promise<number> {
-  return recordLeadEvents(trx, event.type, [{ leadId: event.leadId, ...(event.previousStatus ? { previousStatus: event.previousStatus } : {}) }], event.time);
+  return recordLeadEvents(
+    trx,
+    event.type,
+    [{ leadId: event.leadId, ...(event.previousStatus ? { previousStatus: event.previousStatus } : {}) }],
+    event.time,
+  );
 }
 
 /** `call.ended` of a completed call; its id and start time find it in its month's partition. */

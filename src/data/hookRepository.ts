@@ -118,7 +118,9 @@ function inputColumns(input: HookInput) {
 }
 
 export async function listHooks(db: Knex, accountId: number): Promise<HookRecord[]> {
-  const rows: HookRow[] = await db('hooks').where({ account_id: accountId }).orderBy([{ column: 'created_time' }, { column: 'id' }]);
+  const rows: HookRow[] = await db('hooks')
+    .where({ account_id: accountId })
+    .orderBy([{ column: 'created_time' }, { column: 'id' }]);
   return rows.map(toHook);
 }
 
@@ -178,7 +180,9 @@ export async function findCampaignForHook(
     [projectPatterns, code],
   );
   const r = rows[0];
-  return r ? { id: r.id, uniqueId: r.unique_id, code: r.code, project: r.project, leadDefinitionId: r.lead_definition_id, visible: r.visible } : undefined;
+  return r
+    ? { id: r.id, uniqueId: r.unique_id, code: r.code, project: r.project, leadDefinitionId: r.lead_definition_id, visible: r.visible }
+    : undefined;
 }
 
 // ---- deliveries ----------------------------------------------------------------------------
@@ -258,9 +262,16 @@ export async function listDeliveries(db: Knex, hookId: number, from: Date, to: D
  * Sends a delivery again: a finished one (delivered, failed or skipped) becomes pending with a
  * new retry window and keeps its webhook-id; a pending one is brought forward to now.
  */
-export async function redeliver(db: Knex, hookId: number, deliveryUniqueId: string): Promise<{ uniqueId: string; status: DeliveryStatus } | undefined> {
+export async function redeliver(
+  db: Knex,
+  hookId: number,
+  deliveryUniqueId: string,
+): Promise<{ uniqueId: string; status: DeliveryStatus } | undefined> {
   return db.transaction(async (trx) => {
-    const row = await trx('hook_deliveries').where({ hook_id: hookId, unique_id: deliveryUniqueId }).forUpdate().first('id', 'attempts', 'status');
+    const row = await trx('hook_deliveries')
+      .where({ hook_id: hookId, unique_id: deliveryUniqueId })
+      .forUpdate()
+      .first('id', 'attempts', 'status');
     if (!row) return undefined;
     await trx('hook_deliveries')
       .where({ id: row.id })

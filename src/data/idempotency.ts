@@ -61,9 +61,7 @@ export async function runIdempotent(
     );
     if (claimed.rows.length === 0) {
       // Held by a committed request: the conflict above waited for it if it was running.
-      const stored = await trx('idempotency_keys')
-        .where({ account_id: accountId, key })
-        .first('request_hash', 'status_code', 'response');
+      const stored = await trx('idempotency_keys').where({ account_id: accountId, key }).first('request_hash', 'status_code', 'response');
       await trx.rollback();
       if (stored.request_hash !== hash) return { kind: 'mismatch' };
       return { kind: 'replayed', answer: { status: stored.status_code, body: stored.response } };

@@ -99,7 +99,8 @@ export async function updateLead(
       last_modified_time: change.now,
       last_modified_by_user_id: change.userId,
     });
-  if (statusChanged) await recordLeadEvent(trx, { type: 'lead.statusChanged', leadId: lead.id, previousStatus: lead.status, time: change.now });
+  if (statusChanged)
+    await recordLeadEvent(trx, { type: 'lead.statusChanged', leadId: lead.id, previousStatus: lead.status, time: change.now });
 }
 
 /**

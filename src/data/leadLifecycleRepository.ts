@@ -91,7 +91,11 @@ export interface LeadStatusChange {
  * progress has no outcome yet: only its preCallLeadStatus is set. Returns the lead's status
  * change when there was one.
  */
-export async function applyCallOutcomeToLead(trx: Knex.Transaction, key: PartitionedKey, _zone: string): Promise<LeadStatusChange | undefined> {
+export async function applyCallOutcomeToLead(
+  trx: Knex.Transaction,
+  key: PartitionedKey,
+  _zone: string,
+): Promise<LeadStatusChange | undefined> {
   const callId = key.id;
   const byKey = { id: key.id, start_time: key.time };
   const { rows } = await trx.raw(
@@ -132,13 +136,18 @@ export async function applyCallOutcomeToLead(trx: Knex.Transaction, key: Partiti
     const followUp = pre === 'AlternativeNumberDialed' ? 'alternativeNumber' : pre === 'NextNumberDialed' ? 'nextNumber' : undefined;
     await trx('calls')
       .where(byKey)
-      .update({ lead_status: null, lead_closure: null, pre_call_lead_status: numOrNull(PreCallLeadStatus, preCallLeadStatusFor(leadStatus, followUp)) });
+      .update({
+        lead_status: null,
+        lead_closure: null,
+        pre_call_lead_status: numOrNull(PreCallLeadStatus, preCallLeadStatusFor(leadStatus, followUp)),
+      });
     return undefined;
   }
   const outcome = outcomeOfRecordedCall({
     endCause: CallEndCause.toName(call.end_cause) as CallEndCauseName,
     leadStatus: call.lead_status === null ? null : (CallLeadStatus.toName(call.lead_status) as CallLeadStatusName),
-    preCallLeadStatus: call.pre_call_lead_status === null ? null : (PreCallLeadStatus.toName(call.pre_call_lead_status) as PreCallLeadStatusName),
+    preCallLeadStatus:
+      call.pre_call_lead_status === null ? null : (PreCallLeadStatus.toName(call.pre_call_lead_status) as PreCallLeadStatusName),
     leadClosure: call.lead_closure === null ? null : (LeadClosure.toName(call.lead_closure) as LeadClosureName),
   });
   const r = recordCallOutcome(

@@ -113,7 +113,10 @@ export async function findImportCampaign(
 
 /** Whether the campaign's project matches one of the account's patterns, decided in SQL. */
 export async function isCampaignVisible(db: Knex | Knex.Transaction, campaignId: number, scope: ProjectScope): Promise<boolean> {
-  const { rows } = await db.raw(`select 1 from campaigns c where c.id = ? and lower(c.project) like any(?::text[])`, [campaignId, scope.likePatterns]);
+  const { rows } = await db.raw(`select 1 from campaigns c where c.id = ? and lower(c.project) like any(?::text[])`, [
+    campaignId,
+    scope.likePatterns,
+  ]);
   return rows.length > 0;
 }
 
@@ -153,8 +156,15 @@ const INSERT_LEAD = `
  * Runs a statement as a named prepared statement on a pooled connection (or the transaction's):
  * Postgres parses and plans it once per connection instead of once per import.
  */
-async function queryPrepared(db: Knex | Knex.Transaction, name: string, text: string, values: unknown[]): Promise<{ rows: Record<string, unknown>[] }> {
-  const conn = (await db.client.acquireConnection()) as { query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }> };
+async function queryPrepared(
+  db: Knex | Knex.Transaction,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<{ rows: Record<string, unknown>[] }> {
+  const conn = (await db.client.acquireConnection()) as {
+    query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+  };
   try {
     return await conn.query({ name, text, values });
   } finally {
@@ -167,7 +177,18 @@ export type InsertLeadResult = { kind: 'inserted'; id: number; uniqueId: string 
 /** Inserts a lead (New unless told otherwise) into its pool (created when missing) if the campaign is in the account's projects. */
 export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, scope: ProjectScope): Promise<InsertLeadResult> {
   const uniqueId = randomUUID();
-  const values = [lead.campaignId, scope.likePatterns, lead.poolName, uniqueId, lead.phoneNumber, lead.externalKey, JSON.stringify(lead.data), lead.now, lead.userId, LeadStatus.toNumber(lead.status ?? 'New')];
+  const values = [
+    lead.campaignId,
+    scope.likePatterns,
+    lead.poolName,
+    uniqueId,
+    lead.phoneNumber,
+    lead.externalKey,
+    JSON.stringify(lead.data),
+    lead.now,
+    lead.userId,
+    LeadStatus.toNumber(lead.status ?? 'New'),
+  ];
   for (let attempt = 0; attempt < 3; attempt++) {
     const { rows } = await queryPrepared(db, 'lcm_insert_lead_with_status', INSERT_LEAD, values);
     if (rows.length > 0) return { kind: 'inserted', id: rows[0]!.id as number, uniqueId: rows[0]!.unique_id as string };
@@ -179,8 +200,6 @@ export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, sco
 }
 
 // ---- export ---------------------------------------------------------------------------------
-
-
 
 const epochMs = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
 
@@ -203,8 +222,6 @@ const VISIBLE_FIELDS_JOIN = `
   left join (select lead_definition_id, array_agg(name) as names
                from lead_definition_fields where access <= ? group by lead_definition_id) vf
     on vf.lead_definition_id = lc.lead_definition_id`;
-
-
 
 interface Sql {
   sql: string;
@@ -333,10 +350,10 @@ export async function findLead(
   access: EntryAccessName,
 ): Promise<(LeadRow & { version: string }) | undefined> {
   const where = leadConditions({ uniqueIds: [uniqueId] }, scope);
-  const { rows } = await db.raw(`select ${LEAD_COLUMNS}, l.xmin::text as "version" from leads l ${VISIBLE_FIELDS_JOIN} where ${where.sql}`, [
-    EntryAccess.toNumber(access),
-    ...where.bindings,
-  ]);
+  const { rows } = await db.raw(
+    `select ${LEAD_COLUMNS}, l.xmin::text as "version" from leads l ${VISIBLE_FIELDS_JOIN} where ${where.sql}`,
+    [EntryAccess.toNumber(access), ...where.bindings],
+  );
   return rows[0];
 }
 
@@ -360,7 +377,11 @@ export async function loadLeadLookups(db: Knex, filter: LeadFilter, scope: Proje
     [Rows, Rows, { id: number; org_code: string }[], { id: number; org_code: string }[], Map<number, LeadFieldRule[]>]
   >(db, [
     () => db.raw(`select c.id, c.unique_id, c.code, c.lead_definition_id from campaigns c where ${where.sql}`, where.bindings),
-    () => db.raw(`select p.id, p.name from lead_pools p where p.campaign_id in (select c.id from campaigns c where ${where.sql})`, where.bindings),
+    () =>
+      db.raw(
+        `select p.id, p.name from lead_pools p where p.campaign_id in (select c.id from campaigns c where ${where.sql})`,
+        where.bindings,
+      ),
     () => db('users').select('id', 'org_code'),
     () => db('org_units').select('id', 'org_code'),
     () => definitionFields(db, where),

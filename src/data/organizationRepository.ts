@@ -41,37 +41,44 @@ export async function listVisibleCampaigns(db: Knex, scope: ProjectScope, option
   const visible = projectVisibleSql('c.project', scope);
   const query = db('campaigns as c')
     .join('lead_definitions as d', 'd.id', 'c.lead_definition_id')
-    .select('c.id', 'c.unique_id', 'c.name', 'c.code', 'c.project', 'd.unique_id as lead_definition_unique_id', 'c.campaign_type', 'c.active')
+    .select(
+      'c.id',
+      'c.unique_id',
+      'c.name',
+      'c.code',
+      'c.project',
+      'd.unique_id as lead_definition_unique_id',
+      'c.campaign_type',
+      'c.active',
+    )
     .whereRaw(visible.sql, visible.bindings as Knex.RawBinding[])
     .orderBy('c.code');
   if (options.key !== undefined) {
     // A code wins over another campaign's unique id that happens to be spelled the same.
-    query.where((q) => q.where('c.code', options.key!).orWhere('c.unique_id', options.key!)).clearOrder().orderByRaw('c.code = ? desc', [options.key]).limit(1);
+    query
+      .where((q) => q.where('c.code', options.key!).orWhere('c.unique_id', options.key!))
+      .clearOrder()
+      .orderByRaw('c.code = ? desc', [options.key])
+      .limit(1);
   }
   const rows = await query;
-  return rows.map(
-    (r: Record<string, any>): CampaignRecord => ({
-      id: r.id,
-      uniqueId: r.unique_id,
-      name: r.name,
-      code: r.code,
-      project: r.project,
-      leadDefinitionUniqueId: r.lead_definition_unique_id,
-      campaignType: r.campaign_type,
-      active: r.active,
-    }),
-  );
+  return rows.map((r: Record<string, any>): CampaignRecord => ({
+    id: r.id,
+    uniqueId: r.unique_id,
+    name: r.name,
+    code: r.code,
+    project: r.project,
+    leadDefinitionUniqueId: r.lead_definition_unique_id,
+    campaignType: r.campaign_type,
+    active: r.active,
+  }));
 }
 
 /**
  * Users by org code with the ids of their visible campaigns (ordered by campaign code);
  * `orgCode` narrows to one user, `limit` caps the count.
  */
-export async function listUsers(
-  db: Knex,
-  scope: ProjectScope,
-  options: { orgCode?: string; limit?: number } = {},
-): Promise<UserRecord[]> {
+export async function listUsers(db: Knex, scope: ProjectScope, options: { orgCode?: string; limit?: number } = {}): Promise<UserRecord[]> {
   const visible = projectVisibleSql('c.project', scope);
   const query = db('users as u')
     .select(
@@ -96,23 +103,21 @@ export async function listUsers(
   if (options.orgCode !== undefined) query.where('u.org_code', options.orgCode);
   if (options.limit !== undefined) query.limit(options.limit);
   const rows = await query;
-  return rows.map(
-    (r: Record<string, any>): UserRecord => ({
-      id: r.id,
-      uniqueId: r.unique_id,
-      username: r.username,
-      name: r.name,
-      orgCode: r.org_code,
-      email: r.email,
-      inboundPhoneNumber: r.inbound_phone_number,
-      parentId: r.parent_id,
-      roles: r.roles ?? [],
-      employeeNumber: r.employee_number,
-      payrollNumber: r.payroll_number,
-      // bigint[] arrives as strings: pg's global int8 parser does not apply to arrays.
-      campaignIds: (r.campaign_ids as (string | number)[]).map(Number),
-    }),
-  );
+  return rows.map((r: Record<string, any>): UserRecord => ({
+    id: r.id,
+    uniqueId: r.unique_id,
+    username: r.username,
+    name: r.name,
+    orgCode: r.org_code,
+    email: r.email,
+    inboundPhoneNumber: r.inbound_phone_number,
+    parentId: r.parent_id,
+    roles: r.roles ?? [],
+    employeeNumber: r.employee_number,
+    payrollNumber: r.payroll_number,
+    // bigint[] arrives as strings: pg's global int8 parser does not apply to arrays.
+    campaignIds: (r.campaign_ids as (string | number)[]).map(Number),
+  }));
 }
 
 function groupBy<T>(items: Iterable<T>, key: (item: T) => number | null): Map<number, T[]> {

@@ -133,7 +133,10 @@ async function ensureMonth(db: Knex, family: Family, month: Date, lockTimeoutMs:
       for (const m of missing) {
         const name = partitionName(m.table, month);
         await trx.raw(`create table ${name} (like ${m.table} including defaults including constraints)`);
-        const r = await trx.raw(`insert into ${name} select * from ${m.table}_default where ${m.column} >= ? and ${m.column} < ?`, [from, to]);
+        const r = await trx.raw(`insert into ${name} select * from ${m.table}_default where ${m.column} >= ? and ${m.column} < ?`, [
+          from,
+          to,
+        ]);
         moved += r.rowCount ?? 0;
         created.push(name);
       }

@@ -73,7 +73,11 @@ export interface ProjectRef {
 }
 
 /** The project with this name (case-insensitive) or unique id, if some campaign carries it. */
-export async function findProject(db: Knex | Knex.Transaction, nameOrUniqueId: string, scope: ProjectScope): Promise<ProjectRef | undefined> {
+export async function findProject(
+  db: Knex | Knex.Transaction,
+  nameOrUniqueId: string,
+  scope: ProjectScope,
+): Promise<ProjectRef | undefined> {
   const { rows } = await db.raw(
     `select min(c.project) as name, ${projectUniqueIdSql('min(c.project)')} as unique_id,
             bool_or(lower(c.project) like any(?::text[])) as visible

@@ -38,8 +38,7 @@ export function createRedisConnection<S extends RedisScripts = Record<string, ne
   const maxDelay = options.maxReconnectDelayMs ?? 2000;
   const socket = {
     connectTimeout: options.connectTimeoutMs ?? 1000,
-    reconnectStrategy:
-      options.reconnect === false ? (false as const) : (retries: number) => Math.min(50 * 2 ** retries, maxDelay),
+    reconnectStrategy: options.reconnect === false ? (false as const) : (retries: number) => Math.min(50 * 2 ** retries, maxDelay),
   };
   const commandOptions = options.commandTimeoutMs === undefined ? undefined : { timeout: options.commandTimeoutMs };
   const { target } = options;

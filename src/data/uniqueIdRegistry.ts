@@ -68,8 +68,13 @@ export async function upsertByUniqueId(
     await trx(spec.table).insert({ id, unique_id: uniqueId, ...values });
     return { id, time };
   }
-  const locked = await trx.raw(`select ${spec.idColumn} as id, ${spec.timeColumn} as time from ${spec.registry} where unique_id = ? for update`, [uniqueId]);
+  const locked = await trx.raw(
+    `select ${spec.idColumn} as id, ${spec.timeColumn} as time from ${spec.registry} where unique_id = ? for update`,
+    [uniqueId],
+  );
   const key = locked.rows[0] as { id: number; time: Date };
-  await trx(spec.table).where({ id: key.id, [spec.timeColumn]: key.time }).update(values);
+  await trx(spec.table)
+    .where({ id: key.id, [spec.timeColumn]: key.time })
+    .update(values);
   return { id: key.id, time };
 }

@@ -27,7 +27,7 @@ function textProblem(value: string): string | undefined {
   const unstorable = storableTextProblem(value);
   if (unstorable) return unstorable;
   // U+FFFD is what the decoder writes for bytes that are not valid in the body's encoding.
-  if (value.includes('\uFFFD')) return 'holds bytes that are not valid in the body\'s encoding (see the Encoding parameter)';
+  if (value.includes('\uFFFD')) return "holds bytes that are not valid in the body's encoding (see the Encoding parameter)";
   return undefined;
 }
 

@@ -1,19 +1,20 @@
 import { dateTimeFormatter, formatDateTime } from './datetime';
 import type { DateTimeFormatName } from './enums';
 import { formatMillis } from './timespan';
-import {
-  CallEndCause,
-  CallLeadStatus,
-  CampaignType,
-  Enumeration,
-  LeadClosure,
-  PreCallLeadStatus,
-  RecordingType,
-} from './enums';
+import { CallEndCause, CallLeadStatus, CampaignType, Enumeration, LeadClosure, PreCallLeadStatus, RecordingType } from './enums';
 import { compileIncludes, Expander, IncludeType } from './include';
 import { csvQuoter, jsonString } from './textEscaping';
 import type { OrgSnapshot, OrgUnitRecord } from './organization';
-import { CAMPAIGN, ORG_UNIT, ORG_UNIT_PROPERTIES, organizationGraph, renderCampaign, renderOrgUnit, renderUser, USER } from './organizationGraph';
+import {
+  CAMPAIGN,
+  ORG_UNIT,
+  ORG_UNIT_PROPERTIES,
+  organizationGraph,
+  renderCampaign,
+  renderOrgUnit,
+  renderUser,
+  USER,
+} from './organizationGraph';
 
 /**
  * Call rows (as src/data/callRepository.ts selects them) → Call JSON text and FlattenedCall CSV
@@ -234,27 +235,43 @@ export function callToJsonText(options: CallSerializerOptions): (row: CallRow) =
   const chain = memo((key: string) => JSON.stringify(chainUnits(key, org.units).map(renderOrgUnit)));
   // A reference the snapshot lacks is a named single property without a value: null.
   const campaign = include.has('campaign')
-    ? memo((id: number) => { const c = org.campaigns.get(id); return c === undefined ? 'null' : JSON.stringify(renderCampaign(c)); })
+    ? memo((id: number) => {
+        const c = org.campaigns.get(id);
+        return c === undefined ? 'null' : JSON.stringify(renderCampaign(c));
+      })
     : undefined;
   const user = include.has('user')
-    ? memo((id: number) => { const u = org.users.get(id); return u === undefined ? 'null' : JSON.stringify(renderUser(u, org)); })
+    ? memo((id: number) => {
+        const u = org.users.get(id);
+        return u === undefined ? 'null' : JSON.stringify(renderUser(u, org));
+      })
     : undefined;
   return (r) => {
     let out = '{';
     if (campaign !== undefined) out += '"campaign":' + campaign(r.campaign_id) + ',';
     if (user !== undefined) out += '"user":' + user(r.user_id) + ',';
     out +=
-      '"organizationalUnits":' + chain(r.ou_chain) +
-      ',"uniqueId":' + jsonString(r.unique_id) +
-      ',"uniqueLeadId":' + jsonString(r.unique_lead_id) +
-      ',"leadPhoneNumber":' + jsonString(r.lead_phone_number);
+      '"organizationalUnits":' +
+      chain(r.ou_chain) +
+      ',"uniqueId":' +
+      jsonString(r.unique_id) +
+      ',"uniqueLeadId":' +
+      jsonString(r.unique_lead_id) +
+      ',"leadPhoneNumber":' +
+      jsonString(r.lead_phone_number);
     if (r.lead_external_key !== null) out += ',"leadExternalKey":' + jsonString(r.lead_external_key);
     out +=
-      ',"endCause":"' + enumName(END_CAUSE, r.end_cause, 'end cause') +
-      '","inProgress":' + (r.in_progress ? 'true' : 'false') +
-      ',"connected":' + (r.connected ? 'true' : 'false') +
-      ',"incoming":' + (r.incoming ? 'true' : 'false') +
-      ',"startTime":"' + time(r.start_ms) + '"';
+      ',"endCause":"' +
+      enumName(END_CAUSE, r.end_cause, 'end cause') +
+      '","inProgress":' +
+      (r.in_progress ? 'true' : 'false') +
+      ',"connected":' +
+      (r.connected ? 'true' : 'false') +
+      ',"incoming":' +
+      (r.incoming ? 'true' : 'false') +
+      ',"startTime":"' +
+      time(r.start_ms) +
+      '"';
     if (r.connect_ms !== null) out += ',"connectTime":"' + time(r.connect_ms) + '"';
     if (r.end_ms !== null) out += ',"endTime":"' + time(r.end_ms) + '"';
     out += ',"previewDuration":"' + formatMillis(r.preview_ms) + '"';
@@ -323,28 +340,50 @@ export function callToCsvLine(options: {
     // concatenation cannot create a match): most rows need no quoting at all.
     const q = special.test(r.unique_id + r.unique_lead_id + r.lead_phone_number + (r.lead_external_key ?? '')) ? quote : plain;
     return (
-      q(r.unique_id) + s +
-      q(r.unique_lead_id) + s +
-      q(r.lead_phone_number) + s +
-      (r.lead_external_key === null ? '' : q(r.lead_external_key)) + s +
-      gen(enumName(END_CAUSE, r.end_cause, 'end cause')) + s +
-      bool(r.in_progress) + s +
-      bool(r.connected) + s +
-      bool(r.incoming) + s +
-      time(r.start_ms) + s +
-      time(r.connect_ms) + s +
-      time(r.end_ms) + s +
-      dur(r.preview_ms) + s +
-      dur(r.dialing_ms) + s +
-      dur(r.conversation_ms) + s +
-      dur(r.wrap_up_ms) + s +
-      optGen(optionalEnumName(LEAD_STATUS, r.lead_status, 'call lead status')) + s +
-      optGen(optionalEnumName(PRE_CALL_LEAD_STATUS, r.pre_call_lead_status, 'pre-call lead status')) + s +
-      optGen(optionalEnumName(LEAD_CLOSURE, r.lead_closure, 'lead closure')) + s +
-      optGen(optionalEnumName(CAMPAIGN_TYPE, r.campaign_type, 'campaign type')) + s +
-      campaign(r.campaign_id) + s +
-      user(r.user_id) + s +
-      chain(r.ou_chain) + '\r\n'
+      q(r.unique_id) +
+      s +
+      q(r.unique_lead_id) +
+      s +
+      q(r.lead_phone_number) +
+      s +
+      (r.lead_external_key === null ? '' : q(r.lead_external_key)) +
+      s +
+      gen(enumName(END_CAUSE, r.end_cause, 'end cause')) +
+      s +
+      bool(r.in_progress) +
+      s +
+      bool(r.connected) +
+      s +
+      bool(r.incoming) +
+      s +
+      time(r.start_ms) +
+      s +
+      time(r.connect_ms) +
+      s +
+      time(r.end_ms) +
+      s +
+      dur(r.preview_ms) +
+      s +
+      dur(r.dialing_ms) +
+      s +
+      dur(r.conversation_ms) +
+      s +
+      dur(r.wrap_up_ms) +
+      s +
+      optGen(optionalEnumName(LEAD_STATUS, r.lead_status, 'call lead status')) +
+      s +
+      optGen(optionalEnumName(PRE_CALL_LEAD_STATUS, r.pre_call_lead_status, 'pre-call lead status')) +
+      s +
+      optGen(optionalEnumName(LEAD_CLOSURE, r.lead_closure, 'lead closure')) +
+      s +
+      optGen(optionalEnumName(CAMPAIGN_TYPE, r.campaign_type, 'campaign type')) +
+      s +
+      campaign(r.campaign_id) +
+      s +
+      user(r.user_id) +
+      s +
+      chain(r.ou_chain) +
+      '\r\n'
     );
   };
 }
@@ -388,7 +427,14 @@ export function readyPeriodToJson(
     if (campaign === undefined) {
       const c = org.campaigns.get(row.campaign_id);
       if (c === undefined) throw new Error(`campaign ${row.campaign_id} is not in the snapshot`);
-      campaign = { uniqueId: c.uniqueId, name: c.name, code: c.code, project: c.project, leadDefinitionUniqueId: c.leadDefinitionUniqueId, active: c.active };
+      campaign = {
+        uniqueId: c.uniqueId,
+        name: c.name,
+        code: c.code,
+        project: c.project,
+        leadDefinitionUniqueId: c.leadDefinitionUniqueId,
+        active: c.active,
+      };
       campaigns.set(row.campaign_id, campaign);
     }
     return {

@@ -283,13 +283,17 @@ export function callCsvTranscoder(options: CallTranscoderOptions & { separator: 
   const bools = [Buffer.from(gen('false')), Buffer.from(gen('true'))];
   const time = new DateTimeWriter(zone, options.dateTimeFormat);
   // The slow path for separators found in generated values.
-  const writeTime = (w: ByteWriter, ms: number) => (generatedSafe ? time.write(w, ms) : w.utf8(gen(formatDateTime(ms, zone, options.dateTimeFormat))));
+  const writeTime = (w: ByteWriter, ms: number) =>
+    generatedSafe ? time.write(w, ms) : w.utf8(gen(formatDateTime(ms, zone, options.dateTimeFormat)));
   const writeDuration = (w: ByteWriter, ms: number) => (generatedSafe ? writeMillis(w, ms) : w.utf8(gen(formatMillis(ms))));
   const q = (v: string) => csv.quoted(v);
   const references = new ReferenceFragments({ campaign: true, user: true }, (campaignId, userId, units) => {
     const c = org.campaigns.get(campaignId);
     const u = org.users.get(userId);
-    const codes = units.map((id) => org.units.get(id)).filter((x): x is OrgUnitRecord => x !== undefined).map((x) => q(x.orgCode));
+    const codes = units
+      .map((id) => org.units.get(id))
+      .filter((x): x is OrgUnitRecord => x !== undefined)
+      .map((x) => q(x.orgCode));
     while (codes.length < 5) codes.push('');
     return (
       sepText +
@@ -365,7 +369,14 @@ export function readyPeriodJsonTranscoder(options: CallTranscoderOptions): Tuple
     if (text === undefined) {
       const c = org.campaigns.get(id);
       if (c === undefined) throw new Error(`campaign ${id} is not in the snapshot`);
-      const campaign = { uniqueId: c.uniqueId, name: c.name, code: c.code, project: c.project, leadDefinitionUniqueId: c.leadDefinitionUniqueId, active: c.active };
+      const campaign = {
+        uniqueId: c.uniqueId,
+        name: c.name,
+        code: c.code,
+        project: c.project,
+        leadDefinitionUniqueId: c.leadDefinitionUniqueId,
+        active: c.active,
+      };
       text = Buffer.from(',"campaign":' + JSON.stringify(campaign) + ',"startTime":"', 'utf8');
       campaigns.set(id, text);
     }

@@ -171,8 +171,12 @@ export function formatCompactLocal(value: Date | number, zone: string): string {
   const s = localIso(ms, offsets(zone).at(ms));
   const t = s.length - 23; // extended years (more than 4 digits) shift every position
   return (
-    s.slice(0, 4 + t) + s.slice(5 + t, 7 + t) + s.slice(8 + t, 10 + t) +
-    s.slice(11 + t, 13 + t) + s.slice(14 + t, 16 + t) + s.slice(17 + t, 19 + t)
+    s.slice(0, 4 + t) +
+    s.slice(5 + t, 7 + t) +
+    s.slice(8 + t, 10 + t) +
+    s.slice(11 + t, 13 + t) +
+    s.slice(14 + t, 16 + t) +
+    s.slice(17 + t, 19 + t)
   );
 }
 

@@ -75,9 +75,7 @@ export const OPEN_LEAD_STATUSES: LeadStatusName[] = [
   'VIPRedial',
   'Unresolved',
 ];
-export const CLOSED_LEAD_STATUSES: LeadStatusName[] = LeadStatus.names.filter(
-  (n) => !OPEN_LEAD_STATUSES.includes(n),
-);
+export const CLOSED_LEAD_STATUSES: LeadStatusName[] = LeadStatus.names.filter((n) => !OPEN_LEAD_STATUSES.includes(n));
 
 export const LeadClosure = new Enumeration('LeadClosure', {
   NotSet: 0,

@@ -31,7 +31,10 @@ export function classifyAddress(address: string): AddressVerdict {
 
 /** Whether a URL host (name or literal address, without brackets) is on the allow-list. */
 export function isAllowListed(host: string, allowedHosts: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  const h = host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
   return allowedHosts.includes(h);
 }
 

@@ -68,7 +68,14 @@ export function leadMessage(
     definitions,
   };
   const visible = visibleFieldsByDefinition(definitions, options.entryAccess);
-  const expand = leadToJson({ zone: options.zone, dateTimeFormat: options.dateTimeFormat ?? 'Offset', visible, lookups, include: new Set(), org: EMPTY_ORG });
+  const expand = leadToJson({
+    zone: options.zone,
+    dateTimeFormat: options.dateTimeFormat ?? 'Offset',
+    visible,
+    lookups,
+    include: new Set(),
+    org: EMPTY_ORG,
+  });
   const data = plain(expand(row));
   if (options.previousStatus !== undefined) data.previousStatus = options.previousStatus;
   const status = LeadStatus.toName(row.status);
@@ -89,7 +96,9 @@ export function leadMessage(
       ExternalKey: text(row.externalKey),
       Pool: snapshot.pool,
       AgentEmail: text(snapshot.agentEmail),
-      ClosedDate: CLOSED_LEAD_STATUSES.includes(status) ? formatDateTime(snapshot.statusChangedTime, options.zone, options.dateTimeFormat) : undefined,
+      ClosedDate: CLOSED_LEAD_STATUSES.includes(status)
+        ? formatDateTime(snapshot.statusChangedTime, options.zone, options.dateTimeFormat)
+        : undefined,
     },
     dataFields: visibleData(JSON.parse(row.dataJson), new Set(visible.get(campaign.leadDefinitionId) ?? [])),
   };
@@ -97,7 +106,9 @@ export function leadMessage(
 
 export function callMessage(snapshot: CallSnapshot, options: MessageOptions): HookMessage {
   const org: OrgSnapshot = { ...EMPTY_ORG, units: new Map(snapshot.units.map((u) => [u.id, u])) };
-  const data = plain(callToJson({ zone: options.zone, dateTimeFormat: options.dateTimeFormat ?? 'Offset', include: new Set(), org })(snapshot.row));
+  const data = plain(
+    callToJson({ zone: options.zone, dateTimeFormat: options.dateTimeFormat ?? 'Offset', include: new Set(), org })(snapshot.row),
+  );
   return {
     type: options.type,
     timestamp: formatDateTime(options.occurredTime, options.zone, options.dateTimeFormat),

@@ -95,7 +95,8 @@ export const PLACEHOLDERS = {
   Pool: 'The lead’s pool (lead events).',
   AgentEmail: 'E-mail of the agent: the call’s user, or the user who last changed the lead.',
   ClosedDate: 'When a closed lead reached its closed status (lead events; empty while open).',
-  'Data.FieldName': 'A data field of the lead by name (case-insensitive), e.g. {Data.Email}; fields above the account’s entry access are empty.',
+  'Data.FieldName':
+    'A data field of the lead by name (case-insensitive), e.g. {Data.Email}; fields above the account’s entry access are empty.',
 } as const;
 export type PlaceholderName = Exclude<keyof typeof PLACEHOLDERS, 'Data.FieldName'>;
 
@@ -203,7 +204,11 @@ export function renderHookBody(hook: HookShape, message: HookMessage): { content
   const fields: [string, string][] =
     hook.standardTemplate === 'Data'
       ? [['data', JSON.stringify(message.data)]]
-      : [['type', message.type], ['timestamp', message.timestamp], ['data', JSON.stringify(message.data)]];
+      : [
+          ['type', message.type],
+          ['timestamp', message.timestamp],
+          ['data', JSON.stringify(message.data)],
+        ];
   return { contentType, body: fields.map(([k, v]) => `${k}=${formEncode(v)}`).join('&') };
 }
 

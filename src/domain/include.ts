@@ -91,11 +91,7 @@ export function expand(graph: IncludeGraph, rootType: string, root: object, name
  * once. When no object can be met twice (every reachable type is reached by one path and no
  * list is involved), the expander skips identity tracking altogether.
  */
-export function compileIncludes<T extends object = any>(
-  graph: IncludeGraph,
-  rootType: string,
-  names: ReadonlySet<string>,
-): Expander<T> {
+export function compileIncludes<T extends object = any>(graph: IncludeGraph, rootType: string, names: ReadonlySet<string>): Expander<T> {
   const lowered = new Set<string>();
   for (const n of names) lowered.add(n.toLowerCase());
 

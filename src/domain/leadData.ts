@@ -86,7 +86,7 @@ export function leadDataMapper(fields: readonly LeadFieldRule[], zone: string): 
       const value = input[key]!;
       const field = byKey.get(key.toLowerCase());
       if (!field) {
-        errors.push({ field: key, message: 'is not a field of the campaign\'s lead definition' });
+        errors.push({ field: key, message: "is not a field of the campaign's lead definition" });
         continue;
       }
       if (value.trim() === '') continue;

@@ -1,11 +1,4 @@
-import {
-  CLOSED_LEAD_STATUSES,
-  LeadClosure,
-  LeadClosureName,
-  LeadStatus,
-  LeadStatusName,
-  OPEN_LEAD_STATUSES,
-} from './enums';
+import { CLOSED_LEAD_STATUSES, LeadClosure, LeadClosureName, LeadStatus, LeadStatusName, OPEN_LEAD_STATUSES } from './enums';
 
 /**
  * The lead export filters (the OpenAPI document; docs/decisions.md, Leads) (SimpleLeads, saved searches, RawLeads) resolved into

@@ -203,22 +203,31 @@ export function leadToJsonText(
   return (r) => {
     const c = campaignText(r.campaignId);
     return (
-      '{"uniqueId":' + q(r.uniqueId) +
-      ',"status":"' + statusName(r.status) +
-      '","closure":"' + closureName(r.closure) +
-      '","priority":' + r.priority +
+      '{"uniqueId":' +
+      q(r.uniqueId) +
+      ',"status":"' +
+      statusName(r.status) +
+      '","closure":"' +
+      closureName(r.closure) +
+      '","priority":' +
+      r.priority +
       (r.phoneNumber === null ? '' : ',"phoneNumber":' + q(r.phoneNumber)) +
       (r.externalKey === null ? '' : ',"externalKey":' + q(r.externalKey)) +
       pool(r.poolId) +
-      c.text + dataText(r.dataJson, r.dataVisible, c.visible) +
-      ',"uploadTime":"' + formatDateTime(r.uploadTime, zone, format) +
-      '","lastModifiedTime":"' + formatDateTime(r.lastModifiedTime, zone, format) + '"' +
+      c.text +
+      dataText(r.dataJson, r.dataVisible, c.visible) +
+      ',"uploadTime":"' +
+      formatDateTime(r.uploadTime, zone, format) +
+      '","lastModifiedTime":"' +
+      formatDateTime(r.lastModifiedTime, zone, format) +
+      '"' +
       (r.firstProcessedTime === null ? '' : ',"firstProcessedTime":"' + formatDateTime(r.firstProcessedTime, zone, format) + '"') +
       owner(r.ownerOrgUnitId) +
       uploadedBy(r.uploadedByUserId) +
       lastModifiedBy(r.lastModifiedByUserId) +
       firstProcessedBy(r.firstProcessedByUserId) +
-      ',"closureData":' + r.closureDataJson +
+      ',"closureData":' +
+      r.closureDataJson +
       '}'
     );
   };
@@ -328,21 +337,36 @@ export function leadToCsvLine(options: {
   return (r) => {
     const campaign = campaignOf(lookups, r.campaignId);
     let line =
-      quote(r.uniqueId) + s +
-      quote(statusName(r.status)) + s +
-      quote(closureName(r.closure)) + s +
-      quote(String(r.priority)) + s +
-      opt(r.phoneNumber) + s +
-      opt(r.externalKey) + s +
-      quote(poolOf(lookups, r.poolId)) + s +
-      quote(campaign.uniqueId) + s +
-      quote(campaign.code) + s +
-      time(r.uploadTime) + s +
-      time(r.lastModifiedTime) + s +
-      time(r.firstProcessedTime) + s +
-      opt(codeOf(lookups.units, r.ownerOrgUnitId)) + s +
-      opt(codeOf(lookups.users, r.uploadedByUserId)) + s +
-      opt(codeOf(lookups.users, r.lastModifiedByUserId)) + s +
+      quote(r.uniqueId) +
+      s +
+      quote(statusName(r.status)) +
+      s +
+      quote(closureName(r.closure)) +
+      s +
+      quote(String(r.priority)) +
+      s +
+      opt(r.phoneNumber) +
+      s +
+      opt(r.externalKey) +
+      s +
+      quote(poolOf(lookups, r.poolId)) +
+      s +
+      quote(campaign.uniqueId) +
+      s +
+      quote(campaign.code) +
+      s +
+      time(r.uploadTime) +
+      s +
+      time(r.lastModifiedTime) +
+      s +
+      time(r.firstProcessedTime) +
+      s +
+      opt(codeOf(lookups.units, r.ownerOrgUnitId)) +
+      s +
+      opt(codeOf(lookups.users, r.uploadedByUserId)) +
+      s +
+      opt(codeOf(lookups.users, r.lastModifiedByUserId)) +
+      s +
       opt(codeOf(lookups.users, r.firstProcessedByUserId));
     const cells = columns.byDefinition.get(campaign.leadDefinitionId);
     if (cells === undefined) return line + empty + '\r\n';

@@ -3,14 +3,7 @@
  * rules and the campaign time limits and attempts, as pure functions over plain values. Callers load the lead,
  * call one of these, and store what comes back.
  */
-import {
-  CallEndCauseName,
-  CallLeadStatusName,
-  LeadClosureName,
-  LeadStatusName,
-  OPEN_LEAD_STATUSES,
-  PreCallLeadStatusName,
-} from './enums';
+import { CallEndCauseName, CallLeadStatusName, LeadClosureName, LeadStatusName, OPEN_LEAD_STATUSES, PreCallLeadStatusName } from './enums';
 import { addTimeSpan, TimeSpan } from './timespan';
 
 export class LifecycleError extends Error {

@@ -19,11 +19,26 @@ export const CAMPAIGN = 'Campaign';
 export const ORG_UNIT_PROPERTIES = ['parent', 'children', 'users'] as const;
 
 export function renderOrgUnit(u: OrgUnitRecord): Record<string, unknown> {
-  return { uniqueId: u.uniqueId, name: u.name, orgCode: u.orgCode, level: u.level, parent: undefined, children: undefined, users: undefined };
+  return {
+    uniqueId: u.uniqueId,
+    name: u.name,
+    orgCode: u.orgCode,
+    level: u.level,
+    parent: undefined,
+    children: undefined,
+    users: undefined,
+  };
 }
 
 export function renderCampaign(c: CampaignRecord): Record<string, unknown> {
-  return { uniqueId: c.uniqueId, name: c.name, code: c.code, project: c.project, leadDefinitionUniqueId: c.leadDefinitionUniqueId, active: c.active };
+  return {
+    uniqueId: c.uniqueId,
+    name: c.name,
+    code: c.code,
+    project: c.project,
+    leadDefinitionUniqueId: c.leadDefinitionUniqueId,
+    active: c.active,
+  };
 }
 
 /** A user's visible campaigns and their distinct projects, in campaign-code order. */

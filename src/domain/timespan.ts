@@ -32,9 +32,7 @@ function span(years: number, months: number, days: number, hours: number, minute
 
 // Case sensitive on purpose (docs/decisions.md, DateTime and TimeSpan): designators are upper case only.
 const NUM = '(\\d+(?:[.,]\\d+)?)';
-const ISO = new RegExp(
-  `^(-)?P(?:${NUM}Y)?(?:${NUM}M)?(?:${NUM}W)?(?:${NUM}D)?(?:T(?:${NUM}H)?(?:${NUM}M)?(?:${NUM}S)?)?$`,
-);
+const ISO = new RegExp(`^(-)?P(?:${NUM}Y)?(?:${NUM}M)?(?:${NUM}W)?(?:${NUM}D)?(?:T(?:${NUM}H)?(?:${NUM}M)?(?:${NUM}S)?)?$`);
 // .NET TimeSpan constant ("c") format: [-][d.]hh:mm:ss[.fffffff]; .NET also reads a one-digit hour.
 const DOTNET = /^(-)?(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,7}))?$/;
 
@@ -82,15 +80,22 @@ function fromIso(m: RegExpExecArray, input: string): TimeSpan {
   }
   const n = parts.map((p) => (p === undefined ? { int: 0, micro: 0 } : splitNumber(p)));
   const [y, mo, w, d, h, mi, s] = n as [
-    ReturnType<typeof splitNumber>, ReturnType<typeof splitNumber>, ReturnType<typeof splitNumber>,
-    ReturnType<typeof splitNumber>, ReturnType<typeof splitNumber>, ReturnType<typeof splitNumber>,
+    ReturnType<typeof splitNumber>,
+    ReturnType<typeof splitNumber>,
+    ReturnType<typeof splitNumber>,
+    ReturnType<typeof splitNumber>,
+    ReturnType<typeof splitNumber>,
+    ReturnType<typeof splitNumber>,
     ReturnType<typeof splitNumber>,
   ];
   if (y.micro !== 0 || mo.micro !== 0) throw new CodecError('fractional years or months are not supported');
   // The single fraction, as exact milliseconds to spread over hours, minutes and seconds.
   const extraMs =
-    fractionMs(w.micro, 7 * DAY_MS) + fractionMs(d.micro, DAY_MS) + fractionMs(h.micro, HOUR_MS) +
-    fractionMs(mi.micro, MINUTE_MS) + fractionMs(s.micro, SECOND_MS);
+    fractionMs(w.micro, 7 * DAY_MS) +
+    fractionMs(d.micro, DAY_MS) +
+    fractionMs(h.micro, HOUR_MS) +
+    fractionMs(mi.micro, MINUTE_MS) +
+    fractionMs(s.micro, SECOND_MS);
   const extraDays = Math.floor(extraMs / DAY_MS); // only from a fraction of weeks
   let rest = extraMs - extraDays * DAY_MS;
   const extraHours = Math.floor(rest / HOUR_MS);
@@ -119,7 +124,13 @@ function num(value: number): string {
   const int = Math.trunc(ms / 1000);
   const frac = ms - int * 1000;
   if (frac === 0) return String(int);
-  return int + '.' + String(1000 + frac).slice(1).replace(/0+$/, '');
+  return (
+    int +
+    '.' +
+    String(1000 + frac)
+      .slice(1)
+      .replace(/0+$/, '')
+  );
 }
 
 /** Canonical ISO 8601: zero parts left out (`PT12M42S`, `P1DT2H`, `P1Y2M`), zero is `PT0S`. */

@@ -23,7 +23,10 @@ function scalarBundlePath(): string {
 }
 
 const compressWith: Record<ContentCoding, (body: Buffer) => Promise<Buffer>> = {
-  br: (body) => promisify(zlib.brotliCompress)(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+  br: (body) =>
+    promisify(zlib.brotliCompress)(body, {
+      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+    }),
   gzip: (body) => promisify(zlib.gzip)(body, { level: 9 }),
 };
 const bundles = new Map<ContentCoding | 'identity', Promise<Buffer>>();

@@ -6,7 +6,14 @@
  * docs/decisions.md (Operations).
  */
 type Schema = Record<string, unknown>;
-type Parameter = { name?: string; in?: string; required?: boolean; example?: unknown; examples?: Record<string, { value?: unknown }>; schema?: Schema };
+type Parameter = {
+  name?: string;
+  in?: string;
+  required?: boolean;
+  example?: unknown;
+  examples?: Record<string, { value?: unknown }>;
+  schema?: Schema;
+};
 type Operation = {
   parameters?: (Parameter | { $ref: string })[];
   requestBody?: { content?: Record<string, { example?: unknown; examples?: Record<string, { value?: unknown }>; schema?: Schema }> };

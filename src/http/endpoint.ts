@@ -14,10 +14,7 @@ import type { ExportOptions } from './exportStream';
  * these descriptions and the OpenAPI document is generated from the same ones, so the docs
  * cannot drift from behaviour.
  */
-export type Access =
-  | { kind: 'public' }
-  | { kind: 'authenticated' }
-  | { kind: 'right'; resource: ResourceType; verb: Verb };
+export type Access = { kind: 'public' } | { kind: 'authenticated' } | { kind: 'right'; resource: ResourceType; verb: Verb };
 
 export const publicAccess: Access = { kind: 'public' };
 export const anyAccount: Access = { kind: 'authenticated' };
@@ -67,10 +64,7 @@ export interface EndpointContext<Q, P, B> {
 }
 
 /** What a handler returns: a value (rendered as JSON or HTML), nothing (it streamed), or an empty status. */
-export type EndpointResult =
-  | { status?: number; body: unknown; title?: string }
-  | { status: 204 }
-  | undefined;
+export type EndpointResult = { status?: number; body: unknown; title?: string } | { status: 204 } | undefined;
 
 /** A body schema: an object, or (for endpoints taking one item or many) a union of an object and an array of it. */
 type AnyBody = z.ZodType;
@@ -148,14 +142,12 @@ export const PREFER_DATETIME_HEADER = {
   description:
     'RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset ' +
     '(`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset ' +
-    '(`2026-05-06T10:16:41.000+02:00`). Without it the account\'s DateTime format applies. An honoured preference is ' +
+    "(`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is " +
     'echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`.',
 };
 
 /** Keeps handler parameter types inferred from the schemas; an endpoint that writes DateTimes documents `Prefer`. */
-export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS extends AnyBody>(
-  endpoint: Endpoint<QS, PS, BS>,
-): Endpoint {
+export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS extends AnyBody>(endpoint: Endpoint<QS, PS, BS>): Endpoint {
   const described = endpoint.dateTimes ? { ...endpoint, headers: [...(endpoint.headers ?? []), PREFER_DATETIME_HEADER] } : endpoint;
   return described as unknown as Endpoint;
 }

@@ -76,9 +76,7 @@ function renderObject(obj: Record<string, unknown>): string {
   if (entries.length === 1 && !isPlainObject(entries[0][1]) && !Array.isArray(entries[0][1])) {
     return `<span class="ref"><span class="key">${escapeHtml(entries[0][0])}:</span> ${renderValue(entries[0][1])}</span>`;
   }
-  const rows = entries
-    .map(([k, v]) => `<tr><th scope="row">${escapeHtml(k)}</th><td>${renderValue(v)}</td></tr>`)
-    .join('');
+  const rows = entries.map(([k, v]) => `<tr><th scope="row">${escapeHtml(k)}</th><td>${renderValue(v)}</td></tr>`).join('');
   return `<table class="record"><tbody>${rows}</tbody></table>`;
 }
 

@@ -12,7 +12,8 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 /** The request's key, if any; a malformed one is a 400. */
 export function idempotencyKey(req: Request): string | undefined {
   const key = req.get('Idempotency-Key');
-  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw invalidParameter('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key))
+    throw invalidParameter('Idempotency-Key', 'must be 1 to 255 visible ASCII characters');
   return key;
 }
 

@@ -146,9 +146,17 @@ export class Metrics {
           if (s !== undefined) this.set(pick(s));
         },
       });
-    gauge('lcm_hook_deliveries_pending', 'Hook deliveries not yet delivered, failed or skipped (due now or waiting for a retry)', (s) => s.pending);
+    gauge(
+      'lcm_hook_deliveries_pending',
+      'Hook deliveries not yet delivered, failed or skipped (due now or waiting for a retry)',
+      (s) => s.pending,
+    );
     gauge('lcm_hook_deliveries_due', 'Pending hook deliveries whose attempt is due', (s) => s.due);
-    gauge('lcm_hook_oldest_due_delivery_age_seconds', 'How long the oldest due hook delivery has been waiting (0 when none is due)', (s) => s.oldestDueSeconds);
+    gauge(
+      'lcm_hook_oldest_due_delivery_age_seconds',
+      'How long the oldest due hook delivery has been waiting (0 when none is due)',
+      (s) => s.oldestDueSeconds,
+    );
     gauge('lcm_hook_queue_jobs', 'Hook delivery jobs in the job queue (waiting, scheduled or running)', (s) => s.queuedJobs);
   }
 
@@ -197,7 +205,12 @@ export class Metrics {
         this.set(stats()?.redisHealthy ? 1 : 0);
       },
     });
-    monotonic(this.registry, 'lcm_redis_fallbacks_total', 'Times Redis became unreachable and request counting fell back to the in-process store', () => stats()?.fallbacks ?? 0);
+    monotonic(
+      this.registry,
+      'lcm_redis_fallbacks_total',
+      'Times Redis became unreachable and request counting fell back to the in-process store',
+      () => stats()?.fallbacks ?? 0,
+    );
     monotonic(
       this.registry,
       'lcm_redis_fallback_operations_total',

@@ -160,10 +160,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       const account = req.account!;
       if (endpoint.access.kind === 'right' && !hasRight(account, endpoint.access.resource, endpoint.access.verb)) {
         if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
-        throw new HttpProblem(
-          'forbidden',
-          `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`,
-        );
+        throw new HttpProblem('forbidden', `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`);
       }
       if (endpoint.bulk) {
         // Refused before counting: an export turned away for concurrency spends no quota.

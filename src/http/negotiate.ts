@@ -19,10 +19,7 @@ export function negotiate(req: Request, offered: readonly Representation[]): Rep
   if (!req.headers.accept || req.headers.accept.trim() === '') return offered[0];
   const chosen = req.accepts(offered.map((r) => MEDIA[r]));
   if (!chosen) {
-    throw new HttpProblem(
-      'not_acceptable',
-      `this service answers ${offered.map((r) => MEDIA[r]).join(' or ')}`,
-    );
+    throw new HttpProblem('not_acceptable', `this service answers ${offered.map((r) => MEDIA[r]).join(' or ')}`);
   }
   return (Object.keys(MEDIA) as Representation[]).find((r) => MEDIA[r] === chosen)!;
 }

@@ -9,9 +9,8 @@ import {
   ZodOpenApiResponsesObject,
 } from 'zod-openapi';
 
-type ZodOpenApiRequestBodyContent = NonNullable<ZodOpenApiOperationObject['requestBody']> extends infer B
-  ? B extends { content: infer C } ? C : never
-  : never;
+type ZodOpenApiRequestBodyContent =
+  NonNullable<ZodOpenApiOperationObject['requestBody']> extends infer B ? (B extends { content: infer C } ? C : never) : never;
 import type { Endpoint } from './endpoint';
 import { answersConditionally } from './endpoint';
 import { mediaType } from './negotiate';
@@ -30,7 +29,8 @@ export type OpenApiDocument = oas31.OpenAPIObject;
 const problemSchema = z
   .object({
     type: z.string().meta({
-      description: 'Relative URI of the problem type, `/api/problems/{code}`; it answers a page saying what the problem means and what to do (JSON, or HTML for browsers).',
+      description:
+        'Relative URI of the problem type, `/api/problems/{code}`; it answers a page saying what the problem means and what to do (JSON, or HTML for browsers).',
       example: '/api/problems/invalid_parameter',
     }),
     title: z.string(),
@@ -57,7 +57,8 @@ const ref = (kind: 'schemas' | 'headers' | 'parameters', name: string): oas31.Re
 
 const RATE_LIMIT_HEADERS: Record<string, oas31.HeaderObject> = {
   'X-Rate-Limit-Limit': {
-    description: 'Requests (in counter units) allowed in the current period; under fair use the minute period, unless a limit was exceeded.',
+    description:
+      'Requests (in counter units) allowed in the current period; under fair use the minute period, unless a limit was exceeded.',
     schema: { type: 'integer' },
   },
   'X-Rate-Limit-Remaining': {
@@ -88,7 +89,8 @@ const RATE_LIMIT_HEADERS: Record<string, oas31.HeaderObject> = {
 
 const OTHER_HEADERS: Record<string, oas31.HeaderObject> = {
   'Retry-After': {
-    description: 'Seconds to wait before retrying: until the exceeded period ends (request limits), or a few seconds (busy: exports, connections).',
+    description:
+      'Seconds to wait before retrying: until the exceeded period ends (request limits), or a few seconds (busy: exports, connections).',
     schema: { type: 'integer' },
   },
   'WWW-Authenticate': {
@@ -99,7 +101,7 @@ const OTHER_HEADERS: Record<string, oas31.HeaderObject> = {
   ETag: {
     description:
       'A validator of this answer: weak (`W/"…"`, made from the body, so it differs per representation and DateTime format) ' +
-      'unless the operation says it is strong (a lead\'s, from its version). Send it back in `If-None-Match` to get a 304 while nothing changed.',
+      "unless the operation says it is strong (a lead's, from its version). Send it back in `If-None-Match` to get a 304 while nothing changed.",
     schema: { type: 'string' },
     example: 'W/"1b2-5kX0mZqT3b1cQy8g2b9wZk0sV0o"',
   },
@@ -139,8 +141,7 @@ const STATUS_TEXT: Record<number, string> = {
   412: 'The resource changed since it was read: `If-Match` names none of its current ETags.',
   413: 'The request body is over the size limit.',
   415: 'The request body encoding is not supported.',
-  429:
-    'A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds.',
+  429: 'A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds.',
   500: 'Internal failure; no details are disclosed.',
   503: 'The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given.',
 };
@@ -163,9 +164,7 @@ function accessText(e: Endpoint): string {
 function operationDescription(e: Endpoint): string {
   const parts = [e.description, accessText(e)];
   if (isCounted(e)) {
-    parts.push(
-      `Counted as service \`${e.service}\`${e.bulk ? ' (a large-data service with the bulk default daily limit)' : ''}.`,
-    );
+    parts.push(`Counted as service \`${e.service}\`${e.bulk ? ' (a large-data service with the bulk default daily limit)' : ''}.`);
   } else {
     parts.push('Not counted against request limits.');
   }
@@ -277,7 +276,13 @@ function operation(e: Endpoint): ZodOpenApiOperationObject {
         }
       : {}),
     ...(e.streamedBody
-      ? { requestBody: { required: true, description: e.streamedBody.description, content: e.streamedBody.content as ZodOpenApiRequestBodyContent } }
+      ? {
+          requestBody: {
+            required: true,
+            description: e.streamedBody.description,
+            content: e.streamedBody.content as ZodOpenApiRequestBodyContent,
+          },
+        }
       : {}),
     responses: responses(e),
   };
@@ -361,7 +366,9 @@ export function buildOpenApiDocument(endpoints: Endpoint[]): OpenApiDocument {
     paths,
     components: {
       schemas: { Problem: problemSchema },
-      securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'HTTP Basic with the web service account’s username and password.' } },
+      securitySchemes: {
+        basicAuth: { type: 'http', scheme: 'basic', description: 'HTTP Basic with the web service account’s username and password.' },
+      },
       headers: { ...RATE_LIMIT_HEADERS, ...OTHER_HEADERS },
       parameters: { FairUsePolicy: FAIR_USE_PARAMETER, IfNoneMatch: IF_NONE_MATCH_PARAMETER },
     },
@@ -370,4 +377,3 @@ export function buildOpenApiDocument(endpoints: Endpoint[]): OpenApiDocument {
   addCodeSamples(doc as unknown as Parameters<typeof addCodeSamples>[0]);
   return doc;
 }
-

@@ -86,7 +86,10 @@ export const forbidden = (detail: string) => new HttpProblem('forbidden', detail
 export const invalidBody = (detail: string, errors?: ProblemFieldError[]) => new HttpProblem('invalid_body', detail, errors);
 
 /** A 429 for a request the counter refused, with Retry-After. */
-export function rateLimited(service: string, refused: { exceeded?: string; retryAfterSeconds?: number; resetSeconds: number }): HttpProblem {
+export function rateLimited(
+  service: string,
+  refused: { exceeded?: string; retryAfterSeconds?: number; resetSeconds: number },
+): HttpProblem {
   const retryAfter = String(refused.retryAfterSeconds ?? refused.resetSeconds);
   return new HttpProblem(
     'rate_limited',

@@ -70,7 +70,10 @@ const ENTRIES: Record<ProblemCode, Entry> = {
     ],
     whatToDo:
       'Correct the body as `errors` says and send it again. For a 409, send the new request with a new Idempotency-Key. A lead whose data fails its lead definition is not this problem: that answers 200 with `success: false`.',
-    example: () => ({ problem: invalidBody('CampaignCode: is required', [{ field: 'CampaignCode', message: 'is required' }]), instance: '/api/leads' }),
+    example: () => ({
+      problem: invalidBody('CampaignCode: is required', [{ field: 'CampaignCode', message: 'is required' }]),
+      instance: '/api/leads',
+    }),
   },
   unauthorized: {
     meaning: 'The request carries no valid credentials.',
@@ -114,7 +117,10 @@ const ENTRIES: Record<ProblemCode, Entry> = {
       'Small services answer `application/json` and `text/html`; exports answer `application/json` or their CSV (`text/csv`) and never HTML, so `Accept: text/html` there is refused.',
     ],
     whatToDo: 'Send no `Accept` header (JSON is the default), `*/*`, or one of the media types the endpoint lists in the OpenAPI document.',
-    example: () => ({ problem: new HttpProblem('not_acceptable', 'this service answers application/json'), instance: '/api/calls?OrgCode=Sales&StartTime=2026-05-06&TimeSpan=PT2H' }),
+    example: () => ({
+      problem: new HttpProblem('not_acceptable', 'this service answers application/json'),
+      instance: '/api/calls?OrgCode=Sales&StartTime=2026-05-06&TimeSpan=PT2H',
+    }),
   },
   rate_limited: {
     meaning: 'A request limit of this service is used up for the account.',
@@ -133,12 +139,18 @@ const ENTRIES: Record<ProblemCode, Entry> = {
     meaning: 'The resource is in a state that does not allow this change.',
     whenAnswered: ['A `PATCH /leads/{UniqueId}` of a lead that was anonymized: an Anonymized lead does not change any more.'],
     whatToDo: 'Do not retry: the state will not change. Read the resource again to see its state.',
-    example: () => ({ problem: new HttpProblem('conflict', 'the lead is Anonymized and cannot be changed'), instance: '/api/leads/3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40' }),
+    example: () => ({
+      problem: new HttpProblem('conflict', 'the lead is Anonymized and cannot be changed'),
+      instance: '/api/leads/3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',
+    }),
   },
   precondition_failed: {
     meaning: 'The resource changed since the client read it: the `If-Match` header names another version.',
-    whenAnswered: ['A `PATCH /leads/{UniqueId}` or `POST /leads/{UniqueId}/anonymize` whose `If-Match` holds none of the lead’s current ETag (lost-update protection).'],
-    whatToDo: 'Read the resource again (`GET` answers its current `ETag`), apply the change to what it is now, and send it with the new ETag.',
+    whenAnswered: [
+      'A `PATCH /leads/{UniqueId}` or `POST /leads/{UniqueId}/anonymize` whose `If-Match` holds none of the lead’s current ETag (lost-update protection).',
+    ],
+    whatToDo:
+      'Read the resource again (`GET` answers its current `ETag`), apply the change to what it is now, and send it with the new ETag.',
     example: () => ({
       problem: new HttpProblem('precondition_failed', 'the lead changed since it was read: If-Match does not name its current ETag'),
       instance: '/api/leads/3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',
@@ -154,7 +166,10 @@ const ENTRIES: Record<ProblemCode, Entry> = {
     meaning: 'The request body is encoded in a way the server cannot read.',
     whenAnswered: ['A `Content-Encoding` or a charset in `Content-Type` the server does not support.'],
     whatToDo: 'Send the body as plain (uncompressed) UTF-8 JSON.',
-    example: () => ({ problem: new HttpProblem('unsupported_media_type', 'the request body encoding is not supported'), instance: '/api/leads' }),
+    example: () => ({
+      problem: new HttpProblem('unsupported_media_type', 'the request body encoding is not supported'),
+      instance: '/api/leads',
+    }),
   },
   service_unavailable: {
     meaning: 'Something the API depends on is not reachable, so the request cannot be served now.',

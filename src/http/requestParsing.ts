@@ -52,7 +52,10 @@ export function normalizeQuery(raw: Record<string, unknown>, schema: AnyObject):
       if (message) throw invalidParameter(name, message);
     }
     if (isListSchema(fieldSchema as z.ZodType)) {
-      const items = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+      const items = values
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
       if (items.length > 0) out[name] = items;
     } else {
       // A scalar given twice: the first value wins, like most frameworks' binders. Not trimmed:
@@ -142,7 +145,10 @@ export function parseBody<S extends z.ZodType>(
   const { item, many } = bodyShape(schema);
   const isArray = Array.isArray(raw);
   if (raw === undefined || raw === null || typeof raw !== 'object' || (isArray && !many)) {
-    throw new HttpProblem('invalid_body', many ? 'the request body must be a JSON object or an array of them' : 'the request body must be a JSON object');
+    throw new HttpProblem(
+      'invalid_body',
+      many ? 'the request body must be a JSON object or an array of them' : 'the request body must be a JSON object',
+    );
   }
   // Text Postgres cannot store (NUL, lone surrogates) and runaway nesting are 400s here, not 500s later.
   const problem = findValueProblem(raw, maxDepth);

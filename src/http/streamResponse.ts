@@ -25,12 +25,7 @@ export interface StreamLogger {
  * releases its connection). The promise always resolves, once every stream is closed; it never
  * rejects, so callers need no error handling and there is no unhandled rejection.
  */
-export async function streamToResponse(
-  res: Response,
-  source: Readable,
-  transforms: Transform[],
-  logger?: StreamLogger,
-): Promise<void> {
+export async function streamToResponse(res: Response, source: Readable, transforms: Transform[], logger?: StreamLogger): Promise<void> {
   // The abort signal, the pipeline's stages, the metrics and the logger each listen for 'close'
   // on a streamed response: more than the default 10, which is no leak.
   res.setMaxListeners(Math.max(res.getMaxListeners(), 20));

@@ -1,5 +1,14 @@
 import type { Knex } from 'knex';
-import { DateTimeFormat, DateTimeFormatName, EntryAccess, EntryAccessName, RESOURCE_TYPES, ResourceType, VERBS, Verb } from '../domain/enums';
+import {
+  DateTimeFormat,
+  DateTimeFormatName,
+  EntryAccess,
+  EntryAccessName,
+  RESOURCE_TYPES,
+  ResourceType,
+  VERBS,
+  Verb,
+} from '../domain/enums';
 import { hashPassword } from '../domain/password';
 
 /**
@@ -100,7 +109,8 @@ function validate(input: AccountInput): void {
   if (input.password === '') throw new AccountCommandError('password must not be empty');
   for (const [resource, verbs] of Object.entries(input.rights)) {
     if (!resourceByLower.has(resource.toLowerCase())) throw new AccountCommandError(`unknown resource type "${resource}"`);
-    for (const verb of verbs ?? []) if (!(VERBS as readonly string[]).includes(verb)) throw new AccountCommandError(`unknown verb "${verb}" for ${resource}`);
+    for (const verb of verbs ?? [])
+      if (!(VERBS as readonly string[]).includes(verb)) throw new AccountCommandError(`unknown verb "${verb}" for ${resource}`);
   }
   if (!EntryAccess.names.includes(input.entryAccess)) throw new AccountCommandError(`unknown entry access "${input.entryAccess}"`);
   if (input.dateTimeFormat !== undefined && !DateTimeFormat.names.includes(input.dateTimeFormat)) {

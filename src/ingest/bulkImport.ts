@@ -89,8 +89,7 @@ export type BulkStop =
 
 export type BulkPiece =
   /** The results of a committed batch: JSON objects joined by ",\n", one per row in order. */
-  | { kind: 'results'; text: string; rows: number }
-  | { kind: 'stopped'; stop: BulkStop };
+  { kind: 'results'; text: string; rows: number } | { kind: 'stopped'; stop: BulkStop };
 
 /**
  * Lets a caller add its own writes to each batch's transaction (the idempotency record).
@@ -154,10 +153,12 @@ function bodyRecords(body: BulkBody, campaign: ImportCampaign, options: BulkImpo
       return csvRecords(decodeText(bytes, body.encoding), {
         separator: body.separator,
         onHeader: (names) => {
-          const known = new Set(campaign.fields.flatMap((f) => [f.name.toLowerCase(), ...(f.importName ? [f.importName.toLowerCase()] : [])]));
+          const known = new Set(
+            campaign.fields.flatMap((f) => [f.name.toLowerCase(), ...(f.importName ? [f.importName.toLowerCase()] : [])]),
+          );
           const unknown = names.filter((n) => !known.has(n.toLowerCase()));
           if (unknown.length > 0) {
-            throw new HeaderRefused(unknown.map((field) => ({ field, message: 'is not a field of the campaign\'s lead definition' })));
+            throw new HeaderRefused(unknown.map((field) => ({ field, message: "is not a field of the campaign's lead definition" })));
           }
         },
       });
@@ -257,7 +258,12 @@ export async function readBulkBody(
   for await (const _ of rowItems(bodyRecords(body, request.campaign, options), request, deps.zone, chain));
 }
 
-function prepareRow(row: number, value: unknown, request: BulkImportRequest, mapData: (input: Record<string, string>) => MappedLeadData): RowItem {
+function prepareRow(
+  row: number,
+  value: unknown,
+  request: BulkImportRequest,
+  mapData: (input: Record<string, string>) => MappedLeadData,
+): RowItem {
   const parsed = parseBulkRow(value);
   if (!parsed.ok) return { row, errors: parsed.errors };
   const { input } = parsed;
@@ -363,7 +369,12 @@ export async function* runBulkImport(
         if (options.parallelBatches > 1) await trx.raw(`set local lock_timeout = '${PARALLEL_LOCK_TIMEOUT}'`);
         const now = deps.clock();
         await before?.locked;
-        statuses = await doNotCallStatuses(trx, request.campaign.id, valid.map(({ lead }) => lead.phoneNumber), now);
+        statuses = await doNotCallStatuses(
+          trx,
+          request.campaign.id,
+          valid.map(({ lead }) => lead.phoneNumber),
+          now,
+        );
         const leadBatch = {
           campaignId: request.campaign.id,
           now,
@@ -389,7 +400,12 @@ export async function* runBulkImport(
         }
         stored = inserted.leads;
         // lead.created for each stored lead, in the batch's transaction (no lead without its event).
-        await recordLeadEvents(trx, 'lead.created', stored.map((l) => ({ leadId: l.id })), now);
+        await recordLeadEvents(
+          trx,
+          'lead.created',
+          stored.map((l) => ({ leadId: l.id })),
+          now,
+        );
         const text = results(stored);
         const last = items[items.length - 1]!;
         await onBatch?.(trx, {
@@ -427,8 +443,7 @@ export async function* runBulkImport(
 
   // A second batch goes to Postgres beside the first only when the pool has connections to
   // spare (one for it and one for everyone else): never wait for a connection while holding one.
-  const mayLaunch = (): boolean =>
-    flights.length === 0 || (flights.length < options.parallelBatches && hasSpareConnections(deps.db, 2));
+  const mayLaunch = (): boolean => flights.length === 0 || (flights.length < options.parallelBatches && hasSpareConnections(deps.db, 2));
 
   try {
     for (;;) {

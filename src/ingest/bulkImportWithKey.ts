@@ -104,7 +104,11 @@ export async function startKeyedBulkImport(
   let held = skip;
   // Batches may be stored side by side: each checks the rows stored before its own first row.
   const onBatch: BatchHook = async (trx, batch) => {
-    const added = await addBulkPart(trx, accountId, key, batch.rowsBefore, { lastRow: batch.lastRow, digest: batch.digest!, results: batch.text });
+    const added = await addBulkPart(trx, accountId, key, batch.rowsBefore, {
+      lastRow: batch.lastRow,
+      digest: batch.digest!,
+      results: batch.text,
+    });
     if (!added) throw new BulkKeyConflict();
   };
   const conflict = (rows: number): BulkPiece => ({ kind: 'stopped', stop: { reason: 'key_conflict', rows } });

@@ -20,7 +20,11 @@ export interface DemoCredential {
 
 export const DEMO_CREDENTIALS: readonly DemoCredential[] = [
   { username: 'demo', password: 'demo-password', note: 'every right, every project (*), entry access Full' },
-  { username: 'b2b', password: 'b2b-password', note: 'projects B2B*, Get on Calls, Leads, SimpleLeads and Organization, entry access Partner' },
+  {
+    username: 'b2b',
+    password: 'b2b-password',
+    note: 'projects B2B*, Get on Calls, Leads, SimpleLeads and Organization, entry access Partner',
+  },
 ];
 
 export async function seedDemo(db: Knex, zone: string): Promise<LoadSummary> {

@@ -1,13 +1,7 @@
 import type { Knex } from 'knex';
 import { defaultPhoneRegion } from '../config/platform';
 import { toE164 } from '../domain/phoneNumber';
-import {
-  addDoNotCallNumbers,
-  DoNotCallList,
-  ListedNumbers,
-  NewDoNotCallEntry,
-  removeDoNotCallNumber,
-} from '../data/doNotCallRepository';
+import { addDoNotCallNumbers, DoNotCallList, ListedNumbers, NewDoNotCallEntry, removeDoNotCallNumber } from '../data/doNotCallRepository';
 import { findProject } from '../data/projectRepository';
 import { projectScope } from '../data/projectScope';
 
@@ -120,14 +114,22 @@ async function resolveEntries(
  * many entries went. Throws DoNotCallRefused for a number that cannot be read or a project that
  * is unknown or outside the account's projects.
  */
-export async function unlistNumber(deps: DoNotCallDeps, list: DoNotCallList, phoneNumberInput: string, projectInput?: string): Promise<number> {
+export async function unlistNumber(
+  deps: DoNotCallDeps,
+  list: DoNotCallList,
+  phoneNumberInput: string,
+  projectInput?: string,
+): Promise<number> {
   const phoneNumber = normalizePhoneNumber(phoneNumberInput);
-  if (phoneNumber === undefined) throw new DoNotCallRefused('invalid', [{ index: 0, field: 'phoneNumber', message: 'is not a phone number' }]);
+  if (phoneNumber === undefined)
+    throw new DoNotCallRefused('invalid', [{ index: 0, field: 'phoneNumber', message: 'is not a phone number' }]);
   let project: string | undefined;
   if (projectInput !== undefined && !list.global) {
     const found = await findProject(deps.db, projectInput, list.scope);
-    if (found === undefined) throw new DoNotCallRefused('invalid', [{ index: 0, field: 'project', message: 'is not the name or unique id of a project' }]);
-    if (!found.visible) throw new DoNotCallRefused('project_forbidden', [{ index: 0, field: 'project', message: "is outside the account's projects" }]);
+    if (found === undefined)
+      throw new DoNotCallRefused('invalid', [{ index: 0, field: 'project', message: 'is not the name or unique id of a project' }]);
+    if (!found.visible)
+      throw new DoNotCallRefused('project_forbidden', [{ index: 0, field: 'project', message: "is outside the account's projects" }]);
     project = found.name;
   }
   return removeDoNotCallNumber(deps.db, list, phoneNumber, project);

@@ -28,8 +28,7 @@ export interface ImportLeadRequest {
  * too. `status` is there when the lead is not New: its number is on a do-not-call list.
  */
 export type ImportLeadAnswer =
-  | { success: true; uniqueId: string; pool: string; status?: DoNotCallStatus }
-  | { success: false; errors: LeadDataError[] };
+  { success: true; uniqueId: string; pool: string; status?: DoNotCallStatus } | { success: false; errors: LeadDataError[] };
 
 export interface ImportLeadDeps {
   db: Knex;

@@ -85,7 +85,9 @@ function mergeData(lead: LockedLead, patch: Record<string, string | null>, chang
   const touched = new Map<string, string>();
   for (const [key, value] of Object.entries(patch)) {
     const field = lead.fields.find(
-      (f) => (f.name.toLowerCase() === key.toLowerCase() || f.importName?.toLowerCase() === key.toLowerCase()) && canSeeField(changer.entryAccess, f.access),
+      (f) =>
+        (f.name.toLowerCase() === key.toLowerCase() || f.importName?.toLowerCase() === key.toLowerCase()) &&
+        canSeeField(changer.entryAccess, f.access),
     );
     if (field === undefined) {
       errors.push({ field: `data.${key}`, message: "is not a field of the campaign's lead definition" });

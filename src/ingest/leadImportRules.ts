@@ -16,7 +16,11 @@ export class ImportRefused extends Error {
     readonly reason: 'unknown_campaign' | 'campaign_forbidden',
     readonly campaignCode: string,
   ) {
-    super(reason === 'unknown_campaign' ? `no campaign has the code ${campaignCode}` : `campaign ${campaignCode} is outside the account's projects`);
+    super(
+      reason === 'unknown_campaign'
+        ? `no campaign has the code ${campaignCode}`
+        : `campaign ${campaignCode} is outside the account's projects`,
+    );
     this.name = 'ImportRefused';
   }
 }

@@ -63,9 +63,7 @@ export async function generateSyntheticData(db: Knex, options: GenerateOptions):
   if (!Number.isInteger(days) || days < 7 || days > 180) throw new GenerateError('--days must be from 7 to 180');
 
   const zone = options.zone;
-  const endDay = options.endDate
-    ? DateTime.fromISO(options.endDate, { zone })
-    : DateTime.now().setZone(zone).startOf('day');
+  const endDay = options.endDate ? DateTime.fromISO(options.endDate, { zone }) : DateTime.now().setZone(zone).startOf('day');
   if (!endDay.isValid || (options.endDate && !/^\d{4}-\d{2}-\d{2}$/.test(options.endDate))) {
     throw new GenerateError(`bad end date ${JSON.stringify(options.endDate)}: expected yyyy-MM-dd`);
   }
@@ -130,7 +128,9 @@ export async function generateSyntheticData(db: Knex, options: GenerateOptions):
   });
   phase('commit');
 
-  await db.raw('ANALYZE org_units, users, lead_definitions, lead_definition_fields, campaigns, user_campaigns, lead_pools, leads, calls, recordings, ready_periods');
+  await db.raw(
+    'ANALYZE org_units, users, lead_definitions, lead_definition_fields, campaigns, user_campaigns, lead_pools, leads, calls, recordings, ready_periods',
+  );
   phase('analyze');
 
   return { prefix, seed, windowStart: new Date(window.startMs), windowEnd: new Date(window.endMs), counts, timings };

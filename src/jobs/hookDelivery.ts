@@ -110,7 +110,8 @@ async function buildMessage(deps: DeliveryDeps, work: DeliveryWork): Promise<Hoo
   if (event.type.startsWith('lead.') || event.type === TEST_EVENT) {
     // A test delivery without a campaign carries the sample's fields itself.
     const snapshot = event.snapshot as LeadSnapshot & { sampleFields?: LeadFieldRule[] };
-    const fields = snapshot.sampleFields ?? work.leadFields ?? (await leadDefinitionFieldsById(deps.db, snapshot.campaign.leadDefinitionId));
+    const fields =
+      snapshot.sampleFields ?? work.leadFields ?? (await leadDefinitionFieldsById(deps.db, snapshot.campaign.leadDefinitionId));
     return leadMessage(snapshot, {
       ...options,
       entryAccess: account.entryAccess,
@@ -125,7 +126,8 @@ async function buildMessage(deps: DeliveryDeps, work: DeliveryWork): Promise<Hoo
 export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJob): Promise<AttemptOutcome | 'done'> {
   const claim = await deps.batches.claim({ deliveryId: job.deliveryId, attempt: job.attempt });
   if (claim.kind === 'done') return 'done';
-  if (claim.kind === 'busy') throw new AttemptBusyError(`delivery ${job.deliveryId}: attempt ${job.attempt} is being sent by another worker`);
+  if (claim.kind === 'busy')
+    throw new AttemptBusyError(`delivery ${job.deliveryId}: attempt ${job.attempt} is being sent by another worker`);
   const work = claim.work;
   const now = deps.clock();
   const base = { deliveryId: work.delivery.id, hookId: work.hook.id, attempt: job.attempt, attemptTime: now, workerId: deps.workerId() };
@@ -159,28 +161,37 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
     // The common case: one statement records it all, for this and the other attempts delivered meanwhile.
     const { outcome: _delivered, ...fields } = attempt;
     if (!(await deps.batches.recordDelivered(fields))) {
-      deps.logger.warn({ deliveryId: work.delivery.id, attempt: job.attempt }, 'hook delivery attempt not recorded: another attempt of the delivery was recorded first, or the delivery was deleted');
+      deps.logger.warn(
+        { deliveryId: work.delivery.id, attempt: job.attempt },
+        'hook delivery attempt not recorded: another attempt of the delivery was recorded first, or the delivery was deleted',
+      );
     }
   } else {
     const first = work.delivery.firstAttemptTime ?? now;
     const next = nextAttemptTime(deps.policy, { failures: job.attempt, firstAttemptTime: first, now }, deps.random());
-    await deps.batches.recordOther(() => deps.db.transaction(async (trx) => {
-      const failingSince = await recordAttempt(
-        trx,
-        { ...attempt, status: next ? 'pending' : 'failed', ...(next ? { next: { time: next, delayMs: next.getTime() - now.getTime() } } : {}) },
-        'failing',
-      );
-      if (failingSince !== undefined && shouldDisableHook(deps.policy, failingSince, now)) {
-        const days = Math.round((deps.policy.disableAfterMs / 86_400_000) * 10) / 10;
-        await disableHook(
+    await deps.batches.recordOther(() =>
+      deps.db.transaction(async (trx) => {
+        const failingSince = await recordAttempt(
           trx,
-          work.hook.id,
-          `every delivery attempt failed for ${days} days (since ${failingSince.toISOString()}); last: ${result.error ?? result.outcome}`,
-          now,
+          {
+            ...attempt,
+            status: next ? 'pending' : 'failed',
+            ...(next ? { next: { time: next, delayMs: next.getTime() - now.getTime() } } : {}),
+          },
+          'failing',
         );
-        deps.logger.warn({ hook: work.hook.uniqueId }, 'hook disabled after failing every attempt');
-      }
-    }));
+        if (failingSince !== undefined && shouldDisableHook(deps.policy, failingSince, now)) {
+          const days = Math.round((deps.policy.disableAfterMs / 86_400_000) * 10) / 10;
+          await disableHook(
+            trx,
+            work.hook.id,
+            `every delivery attempt failed for ${days} days (since ${failingSince.toISOString()}); last: ${result.error ?? result.outcome}`,
+            now,
+          );
+          deps.logger.warn({ hook: work.hook.uniqueId }, 'hook disabled after failing every attempt');
+        }
+      }),
+    );
   }
   deps.onOutcome?.(result.outcome, result.durationMs);
   return result.outcome;

@@ -46,7 +46,13 @@ function checkedLookup(allowed: boolean): LookupFunction {
       if (usable.length === 0) {
         const first = addresses[0];
         const why = first ? `${first.address} is ${classifyAddress(first.address).range}` : 'it has no address';
-        return callback(new RefusedError(`refused: ${hostname} resolves to an address hooks may not reach (${why}); allow the host with HOOKS_ALLOWED_HOSTS`), '', 0);
+        return callback(
+          new RefusedError(
+            `refused: ${hostname} resolves to an address hooks may not reach (${why}); allow the host with HOOKS_ALLOWED_HOSTS`,
+          ),
+          '',
+          0,
+        );
       }
       if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
       callback(null, usable[0]!.address, usable[0]!.family);
@@ -75,7 +81,11 @@ export class HookSender {
       return { outcome: 'refused', durationMs: 0, error: 'refused: the URL is not valid' };
     }
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && this.rules.allowHttp)) {
-      return { outcome: 'refused', durationMs: 0, error: `refused: ${url.protocol} URLs are not allowed (https only unless HOOKS_ALLOW_HTTP)` };
+      return {
+        outcome: 'refused',
+        durationMs: 0,
+        error: `refused: ${url.protocol} URLs are not allowed (https only unless HOOKS_ALLOW_HTTP)`,
+      };
     }
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const allowListed = isAllowListed(host, this.rules.allowedHosts);
@@ -83,7 +93,11 @@ export class HookSender {
     if (literal !== undefined && !allowListed) {
       const verdict = classifyAddress(literal);
       if (!verdict.allowed) {
-        return { outcome: 'refused', durationMs: 0, error: `refused: ${literal} is ${verdict.range}; allow the host with HOOKS_ALLOWED_HOSTS` };
+        return {
+          outcome: 'refused',
+          durationMs: 0,
+          error: `refused: ${literal} is ${verdict.range}; allow the host with HOOKS_ALLOWED_HOSTS`,
+        };
       }
     }
     const secure = url.protocol === 'https:';
@@ -107,7 +121,12 @@ export class HookSender {
       }, this.rules.timeoutMs);
       req.on('error', (err) => {
         if (err instanceof RefusedError) finish({ outcome: 'refused', durationMs: elapsed(), error: err.message });
-        else finish({ outcome: 'network_error', durationMs: elapsed(), error: `${(err as NodeJS.ErrnoException).code ?? 'error'}: ${err.message}` });
+        else
+          finish({
+            outcome: 'network_error',
+            durationMs: elapsed(),
+            error: `${(err as NodeJS.ErrnoException).code ?? 'error'}: ${err.message}`,
+          });
       });
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
@@ -120,7 +139,9 @@ export class HookSender {
             statusCode: status,
             durationMs: elapsed(),
             responseBody: Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT).toString('utf8'),
-            ...(ok ? {} : { error: status >= 300 && status < 400 ? `answered ${status} (redirects are not followed)` : `answered ${status}` }),
+            ...(ok
+              ? {}
+              : { error: status >= 300 && status < 400 ? `answered ${status} (redirects are not followed)` : `answered ${status}` }),
           });
         };
         res.on('data', (chunk: Buffer) => {
@@ -133,7 +154,9 @@ export class HookSender {
           }
         });
         res.on('end', done);
-        res.on('error', (err) => finish({ outcome: 'network_error', statusCode: res.statusCode, durationMs: elapsed(), error: err.message }));
+        res.on('error', (err) =>
+          finish({ outcome: 'network_error', statusCode: res.statusCode, durationMs: elapsed(), error: err.message }),
+        );
       });
       req.end(request.body);
     });

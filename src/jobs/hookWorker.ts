@@ -174,7 +174,8 @@ export async function startHookWorker(options: HookWorkerOptions): Promise<HookW
           try {
             await runDeliveryAttempt(deps, payload as HookDeliveryJob);
           } catch (err) {
-            if (!(err instanceof AttemptBusyError)) logger.warn({ err, job: payload }, 'hook delivery attempt failed; the queue retries it');
+            if (!(err instanceof AttemptBusyError))
+              logger.warn({ err, job: payload }, 'hook delivery attempt failed; the queue retries it');
             throw err;
           }
         },

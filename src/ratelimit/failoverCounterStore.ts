@@ -142,7 +142,12 @@ export async function createFailoverCounterStore(options: CreateFailoverOptions)
   });
   await Promise.race([connected, timedOut]);
   clearTimeout(timer);
-  const store = new FailoverCounterStore(new RedisCounterStore(client, toRedisTarget(options.url)), new MemoryCounterStore(), options.logger, options);
+  const store = new FailoverCounterStore(
+    new RedisCounterStore(client, toRedisTarget(options.url)),
+    new MemoryCounterStore(),
+    options.logger,
+    options,
+  );
   if (!client.isReady) store.markDown(new Error(`cannot connect to Redis at start-up`));
   return store;
 }

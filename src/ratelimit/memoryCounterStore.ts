@@ -30,11 +30,7 @@ export class MemoryCounterStore implements CounterStore {
     assertConsumeInput(input);
     this.sweepNowAndThen(input.now);
     const entry = this.accounts.get(input.accountId)?.get(input.service);
-    const t = tally(
-      input,
-      currentWindow(entry?.daily, DAY_MS, input.now),
-      currentWindow(entry?.minute, MINUTE_MS, input.now),
-    );
+    const t = tally(input, currentWindow(entry?.daily, DAY_MS, input.now), currentWindow(entry?.minute, MINUTE_MS, input.now));
     if (!t.exceeded) this.servicesOf(input.accountId).set(input.service, { daily: t.daily, minute: t.minute });
     return toConsumeResult(input, t);
   }

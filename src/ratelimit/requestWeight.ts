@@ -36,13 +36,7 @@ export function isProductionHour(now: Date, zone: string): boolean {
  * What one request adds to the daily counter. Fair use always adds 1; otherwise high-limit
  * services add 8 in production hours and `offHoursWeight` (OFF_HOURS_WEIGHT) outside them.
  */
-export function requestWeight(input: {
-  dailyLimit: number;
-  fairUse: boolean;
-  now: Date;
-  zone: string;
-  offHoursWeight: number;
-}): number {
+export function requestWeight(input: { dailyLimit: number; fairUse: boolean; now: Date; zone: string; offHoursWeight: number }): number {
   if (input.fairUse || !isHighLimit(input.dailyLimit)) return 1;
   return isProductionHour(input.now, input.zone) ? PRODUCTION_HOURS_WEIGHT : input.offHoursWeight;
 }

@@ -72,7 +72,9 @@ export class BodyReader {
 
   async *chunks(): AsyncGenerator<Buffer> {
     const iterable: AsyncIterable<Buffer | string> =
-      typeof this.source.iterator === 'function' ? this.source.iterator({ destroyOnReturn: false }) : (this.source as AsyncIterable<Buffer>);
+      typeof this.source.iterator === 'function'
+        ? this.source.iterator({ destroyOnReturn: false })
+        : (this.source as AsyncIterable<Buffer>);
     for await (const raw of this.idleMs > 0 ? withIdleLimit(iterable, this.idleMs) : iterable) {
       const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
       if (this.consumed + chunk.length > this.limit) {
@@ -135,7 +137,10 @@ const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte ==
  * The elements of a JSON array, parsed as the bytes arrive (JSONStream). JSONStream skips null
  * elements; their places are known from the indexes of the others and yielded as invalid.
  */
-export async function* jsonArrayRecords(source: AsyncIterable<Buffer> | AsyncIterable<string>, textEncoding?: string): AsyncGenerator<BodyRecord> {
+export async function* jsonArrayRecords(
+  source: AsyncIterable<Buffer> | AsyncIterable<string>,
+  textEncoding?: string,
+): AsyncGenerator<BodyRecord> {
   const bytes = textEncoding === undefined ? (source as AsyncIterable<Buffer>) : utf8Bytes(source as AsyncIterable<string>);
   const parser = JSONStream.parse('$*');
   const parsed: { key: unknown; value: unknown }[] = [];

@@ -25,8 +25,30 @@ describe('HTML pages in a browser', () => {
     calendar = `cal-browser-${w.id}`;
     await t.load(
       { type: 'calendar', code: calendar, name: 'Browser', project: w.projects.b2b },
-      { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-1', title: EVIL_TITLE, notes: '<img src=x onerror=alert(2)>', start: '2026-05-04T09:00:00', end: '2026-05-04T09:30:00', source: 'crm', externalId: 'x1' },
-      { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-2', title: 'Call Ærø back', notes: 'Ring after lunch', start: '2026-05-05T14:00:00', end: '2026-05-05T14:15:00', source: 'crm', externalId: 'x2' },
+      {
+        type: 'calendarEvent',
+        uniqueId: uniq('ev-'),
+        calendarCode: calendar,
+        leadUniqueId: 'lead-1',
+        title: EVIL_TITLE,
+        notes: '<img src=x onerror=alert(2)>',
+        start: '2026-05-04T09:00:00',
+        end: '2026-05-04T09:30:00',
+        source: 'crm',
+        externalId: 'x1',
+      },
+      {
+        type: 'calendarEvent',
+        uniqueId: uniq('ev-'),
+        calendarCode: calendar,
+        leadUniqueId: 'lead-2',
+        title: 'Call Ærø back',
+        notes: 'Ring after lunch',
+        start: '2026-05-05T14:00:00',
+        end: '2026-05-05T14:15:00',
+        source: 'crm',
+        externalId: 'x2',
+      },
     );
     base = (await t.listen()).url;
     browser = await chromium.launch({
@@ -75,7 +97,9 @@ describe('HTML pages in a browser', () => {
       const titles = await page.locator('td[data-field="title"]').allInnerTexts();
       expect(titles).toEqual([EVIL_TITLE, 'Call Ærø back']);
       await expect(page.getByText(EVIL_TITLE, { exact: true }).isVisible()).resolves.toBe(true);
-      await expect(page.locator('td[data-field="start"] time').first().getAttribute('datetime')).resolves.toBe('2026-05-04T09:00:00.000+02:00');
+      await expect(page.locator('td[data-field="start"] time').first().getAttribute('datetime')).resolves.toBe(
+        '2026-05-04T09:00:00.000+02:00',
+      );
       await expect(page.locator('td[data-field="start"]').first().innerText()).resolves.toBe('Mon 4 May 2026, 09:00:00 (+02:00)');
       // No element came from the data: no script, no image, and no dialog fired.
       await expect(page.locator('script, img').count()).resolves.toBe(0);
@@ -123,7 +147,10 @@ describe('HTML pages in a browser', () => {
   describe('GET /api/docs/reference', () => {
     it('when the plain reference is opened, then the calendar operations are listed and link to their sections', async () => {
       const page = await open('/api/docs/reference');
-      await page.getByRole('link', { name: /\/calendars\/\{CalendarCode\}\/events/ }).first().click();
+      await page
+        .getByRole('link', { name: /\/calendars\/\{CalendarCode\}\/events/ })
+        .first()
+        .click();
       await expect(page.locator('#op-listCalendarEventsOfCalendar').isVisible()).resolves.toBe(true);
       await expect(page.locator('#op-listCalendarEventsOfCalendar td', { hasText: 'FromDate' }).first().isVisible()).resolves.toBe(true);
       await page.close();
@@ -147,7 +174,11 @@ describe('HTML pages in a browser', () => {
         const response = await page.goto(`${base}/api/docs`);
         expect(response?.status()).toBe(200);
         // Operations of every tag are open, with their examples.
-        await page.getByText('Events of every calendar in the account’s projects').filter({ visible: true }).first().waitFor({ timeout: 90_000 });
+        await page
+          .getByText('Events of every calendar in the account’s projects')
+          .filter({ visible: true })
+          .first()
+          .waitFor({ timeout: 90_000 });
         // The reference renders the sections near the view: go there through the sidebar.
         await page.getByText('Calls of a user or an org unit in a time window').filter({ visible: true }).first().click();
         const calls = page.locator('section[id$="/GET/calls"]').first();
@@ -158,12 +189,20 @@ describe('HTML pages in a browser', () => {
         await expect(calls.getByText(/curl /).first().isVisible()).resolves.toBe(true);
         await calls.getByRole('button', { name: 'Shell Curl' }).click();
         await page.getByText('TypeScript client').filter({ visible: true }).first().click();
-        await expect(calls.getByText(/createLcmClient/).first().isVisible()).resolves.toBe(true);
+        await expect(
+          calls
+            .getByText(/createLcmClient/)
+            .first()
+            .isVisible(),
+        ).resolves.toBe(true);
 
         // Try it: credentials into the page's authentication form, then send GET /myaccount.
         // The username field is an editable element (it offers the document's variables), the
         // password an input; both sit in the reference's authentication form.
-        const authForm = page.locator('form').filter({ has: page.getByText('Username') }).first();
+        const authForm = page
+          .locator('form')
+          .filter({ has: page.getByText('Username') })
+          .first();
         const username = authForm.locator('[contenteditable="true"]').first();
         await username.click();
         await page.keyboard.type(w.accounts.b2b.username);

@@ -32,7 +32,9 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
   const load = (...records: Record<string, unknown>[]) =>
     loadNdjson(db, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: 'Europe/Copenhagen' });
   const get = async (node: ApiNode | undefined, path: string, auth = w.accounts.full.auth) => {
-    const res = node ? await fetch(node.url + path, { headers: { Authorization: auth } }) : await lb.fetch(path, { headers: { Authorization: auth } });
+    const res = node
+      ? await fetch(node.url + path, { headers: { Authorization: auth } })
+      : await lb.fetch(path, { headers: { Authorization: auth } });
     const text = await res.text();
     return { status: res.status, body: text.startsWith('[') || text.startsWith('{') ? JSON.parse(text) : text, headers: res.headers };
   };
@@ -116,7 +118,10 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
   }, 60_000);
 
   it('when both nodes started at once, then the migrations ran once and partition maintenance ran on one node', async () => {
-    await until('the maintenance run', async () => (await db('scheduled_jobs').where({ job: JOB_NAMES.partitionMaintenance }).first()) !== undefined);
+    await until(
+      'the maintenance run',
+      async () => (await db('scheduled_jobs').where({ job: JOB_NAMES.partitionMaintenance }).first()) !== undefined,
+    );
     const job = await db('scheduled_jobs').where({ job: JOB_NAMES.partitionMaintenance }).first();
     expect(job.runs).toBe(1);
     for (const n of nodes) expect(await readyz(n)).toEqual({ status: 'ok', database: 'up', redis: 'up', replica: 'up' });
@@ -158,8 +163,23 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
 
   it('when both nodes run the sweeper, then it runs once per interval across them and moves a due lead once', async () => {
     await load(
-      { type: 'campaign', code: `CL-EXP-${w.id}`, name: 'Expiring', project: w.projects.b2b, leadDefinition: w.leadDefinition, campaignType: 'PowerDialer', expireAfter: 'PT1H' },
-      { type: 'lead', uniqueId: `cl-due-${w.id}`, campaign: `CL-EXP-${w.id}`, status: 'New', lastModifiedTime: '2020-01-01T10:00:00', data: { Name: 'Due', Telefon: '+45 33 44 55 66' } },
+      {
+        type: 'campaign',
+        code: `CL-EXP-${w.id}`,
+        name: 'Expiring',
+        project: w.projects.b2b,
+        leadDefinition: w.leadDefinition,
+        campaignType: 'PowerDialer',
+        expireAfter: 'PT1H',
+      },
+      {
+        type: 'lead',
+        uniqueId: `cl-due-${w.id}`,
+        campaign: `CL-EXP-${w.id}`,
+        status: 'New',
+        lastModifiedTime: '2020-01-01T10:00:00',
+        data: { Name: 'Due', Telefon: '+45 33 44 55 66' },
+      },
     );
     const runs = async () => Number((await db('scheduled_jobs').where({ job: JOB_NAMES.lifecycleSweep }).first())?.runs ?? 0);
     const first = await runs();
@@ -170,7 +190,13 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
     // Each node's timer fires every interval: uncoordinated, that would be two runs per interval.
     expect(made).toBeGreaterThanOrEqual(Math.floor(intervals) - 2);
     expect(made).toBeLessThanOrEqual(Math.ceil(intervals) + 1);
-    expect((await db('leads').where({ unique_id: `cl-due-${w.id}` }).first('status')).status).toBe(LeadStatus.toNumber('Expired'));
+    expect(
+      (
+        await db('leads')
+          .where({ unique_id: `cl-due-${w.id}` })
+          .first('status')
+      ).status,
+    ).toBe(LeadStatus.toNumber('Expired'));
   });
 
   it('when the replica stops, then both nodes serve exports from the primary and say so; when it is back, exports read it again', async () => {
@@ -182,7 +208,10 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
     for (const n of nodes) {
       const metrics = (await get(n, '/api/metrics')).body as string;
       expect(metrics).toMatch(/lcm_db_replica_up 0/);
-      const fallbacks = [...metrics.matchAll(/lcm_db_read_fallbacks_total\{reason="\w+"\} (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+      const fallbacks = [...metrics.matchAll(/lcm_db_read_fallbacks_total\{reason="\w+"\} (\d+)/g)].reduce(
+        (sum, m) => sum + Number(m[1]),
+        0,
+      );
       expect(fallbacks).toBeGreaterThan(0);
     }
 
@@ -231,6 +260,11 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
     for (const n of nodes) expect((await get(n, '/api/myaccount', acct.auth)).status).toBe(200);
     await db('accounts').where({ id: acct.id }).update({ enabled: false });
     await notifyAccountChanged({ cluster: true, rootUrls: redis.urls.split(',') }, [acct.id]);
-    for (const n of nodes) await until(`${n.name} to refuse the disabled account`, async () => (await get(n, '/api/myaccount', acct.auth)).status === 401, 10_000);
+    for (const n of nodes)
+      await until(
+        `${n.name} to refuse the disabled account`,
+        async () => (await get(n, '/api/myaccount', acct.auth)).status === 401,
+        10_000,
+      );
   });
 });

@@ -97,7 +97,16 @@ function get(url: string, headers: Record<string, string>, timeoutMs = 120_000, 
           }
         }
         const retryAfter = res.headers['retry-after'];
-        resolve({ status, ms: Number(process.hrtime.bigint() - started) / 1e6, bytes, complete: complete && !res.aborted, contentType, retryAfter, problem, last });
+        resolve({
+          status,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          bytes,
+          complete: complete && !res.aborted,
+          contentType,
+          retryAfter,
+          problem,
+          last,
+        });
       });
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
@@ -118,7 +127,13 @@ describe('many large exports at once', () => {
 
   it('when 50 clients export at once beside slow readers, then every probe is answered and every export is served whole or refused with Retry-After', async () => {
     // Data: a generated data set (an org tree, campaigns, leads and calls of a week) on the shared test database.
-    const generated = await generateSyntheticData(t.db, { calls: CALLS, leads: LEADS, days: 7, seed: 50, zone: t.settings.PLATFORM_TIMEZONE });
+    const generated = await generateSyntheticData(t.db, {
+      calls: CALLS,
+      leads: LEADS,
+      days: 7,
+      seed: 50,
+      zone: t.settings.PLATFORM_TIMEZONE,
+    });
     const user = (await t.db('users').whereLike('unique_id', `${generated.prefix}-u%`).orderBy('id').first('org_code')).org_code as string;
     const top = (
       await t.db.raw(
@@ -138,7 +153,14 @@ describe('many large exports at once', () => {
     const slowAccount = account('load-slow');
     const probeAccount = account('load-probe');
     await t.load(
-      ...[...exporterAccounts, slowAccount, probeAccount].map((a) => ({ type: 'account', ...a, user, projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Full' })),
+      ...[...exporterAccounts, slowAccount, probeAccount].map((a) => ({
+        type: 'account',
+        ...a,
+        user,
+        projects: ['*'],
+        rights: ALL_RIGHTS,
+        entryAccess: 'Full',
+      })),
     );
     const auth = (a: { username: string; password: string }) => ({ Authorization: basicAuth(a.username, a.password) });
 
@@ -227,7 +249,8 @@ describe('many large exports at once', () => {
     for (const h of held) h.resume();
     const heldEnds = await Promise.all(held.map((h) => h.closed));
 
-    const summary = (name: string, xs: number[]) => `${name} median ${percentile(xs, 0.5).toFixed(1)} ms, p99 ${percentile(xs, 0.99).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
+    const summary = (name: string, xs: number[]) =>
+      `${name} median ${percentile(xs, 0.5).toFixed(1)} ms, p99 ${percentile(xs, 0.99).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms`;
     const all = (ps: Probe[], k: keyof Probe) => ps.map((p) => p[k].ms);
     process.stdout.write(
       `exports under load: ${exports.served} exports served (${(exports.bytes / 1e6).toFixed(0)} MB), refused ${JSON.stringify(Object.fromEntries(exports.refused))}, wrong ${exports.wrong.length}\n` +

@@ -85,7 +85,11 @@ describe('a flood of bad credentials', () => {
     // At least FLOOD_MS of flood and SAMPLES logins during it (at most 30 s when logins are slow).
     const floodEnds = Date.now() + FLOOD_MS;
     const giveUp = Date.now() + 30_000;
-    while ((during.length < SAMPLES || Date.now() < floodEnds) && during.length < SAMPLES + 10 && (during.length < 3 || Date.now() < giveUp)) {
+    while (
+      (during.length < SAMPLES || Date.now() < floodEnds) &&
+      during.length < SAMPLES + 10 &&
+      (during.length < 3 || Date.now() < giveUp)
+    ) {
       during.push(await login());
     }
     flooding = false;
@@ -96,7 +100,9 @@ describe('a flood of bad credentials', () => {
 
     const normal = median([...before, ...after]);
     const flooded = median(during);
-    process.stdout.write(`login flood: normal ${normal.toFixed(1)} ms, flooded ${flooded.toFixed(1)} ms, ${JSON.stringify(Object.fromEntries(statuses))}\n`);
+    process.stdout.write(
+      `login flood: normal ${normal.toFixed(1)} ms, flooded ${flooded.toFixed(1)} ms, ${JSON.stringify(Object.fromEntries(statuses))}\n`,
+    );
     // The flood was real: guesses were checked and refused (401) all along, none was served.
     expect(statuses.get(401) ?? 0).toBeGreaterThan(50);
     expect(statuses.get(200)).toBeUndefined();

@@ -109,7 +109,10 @@ describe('Postgres restarted during an export', () => {
     await pg?.destroy();
   });
 
-  const accounts = { warm: { username: uniq('restart-warm-'), password: uniq('pw-') }, cold: { username: uniq('restart-cold-'), password: uniq('pw-') } };
+  const accounts = {
+    warm: { username: uniq('restart-warm-'), password: uniq('pw-') },
+    cold: { username: uniq('restart-cold-'), password: uniq('pw-') },
+  };
   const auth = (a: { username: string; password: string }) => ({ Authorization: basicAuth(a.username, a.password) });
   let exportPath = '';
   let smallPath = '';
@@ -123,13 +126,17 @@ describe('Postgres restarted during an export', () => {
     await loadNdjson(
       db,
       Readable.from(
-        Object.values(accounts).map((a) => JSON.stringify({ type: 'account', ...a, user, projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Full' }) + '\n'),
+        Object.values(accounts).map(
+          (a) => JSON.stringify({ type: 'account', ...a, user, projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Full' }) + '\n',
+        ),
       ),
       { zone: ZONE },
     );
     // The root unit with the most calls: the export reads all of them.
     const top = (
-      await db.raw(`select ou0_id as id, count(*)::int as n, min(start_time) as first, max(start_time) as last from calls group by ou0_id order by n desc limit 1`)
+      await db.raw(
+        `select ou0_id as id, count(*)::int as n, min(start_time) as first, max(start_time) as last from calls group by ou0_id order by n desc limit 1`,
+      )
     ).rows[0] as { id: number; n: number; first: Date; last: Date };
     const orgCode = (await db('org_units').where({ id: top.id }).first('org_code')).org_code as string;
     const span = Math.ceil((top.last.getTime() - top.first.getTime()) / 1000) + 1;
@@ -166,14 +173,22 @@ describe('Postgres restarted during an export', () => {
 
     // While the database is down: readiness says so, and requests get a 503 problem, not a 500.
     const ready = await fetch(url + '/api/readyz');
-    expect({ status: ready.status, body: await ready.json() }).toMatchObject({ status: 503, body: { status: 'unavailable', database: 'down' } });
+    expect({ status: ready.status, body: await ready.json() }).toMatchObject({
+      status: 503,
+      body: { status: 'unavailable', database: 'down' },
+    });
     for (const [name, path, account] of [
       ['a small window, credentials cached', smallPath, accounts.warm],
       ['my account, credentials not cached', '/api/myaccount', accounts.cold],
     ] as const) {
       const res = await fetch(url + path, { headers: auth(account) });
       const body = await res.text();
-      expect({ name, status: res.status, type: res.headers.get('content-type'), retryAfter: res.headers.get('retry-after') !== null }).toEqual({
+      expect({
+        name,
+        status: res.status,
+        type: res.headers.get('content-type'),
+        retryAfter: res.headers.get('retry-after') !== null,
+      }).toEqual({
         name,
         status: 503,
         type: 'application/problem+json; charset=utf-8',

@@ -35,7 +35,10 @@ export async function insertCalls(t: TestApp, w: World, count: number): Promise<
 
 export async function insertLeads(t: TestApp, w: World, count: number): Promise<void> {
   const campaign = (await t.db('campaigns').where({ code: w.campaigns.b2b }).first('id')).id as number;
-  const [pool] = await t.db('lead_pools').insert({ campaign_id: campaign, name: `Bulk ${w.id}` }).returning('id');
+  const [pool] = await t
+    .db('lead_pools')
+    .insert({ campaign_id: campaign, name: `Bulk ${w.id}` })
+    .returning('id');
   await t.db.raw(
     `insert into leads (unique_id, campaign_id, pool_id, phone_number, external_key, data, upload_time, last_modified_time)
      select ? || '-lead-' || g, ?, ?, '+4512' || lpad(g::text, 6, '0'), 'KEY-' || g,

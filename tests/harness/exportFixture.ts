@@ -1,14 +1,7 @@
 import type { TestApp } from './testApp';
 import { basicAuth, uniq } from './testApp';
 import { ALL_RIGHTS } from './world';
-import {
-  CallEndCause,
-  CallLeadStatus,
-  CampaignType,
-  LeadClosure,
-  LeadStatus,
-  PreCallLeadStatus,
-} from '../../src/domain/enums';
+import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, LeadStatus, PreCallLeadStatus } from '../../src/domain/enums';
 
 /**
  * Generated export data with every field shape, for the tests that compare the transcoded
@@ -59,8 +52,29 @@ export const AWKWARD_TEXTS = [
 ];
 
 const DURATIONS: (number | null)[] = [
-  0, 1, 5, 10, 50, 100, 120, 999, 1000, 1500, 1050, 59_999, 60_000, 3_599_999, 3_600_000, 86_399_999, 86_400_000,
-  90_061_001, 2_147_483_647, -1, -1500, -86_400_000, null,
+  0,
+  1,
+  5,
+  10,
+  50,
+  100,
+  120,
+  999,
+  1000,
+  1500,
+  1050,
+  59_999,
+  60_000,
+  3_599_999,
+  3_600_000,
+  86_399_999,
+  86_400_000,
+  90_061_001,
+  2_147_483_647,
+  -1,
+  -1500,
+  -86_400_000,
+  null,
 ];
 
 /** Instants around the Copenhagen DST changes of 2026 and elsewhere, as ISO strings with microseconds. */
@@ -110,7 +124,10 @@ function maybe<T>(rnd: () => number, x: T, nullShare = 0.25): T | null {
   return rnd() < nullShare ? null : x;
 }
 
-export async function createExportFixture(t: TestApp, options: { calls?: number; leads?: number; seed?: number } = {}): Promise<ExportFixture> {
+export async function createExportFixture(
+  t: TestApp,
+  options: { calls?: number; leads?: number; seed?: number } = {},
+): Promise<ExportFixture> {
   const id = uniq();
   const rnd = random(options.seed ?? 7);
   const callCount = options.calls ?? 1500;
@@ -155,21 +172,106 @@ export async function createExportFixture(t: TestApp, options: { calls?: number;
         { name: 'Secret', type: 'text', sortOrder: 8, access: 'Full' },
       ],
     },
-    { type: 'leadDefinition', name: `${definition} inherited`, fields: [{ name: 'constructor', type: 'text' }, { name: 'Plain', type: 'text' }] },
-    { type: 'campaign', code: campaigns[0], name: 'Sale; "Big"\nNew', project: projects[0], leadDefinition: definition, campaignType: 'PowerDialer' },
-    { type: 'campaign', code: campaigns[1], name: 'Second æøå 😀', project: projects[1], leadDefinition: definition, campaignType: 'Master' },
-    { type: 'campaign', code: campaigns[2], name: 'Third\\', project: projects[1], leadDefinition: `${definition} inherited`, campaignType: 'PredictiveDialer' },
-    { type: 'user', orgCode: users[0], username: `gu1-name-${id}`, name: 'Agent "One"; A4', parent: units.a4, email: 'one@example.com', roles: ['Agent', 'Lead;er'], campaigns: campaigns, employeeNumber: 'E1', payrollNumber: 'P1', inboundPhoneNumber: '+45 1' },
+    {
+      type: 'leadDefinition',
+      name: `${definition} inherited`,
+      fields: [
+        { name: 'constructor', type: 'text' },
+        { name: 'Plain', type: 'text' },
+      ],
+    },
+    {
+      type: 'campaign',
+      code: campaigns[0],
+      name: 'Sale; "Big"\nNew',
+      project: projects[0],
+      leadDefinition: definition,
+      campaignType: 'PowerDialer',
+    },
+    {
+      type: 'campaign',
+      code: campaigns[1],
+      name: 'Second æøå 😀',
+      project: projects[1],
+      leadDefinition: definition,
+      campaignType: 'Master',
+    },
+    {
+      type: 'campaign',
+      code: campaigns[2],
+      name: 'Third\\',
+      project: projects[1],
+      leadDefinition: `${definition} inherited`,
+      campaignType: 'PredictiveDialer',
+    },
+    {
+      type: 'user',
+      orgCode: users[0],
+      username: `gu1-name-${id}`,
+      name: 'Agent "One"; A4',
+      parent: units.a4,
+      email: 'one@example.com',
+      roles: ['Agent', 'Lead;er'],
+      campaigns: campaigns,
+      employeeNumber: 'E1',
+      payrollNumber: 'P1',
+      inboundPhoneNumber: '+45 1',
+    },
     { type: 'user', orgCode: users[1], username: `gu2-name-${id}`, name: 'Two\nLines', parent: units.b1, campaigns: [campaigns[1]!] },
     { type: 'user', orgCode: users[2], username: `gu3-name-${id}`, name: 'Åse Ærø', parent: units.root },
-    { type: 'user', orgCode: users[3], username: `gu4-name-${id}`, name: 'Four', parent: units.a2, campaigns: [campaigns[2]!, campaigns[0]!] },
-    { type: 'account', username: accounts.full.username, password: 'pw-full', user: users[0], projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Full' },
-    { type: 'account', username: accounts.partner.username, password: 'pw-partner', user: users[0], projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Partner' },
-    { type: 'account', username: accounts.none.username, password: 'pw-none', user: users[0], projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'None' },
-    { type: 'account', username: accounts.restricted.username, password: 'pw-restricted', user: users[0], projects: [`GP-${id} Main*`], rights: ALL_RIGHTS, entryAccess: 'Full' },
+    {
+      type: 'user',
+      orgCode: users[3],
+      username: `gu4-name-${id}`,
+      name: 'Four',
+      parent: units.a2,
+      campaigns: [campaigns[2]!, campaigns[0]!],
+    },
+    {
+      type: 'account',
+      username: accounts.full.username,
+      password: 'pw-full',
+      user: users[0],
+      projects: ['*'],
+      rights: ALL_RIGHTS,
+      entryAccess: 'Full',
+    },
+    {
+      type: 'account',
+      username: accounts.partner.username,
+      password: 'pw-partner',
+      user: users[0],
+      projects: ['*'],
+      rights: ALL_RIGHTS,
+      entryAccess: 'Partner',
+    },
+    {
+      type: 'account',
+      username: accounts.none.username,
+      password: 'pw-none',
+      user: users[0],
+      projects: ['*'],
+      rights: ALL_RIGHTS,
+      entryAccess: 'None',
+    },
+    {
+      type: 'account',
+      username: accounts.restricted.username,
+      password: 'pw-restricted',
+      user: users[0],
+      projects: [`GP-${id} Main*`],
+      rights: ALL_RIGHTS,
+      entryAccess: 'Full',
+    },
     { type: 'savedSearch', user: users[0], name: savedSearch, projects: [`GP-${id}*`] },
   );
-  const idOf = async (table: string, column: string, value: string) => (await t.db(table).where({ [column]: value }).first('id')).id as number;
+  const idOf = async (table: string, column: string, value: string) =>
+    (
+      await t
+        .db(table)
+        .where({ [column]: value })
+        .first('id')
+    ).id as number;
   const u = {
     root: await idOf('org_units', 'org_code', units.root),
     a1: await idOf('org_units', 'org_code', units.a1),

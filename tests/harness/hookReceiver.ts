@@ -72,7 +72,16 @@ export async function startHookReceiver(): Promise<HookReceiver> {
       } catch {
         json = undefined;
       }
-      const delivery: ReceivedDelivery = { path, method: req.method ?? '', headers: req.headers, body, json, verified, ...(verifyError ? { verifyError } : {}), receivedAt: Date.now() };
+      const delivery: ReceivedDelivery = {
+        path,
+        method: req.method ?? '',
+        headers: req.headers,
+        body,
+        json,
+        verified,
+        ...(verifyError ? { verifyError } : {}),
+        receivedAt: Date.now(),
+      };
       const id = String(req.headers['webhook-id'] ?? '');
       const now = (inFlight.get(id) ?? 0) + 1;
       inFlight.set(id, now);

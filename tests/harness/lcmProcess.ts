@@ -13,7 +13,10 @@ export interface LcmResult {
 }
 
 /** Runs `lcm ARGS` in its own process and resolves with its exit status and output (never rejects on failure). */
-export function runLcm(args: string[], options: { env: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number }): Promise<LcmResult> {
+export function runLcm(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; input?: string; cwd?: string; timeoutMs?: number },
+): Promise<LcmResult> {
   return runProcess(process.execPath, [LCM_BIN, ...args], options);
 }
 

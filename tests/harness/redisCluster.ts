@@ -55,16 +55,34 @@ async function startNode(root: string, nodeTimeoutMs: number): Promise<RedisClus
     const busPort = await freePort();
     const dir = path.join(root, String(port));
     fs.mkdirSync(dir, { recursive: true });
-    const child = killOnExit(spawn(
-      'redis-server',
-      [
-        '--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1',
-        '--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, 'nodes.conf'),
-        '--cluster-node-timeout', String(nodeTimeoutMs), '--dir', dir,
-        '--save', '', '--appendonly', 'no', '--loglevel', 'warning',
-      ],
-      { stdio: 'ignore' },
-    ));
+    const child = killOnExit(
+      spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--cluster-port',
+          String(busPort),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          path.join(dir, 'nodes.conf'),
+          '--cluster-node-timeout',
+          String(nodeTimeoutMs),
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--loglevel',
+          'warning',
+        ],
+        { stdio: 'ignore' },
+      ),
+    );
     child.once('error', () => undefined);
     const exited = new Promise<'exited'>((resolve) => child.once('exit', () => resolve('exited')));
     let gone = false;
@@ -84,7 +102,9 @@ async function startNode(root: string, nodeTimeoutMs: number): Promise<RedisClus
   }
 }
 
-export async function startRedisCluster(options: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {}): Promise<RedisClusterHandle> {
+export async function startRedisCluster(
+  options: { masters?: number; replicasPerMaster?: number; nodeTimeoutMs?: number } = {},
+): Promise<RedisClusterHandle> {
   const masters = options.masters ?? 3;
   const replicas = options.replicasPerMaster ?? 0;
   const root = removeOnExit(fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-redis-cluster-')));
@@ -127,7 +147,8 @@ export async function startRedisCluster(options: { masters?: number; replicasPer
         for (const n of live()) {
           if (!/cluster_state:ok/.test((await cli(n.port, 'cluster', 'info')).stdout)) return false;
           const view = (await cli(n.port, 'cluster', 'nodes')).stdout.split('\n').map((line) => line.trim().split(' '));
-          if (view.some((f) => f.length >= 9 && f[2].split(',').includes('master') && killed.has(Number(f[1].split('@')[0].split(':')[1])))) return false;
+          if (view.some((f) => f.length >= 9 && f[2].split(',').includes('master') && killed.has(Number(f[1].split('@')[0].split(':')[1]))))
+            return false;
         }
         return true;
       },

@@ -3,9 +3,7 @@ class SummaryReporter {
   onRunComplete(_contexts, results) {
     const skipped = results.numPendingTests + results.numTodoTests;
     process.stdout.write(
-      `\ntests: ${results.numPassedTests} passed, ${results.numFailedTests} failed` +
-        (skipped ? `, ${skipped} skipped` : '') +
-        '\n',
+      `\ntests: ${results.numPassedTests} passed, ${results.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : '') + '\n',
     );
   }
 }

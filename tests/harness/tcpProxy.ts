@@ -55,5 +55,13 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   };
 
   await start();
-  return { get port() { return port; }, bytesToClients: () => bytes, stop, start, close: stop };
+  return {
+    get port() {
+      return port;
+    },
+    bytesToClients: () => bytes,
+    stop,
+    start,
+    close: stop,
+  };
 }

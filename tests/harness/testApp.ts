@@ -95,7 +95,12 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   const settings = testSettings(env);
   // Five connections unless the test sets DB_POOL_MAX (a small pool is how the admission tests load it).
   const poolMax = env.DB_POOL_MAX === undefined ? 5 : settings.DB_POOL_MAX;
-  const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax, acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS });
+  const db = createDb({
+    url: settings.DATABASE_URL!,
+    timezone: settings.PLATFORM_TIMEZONE,
+    poolMax,
+    acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS,
+  });
   const logger = createLogger(settings.LOG_LEVEL);
   let now: Date | undefined;
   const composed = await composeApp({ settings, db, logger, clock: () => now ?? new Date() });
@@ -105,8 +110,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     db,
     composed,
     settings,
-    load: (...records) =>
-      loadNdjson(db, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: settings.PLATFORM_TIMEZONE }),
+    load: (...records) => loadNdjson(db, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: settings.PLATFORM_TIMEZONE }),
     setNow: (d) => {
       now = d;
     },

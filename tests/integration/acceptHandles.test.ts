@@ -121,7 +121,9 @@ describe('accepting through several handles', () => {
     expect(await Promise.all(answers)).toEqual(Array(12).fill({ status: 200, body: 'done' }));
     expect(byHandle.some((h) => h !== running.server)).toBe(true);
     // Closed: nothing accepts any more, on any handle.
-    await expect(new Promise((resolve, reject) => net.connect(port, '127.0.0.1').on('connect', resolve).on('error', reject))).rejects.toThrow(/ECONNREFUSED/);
+    await expect(
+      new Promise((resolve, reject) => net.connect(port, '127.0.0.1').on('connect', resolve).on('error', reject)),
+    ).rejects.toThrow(/ECONNREFUSED/);
   });
 
   it('when the helper does not answer in time, or the server is not on TCP, then it accepts through its own handle and says why', async () => {
@@ -131,7 +133,9 @@ describe('accepting through several handles', () => {
     expect(late.reason).toMatch(/did not answer within 1 ms/);
     const port = (s.address() as net.AddressInfo).port;
     const answer = await new Promise<string>((resolve, reject) =>
-      http.get(`http://127.0.0.1:${port}/`, { agent: false }, (res) => res.on('data', (c: Buffer) => resolve(c.toString()))).on('error', reject),
+      http
+        .get(`http://127.0.0.1:${port}/`, { agent: false }, (res) => res.on('data', (c: Buffer) => resolve(c.toString())))
+        .on('error', reject),
     );
     expect(answer).toBe('ok');
     await Promise.all([new Promise<void>((r) => s.close(() => r())), late.close()]);

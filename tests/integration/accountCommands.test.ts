@@ -2,7 +2,17 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createClient } from 'redis';
-import { AccountCommandError, createAccount, formatRights, parseEntryAccess, parseProjects, parseRights, setEnabled, setPassword, upsertAccount } from '../../src/ingest/accountCommands';
+import {
+  AccountCommandError,
+  createAccount,
+  formatRights,
+  parseEntryAccess,
+  parseProjects,
+  parseRights,
+  setEnabled,
+  setPassword,
+  upsertAccount,
+} from '../../src/ingest/accountCommands';
 import { notifyAccountChanged } from '../../src/data/accountChanges';
 import { findAccountByUsername } from '../../src/data/accountRepository';
 import { verifyPassword } from '../../src/domain/password';
@@ -21,8 +31,16 @@ describe('account commands', () => {
   const db = useTestDb();
 
   beforeAll(async () => {
-    const [unit] = await db('org_units').insert({ unique_id: `acct-ou-${RUN}`, org_code: `acct-unit ${RUN}`, name: 'Accounts unit', level: 0 }).returning('id');
-    await db('users').insert({ unique_id: `acct-u-${RUN}`, org_code: USER_CODE, username: `acct-user-${RUN}`, name: 'Account user', parent_id: unit.id });
+    const [unit] = await db('org_units')
+      .insert({ unique_id: `acct-ou-${RUN}`, org_code: `acct-unit ${RUN}`, name: 'Accounts unit', level: 0 })
+      .returning('id');
+    await db('users').insert({
+      unique_id: `acct-u-${RUN}`,
+      org_code: USER_CODE,
+      username: `acct-user-${RUN}`,
+      name: 'Account user',
+      parent_id: unit.id,
+    });
   });
 
   describe('parsing', () => {
@@ -103,7 +121,14 @@ describe('account commands', () => {
 
     it('when upserted, then a new account is created and an existing one replaced with a bumped version', async () => {
       const name = `acct-upsert-${RUN}`;
-      const input = { username: name, password: 'p1', userOrgCode: USER_CODE, projects: ['*'], rights: { Calls: ['Get' as const] }, entryAccess: 'Full' as const };
+      const input = {
+        username: name,
+        password: 'p1',
+        userOrgCode: USER_CODE,
+        projects: ['*'],
+        rights: { Calls: ['Get' as const] },
+        entryAccess: 'Full' as const,
+      };
       expect((await upsertAccount(db, input)).version).toBe(1);
       const again = await upsertAccount(db, { ...input, projects: ['Retail'], enabled: false });
       expect(again.version).toBe(2);
@@ -147,12 +172,27 @@ describe('account commands', () => {
 
     it('when create, list, disable and set-password run, then each exits 0 and the list never shows a hash', async () => {
       const created = await lcm(
-        'create', '--username', username, '--password', 'cli-password', '--user', USER_CODE,
-        '--projects', 'B2B*,Sales', '--rights', 'Calls:Get;Leads:Get,Post;SimpleLeads:Get', '--entry-access', 'Full',
+        'create',
+        '--username',
+        username,
+        '--password',
+        'cli-password',
+        '--user',
+        USER_CODE,
+        '--projects',
+        'B2B*,Sales',
+        '--rights',
+        'Calls:Get;Leads:Get,Post;SimpleLeads:Get',
+        '--entry-access',
+        'Full',
       );
       expect(created.stdout).toBe(`created account ${username}\n`);
       const stored = await findAccountByUsername(db, username);
-      expect(stored).toMatchObject({ projectPatterns: ['B2B*', 'Sales'], entryAccess: 'Full', rights: { Calls: ['Get'], Leads: ['Get', 'Post'], SimpleLeads: ['Get'] } });
+      expect(stored).toMatchObject({
+        projectPatterns: ['B2B*', 'Sales'],
+        entryAccess: 'Full',
+        rights: { Calls: ['Get'], Leads: ['Get', 'Post'], SimpleLeads: ['Get'] },
+      });
 
       const listed = await lcm('list');
       const line = listed.stdout.split('\n').find((l) => l.startsWith(`${username} `));
@@ -169,7 +209,17 @@ describe('account commands', () => {
 
     it('when the rights name an unknown resource type, then it exits non-zero with a one-line reason', async () => {
       const failure = await lcm(
-        'create', '--username', `bad-${RUN}`, '--password', 'p', '--user', USER_CODE, '--projects', '*', '--rights', 'Calls:Get;Callz:Get',
+        'create',
+        '--username',
+        `bad-${RUN}`,
+        '--password',
+        'p',
+        '--user',
+        USER_CODE,
+        '--projects',
+        '*',
+        '--rights',
+        'Calls:Get;Callz:Get',
       ).then(
         () => undefined,
         (err: { code: number; stderr: string }) => err,

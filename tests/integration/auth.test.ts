@@ -65,7 +65,16 @@ describe('Basic authentication', () => {
 
   it('when the account is disabled, then its right password gets 401', async () => {
     const username = uniq('disabled-');
-    await t.load({ type: 'account', username, password: 'pw', user: w.users.agent, projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Full', enabled: false });
+    await t.load({
+      type: 'account',
+      username,
+      password: 'pw',
+      user: w.users.agent,
+      projects: ['*'],
+      rights: ALL_RIGHTS,
+      entryAccess: 'Full',
+      enabled: false,
+    });
     expectUnauthorized(await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'pw')));
   });
 
@@ -78,7 +87,15 @@ describe('Basic authentication', () => {
 
   it('when username and password hold non-ASCII letters, then they are read as UTF-8', async () => {
     const username = uniq('æøå-Ærø-');
-    await t.load({ type: 'account', username, password: 'blåbærgrød', user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None' });
+    await t.load({
+      type: 'account',
+      username,
+      password: 'blåbærgrød',
+      user: w.users.agent,
+      projects: ['*'],
+      rights: {},
+      entryAccess: 'None',
+    });
     const res = await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'blåbærgrød'));
     expect(res.status).toBe(200);
     expect(res.body.username).toBe(username);
@@ -87,7 +104,15 @@ describe('Basic authentication', () => {
   // RFC 7617: the user-id ends at the first colon; the password may contain colons.
   it('when the password contains a colon, then it is accepted whole', async () => {
     const username = uniq('colon-');
-    await t.load({ type: 'account', username, password: 'pa:ss:word', user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None' });
+    await t.load({
+      type: 'account',
+      username,
+      password: 'pa:ss:word',
+      user: w.users.agent,
+      projects: ['*'],
+      rights: {},
+      entryAccess: 'None',
+    });
     const res = await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'pa:ss:word'));
     expect(res.status).toBe(200);
   });
@@ -107,7 +132,10 @@ describe('Basic authentication', () => {
   });
 
   it('when an unauthenticated request has a body over the size limit, then 401 rather than 413', async () => {
-    const res = await request(t.app).post('/api/leads').set('Content-Type', 'application/json').send(JSON.stringify({ x: 'y'.repeat(200_000) }));
+    const res = await request(t.app)
+      .post('/api/leads')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ x: 'y'.repeat(200_000) }));
     expectUnauthorized(res);
   });
 
@@ -202,7 +230,10 @@ describe('Credentials in logs', () => {
       await request(app).get('/api/myaccount').set('Authorization', bad).expect(401);
       await request(app).get('/api/myaccount/request/counts').set('Authorization', good).set('Accept', 'text/csv').expect(406);
       await request(app).get('/api/no-such-route').set('Authorization', good).expect(404);
-      await request(app).get('/api/myaccount').set('Authorization', `Basic ${b64(username)}`).expect(401);
+      await request(app)
+        .get('/api/myaccount')
+        .set('Authorization', `Basic ${b64(username)}`)
+        .expect(401);
 
       const log = lines.join('');
       expect(log).toContain('/api/myaccount'); // the requests were logged at all

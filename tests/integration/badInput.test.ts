@@ -36,6 +36,10 @@ describe('bad input never becomes a 500', () => {
   });
 
   it('when the TimeSpan reaches beyond the year 9999, then 400 naming TimeSpan', async () => {
-    expect400(await get(`/api/calls?OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-01-01&TimeSpan=P99999999Y`), 'invalid_parameter', 'TimeSpan');
+    expect400(
+      await get(`/api/calls?OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-01-01&TimeSpan=P99999999Y`),
+      'invalid_parameter',
+      'TimeSpan',
+    );
   });
 });

@@ -46,7 +46,12 @@ describe('calendar events', () => {
       { type: 'calendar', code: cal.b2bOther, name: 'B2B two', project: w.projects.b2b },
       { type: 'calendar', code: cal.retail, name: 'Retail', project: w.projects.retail },
       // The leads the API-written events point at: an event may only name a lead the account sees.
-      ...[1, 9].map((n) => ({ type: 'lead', campaign: w.campaigns.b2b, uniqueId: `lead-${w.id}-${n}`, data: { name: `Lead ${n}`, telefon: '+45 12 34 56 78' } })),
+      ...[1, 9].map((n) => ({
+        type: 'lead',
+        campaign: w.campaigns.b2b,
+        uniqueId: `lead-${w.id}-${n}`,
+        data: { name: `Lead ${n}`, telefon: '+45 12 34 56 78' },
+      })),
     );
   });
 
@@ -121,9 +126,7 @@ describe('calendar events', () => {
     });
 
     it('when FromDate is missing, then a 400 names it', async () => {
-      const res = await request(t.app)
-        .get(`/api/calendars/${cal.b2b}/events?ToDate=2026-03-03`)
-        .set('Authorization', w.accounts.full.auth);
+      const res = await request(t.app).get(`/api/calendars/${cal.b2b}/events?ToDate=2026-03-03`).set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ code: 'missing_parameter', errors: [{ parameter: 'FromDate' }] });
     });
@@ -184,7 +187,10 @@ describe('calendar events', () => {
     });
 
     const list = (query: Record<string, string>, auth = w.accounts.full.auth) =>
-      request(t.app).get('/api/calendars/events').query({ FromDate: from, ToDate: to, ...query }).set('Authorization', auth);
+      request(t.app)
+        .get('/api/calendars/events')
+        .query({ FromDate: from, ToDate: to, ...query })
+        .set('Authorization', auth);
 
     it.each([
       ['the exact project name', () => w.projects.retail, () => [ev.retail.uniqueId]],
@@ -239,7 +245,10 @@ describe('calendar events', () => {
 
   describe('POST /api/calendars/events', () => {
     const post = (body: unknown, auth = w.accounts.full.auth) =>
-      request(t.app).post('/api/calendars/events').set('Authorization', auth).send(body as object);
+      request(t.app)
+        .post('/api/calendars/events')
+        .set('Authorization', auth)
+        .send(body as object);
 
     it('when every field is valid, then 201 returns the event with a new uniqueId and a Location, and it is stored', async () => {
       const res = await post(newEvent());
@@ -334,7 +343,10 @@ describe('calendar events', () => {
 
   describe('PUT /api/calendars/events/{UniqueId}', () => {
     const put = (id: string, body: unknown, auth = w.accounts.full.auth) =>
-      request(t.app).put(`/api/calendars/events/${encodeURIComponent(id)}`).set('Authorization', auth).send(body as object);
+      request(t.app)
+        .put(`/api/calendars/events/${encodeURIComponent(id)}`)
+        .set('Authorization', auth)
+        .send(body as object);
 
     async function created(overrides: Record<string, unknown> = {}): Promise<string> {
       const res = await request(t.app).post('/api/calendars/events').set('Authorization', w.accounts.full.auth).send(newEvent(overrides));
@@ -442,22 +454,52 @@ describe('calendar events', () => {
     }
     const window = 'FromDate=2026-06-01&ToDate=2026-06-02';
     const cases: [string, (auth: string) => Promise<request.Response>, number, number][] = [
-      ['GET /calendars/{Retail}/events', (auth) => request(t.app).get(`/api/calendars/${cal.retail}/events?${window}`).set('Authorization', auth), 200, 404],
-      ['POST /calendars/events into Retail', (auth) => request(t.app).post('/api/calendars/events').set('Authorization', auth).send(newEvent({ calendarCode: cal.retail })), 201, 403],
-      ['PUT /calendars/events/{Retail event}', async (auth) => {
-        const id = await retailEvent();
-        return request(t.app).put(`/api/calendars/events/${id}`).set('Authorization', auth).send({ ...newEvent({ calendarCode: cal.retail }), uniqueId: id });
-      }, 200, 404],
-      ['DELETE /calendars/events/{Retail event}', async (auth) => {
-        const id = await retailEvent();
-        return request(t.app).delete(`/api/calendars/events/${id}`).set('Authorization', auth).send({ uniqueId: id });
-      }, 204, 404],
+      [
+        'GET /calendars/{Retail}/events',
+        (auth) => request(t.app).get(`/api/calendars/${cal.retail}/events?${window}`).set('Authorization', auth),
+        200,
+        404,
+      ],
+      [
+        'POST /calendars/events into Retail',
+        (auth) =>
+          request(t.app)
+            .post('/api/calendars/events')
+            .set('Authorization', auth)
+            .send(newEvent({ calendarCode: cal.retail })),
+        201,
+        403,
+      ],
+      [
+        'PUT /calendars/events/{Retail event}',
+        async (auth) => {
+          const id = await retailEvent();
+          return request(t.app)
+            .put(`/api/calendars/events/${id}`)
+            .set('Authorization', auth)
+            .send({ ...newEvent({ calendarCode: cal.retail }), uniqueId: id });
+        },
+        200,
+        404,
+      ],
+      [
+        'DELETE /calendars/events/{Retail event}',
+        async (auth) => {
+          const id = await retailEvent();
+          return request(t.app).delete(`/api/calendars/events/${id}`).set('Authorization', auth).send({ uniqueId: id });
+        },
+        204,
+        404,
+      ],
     ];
 
-    it.each(cases)('when %s is asked by the all-projects account and by the B2B-limited one, then only the first reaches Retail', async (_name, send, allProjects, b2bOnly) => {
-      expect((await send(w.accounts.full.auth)).status).toBe(allProjects);
-      expect((await send(w.accounts.b2b.auth)).status).toBe(b2bOnly);
-    });
+    it.each(cases)(
+      'when %s is asked by the all-projects account and by the B2B-limited one, then only the first reaches Retail',
+      async (_name, send, allProjects, b2bOnly) => {
+        expect((await send(w.accounts.full.auth)).status).toBe(allProjects);
+        expect((await send(w.accounts.b2b.auth)).status).toBe(b2bOnly);
+      },
+    );
 
     it('when GET /calendars/events is asked by both accounts, then Retail events are listed only for the all-projects account', async () => {
       const id = await retailEvent();
@@ -470,7 +512,9 @@ describe('calendar events', () => {
 
   describe('DELETE /api/calendars/events/{UniqueId}', () => {
     const del = (id: string, body: unknown, auth = w.accounts.full.auth) => {
-      const r = request(t.app).delete(`/api/calendars/events/${encodeURIComponent(id)}`).set('Authorization', auth);
+      const r = request(t.app)
+        .delete(`/api/calendars/events/${encodeURIComponent(id)}`)
+        .set('Authorization', auth);
       return body === undefined ? r : r.send(body as object);
     };
 

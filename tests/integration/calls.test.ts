@@ -62,10 +62,36 @@ beforeAll(async () => {
     call('dst-after', { startTime: '2026-03-30T00:00:00+02:00' }),
     // Three days later, for the .NET TimeSpan form.
     call('day3', { startTime: '2026-05-09T09:00:00+02:00' }),
-    { type: 'recording', call: `${w.id}-a-start`, startTime: '2026-05-06T10:00:07.250+02:00', endTime: '2026-05-06T10:05:00+02:00', recordingType: 'PartialRecording', fileName: 'part1.wav' },
-    { type: 'recording', call: `${w.id}-a-start`, startTime: '2026-05-06T10:05:00+02:00', recordingType: 'PartialRecording', fileName: 'part2.wav' },
-    { type: 'recording', call: `${w.id}-a-start`, startTime: '2026-05-06T10:00:00+02:00', endTime: '2026-05-06T10:12:49.250+02:00', recordingType: 'FullRecording', fileName: 'full.wav' },
-    { type: 'recording', call: `${w.id}-b-tie`, startTime: '2026-05-06T10:30:05+02:00', recordingType: 'FullRecording', fileName: 'retail.wav' },
+    {
+      type: 'recording',
+      call: `${w.id}-a-start`,
+      startTime: '2026-05-06T10:00:07.250+02:00',
+      endTime: '2026-05-06T10:05:00+02:00',
+      recordingType: 'PartialRecording',
+      fileName: 'part1.wav',
+    },
+    {
+      type: 'recording',
+      call: `${w.id}-a-start`,
+      startTime: '2026-05-06T10:05:00+02:00',
+      recordingType: 'PartialRecording',
+      fileName: 'part2.wav',
+    },
+    {
+      type: 'recording',
+      call: `${w.id}-a-start`,
+      startTime: '2026-05-06T10:00:00+02:00',
+      endTime: '2026-05-06T10:12:49.250+02:00',
+      recordingType: 'FullRecording',
+      fileName: 'full.wav',
+    },
+    {
+      type: 'recording',
+      call: `${w.id}-b-tie`,
+      startTime: '2026-05-06T10:30:05+02:00',
+      recordingType: 'FullRecording',
+      fileName: 'retail.wav',
+    },
   );
   ids['a-start'] = `${w.id}-a-start`;
 });
@@ -93,7 +119,8 @@ describe('GET /api/calls', () => {
 
   it('when nothing is included, then a call has its fields in the documented order, its org units root first, and no absent optional field', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, ...WINDOW, Limit: '1' });
-    const unit = async (code: string) => (await t.db('org_units').where({ org_code: code }).first()) as { unique_id: string; name: string; level: number };
+    const unit = async (code: string) =>
+      (await t.db('org_units').where({ org_code: code }).first()) as { unique_id: string; name: string; level: number };
     const [root, sales, team] = [await unit(w.units.root), await unit(w.units.sales), await unit(w.units.team)];
     expect(JSON.stringify(res.body[0])).toBe(
       JSON.stringify({
@@ -125,8 +152,17 @@ describe('GET /api/calls', () => {
     );
     const sparse = await get('/api/calls', { OrgCode: w.users.agent, StartTime: '2026-05-06T12:00:00+02:00', TimeSpan: 'PT1S' });
     expect(Object.keys(sparse.body[0])).toEqual([
-      'organizationalUnits', 'uniqueId', 'uniqueLeadId', 'leadPhoneNumber', 'endCause', 'inProgress', 'connected', 'incoming',
-      'startTime', 'previewDuration', 'campaignType',
+      'organizationalUnits',
+      'uniqueId',
+      'uniqueLeadId',
+      'leadPhoneNumber',
+      'endCause',
+      'inProgress',
+      'connected',
+      'incoming',
+      'startTime',
+      'previewDuration',
+      'campaignType',
     ]);
   });
 
@@ -192,7 +228,13 @@ describe('GET /api/calls', () => {
   });
 
   it('when parameter names come in another case, then they are the same parameters', async () => {
-    const res = await get('/api/calls', { orgcode: w.units.root, STARTTIME: WINDOW.StartTime, timeSpan: 'PT2H', LIMIT: '1', include: 'Campaign' });
+    const res = await get('/api/calls', {
+      orgcode: w.units.root,
+      STARTTIME: WINDOW.StartTime,
+      timeSpan: 'PT2H',
+      LIMIT: '1',
+      include: 'Campaign',
+    });
     expect(res.status).toBe(200);
     expect(uniqueIds(res.body)).toEqual([ids['a-start']]);
     expect(res.body[0].campaign.code).toBe(w.campaigns.b2b);
@@ -340,14 +382,27 @@ describe('GET /api/calls/{UniqueId}/recordings', () => {
     const res = await get(`/api/calls/${ids['a-start']}/recordings`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual([
-      { startTime: '2026-05-06T10:00:00.000+02:00', endTime: '2026-05-06T10:12:49.250+02:00', recordingType: 'FullRecording', fileName: 'full.wav' },
-      { startTime: '2026-05-06T10:00:07.250+02:00', endTime: '2026-05-06T10:05:00.000+02:00', recordingType: 'PartialRecording', fileName: 'part1.wav' },
+      {
+        startTime: '2026-05-06T10:00:00.000+02:00',
+        endTime: '2026-05-06T10:12:49.250+02:00',
+        recordingType: 'FullRecording',
+        fileName: 'full.wav',
+      },
+      {
+        startTime: '2026-05-06T10:00:07.250+02:00',
+        endTime: '2026-05-06T10:05:00.000+02:00',
+        recordingType: 'PartialRecording',
+        fileName: 'part1.wav',
+      },
       { startTime: '2026-05-06T10:05:00.000+02:00', recordingType: 'PartialRecording', fileName: 'part2.wav' },
     ]);
   });
 
   it('when StartTime and TimeSpan are given, then only recordings that started in that window come; Limit caps them', async () => {
-    const res = await get(`/api/calls/${ids['a-start']}/recordings`, { StartTime: '2026-05-06T10:00:07.250+02:00', TimeSpan: 'PT4M52.75S' });
+    const res = await get(`/api/calls/${ids['a-start']}/recordings`, {
+      StartTime: '2026-05-06T10:00:07.250+02:00',
+      TimeSpan: 'PT4M52.75S',
+    });
     // Ends at 10:05:00.000, exclusive: part2 starts exactly there.
     expect(res.body.map((r: { fileName: string }) => r.fileName)).toEqual(['part1.wav']);
     const from = await get(`/api/calls/${ids['a-start']}/recordings`, { StartTime: '2026-05-06T10:00:07.250+02:00' });
@@ -404,7 +459,14 @@ describe('GET /api/calls/agentreadyperiods', () => {
     expect(mine[1]).toEqual({
       uniqueId: periods['starts-before-ends-inside'],
       orgCode: w.users.agent,
-      campaign: { uniqueId: expect.any(String), name: 'B2B campaign', code: w.campaigns.b2b, project: w.projects.b2b, leadDefinitionUniqueId: expect.any(String), active: true },
+      campaign: {
+        uniqueId: expect.any(String),
+        name: 'B2B campaign',
+        code: w.campaigns.b2b,
+        project: w.projects.b2b,
+        leadDefinitionUniqueId: expect.any(String),
+        active: true,
+      },
       startTime: '2026-07-01T09:30:00.000+02:00',
       seconds: 2400,
       campaignType: 'PowerDialer',
@@ -427,7 +489,10 @@ describe('GET /api/calls/agentreadyperiods', () => {
   });
 
   it('when the client accepts only text/html, then it is a 406', async () => {
-    const res = await get('/api/calls/agentreadyperiods', { FromTime: '2026-07-01T10:00:00+02:00', TimeSpan: 'PT1H' }).set('Accept', 'text/html');
+    const res = await get('/api/calls/agentreadyperiods', { FromTime: '2026-07-01T10:00:00+02:00', TimeSpan: 'PT1H' }).set(
+      'Accept',
+      'text/html',
+    );
     expect(res.status).toBe(406);
   });
 });
@@ -436,7 +501,10 @@ describe('dateTimeFormatter (the calls hot path)', () => {
   it('when instants run across both DST changes, in order or shuffled, then it writes what formatDateTime writes', () => {
     const zone = 'Europe/Copenhagen';
     const instants: number[] = [];
-    for (const [from, to] of [['2026-03-28T00:00:00Z', '2026-03-30T00:00:00Z'], ['2026-10-24T00:00:00Z', '2026-10-26T00:00:00Z']]) {
+    for (const [from, to] of [
+      ['2026-03-28T00:00:00Z', '2026-03-30T00:00:00Z'],
+      ['2026-10-24T00:00:00Z', '2026-10-26T00:00:00Z'],
+    ]) {
       for (let ms = Date.parse(from!); ms < Date.parse(to!); ms += 433_017) instants.push(ms);
     }
     instants.push(Date.parse('1969-12-31T23:59:59.999Z'), Date.parse('2026-10-25T00:59:59.999Z'), Date.parse('2026-10-25T01:00:00Z'));

@@ -35,7 +35,6 @@ beforeAll(async () => {
   port = (await t.listen()).port;
 }, 120_000);
 
-
 function getAll(path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     http
@@ -61,10 +60,16 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number): Prom
 describe('GET /api/calls and /api/calls/csv when clients disconnect', () => {
   it('when 100 large exports are cut mid-stream, then the pool is idle and Postgres shows no running query or open transaction of the app', async () => {
     const query = `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT4H`;
-    const paths = [`/api/calls?${query}&Include=campaign,user`, `/api/calls/csv?${query}&Encoding=windows-1252`, `/api/organizationalunits/${encodeURIComponent(w.units.team)}/calls?${query.slice(query.indexOf('&') + 1)}`];
+    const paths = [
+      `/api/calls?${query}&Include=campaign,user`,
+      `/api/calls/csv?${query}&Encoding=windows-1252`,
+      `/api/organizationalunits/${encodeURIComponent(w.units.team)}/calls?${query.slice(query.indexOf('&') + 1)}`,
+    ];
     const results: { status: number; bytes: number }[] = [];
     for (let i = 0; i < EXPORTS; i += AT_ONCE) {
-      const batch = Array.from({ length: AT_ONCE }, (_, j) => abortMidStream(port, paths[(i + j) % paths.length]!, { Authorization: w.accounts.full.auth }));
+      const batch = Array.from({ length: AT_ONCE }, (_, j) =>
+        abortMidStream(port, paths[(i + j) % paths.length]!, { Authorization: w.accounts.full.auth }),
+      );
       results.push(...(await Promise.all(batch)));
     }
     expect(results).toHaveLength(EXPORTS);
@@ -73,7 +78,10 @@ describe('GET /api/calls and /api/calls/csv when clients disconnect', () => {
     // Both pools: the small requests' one and the export pool the exports read through.
     for (const db of [t.db, t.composed.services.exportDb]) {
       const pool = (db.client as { pool: { numUsed(): number; numPendingAcquires(): number; numPendingCreates(): number } }).pool;
-      const poolIdle = await until(async () => pool.numUsed() === 0 && pool.numPendingAcquires() === 0 && pool.numPendingCreates() === 0, 10_000);
+      const poolIdle = await until(
+        async () => pool.numUsed() === 0 && pool.numPendingAcquires() === 0 && pool.numPendingCreates() === 0,
+        10_000,
+      );
       expect({ used: pool.numUsed(), pending: pool.numPendingAcquires() }).toEqual({ used: 0, pending: 0 });
       expect(poolIdle).toBe(true);
     }

@@ -62,7 +62,12 @@ describe('ETag and If-None-Match', () => {
         const again = await get(path).set('If-None-Match', first.headers.etag);
         const changed = again.status === 200 && again.headers.etag !== first.headers.etag;
         if (changed && attempt < 3) continue;
-        expect({ path, status: again.status, etag: again.headers.etag, body: again.text }).toEqual({ path, status: 304, etag: first.headers.etag, body: '' });
+        expect({ path, status: again.status, etag: again.headers.etag, body: again.text }).toEqual({
+          path,
+          status: 304,
+          etag: first.headers.etag,
+          body: '',
+        });
         break;
       }
     }
@@ -85,7 +90,14 @@ describe('ETag and If-None-Match', () => {
     const before = await get('/api/projects', w.accounts.b2b.auth);
     expect(before.status).toBe(200);
     const code = `ETAG-${w.id}`;
-    await t.load({ type: 'campaign', code, name: code, project: `B2B-${w.id} Later`, leadDefinition: w.leadDefinition, campaignType: 'PowerDialer' });
+    await t.load({
+      type: 'campaign',
+      code,
+      name: code,
+      project: `B2B-${w.id} Later`,
+      leadDefinition: w.leadDefinition,
+      campaignType: 'PowerDialer',
+    });
     const after = await get('/api/projects', w.accounts.b2b.auth).set('If-None-Match', before.headers.etag);
     expect(after.status).toBe(200);
     expect(after.headers.etag).not.toBe(before.headers.etag);

@@ -15,8 +15,20 @@ const ZONE = 'Europe/Copenhagen';
 
 const newAccount = () => randomInt(1, 2 ** 47);
 /** The periods a result reports for the standard RateLimit headers. */
-const daily = (limit: number, remaining: number, resetSeconds: number) => ({ name: 'daily', windowSeconds: 86400, limit, remaining, resetSeconds });
-const minute = (limit: number, remaining: number, resetSeconds: number) => ({ name: 'minute', windowSeconds: 60, limit, remaining, resetSeconds });
+const daily = (limit: number, remaining: number, resetSeconds: number) => ({
+  name: 'daily',
+  windowSeconds: 86400,
+  limit,
+  remaining,
+  resetSeconds,
+});
+const minute = (limit: number, remaining: number, resetSeconds: number) => ({
+  name: 'minute',
+  windowSeconds: 60,
+  limit,
+  remaining,
+  resetSeconds,
+});
 const newService = () => `svc${randomInt(1, 2 ** 47)}`;
 
 async function connectedRedisStore(url: string): Promise<RedisCounterStore> {
@@ -78,9 +90,21 @@ describe.each(stores)('$name', ({ make }) => {
   describe('periods', () => {
     it('when the first request arrives, then the 24-hour period starts at that request', async () => {
       const s = subject();
-      expect(await s.consume()).toEqual({ allowed: true, limit: 5000, remaining: 4999, resetSeconds: 86400, periods: [daily(5000, 4999, 86400)] });
+      expect(await s.consume()).toEqual({
+        allowed: true,
+        limit: 5000,
+        remaining: 4999,
+        resetSeconds: 86400,
+        periods: [daily(5000, 4999, 86400)],
+      });
       const later = T0 + 3 * HOUR_MS + 500;
-      expect(await s.consume({ now: later })).toEqual({ allowed: true, limit: 5000, remaining: 4998, resetSeconds: 75600, periods: [daily(5000, 4998, 75600)] });
+      expect(await s.consume({ now: later })).toEqual({
+        allowed: true,
+        limit: 5000,
+        remaining: 4998,
+        resetSeconds: 75600,
+        periods: [daily(5000, 4998, 75600)],
+      });
       expect(await s.counts(later)).toEqual([
         { service: s.service, count: 2, periodStart: new Date(T0), resetSeconds: 75600, minuteCount: 0 },
       ]);
@@ -90,11 +114,23 @@ describe.each(stores)('$name', ({ make }) => {
       const s = subject({ dailyLimit: 3 });
       await s.consume();
       await s.consume({ now: T0 + HOUR_MS });
-      expect(await s.consume({ now: T0 + DAY_MS - 1 })).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 1, periods: [daily(3, 0, 1)] });
+      expect(await s.consume({ now: T0 + DAY_MS - 1 })).toEqual({
+        allowed: true,
+        limit: 3,
+        remaining: 0,
+        resetSeconds: 1,
+        periods: [daily(3, 0, 1)],
+      });
       expect((await s.consume({ now: T0 + DAY_MS - 1 })).allowed).toBe(false);
 
       const next = T0 + DAY_MS;
-      expect(await s.consume({ now: next })).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 86400, periods: [daily(3, 2, 86400)] });
+      expect(await s.consume({ now: next })).toEqual({
+        allowed: true,
+        limit: 3,
+        remaining: 2,
+        resetSeconds: 86400,
+        periods: [daily(3, 2, 86400)],
+      });
       expect(await s.counts(next + 1000)).toEqual([
         { service: s.service, count: 1, periodStart: new Date(next), resetSeconds: 86399, minuteCount: 0 },
       ]);
@@ -310,9 +346,7 @@ describe('Redis store shared by two clients', () => {
     const [one, two] = await Promise.all([connectedRedisStore(redisUrl()), connectedRedisStore(redisUrl())]);
     try {
       const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
-      const results = await Promise.all(
-        Array.from({ length: 500 }, (_, i) => (i % 2 ? one : two).consume({ ...input, now: T0 + i })),
-      );
+      const results = await Promise.all(Array.from({ length: 500 }, (_, i) => (i % 2 ? one : two).consume({ ...input, now: T0 + i })));
       expect(results.filter((r) => r.allowed)).toHaveLength(100);
       expect(results.filter((r) => !r.allowed).every((r) => r.exceeded === 'daily' && r.remaining === 0)).toBe(true);
       expect((await one.counts(input.accountId, T0 + 500))[0].count).toBe(100);

@@ -48,17 +48,59 @@ describe('DateTime output mode', () => {
     leadId = `lead-${w.id}`;
     search = `search ${w.id}`;
     await t.load(
-      { type: 'account', username: local.username, password: 'local-pass', user: w.users.agent, projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Full', dateTimeFormat: 'local' },
-      { type: 'lead', campaign: w.campaigns.b2b, uniqueId: leadId, data: { Name: 'Dst', Telefon: '+45 11 22 33 44' }, uploadTime: SPRING.at, lastModifiedTime: AUTUMN.at },
       {
-        type: 'call', campaign: w.campaigns.b2b, user: w.users.agent, uniqueId: callId, uniqueLeadId: leadId, leadPhoneNumber: '+45 11 22 33 44',
-        endCause: 'NormalDisconnect', inProgress: false, connected: true, incoming: false, startTime: AUTUMN.at, connectTime: AUTUMN.at, endTime: AUTUMN.at,
-        previewDuration: 'PT0S', dialingDuration: 'PT0S', conversationDuration: 'PT0S', wrapUpDuration: 'PT0S', leadStatus: 'UserProcessed', leadClosure: 'Success',
+        type: 'account',
+        username: local.username,
+        password: 'local-pass',
+        user: w.users.agent,
+        projects: ['*'],
+        rights: ALL_RIGHTS,
+        entryAccess: 'Full',
+        dateTimeFormat: 'local',
+      },
+      {
+        type: 'lead',
+        campaign: w.campaigns.b2b,
+        uniqueId: leadId,
+        data: { Name: 'Dst', Telefon: '+45 11 22 33 44' },
+        uploadTime: SPRING.at,
+        lastModifiedTime: AUTUMN.at,
+      },
+      {
+        type: 'call',
+        campaign: w.campaigns.b2b,
+        user: w.users.agent,
+        uniqueId: callId,
+        uniqueLeadId: leadId,
+        leadPhoneNumber: '+45 11 22 33 44',
+        endCause: 'NormalDisconnect',
+        inProgress: false,
+        connected: true,
+        incoming: false,
+        startTime: AUTUMN.at,
+        connectTime: AUTUMN.at,
+        endTime: AUTUMN.at,
+        previewDuration: 'PT0S',
+        dialingDuration: 'PT0S',
+        conversationDuration: 'PT0S',
+        wrapUpDuration: 'PT0S',
+        leadStatus: 'UserProcessed',
+        leadClosure: 'Success',
       },
       { type: 'recording', call: callId, startTime: AUTUMN.at, endTime: AUTUMN.at, recordingType: 'FullRecording', fileName: 'a.wav' },
       { type: 'readyPeriod', orgCode: w.users.agent, campaign: w.campaigns.b2b, startTime: AUTUMN_SUMMER.at, seconds: 60 },
       { type: 'calendar', code: `cal-${w.id}`, project: w.projects.b2b },
-      { type: 'calendarEvent', calendarCode: `cal-${w.id}`, leadUniqueId: leadId, title: 'Call back', notes: '', start: AUTUMN.at, end: AUTUMN.at, source: '', externalId: '' },
+      {
+        type: 'calendarEvent',
+        calendarCode: `cal-${w.id}`,
+        leadUniqueId: leadId,
+        title: 'Call back',
+        notes: '',
+        start: AUTUMN.at,
+        end: AUTUMN.at,
+        source: '',
+        externalId: '',
+      },
       { type: 'savedSearch', user: w.users.agent, name: search, campaigns: [w.campaigns.b2b] },
     );
   });
@@ -67,20 +109,80 @@ describe('DateTime output mode', () => {
   const api = (p: string) => request(t.app).get(`/api${p}`);
   /** One family: how to ask for it and where its DateTime is in the answer. */
   const families: { name: string; ask: () => request.Test; read: (res: request.Response) => string; expected: Record<Format, string> }[] = [
-    { name: 'calls JSON', ask: () => api('/calls').query({ OrgCode: w.users.agent, ...window }), read: (r) => r.body[0].startTime, expected: AUTUMN },
-    { name: 'calls JSON with includes', ask: () => api('/calls').query({ OrgCode: w.units.root, ...window, Include: 'user,parent' }), read: (r) => r.body[0].endTime, expected: AUTUMN },
-    { name: 'user calls', ask: () => api(`/users/${encodeURIComponent(w.users.agent)}/calls`).query(window), read: (r) => r.body[0].connectTime, expected: AUTUMN },
-    { name: 'org unit calls', ask: () => api(`/organizationalunits/${encodeURIComponent(w.units.team)}/calls`).query(window), read: (r) => r.body[0].startTime, expected: AUTUMN },
-    { name: 'calls CSV', ask: () => api('/calls/csv').query({ OrgCode: w.users.agent, ...window }), read: (r) => csvCell(r.text, 'endTime'), expected: AUTUMN },
+    {
+      name: 'calls JSON',
+      ask: () => api('/calls').query({ OrgCode: w.users.agent, ...window }),
+      read: (r) => r.body[0].startTime,
+      expected: AUTUMN,
+    },
+    {
+      name: 'calls JSON with includes',
+      ask: () => api('/calls').query({ OrgCode: w.units.root, ...window, Include: 'user,parent' }),
+      read: (r) => r.body[0].endTime,
+      expected: AUTUMN,
+    },
+    {
+      name: 'user calls',
+      ask: () => api(`/users/${encodeURIComponent(w.users.agent)}/calls`).query(window),
+      read: (r) => r.body[0].connectTime,
+      expected: AUTUMN,
+    },
+    {
+      name: 'org unit calls',
+      ask: () => api(`/organizationalunits/${encodeURIComponent(w.units.team)}/calls`).query(window),
+      read: (r) => r.body[0].startTime,
+      expected: AUTUMN,
+    },
+    {
+      name: 'calls CSV',
+      ask: () => api('/calls/csv').query({ OrgCode: w.users.agent, ...window }),
+      read: (r) => csvCell(r.text, 'endTime'),
+      expected: AUTUMN,
+    },
     { name: 'recordings', ask: () => api(`/calls/${callId}/recordings`), read: (r) => r.body[0].startTime, expected: AUTUMN },
-    { name: 'agent ready periods', ask: () => api('/calls/agentreadyperiods').query({ FromTime: '2026-10-25', TimeSpan: 'P1D' }), read: (r) => r.body.find((p: { orgCode: string }) => p.orgCode === w.users.agent).startTime, expected: AUTUMN_SUMMER },
-    { name: 'simpleleads', ask: () => api('/simpleleads').query({ UniqueId: leadId }), read: (r) => r.body[0].uploadTime, expected: SPRING },
-    { name: 'simpleleads with includes', ask: () => api('/simpleleads').query({ UniqueId: leadId, Include: 'campaign' }), read: (r) => r.body[0].lastModifiedTime, expected: AUTUMN },
+    {
+      name: 'agent ready periods',
+      ask: () => api('/calls/agentreadyperiods').query({ FromTime: '2026-10-25', TimeSpan: 'P1D' }),
+      read: (r) => r.body.find((p: { orgCode: string }) => p.orgCode === w.users.agent).startTime,
+      expected: AUTUMN_SUMMER,
+    },
+    {
+      name: 'simpleleads',
+      ask: () => api('/simpleleads').query({ UniqueId: leadId }),
+      read: (r) => r.body[0].uploadTime,
+      expected: SPRING,
+    },
+    {
+      name: 'simpleleads with includes',
+      ask: () => api('/simpleleads').query({ UniqueId: leadId, Include: 'campaign' }),
+      read: (r) => r.body[0].lastModifiedTime,
+      expected: AUTUMN,
+    },
     { name: 'one lead', ask: () => api(`/leads/${leadId}`), read: (r) => r.body.uploadTime, expected: SPRING },
-    { name: 'saved search', ask: () => api('/leads').query({ searchName: search, modifiedFrom: '2026-01-01' }), read: (r) => r.body[0].lastModifiedTime, expected: AUTUMN },
-    { name: 'saved search CSV', ask: () => api('/leads/csv').query({ searchName: search, modifiedFrom: '2026-01-01' }), read: (r) => csvCell(r.text, 'uploadTime'), expected: SPRING },
-    { name: 'calendar events', ask: () => api('/calendars/events').query({ FromDate: '2026-10-25', ToDate: '2026-10-26' }), read: (r) => r.body[0].start, expected: AUTUMN },
-    { name: 'one calendar', ask: () => api(`/calendars/cal-${w.id}/events`).query({ FromDate: '2026-10-25', ToDate: '2026-10-26' }), read: (r) => r.body[0].end, expected: AUTUMN },
+    {
+      name: 'saved search',
+      ask: () => api('/leads').query({ searchName: search, modifiedFrom: '2026-01-01' }),
+      read: (r) => r.body[0].lastModifiedTime,
+      expected: AUTUMN,
+    },
+    {
+      name: 'saved search CSV',
+      ask: () => api('/leads/csv').query({ searchName: search, modifiedFrom: '2026-01-01' }),
+      read: (r) => csvCell(r.text, 'uploadTime'),
+      expected: SPRING,
+    },
+    {
+      name: 'calendar events',
+      ask: () => api('/calendars/events').query({ FromDate: '2026-10-25', ToDate: '2026-10-26' }),
+      read: (r) => r.body[0].start,
+      expected: AUTUMN,
+    },
+    {
+      name: 'one calendar',
+      ask: () => api(`/calendars/cal-${w.id}/events`).query({ FromDate: '2026-10-25', ToDate: '2026-10-26' }),
+      read: (r) => r.body[0].end,
+      expected: AUTUMN,
+    },
     { name: 'myaccount counts', ask: () => api('/myaccount/request/counts'), read: (r) => r.body[0].periodStart, expected: NOW },
     {
       name: 'an HTML page (calendar events)',
@@ -144,17 +246,36 @@ describe('DateTime output mode', () => {
     });
 
     it('when the request is refused with a problem, then no Preference-Applied is sent', async () => {
-      const bad = await api('/calls').query({ OrgCode: w.users.agent, StartTime: 'yesterday', TimeSpan: 'P1D' }).set('Authorization', offsetAuth()).set('Prefer', 'datetime=local');
+      const bad = await api('/calls')
+        .query({ OrgCode: w.users.agent, StartTime: 'yesterday', TimeSpan: 'P1D' })
+        .set('Authorization', offsetAuth())
+        .set('Prefer', 'datetime=local');
       expect(bad.status).toBe(400);
       expect(bad.headers['preference-applied']).toBeUndefined();
-      const unknown = await api('/calls').query({ OrgCode: `nobody-${w.id}`, ...window }).set('Authorization', offsetAuth()).set('Prefer', 'datetime=local');
+      const unknown = await api('/calls')
+        .query({ OrgCode: `nobody-${w.id}`, ...window })
+        .set('Authorization', offsetAuth())
+        .set('Prefer', 'datetime=local');
       expect(unknown.status).toBe(400);
       expect(unknown.headers['preference-applied']).toBeUndefined();
     });
 
     it('when a calendar event is created or replaced, then the answer follows the preference too', async () => {
-      const body = { calendarCode: `cal-${w.id}`, leadUniqueId: leadId, title: 'New', notes: '', start: SPRING.at, end: SPRING.at, source: '', externalId: '' };
-      const created = await request(t.app).post('/api/calendars/events').set('Authorization', offsetAuth()).set('Prefer', 'datetime=local').send(body);
+      const body = {
+        calendarCode: `cal-${w.id}`,
+        leadUniqueId: leadId,
+        title: 'New',
+        notes: '',
+        start: SPRING.at,
+        end: SPRING.at,
+        source: '',
+        externalId: '',
+      };
+      const created = await request(t.app)
+        .post('/api/calendars/events')
+        .set('Authorization', offsetAuth())
+        .set('Prefer', 'datetime=local')
+        .send(body);
       expect(created.status).toBe(201);
       expect(created.body.start).toBe(SPRING.Local);
       expect(created.headers['preference-applied']).toBe('datetime=local');
@@ -169,7 +290,8 @@ describe('DateTime output mode', () => {
     it('when the OpenAPI document describes an endpoint that writes DateTimes, then it documents Prefer', async () => {
       const doc = (await api('/openapi.json')).body;
       const params = (p: string, m = 'get') => (doc.paths[p][m].parameters ?? []).map((x: { name?: string }) => x.name);
-      for (const p of ['/calls', '/calls/csv', '/simpleleads', '/leads/csv', '/calendars/events', '/myaccount/request/counts']) expect(params(p)).toContain('Prefer');
+      for (const p of ['/calls', '/calls/csv', '/simpleleads', '/leads/csv', '/calendars/events', '/myaccount/request/counts'])
+        expect(params(p)).toContain('Prefer');
       expect(params('/calendars/events', 'post')).toContain('Prefer');
       expect(params('/campaigns')).not.toContain('Prefer');
       expect(params('/rawleads')).not.toContain('Prefer');
@@ -179,25 +301,57 @@ describe('DateTime output mode', () => {
   describe('the account setting', () => {
     it('when /myaccount is read, then it carries orgCode (the same as userOrgCode) and the DateTime format', async () => {
       const res = await api('/myaccount').set('Authorization', local.auth);
-      expect(res.body).toMatchObject({ username: local.username, userOrgCode: w.users.agent, orgCode: w.users.agent, dateTimeFormat: 'Local' });
+      expect(res.body).toMatchObject({
+        username: local.username,
+        userOrgCode: w.users.agent,
+        orgCode: w.users.agent,
+        dateTimeFormat: 'Local',
+      });
       expect((await api('/myaccount').set('Authorization', offsetAuth())).body.dateTimeFormat).toBe('Offset');
     });
 
     it('when lcm account create is given --date-time-format Local, then the account answers in Local; a bad value exits non-zero', async () => {
       const username = uniq('cli-local-');
       const env = { ...process.env, DATABASE_URL: testDatabaseUrl(), REDIS_URL: '', LOG_LEVEL: 'silent' };
-      const args = ['account', 'create', '--username', username, '--password', 'pw', '--user', w.users.agent, '--projects', '*', '--rights', 'Calls:Get'];
+      const args = [
+        'account',
+        'create',
+        '--username',
+        username,
+        '--password',
+        'pw',
+        '--user',
+        w.users.agent,
+        '--projects',
+        '*',
+        '--rights',
+        'Calls:Get',
+      ];
       await run('node', [LCM, ...args, '--date-time-format', 'Local'], { env, timeout: 60_000 });
-      const res = await api('/calls').query({ OrgCode: w.users.agent, ...window }).set('Authorization', basicAuth(username, 'pw'));
+      const res = await api('/calls')
+        .query({ OrgCode: w.users.agent, ...window })
+        .set('Authorization', basicAuth(username, 'pw'));
       expect(res.body[0].startTime).toBe(AUTUMN.Local);
-      const bad = await run('node', [LCM, ...args.map((a) => (a === username ? `${username}-bad` : a)), '--date-time-format', 'Utc'], { env, timeout: 60_000 }).catch((e) => e);
+      const bad = await run('node', [LCM, ...args.map((a) => (a === username ? `${username}-bad` : a)), '--date-time-format', 'Utc'], {
+        env,
+        timeout: 60_000,
+      }).catch((e) => e);
       expect(bad.code).not.toBe(0);
       expect(bad.stderr).toMatch(/unknown DateTime format "Utc" \(one of Offset, Local\)/);
     }, 120_000);
 
     it('when a loader record names an unknown format, then the load fails naming it', async () => {
       await expect(
-        t.load({ type: 'account', username: uniq('bad-'), password: 'pw', user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None', dateTimeFormat: 'Utc' }),
+        t.load({
+          type: 'account',
+          username: uniq('bad-'),
+          password: 'pw',
+          user: w.users.agent,
+          projects: ['*'],
+          rights: {},
+          entryAccess: 'None',
+          dateTimeFormat: 'Utc',
+        }),
       ).rejects.toThrow(/dateTimeFormat/);
     });
   });

@@ -24,7 +24,10 @@ describe('do-not-call list', () => {
 
   const auth = () => w.accounts.full.auth;
   const post = (body: unknown, authorization = auth()) =>
-    request(t.app).post('/api/donotcallnumbers').set('Authorization', authorization).send(body as object);
+    request(t.app)
+      .post('/api/donotcallnumbers')
+      .set('Authorization', authorization)
+      .send(body as object);
   const importLead = (campaign: string, phone: string, authorization = auth()) =>
     request(t.app)
       .post('/api/leads')
@@ -43,7 +46,10 @@ describe('do-not-call list', () => {
   describe('listing a number', () => {
     it('when a number is listed without a project, then open leads with it in any form move to DoNotCall and closed ones keep their status', async () => {
       const national = danish();
-      const open = await loadLead(w.campaigns.b2b, `+45 ${national.slice(0, 2)} ${national.slice(2, 4)} ${national.slice(4, 6)} ${national.slice(6)}`);
+      const open = await loadLead(
+        w.campaigns.b2b,
+        `+45 ${national.slice(0, 2)} ${national.slice(2, 4)} ${national.slice(4, 6)} ${national.slice(6)}`,
+      );
       const openNational = await loadLead(w.campaigns.retail, national);
       const redial = await loadLead(w.campaigns.b2b, `0045${national}`, 'RedialManualCommon');
       const closed = await loadLead(w.campaigns.b2b, national, 'UserProcessed');
@@ -78,9 +84,14 @@ describe('do-not-call list', () => {
       expect(await statusOf(retail)).toBe(0);
     });
 
-    it('when a number is listed for one project , then only that project\'s leads move and imports elsewhere stay New', async () => {
+    it("when a number is listed for one project , then only that project's leads move and imports elsewhere stay New", async () => {
       const [a, b] = [faroese(), faroese()];
-      const leads = await Promise.all([loadLead(w.campaigns.b2b, a), loadLead(w.campaigns.retail, a), loadLead(w.campaigns.b2b, b), loadLead(w.campaigns.retail, b)]);
+      const leads = await Promise.all([
+        loadLead(w.campaigns.b2b, a),
+        loadLead(w.campaigns.retail, a),
+        loadLead(w.campaigns.b2b, b),
+        loadLead(w.campaigns.retail, b),
+      ]);
       const res = await post([
         { phoneNumber: a, project: w.projects.b2b.toUpperCase() },
         { phoneNumber: b, project: w.projects.retail },
@@ -105,7 +116,12 @@ describe('do-not-call list', () => {
       await post({ phoneNumber: number, note: 'first' });
       const again = await post({ phoneNumber: number, note: 'second' });
       expect(again.status).toBe(200);
-      expect(await t.db('do_not_call_numbers').where({ phone_number: e164(number) }).select('note')).toEqual([{ note: 'second' }]);
+      expect(
+        await t
+          .db('do_not_call_numbers')
+          .where({ phone_number: e164(number) })
+          .select('note'),
+      ).toEqual([{ note: 'second' }]);
     });
   });
 
@@ -151,7 +167,12 @@ describe('do-not-call list', () => {
         .post(`/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`)
         .set('Authorization', auth())
         .set('Content-Type', 'application/json')
-        .send(JSON.stringify([{ Name: 'Free', Telefon: free }, { Name: 'Listed', Telefon: `0045 ${listed}` }]));
+        .send(
+          JSON.stringify([
+            { Name: 'Free', Telefon: free },
+            { Name: 'Listed', Telefon: `0045 ${listed}` },
+          ]),
+        );
       expect(res.status).toBe(200);
       const results = JSON.parse(res.text) as { row: number; success: boolean; uniqueId: string; status: string }[];
       expect(results.map((r) => [r.row, r.success, r.status])).toEqual([
@@ -180,11 +201,15 @@ describe('do-not-call list', () => {
       const number = faroese();
       const lead = await loadLead(w.campaigns.b2b, number);
       await post({ phoneNumber: number });
-      const removed = await request(t.app).delete(`/api/donotcallnumbers/${encodeURIComponent(e164(number))}`).set('Authorization', auth());
+      const removed = await request(t.app)
+        .delete(`/api/donotcallnumbers/${encodeURIComponent(e164(number))}`)
+        .set('Authorization', auth());
       expect(removed.status).toBe(204);
       expect(await statusOf(lead)).toBe(700);
       expect((await importLead(w.campaigns.b2b, number)).body.status).toBeUndefined();
-      const again = await request(t.app).delete(`/api/donotcallnumbers/${encodeURIComponent(e164(number))}`).set('Authorization', auth());
+      const again = await request(t.app)
+        .delete(`/api/donotcallnumbers/${encodeURIComponent(e164(number))}`)
+        .set('Authorization', auth());
       expect(again.status).toBe(404);
     });
   });
@@ -195,7 +220,11 @@ describe('do-not-call list', () => {
       // Entries carry the app's clock (the same as this one): a bound taken just now leaves out what
       // other tests of this file listed a moment earlier, which a second of slack let in.
       const before = new Date();
-      await post([{ phoneNumber: everywhere }, { phoneNumber: b2bOnly, project: w.projects.b2b }, { phoneNumber: retailOnly, project: w.projects.retail }]);
+      await post([
+        { phoneNumber: everywhere },
+        { phoneNumber: b2bOnly, project: w.projects.b2b },
+        { phoneNumber: retailOnly, project: w.projects.retail },
+      ]);
       const get = (query: string, authorization = auth()) =>
         request(t.app).get(`/api/donotcallnumbers${query}`).set('Authorization', authorization);
       const numbers = (res: request.Response) => (res.body as { phoneNumber: string }[]).map((e) => e.phoneNumber);
@@ -226,7 +255,12 @@ describe('do-not-call list', () => {
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
       expect(res.body.errors).toEqual([{ field: '[1].phoneNumber', message: 'is not a phone number' }]);
-      expect(await t.db('do_not_call_numbers').where({ phone_number: e164(good) }).first()).toBeUndefined();
+      expect(
+        await t
+          .db('do_not_call_numbers')
+          .where({ phone_number: e164(good) })
+          .first(),
+      ).toBeUndefined();
       expect(await statusOf(lead)).toBe(0);
     });
 
@@ -241,13 +275,18 @@ describe('do-not-call list', () => {
       expect((await request(t.app).delete('/api/donotcallnumbers/abc').set('Authorization', auth())).status).toBe(400);
     });
 
-    it('when the project is unknown, then it is a 400; when it is outside the account\'s projects, a 403; nothing is stored', async () => {
+    it("when the project is unknown, then it is a 400; when it is outside the account's projects, a 403; nothing is stored", async () => {
       const number = faroese();
       const unknown = await post({ phoneNumber: number, project: `Nope-${w.id}` });
       expect(unknown.status).toBe(400);
       const foreign = await post({ phoneNumber: number, project: w.projects.retail }, w.accounts.b2b.auth);
       expect(foreign.status).toBe(403);
-      expect(await t.db('do_not_call_numbers').where({ phone_number: e164(number) }).first()).toBeUndefined();
+      expect(
+        await t
+          .db('do_not_call_numbers')
+          .where({ phone_number: e164(number) })
+          .first(),
+      ).toBeUndefined();
     });
 
     it('when the account lacks the DoNoCallNumbers rights, then each verb is a 403', async () => {
@@ -309,7 +348,9 @@ describe('do-not-call list', () => {
 
     it('when the number cannot be read or a global entry names a project, then the command fails naming it', async () => {
       await expect(main(['node', 'lcm', 'dnc', 'add', '--global', 'not-a-number'])).rejects.toThrow('not-a-number: is not a phone number');
-      await expect(main(['node', 'lcm', 'dnc', 'add', '--global', '--project', w.projects.b2b, faroese()])).rejects.toThrow(/global list has no projects/);
+      await expect(main(['node', 'lcm', 'dnc', 'add', '--global', '--project', w.projects.b2b, faroese()])).rejects.toThrow(
+        /global list has no projects/,
+      );
     });
   });
 });

@@ -21,7 +21,13 @@ describe('lcm serve on the embedded default', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-serve-'));
     fs.chmodSync(dir, 0o755);
     port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, EMBEDDED_DATA_DIR: path.join(dir, 'pg'), EMBEDDED_PG_PORT: String(await freePort()), PORT: String(port), LOG_LEVEL: 'warn' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      EMBEDDED_DATA_DIR: path.join(dir, 'pg'),
+      EMBEDDED_PG_PORT: String(await freePort()),
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+    };
     delete env.DATABASE_URL;
     delete env.REDIS_URL;
     child = spawn(process.execPath, [path.join(ROOT, 'bin/lcm.js'), 'serve'], { env, cwd: ROOT });

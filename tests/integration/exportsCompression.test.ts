@@ -16,12 +16,24 @@ let port: number;
 let plainPort: number;
 
 beforeAll(async () => {
-  const id = async (table: string, column: string, value: string) => (await t.db(table).where({ [column]: value }).first('id')).id as number;
+  const id = async (table: string, column: string, value: string) =>
+    (
+      await t
+        .db(table)
+        .where({ [column]: value })
+        .first('id')
+    ).id as number;
   await t.db.raw(
     `insert into calls (unique_id, campaign_id, unique_lead_id, user_id, ou0_id, lead_phone_number, lead_external_key, end_cause, start_time, preview_ms, conversation_ms)
      select ? || '-' || g, ?, 'lead-' || g, ?, ?, '+4512' || g, 'Kunde æøå ' || g, g % 5, '2026-05-06T08:00:00Z'::timestamptz + g * interval '1 second', 4000, g * 37
      from generate_series(1, ?) g`,
-    [w.id, await id('campaigns', 'code', w.campaigns.b2b), await id('users', 'org_code', w.users.agent), await id('org_units', 'org_code', w.units.root), CALLS],
+    [
+      w.id,
+      await id('campaigns', 'code', w.campaigns.b2b),
+      await id('users', 'org_code', w.users.agent),
+      await id('org_units', 'org_code', w.units.root),
+      CALLS,
+    ],
   );
   port = (await t.listen()).port;
   plainPort = (await plainApp.listen()).port;
@@ -43,7 +55,9 @@ function get(path: string, acceptEncoding?: string, onPort = port): Promise<Fetc
       .get({ host: '127.0.0.1', port: onPort, path, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), chunks: chunks.length }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), chunks: chunks.length }),
+        );
         res.on('error', reject);
       })
       .on('error', reject);
@@ -57,7 +71,8 @@ const decode = (f: Fetched): Buffer => {
   return f.body;
 };
 
-const callsPath = () => `/api/calls?OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT4H&Include=campaign`;
+const callsPath = () =>
+  `/api/calls?OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT4H&Include=campaign`;
 
 describe('compressed exports', () => {
   let plain: Buffer;

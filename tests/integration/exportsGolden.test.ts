@@ -49,7 +49,9 @@ async function both(path: string, auth: string, prefer?: string): Promise<{ stat
   if (!x.equals(y)) {
     let i = 0;
     while (i < x.length && i < y.length && x[i] === y[i]) i++;
-    throw new Error(`${path}: bodies differ at byte ${i} of ${x.length}/${y.length}: ${JSON.stringify(x.subarray(Math.max(0, i - 60), i + 60).toString('latin1'))} vs ${JSON.stringify(y.subarray(Math.max(0, i - 60), i + 60).toString('latin1'))}`);
+    throw new Error(
+      `${path}: bodies differ at byte ${i} of ${x.length}/${y.length}: ${JSON.stringify(x.subarray(Math.max(0, i - 60), i + 60).toString('latin1'))} vs ${JSON.stringify(y.subarray(Math.max(0, i - 60), i + 60).toString('latin1'))}`,
+    );
   }
   return { status: a.status, bytes: x.length, body: x };
 }
@@ -58,11 +60,17 @@ const q = (params: Record<string, string>) => new URLSearchParams(params).toStri
 const WINDOW = () => ({ StartTime: '1900-01-01T00:00:00Z', TimeSpan: 'P8099Y' });
 
 describe('calls family: transcoder and reference answer the same bytes', () => {
-  it.each(['', 'campaign', 'user', 'campaign,user', 'parent,children', 'user,campaigns,users'])('GET /api/calls with Include=%j', async (include) => {
-    const r = await both(`/api/calls?${q({ OrgCode: f.root, ...WINDOW(), ...(include ? { Include: include } : {}) })}`, f.accounts.full.auth);
-    expect(r.status).toBe(200);
-    expect(r.bytes).toBeGreaterThan(100_000);
-  });
+  it.each(['', 'campaign', 'user', 'campaign,user', 'parent,children', 'user,campaigns,users'])(
+    'GET /api/calls with Include=%j',
+    async (include) => {
+      const r = await both(
+        `/api/calls?${q({ OrgCode: f.root, ...WINDOW(), ...(include ? { Include: include } : {}) })}`,
+        f.accounts.full.auth,
+      );
+      expect(r.status).toBe(200);
+      expect(r.bytes).toBeGreaterThan(100_000);
+    },
+  );
 
   it('GET /api/calls, /api/calls/csv and agentreadyperiods with Prefer: datetime=local', async () => {
     const local = await both(`/api/calls?${q({ OrgCode: f.root, ...WINDOW(), Include: 'user' })}`, f.accounts.full.auth, 'datetime=local');
@@ -73,17 +81,28 @@ describe('calls family: transcoder and reference answer the same bytes', () => {
   });
 
   it('GET /api/calls for one user, with a Limit, for the restricted account', async () => {
-    expect((await both(`/api/calls?${q({ OrgCode: f.users[0]!, ...WINDOW(), Limit: '300' })}`, f.accounts.restricted.auth)).status).toBe(200);
+    expect((await both(`/api/calls?${q({ OrgCode: f.users[0]!, ...WINDOW(), Limit: '300' })}`, f.accounts.restricted.auth)).status).toBe(
+      200,
+    );
     expect((await both(`/api/calls?${q({ OrgCode: f.root, ...WINDOW() })}`, f.accounts.restricted.auth)).status).toBe(200);
   });
 
   it('GET /api/users/{OrgCode}/calls and /api/organizationalunits/{OrgCode}/calls', async () => {
     expect((await both(`/api/users/${encodeURIComponent(f.users[1]!)}/calls?${q(WINDOW())}`, f.accounts.full.auth)).status).toBe(200);
-    expect((await both(`/api/organizationalunits/${encodeURIComponent(f.units.a2)}/calls?${q({ ...WINDOW(), Include: 'campaign' })}`, f.accounts.full.auth)).status).toBe(200);
+    expect(
+      (
+        await both(
+          `/api/organizationalunits/${encodeURIComponent(f.units.a2)}/calls?${q({ ...WINDOW(), Include: 'campaign' })}`,
+          f.accounts.full.auth,
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it('when the window is empty or the org code unknown, then both answer alike', async () => {
-    expect((await both(`/api/calls?${q({ OrgCode: f.root, StartTime: '2001-01-01', TimeSpan: 'P1D' })}`, f.accounts.full.auth)).bytes).toBe(2);
+    expect((await both(`/api/calls?${q({ OrgCode: f.root, StartTime: '2001-01-01', TimeSpan: 'P1D' })}`, f.accounts.full.auth)).bytes).toBe(
+      2,
+    );
     expect((await both(`/api/calls?${q({ OrgCode: `nobody-${f.id}`, ...WINDOW() })}`, f.accounts.full.auth)).status).toBe(400);
     expect((await both(`/api/users/${encodeURIComponent(f.units.a1)}/calls?${q(WINDOW())}`, f.accounts.full.auth)).status).toBe(404);
   });
@@ -97,7 +116,10 @@ describe('calls family: transcoder and reference answer the same bytes', () => {
     ['x', 'UTF8'],
     [';', 'ibm850'],
   ])('GET /api/calls/csv with separator %j in %s', async (separator, encoding) => {
-    const r = await both(`/api/calls/csv?${q({ OrgCode: f.root, ...WINDOW(), CsvFieldSeparator: separator, Encoding: encoding })}`, f.accounts.full.auth);
+    const r = await both(
+      `/api/calls/csv?${q({ OrgCode: f.root, ...WINDOW(), CsvFieldSeparator: separator, Encoding: encoding })}`,
+      f.accounts.full.auth,
+    );
     expect(r.status).toBe(200);
     expect(r.bytes).toBeGreaterThan(100_000);
   });
@@ -115,8 +137,14 @@ describe('lead exports: transcoder and reference answer the same bytes', () => {
   it.each([0, 1, 2, 3])('GET /api/simpleleads for account %i, with filters', async (i) => {
     const auth = accounts()[i]!;
     expect((await both(`/api/simpleleads?${q({ Projects: f.projectPattern })}`, auth)).bytes).toBeGreaterThan(i === 3 ? 1000 : 50_000);
-    await both(`/api/simpleleads?${q({ Projects: f.projectPattern, AllOpenStatuses: 'true', ModifiedFrom: '2026-05-01', ModifiedTo: '2026-05-20' })}`, auth);
-    await both(`/api/simpleleads?${q({ Projects: f.projectPattern, Campaigns: f.campaigns[1]!, LeadClosures: 'Success,NotInterested' })}`, auth);
+    await both(
+      `/api/simpleleads?${q({ Projects: f.projectPattern, AllOpenStatuses: 'true', ModifiedFrom: '2026-05-01', ModifiedTo: '2026-05-20' })}`,
+      auth,
+    );
+    await both(
+      `/api/simpleleads?${q({ Projects: f.projectPattern, Campaigns: f.campaigns[1]!, LeadClosures: 'Success,NotInterested' })}`,
+      auth,
+    );
   });
 
   it('GET /api/simpleleads with Include (the reference path on both) and with no lead', async () => {
@@ -130,7 +158,9 @@ describe('lead exports: transcoder and reference answer the same bytes', () => {
   });
 
   it('GET /api/leads (saved search) as JSON', async () => {
-    expect((await both(`/api/leads?${q({ searchName: f.savedSearch, modifiedFrom: '1900-01-01' })}`, f.accounts.partner.auth)).status).toBe(200);
+    expect((await both(`/api/leads?${q({ searchName: f.savedSearch, modifiedFrom: '1900-01-01' })}`, f.accounts.partner.auth)).status).toBe(
+      200,
+    );
   });
 
   it.each([

@@ -19,16 +19,24 @@ const LEADS = 8000;
 const CALLS = 8000;
 const appName = uniq('lcm-exports-');
 
-
 const { t, w } = useTestWorld(() => ({ DATABASE_URL: databaseUrlNamed(appName), AUTH_CACHE_TTL_MS: '600000', SHUTDOWN_GRACE_MS: '5000' }));
 const observer = useTestDb({ poolMax: 1 });
 let port: number;
 
 beforeAll(async () => {
-  const id = async (table: string, column: string, value: string) => (await t.db(table).where({ [column]: value }).first('id')).id as number;
+  const id = async (table: string, column: string, value: string) =>
+    (
+      await t
+        .db(table)
+        .where({ [column]: value })
+        .first('id')
+    ).id as number;
   const campaign = await id('campaigns', 'code', w.campaigns.b2b);
   const user = await id('users', 'org_code', w.users.agent);
-  const [pool] = await t.db('lead_pools').insert({ campaign_id: campaign, name: `bulk ${w.id}` }).returning('id');
+  const [pool] = await t
+    .db('lead_pools')
+    .insert({ campaign_id: campaign, name: `bulk ${w.id}` })
+    .returning('id');
   await t.db.raw(
     `insert into leads (unique_id, campaign_id, pool_id, status, data, upload_time, last_modified_time, status_changed_time, uploaded_by_user_id)
      select ? || '-lead-' || g, ?, ?, g % 3, jsonb_build_object('Name', 'Ærø ' || g, 'Telefon', '+45' || g, 'Secret', repeat('s', 200)),
@@ -49,7 +57,6 @@ beforeAll(async () => {
 
 const projects = () => `Projects=${encodeURIComponent(w.projects.b2b)}`;
 const callsQuery = () => `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT4H`;
-
 
 async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -98,7 +105,8 @@ describe('transcoded exports when clients leave', () => {
       [`/api/rawleads?${projects()}`, { 'Accept-Encoding': 'gzip' }],
     ];
     const results: { status: number; bytes: number }[] = [];
-    for (let i = 0; i < 60; i += 6) results.push(...(await Promise.all(paths.map(([p, h]) => abortMidStream(port, p, { Authorization: w.accounts.full.auth, ...h })))));
+    for (let i = 0; i < 60; i += 6)
+      results.push(...(await Promise.all(paths.map(([p, h]) => abortMidStream(port, p, { Authorization: w.accounts.full.auth, ...h })))));
     expect(results.every((r) => r.status === 200 && r.bytes > 0)).toBe(true);
     await expectClean();
     // The app still answers whole exports afterwards.
@@ -155,7 +163,11 @@ describe('ExportSession', () => {
 
   it('when an export session runs, then JIT and the statement timeout are off inside it only', async () => {
     const session = await ExportSession.open(poolConnections(db));
-    const inside = (await session.db.raw(`select current_setting('jit') as jit, current_setting('statement_timeout') as st, current_setting('transaction_read_only') as ro`)).rows[0];
+    const inside = (
+      await session.db.raw(
+        `select current_setting('jit') as jit, current_setting('statement_timeout') as st, current_setting('transaction_read_only') as ro`,
+      )
+    ).rows[0];
     await session.close();
     expect(inside).toEqual({ jit: 'off', st: '0', ro: 'on' });
     const outside = (await db.raw(`select current_setting('jit') as jit`)).rows[0];

@@ -6,7 +6,17 @@ import { useTestWorld } from '../harness/useTestWorld';
 import { createOwnDatabase } from '../harness/testApp';
 import { listen, RunningServer } from '../../src/app/server';
 import { rawHttp, RawHttpTimeout, RawResponse } from '../harness/rawHttp';
-import { bodyBytes, buildCase, FuzzCase, FuzzOperation, FuzzWorld, OMIT, operationsOf, replayable, targetsOf } from '../harness/fuzz/openApiCases';
+import {
+  bodyBytes,
+  buildCase,
+  FuzzCase,
+  FuzzOperation,
+  FuzzWorld,
+  OMIT,
+  operationsOf,
+  replayable,
+  targetsOf,
+} from '../harness/fuzz/openApiCases';
 
 /**
  * The fuzz suite: requests generated from the OpenAPI document the app serves — every operation,
@@ -38,7 +48,19 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
   const { t, w } = useTestWorld(() => ({ DATABASE_URL: own.url, AUTH_CACHE_TTL_MS: '30000' }));
   let server: RunningServer;
   let port: number;
-  const ids = { lead: '', call: '', event: '', hook: '', delivery: '', leadDefinition: '', calendar: '', search: '', doomedEvent: '', doomedHook: '', doomedLead: '' };
+  const ids = {
+    lead: '',
+    call: '',
+    event: '',
+    hook: '',
+    delivery: '',
+    leadDefinition: '',
+    calendar: '',
+    search: '',
+    doomedEvent: '',
+    doomedHook: '',
+    doomedLead: '',
+  };
 
   beforeAll(async () => {
     ids.lead = `fuzz-lead-${w.id}`;
@@ -49,13 +71,39 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
     ids.doomedLead = `fuzz-doomed-${w.id}`;
     const at = '2026-05-06T08:30:00+02:00';
     await t.load(
-      { type: 'lead', campaign: w.campaigns.b2b, uniqueId: ids.lead, data: { Name: 'Fuzz', Telefon: '+45 12 34 56 78', Email: 'fuzz@example.com' } },
-      { type: 'lead', campaign: w.campaigns.b2b, uniqueId: ids.doomedLead, data: { Name: 'Doomed', Telefon: '+45 12 34 56 77' } },
-      { type: 'lead', campaign: w.campaigns.retail, uniqueId: `${ids.lead}-retail`, data: { Name: 'Fuzz retail', Telefon: '+45 12 34 56 79' } },
       {
-        type: 'call', campaign: w.campaigns.b2b, user: w.users.agent, uniqueId: ids.call, uniqueLeadId: ids.lead, leadPhoneNumber: '+45 12 34 56 78',
-        endCause: 'NormalDisconnect', inProgress: false, connected: true, incoming: false, startTime: at, connectTime: at, endTime: at,
-        previewDuration: 'PT0S', dialingDuration: 'PT0S', conversationDuration: 'PT1M', wrapUpDuration: 'PT0S', leadStatus: 'UserProcessed', leadClosure: 'Success',
+        type: 'lead',
+        campaign: w.campaigns.b2b,
+        uniqueId: ids.lead,
+        data: { Name: 'Fuzz', Telefon: '+45 12 34 56 78', Email: 'fuzz@example.com' },
+      },
+      { type: 'lead', campaign: w.campaigns.b2b, uniqueId: ids.doomedLead, data: { Name: 'Doomed', Telefon: '+45 12 34 56 77' } },
+      {
+        type: 'lead',
+        campaign: w.campaigns.retail,
+        uniqueId: `${ids.lead}-retail`,
+        data: { Name: 'Fuzz retail', Telefon: '+45 12 34 56 79' },
+      },
+      {
+        type: 'call',
+        campaign: w.campaigns.b2b,
+        user: w.users.agent,
+        uniqueId: ids.call,
+        uniqueLeadId: ids.lead,
+        leadPhoneNumber: '+45 12 34 56 78',
+        endCause: 'NormalDisconnect',
+        inProgress: false,
+        connected: true,
+        incoming: false,
+        startTime: at,
+        connectTime: at,
+        endTime: at,
+        previewDuration: 'PT0S',
+        dialingDuration: 'PT0S',
+        conversationDuration: 'PT1M',
+        wrapUpDuration: 'PT0S',
+        leadStatus: 'UserProcessed',
+        leadClosure: 'Success',
       },
       { type: 'recording', call: ids.call, startTime: at, endTime: at, recordingType: 'FullRecording', fileName: 'fuzz.wav' },
       { type: 'readyPeriod', orgCode: w.users.agent, campaign: w.campaigns.b2b, startTime: at, seconds: 60 },
@@ -65,18 +113,31 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
     const full = w.accounts.full.auth;
     const newEvent = async () => {
       const event = await request(t.app).post('/api/calendars/events').set('Authorization', full).send({
-        calendarCode: ids.calendar, leadUniqueId: ids.lead, title: 'Fuzz', notes: '', start: '2031-02-03T10:00:00', end: '2031-02-03T10:30:00', source: '', externalId: '',
+        calendarCode: ids.calendar,
+        leadUniqueId: ids.lead,
+        title: 'Fuzz',
+        notes: '',
+        start: '2031-02-03T10:00:00',
+        end: '2031-02-03T10:30:00',
+        source: '',
+        externalId: '',
       });
       expect(event.status).toBe(201);
       return event.body.uniqueId as string;
     };
     const newHook = async () => {
-      const hook = await request(t.app).post('/api/hooks').set('Authorization', full).send({ name: 'Fuzz', url: 'https://example.com/fuzz/{UniqueId}', campaignCode: w.campaigns.b2b });
+      const hook = await request(t.app)
+        .post('/api/hooks')
+        .set('Authorization', full)
+        .send({ name: 'Fuzz', url: 'https://example.com/fuzz/{UniqueId}', campaignCode: w.campaigns.b2b });
       expect(hook.status).toBe(201);
       return hook.body.uniqueId as string;
     };
     [ids.event, ids.doomedEvent, ids.hook, ids.doomedHook] = [await newEvent(), await newEvent(), await newHook(), await newHook()];
-    const listed = await request(t.app).post('/api/donotcallnumbers').set('Authorization', full).send({ phoneNumber: '+45 20 30 40 50', project: w.projects.b2b });
+    const listed = await request(t.app)
+      .post('/api/donotcallnumbers')
+      .set('Authorization', full)
+      .send({ phoneNumber: '+45 20 30 40 50', project: w.projects.b2b });
     expect(listed.status).toBe(200);
     const delivery = await request(t.app).post(`/api/hooks/${ids.hook}/test`).set('Authorization', full);
     expect(delivery.status).toBe(202);
@@ -94,8 +155,13 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
   /** Values that exist in this world, so a hostile value next to them gets as far as it can. */
   function fuzzWorld(): FuzzWorld {
     const times: Record<string, string> = {
-      starttime: '2026-05-06T00:00:00', fromtime: '2026-05-06T00:00:00', timespan: 'P1D', fromdate: '2026-05-01', todate: '2031-12-31',
-      modifiedfrom: '2026-01-01T00:00:00', modifiedto: '2032-01-01',
+      starttime: '2026-05-06T00:00:00',
+      fromtime: '2026-05-06T00:00:00',
+      timespan: 'P1D',
+      fromdate: '2026-05-01',
+      todate: '2031-12-31',
+      modifiedfrom: '2026-01-01T00:00:00',
+      modifiedto: '2032-01-01',
     };
     return {
       auth: { full: w.accounts.full.auth, b2b: w.accounts.b2b.auth, none: w.accounts.none.auth },
@@ -127,20 +193,52 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
         if (times[n]) return times[n];
         if (where === 'query') {
           const query: Record<string, string> = {
-            orgcode: w.units.root, limit: '5', encoding: 'utf-8', csvfieldseparator: ';', project: w.projects.b2b, projects: w.projects.b2b,
-            campaigns: w.campaigns.b2b, uniqueid: ids.lead, searchname: ids.search, campaigncode: w.campaigns.b2b, leadpool: 'fuzz pool',
+            orgcode: w.units.root,
+            limit: '5',
+            encoding: 'utf-8',
+            csvfieldseparator: ';',
+            project: w.projects.b2b,
+            projects: w.projects.b2b,
+            campaigns: w.campaigns.b2b,
+            uniqueid: ids.lead,
+            searchname: ids.search,
+            campaigncode: w.campaigns.b2b,
+            leadpool: 'fuzz pool',
             include: op.path.includes('call') ? 'user' : op.path.includes('lead') ? 'campaign' : 'parent',
           };
           return query[n];
         }
         const body: Record<string, unknown> = {
           '(body)': [{ Name: 'Fuzz bulk', Telefon: '+45 12 34 56 70' }],
-          calendarcode: ids.calendar, leaduniqueid: ids.lead, title: 'Fuzz', notes: '', start: '2031-02-03T10:00:00+01:00', end: '2031-02-03T10:30:00+01:00',
-          source: 'fuzz', externalid: 'x1', uniqueid: op.method === 'DELETE' ? ids.doomedEvent : ids.event, campaigncode: w.campaigns.b2b, leadpool: 'fuzz pool',
+          calendarcode: ids.calendar,
+          leaduniqueid: ids.lead,
+          title: 'Fuzz',
+          notes: '',
+          start: '2031-02-03T10:00:00+01:00',
+          end: '2031-02-03T10:30:00+01:00',
+          source: 'fuzz',
+          externalid: 'x1',
+          uniqueid: op.method === 'DELETE' ? ids.doomedEvent : ids.event,
+          campaigncode: w.campaigns.b2b,
+          leadpool: 'fuzz pool',
           data: op.method === 'PATCH' ? { Email: 'fuzz@example.com' } : { Name: 'Fuzz', Telefon: '+45 12 34 56 78' },
-          priority: 10, status: OMIT, name: 'Fuzz hook', description: 'fuzz', url: 'https://example.com/fuzz/{UniqueId}', method: 'POST', format: 'Json',
-          events: ['lead.statusChanged'], projects: [w.projects.b2b], leadstatus: OMIT, contenttemplate: OMIT, standardtemplatename: OMIT, enabled: true,
-          phonenumber: '+45 20 30 40 51', project: w.projects.b2b, note: 'fuzz', expirestime: '2031-01-01T00:00:00',
+          priority: 10,
+          status: OMIT,
+          name: 'Fuzz hook',
+          description: 'fuzz',
+          url: 'https://example.com/fuzz/{UniqueId}',
+          method: 'POST',
+          format: 'Json',
+          events: ['lead.statusChanged'],
+          projects: [w.projects.b2b],
+          leadstatus: OMIT,
+          contenttemplate: OMIT,
+          standardtemplatename: OMIT,
+          enabled: true,
+          phonenumber: '+45 20 30 40 51',
+          project: w.projects.b2b,
+          note: 'fuzz',
+          expirestime: '2031-01-01T00:00:00',
         };
         return body[n];
       },
@@ -158,10 +256,12 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
     if (res.status >= 500) return `answered ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`;
     if (res.status < 400) return undefined;
     const type = res.headers['content-type'] ?? '';
-    if (!type.startsWith('application/problem+json')) return `a ${res.status} with Content-Type ${JSON.stringify(type)}: ${res.body.toString('latin1').slice(0, 200)}`;
+    if (!type.startsWith('application/problem+json'))
+      return `a ${res.status} with Content-Type ${JSON.stringify(type)}: ${res.body.toString('latin1').slice(0, 200)}`;
     try {
       const problem = JSON.parse(res.body.toString('utf8')) as { type?: unknown; status?: unknown };
-      if (typeof problem.type !== 'string' || !problem.type.startsWith('/api/problems/')) return `a ${res.status} problem without a type: ${res.body.toString('utf8').slice(0, 200)}`;
+      if (typeof problem.type !== 'string' || !problem.type.startsWith('/api/problems/'))
+        return `a ${res.status} problem without a type: ${res.body.toString('utf8').slice(0, 200)}`;
       if (problem.status !== res.status) return `a ${res.status} problem saying status ${String(problem.status)}`;
     } catch {
       return `a ${res.status} problem that is not JSON: ${res.body.toString('latin1').slice(0, 200)}`;
@@ -202,17 +302,28 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
         }
         slowest.push({ ms: Date.now() - started, index: c.index, operation: c.operation, target: c.target });
         if (slowest.length > 10) slowest.sort((a, b) => b.ms - a.ms).pop();
-        if (problem) failures.push(`#${c.index} ${c.operation} [${c.target}, account ${c.account}]: ${problem}\n${replayable(c, `http://127.0.0.1:${port}`, saveBody(c))}`);
+        if (problem)
+          failures.push(
+            `#${c.index} ${c.operation} [${c.target}, account ${c.account}]: ${problem}\n${replayable(c, `http://127.0.0.1:${port}`, saveBody(c))}`,
+          );
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 
-    const ready = await rawHttp(port, { method: 'GET', target: '/api/readyz', headers: [] }, REQUEST_TIMEOUT_MS).catch((e: Error) => ({ status: 0, error: e.message }));
+    const ready = await rawHttp(port, { method: 'GET', target: '/api/readyz', headers: [] }, REQUEST_TIMEOUT_MS).catch((e: Error) => ({
+      status: 0,
+      error: e.message,
+    }));
     const summary = `${indexes.length} requests over ${targets.length} targets of ${operations.length} operations; statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}`;
-    if (process.env.FUZZ_VERBOSE) console.log(`${summary}\n${[...byOperation].map(([op, s]) => `${op} ${JSON.stringify(s)}`).join('\n')}\nslowest: ${JSON.stringify(slowest)}`);
+    if (process.env.FUZZ_VERBOSE)
+      console.log(
+        `${summary}\n${[...byOperation].map(([op, s]) => `${op} ${JSON.stringify(s)}`).join('\n')}\nslowest: ${JSON.stringify(slowest)}`,
+      );
     if (failures.length > 0 || ready.status !== 200) {
       failures.push(`after the run /api/readyz answered ${JSON.stringify(ready)}`);
-      throw new Error(`${failures.length} of ${summary} failed (replay one with FUZZ_SEED=${SEED} FUZZ_ONLY=<index>):\n\n${failures.slice(0, 25).join('\n\n')}`);
+      throw new Error(
+        `${failures.length} of ${summary} failed (replay one with FUZZ_SEED=${SEED} FUZZ_ONLY=<index>):\n\n${failures.slice(0, 25).join('\n\n')}`,
+      );
     }
     expect(ready.status).toBe(200);
     if (ONLY) return;

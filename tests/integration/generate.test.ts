@@ -160,8 +160,11 @@ describe('lcm generate (generateSyntheticData)', () => {
       ['connectTime = startTime + dialingDuration', `connected and connect_time <> start_time + dialing_ms * interval '1 millisecond'`],
       ['endTime after startTime', 'end_time < start_time'],
       ['in-progress calls have end cause NotApplicable', `in_progress and end_cause <> ${CallEndCause.toNumber('NotApplicable')}`],
-      ['enumerations hold known numbers', `not (end_cause = any(?) and (lead_status is null or lead_status = any(?)) and pre_call_lead_status = any(?)
-          and (lead_closure is null or lead_closure = any(?)) and campaign_type = any(?))`],
+      [
+        'enumerations hold known numbers',
+        `not (end_cause = any(?) and (lead_status is null or lead_status = any(?)) and pre_call_lead_status = any(?)
+          and (lead_closure is null or lead_closure = any(?)) and campaign_type = any(?))`,
+      ],
     ];
     const values = (e: { values: Readonly<Record<string, number>> }) => Object.values(e.values);
     for (const [rule, violation] of rules) {
@@ -255,7 +258,9 @@ describe('lcm generate (generateSyntheticData)', () => {
 
   it('when it ran, then recordings belong to finished connected calls and ready periods end at start + seconds', async () => {
     expect(
-      await count(`select count(*) n from recordings r join calls k on k.id = r.call_id where k.unique_id like ? and (not k.connected or k.in_progress)`),
+      await count(
+        `select count(*) n from recordings r join calls k on k.id = r.call_id where k.unique_id like ? and (not k.connected or k.in_progress)`,
+      ),
     ).toBe(0);
     expect(
       await count(`select count(*) n from calls k where k.unique_id like ? and k.connected and not k.in_progress

@@ -59,7 +59,10 @@ describe('hook delivery', () => {
 
   async function makeHook(path: string, extra: Record<string, unknown> = {}, auth = w.accounts.full.auth, base = receiver.url) {
     // Narrowed to this file's campaign: lead events of files running alongside never reach these hooks.
-    const res = await request(t.app).post('/api/hooks').set('Authorization', auth).send({ name: path, url: `${base}${path}`, campaignCode: w.campaigns.b2b, ...extra });
+    const res = await request(t.app)
+      .post('/api/hooks')
+      .set('Authorization', auth)
+      .send({ name: path, url: `${base}${path}`, campaignCode: w.campaigns.b2b, ...extra });
     expect(res.status).toBe(201);
     receiver.secret(path, res.body.secret);
     return res.body as { uniqueId: string; secret: string };
@@ -81,7 +84,9 @@ describe('hook delivery', () => {
   }
   /** Brings the delivery's scheduled retry job forward to now (the queue's own function). */
   const runRetryNow = (deliveryId: number) =>
-    t.db.raw(`select graphile_worker.reschedule_jobs(array(select id from graphile_worker.jobs where key = ?), run_at => now())`, [`hook-delivery:${deliveryId}`]);
+    t.db.raw(`select graphile_worker.reschedule_jobs(array(select id from graphile_worker.jobs where key = ?), run_at => now())`, [
+      `hook-delivery:${deliveryId}`,
+    ]);
 
   it('when a test delivery is queued, then the receiver gets a signed envelope and the log shows it delivered', async () => {
     const hook = await makeHook('/basic');
@@ -115,7 +120,14 @@ describe('hook delivery', () => {
       (rs) => rs.length === 12 && rs.every((r) => r.status === 'delivered'),
     )) as { id: number; hook_id: number; status: string; attempts: number }[];
     expect(rows.map((r) => r.attempts)).toEqual(Array(12).fill(1));
-    const attemptRows = () => t.db('hook_delivery_attempts').whereIn('delivery_id', rows.map((r) => r.id)).select('delivery_id', 'attempt', 'outcome');
+    const attemptRows = () =>
+      t
+        .db('hook_delivery_attempts')
+        .whereIn(
+          'delivery_id',
+          rows.map((r) => r.id),
+        )
+        .select('delivery_id', 'attempt', 'outcome');
     expect(await attemptRows()).toHaveLength(12);
     expect(receiver.received.filter((r) => r.path === '/many')).toHaveLength(12);
 
@@ -124,16 +136,34 @@ describe('hook delivery', () => {
     const late = rows.slice(0, 3);
     const recorded = await recordDeliveredAttempts(
       t.db,
-      late.map((r) => ({ deliveryId: r.id, hookId: r.hook_id, attempt: 1, attemptTime: new Date(), statusCode: 200, durationMs: 1, responseBody: 'late' })),
+      late.map((r) => ({
+        deliveryId: r.id,
+        hookId: r.hook_id,
+        attempt: 1,
+        attemptTime: new Date(),
+        statusCode: 200,
+        durationMs: 1,
+        responseBody: 'late',
+      })),
     );
     expect(recorded.size).toBe(0);
     const after = await attemptRows();
     expect(after).toHaveLength(12);
     expect(after.every((a) => a.attempt === 1 && a.outcome === 'delivered')).toBe(true);
     // Claiming those attempts again finds them done, each on its own conditions.
-    const claims = await claimDeliveryAttempts(t.db, late.map((r) => ({ deliveryId: r.id, attempt: 1 })), 25_000);
+    const claims = await claimDeliveryAttempts(
+      t.db,
+      late.map((r) => ({ deliveryId: r.id, attempt: 1 })),
+      25_000,
+    );
     expect(claims.map((c) => c.kind)).toEqual(['done', 'done', 'done']);
-    await expect(claimDeliveryAttempts(t.db, [late[0]!, late[0]!].map((r) => ({ deliveryId: r.id, attempt: 1 })), 25_000)).rejects.toThrow(/appears twice/);
+    await expect(
+      claimDeliveryAttempts(
+        t.db,
+        [late[0]!, late[0]!].map((r) => ({ deliveryId: r.id, attempt: 1 })),
+        25_000,
+      ),
+    ).rejects.toThrow(/appears twice/);
   });
 
   it('when the receiver answers 500 and then 200, then the retry carries the same webhook-id and a valid signature', async () => {
@@ -143,7 +173,10 @@ describe('hook delivery', () => {
     const got = await receiver.waitFor('/flaky', 2);
     expect(got.map((g) => g.headers['webhook-id'])).toEqual([id, id]);
     expect(got.every((g) => g.verified)).toBe(true);
-    const d = await until(() => delivery(id), (r) => r.status === 'delivered');
+    const d = await until(
+      () => delivery(id),
+      (r) => r.status === 'delivered',
+    );
     expect(d.attempts).toBe(2);
     const attempts = await t.db('hook_delivery_attempts').where({ delivery_id: d.id }).orderBy('attempt');
     expect(attempts.map((a) => a.outcome)).toEqual(['http_error', 'delivered']);
@@ -170,13 +203,25 @@ describe('hook delivery', () => {
     for (const h of hangs.slice(0, 2)) expect(h.answeredAt!).toBeGreaterThan(fineGot!.receivedAt);
     expect((await receiver.waitFor('/slow', 2))[0]!.verified).toBe(true);
     const hangLog = await until(
-      () => t.db('hook_delivery_attempts as a').join('hook_deliveries as d', 'd.id', 'a.delivery_id').join('hooks as h', 'h.id', 'd.hook_id').where('h.unique_id', hang.uniqueId).select('a.outcome', 'a.duration_ms'),
+      () =>
+        t
+          .db('hook_delivery_attempts as a')
+          .join('hook_deliveries as d', 'd.id', 'a.delivery_id')
+          .join('hooks as h', 'h.id', 'd.hook_id')
+          .where('h.unique_id', hang.uniqueId)
+          .select('a.outcome', 'a.duration_ms'),
       (rows) => rows.length >= 2,
     );
     expect(hangLog[0]!.outcome).toBe('timeout');
     expect(hangLog[0]!.duration_ms).toBeGreaterThanOrEqual(2990);
     const resetLog = await until(
-      () => t.db('hook_delivery_attempts as a').join('hook_deliveries as d', 'd.id', 'a.delivery_id').join('hooks as h', 'h.id', 'd.hook_id').where('h.unique_id', reset.uniqueId).select('a.outcome', 'a.error'),
+      () =>
+        t
+          .db('hook_delivery_attempts as a')
+          .join('hook_deliveries as d', 'd.id', 'a.delivery_id')
+          .join('hooks as h', 'h.id', 'd.hook_id')
+          .where('h.unique_id', reset.uniqueId)
+          .select('a.outcome', 'a.error'),
       (rows) => rows.length >= 1,
     );
     expect(resetLog[0]!.outcome).toBe('network_error');
@@ -187,7 +232,10 @@ describe('hook delivery', () => {
     // `localhost` resolves to a loopback address; only 127.0.0.1 is on this server's allow-list.
     const hook = await makeHook('/ssrf', {}, w.accounts.full.auth, `http://localhost:${receiver.port}`);
     const id = await test(hook.uniqueId);
-    const d = await until(() => delivery(id), (r) => r.attempts >= 1);
+    const d = await until(
+      () => delivery(id),
+      (r) => r.attempts >= 1,
+    );
     const [attempt] = await t.db('hook_delivery_attempts').where({ delivery_id: d.id });
     expect(attempt.outcome).toBe('refused');
     expect(attempt.error).toMatch(/loopback/);
@@ -198,27 +246,55 @@ describe('hook delivery', () => {
     const hook = await makeHook('/again');
     const id = await test(hook.uniqueId);
     await receiver.waitFor('/again', 1);
-    await until(() => delivery(id), (r) => r.status === 'delivered');
-    const res = await request(t.app).post(`/api/hooks/${hook.uniqueId}/deliveries/${id}/redeliver`).set('Authorization', w.accounts.full.auth);
+    await until(
+      () => delivery(id),
+      (r) => r.status === 'delivered',
+    );
+    const res = await request(t.app)
+      .post(`/api/hooks/${hook.uniqueId}/deliveries/${id}/redeliver`)
+      .set('Authorization', w.accounts.full.auth);
     expect(res.status).toBe(202);
     const got = await receiver.waitFor('/again', 2);
     expect(got[1]!.headers['webhook-id']).toBe(id);
     expect(got[1]!.verified).toBe(true);
-    expect((await until(() => delivery(id), (r) => r.status === 'delivered' && r.attempts === 2)).attempts).toBe(2);
-    const missing = await request(t.app).post(`/api/hooks/${hook.uniqueId}/deliveries/msg_nope/redeliver`).set('Authorization', w.accounts.full.auth);
+    expect(
+      (
+        await until(
+          () => delivery(id),
+          (r) => r.status === 'delivered' && r.attempts === 2,
+        )
+      ).attempts,
+    ).toBe(2);
+    const missing = await request(t.app)
+      .post(`/api/hooks/${hook.uniqueId}/deliveries/msg_nope/redeliver`)
+      .set('Authorization', w.accounts.full.auth);
     expect(missing.status).toBe(404);
   });
 
   it('when the hook’s account is disabled, then its deliveries are skipped and nothing is sent', async () => {
     const id = w.id;
     const auth = 'Basic ' + Buffer.from(`quiet-${id}:pw`).toString('base64');
-    await t.load({ type: 'account', username: `quiet-${id}`, password: 'pw', user: w.users.agent, projects: ['*'], rights: { WebHooks: ['Get', 'Post'], Leads: ['Get'] }, entryAccess: 'None' });
+    await t.load({
+      type: 'account',
+      username: `quiet-${id}`,
+      password: 'pw',
+      user: w.users.agent,
+      projects: ['*'],
+      rights: { WebHooks: ['Get', 'Post'], Leads: ['Get'] },
+      entryAccess: 'None',
+    });
     const hook = await makeHook('/quiet', {}, auth);
-    await t.db('accounts').where({ username: `quiet-${id}` }).update({ enabled: false });
+    await t
+      .db('accounts')
+      .where({ username: `quiet-${id}` })
+      .update({ enabled: false });
     const hookRow = await t.db('hooks').where({ unique_id: hook.uniqueId }).first('id');
     const sample = sampleLeadSnapshot({ now: Date.now() });
     const deliveryId = await queueTestDelivery(t.db, hookRow.id, { ...sample.snapshot, sampleFields: sample.fields } as never, new Date());
-    const d = await until(() => delivery(deliveryId), (r) => r.status !== 'pending');
+    const d = await until(
+      () => delivery(deliveryId),
+      (r) => r.status !== 'pending',
+    );
     expect(d.status).toBe('skipped');
     expect(d.last_error).toMatch(/account is disabled/);
     expect(receiver.at('/quiet')).toHaveLength(0);
@@ -234,7 +310,10 @@ describe('hook delivery', () => {
       const row = await delivery(id);
       let attempts = 0;
       for (;;) {
-        const d = await until(() => delivery(id), (r) => r.attempts > attempts);
+        const d = await until(
+          () => delivery(id),
+          (r) => r.attempts > attempts,
+        );
         attempts = d.attempts;
         if (d.status !== 'pending') break;
         clockMs = d.next_attempt_time.getTime();
@@ -262,7 +341,10 @@ describe('hook delivery', () => {
       expect(hookRow.failing_since.getTime()).toBe(start);
       clockMs = start + 5 * 86_400_000 + 60_000;
       const second = await test(hook.uniqueId);
-      await until(() => delivery(second), (r) => r.attempts >= 1);
+      await until(
+        () => delivery(second),
+        (r) => r.attempts >= 1,
+      );
       hookRow = await t.db('hooks').where({ unique_id: hook.uniqueId }).first();
       expect(hookRow.enabled).toBe(false);
       expect(hookRow.disabled_reason).toMatch(/every delivery attempt failed for 5 days/);
@@ -274,7 +356,14 @@ describe('hook delivery', () => {
       const pending = await delivery(second);
       await runRetryNow(pending.id);
       const before = receiver.at('/down').length;
-      expect((await until(() => delivery(second), (r) => r.status !== 'pending')).status).toBe('skipped');
+      expect(
+        (
+          await until(
+            () => delivery(second),
+            (r) => r.status !== 'pending',
+          )
+        ).status,
+      ).toBe('skipped');
       expect(receiver.at('/down')).toHaveLength(before);
     } finally {
       clockMs = undefined;

@@ -21,7 +21,12 @@ describe('hook events', () => {
 
   beforeAll(async () => {
     own = await createOwnDatabase('hook_events');
-    t = await createTestApp({ DATABASE_URL: own.url, HOOKS_ALLOW_HTTP: 'true', HOOKS_ALLOWED_HOSTS: '127.0.0.1', HOOKS_POLL_INTERVAL_MS: '200' });
+    t = await createTestApp({
+      DATABASE_URL: own.url,
+      HOOKS_ALLOW_HTTP: 'true',
+      HOOKS_ALLOWED_HOSTS: '127.0.0.1',
+      HOOKS_POLL_INTERVAL_MS: '200',
+    });
     w = await createWorld(t);
     receiver = await startHookReceiver();
     worker = await startHookWorker({ db: t.db, settings: t.settings, logger: createLogger('silent') });
@@ -34,7 +39,10 @@ describe('hook events', () => {
   });
 
   async function hook(path: string, body: Record<string, unknown>, auth = w.accounts.full.auth) {
-    const res = await request(t.app).post('/api/hooks').set('Authorization', auth).send({ name: path, url: `${receiver.url}${path}`, ...body });
+    const res = await request(t.app)
+      .post('/api/hooks')
+      .set('Authorization', auth)
+      .send({ name: path, url: `${receiver.url}${path}`, ...body });
     expect(res.status).toBe(201);
     receiver.secret(path, res.body.secret);
     return res.body.uniqueId as string;
@@ -67,8 +75,14 @@ describe('hook events', () => {
     const projects = (await get('/api/projects')).body as { uniqueId: string; name: string }[];
     const retailId = projects.find((p) => p.name === w.projects.retail)!.uniqueId;
     await hook(path, { events: ['lead.created'], projects: [retailId.toUpperCase()] });
-    const b2b = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'B2B', Telefon: '+4511223350' } });
-    const retail = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.retail, Data: { Name: 'Retail', Telefon: '+4511223351' } });
+    const b2b = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'B2B', Telefon: '+4511223350' } });
+    const retail = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.retail, Data: { Name: 'Retail', Telefon: '+4511223351' } });
     await receiver.waitFor(path, 1);
     await new Promise((r) => setTimeout(r, 500));
     const ids = receiver.at(path).map((d) => envelope(d).data.uniqueId);
@@ -79,8 +93,14 @@ describe('hook events', () => {
   it('when a lead is imported into a campaign outside a hook account’s projects, then that hook receives nothing', async () => {
     const path = `/b2b-only-${w.id}`;
     await hook(path, { events: ['lead.created'] }, w.accounts.b2b.auth);
-    const retail = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.retail, Data: { Name: 'Retail', Telefon: '+4511223345' } });
-    const b2b = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'B2B', Telefon: '+4511223346', Secret: 'hidden' } });
+    const retail = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.retail, Data: { Name: 'Retail', Telefon: '+4511223345' } });
+    const b2b = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'B2B', Telefon: '+4511223346', Secret: 'hidden' } });
     const got = await receiver.waitFor(path, 1);
     await new Promise((r) => setTimeout(r, 500));
     const ids = receiver.at(path).map((d) => envelope(d).data.uniqueId);
@@ -99,10 +119,24 @@ describe('hook events', () => {
     const callId = uniq('hook-call-');
     await t.load({ type: 'lead', uniqueId: leadId, campaign: w.campaigns.b2b, data: { Name: 'Loaded', Phone: '+4512121212' } });
     await t.load({
-      type: 'call', uniqueId: callId, campaign: w.campaigns.b2b, user: w.users.agent, uniqueLeadId: leadId, leadPhoneNumber: '+4512121212',
-      endCause: 'NormalDisconnect', inProgress: false, connected: true, incoming: false,
-      startTime: '2031-03-04T10:00:00', connectTime: '2031-03-04T10:00:05', endTime: '2031-03-04T10:02:00', previewDuration: 'PT2S',
-      conversationDuration: 'PT1M55S', leadStatus: 'UserProcessed', leadClosure: 'Success', applyOutcome: true,
+      type: 'call',
+      uniqueId: callId,
+      campaign: w.campaigns.b2b,
+      user: w.users.agent,
+      uniqueLeadId: leadId,
+      leadPhoneNumber: '+4512121212',
+      endCause: 'NormalDisconnect',
+      inProgress: false,
+      connected: true,
+      incoming: false,
+      startTime: '2031-03-04T10:00:00',
+      connectTime: '2031-03-04T10:00:05',
+      endTime: '2031-03-04T10:02:00',
+      previewDuration: 'PT2S',
+      conversationDuration: 'PT1M55S',
+      leadStatus: 'UserProcessed',
+      leadClosure: 'Success',
+      applyOutcome: true,
     });
     const got = (await receiver.waitFor(path, 3)).map(envelope);
     expect(got.map((g) => g.type).sort()).toEqual(['call.ended', 'lead.created', 'lead.statusChanged']);
@@ -116,26 +150,51 @@ describe('hook events', () => {
     const calls = await get(`/api/calls?OrgCode=${encodeURIComponent(w.users.agent)}&StartTime=2031-03-04T10:00:00&TimeSpan=PT1M`);
     expect(ended.data).toEqual(calls.body.find((c: { uniqueId: string }) => c.uniqueId === callId));
     // Loading the same file again changes nothing and sends nothing.
-    await t.load({ type: 'lead', uniqueId: leadId, campaign: w.campaigns.b2b, data: { Name: 'Loaded', Phone: '+4512121212' }, status: 'UserProcessed', closure: 'Success' });
+    await t.load({
+      type: 'lead',
+      uniqueId: leadId,
+      campaign: w.campaigns.b2b,
+      data: { Name: 'Loaded', Phone: '+4512121212' },
+      status: 'UserProcessed',
+      closure: 'Success',
+    });
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.at(path)).toHaveLength(3);
   });
 
   it('when the sweeper abandons a lead, then lead.statusChanged says so with the previous status, and a leadStatus filter lets only that status through', async () => {
     const code = `SWEEP-${w.id}`;
-    await t.load({ type: 'campaign', code, name: 'Sweep', project: w.projects.b2b, leadDefinition: w.leadDefinition, campaignType: 'PowerDialer', abandonAfter: 'P1D' });
+    await t.load({
+      type: 'campaign',
+      code,
+      name: 'Sweep',
+      project: w.projects.b2b,
+      leadDefinition: w.leadDefinition,
+      campaignType: 'PowerDialer',
+      abandonAfter: 'P1D',
+    });
     const path = `/sweep-${w.id}`;
     const filtered = `/sweep-expired-${w.id}`;
     await hook(path, { events: ['lead.statusChanged'], campaignCode: code });
     await hook(filtered, { events: ['lead.statusChanged'], campaignCode: code, leadStatus: 'Expired' });
     const leadId = uniq('sweep-');
-    await t.load({ type: 'lead', uniqueId: leadId, campaign: code, data: { Name: 'Old', Phone: '+4512121213' }, status: 'Unresolved', lastModifiedTime: '2031-01-01T10:00:00' });
+    await t.load({
+      type: 'lead',
+      uniqueId: leadId,
+      campaign: code,
+      data: { Name: 'Old', Phone: '+4512121213' },
+      status: 'Unresolved',
+      lastModifiedTime: '2031-01-01T10:00:00',
+    });
     const campaign = await t.db('campaigns').where({ code }).first('id');
     const result = await sweepLeads(t.db, new Date('2031-01-03T10:00:00Z'), 'Europe/Copenhagen', { campaignIds: [campaign.id] });
     expect(result.abandoned).toBe(1);
     const [got] = await receiver.waitFor(path, 1);
     const body = envelope(got!);
-    expect(body).toMatchObject({ type: 'lead.statusChanged', data: { uniqueId: leadId, status: 'Abandoned', previousStatus: 'Unresolved' } });
+    expect(body).toMatchObject({
+      type: 'lead.statusChanged',
+      data: { uniqueId: leadId, status: 'Abandoned', previousStatus: 'Unresolved' },
+    });
     const { previousStatus: _p, ...lead } = body.data;
     expect(lead).toEqual((await get(`/api/leads/${leadId}`)).body);
     expect(receiver.at(filtered)).toHaveLength(0);
@@ -147,11 +206,17 @@ describe('hook events', () => {
     const number = `+4561${String(Date.now() % 1000000).padStart(6, '0')}`;
     const imported = [];
     for (const name of ['First', 'Second']) {
-      const res = await request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth).send({ CampaignCode: w.campaigns.b2b, Data: { Name: name, Telefon: number } });
+      const res = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .send({ CampaignCode: w.campaigns.b2b, Data: { Name: name, Telefon: number } });
       expect(res.body.success).toBe(true);
       imported.push(res.body.uniqueId as string);
     }
-    const listed = await request(t.app).post('/api/donotcallnumbers').set('Authorization', w.accounts.full.auth).send({ phoneNumber: number });
+    const listed = await request(t.app)
+      .post('/api/donotcallnumbers')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ phoneNumber: number });
     expect(listed.status).toBe(200);
     const got = (await receiver.waitFor(path, 2)).map(envelope);
     expect(got.map((g) => g.data.uniqueId).sort()).toEqual([...imported].sort());
@@ -170,13 +235,28 @@ describe('hook events', () => {
     );
     const path = `/calendar-${w.id}`;
     await hook(path, { events: ['calendarEvent.created', 'calendarEvent.updated', 'calendarEvent.deleted'] });
-    const event = { calendarCode: calendar, leadUniqueId: `hook-cal-lead-${w.id}`, title: 'Call back "soon"', notes: 'æøå', start: '2031-02-03T10:00:00', end: '2031-02-03T10:30:00', source: 'crm', externalId: 'x1' };
+    const event = {
+      calendarCode: calendar,
+      leadUniqueId: `hook-cal-lead-${w.id}`,
+      title: 'Call back "soon"',
+      notes: 'æøå',
+      start: '2031-02-03T10:00:00',
+      end: '2031-02-03T10:30:00',
+      source: 'crm',
+      externalId: 'x1',
+    };
     const created = await request(t.app).post('/api/calendars/events').set('Authorization', w.accounts.full.auth).send(event);
     expect(created.status).toBe(201);
     const id = created.body.uniqueId;
-    const replaced = await request(t.app).put(`/api/calendars/events/${id}`).set('Authorization', w.accounts.full.auth).send({ ...event, uniqueId: id, title: 'Moved' });
+    const replaced = await request(t.app)
+      .put(`/api/calendars/events/${id}`)
+      .set('Authorization', w.accounts.full.auth)
+      .send({ ...event, uniqueId: id, title: 'Moved' });
     expect(replaced.status).toBe(200);
-    const deleted = await request(t.app).delete(`/api/calendars/events/${id}`).set('Authorization', w.accounts.full.auth).send({ uniqueId: id });
+    const deleted = await request(t.app)
+      .delete(`/api/calendars/events/${id}`)
+      .set('Authorization', w.accounts.full.auth)
+      .send({ uniqueId: id });
     expect(deleted.status).toBe(204);
     const got = byResource(await receiver.waitFor(path, 3), id);
     const types = got.map((g) => g.type);

@@ -74,11 +74,16 @@ describe('hook worker processes', () => {
 
   async function hookWithDeliveries(p: string, n: number, to: HookReceiver = receiver): Promise<string[]> {
     // Narrowed to this file's campaign: lead events of files running alongside never reach it.
-    const res = await request(t.app).post('/api/hooks').set('Authorization', w.accounts.full.auth).send({ name: p, url: `${to.url}${p}`, campaignCode: w.campaigns.b2b });
+    const res = await request(t.app)
+      .post('/api/hooks')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ name: p, url: `${to.url}${p}`, campaignCode: w.campaigns.b2b });
     to.secret(p, res.body.secret);
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
-      ids.push((await request(t.app).post(`/api/hooks/${res.body.uniqueId}/test`).set('Authorization', w.accounts.full.auth)).body.deliveryId);
+      ids.push(
+        (await request(t.app).post(`/api/hooks/${res.body.uniqueId}/test`).set('Authorization', w.accounts.full.auth)).body.deliveryId,
+      );
     }
     return ids;
   }
@@ -112,7 +117,12 @@ describe('hook worker processes', () => {
     slow = false;
     const second = await lcm(['serve'], /listening on/);
     await allDelivered(ids, 90_000);
-    const received = new Set(receiver.at(p).filter((d) => d.verified).map((d) => String(d.headers['webhook-id'])));
+    const received = new Set(
+      receiver
+        .at(p)
+        .filter((d) => d.verified)
+        .map((d) => String(d.headers['webhook-id'])),
+    );
     for (const id of ids) expect(received.has(id)).toBe(true);
     await stop(second, 'SIGTERM');
   });
@@ -130,7 +140,8 @@ describe('hook worker processes', () => {
     // No failure happened, so at-least-once is exactly once here.
     expect(got.map((d) => d.headers['webhook-id']).sort()).toEqual([...ids].sort());
     expect(own.maxConcurrentPerId()).toBe(1);
-    const workers = await t.db('hook_delivery_attempts as a')
+    const workers = await t
+      .db('hook_delivery_attempts as a')
       .join('hook_deliveries as d', 'd.id', 'a.delivery_id')
       .whereIn('d.unique_id', ids)
       .distinct('a.worker_id');

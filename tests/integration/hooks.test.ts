@@ -14,7 +14,10 @@ describe('/hooks', () => {
         await t
           .db(table)
           .join('accounts', 'accounts.id', `${table}.account_id`)
-          .whereIn('accounts.username', Object.values(w.accounts).map((a) => a.username))
+          .whereIn(
+            'accounts.username',
+            Object.values(w.accounts).map((a) => a.username),
+          )
           .count({ n: '*' })
       )[0]!.n,
     );
@@ -25,7 +28,11 @@ describe('/hooks', () => {
   });
   afterAll(() => t.close());
 
-  const create = (body: unknown, auth = w.accounts.full.auth) => request(t.app).post('/api/hooks').set('Authorization', auth).send(body as object);
+  const create = (body: unknown, auth = w.accounts.full.auth) =>
+    request(t.app)
+      .post('/api/hooks')
+      .set('Authorization', auth)
+      .send(body as object);
 
   describe('POST /hooks', () => {
     it('when the camelCase body of the live service is posted, then the hook is created with its secret shown once', async () => {
@@ -71,7 +78,13 @@ describe('/hooks', () => {
         LeadStatus: 'userprocessed',
       });
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ name: 'Form hook', method: 'PUT', format: 'Form', leadStatus: 'UserProcessed', contentTemplate: 'id={UniqueId}&email={Data.Email}&agent={AgentEmail}' });
+      expect(res.body).toMatchObject({
+        name: 'Form hook',
+        method: 'PUT',
+        format: 'Form',
+        leadStatus: 'UserProcessed',
+        contentTemplate: 'id={UniqueId}&email={Data.Email}&agent={AgentEmail}',
+      });
     });
 
     it.each([
@@ -92,7 +105,10 @@ describe('/hooks', () => {
       ['an unknown lead status', { name: 'x', url: 'https://x.example.com/', leadStatus: 'Closed' }],
       ['a lead status without lead events', { name: 'x', url: 'https://x.example.com/', events: ['call.ended'], leadStatus: 'New' }],
       ['an unknown campaign', { name: 'x', url: 'https://x.example.com/', campaignCode: 'NO-SUCH-CAMPAIGN' }],
-      ['a data field the campaign lacks', { name: 'x', url: 'https://x.example.com/', campaignCode: 'B2B', contentTemplate: '{"a":"{Data.Shoe size}"}' }],
+      [
+        'a data field the campaign lacks',
+        { name: 'x', url: 'https://x.example.com/', campaignCode: 'B2B', contentTemplate: '{"a":"{Data.Shoe size}"}' },
+      ],
       ['a metadata address', { name: 'x', url: 'http://169.254.169.254/latest' }],
       ['a private address', { name: 'x', url: 'https://10.0.0.8/in' }],
     ])('when the body has %s, then it is a 400 and nothing is stored', async (_name, body) => {
@@ -110,7 +126,10 @@ describe('/hooks', () => {
     it('when plain http is not allowed by the server, then an http URL is a 400', async () => {
       const strict = await createTestApp({});
       try {
-        const res = await request(strict.app).post('/api/hooks').set('Authorization', w.accounts.full.auth).send({ name: 'x', url: 'http://x.example.com/' });
+        const res = await request(strict.app)
+          .post('/api/hooks')
+          .set('Authorization', w.accounts.full.auth)
+          .send({ name: 'x', url: 'http://x.example.com/' });
         expect(res.status).toBe(400);
         expect(res.body.errors[0]).toEqual({ field: 'url', message: 'the scheme must be https' });
       } finally {
@@ -133,8 +152,19 @@ describe('/hooks', () => {
 
     it('when the account may not read the events’ resource, then it is a 403', async () => {
       const id = w.id;
-      await t.load({ type: 'account', username: `hooksonly-${id}`, password: 'pw', user: w.users.agent, projects: ['*'], rights: { WebHooks: ['Get', 'Post'] }, entryAccess: 'None' });
-      const res = await create({ name: 'x', url: 'https://x.example.com/', events: ['call.ended'] }, 'Basic ' + Buffer.from(`hooksonly-${id}:pw`).toString('base64'));
+      await t.load({
+        type: 'account',
+        username: `hooksonly-${id}`,
+        password: 'pw',
+        user: w.users.agent,
+        projects: ['*'],
+        rights: { WebHooks: ['Get', 'Post'] },
+        entryAccess: 'None',
+      });
+      const res = await create(
+        { name: 'x', url: 'https://x.example.com/', events: ['call.ended'] },
+        'Basic ' + Buffer.from(`hooksonly-${id}:pw`).toString('base64'),
+      );
       expect(res.status).toBe(403);
       expect(res.body.detail).toMatch(/Calls/);
     });
@@ -156,14 +186,22 @@ describe('/hooks', () => {
         .set('Authorization', w.accounts.full.auth)
         .send({ name: 'after', url: 'https://x.example.com/b', events: ['call.ended', 'calendarEvent.deleted'], enabled: false });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ name: 'after', url: 'https://x.example.com/b', events: ['call.ended', 'calendarEvent.deleted'], enabled: false });
+      expect(res.body).toMatchObject({
+        name: 'after',
+        url: 'https://x.example.com/b',
+        events: ['call.ended', 'calendarEvent.deleted'],
+        enabled: false,
+      });
       const secret = await t.db('hooks').where({ unique_id: made.body.uniqueId }).first('secret');
       expect(secret.secret).toBe(made.body.secret);
     });
 
     it('when a replacement is invalid, then nothing changes', async () => {
       const made = await create({ name: 'keep', url: 'https://x.example.com/a' });
-      const res = await request(t.app).put(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth).send({ name: 'x', url: 'https://x.example.com/{Bad}' });
+      const res = await request(t.app)
+        .put(`/api/hooks/${made.body.uniqueId}`)
+        .set('Authorization', w.accounts.full.auth)
+        .send({ name: 'x', url: 'https://x.example.com/{Bad}' });
       expect(res.status).toBe(400);
       const read = await request(t.app).get(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth);
       expect(read.body.name).toBe('keep');
@@ -190,7 +228,17 @@ describe('/hooks', () => {
         'calendarEvent.updated',
         'calendarEvent.deleted',
       ]);
-      expect(res.body.placeholders.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['{UniqueId}', '{CampaignCode}', '{LeadStatus}', '{PhoneNumber}', '{AgentEmail}', '{ClosedDate}', '{Data.FieldName}']));
+      expect(res.body.placeholders.map((p: { name: string }) => p.name)).toEqual(
+        expect.arrayContaining([
+          '{UniqueId}',
+          '{CampaignCode}',
+          '{LeadStatus}',
+          '{PhoneNumber}',
+          '{AgentEmail}',
+          '{ClosedDate}',
+          '{Data.FieldName}',
+        ]),
+      );
       expect(res.body.standardTemplates.map((p: { name: string }) => p.name)).toEqual(['Standard', 'Data']);
     });
 
@@ -199,7 +247,8 @@ describe('/hooks', () => {
         name: 'templated',
         url: 'https://crm.example.com/leads/{UniqueId}',
         campaignCode: w.campaigns.b2b,
-        contentTemplate: '{"id":"{UniqueId}","name":"{Data.Name}","quote":"{Data.Customer}","status":"{LeadStatus}","closed":"{ClosedDate}"}',
+        contentTemplate:
+          '{"id":"{UniqueId}","name":"{Data.Name}","quote":"{Data.Customer}","status":"{LeadStatus}","closed":"{ClosedDate}"}',
       });
       expect(made.status).toBe(201);
       const res = await request(t.app).get(`/api/hooks/${made.body.uniqueId}/example`).set('Authorization', w.accounts.full.auth);
@@ -214,7 +263,13 @@ describe('/hooks', () => {
 
     it('when pages are asked for as HTML, then the small reads answer text/html', async () => {
       const made = await create({ name: 'html <b>hook</b>', url: 'https://x.example.com/' });
-      for (const path of ['/api/hooks', '/api/hooks/meta', `/api/hooks/${made.body.uniqueId}`, `/api/hooks/${made.body.uniqueId}/deliveries`, `/api/hooks/${made.body.uniqueId}/example`]) {
+      for (const path of [
+        '/api/hooks',
+        '/api/hooks/meta',
+        `/api/hooks/${made.body.uniqueId}`,
+        `/api/hooks/${made.body.uniqueId}/deliveries`,
+        `/api/hooks/${made.body.uniqueId}/example`,
+      ]) {
         const res = await request(t.app).get(path).set('Authorization', w.accounts.full.auth).set('Accept', 'text/html');
         expect(res.status).toBe(200);
         expect(res.headers['content-type']).toMatch(/text\/html/);

@@ -25,17 +25,63 @@ describe('HTML pages', () => {
     await t.load(
       { type: 'lead', uniqueId: leadId, campaign: w.campaigns.b2b, data: { Name: 'Lead <i>Ærø</i>', Phone: '+4512345678' } },
       { type: 'calendar', code: calendar, name: 'Html', project: w.projects.b2b },
-      { type: 'call', uniqueId: callId, campaign: w.campaigns.b2b, user: w.users.agent, uniqueLeadId: leadId, leadPhoneNumber: '+4512345678', endCause: 'NormalDisconnect', inProgress: false, connected: true, incoming: false, startTime: '2026-05-04T10:00:00', connectTime: '2026-05-04T10:00:05', endTime: '2026-05-04T10:02:00', previewDuration: 'PT2S' },
-      { type: 'recording', call: callId, startTime: '2026-05-04T10:00:05', recordingType: 'FullRecording', fileName: 'html <b>call</b>.wav' },
-      { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-1', title: evil, notes: evilNotes, start: '2026-05-04T09:00:00', end: '2026-05-04T09:30:00', source: 'crm', externalId: 'x1' },
-      { type: 'calendarEvent', uniqueId: uniq('ev-'), calendarCode: calendar, leadUniqueId: 'lead-2', title: 'Call Ærø back', notes: 'two\nlines', start: '2026-05-05T14:00:00', end: '2026-05-05T14:15:00', source: 'crm', externalId: 'x2' },
+      {
+        type: 'call',
+        uniqueId: callId,
+        campaign: w.campaigns.b2b,
+        user: w.users.agent,
+        uniqueLeadId: leadId,
+        leadPhoneNumber: '+4512345678',
+        endCause: 'NormalDisconnect',
+        inProgress: false,
+        connected: true,
+        incoming: false,
+        startTime: '2026-05-04T10:00:00',
+        connectTime: '2026-05-04T10:00:05',
+        endTime: '2026-05-04T10:02:00',
+        previewDuration: 'PT2S',
+      },
+      {
+        type: 'recording',
+        call: callId,
+        startTime: '2026-05-04T10:00:05',
+        recordingType: 'FullRecording',
+        fileName: 'html <b>call</b>.wav',
+      },
+      {
+        type: 'calendarEvent',
+        uniqueId: uniq('ev-'),
+        calendarCode: calendar,
+        leadUniqueId: 'lead-1',
+        title: evil,
+        notes: evilNotes,
+        start: '2026-05-04T09:00:00',
+        end: '2026-05-04T09:30:00',
+        source: 'crm',
+        externalId: 'x1',
+      },
+      {
+        type: 'calendarEvent',
+        uniqueId: uniq('ev-'),
+        calendarCode: calendar,
+        leadUniqueId: 'lead-2',
+        title: 'Call Ærø back',
+        notes: 'two\nlines',
+        start: '2026-05-05T14:00:00',
+        end: '2026-05-05T14:15:00',
+        source: 'crm',
+        externalId: 'x2',
+      },
     );
   });
   let hookId: string;
   let leadDefinitionId: string;
   beforeAll(async () => {
     leadDefinitionId = (await t.db('lead_definitions').where({ name: w.leadDefinition }).first('unique_id')).unique_id;
-    const hook = await request(t.app).post('/api/hooks').set('Authorization', w.accounts.full.auth).send({ name: 'Html <b>hook</b>', url: 'https://crm.example.com/in' });
+    const hook = await request(t.app)
+      .post('/api/hooks')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ name: 'Html <b>hook</b>', url: 'https://crm.example.com/in' });
     hookId = hook.body.uniqueId;
   });
 
@@ -75,15 +121,19 @@ describe('HTML pages', () => {
     return `/api${path}${query.size > 0 ? `?${query}` : ''}`;
   }
 
-  const htmlEndpoints = () => t.composed.app.endpoints.filter((e) => e.method === 'get' && e.representations.includes('html') && !e.ownMediaType);
+  const htmlEndpoints = () =>
+    t.composed.app.endpoints.filter((e) => e.method === 'get' && e.representations.includes('html') && !e.ownMediaType);
   const nonHtmlEndpoints = () => t.composed.app.endpoints.filter((e) => !e.representations.includes('html') && !e.ownMediaType);
 
-  const getHtml = (url: string, auth = w.accounts.full.auth) => request(t.app).get(url).set('Authorization', auth).set('Accept', 'text/html');
+  const getHtml = (url: string, auth = w.accounts.full.auth) =>
+    request(t.app).get(url).set('Authorization', auth).set('Accept', 'text/html');
 
   describe('every small service', () => {
     it('when a small service is asked for text/html, then it answers a complete HTML page with a heading and Vary: Accept', async () => {
       const endpoints = htmlEndpoints();
-      expect(endpoints.map((e) => e.service)).toEqual(expect.arrayContaining(['calendars.events.list', 'calendars.events.bycalendar', 'myaccount']));
+      expect(endpoints.map((e) => e.service)).toEqual(
+        expect.arrayContaining(['calendars.events.list', 'calendars.events.bycalendar', 'myaccount']),
+      );
       for (const e of endpoints) {
         const res = await getHtml(urlFor(e));
         expect({ service: e.service, status: res.status, type: res.headers['content-type'] }).toEqual({
@@ -136,7 +186,9 @@ describe('HTML pages', () => {
       expect(res.status).toBe(200);
       expect(res.text).toContain('<p class="meta">2 items</p>');
       expect(res.text.match(/<tbody><tr>|<\/tr><tr>/g)).toHaveLength(2);
-      expect(res.text).toContain('<time datetime="2026-05-04T09:00:00.000+02:00" title="2026-05-04T09:00:00.000+02:00">Mon 4 May 2026, 09:00:00 <span class="offset">(+02:00)</span></time>');
+      expect(res.text).toContain(
+        '<time datetime="2026-05-04T09:00:00.000+02:00" title="2026-05-04T09:00:00.000+02:00">Mon 4 May 2026, 09:00:00 <span class="offset">(+02:00)</span></time>',
+      );
       expect(res.text).toContain('Call Ærø back');
       expect(res.text).toContain('<th scope="col">title</th>');
     });

@@ -30,7 +30,9 @@ describe('input hardening', () => {
       ['a character of Latin-1', 'utf-8ÿ'],
       ['a space inside', 'utf 8'],
     ])('when it holds %s, then the CSV export is a 400 naming Encoding', async (_name, value) => {
-      const res = await request(t.app).get(`/api/calls/csv?${window()}&Encoding=${encodeURIComponent(value)}`).set('Authorization', w.accounts.full.auth);
+      const res = await request(t.app)
+        .get(`/api/calls/csv?${window()}&Encoding=${encodeURIComponent(value)}`)
+        .set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(400);
       expect(res.body.errors[0].parameter).toBe('Encoding');
       expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
@@ -83,16 +85,27 @@ describe('input hardening', () => {
       ['a NUL', '"a\\u0000b"'],
     ])('when lead data holds %s, then it is a 400 naming the field and nothing is stored', async (_name, json) => {
       const campaignLeads = async () =>
-        Number((await t.db('leads').join('campaigns', 'campaigns.id', 'leads.campaign_id').where('campaigns.code', w.campaigns.b2b).count({ n: '*' }).first())!.n);
+        Number(
+          (await t
+            .db('leads')
+            .join('campaigns', 'campaigns.id', 'leads.campaign_id')
+            .where('campaigns.code', w.campaigns.b2b)
+            .count({ n: '*' })
+            .first())!.n,
+        );
       const before = await campaignLeads();
-      const res = await importLead(`{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${json},"telefon":"+45 12 34 56 78"}}`);
+      const res = await importLead(
+        `{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${json},"telefon":"+45 12 34 56 78"}}`,
+      );
       expect(res.status).toBe(400);
       expect(res.body.errors[0].field).toBe('Data.name');
       expect(await campaignLeads()).toBe(before);
     });
 
     it('when a surrogate pair (an emoji) is sent, then it is stored as text', async () => {
-      const res = await importLead(`{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":"\\ud83d\\ude00 Ann","telefon":"+45 12 34 56 78"}}`);
+      const res = await importLead(
+        `{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":"\\ud83d\\ude00 Ann","telefon":"+45 12 34 56 78"}}`,
+      );
       expect(res.status).toBe(200);
       expect(res.body.success).toBe(true);
     });
@@ -117,7 +130,9 @@ describe('input hardening', () => {
 
   describe('integer parameters', () => {
     it.each(['0x10', '1e3', '0b1', '16.0', '+16', ' 16', '-1', '0'])('when Limit=%j, then it is a 400 naming Limit', async (value) => {
-      const res = await request(t.app).get(`/api/calls?${window()}&Limit=${encodeURIComponent(value)}`).set('Authorization', w.accounts.full.auth);
+      const res = await request(t.app)
+        .get(`/api/calls?${window()}&Limit=${encodeURIComponent(value)}`)
+        .set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(400);
       expect(res.body.errors[0].parameter).toBe('Limit');
     });
@@ -128,7 +143,9 @@ describe('input hardening', () => {
     });
 
     it('when a query value is percent-encoded bytes that are not UTF-8 (a surrogate encoded), then it is a 4xx', async () => {
-      const res = await request(t.app).get(`/api/calls?OrgCode=%ED%A0%80&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT1H`).set('Authorization', w.accounts.full.auth);
+      const res = await request(t.app)
+        .get(`/api/calls?OrgCode=%ED%A0%80&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT1H`)
+        .set('Authorization', w.accounts.full.auth);
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.status).toBeLessThan(500);
     });
@@ -145,7 +162,8 @@ describe('input hardening', () => {
       source: 'crm',
       externalId: 'x1',
     });
-    const create = (leadUniqueId: string, auth = w.accounts.b2b.auth) => request(t.app).post('/api/calendars/events').set('Authorization', auth).send(body(leadUniqueId));
+    const create = (leadUniqueId: string, auth = w.accounts.b2b.auth) =>
+      request(t.app).post('/api/calendars/events').set('Authorization', auth).send(body(leadUniqueId));
 
     it('when the lead is one the account sees, then the event is created', async () => {
       expect((await create(ownLead())).status).toBe(201);

@@ -30,7 +30,8 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
   let env: NodeJS.ProcessEnv;
   let api: string;
   const runningFile = () => `${dataDir}.running.json`;
-  const readRunning = () => JSON.parse(fs.readFileSync(runningFile(), 'utf8')) as { pid: number; command: string; shared: boolean; url?: string };
+  const readRunning = () =>
+    JSON.parse(fs.readFileSync(runningFile(), 'utf8')) as { pid: number; command: string; shared: boolean; url?: string };
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lcm-beside-'));
@@ -39,7 +40,13 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
     const port = await freePort();
     api = `http://127.0.0.1:${port}/api`;
     // No credential cache: an account change must show in the next request (no Redis here).
-    env = lcmEnv({ EMBEDDED_DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()), PORT: String(port), AUTH_CACHE_TTL_MS: '0', SWEEP_INTERVAL_MS: '0' });
+    env = lcmEnv({
+      EMBEDDED_DATA_DIR: dataDir,
+      EMBEDDED_PG_PORT: String(await freePort()),
+      PORT: String(port),
+      AUTH_CACHE_TTL_MS: '0',
+      SWEEP_INTERVAL_MS: '0',
+    });
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -112,7 +119,12 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
 
     it('when started with node bin/lcm.js serve, then it runs the compiled build and records where its database is', async () => {
       expect(output).toContain(`running the compiled build in ${path.join(PROJECT_ROOT, 'dist')}\n`);
-      expect(readRunning()).toMatchObject({ pid: server.pid, command: 'serve', shared: true, url: expect.stringMatching(/^postgres:\/\/.*@127\.0\.0\.1:\d+\/lcm$/) });
+      expect(readRunning()).toMatchObject({
+        pid: server.pid,
+        command: 'serve',
+        shared: true,
+        url: expect.stringMatching(/^postgres:\/\/.*@127\.0\.0\.1:\d+\/lcm$/),
+      });
       // The one-shot load before it kept its record.
       expect(await db('org_units').where({ org_code: 'Held' }).first('name')).toEqual({ name: 'Loaded while others waited' });
     });
@@ -124,7 +136,10 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^loaded 6 lines: 2 orgUnit, 1 leadDefinition, 1 campaign, 1 user, 1 lead\n$/);
 
-      const lead = await db('leads').join('campaigns', 'campaigns.id', 'leads.campaign_id').where('campaigns.code', 'B2B-1').first('leads.data');
+      const lead = await db('leads')
+        .join('campaigns', 'campaigns.id', 'leads.campaign_id')
+        .where('campaigns.code', 'B2B-1')
+        .first('leads.data');
       expect(lead.data).toMatchObject({ Name: 'Acme', Phone: '+4512345678' });
       const leads = await get('/simpleleads?Campaigns=B2B-1', 'demo', 'demo-password');
       expect(leads.status).toBe(200);
@@ -148,7 +163,12 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
           expect(result.stdout).toBe(`created account ${username}\n`);
           expect(await status(password)).toBe(200);
         } else if (verb === 'list') {
-          expect(result.stdout).toMatch(new RegExp(`^${username}\\s+ann@example\\.com\\s+B2B\\*,Sales\\s+Calls:Get;Leads:Get,Post;SimpleLeads:Get\\s+Full\\s+yes$`, 'm'));
+          expect(result.stdout).toMatch(
+            new RegExp(
+              `^${username}\\s+ann@example\\.com\\s+B2B\\*,Sales\\s+Calls:Get;Leads:Get,Post;SimpleLeads:Get\\s+Full\\s+yes$`,
+              'm',
+            ),
+          );
         } else if (verb === 'disable') {
           expect(await status(password)).toBe(401);
         } else if (verb === 'enable') {
@@ -166,9 +186,12 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
       expect(JSON.stringify(await leads.json())).toContain('Acme');
     });
 
-    it('when lcm load gets a bad file, then it exits 1 with the line and the reason, on the server\'s database', async () => {
+    it("when lcm load gets a bad file, then it exits 1 with the line and the reason, on the server's database", async () => {
       const file = path.join(dir, 'bad.ndjson');
-      fs.writeFileSync(file, '{"type":"orgUnit","orgCode":"Kept?","name":"x"}\n{"type":"call","campaign":"B2B-1","user":"ann@example.com"}\n');
+      fs.writeFileSync(
+        file,
+        '{"type":"orgUnit","orgCode":"Kept?","name":"x"}\n{"type":"call","campaign":"B2B-1","user":"ann@example.com"}\n',
+      );
       const result = await runLcm(['load', file], { env });
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/^lcm: line 2: call: "uniqueLeadId" is required; .*"startTime" is required.*\n$/);
@@ -195,7 +218,16 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
   it('when the record names a process that is gone, then lcm ignores it, starts the cluster itself and replaces the record', async () => {
     const gone = spawn(process.execPath, ['-e', '']);
     await new Promise((r) => gone.once('exit', r));
-    fs.writeFileSync(runningFile(), JSON.stringify({ pid: gone.pid, command: 'serve', shared: true, url: 'postgres://postgres:x@127.0.0.1:1/lcm', startedAt: new Date().toISOString() }));
+    fs.writeFileSync(
+      runningFile(),
+      JSON.stringify({
+        pid: gone.pid,
+        command: 'serve',
+        shared: true,
+        url: 'postgres://postgres:x@127.0.0.1:1/lcm',
+        startedAt: new Date().toISOString(),
+      }),
+    );
     const result = await runLcm(['migrate'], { env });
     expect(result).toMatchObject({ code: 0, stdout: 'already up to date\npartitions: no partition to create\n', stderr: '' });
     expect(fs.existsSync(runningFile())).toBe(false);

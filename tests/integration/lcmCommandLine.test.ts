@@ -25,10 +25,21 @@ describe('lcm command line (child processes)', () => {
   const user = `cli-user ${id} Ø`;
 
   // Line 2 misses the org code: the whole file is refused, line 1 included.
-  const badFile = () => write('bad.ndjson', [{ type: 'orgUnit', orgCode: `${unit}-bad`, name: 'Kept?' }, { type: 'orgUnit', name: 'No code' }]);
+  const badFile = () =>
+    write('bad.ndjson', [
+      { type: 'orgUnit', orgCode: `${unit}-bad`, name: 'Kept?' },
+      { type: 'orgUnit', name: 'No code' },
+    ]);
   // What Windows tools write: a UTF-8 byte order mark before the first record.
   const bomFile = () =>
-    write('bom.ndjson', [{ type: 'orgUnit', orgCode: unit, name: 'BOM unit' }, { type: 'user', orgCode: user, username: `cli-${id}`, name: 'Ærø', parent: unit }], '\ufeff');
+    write(
+      'bom.ndjson',
+      [
+        { type: 'orgUnit', orgCode: unit, name: 'BOM unit' },
+        { type: 'user', orgCode: user, username: `cli-${id}`, name: 'Ærø', parent: unit },
+      ],
+      '\ufeff',
+    );
 
   function write(name: string, records: object[], prefix = ''): string {
     const file = path.join(dir, name);
@@ -51,7 +62,11 @@ describe('lcm command line (child processes)', () => {
       expect(result.code).toBe(1);
       expect(result.stderr).toBe('lcm: line 2: orgUnit: "orgCode" is required\n');
       expect(result.stdout).toBe('');
-      expect(await db('org_units').where({ org_code: `${unit}-bad` }).first()).toBeUndefined();
+      expect(
+        await db('org_units')
+          .where({ org_code: `${unit}-bad` })
+          .first(),
+      ).toBeUndefined();
     });
 
     it('when the file starts with a byte order mark, then it loads and exits 0', async () => {
@@ -79,7 +94,10 @@ describe('lcm command line (child processes)', () => {
 
     it('when both or neither password options are given, or stdin is empty, then it exits 1 with a one-line reason and changes nothing', async () => {
       const username = `stdin-${id}`;
-      const both = await runLcm(['account', 'set-password', '--username', username, '--password', 'x', '--password-stdin'], { env, input: 'y\n' });
+      const both = await runLcm(['account', 'set-password', '--username', username, '--password', 'x', '--password-stdin'], {
+        env,
+        input: 'y\n',
+      });
       expect(both.code).toBe(1);
       expect(both.stderr).toBe("lcm: option '--password <password>' cannot be used with option '--password-stdin'\n");
       const neither = await runLcm(['account', 'set-password', '--username', username], { env });
@@ -95,7 +113,9 @@ describe('lcm command line (child processes)', () => {
       expect(unknown.stderr).toMatch(/^lcm: unknown command 'lod' \(Did you mean load\?\)\n$/);
       const missing = await runLcm(['load', path.join(dir, 'missing.ndjson')], { env });
       expect(missing).toMatchObject({ code: 1, stderr: `lcm: no such file: ${path.join(dir, 'missing.ndjson')}\n` });
-      const refused = await runLcm(['account', 'list'], { env: lcmEnv({ DATABASE_URL: `postgres://nobody:x@127.0.0.1:${await freePort()}/none` }) });
+      const refused = await runLcm(['account', 'list'], {
+        env: lcmEnv({ DATABASE_URL: `postgres://nobody:x@127.0.0.1:${await freePort()}/none` }),
+      });
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/^lcm: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/);
       expect(refused.stdout).toBe('');
@@ -121,12 +141,20 @@ describe('lcm command line (child processes)', () => {
       expect(good).toMatchObject({ code: 0, stdout: 'loaded 2 lines: 1 orgUnit, 1 user\n', stderr: '' });
 
       // What the commands left, seen through lcm too (it stops its cluster after each command).
-      const orphan = write('orphan.ndjson', [{ type: 'user', orgCode: `orphan ${id}`, username: `orphan-${id}`, name: 'x', parent: `${unit}-bad` }]);
-      expect(await runLcm(['load', orphan], { env })).toMatchObject({ code: 1, stderr: `lcm: line 1: user: unknown org unit "${unit}-bad"\n` });
-      const created = await runLcm(['account', 'create', '--username', `ok-${id}`, '--password-stdin', '--user', user, '--projects', '*', '--rights', 'Calls:Get'], {
-        env,
-        input: 'pw\n',
+      const orphan = write('orphan.ndjson', [
+        { type: 'user', orgCode: `orphan ${id}`, username: `orphan-${id}`, name: 'x', parent: `${unit}-bad` },
+      ]);
+      expect(await runLcm(['load', orphan], { env })).toMatchObject({
+        code: 1,
+        stderr: `lcm: line 1: user: unknown org unit "${unit}-bad"\n`,
       });
+      const created = await runLcm(
+        ['account', 'create', '--username', `ok-${id}`, '--password-stdin', '--user', user, '--projects', '*', '--rights', 'Calls:Get'],
+        {
+          env,
+          input: 'pw\n',
+        },
+      );
       expect(created).toMatchObject({ code: 0, stdout: `created account ok-${id}\n`, stderr: '' });
     });
 
@@ -135,9 +163,11 @@ describe('lcm command line (child processes)', () => {
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       child.stderr.on('data', (d) => (out += d));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.once('exit', (code, signal) => resolve({ code, signal })),
+      );
       try {
-        for (const deadline = Date.now() + 240_000; !out.includes('hook delivery workers running') && child.exitCode === null; ) {
+        for (const deadline = Date.now() + 240_000; !out.includes('hook delivery workers running') && child.exitCode === null;) {
           if (Date.now() > deadline) throw new Error(`lcm hooks work did not start: ${out}`);
           await new Promise((r) => setTimeout(r, 200));
         }

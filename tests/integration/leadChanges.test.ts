@@ -27,9 +27,32 @@ describe('lead changes', () => {
           { name: 'Contract', type: 'text', editable: false },
         ],
       },
-      { type: 'campaign', code: lockedCampaign, name: 'Locked', project: w.projects.b2b, leadDefinition: `Locked ${w.id}`, campaignType: 'Master' },
-      { type: 'account', username: `put-only-${w.id}`, password: 'pw', user: w.users.agent, projects: ['*'], rights: { Leads: ['Put'] }, entryAccess: 'Full' },
-      { type: 'account', username: `get-only-${w.id}`, password: 'pw', user: w.users.agent, projects: ['*'], rights: { Leads: ['Get'] }, entryAccess: 'Full' },
+      {
+        type: 'campaign',
+        code: lockedCampaign,
+        name: 'Locked',
+        project: w.projects.b2b,
+        leadDefinition: `Locked ${w.id}`,
+        campaignType: 'Master',
+      },
+      {
+        type: 'account',
+        username: `put-only-${w.id}`,
+        password: 'pw',
+        user: w.users.agent,
+        projects: ['*'],
+        rights: { Leads: ['Put'] },
+        entryAccess: 'Full',
+      },
+      {
+        type: 'account',
+        username: `get-only-${w.id}`,
+        password: 'pw',
+        user: w.users.agent,
+        projects: ['*'],
+        rights: { Leads: ['Get'] },
+        entryAccess: 'Full',
+      },
     );
   });
 
@@ -41,7 +64,10 @@ describe('lead changes', () => {
     const res = await request(t.app)
       .post('/api/leads')
       .set('Authorization', w.accounts.full.auth)
-      .send({ CampaignCode: campaign, Data: campaign === lockedCampaign ? data : { Name: 'Karen Blixen', Telefon: freshPhone(), Customer: uniq('C-'), ...data } });
+      .send({
+        CampaignCode: campaign,
+        Data: campaign === lockedCampaign ? data : { Name: 'Karen Blixen', Telefon: freshPhone(), Customer: uniq('C-'), ...data },
+      });
     expect(res.body.success).toBe(true);
     return res.body.uniqueId as string;
   };
@@ -52,8 +78,10 @@ describe('lead changes', () => {
       .set('Authorization', auth)
       .set('Content-Type', type)
       .send(typeof body === 'string' ? body : JSON.stringify(body));
-  const anonymize = (id: string, auth = w.accounts.full.auth) => request(t.app).post(`/api/leads/${id}/anonymize`).set('Authorization', auth);
-  const hookEventsOf = (id: string) => t.db('hook_events').where({ resource_id: id }).orderBy('id').select('type', 'previous_status', 'snapshot');
+  const anonymize = (id: string, auth = w.accounts.full.auth) =>
+    request(t.app).post(`/api/leads/${id}/anonymize`).set('Authorization', auth);
+  const hookEventsOf = (id: string) =>
+    t.db('hook_events').where({ resource_id: id }).orderBy('id').select('type', 'previous_status', 'snapshot');
 
   describe('PATCH', () => {
     it('when data and priority are patched, then the answer is the changed lead with a new ETag, and GET agrees', async () => {
@@ -142,7 +170,12 @@ describe('lead changes', () => {
       const hook = await request(t.app)
         .post('/api/hooks')
         .set('Authorization', w.accounts.full.auth)
-        .send({ name: `changes-${w.id}`, url: 'https://lead-changes.invalid/in', campaignCode: w.campaigns.b2b, events: ['lead.statusChanged'] });
+        .send({
+          name: `changes-${w.id}`,
+          url: 'https://lead-changes.invalid/in',
+          campaignCode: w.campaigns.b2b,
+          events: ['lead.statusChanged'],
+        });
       expect(hook.status).toBe(201);
       try {
         const id = await importLead();
@@ -169,13 +202,20 @@ describe('lead changes', () => {
       expect(res.body.status).toBe('DoNotCall');
       expect((await get(sibling)).body.status).toBe('DoNotCall');
       expect((await get(elsewhere)).body.status).toBe('New');
-      const list = await request(t.app).get(`/api/donotcallnumbers?Project=${encodeURIComponent(w.projects.b2b)}`).set('Authorization', w.accounts.full.auth);
-      expect(JSON.parse(list.text)).toEqual(expect.arrayContaining([expect.objectContaining({ phoneNumber: phone, project: w.projects.b2b })]));
+      const list = await request(t.app)
+        .get(`/api/donotcallnumbers?Project=${encodeURIComponent(w.projects.b2b)}`)
+        .set('Authorization', w.accounts.full.auth);
+      expect(JSON.parse(list.text)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ phoneNumber: phone, project: w.projects.b2b })]),
+      );
     });
 
     it('when the phone number is patched to a listed number, then the open lead moves to DoNotCall as an import would', async () => {
       const listed = freshPhone();
-      const listing = await request(t.app).post('/api/donotcallnumbers').set('Authorization', w.accounts.full.auth).send({ phoneNumber: listed, project: w.projects.b2b });
+      const listing = await request(t.app)
+        .post('/api/donotcallnumbers')
+        .set('Authorization', w.accounts.full.auth)
+        .send({ phoneNumber: listed, project: w.projects.b2b });
       expect(listing.status).toBe(200);
       const id = await importLead();
       const res = await patch(id, { data: { Telefon: listed } });
@@ -207,14 +247,46 @@ describe('lead changes', () => {
       const eventId = uniq('anon-ev-');
       await t.load(
         { type: 'calendar', code: calendar, name: 'Anon', project: w.projects.b2b },
-        { type: 'call', uniqueId: callId, campaign: w.campaigns.b2b, user: w.users.agent, uniqueLeadId: id, leadPhoneNumber: phone, leadExternalKey: key, endCause: 'NormalDisconnect', inProgress: false, connected: true, incoming: false, startTime: '2031-03-04T10:00:00', connectTime: '2031-03-04T10:00:05', endTime: '2031-03-04T10:02:00', previewDuration: 'PT2S' },
-        { type: 'calendarEvent', uniqueId: eventId, calendarCode: calendar, leadUniqueId: id, title: `Call ${phone}`, notes: 'Lives on Strøget', start: '2031-03-05T10:00:00', end: '2031-03-05T10:30:00', source: 'crm', externalId: 'e1' },
+        {
+          type: 'call',
+          uniqueId: callId,
+          campaign: w.campaigns.b2b,
+          user: w.users.agent,
+          uniqueLeadId: id,
+          leadPhoneNumber: phone,
+          leadExternalKey: key,
+          endCause: 'NormalDisconnect',
+          inProgress: false,
+          connected: true,
+          incoming: false,
+          startTime: '2031-03-04T10:00:00',
+          connectTime: '2031-03-04T10:00:05',
+          endTime: '2031-03-04T10:02:00',
+          previewDuration: 'PT2S',
+        },
+        {
+          type: 'calendarEvent',
+          uniqueId: eventId,
+          calendarCode: calendar,
+          leadUniqueId: id,
+          title: `Call ${phone}`,
+          notes: 'Lives on Strøget',
+          start: '2031-03-05T10:00:00',
+          end: '2031-03-05T10:30:00',
+          source: 'crm',
+          externalId: 'e1',
+        },
       );
       // A queued hook event holds a copy of the lead as it was.
       const hook = await request(t.app)
         .post('/api/hooks')
         .set('Authorization', w.accounts.full.auth)
-        .send({ name: `anon-${w.id}`, url: 'https://lead-changes.invalid/in', campaignCode: w.campaigns.b2b, events: ['lead.statusChanged'] });
+        .send({
+          name: `anon-${w.id}`,
+          url: 'https://lead-changes.invalid/in',
+          campaignCode: w.campaigns.b2b,
+          events: ['lead.statusChanged'],
+        });
       try {
         expect((await patch(id, { priority: 2 })).status).toBe(200);
         expect((await patch(id, { status: 'Removed' })).status).toBe(200);

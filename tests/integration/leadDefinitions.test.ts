@@ -19,8 +19,23 @@ describe('lead definitions and campaigns', () => {
     pausedCampaign = `PAUSED-${w.id}`;
     await t.load(
       { type: 'leadDefinition', name: retailOnly.name, uniqueId: retailOnly.uniqueId, fields: [{ name: 'Phone', type: 'phone' }] },
-      { type: 'campaign', code: retailCampaign, name: 'Retail 2', project: w.projects.retail, leadDefinition: retailOnly.name, campaignType: 'Master' },
-      { type: 'campaign', code: pausedCampaign, name: 'Paused', project: w.projects.b2b, leadDefinition: w.leadDefinition, campaignType: 'Master', active: false },
+      {
+        type: 'campaign',
+        code: retailCampaign,
+        name: 'Retail 2',
+        project: w.projects.retail,
+        leadDefinition: retailOnly.name,
+        campaignType: 'Master',
+      },
+      {
+        type: 'campaign',
+        code: pausedCampaign,
+        name: 'Paused',
+        project: w.projects.b2b,
+        leadDefinition: w.leadDefinition,
+        campaignType: 'Master',
+        active: false,
+      },
     );
   });
 

@@ -28,7 +28,10 @@ describe('POST /api/leads', () => {
   });
 
   const post = (body: unknown, auth = w.accounts.full.auth) =>
-    request(t.app).post('/api/leads').set('Authorization', auth).send(body as object);
+    request(t.app)
+      .post('/api/leads')
+      .set('Authorization', auth)
+      .send(body as object);
   const validData = () => ({ Name: 'Jens Ærø', Telefon: '+45 12 34 56 78', Customer: uniq('C-') });
 
   describe('success', () => {
@@ -36,9 +39,14 @@ describe('POST /api/leads', () => {
       const data = { ...validData(), email: 'jens@example.com', REVENUE: '12.5' };
       const res = await post({ CampaignCode: w.campaigns.b2b, Data: data });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, uniqueId: expect.any(String), pool: expect.stringMatching(/^\(auto\) \d{4}-\d{2}-\d{2}$/) });
+      expect(res.body).toEqual({
+        success: true,
+        uniqueId: expect.any(String),
+        pool: expect.stringMatching(/^\(auto\) \d{4}-\d{2}-\d{2}$/),
+      });
 
-      const lead = await t.db('leads as l')
+      const lead = await t
+        .db('leads as l')
         .join('lead_pools as p', 'p.id', 'l.pool_id')
         .join('users as u', 'u.id', 'l.uploaded_by_user_id')
         .where('l.unique_id', res.body.uniqueId)
@@ -71,7 +79,11 @@ describe('POST /api/leads', () => {
       const b = await post({ CampaignCode: w.campaigns.b2b, Data: validData(), Pool: pool });
       expect(a.body).toMatchObject({ success: true, pool });
       expect(b.body).toMatchObject({ success: true, pool });
-      const pools = await t.db('lead_pools as p').join('campaigns as c', 'c.id', 'p.campaign_id').where({ 'c.code': w.campaigns.b2b, 'p.name': pool }).select('p.id');
+      const pools = await t
+        .db('lead_pools as p')
+        .join('campaigns as c', 'c.id', 'p.campaign_id')
+        .where({ 'c.code': w.campaigns.b2b, 'p.name': pool })
+        .select('p.id');
       expect(pools).toHaveLength(1);
       const inPool = await t.db('leads').whereIn('unique_id', [a.body.uniqueId, b.body.uniqueId]).where('pool_id', pools[0].id);
       expect(inPool).toHaveLength(2);
@@ -87,7 +99,15 @@ describe('POST /api/leads', () => {
     it('when every field type gets a valid value, then the lead is accepted', async () => {
       const res = await post({
         CampaignCode: typed,
-        Data: { Text: 'x', Count: '-3,5', Born: '1980-02-29', Seen: '2026-05-06T10:16:41+02:00', Active: 'true', Mobile: '+45 1234', Mail: 'a@b.dk' },
+        Data: {
+          Text: 'x',
+          Count: '-3,5',
+          Born: '1980-02-29',
+          Seen: '2026-05-06T10:16:41+02:00',
+          Active: 'true',
+          Mobile: '+45 1234',
+          Mail: 'a@b.dk',
+        },
       });
       expect(res.body).toMatchObject({ success: true });
     });
@@ -122,7 +142,8 @@ describe('POST /api/leads', () => {
 
     it('when leads are imported by day, then the pool belongs to the campaign and its leads are in it', async () => {
       const pool = await importAt('2027-01-01T12:00:00Z');
-      const rows = await t.db('leads as l')
+      const rows = await t
+        .db('leads as l')
         .join('lead_pools as p', 'p.id', 'l.pool_id')
         .join('campaigns as c', 'c.id', 'p.campaign_id')
         .where({ 'c.code': typed, 'p.name': pool })
@@ -165,11 +186,19 @@ describe('POST /api/leads', () => {
     });
 
     it('when several fields fail, then every error is listed and no lead is created', async () => {
-      const before = await t.db('leads as l').join('campaigns as c', 'c.id', 'l.campaign_id').where('c.code', typed).count<{ count: number }[]>('* as count');
+      const before = await t
+        .db('leads as l')
+        .join('campaigns as c', 'c.id', 'l.campaign_id')
+        .where('c.code', typed)
+        .count<{ count: number }[]>('* as count');
       const res = await post({ CampaignCode: typed, Data: { Count: 'x', Mail: 'y', Nope: 'z' } });
       expect(res.body.success).toBe(false);
       expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['Count', 'Mail', 'Nope']);
-      const after = await t.db('leads as l').join('campaigns as c', 'c.id', 'l.campaign_id').where('c.code', typed).count<{ count: number }[]>('* as count');
+      const after = await t
+        .db('leads as l')
+        .join('campaigns as c', 'c.id', 'l.campaign_id')
+        .where('c.code', typed)
+        .count<{ count: number }[]>('* as count');
       expect(after[0].count).toBe(before[0].count);
     });
   });

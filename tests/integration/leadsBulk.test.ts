@@ -36,7 +36,8 @@ describe('POST /api/leads/bulk', () => {
   /** The stored leads of these results, keyed by unique id. */
   async function stored(results: RowResult[]) {
     const ids = results.filter((r) => r.success).map((r) => r.uniqueId!);
-    const rows = await t.db('leads as l')
+    const rows = await t
+      .db('leads as l')
       .join('lead_pools as p', 'p.id', 'l.pool_id')
       .whereIn('l.unique_id', ids)
       .select('l.unique_id', 'l.status', 'l.data', 'l.phone_number', 'l.external_key', 'p.name as pool');
@@ -121,7 +122,11 @@ describe('POST /api/leads/bulk', () => {
       const elements = res.body as (RowResult | StopElement)[];
       expect(elements).toHaveLength(152);
       expect((elements.slice(0, 150) as RowResult[]).every((r) => r.success)).toBe(true);
-      expect(elements[150]).toMatchObject({ row: 151, success: false, errors: [{ field: '(row)', message: expect.stringContaining('not valid JSON') }] });
+      expect(elements[150]).toMatchObject({
+        row: 151,
+        success: false,
+        errors: [{ field: '(row)', message: expect.stringContaining('not valid JSON') }],
+      });
       expect(elements[151]).toMatchObject({ status: 400, code: 'invalid_body', rows: 151, type: '/api/problems/invalid_body' });
       expect((await stored(elements.slice(0, 150) as RowResult[])).size).toBe(150);
     });
@@ -131,7 +136,11 @@ describe('POST /api/leads/bulk', () => {
       expect(res.status).toBe(200);
       expect(res.body).toHaveLength(2);
       expect(res.body[0]).toMatchObject({ row: 1, success: true });
-      expect(res.body[1]).toMatchObject({ code: 'invalid_body', rows: 1, detail: expect.stringContaining('before the JSON array was closed') });
+      expect(res.body[1]).toMatchObject({
+        code: 'invalid_body',
+        rows: 1,
+        detail: expect.stringContaining('before the JSON array was closed'),
+      });
     });
 
     it('when the body is not an array, or empty, then it is a 400 before any row', async () => {
@@ -154,12 +163,15 @@ describe('POST /api/leads/bulk', () => {
           .set('Authorization', w.accounts.full.auth)
           .send({ name: `bulk ${w.id}`, url: `${receiver.url}/bulk-${w.id}`, events: ['lead.created'], campaignCode: w.campaigns.b2b });
         expect(hook.status).toBe(201);
-        const rows = Array.from({ length: 150 }, (_, i) => (i % 100 === 7 ? { Name: 'no phone' } : { Name: `Hooked ${i + 1}`, Telefon: '+45 1234' }));
+        const rows = Array.from({ length: 150 }, (_, i) =>
+          i % 100 === 7 ? { Name: 'no phone' } : { Name: `Hooked ${i + 1}`, Telefon: '+45 1234' },
+        );
         const res = await bulk(JSON.stringify(rows), 'application/json');
         const results = res.body as RowResult[];
         const ok = results.filter((r) => r.success).map((r) => r.uniqueId!);
         expect(ok).toHaveLength(148);
-        const events = await t.db('hook_events as e')
+        const events = await t
+          .db('hook_events as e')
           .join('hook_deliveries as d', 'd.event_id', 'e.id')
           .join('hooks as h', 'h.id', 'd.hook_id')
           .where({ 'e.type': 'lead.created', 'h.unique_id': hook.body.uniqueId })
@@ -173,7 +185,13 @@ describe('POST /api/leads/bulk', () => {
     });
 
     it('when a value holds a NUL character, then that row fails and the others are stored', async () => {
-      const res = await bulk(JSON.stringify([{ Name: 'A\u0000', Telefon: '+45 1234' }, { Name: 'B', Telefon: '+45 1234' }]), 'application/json');
+      const res = await bulk(
+        JSON.stringify([
+          { Name: 'A\u0000', Telefon: '+45 1234' },
+          { Name: 'B', Telefon: '+45 1234' },
+        ]),
+        'application/json',
+      );
       expect(res.body.map((r: RowResult) => r.success)).toEqual([false, true]);
     });
   });
@@ -257,7 +275,11 @@ describe('POST /api/leads/bulk', () => {
 
   describe('refusals before the body is read', () => {
     it('when CampaignCode is missing, unknown or foreign, then 400, 400 and 403', async () => {
-      const missing = await request(t.app).post('/api/leads/bulk').set('Authorization', w.accounts.full.auth).set('Content-Type', 'application/json').send('[]');
+      const missing = await request(t.app)
+        .post('/api/leads/bulk')
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/json')
+        .send('[]');
       expect(missing.status).toBe(400);
       expect(missing.body.code).toBe('missing_parameter');
       const unknown = await bulk('[]', 'application/json', { CampaignCode: `NOPE-${w.id}` });
@@ -295,7 +317,13 @@ describe('POST /api/leads/bulk', () => {
     it('when a chunked body grows over BULK_BODY_LIMIT mid-stream, then the rows before are stored and a 413 element ends the answer', async () => {
       const { port } = await small.t.listen();
       const rows = Array.from({ length: 100 }, (_, i) => JSON.stringify({ Name: `Row ${i + 1}`, Telefon: '+45 1234' }) + '\n');
-      const res = await postChunked(port, `/api/leads/bulk?CampaignCode=${encodeURIComponent(small.w.campaigns.b2b)}`, small.w.accounts.full.auth, 'application/x-ndjson', rows);
+      const res = await postChunked(
+        port,
+        `/api/leads/bulk?CampaignCode=${encodeURIComponent(small.w.campaigns.b2b)}`,
+        small.w.accounts.full.auth,
+        'application/x-ndjson',
+        rows,
+      );
       expect(res.status).toBe(200);
       const elements = JSON.parse(res.body) as (RowResult | StopElement)[];
       const last = elements[elements.length - 1] as StopElement;
@@ -304,21 +332,36 @@ describe('POST /api/leads/bulk', () => {
       expect(elements.length - 1).toBeLessThan(100);
       const results = elements.slice(0, -1) as RowResult[];
       expect(results.every((r, i) => r.success && r.row === i + 1)).toBe(true);
-      const count = await small.t.db('leads').whereIn('unique_id', results.map((r) => r.uniqueId!)).count<{ count: string }[]>('* as count');
+      const count = await small.t
+        .db('leads')
+        .whereIn(
+          'unique_id',
+          results.map((r) => r.uniqueId!),
+        )
+        .count<{ count: string }[]>('* as count');
       expect(Number(count[0]!.count)).toBe(results.length);
     });
   });
 });
 
 /** POSTs the chunks without a Content-Length (chunked), each as its own write; resolves with the whole answer. */
-function postChunked(port: number, path: string, auth: string, contentType: string, chunks: string[]): Promise<{ status: number; body: string }> {
+function postChunked(
+  port: number,
+  path: string,
+  auth: string,
+  contentType: string,
+  chunks: string[],
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: { Authorization: auth, 'Content-Type': contentType } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.once('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') }));
-      res.once('error', reject);
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: 'POST', headers: { Authorization: auth, 'Content-Type': contentType } },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.once('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') }));
+        res.once('error', reject);
+      },
+    );
     // The server may stop reading once the limit is passed: a write after that is no failure.
     req.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
     for (const c of chunks) req.write(c);
@@ -373,7 +416,8 @@ describe('POST /api/leads/bulk, rows stored as they arrive', () => {
 
   it('when an NDJSON body is still being sent, then its first rows are already stored', async () => {
     const tag = uniq('OPEN-N-');
-    const lines = (from: number, count: number) => Array.from({ length: count }, (_, i) => JSON.stringify(row(tag, from + i)) + '\n').join('');
+    const lines = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => JSON.stringify(row(tag, from + i)) + '\n').join('');
     const { res, storedBeforeEnd } = await importWhileOpen('application/x-ndjson', lines(1, 150), lines(151, 10), tag, 100);
     expect(res.status).toBe(200);
     expect(storedBeforeEnd).toBeGreaterThanOrEqual(100);
@@ -383,8 +427,15 @@ describe('POST /api/leads/bulk, rows stored as they arrive', () => {
 
   it('when a CSV body is still being sent, then its first rows are already stored', async () => {
     const tag = uniq('OPEN-C-');
-    const lines = (from: number, count: number) => Array.from({ length: count }, (_, i) => `Row ${from + i};+45 1234;${tag}-${from + i}\r\n`).join('');
-    const { res, storedBeforeEnd } = await importWhileOpen('text/csv', 'Name;Telefon;Customer\r\n' + lines(1, 120), lines(121, 5), tag, 100);
+    const lines = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => `Row ${from + i};+45 1234;${tag}-${from + i}\r\n`).join('');
+    const { res, storedBeforeEnd } = await importWhileOpen(
+      'text/csv',
+      'Name;Telefon;Customer\r\n' + lines(1, 120),
+      lines(121, 5),
+      tag,
+      100,
+    );
     expect(res.status).toBe(200);
     expect(storedBeforeEnd).toBeGreaterThanOrEqual(100);
     expect(await storedWith(tag)).toBe(125);
@@ -419,7 +470,9 @@ describe('POST /api/leads/bulk, a client that leaves mid-import', () => {
           res.once('error', () => undefined);
         },
       );
-      req.once('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.message === 'socket hang up' ? undefined : reject(err)));
+      req.once('error', (err: NodeJS.ErrnoException) =>
+        err.code === 'ECONNRESET' || err.message === 'socket hang up' ? undefined : reject(err),
+      );
       // A client that keeps sending: 100 rows every 10 ms.
       const writer = setInterval(() => {
         let lines = '';
@@ -439,7 +492,7 @@ describe('POST /api/leads/bulk, a client that leaves mid-import', () => {
     const storedCount = async () =>
       Number((await t.db('leads').whereLike('external_key', `${tag}-%`).count<{ count: string }[]>('* as count'))[0]!.count);
     let last = -1;
-    for (let settled = 0; settled < 3; ) {
+    for (let settled = 0; settled < 3;) {
       await new Promise((r) => setTimeout(r, 200));
       const now = await storedCount();
       settled = now === last ? settled + 1 : 0;
@@ -487,7 +540,8 @@ describe('POST /api/leads/bulk, batches stored side by side', () => {
     expect(results.map((r) => r.row)).toEqual(lines.map((_, i) => i + 1));
     expect(results.every((r) => r.success)).toBe(true);
 
-    const rows = await t.db('leads as l')
+    const rows = await t
+      .db('leads as l')
       .join('lead_pools as p', 'p.id', 'l.pool_id')
       .whereLike('l.external_key', `${tag}-%`)
       .select('l.unique_id', 'l.external_key', 'p.name as pool');

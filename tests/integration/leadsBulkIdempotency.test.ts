@@ -35,7 +35,11 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
     Array.from({ length: count }, (_, i) => {
       const n = from + i;
       // Every 37th row fails (no phone number): failed rows are part of the kept answer too.
-      return JSON.stringify(n % 37 === 0 ? { Name: `Row ${n}`, Customer: `${tag}-${n}` } : { Name: `Row ${n}`, Telefon: '+45 1234', Customer: `${tag}-${n}` }) + '\n';
+      return (
+        JSON.stringify(
+          n % 37 === 0 ? { Name: `Row ${n}`, Customer: `${tag}-${n}` } : { Name: `Row ${n}`, Telefon: '+45 1234', Customer: `${tag}-${n}` },
+        ) + '\n'
+      );
     }).join('');
 
   const storedWith = async (tag: string) =>
@@ -94,7 +98,12 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
   it('when a body broke mid-stream under a key, then the retry answers the same rows and the same final element', async () => {
     const tag = uniq('IDEM-');
     const key = uniq('bulk-key-');
-    const body = '[' + Array.from({ length: 60 }, (_, i) => JSON.stringify({ Name: `Row ${i + 1}`, Telefon: '+45 1234', Customer: `${tag}-${i + 1}` })).join(',') + ',{"Name" oops}]';
+    const body =
+      '[' +
+      Array.from({ length: 60 }, (_, i) => JSON.stringify({ Name: `Row ${i + 1}`, Telefon: '+45 1234', Customer: `${tag}-${i + 1}` })).join(
+        ',',
+      ) +
+      ',{"Name" oops}]';
     const first = await bulk(body, key, {}, 'application/json');
     expect(first.status).toBe(200);
     const elements = JSON.parse(first.body as string) as (RowResult | { code: string; rows: number })[];
@@ -128,7 +137,11 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
     const acknowledged: RowResult[] = [];
     await new Promise<void>((resolve, reject) => {
       const req = http.request(
-        bulkImportRequest(port, w.campaigns.b2b, { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson', 'Idempotency-Key': key }),
+        bulkImportRequest(port, w.campaigns.b2b, {
+          Authorization: w.accounts.full.auth,
+          'Content-Type': 'application/x-ndjson',
+          'Idempotency-Key': key,
+        }),
         (res) => {
           let text = '';
           res.on('data', (chunk: Buffer) => {
@@ -143,12 +156,14 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
           res.once('error', () => undefined);
         },
       );
-      req.once('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.message === 'socket hang up' ? undefined : reject(err)));
+      req.once('error', (err: NodeJS.ErrnoException) =>
+        err.code === 'ECONNRESET' || err.message === 'socket hang up' ? undefined : reject(err),
+      );
       req.write(head);
     });
     // The server stops on its own: the stored count settles below the rows sent.
     let storedFirst = -1;
-    for (let settled = 0; settled < 3; ) {
+    for (let settled = 0; settled < 3;) {
       await new Promise((r) => setTimeout(r, 200));
       const now = await storedWith(tag);
       settled = now === storedFirst ? settled + 1 : 0;
@@ -171,7 +186,13 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
     expect(succeeded).toHaveLength(total - Math.floor(total / 37));
     // Each row stored once, and each answered lead is a stored one.
     expect(await storedWith(tag)).toBe(succeeded.length);
-    const found = await t.db('leads').whereIn('unique_id', succeeded.map((r) => r.uniqueId!)).count<{ count: string }[]>('* as count');
+    const found = await t
+      .db('leads')
+      .whereIn(
+        'unique_id',
+        succeeded.map((r) => r.uniqueId!),
+      )
+      .count<{ count: string }[]>('* as count');
     expect(Number(found[0]!.count)).toBe(succeeded.length);
 
     const replay = await bulk(full, key);
@@ -187,7 +208,11 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
     let finishFirst: (tail: string) => void = () => undefined;
     const first = new Promise<number>((resolve, reject) => {
       const req = http.request(
-        bulkImportRequest(port, w.campaigns.b2b, { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson', 'Idempotency-Key': key }),
+        bulkImportRequest(port, w.campaigns.b2b, {
+          Authorization: w.accounts.full.auth,
+          'Content-Type': 'application/x-ndjson',
+          'Idempotency-Key': key,
+        }),
         (res) => {
           res.setEncoding('utf8');
           res.on('data', (c: string) => (firstAnswer += c));

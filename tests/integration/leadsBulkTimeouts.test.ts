@@ -13,7 +13,13 @@ import { listen, RunningServer } from '../../src/app/server';
  * the whole-request limit.
  */
 
-const { t, w } = useTestWorld({ AUTH_CACHE_TTL_MS: '600000', HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000', BULK_BODY_IDLE_TIMEOUT_MS: '1500', BULK_BATCH_SIZE: '10' });
+const { t, w } = useTestWorld({
+  AUTH_CACHE_TTL_MS: '600000',
+  HEADERS_TIMEOUT_MS: '1000',
+  REQUEST_TIMEOUT_MS: '2000',
+  BULK_BODY_IDLE_TIMEOUT_MS: '1500',
+  BULK_BATCH_SIZE: '10',
+});
 let running: RunningServer;
 
 beforeAll(async () => {
@@ -36,7 +42,9 @@ interface Answer {
 function pacedBulk(parts: string[][], pauseMs: number, stallAfter = false): Promise<Answer> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const req = http.request(bulkImportRequest(port(), w.campaigns.b2b, { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson' }));
+    const req = http.request(
+      bulkImportRequest(port(), w.campaigns.b2b, { Authorization: w.accounts.full.auth, 'Content-Type': 'application/x-ndjson' }),
+    );
     req.on('response', (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -58,11 +66,19 @@ function pacedBulk(parts: string[][], pauseMs: number, stallAfter = false): Prom
 }
 
 function leadLines(tag: string, from: number, count: number): string[] {
-  return Array.from({ length: count }, (_, i) => JSON.stringify({ Name: `Lead ${from + i}`, Telefon: `+45 12 ${String(from + i).padStart(6, '0')}`, Customer: `${tag}-${from + i}` }) + '\n');
+  return Array.from(
+    { length: count },
+    (_, i) =>
+      JSON.stringify({ Name: `Lead ${from + i}`, Telefon: `+45 12 ${String(from + i).padStart(6, '0')}`, Customer: `${tag}-${from + i}` }) +
+      '\n',
+  );
 }
 
 async function storedCount(tag: string): Promise<number> {
-  const [{ n }] = await t.db('leads').whereRaw(`data->>'Customer' like ?`, [`${tag}-%`]).count<{ n: string }[]>({ n: '*' });
+  const [{ n }] = await t
+    .db('leads')
+    .whereRaw(`data->>'Customer' like ?`, [`${tag}-%`])
+    .count<{ n: string }[]>({ n: '*' });
   return Number(n);
 }
 
@@ -84,7 +100,9 @@ describe('bulk upload timeouts', () => {
     const tag = uniq('STALL-');
     const answer = await pacedBulk([leadLines(tag, 1, 20), leadLines(tag, 21, 5)], 300, true);
     expect(answer.status).toBe(200);
-    const elements = JSON.parse(answer.text) as ({ row: number; success: boolean } | { status: number; code: string; rows: number; detail: string })[];
+    const elements = JSON.parse(answer.text) as (
+      { row: number; success: boolean } | { status: number; code: string; rows: number; detail: string }
+    )[];
     const last = elements.pop() as { status: number; code: string; rows: number; detail: string };
     expect(last).toMatchObject({ status: 408, code: 'invalid_body', rows: 25 });
     expect(last.detail).toContain('BULK_BODY_IDLE_TIMEOUT_MS');
@@ -106,7 +124,9 @@ describe('bulk upload timeouts', () => {
     const started = Date.now();
     const result = await new Promise<{ answer: string; closed: boolean }>((resolve) => {
       const socket = net.connect(port(), '127.0.0.1', () =>
-        socket.write(`POST /api/leads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${w.accounts.full.auth}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"Ca`),
+        socket.write(
+          `POST /api/leads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${w.accounts.full.auth}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"Ca`,
+        ),
       );
       let answer = '';
       // Keep sending a byte every 300 ms: never idle, but never complete.

@@ -59,7 +59,14 @@ describe('lead lifecycle applied to data', () => {
         expireAfter: 'P1D',
         privateExpireAfter: 'P3D',
       },
-      { type: 'campaign', code: unlimited, name: 'Unlimited', project: w.projects.b2b, leadDefinition: w.leadDefinition, campaignType: 'Master' },
+      {
+        type: 'campaign',
+        code: unlimited,
+        name: 'Unlimited',
+        project: w.projects.b2b,
+        leadDefinition: w.leadDefinition,
+        campaignType: 'Master',
+      },
     );
     limitedId = (await t.db('campaigns').where({ code: limited }).first('id')).id;
     unlimitedId = (await t.db('campaigns').where({ code: unlimited }).first('id')).id;
@@ -104,17 +111,30 @@ describe('lead lifecycle applied to data', () => {
       const c = call(lead, { endCause: 'Busy' });
       await t.load(c);
       expect(await leadState(t.db, lead)).toMatchObject({ status: 'RedialAutomatic', attempts: 1 });
-      expect(await callState(t.db, c.uniqueId as string)).toEqual({ leadStatus: 'RedialAutomatic', preCallLeadStatus: 'New', leadClosure: null });
+      expect(await callState(t.db, c.uniqueId as string)).toEqual({
+        leadStatus: 'RedialAutomatic',
+        preCallLeadStatus: 'New',
+        leadClosure: null,
+      });
     });
 
     it('when the last allowed attempt is not answered, then the lead is Depleted and the call says so, whatever was recorded', async () => {
       const lead = await newLead(limited, 'New', '2026-02-01T09:00:00');
       const first = call(lead);
-      const second = call(lead, { startTime: '2026-02-11T10:00:00', endTime: '2026-02-11T10:00:30', leadStatus: 'RedialAutomatic', preCallLeadStatus: 'New' });
+      const second = call(lead, {
+        startTime: '2026-02-11T10:00:00',
+        endTime: '2026-02-11T10:00:30',
+        leadStatus: 'RedialAutomatic',
+        preCallLeadStatus: 'New',
+      });
       await t.load(first);
       await t.load(second);
       expect(await leadState(t.db, lead)).toMatchObject({ status: 'Depleted', attempts: 2 });
-      expect(await callState(t.db, second.uniqueId as string)).toEqual({ leadStatus: 'Depleted', preCallLeadStatus: 'RedialAutomatic', leadClosure: null });
+      expect(await callState(t.db, second.uniqueId as string)).toEqual({
+        leadStatus: 'Depleted',
+        preCallLeadStatus: 'RedialAutomatic',
+        leadClosure: null,
+      });
     });
 
     it('when a manual common redial is not answered, then it never moves to RedialAutomatic', async () => {
@@ -142,7 +162,11 @@ describe('lead lifecycle applied to data', () => {
       expect(state.lastModifiedTime.toISOString()).toBe(at('2026-02-10T10:01:30').toISOString()); // end + wrap-up
       expect(state.statusChangedTime.toISOString()).toBe(at('2026-02-10T10:01:30').toISOString());
       expect(state.firstProcessedTime!.toISOString()).toBe(at('2026-02-10T10:00:00').toISOString());
-      expect(await callState(t.db, c.uniqueId as string)).toEqual({ leadStatus: 'UserProcessed', preCallLeadStatus: 'New', leadClosure: 'Success' });
+      expect(await callState(t.db, c.uniqueId as string)).toEqual({
+        leadStatus: 'UserProcessed',
+        preCallLeadStatus: 'New',
+        leadClosure: 'Success',
+      });
     });
 
     it('when the agent does not save the lead, then the lead is Unresolved and the call Abandoned', async () => {
@@ -150,7 +174,11 @@ describe('lead lifecycle applied to data', () => {
       const c = call(lead, { endCause: 'NormalDisconnect', connected: true, connectTime: '2026-02-10T10:00:10', leadStatus: 'Abandoned' });
       await t.load(c);
       expect((await leadState(t.db, lead)).status).toBe('Unresolved');
-      expect(await callState(t.db, c.uniqueId as string)).toEqual({ leadStatus: 'Abandoned', preCallLeadStatus: 'RedialAutomatic', leadClosure: null });
+      expect(await callState(t.db, c.uniqueId as string)).toEqual({
+        leadStatus: 'Abandoned',
+        preCallLeadStatus: 'RedialAutomatic',
+        leadClosure: null,
+      });
     });
 
     it.each([
@@ -165,7 +193,12 @@ describe('lead lifecycle applied to data', () => {
 
     it('when a call was transferred or followed by an alternative number, then the lead status is untouched', async () => {
       const lead = await newLead(limited, 'RedialManualCommon', '2026-02-01T09:00:00');
-      const transferred = call(lead, { endCause: 'NormalDisconnect', connected: true, connectTime: '2026-02-10T10:00:10', leadStatus: 'Transferred' });
+      const transferred = call(lead, {
+        endCause: 'NormalDisconnect',
+        connected: true,
+        connectTime: '2026-02-10T10:00:10',
+        leadStatus: 'Transferred',
+      });
       const alternative = call(lead, { endCause: 'NoResponse', leadStatus: 'AlternativeNumberDialed' });
       await t.load(transferred, alternative);
       expect((await leadState(t.db, lead)).status).toBe('RedialManualCommon');
@@ -257,7 +290,9 @@ describe('lead lifecycle applied to data', () => {
 
     it('when the campaign has no limits, then its leads never move', async () => {
       const leads = await Promise.all(
-        (['New', 'RedialAutomatic', 'RedialManualCommon', 'RedialManualPrivate', 'Unresolved'] as const).map((s) => newLead(unlimited, s, '2020-01-01T10:00:00')),
+        (['New', 'RedialAutomatic', 'RedialManualCommon', 'RedialManualPrivate', 'Unresolved'] as const).map((s) =>
+          newLead(unlimited, s, '2020-01-01T10:00:00'),
+        ),
       );
       await sweep('2026-01-09T10:00:00');
       const statuses = await Promise.all(leads.map(async (l) => (await leadState(t.db, l)).status));
@@ -295,8 +330,23 @@ describe('lead lifecycle applied to data', () => {
       };
       const now = '2026-02-20T12:00:00';
       const cases: { lead: string; status: LeadStatusName; changed: string }[] = [];
-      for (const status of ['New', 'RedialAutomatic', 'RedialManualCommon', 'RedialManualPrivate', 'VIPRedial', 'Unresolved', 'UserProcessed', 'Failed'] as const) {
-        for (const changed of ['2026-02-20T11:30:00', '2026-02-20T10:30:00', '2026-02-19T11:00:00', '2026-02-17T11:00:00', '2026-02-10T00:00:00']) {
+      for (const status of [
+        'New',
+        'RedialAutomatic',
+        'RedialManualCommon',
+        'RedialManualPrivate',
+        'VIPRedial',
+        'Unresolved',
+        'UserProcessed',
+        'Failed',
+      ] as const) {
+        for (const changed of [
+          '2026-02-20T11:30:00',
+          '2026-02-20T10:30:00',
+          '2026-02-19T11:00:00',
+          '2026-02-17T11:00:00',
+          '2026-02-10T00:00:00',
+        ]) {
           cases.push({ lead: await newLead(limited, status, changed), status, changed });
         }
       }

@@ -19,7 +19,8 @@ describe('failed logins', () => {
     LOGIN_FAILURES_PER_USER: '3',
     LOGIN_FAILURES_PER_ADDRESS: '5',
   });
-  const from = (address: string, auth: string) => request(t.app).get('/api/myaccount').set('Authorization', auth).set('X-Forwarded-For', address);
+  const from = (address: string, auth: string) =>
+    request(t.app).get('/api/myaccount').set('Authorization', auth).set('X-Forwarded-For', address);
   const wrong = (n: number, username = w.accounts.full.username) => basicAuth(username, `wrong-${n}`);
 
   it('when the same wrong credentials come again, then they are refused from memory without a password check', async () => {
@@ -29,7 +30,10 @@ describe('failed logins', () => {
     // Make the guess the real password behind the server's back (no account-change message):
     // a repeat that were checked again would now pass; the remembered failure answers 401.
     const original = (await t.db('accounts').where({ username }).first('password_hash')).password_hash as string;
-    await t.db('accounts').where({ username }).update({ password_hash: await hashPassword('guessed-pass') });
+    await t
+      .db('accounts')
+      .where({ username })
+      .update({ password_hash: await hashPassword('guessed-pass') });
     try {
       expect((await from('10.0.0.2', guess)).status).toBe(401);
       // An account change forgets remembered failures: then the credentials are checked again.

@@ -61,8 +61,12 @@ describe('metrics', () => {
     expect(json.body).toHaveLength(7);
     await request(t.app).get(`/api/calls/csv?${window}&Limit=5`).set('Authorization', w.accounts.full.auth).expect(200);
     const after = await scrape(t);
-    expect(sample(after, 'lcm_export_rows_total', { service: 'calls' }) - sample(before, 'lcm_export_rows_total', { service: 'calls' })).toBe(7);
-    expect(sample(after, 'lcm_export_rows_total', { service: 'calls.csv' }) - sample(before, 'lcm_export_rows_total', { service: 'calls.csv' })).toBe(5);
+    expect(
+      sample(after, 'lcm_export_rows_total', { service: 'calls' }) - sample(before, 'lcm_export_rows_total', { service: 'calls' }),
+    ).toBe(7);
+    expect(
+      sample(after, 'lcm_export_rows_total', { service: 'calls.csv' }) - sample(before, 'lcm_export_rows_total', { service: 'calls.csv' }),
+    ).toBe(5);
     const count = (text: string) => sample(text, 'lcm_http_request_duration_seconds_count', { service: 'calls', status: '200' });
     expect(count(after) - count(before)).toBe(1);
   });
@@ -155,7 +159,6 @@ describe('METRICS_REQUIRE_AUTH set', () => {
     const doc = await request(t.app).get('/api/openapi.json').expect(200);
     expect(doc.body.paths['/metrics'].get.security).toEqual([{ basicAuth: [] }]);
   });
-
 });
 
 describe('METRICS_REQUIRE_AUTH unset', () => {

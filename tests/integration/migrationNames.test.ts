@@ -39,7 +39,11 @@ describe('migration names', () => {
   it('when the compiled build migrates first, then it records names without extension and the sources find nothing to apply', async () => {
     const url = await freshDatabase();
     const compiled = await runLcm(['migrate'], { env: lcmEnv({ DATABASE_URL: url }) });
-    expect(compiled).toMatchObject({ code: 0, stderr: '', stdout: `applied ${migrationNames.join(', ')}\npartitions: no partition to create\n` });
+    expect(compiled).toMatchObject({
+      code: 0,
+      stderr: '',
+      stdout: `applied ${migrationNames.join(', ')}\npartitions: no partition to create\n`,
+    });
 
     const db = createDb({ url, timezone: 'Europe/Copenhagen' });
     try {
@@ -50,7 +54,7 @@ describe('migration names', () => {
     }
   });
 
-  it('when a database recorded .ts names (knex\'s default naming), then both the sources and the compiled build see it up to date', async () => {
+  it("when a database recorded .ts names (knex's default naming), then both the sources and the compiled build see it up to date", async () => {
     const url = await freshDatabase();
     // How databases were migrated before: knex's file-system source, names with the extension.
     const before = knex({ client: 'pg', connection: url, migrations: { directory: MIGRATIONS_DIR, loadExtensions: ['.ts'] } });

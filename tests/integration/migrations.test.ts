@@ -28,7 +28,26 @@ describe('migrations', () => {
     await migrateLatest(db);
     const created = await tables();
     expect(created).toEqual(
-      expect.arrayContaining(['accounts', 'calendar_events', 'calendars', 'calls', 'campaigns', 'idempotency_keys', 'lead_definition_fields', 'lead_definitions', 'lead_pools', 'leads', 'org_codes', 'org_units', 'ready_periods', 'recordings', 'request_limits', 'saved_searches', 'user_campaigns', 'users']),
+      expect.arrayContaining([
+        'accounts',
+        'calendar_events',
+        'calendars',
+        'calls',
+        'campaigns',
+        'idempotency_keys',
+        'lead_definition_fields',
+        'lead_definitions',
+        'lead_pools',
+        'leads',
+        'org_codes',
+        'org_units',
+        'ready_periods',
+        'recordings',
+        'request_limits',
+        'saved_searches',
+        'user_campaigns',
+        'users',
+      ]),
     );
     await db.migrate.rollback(undefined, true);
     expect(await tables()).toEqual([]);
@@ -39,7 +58,11 @@ describe('migrations', () => {
   it('when the calls of one org unit are searched by time, then the plan uses an index', async () => {
     await migrateLatest(db);
     await db.raw('set enable_seqscan = off');
-    const plan = (await db.raw(`explain select * from calls where ou2_id = 1 and start_time >= now() - interval '2 hours' and start_time < now() order by start_time, unique_id`)).rows
+    const plan = (
+      await db.raw(
+        `explain select * from calls where ou2_id = 1 and start_time >= now() - interval '2 hours' and start_time < now() order by start_time, unique_id`,
+      )
+    ).rows
       .map((r: Record<string, string>) => r['QUERY PLAN'])
       .join('\n');
     expect(plan).toMatch(/Index Scan using calls_ou2_time/);

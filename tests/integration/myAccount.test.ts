@@ -59,9 +59,15 @@ describe('GET /api/myaccount', () => {
 
   it('when the answer is JSON, then it carries nothing but the seven documented properties (no hash, no ids)', async () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth);
-    expect(Object.keys(res.body).sort()).toEqual(
-      ['dateTimeFormat', 'leadDefinitionEntryAccess', 'orgCode', 'projectRights', 'resourceRights', 'userOrgCode', 'username'],
-    );
+    expect(Object.keys(res.body).sort()).toEqual([
+      'dateTimeFormat',
+      'leadDefinitionEntryAccess',
+      'orgCode',
+      'projectRights',
+      'resourceRights',
+      'userOrgCode',
+      'username',
+    ]);
     expect(res.text).not.toContain('scrypt');
   });
 
@@ -80,10 +86,7 @@ describe('GET /api/myaccount', () => {
         entryAccess: 'Partner',
       },
     );
-    const res = await request(t.app)
-      .get('/api/myaccount')
-      .set('Authorization', basicAuth(username, 'pw'))
-      .set('Accept', 'text/html');
+    const res = await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'pw')).set('Accept', 'text/html');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.text).not.toContain('<script>alert');

@@ -19,7 +19,15 @@ const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
 type Operation = {
   operationId?: string;
   security?: unknown[];
-  parameters?: { $ref?: string; name?: string; in?: string; required?: boolean; style?: string; explode?: boolean; schema?: Record<string, unknown> }[];
+  parameters?: {
+    $ref?: string;
+    name?: string;
+    in?: string;
+    required?: boolean;
+    style?: string;
+    explode?: boolean;
+    schema?: Record<string, unknown>;
+  }[];
   requestBody?: { required?: boolean; content: Record<string, unknown> };
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }>; headers?: Record<string, unknown> }>;
   'x-service'?: string;
@@ -72,7 +80,8 @@ function ownDescription(schema: z.ZodType): string | undefined {
   let current: z.ZodType | undefined = schema;
   while (current) {
     if (current.description) return current.description;
-    if (current instanceof z.ZodOptional || current instanceof z.ZodDefault || current instanceof z.ZodNullable) current = current.unwrap() as z.ZodType;
+    if (current instanceof z.ZodOptional || current instanceof z.ZodDefault || current instanceof z.ZodNullable)
+      current = current.unwrap() as z.ZodType;
     else if (current instanceof z.ZodPipe) current = current.in as z.ZodType;
     else current = undefined;
   }
@@ -152,7 +161,10 @@ describe('OpenAPI document', () => {
     it('when operationIds are read by a code generator, then each is a lowerCamelCase identifier, unique, and the one its endpoint declares', () => {
       const ops = operations(doc);
       for (const { path: p, method, op } of ops) {
-        expect({ op: `${method} ${p}`, operationId: op.operationId }).toEqual({ op: `${method} ${p}`, operationId: expect.stringMatching(/^[a-z][A-Za-z0-9]*$/) });
+        expect({ op: `${method} ${p}`, operationId: op.operationId }).toEqual({
+          op: `${method} ${p}`,
+          operationId: expect.stringMatching(/^[a-z][A-Za-z0-9]*$/),
+        });
       }
       const ids = ops.map(({ op }) => op.operationId);
       expect(new Set(ids).size).toBe(ids.length);
@@ -174,7 +186,10 @@ describe('OpenAPI document', () => {
       let described = 0;
       for (const e of endpoints) {
         const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
-        for (const [where, shape] of [['query', e.query?.shape], ['path', e.params?.shape]] as const) {
+        for (const [where, shape] of [
+          ['query', e.query?.shape],
+          ['path', e.params?.shape],
+        ] as const) {
           for (const [name, schema] of Object.entries((shape ?? {}) as Record<string, z.ZodType>)) {
             const own = ownDescription(schema);
             if (own === undefined) continue;
@@ -204,7 +219,10 @@ describe('OpenAPI document', () => {
       for (const { path: p, method, op } of operations(doc)) {
         const placeholders = [...p.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
         const pathParams = (op.parameters ?? []).filter((x) => x.in === 'path');
-        expect({ op: `${method} ${p}`, names: pathParams.map((x) => x.name).sort() }).toEqual({ op: `${method} ${p}`, names: placeholders });
+        expect({ op: `${method} ${p}`, names: pathParams.map((x) => x.name).sort() }).toEqual({
+          op: `${method} ${p}`,
+          names: placeholders,
+        });
         for (const x of pathParams) expect(x.required).toBe(true);
       }
     });
@@ -273,7 +291,11 @@ describe('OpenAPI document', () => {
         if (e.access.kind !== 'public' && e.counted !== false) expected.push('429');
         for (const s of e.errorStatuses ?? []) expected.push(String(s));
         for (const s of expected) {
-          expect({ op: `${e.method} ${e.path}`, status: s, schema: op.responses[s]?.content?.['application/problem+json']?.schema }).toEqual({
+          expect({
+            op: `${e.method} ${e.path}`,
+            status: s,
+            schema: op.responses[s]?.content?.['application/problem+json']?.schema,
+          }).toEqual({
             op: `${e.method} ${e.path}`,
             status: s,
             schema: { $ref: '#/components/schemas/Problem' },
@@ -300,11 +322,13 @@ describe('OpenAPI document', () => {
         const counted = e.access.kind !== 'public' && e.counted !== false;
         const success = op.responses[String(e.successStatus ?? 200)];
         const fairUse = (op.parameters ?? []).some((x) => x.$ref === '#/components/parameters/FairUsePolicy');
-        expect({ op: e.service, headers: Object.keys(success.headers ?? {}).filter((h) => h.startsWith('X-Rate-Limit')), fairUse }).toEqual({
-          op: e.service,
-          headers: counted ? ['X-Rate-Limit-Limit', 'X-Rate-Limit-Remaining', 'X-Rate-Limit-Reset'] : [],
-          fairUse: counted,
-        });
+        expect({ op: e.service, headers: Object.keys(success.headers ?? {}).filter((h) => h.startsWith('X-Rate-Limit')), fairUse }).toEqual(
+          {
+            op: e.service,
+            headers: counted ? ['X-Rate-Limit-Limit', 'X-Rate-Limit-Remaining', 'X-Rate-Limit-Reset'] : [],
+            fairUse: counted,
+          },
+        );
         if (counted) expect(Object.keys(op.responses['429'].headers ?? {})).toContain('Retry-After');
         for (const h of e.headers ?? []) expect(op.parameters).toContainEqual(expect.objectContaining({ name: h.name, in: 'header' }));
       }
@@ -323,12 +347,25 @@ describe('OpenAPI document', () => {
         if (expected) {
           conditional.add(e.path);
           const counted = e.access.kind !== 'public' && e.counted !== false;
-          expect(Object.keys(op.responses['304'].headers ?? {})).toEqual(counted ? expect.arrayContaining(['ETag', 'X-Rate-Limit-Remaining']) : ['ETag']);
+          expect(Object.keys(op.responses['304'].headers ?? {})).toEqual(
+            counted ? expect.arrayContaining(['ETag', 'X-Rate-Limit-Remaining']) : ['ETag'],
+          );
           expect(op.responses['304'].content).toBeUndefined();
         }
       }
-      for (const p of ['/projects', '/campaigns', '/leads/{UniqueId}', '/myaccount', '/orgunits', '/leaddefinitions', '/hooks', '/calendars/events']) expect(conditional).toContain(p);
-      for (const p of ['/simpleleads', '/rawleads', '/leads/csv', '/calls', '/calls/csv', '/donotcallnumbers']) expect(conditional).not.toContain(p);
+      for (const p of [
+        '/projects',
+        '/campaigns',
+        '/leads/{UniqueId}',
+        '/myaccount',
+        '/orgunits',
+        '/leaddefinitions',
+        '/hooks',
+        '/calendars/events',
+      ])
+        expect(conditional).toContain(p);
+      for (const p of ['/simpleleads', '/rawleads', '/leads/csv', '/calls', '/calls/csv', '/donotcallnumbers'])
+        expect(conditional).not.toContain(p);
       expect(doc.components!.headers).toHaveProperty('ETag');
       expect(doc.components!.parameters!.IfNoneMatch).toMatchObject({ name: 'If-None-Match', in: 'header' });
     });
@@ -360,15 +397,18 @@ describe('OpenAPI document', () => {
     });
 
     it('when the script is fetched, then it is the @scalar/api-reference bundle as JavaScript, cacheable and revalidated by ETag', async () => {
-      const res = await request(t.app).get('/api/docs/scalar.js').buffer(true).parse((r, done) => {
-        let size = 0;
-        let head = '';
-        r.on('data', (chunk: Buffer) => {
-          if (head.length < 200) head += chunk.toString('utf8');
-          size += chunk.length;
+      const res = await request(t.app)
+        .get('/api/docs/scalar.js')
+        .buffer(true)
+        .parse((r, done) => {
+          let size = 0;
+          let head = '';
+          r.on('data', (chunk: Buffer) => {
+            if (head.length < 200) head += chunk.toString('utf8');
+            size += chunk.length;
+          });
+          r.on('end', () => done(null, { size, head }));
         });
-        r.on('end', () => done(null, { size, head }));
-      });
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
       expect(res.headers['cache-control']).toBe('public, max-age=86400');
@@ -379,15 +419,22 @@ describe('OpenAPI document', () => {
 
     it('when the script is fetched by a client that accepts gzip or br, then it comes compressed to a fraction of its size and decodes to the same bundle', async () => {
       const raw = (coding: string) =>
-        request(t.app).get('/api/docs/scalar.js').set('Accept-Encoding', coding).buffer(true).parse((r, done) => {
-          const chunks: Buffer[] = [];
-          r.on('data', (chunk: Buffer) => chunks.push(chunk));
-          r.on('end', () => done(null, Buffer.concat(chunks)));
-        });
+        request(t.app)
+          .get('/api/docs/scalar.js')
+          .set('Accept-Encoding', coding)
+          .buffer(true)
+          .parse((r, done) => {
+            const chunks: Buffer[] = [];
+            r.on('data', (chunk: Buffer) => chunks.push(chunk));
+            r.on('end', () => done(null, Buffer.concat(chunks)));
+          });
       const plain = await raw('identity');
       expect(Number(plain.headers['content-length'])).toBe((plain.body as Buffer).length);
       expect(plain.headers['content-encoding']).toBeUndefined();
-      for (const [coding, decode] of [['gzip', zlib.gunzipSync], ['br', zlib.brotliDecompressSync]] as const) {
+      for (const [coding, decode] of [
+        ['gzip', zlib.gunzipSync],
+        ['br', zlib.brotliDecompressSync],
+      ] as const) {
         const res = await raw(coding);
         expect(res.headers['content-encoding']).toBe(coding);
         expect(res.headers.vary).toMatch(/Accept-Encoding/);
@@ -428,7 +475,9 @@ describe('OpenAPI document', () => {
     it('when the page lists parameters, then each documented parameter description is on it (Limit, Encoding, CsvFieldSeparator included)', async () => {
       const res = await request(t.app).get('/api/docs/reference');
       const asProse = (text: string) =>
-        text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!).replace(/`([^`]+)`/g, '<code>$1</code>');
+        text
+          .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+          .replace(/`([^`]+)`/g, '<code>$1</code>');
       for (const { op } of operations(doc)) {
         for (const p of op.parameters ?? []) {
           const description = (p as { description?: string }).description;

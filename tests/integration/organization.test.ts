@@ -6,21 +6,19 @@ import { useTestWorld } from '../harness/useTestWorld';
 const { t, w } = useTestWorld();
 
 beforeAll(async () => {
-  await t.load(
-    {
-      type: 'user',
-      orgCode: `lead-${w.id}@example.com`,
-      username: `lead-${w.id}`,
-      name: 'Team Lead',
-      parent: w.units.team,
-      email: `lead-${w.id}@example.com`,
-      inboundPhoneNumber: '+4511223344',
-      roles: ['TeamLeader', 'Agent'],
-      employeeNumber: 'E-1',
-      payrollNumber: 'P-1',
-      campaigns: [w.campaigns.retail],
-    },
-  );
+  await t.load({
+    type: 'user',
+    orgCode: `lead-${w.id}@example.com`,
+    username: `lead-${w.id}`,
+    name: 'Team Lead',
+    parent: w.units.team,
+    email: `lead-${w.id}@example.com`,
+    inboundPhoneNumber: '+4511223344',
+    roles: ['TeamLeader', 'Agent'],
+    employeeNumber: 'E-1',
+    payrollNumber: 'P-1',
+    campaigns: [w.campaigns.retail],
+  });
 });
 
 function get(path: string, query: Record<string, string | string[]> = {}, auth = w.accounts.full.auth) {
@@ -185,8 +183,22 @@ describe('GET /api/campaigns', () => {
     expect(res.status).toBe(200);
     const mine = res.body.filter((c: { code: string }) => c.code.endsWith(w.id));
     expect(mine).toEqual([
-      { uniqueId: expect.any(String), name: 'B2B campaign', code: w.campaigns.b2b, project: w.projects.b2b, leadDefinitionUniqueId: expect.any(String), active: true },
-      { uniqueId: expect.any(String), name: 'Retail campaign', code: w.campaigns.retail, project: w.projects.retail, leadDefinitionUniqueId: expect.any(String), active: true },
+      {
+        uniqueId: expect.any(String),
+        name: 'B2B campaign',
+        code: w.campaigns.b2b,
+        project: w.projects.b2b,
+        leadDefinitionUniqueId: expect.any(String),
+        active: true,
+      },
+      {
+        uniqueId: expect.any(String),
+        name: 'Retail campaign',
+        code: w.campaigns.retail,
+        project: w.projects.retail,
+        leadDefinitionUniqueId: expect.any(String),
+        active: true,
+      },
     ]);
   });
 

@@ -132,7 +132,12 @@ describe('month partitions of calls, recordings and ready periods', () => {
     expect(key).toEqual({ id: expect.any(Number), time: new Date('2024-03-15T10:00:00Z') });
     expect((await listRecordings(own.db, key!, {})).map((r) => r.file_name)).toEqual(['a.wav']);
     // A second pass has nothing left to do.
-    expect(await maintainPartitions(own.db, { now: new Date(), monthsAhead: 3 })).toEqual({ created: [], moved: 0, dropped: [], postponed: [] });
+    expect(await maintainPartitions(own.db, { now: new Date(), monthsAhead: 3 })).toEqual({
+      created: [],
+      moved: 0,
+      dropped: [],
+      postponed: [],
+    });
   });
 
   it('when a call is loaded again with a start time in another month, then it moves there with its recordings and keeps its unique id', async () => {
@@ -141,21 +146,47 @@ describe('month partitions of calls, recordings and ready periods', () => {
     await load(own.db, call(id, 2, '2024-04-02T09:00:00Z', { leadPhoneNumber: '+45 99' }));
     expect(await partitionOf(own.db, 'calls', 'unique_id = ?', [`call-${id}-2`])).toEqual(['calls_p2024_04']);
     expect(await partitionOf(own.db, 'recordings', 'file_name = ?', ['b.wav'])).toEqual(['recordings_p2024_04']);
-    expect(await own.db('calls').where({ unique_id: `call-${id}-2` }).count('* as n').first()).toEqual({ n: 1 });
-    const key = await own.db('call_keys').where({ unique_id: `call-${id}-2` }).first();
+    expect(
+      await own
+        .db('calls')
+        .where({ unique_id: `call-${id}-2` })
+        .count('* as n')
+        .first(),
+    ).toEqual({ n: 1 });
+    const key = await own
+      .db('call_keys')
+      .where({ unique_id: `call-${id}-2` })
+      .first();
     expect(key.start_time).toEqual(new Date('2024-04-02T09:00:00Z'));
     expect((await findVisibleCall(own.db, `call-${id}-2`, ALL))?.time).toEqual(new Date('2024-04-02T09:00:00Z'));
   });
 
   it('when a unique id is inserted a second time, in any month, then the registry refuses it', async () => {
-    const row = await own.db('calls').where({ unique_id: `call-${id}-1` }).first();
+    const row = await own
+      .db('calls')
+      .where({ unique_id: `call-${id}-1` })
+      .first();
     const { id: _id, ...copy } = row;
-    await expect(own.db('calls').insert({ ...copy, start_time: new Date('2026-01-05T10:00:00Z') })).rejects.toMatchObject({ code: '23505' });
-    await expect(own.db.raw(`insert into ready_periods (unique_id, user_id, campaign_id, start_time, seconds, end_time)
+    await expect(own.db('calls').insert({ ...copy, start_time: new Date('2026-01-05T10:00:00Z') })).rejects.toMatchObject({
+      code: '23505',
+    });
+    await expect(
+      own.db.raw(
+        `insert into ready_periods (unique_id, user_id, campaign_id, start_time, seconds, end_time)
       select 'rp-dup-${id}', user_id, campaign_id, t, 1, t + interval '1 second' from calls, (values (timestamptz '2024-03-01Z'), ('2025-07-01Z')) v(t)
-       where unique_id = ?`, [`call-${id}-1`])).rejects.toMatchObject({ code: '23505' });
+       where unique_id = ?`,
+        [`call-${id}-1`],
+      ),
+    ).rejects.toMatchObject({ code: '23505' });
     // A ready period reloaded under its unique id is updated, not duplicated.
-    const rp = { type: 'readyPeriod', uniqueId: `rp-${id}`, orgCode: `agent-${id}`, campaign: `C-${id}`, startTime: '2024-03-10T10:00:00Z', seconds: 30 };
+    const rp = {
+      type: 'readyPeriod',
+      uniqueId: `rp-${id}`,
+      orgCode: `agent-${id}`,
+      campaign: `C-${id}`,
+      startTime: '2024-03-10T10:00:00Z',
+      seconds: 30,
+    };
     await load(own.db, rp);
     await load(own.db, { ...rp, startTime: '2024-04-10T10:00:00Z' });
     expect(await partitionOf(own.db, 'ready_periods', 'unique_id = ?', [`rp-${id}`])).toEqual(['ready_periods_p2024_04']);
@@ -170,7 +201,12 @@ describe('month partitions of calls, recordings and ready periods', () => {
 
     let unitId: number;
     beforeAll(async () => {
-      unitId = (await own.db('org_units').where({ org_code: `Root ${id}` }).first('id')).id;
+      unitId = (
+        await own
+          .db('org_units')
+          .where({ org_code: `Root ${id}` })
+          .first('id')
+      ).id;
     });
     // Not async: awaiting a query builder would run it.
     const unitWindow = (start: string, end: string) =>
@@ -209,16 +245,28 @@ describe('month partitions of calls, recordings and ready periods', () => {
       expect(scanned(await explain(own.db, across.toString()), 'calls')).toEqual(['calls_p2024_05', 'calls_p2024_06']);
     });
 
-    it('when the transcoder COPYs its lean SELECTs of a window, then they prune to the window\'s months', async () => {
+    it("when the transcoder COPYs its lean SELECTs of a window, then they prune to the window's months", async () => {
       const campaigns = (await own.db('campaigns').pluck('id')) as number[];
-      const calls = callCopySql(own.db, { subject: { kind: 'unit', unitId, level: 0 }, start: new Date('2024-05-06T08:00:00Z'), end: new Date('2024-05-06T10:00:00Z') }, campaigns);
+      const calls = callCopySql(
+        own.db,
+        { subject: { kind: 'unit', unitId, level: 0 }, start: new Date('2024-05-06T08:00:00Z'), end: new Date('2024-05-06T10:00:00Z') },
+        campaigns,
+      );
       expect(scanned(await explain(own.db, calls), 'calls')).toEqual(['calls_p2024_05']);
-      const periods = readyPeriodCopySql(own.db, { from: new Date('2024-04-10T00:00:00Z'), to: new Date('2024-04-11T00:00:00Z') }, campaigns);
+      const periods = readyPeriodCopySql(
+        own.db,
+        { from: new Date('2024-04-10T00:00:00Z'), to: new Date('2024-04-11T00:00:00Z') },
+        campaigns,
+      );
       expect(scanned(await explain(own.db, periods), 'ready_periods')).toEqual(['ready_periods_p2024_04']);
     });
 
     it('when ready periods are read for a window, then only the partitions of their end times are in the plan', async () => {
-      const stream = await streamReadyPeriods(own.db, { from: new Date('2024-04-10T00:00:00Z'), to: new Date('2024-04-11T00:00:00Z'), scope: ALL });
+      const stream = await streamReadyPeriods(own.db, {
+        from: new Date('2024-04-10T00:00:00Z'),
+        to: new Date('2024-04-11T00:00:00Z'),
+        scope: ALL,
+      });
       const rows: { unique_id: string }[] = [];
       for await (const r of stream) rows.push(r);
       expect(rows.map((r) => r.unique_id)).toEqual([`rp-${id}`]);
@@ -233,7 +281,10 @@ describe('month partitions of calls, recordings and ready periods', () => {
       // As findVisibleCall: the registry's key, then the call by its literal partition key.
       const key = await findKey(own.db, CALLS, `call-${id}-11`);
       expect(key).toBeDefined();
-      const plan = await own.db.raw(`explain (costs off) select c.id from calls c where c.id = ? and c.start_time = ?`, [key!.id, key!.time]);
+      const plan = await own.db.raw(`explain (costs off) select c.id from calls c where c.id = ? and c.start_time = ?`, [
+        key!.id,
+        key!.time,
+      ]);
       const text = plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
       const scannedPartitions = text.split('\n').filter((l: string) => /on calls_/.test(l));
       expect(scannedPartitions).toHaveLength(1);
@@ -254,9 +305,19 @@ describe('month partitions of calls, recordings and ready periods', () => {
     expect(report.dropped).not.toContain('calls_p2024_03');
     expect((await listMonthPartitions(own.db, 'calls')).map((p) => p.name)[0]).toBe('calls_p2024_03');
     expect(await own.db('calls').where('start_time', '<', new Date('2024-03-01Z')).count('* as n').first()).toEqual({ n: 0 });
-    expect(await own.db('call_keys').where({ unique_id: `call-${id}-20` }).first()).toBeUndefined();
+    expect(
+      await own
+        .db('call_keys')
+        .where({ unique_id: `call-${id}-20` })
+        .first(),
+    ).toBeUndefined();
     expect(await own.db('recordings').where({ file_name: 'old.wav' }).first()).toBeUndefined();
-    expect(await own.db('call_keys').where({ unique_id: `call-${id}-1` }).first()).toBeDefined();
+    expect(
+      await own
+        .db('call_keys')
+        .where({ unique_id: `call-${id}-1` })
+        .first(),
+    ).toBeDefined();
   });
 
   it('when the default partition is busy, then maintenance gives up within its lock timeout and does the step at the next run', async () => {
@@ -298,31 +359,43 @@ describe('the migration to month partitions', () => {
       insert into ready_periods (unique_id, user_id, campaign_id, start_time, seconds, end_time)
         select 'r-' || unique_id, user_id, campaign_id, start_time - interval '30 seconds', 30, start_time from calls;`);
     const before = async () =>
-      (await own.db.raw(`select (select md5(string_agg(c::text, ',' order by id)) from (select id, unique_id, start_time, user_id from calls) c) as calls,
+      (
+        await own.db
+          .raw(`select (select md5(string_agg(c::text, ',' order by id)) from (select id, unique_id, start_time, user_id from calls) c) as calls,
                                 (select md5(string_agg(r::text, ',' order by id)) from (select id, call_id, start_time, file_name from recordings) r) as recordings,
-                                (select md5(string_agg(p::text, ',' order by id)) from (select id, unique_id, end_time from ready_periods) p) as ready`)).rows[0];
+                                (select md5(string_agg(p::text, ',' order by id)) from (select id, unique_id, end_time from ready_periods) p) as ready`)
+      ).rows[0];
     const original = await before();
 
     await own.db.migrate.up();
     expect(await before()).toEqual(original);
     // 40 calls nine days apart from 2025-01-20 span January 2025 to January 2026: 13 months, each
     // row in its own month's partition, recordings with their calls, ready periods by end time.
-    const placed = (await own.db.raw(`
+    const placed = (
+      await own.db.raw(`
       select (select count(distinct tableoid) from calls)::int as months,
              (select count(*) from calls where tableoid::regclass::text <> 'calls_p' || to_char(start_time at time zone 'UTC', 'YYYY_MM'))::int as calls,
              (select count(*) from recordings where tableoid::regclass::text <> 'recordings_p' || to_char(call_start_time at time zone 'UTC', 'YYYY_MM'))::int as recordings,
-             (select count(*) from ready_periods where tableoid::regclass::text <> 'ready_periods_p' || to_char(end_time at time zone 'UTC', 'YYYY_MM'))::int as ready`)).rows[0];
+             (select count(*) from ready_periods where tableoid::regclass::text <> 'ready_periods_p' || to_char(end_time at time zone 'UTC', 'YYYY_MM'))::int as ready`)
+    ).rows[0];
     expect(placed).toEqual({ months: 13, calls: 0, recordings: 0, ready: 0 });
     expect(Number((await own.db.raw('select count(*) n from call_keys')).rows[0].n)).toBe(40);
     expect(Number((await own.db.raw('select count(*) n from ready_period_keys')).rows[0].n)).toBe(40);
-    expect(Number((await own.db.raw(`select count(*) n from recordings r join calls c on c.id = r.call_id and c.start_time = r.call_start_time`)).rows[0].n)).toBe(40);
+    expect(
+      Number(
+        (await own.db.raw(`select count(*) n from recordings r join calls c on c.id = r.call_id and c.start_time = r.call_start_time`))
+          .rows[0].n,
+      ),
+    ).toBe(40);
     // New rows keep numbering after the moved ones.
     const [next] = (await own.db.raw(`select nextval(pg_get_serial_sequence('calls', 'id')) > (select max(id) from calls) as ok`)).rows;
     expect(next.ok).toBe(true);
 
     await own.db.migrate.down();
     expect(await before()).toEqual(original);
-    const kinds = (await own.db.raw(`select relname, relkind from pg_class where relname in ('calls', 'recordings', 'ready_periods') order by 1`)).rows;
+    const kinds = (
+      await own.db.raw(`select relname, relkind from pg_class where relname in ('calls', 'recordings', 'ready_periods') order by 1`)
+    ).rows;
     expect(kinds).toEqual([
       { relname: 'calls', relkind: 'r' },
       { relname: 'ready_periods', relkind: 'r' },
@@ -351,8 +424,14 @@ describe('scheduled jobs across API nodes', () => {
   });
 
   it('when a node comes to a job another node ran within the interval, then it skips; forced, it runs', async () => {
-    expect(await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, node: 'node-b' }, async () => 'b')).toEqual({ ran: false, reason: 'not-due' });
-    expect(await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, force: true, node: 'node-b' }, async () => 'b')).toEqual({ ran: true, result: 'b' });
+    expect(await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, node: 'node-b' }, async () => 'b')).toEqual({
+      ran: false,
+      reason: 'not-due',
+    });
+    expect(await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, force: true, node: 'node-b' }, async () => 'b')).toEqual({
+      ran: true,
+      result: 'b',
+    });
     const [job] = (await listScheduledJobs(own.db)).filter((j) => j.job === 'test-job');
     expect(job).toMatchObject({ runs: 2, lastNode: 'node-b', lastResult: 'b', lastError: null });
   });

@@ -17,15 +17,53 @@ describe('problem type pages', () => {
 
   const auth = () => w.accounts.full.auth;
   const realErrors: [string, () => Promise<request.Response>, number, string][] = [
-    ['a TimeSpan that is not a duration', () => request(t.app).get('/api/calls?OrgCode=x&StartTime=2026-05-06&TimeSpan=pt2h').set('Authorization', auth()), 400, 'invalid_parameter'],
-    ['a missing StartTime', () => request(t.app).get('/api/calls?OrgCode=x&TimeSpan=PT2H').set('Authorization', auth()), 400, 'missing_parameter'],
-    ['an import without CampaignCode', () => request(t.app).post('/api/leads').set('Authorization', auth()).send({ Data: {} }), 400, 'invalid_body'],
+    [
+      'a TimeSpan that is not a duration',
+      () => request(t.app).get('/api/calls?OrgCode=x&StartTime=2026-05-06&TimeSpan=pt2h').set('Authorization', auth()),
+      400,
+      'invalid_parameter',
+    ],
+    [
+      'a missing StartTime',
+      () => request(t.app).get('/api/calls?OrgCode=x&TimeSpan=PT2H').set('Authorization', auth()),
+      400,
+      'missing_parameter',
+    ],
+    [
+      'an import without CampaignCode',
+      () => request(t.app).post('/api/leads').set('Authorization', auth()).send({ Data: {} }),
+      400,
+      'invalid_body',
+    ],
     ['no credentials', () => request(t.app).get('/api/calls'), 401, 'unauthorized'],
-    ['an account without the Calls right', () => request(t.app).get('/api/calls?OrgCode=x&StartTime=2026-05-06&TimeSpan=PT2H').set('Authorization', w.accounts.none.auth), 403, 'forbidden'],
+    [
+      'an account without the Calls right',
+      () => request(t.app).get('/api/calls?OrgCode=x&StartTime=2026-05-06&TimeSpan=PT2H').set('Authorization', w.accounts.none.auth),
+      403,
+      'forbidden',
+    ],
     ['an unknown user', () => request(t.app).get('/api/users/nobody-here').set('Authorization', auth()), 404, 'not_found'],
     ['an unknown path', () => request(t.app).get('/api/no-such-thing'), 404, 'not_found'],
-    ['text/html from an export', () => request(t.app).get('/api/calls?OrgCode=x&StartTime=2026-05-06&TimeSpan=PT2H').set('Authorization', auth()).set('Accept', 'text/html'), 406, 'not_acceptable'],
-    ['a body over the limit', () => request(t.app).post('/api/leads').set('Authorization', auth()).send({ CampaignCode: 'x', Data: { a: 'x'.repeat(200_000) } }), 413, 'payload_too_large'],
+    [
+      'text/html from an export',
+      () =>
+        request(t.app)
+          .get('/api/calls?OrgCode=x&StartTime=2026-05-06&TimeSpan=PT2H')
+          .set('Authorization', auth())
+          .set('Accept', 'text/html'),
+      406,
+      'not_acceptable',
+    ],
+    [
+      'a body over the limit',
+      () =>
+        request(t.app)
+          .post('/api/leads')
+          .set('Authorization', auth())
+          .send({ CampaignCode: 'x', Data: { a: 'x'.repeat(200_000) } }),
+      413,
+      'payload_too_large',
+    ],
     [
       'a used-up daily limit',
       async () => {
@@ -39,26 +77,33 @@ describe('problem type pages', () => {
   ];
 
   describe('GET the type of a real error', () => {
-    it.each(realErrors)('when the API answers %s, then its type resolves to a JSON page about that code', async (_what, send, status, code) => {
-      const error = await send();
-      expect({ status: error.status, code: error.body.code }).toEqual({ status, code });
-      expect(error.body.type).toBe(`/api/problems/${code}`);
+    it.each(realErrors)(
+      'when the API answers %s, then its type resolves to a JSON page about that code',
+      async (_what, send, status, code) => {
+        const error = await send();
+        expect({ status: error.status, code: error.body.code }).toEqual({ status, code });
+        expect(error.body.type).toBe(`/api/problems/${code}`);
 
-      const page = await request(t.app).get(error.body.type);
-      expect(page.status).toBe(200);
-      expect(page.headers['content-type']).toMatch(/^application\/json/);
-      expect(page.body).toMatchObject({ code, type: error.body.type, status, title: error.body.title });
-      expect(page.body.meaning).toEqual(expect.any(String));
-      expect(page.body.whenAnswered.length).toBeGreaterThan(0);
-      expect(page.body.whatToDo).toEqual(expect.any(String));
-      expect(page.body.example).toMatchObject({ type: error.body.type, code, status, title: error.body.title });
-      // The example has the shape real answers have: the same keys, in the same order.
-      expect(Object.keys(page.body.example).filter((k) => k in error.body)).toEqual(Object.keys(error.body).filter((k) => k in page.body.example));
-    });
+        const page = await request(t.app).get(error.body.type);
+        expect(page.status).toBe(200);
+        expect(page.headers['content-type']).toMatch(/^application\/json/);
+        expect(page.body).toMatchObject({ code, type: error.body.type, status, title: error.body.title });
+        expect(page.body.meaning).toEqual(expect.any(String));
+        expect(page.body.whenAnswered.length).toBeGreaterThan(0);
+        expect(page.body.whatToDo).toEqual(expect.any(String));
+        expect(page.body.example).toMatchObject({ type: error.body.type, code, status, title: error.body.title });
+        // The example has the shape real answers have: the same keys, in the same order.
+        expect(Object.keys(page.body.example).filter((k) => k in error.body)).toEqual(
+          Object.keys(error.body).filter((k) => k in page.body.example),
+        );
+      },
+    );
 
     it('when a browser follows the type of a 400, then it reads an HTML page about that code', async () => {
       const error = await request(t.app).get('/api/calls?OrgCode=x&StartTime=2026-05-06&TimeSpan=pt2h').set('Authorization', auth());
-      const page = await request(t.app).get(error.body.type).set('Accept', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
+      const page = await request(t.app)
+        .get(error.body.type)
+        .set('Accept', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
       expect(page.status).toBe(200);
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(page.headers.vary).toMatch(/Accept/);
@@ -70,15 +115,18 @@ describe('problem type pages', () => {
   });
 
   describe('GET /api/problems/{Code}', () => {
-    it.each(problemCodes)('when %s is asked as JSON and as HTML, then both answer 200 without credentials and count nothing', async (code) => {
-      const json = await request(t.app).get(`/api/problems/${code}`).set('Authorization', auth());
-      expect(json.status).toBe(200);
-      expect(json.body.code).toBe(code);
-      expect(json.headers['x-rate-limit-limit']).toBeUndefined();
-      const html = await request(t.app).get(`/api/problems/${code}`).set('Accept', 'text/html');
-      expect(html.status).toBe(200);
-      expect(html.text).toContain(`<code>${code}</code>`);
-    });
+    it.each(problemCodes)(
+      'when %s is asked as JSON and as HTML, then both answer 200 without credentials and count nothing',
+      async (code) => {
+        const json = await request(t.app).get(`/api/problems/${code}`).set('Authorization', auth());
+        expect(json.status).toBe(200);
+        expect(json.body.code).toBe(code);
+        expect(json.headers['x-rate-limit-limit']).toBeUndefined();
+        const html = await request(t.app).get(`/api/problems/${code}`).set('Accept', 'text/html');
+        expect(html.status).toBe(200);
+        expect(html.text).toContain(`<code>${code}</code>`);
+      },
+    );
 
     it('when a code the API does not have is asked, then a 404 not_found problem answers', async () => {
       const res = await request(t.app).get('/api/problems/no_such_code');

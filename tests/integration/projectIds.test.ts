@@ -93,7 +93,9 @@ describe('project unique ids', () => {
   /** The world's lead ids, so other files' leads in the shared database never count. */
   const ours = () => `UniqueId=${LEADS.map(lead).join(',')}`;
   const simpleLeads = async (projectsParam: string, auth = w.accounts.full.auth) => {
-    const res = await request(t.app).get(`/api/simpleleads?Projects=${encodeURIComponent(projectsParam)}&${ours()}`).set('Authorization', auth);
+    const res = await request(t.app)
+      .get(`/api/simpleleads?Projects=${encodeURIComponent(projectsParam)}&${ours()}`)
+      .set('Authorization', auth);
     expect(res.status).toBe(200);
     return (res.body as { uniqueId: string }[]).map((l) => l.uniqueId).sort();
   };
@@ -169,7 +171,13 @@ describe('project unique ids', () => {
         .set('Authorization', w.accounts.full.auth)
         .buffer(true);
       expect(res.status).toBe(200);
-      const leadIds = new Set(res.text.trim().split('\r\n').slice(1).map((row) => row.split(';')[0]));
+      const leadIds = new Set(
+        res.text
+          .trim()
+          .split('\r\n')
+          .slice(1)
+          .map((row) => row.split(';')[0]),
+      );
       expect([...leadIds]).toEqual([lead('retail')]);
     });
 

@@ -66,31 +66,131 @@ const eventBody = (calendarCode: string, marker: string) => ({
 
 const rows: Row[] = [
   // ---- calls family ----
-  { name: 'calls of the agent', method: 'get', path: (w) => `/api/calls?OrgCode=${encodeURIComponent(w.users.agent)}&${WINDOW}&Include=campaign,user`, expect: 'list-excludes' },
-  { name: 'calls of the team unit', method: 'get', path: (w) => `/api/calls?OrgCode=${encodeURIComponent(w.units.team)}&${WINDOW}`, expect: 'list-excludes' },
-  { name: 'calls CSV', method: 'get', path: (w) => `/api/calls/csv?OrgCode=${encodeURIComponent(w.units.root)}&${WINDOW}`, expect: 'list-excludes' },
-  { name: 'user calls', method: 'get', path: (w) => `/api/users/${encodeURIComponent(w.users.agent)}/calls?${WINDOW}&Include=campaign`, expect: 'list-excludes' },
-  { name: 'org unit calls', method: 'get', path: (w) => `/api/organizationalunits/${encodeURIComponent(w.units.sales)}/calls?${WINDOW}`, expect: 'list-excludes' },
-  { name: 'agent ready periods', method: 'get', path: () => '/api/calls/agentreadyperiods?FromTime=2031-02-03T04:00:00&TimeSpan=PT1H', expect: 'list-excludes' },
-  { name: 'recordings of a Retail call', method: 'get', path: (_w, d) => `/api/calls/${encodeURIComponent(d.calls.retail)}/recordings`, expect: 'not-found' },
+  {
+    name: 'calls of the agent',
+    method: 'get',
+    path: (w) => `/api/calls?OrgCode=${encodeURIComponent(w.users.agent)}&${WINDOW}&Include=campaign,user`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'calls of the team unit',
+    method: 'get',
+    path: (w) => `/api/calls?OrgCode=${encodeURIComponent(w.units.team)}&${WINDOW}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'calls CSV',
+    method: 'get',
+    path: (w) => `/api/calls/csv?OrgCode=${encodeURIComponent(w.units.root)}&${WINDOW}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'user calls',
+    method: 'get',
+    path: (w) => `/api/users/${encodeURIComponent(w.users.agent)}/calls?${WINDOW}&Include=campaign`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'org unit calls',
+    method: 'get',
+    path: (w) => `/api/organizationalunits/${encodeURIComponent(w.units.sales)}/calls?${WINDOW}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'agent ready periods',
+    method: 'get',
+    path: () => '/api/calls/agentreadyperiods?FromTime=2031-02-03T04:00:00&TimeSpan=PT1H',
+    expect: 'list-excludes',
+  },
+  {
+    name: 'recordings of a Retail call',
+    method: 'get',
+    path: (_w, d) => `/api/calls/${encodeURIComponent(d.calls.retail)}/recordings`,
+    expect: 'not-found',
+  },
   // ---- organisation ----
   { name: 'users with campaigns', method: 'get', path: () => '/api/users?Include=campaigns', expect: 'list-excludes' },
-  { name: 'the agent with campaigns', method: 'get', path: (w) => `/api/users/${encodeURIComponent(w.users.agent)}?Include=campaigns`, expect: 'list-excludes' },
-  { name: 'org units with users and campaigns', method: 'get', path: () => '/api/orgunits?Include=users,campaigns', expect: 'list-excludes' },
-  { name: 'the team org unit with users and campaigns', method: 'get', path: (w) => `/api/orgunits/${encodeURIComponent(w.units.team)}?Include=users,campaigns`, expect: 'list-excludes' },
-  { name: 'organizational units with users and campaigns', method: 'get', path: () => '/api/organizationalunits?Include=users,campaigns', expect: 'list-excludes' },
-  { name: 'the team organizational unit with users and campaigns', method: 'get', path: (w) => `/api/organizationalunits/${encodeURIComponent(w.units.team)}?Include=users,campaigns`, expect: 'list-excludes' },
+  {
+    name: 'the agent with campaigns',
+    method: 'get',
+    path: (w) => `/api/users/${encodeURIComponent(w.users.agent)}?Include=campaigns`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'org units with users and campaigns',
+    method: 'get',
+    path: () => '/api/orgunits?Include=users,campaigns',
+    expect: 'list-excludes',
+  },
+  {
+    name: 'the team org unit with users and campaigns',
+    method: 'get',
+    path: (w) => `/api/orgunits/${encodeURIComponent(w.units.team)}?Include=users,campaigns`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'organizational units with users and campaigns',
+    method: 'get',
+    path: () => '/api/organizationalunits?Include=users,campaigns',
+    expect: 'list-excludes',
+  },
+  {
+    name: 'the team organizational unit with users and campaigns',
+    method: 'get',
+    path: (w) => `/api/organizationalunits/${encodeURIComponent(w.units.team)}?Include=users,campaigns`,
+    expect: 'list-excludes',
+  },
   { name: 'campaigns', method: 'get', path: () => '/api/campaigns', expect: 'list-excludes' },
   { name: 'projects', method: 'get', path: () => '/api/projects', expect: 'list-excludes' },
   // ---- leads ----
-  { name: 'simpleleads of every project', method: 'get', path: () => `/api/simpleleads?Projects=*&ModifiedFrom=2031-02-03T04:05:00&ModifiedTo=2031-02-03T04:05:07&Include=campaign`, expect: 'list-excludes' },
-  { name: 'simpleleads naming the Retail project', method: 'get', path: (w) => `/api/simpleleads?Projects=${encodeURIComponent(w.projects.retail)},${encodeURIComponent(w.projects.b2b)}`, expect: 'list-excludes' },
-  { name: 'simpleleads naming the Retail campaign', method: 'get', path: (w) => `/api/simpleleads?Campaigns=${w.campaigns.retail},${w.campaigns.b2b}`, expect: 'list-excludes' },
-  { name: 'simpleleads naming the Retail lead', method: 'get', path: (_w, d) => `/api/simpleleads?UniqueId=${d.leads.retail},${d.leads.b2b}`, expect: 'list-excludes' },
-  { name: 'rawleads naming the Retail campaign', method: 'get', path: (w) => `/api/rawleads?Campaigns=${w.campaigns.retail},${w.campaigns.b2b}`, expect: 'list-excludes' },
-  { name: 'saved search', method: 'get', path: (_w, d) => `/api/leads?searchName=${encodeURIComponent(d.savedSearch)}&modifiedFrom=2031-02-03`, expect: 'list-excludes' },
-  { name: 'saved search with a project override', method: 'get', path: (_w, d) => `/api/leads?searchName=${encodeURIComponent(d.savedSearch)}&modifiedFrom=2031-02-03&project=*`, expect: 'list-excludes' },
-  { name: 'saved search CSV', method: 'get', path: (_w, d) => `/api/leads/csv?searchName=${encodeURIComponent(d.savedSearch)}&modifiedFrom=2031-02-03`, expect: 'list-excludes' },
+  {
+    name: 'simpleleads of every project',
+    method: 'get',
+    path: () => `/api/simpleleads?Projects=*&ModifiedFrom=2031-02-03T04:05:00&ModifiedTo=2031-02-03T04:05:07&Include=campaign`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'simpleleads naming the Retail project',
+    method: 'get',
+    path: (w) => `/api/simpleleads?Projects=${encodeURIComponent(w.projects.retail)},${encodeURIComponent(w.projects.b2b)}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'simpleleads naming the Retail campaign',
+    method: 'get',
+    path: (w) => `/api/simpleleads?Campaigns=${w.campaigns.retail},${w.campaigns.b2b}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'simpleleads naming the Retail lead',
+    method: 'get',
+    path: (_w, d) => `/api/simpleleads?UniqueId=${d.leads.retail},${d.leads.b2b}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'rawleads naming the Retail campaign',
+    method: 'get',
+    path: (w) => `/api/rawleads?Campaigns=${w.campaigns.retail},${w.campaigns.b2b}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'saved search',
+    method: 'get',
+    path: (_w, d) => `/api/leads?searchName=${encodeURIComponent(d.savedSearch)}&modifiedFrom=2031-02-03`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'saved search with a project override',
+    method: 'get',
+    path: (_w, d) => `/api/leads?searchName=${encodeURIComponent(d.savedSearch)}&modifiedFrom=2031-02-03&project=*`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'saved search CSV',
+    method: 'get',
+    path: (_w, d) => `/api/leads/csv?searchName=${encodeURIComponent(d.savedSearch)}&modifiedFrom=2031-02-03`,
+    expect: 'list-excludes',
+  },
   { name: 'a Retail lead by id', method: 'get', path: (_w, d) => `/api/leads/${encodeURIComponent(d.leads.retail)}`, expect: 'not-found' },
   {
     name: 'import into the Retail campaign',
@@ -101,7 +201,12 @@ const rows: Row[] = [
   },
   // ---- do-not-call list ----
   { name: 'do-not-call numbers', method: 'get', path: () => '/api/donotcallnumbers', expect: 'list-excludes' },
-  { name: 'do-not-call numbers naming the Retail project', method: 'get', path: (w) => `/api/donotcallnumbers?Project=${encodeURIComponent(w.projects.retail)}`, expect: 'list-excludes' },
+  {
+    name: 'do-not-call numbers naming the Retail project',
+    method: 'get',
+    path: (w) => `/api/donotcallnumbers?Project=${encodeURIComponent(w.projects.retail)}`,
+    expect: 'list-excludes',
+  },
   {
     name: 'list a number for the Retail project',
     method: 'post',
@@ -109,11 +214,17 @@ const rows: Row[] = [
     expect: 'forbidden',
     body: (w) => ({ phoneNumber: faroeseNumber(), project: w.projects.retail, note: `for ${w.campaigns.retail}` }),
   },
-  { name: 'remove a Retail-only number', method: 'delete', path: async (_w, d) => `/api/donotcallnumbers/${encodeURIComponent(await d.newDoNotCallNumber('retail'))}`, expect: 'not-found' },
+  {
+    name: 'remove a Retail-only number',
+    method: 'delete',
+    path: async (_w, d) => `/api/donotcallnumbers/${encodeURIComponent(await d.newDoNotCallNumber('retail'))}`,
+    expect: 'not-found',
+  },
   {
     name: "remove a number from the Retail project's list",
     method: 'delete',
-    path: async (w, d) => `/api/donotcallnumbers/${encodeURIComponent(await d.newDoNotCallNumber('retail'))}?Project=${encodeURIComponent(w.projects.retail)}`,
+    path: async (w, d) =>
+      `/api/donotcallnumbers/${encodeURIComponent(await d.newDoNotCallNumber('retail'))}?Project=${encodeURIComponent(w.projects.retail)}`,
     expect: 'forbidden',
   },
   {
@@ -124,9 +235,24 @@ const rows: Row[] = [
     body: (_w, d) => [{ Name: `Bulk ${d.retail}`, Telefon: '+4511223344' }],
   },
   // ---- calendar events ----
-  { name: 'calendar events of every calendar', method: 'get', path: () => '/api/calendars/events?FromDate=2031-02-03&ToDate=2031-02-04', expect: 'list-excludes' },
-  { name: 'calendar events naming the Retail project', method: 'get', path: (w) => `/api/calendars/events?FromDate=2031-02-03&ToDate=2031-02-04&Project=${encodeURIComponent(w.projects.retail)}`, expect: 'list-excludes' },
-  { name: 'events of the Retail calendar', method: 'get', path: (_w, d) => `/api/calendars/${encodeURIComponent(d.calendars.retail)}/events?FromDate=2031-02-03&ToDate=2031-02-04`, expect: 'not-found' },
+  {
+    name: 'calendar events of every calendar',
+    method: 'get',
+    path: () => '/api/calendars/events?FromDate=2031-02-03&ToDate=2031-02-04',
+    expect: 'list-excludes',
+  },
+  {
+    name: 'calendar events naming the Retail project',
+    method: 'get',
+    path: (w) => `/api/calendars/events?FromDate=2031-02-03&ToDate=2031-02-04&Project=${encodeURIComponent(w.projects.retail)}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'events of the Retail calendar',
+    method: 'get',
+    path: (_w, d) => `/api/calendars/${encodeURIComponent(d.calendars.retail)}/events?FromDate=2031-02-03&ToDate=2031-02-04`,
+    expect: 'not-found',
+  },
   {
     name: 'create an event in the Retail calendar',
     method: 'post',
@@ -164,18 +290,40 @@ const rows: Row[] = [
     body: (w, d) => ({ name: `Hook ${d.retail}`, url: 'https://crm.example.com/in', campaignCode: w.campaigns.retail }),
   },
   // ---- campaigns and lead definitions ----
-  { name: 'the Retail campaign', method: 'get', path: (w) => `/api/campaigns/${encodeURIComponent(w.campaigns.retail)}`, expect: 'not-found' },
+  {
+    name: 'the Retail campaign',
+    method: 'get',
+    path: (w) => `/api/campaigns/${encodeURIComponent(w.campaigns.retail)}`,
+    expect: 'not-found',
+  },
   { name: 'lead definitions', method: 'get', path: () => '/api/leaddefinitions', expect: 'list-excludes' },
-  { name: 'a lead definition used only in Retail', method: 'get', path: (_w, d) => `/api/leaddefinitions/${d.retailDefinition}`, expect: 'not-found' },
+  {
+    name: 'a lead definition used only in Retail',
+    method: 'get',
+    path: (_w, d) => `/api/leaddefinitions/${d.retailDefinition}`,
+    expect: 'not-found',
+  },
   // ---- lead changes (last: the all-projects control really changes the Retail lead) ----
-  { name: 'patch a Retail lead', method: 'patch', path: (_w, d) => `/api/leads/${encodeURIComponent(d.leads.retail)}`, expect: 'not-found', body: () => ({ priority: 3 }) },
-  { name: 'anonymize a Retail lead', method: 'post', path: (_w, d) => `/api/leads/${encodeURIComponent(d.leads.retail)}/anonymize`, expect: 'not-found' },
+  {
+    name: 'patch a Retail lead',
+    method: 'patch',
+    path: (_w, d) => `/api/leads/${encodeURIComponent(d.leads.retail)}`,
+    expect: 'not-found',
+    body: () => ({ priority: 3 }),
+  },
+  {
+    name: 'anonymize a Retail lead',
+    method: 'post',
+    path: (_w, d) => `/api/leads/${encodeURIComponent(d.leads.retail)}/anonymize`,
+    expect: 'not-found',
+  },
 ];
 
 /** Services that are not data endpoints: operations, documentation and the account's own. */
 // Hooks other than their creation are the account's own (another account's hook is a 404, and
 // their events pass the project rights when written and again when sent: tests/integration/hookEvents.test.ts).
-const NOT_DATA = /^(healthz|readyz|metrics|openapi|docs|problems\.(list|get)|myaccount(\..*)?|hooks\.(list|get|meta|update|delete|example|test|deliveries|redeliver))$/;
+const NOT_DATA =
+  /^(healthz|readyz|metrics|openapi|docs|problems\.(list|get)|myaccount(\..*)?|hooks\.(list|get|meta|update|delete|example|test|deliveries|redeliver))$/;
 
 /** The endpoint Express dispatches a request to: the first in mount order whose route matches. */
 function routeOf(endpoints: readonly Endpoint[], method: string, path: string): Endpoint | undefined {
@@ -226,7 +374,13 @@ describe('project isolation across the data endpoints', () => {
           type: 'lead',
           campaign: w.campaigns[s],
           uniqueId: d.leads[s],
-          data: { Name: `Customer ${marker}`, Telefon: '+4512345678', Customer: `${marker}-customer`, Revenue: '10', Secret: `${marker}-secret` },
+          data: {
+            Name: `Customer ${marker}`,
+            Telefon: '+4512345678',
+            Customer: `${marker}-customer`,
+            Revenue: '10',
+            Secret: `${marker}-secret`,
+          },
           pool: `Pool ${marker}`,
           uploadTime: LEAD_TIME,
           lastModifiedTime: LEAD_TIME,
@@ -262,14 +416,28 @@ describe('project isolation across the data endpoints', () => {
           recordingType: 'FullRecording',
           fileName: `${marker}-recording.wav`,
         },
-        { type: 'readyPeriod', orgCode: w.users.agent, campaign: w.campaigns[s], startTime: '2031-02-03T04:00:30.000+01:00', seconds: 60, uniqueId: `${marker}-ready` },
+        {
+          type: 'readyPeriod',
+          orgCode: w.users.agent,
+          campaign: w.campaigns[s],
+          startTime: '2031-02-03T04:00:30.000+01:00',
+          seconds: 60,
+          uniqueId: `${marker}-ready`,
+        },
         { type: 'calendar', code: d.calendars[s], name: `Calendar ${marker}`, project: w.projects[s] },
         { type: 'calendarEvent', uniqueId: `${marker}-event`, ...eventBody(d.calendars[s], marker) },
       );
     }
     records.push(
       { type: 'leadDefinition', name: `Definition of ${retail}`, uniqueId: d.retailDefinition, fields: [{ name: 'Phone', type: 'phone' }] },
-      { type: 'campaign', code: `${retail}-2`, name: 'Retail 2', project: w.projects.retail, leadDefinition: `Definition of ${retail}`, campaignType: 'Master' },
+      {
+        type: 'campaign',
+        code: `${retail}-2`,
+        name: 'Retail 2',
+        project: w.projects.retail,
+        leadDefinition: `Definition of ${retail}`,
+        campaignType: 'Master',
+      },
     );
     records.push({ type: 'savedSearch', user: w.users.agent, name: d.savedSearch, campaigns: [w.campaigns.b2b, w.campaigns.retail] });
     await t.load(...records);
@@ -340,7 +508,10 @@ describe('project isolation across the data endpoints', () => {
     ]) {
       const res = await request(t.app).get(path).set('Authorization', w.accounts.b2b.auth);
       expect({ path, status: res.status }).toEqual({ path, status: 200 });
-      expect({ path, hasB2B: res.text.includes(w.campaigns.b2b) || res.text.includes(`${w.campaigns.b2b}-recording`) }).toEqual({ path, hasB2B: true });
+      expect({ path, hasB2B: res.text.includes(w.campaigns.b2b) || res.text.includes(`${w.campaigns.b2b}-recording`) }).toEqual({
+        path,
+        hasB2B: true,
+      });
     }
   });
 

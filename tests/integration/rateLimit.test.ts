@@ -38,7 +38,10 @@ async function newAccount(t: TestApp, w: World, limits: Record<string, number> =
   return basicAuth(username, 'pw');
 }
 
-async function countsOf(t: TestApp, auth: string): Promise<Record<string, { count: number; periodStart: string; resetSeconds: number; minuteCount: number }>> {
+async function countsOf(
+  t: TestApp,
+  auth: string,
+): Promise<Record<string, { count: number; periodStart: string; resetSeconds: number; minuteCount: number }>> {
   const res = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', auth).expect(200);
   return Object.fromEntries(res.body.map((r: { service: string }) => [r.service, r]));
 }
@@ -102,7 +105,11 @@ describe('request counting through the API', () => {
       await get(auth).expect(200);
       await get(auth).expect(200);
       await get(auth).expect(429);
-      expect(rateHeaders(await get(auth, '/api/myaccount/request/limits').expect(200))).toEqual({ limit: 5000, remaining: 4999, reset: 86400 });
+      expect(rateHeaders(await get(auth, '/api/myaccount/request/limits').expect(200))).toEqual({
+        limit: 5000,
+        remaining: 4999,
+        reset: 86400,
+      });
     });
   });
 
@@ -144,8 +151,12 @@ describe('request counting through the API', () => {
     it('when the caller opts in to fair use on a high-limit service in production hours, then each request adds 1', async () => {
       const auth = await newAccount(t, w, { myaccount: 20000 });
       at(PROD);
-      await get(auth).set(...FAIR_USE).expect(200);
-      await get(auth).set(...FAIR_USE).expect(200);
+      await get(auth)
+        .set(...FAIR_USE)
+        .expect(200);
+      await get(auth)
+        .set(...FAIR_USE)
+        .expect(200);
       expect((await countsOf(t, auth))['myaccount']).toMatchObject({ count: 2, minuteCount: 2 });
     });
 
@@ -159,14 +170,27 @@ describe('request counting through the API', () => {
       const { id } = await t.db('accounts').where({ username }).first('id');
       const start = local('2030-07-01T22:00:00.000+02:00');
       // Arrange through the app's own counter store: 10000 units already spent in this period.
-      await t.composed.services.counter.consume({ accountId: id, service: 'myaccount', weight: 10000, dailyLimit: 10007, minuteLimit: null, now: start });
+      await t.composed.services.counter.consume({
+        accountId: id,
+        service: 'myaccount',
+        weight: 10000,
+        dailyLimit: 10007,
+        minuteLimit: null,
+        now: start,
+      });
       at(start + 60_000);
       expect(rateHeaders(await get(auth).expect(200)).remaining).toBe(3); // off hours: 4
       const refused = await get(auth);
       expect(refused.status).toBe(429);
       expect(rateHeaders(refused)).toEqual({ limit: 10007, remaining: 3, reset: 86400 - 60 });
       // Fair use weighs 1, so the last units can still be spent that way.
-      expect((await get(auth).set(...FAIR_USE).expect(200)).status).toBe(200);
+      expect(
+        (
+          await get(auth)
+            .set(...FAIR_USE)
+            .expect(200)
+        ).status,
+      ).toBe(200);
       expect((await countsOf(t, auth))['myaccount'].count).toBe(10005);
     });
 
@@ -175,7 +199,9 @@ describe('request counting through the API', () => {
       at(local('2030-07-01T10:00:00.000+02:00'));
       await get(auth).expect(200); // 8
       await get(auth).expect(200); // 8
-      await get(auth).set(...FAIR_USE).expect(200); // 1
+      await get(auth)
+        .set(...FAIR_USE)
+        .expect(200); // 1
       at(local('2030-07-01T23:00:00.000+02:00'));
       await get(auth).expect(200); // 4
       for (let i = 0; i < 5; i++) await get(auth, '/api/myaccount/request/limits'); // 3 admitted, 2 refused
@@ -213,7 +239,13 @@ describe('request counting through the API', () => {
     ])('when the daily limit is %i, then the minute limit is %i (max(ceil(daily / 1440), 240))', async (daily, minute) => {
       const auth = await newAccount(t, w, { myaccount: daily });
       at(PROD);
-      expect(rateHeaders(await get(auth).set(...FAIR_USE).expect(200))).toEqual({ limit: minute, remaining: minute - 1, reset: 60 });
+      expect(
+        rateHeaders(
+          await get(auth)
+            .set(...FAIR_USE)
+            .expect(200),
+        ),
+      ).toEqual({ limit: minute, remaining: minute - 1, reset: 60 });
     });
 
     it('when the header value differs in case and blanks, then fair use still applies', async () => {
@@ -227,7 +259,14 @@ describe('request counting through the API', () => {
       at(PROD);
       // One after the other: this is about the window's semantics (races are tested below).
       const remaining: number[] = [];
-      for (let i = 0; i < 240; i++) remaining.push(rateHeaders(await get(auth).set(...FAIR_USE).expect(200)).remaining);
+      for (let i = 0; i < 240; i++)
+        remaining.push(
+          rateHeaders(
+            await get(auth)
+              .set(...FAIR_USE)
+              .expect(200),
+          ).remaining,
+        );
       expect(remaining).toEqual(Array.from({ length: 240 }, (_, i) => 239 - i));
 
       at(PROD + 20_000);
@@ -242,7 +281,13 @@ describe('request counting through the API', () => {
       expect(rateHeaders(await get(auth).expect(200))).toEqual({ limit: 5000, remaining: 5000 - 241, reset: 86400 - 20 });
 
       at(PROD + 60_000);
-      expect(rateHeaders(await get(auth).set(...FAIR_USE).expect(200))).toEqual({ limit: 240, remaining: 239, reset: 60 });
+      expect(
+        rateHeaders(
+          await get(auth)
+            .set(...FAIR_USE)
+            .expect(200),
+        ),
+      ).toEqual({ limit: 240, remaining: 239, reset: 60 });
       expect((await countsOf(t, auth))['myaccount']).toMatchObject({ count: 242, minuteCount: 1 });
     });
 
@@ -250,7 +295,13 @@ describe('request counting through the API', () => {
       const auth = await newAccount(t, w, { myaccount: 3 });
       at(PROD);
       for (const remaining of [239, 238, 237]) {
-        expect(rateHeaders(await get(auth).set(...FAIR_USE).expect(200))).toEqual({ limit: 240, remaining, reset: 60 });
+        expect(
+          rateHeaders(
+            await get(auth)
+              .set(...FAIR_USE)
+              .expect(200),
+          ),
+        ).toEqual({ limit: 240, remaining, reset: 60 });
       }
       at(PROD + 30_000);
       const refused = await get(auth).set(...FAIR_USE);
@@ -290,7 +341,11 @@ describe('request counting through the API', () => {
     it('when a counted endpoint answers 400 for a body that is not JSON, then it carries the headers and counts', async () => {
       const auth = await newAccount(t, w);
       at(PROD);
-      const res = await request(t.app).post('/api/leads').set('Authorization', auth).set('Content-Type', 'application/json').send('{not json');
+      const res = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', auth)
+        .set('Content-Type', 'application/json')
+        .send('{not json');
       expect(res.status).toBe(400);
       expect(rateHeaders(res)).toEqual({ limit: 5000, remaining: 4999, reset: 86400 });
     });
@@ -300,7 +355,11 @@ describe('request counting through the API', () => {
       at(PROD);
       const res = await get(auth, '/api/calls/agentreadyperiods?FromTime=2030-01-01&TimeSpan=PT1H');
       expect(res.status).toBe(200);
-      expect(rateHeaders(res)).toEqual({ limit: t.settings.DEFAULT_BULK_DAILY_LIMIT, remaining: t.settings.DEFAULT_BULK_DAILY_LIMIT - 8, reset: 86400 });
+      expect(rateHeaders(res)).toEqual({
+        limit: t.settings.DEFAULT_BULK_DAILY_LIMIT,
+        remaining: t.settings.DEFAULT_BULK_DAILY_LIMIT - 8,
+        reset: 86400,
+      });
     });
 
     // Every authenticated response carries the headers (docs/decisions.md, Wire); a 403 is decided before

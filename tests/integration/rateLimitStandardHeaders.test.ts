@@ -33,15 +33,23 @@ describe('RateLimit-Policy and RateLimit headers', () => {
     const res = await get(auth).expect(200);
     expect(res.headers['ratelimit-policy']).toBe('"daily";q=5000;w=86400');
     expect(res.headers['ratelimit']).toBe('"daily";r=4998;t=82800');
-    expect([res.headers['x-rate-limit-limit'], res.headers['x-rate-limit-remaining'], res.headers['x-rate-limit-reset']]).toEqual(['5000', '4998', '82800']);
+    expect([res.headers['x-rate-limit-limit'], res.headers['x-rate-limit-remaining'], res.headers['x-rate-limit-reset']]).toEqual([
+      '5000',
+      '4998',
+      '82800',
+    ]);
   });
 
   it('when fair use is on, then the policy lists the daily and the minute period and RateLimit shows what is left of each', async () => {
     const auth = await newAccount({ myaccount: 20000 });
     t.setNow(new Date(PROD));
-    await get(auth).set(...FAIR_USE).expect(200);
+    await get(auth)
+      .set(...FAIR_USE)
+      .expect(200);
     t.setNow(new Date(PROD + 20_000));
-    const res = await get(auth).set(...FAIR_USE).expect(200);
+    const res = await get(auth)
+      .set(...FAIR_USE)
+      .expect(200);
     expect(res.headers['ratelimit-policy']).toBe('"daily";q=20000;w=86400, "minute";q=240;w=60');
     expect(res.headers['ratelimit']).toBe('"daily";r=19998;t=86380, "minute";r=238;t=40');
     // The specification's headers describe the minute period under fair use.
@@ -51,9 +59,14 @@ describe('RateLimit-Policy and RateLimit headers', () => {
   it('when the minute limit is used up, then the 429 names only the minute period and its t equals Retry-After', async () => {
     const auth = await newAccount({ myaccount: 20000 });
     t.setNow(new Date(PROD));
-    for (let i = 0; i < 240; i++) await get(auth).set(...FAIR_USE).expect(200);
+    for (let i = 0; i < 240; i++)
+      await get(auth)
+        .set(...FAIR_USE)
+        .expect(200);
     t.setNow(new Date(PROD + 45_000));
-    const refused = await get(auth).set(...FAIR_USE).expect(429);
+    const refused = await get(auth)
+      .set(...FAIR_USE)
+      .expect(429);
     expect(refused.headers['ratelimit-policy']).toBe('"daily";q=20000;w=86400, "minute";q=240;w=60');
     expect(refused.headers['ratelimit']).toBe('"minute";r=0;t=15');
     expect(refused.headers['retry-after']).toBe('15');

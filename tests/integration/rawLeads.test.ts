@@ -70,7 +70,10 @@ describe('GET /api/rawleads', () => {
 
   it('when the account has Partner access, then Full fields have no rows', async () => {
     const res = await raw(`Campaigns=${encodeURIComponent(w.campaigns.b2b)}`, w.accounts.b2b.auth);
-    const fields = text(res).split('\r\n').slice(1, -1).map((l) => l.split(';')[1]);
+    const fields = text(res)
+      .split('\r\n')
+      .slice(1, -1)
+      .map((l) => l.split(';')[1]);
     expect(fields).toContain('Revenue');
     expect(fields).not.toContain('Secret');
   });
@@ -83,9 +86,23 @@ describe('GET /api/rawleads', () => {
 
   it('when the simpleleads filters are given, then they apply', async () => {
     const closed = await raw(`${both()}&AllClosedStatuses=true&LeadClosures=Success`);
-    expect(new Set(text(closed).split('\r\n').slice(1, -1).map((l) => l.split(';')[0]))).toEqual(new Set([id('two')]));
+    expect(
+      new Set(
+        text(closed)
+          .split('\r\n')
+          .slice(1, -1)
+          .map((l) => l.split(';')[0]),
+      ),
+    ).toEqual(new Set([id('two')]));
     const window = await raw(`${both()}&ModifiedFrom=2026-06-01T12:00:00&ModifiedTo=2026-06-02T10:00:00`);
-    expect(new Set(text(window).split('\r\n').slice(1, -1).map((l) => l.split(';')[0]))).toEqual(new Set([id('retail')]));
+    expect(
+      new Set(
+        text(window)
+          .split('\r\n')
+          .slice(1, -1)
+          .map((l) => l.split(';')[0]),
+      ),
+    ).toEqual(new Set([id('retail')]));
     const byId = await raw(`UniqueId=${id('two')}`);
     expect(text(byId).split('\r\n')).toHaveLength(4);
   });

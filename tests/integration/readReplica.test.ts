@@ -26,8 +26,7 @@ describe('read replica (DATABASE_READ_URL)', () => {
   });
   afterAll(() => proxy?.close());
 
-  const exportPath = () =>
-    `/api/calls?OrgCode=${encodeURIComponent(w.users.agent)}&StartTime=2026-05-06T10:00:00&TimeSpan=PT2H`;
+  const exportPath = () => `/api/calls?OrgCode=${encodeURIComponent(w.users.agent)}&StartTime=2026-05-06T10:00:00&TimeSpan=PT2H`;
   const exportCalls = async () => {
     const res = await request(t.app).get(exportPath()).set('Authorization', w.accounts.full.auth);
     expect(res.status).toBe(200);
@@ -52,9 +51,19 @@ describe('read replica (DATABASE_READ_URL)', () => {
     await t.load(
       { type: 'lead', uniqueId: `rr-lead-${w.id}`, campaign: w.campaigns.b2b, data: { Name: 'A', Telefon: '+45 11 22 33 44' } },
       {
-        type: 'call', uniqueId: `rr-call-${w.id}`, campaign: w.campaigns.b2b, user: w.users.agent, uniqueLeadId: `rr-lead-${w.id}`,
-        leadPhoneNumber: '+45 11 22 33 44', endCause: 'NormalDisconnect', inProgress: false, connected: false, incoming: false,
-        startTime: '2026-05-06T10:15:00', endTime: '2026-05-06T10:15:30', previewDuration: 'PT1S',
+        type: 'call',
+        uniqueId: `rr-call-${w.id}`,
+        campaign: w.campaigns.b2b,
+        user: w.users.agent,
+        uniqueLeadId: `rr-lead-${w.id}`,
+        leadPhoneNumber: '+45 11 22 33 44',
+        endCause: 'NormalDisconnect',
+        inProgress: false,
+        connected: false,
+        incoming: false,
+        startTime: '2026-05-06T10:15:00',
+        endTime: '2026-05-06T10:15:30',
+        previewDuration: 'PT1S',
       },
     );
   });
@@ -90,7 +99,9 @@ describe('read replica (DATABASE_READ_URL)', () => {
     const text = (await request(t.app).get('/api/metrics').expect(200)).text;
     // Each export after the stop was a fallback: the first either failed on the replica (error)
     // or found it already checked down (down), the second found it down.
-    const fallbacks = ['error', 'down'].map((reason) => Number(new RegExp(`lcm_db_read_fallbacks_total\\{reason="${reason}"\\} (\\d+)`).exec(text)?.[1]));
+    const fallbacks = ['error', 'down'].map((reason) =>
+      Number(new RegExp(`lcm_db_read_fallbacks_total\\{reason="${reason}"\\} (\\d+)`).exec(text)?.[1]),
+    );
     expect(fallbacks[0] + fallbacks[1]).toBe(2);
     expect(fallbacks[1]).toBeGreaterThanOrEqual(1);
 
@@ -114,7 +125,10 @@ describe('read replica (DATABASE_READ_URL)', () => {
     const databaseOf = async (source: ReadSource) => {
       const session = await ExportSession.open(source);
       try {
-        return (await session.db.raw('select current_database() as name, pg_backend_pid() as pid')).rows[0] as { name: string; pid: number };
+        return (await session.db.raw('select current_database() as name, pg_backend_pid() as pid')).rows[0] as {
+          name: string;
+          pid: number;
+        };
       } finally {
         await session.close();
       }
@@ -154,9 +168,11 @@ describe('read replica (DATABASE_READ_URL)', () => {
     }
   });
 
-  it('when an error is the query\'s own, then it is not taken for a replica failure', () => {
+  it("when an error is the query's own, then it is not taken for a replica failure", () => {
     expect(isConnectionFailure(Object.assign(new Error('syntax error'), { code: '42601' }))).toBe(false);
     expect(isConnectionFailure(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe(true);
-    expect(isConnectionFailure(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+    expect(isConnectionFailure(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(
+      true,
+    );
   });
 });

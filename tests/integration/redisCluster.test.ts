@@ -15,7 +15,10 @@ describe('REDIS_CLUSTER setting', () => {
       cluster: true,
       rootUrls: ['redis://a:1', 'redis://b:2'],
     });
-    expect(redisTarget(loadSettings({ REDIS_CLUSTER: 'redis://a:1,redis://b:2' }))).toEqual({ cluster: true, rootUrls: ['redis://a:1', 'redis://b:2'] });
+    expect(redisTarget(loadSettings({ REDIS_CLUSTER: 'redis://a:1,redis://b:2' }))).toEqual({
+      cluster: true,
+      rootUrls: ['redis://a:1', 'redis://b:2'],
+    });
     expect(redisTarget(loadSettings({}))).toBeUndefined();
     expect(() => loadSettings({ REDIS_CLUSTER: 'true' })).toThrow(/REDIS_CLUSTER/);
     expect(() => loadSettings({ REDIS_CLUSTER: 'maybe' })).toThrow(/REDIS_CLUSTER/);
@@ -50,7 +53,9 @@ describe('API nodes on a Redis Cluster', () => {
     const slot = async (key: string) => Number(await client.clusterKeySlot(key));
     const slots = new Set<number>();
     for (let account = 1; account <= 30; account++) {
-      const own = await Promise.all([dailyKey(account, 'calls'), minuteKey(account, 'calls'), servicesKey(account), dailyKey(account, 'leads.csv')].map(slot));
+      const own = await Promise.all(
+        [dailyKey(account, 'calls'), minuteKey(account, 'calls'), servicesKey(account), dailyKey(account, 'leads.csv')].map(slot),
+      );
       expect(new Set(own).size).toBe(1);
       slots.add(own[0]);
     }
@@ -64,7 +69,15 @@ describe('API nodes on a Redis Cluster', () => {
     const { auth } = await newAccount({ myaccount: 50 });
     for (const t of [a, b]) await request(t.app).get('/api/myaccount/request/limits').set('Authorization', auth).expect(200);
     const statuses = await Promise.all(
-      Array.from({ length: 300 }, async (_, i) => (await request((i % 2 ? a : b).app).get('/api/myaccount').set('Authorization', auth)).status),
+      Array.from(
+        { length: 300 },
+        async (_, i) =>
+          (
+            await request((i % 2 ? a : b).app)
+              .get('/api/myaccount')
+              .set('Authorization', auth)
+          ).status,
+      ),
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(50);
     expect(statuses.filter((s) => s === 429)).toHaveLength(250);

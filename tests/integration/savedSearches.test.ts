@@ -24,14 +24,71 @@ describe('saved searches', () => {
     for (const k of Object.keys(names) as (keyof typeof names)[]) names[k] = `${k} ${w.id}`;
     const data = (name: string) => ({ Name: name, Telefon: '+45 11 22 33 44', Revenue: '5', Secret: 'hush' });
     await t.load(
-      { type: 'campaign', code: b2bSecond, name: 'B2B second', project: w.projects.b2b, leadDefinition: w.leadDefinition, campaignType: 'Master' },
-      { type: 'lead', uniqueId: lead('new'), campaign: w.campaigns.b2b, status: 'New', uploadTime: '2026-04-30T08:00:00', lastModifiedTime: '2026-05-01T10:00:00', data: data('Åse Ærø; "the first"') },
-      { type: 'lead', uniqueId: lead('won'), campaign: w.campaigns.b2b, status: 'UserProcessed', closure: 'Success', lastModifiedTime: '2026-05-02T10:00:00', data: data('Won') },
-      { type: 'lead', uniqueId: lead('old'), campaign: w.campaigns.b2b, status: 'New', lastModifiedTime: '2026-04-01T10:00:00', data: data('Old') },
-      { type: 'lead', uniqueId: lead('second'), campaign: b2bSecond, status: 'RedialAutomatic', lastModifiedTime: '2026-05-03T10:00:00', data: data('Second') },
-      { type: 'lead', uniqueId: lead('retail'), campaign: w.campaigns.retail, status: 'New', lastModifiedTime: '2026-05-04T10:00:00', data: data('Retail') },
-      { type: 'savedSearch', user: w.users.agent, name: names.open, campaigns: [w.campaigns.b2b, w.campaigns.retail], allOpenStatuses: true },
-      { type: 'savedSearch', user: w.users.agent, name: names.closedSuccess, campaigns: [w.campaigns.b2b], allClosedStatuses: true, leadClosures: ['Success'] },
+      {
+        type: 'campaign',
+        code: b2bSecond,
+        name: 'B2B second',
+        project: w.projects.b2b,
+        leadDefinition: w.leadDefinition,
+        campaignType: 'Master',
+      },
+      {
+        type: 'lead',
+        uniqueId: lead('new'),
+        campaign: w.campaigns.b2b,
+        status: 'New',
+        uploadTime: '2026-04-30T08:00:00',
+        lastModifiedTime: '2026-05-01T10:00:00',
+        data: data('Åse Ærø; "the first"'),
+      },
+      {
+        type: 'lead',
+        uniqueId: lead('won'),
+        campaign: w.campaigns.b2b,
+        status: 'UserProcessed',
+        closure: 'Success',
+        lastModifiedTime: '2026-05-02T10:00:00',
+        data: data('Won'),
+      },
+      {
+        type: 'lead',
+        uniqueId: lead('old'),
+        campaign: w.campaigns.b2b,
+        status: 'New',
+        lastModifiedTime: '2026-04-01T10:00:00',
+        data: data('Old'),
+      },
+      {
+        type: 'lead',
+        uniqueId: lead('second'),
+        campaign: b2bSecond,
+        status: 'RedialAutomatic',
+        lastModifiedTime: '2026-05-03T10:00:00',
+        data: data('Second'),
+      },
+      {
+        type: 'lead',
+        uniqueId: lead('retail'),
+        campaign: w.campaigns.retail,
+        status: 'New',
+        lastModifiedTime: '2026-05-04T10:00:00',
+        data: data('Retail'),
+      },
+      {
+        type: 'savedSearch',
+        user: w.users.agent,
+        name: names.open,
+        campaigns: [w.campaigns.b2b, w.campaigns.retail],
+        allOpenStatuses: true,
+      },
+      {
+        type: 'savedSearch',
+        user: w.users.agent,
+        name: names.closedSuccess,
+        campaigns: [w.campaigns.b2b],
+        allClosedStatuses: true,
+        leadClosures: ['Success'],
+      },
       { type: 'savedSearch', user: w.users.agent, name: names.everything, projects: [`*-${w.id}*`] },
       { type: 'savedSearch', user: w.users.agent, name: names.b2bOnly, projects: [w.projects.b2b], statuses: ['New', 'RedialAutomatic'] },
       { type: 'savedSearch', user: w.users.other, name: names.otherUsers, campaigns: [w.campaigns.b2b] },
@@ -44,7 +101,7 @@ describe('saved searches', () => {
     const run = (query: Record<string, string>, auth = w.accounts.full.auth) =>
       request(t.app).get('/api/leads').query(query).set('Authorization', auth);
 
-    it('when the linked user\'s search runs, then its campaigns and status set apply from modifiedFrom', async () => {
+    it("when the linked user's search runs, then its campaigns and status set apply from modifiedFrom", async () => {
       const res = await run({ searchName: names.open, modifiedFrom: '2026-05-01' });
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -67,13 +124,13 @@ describe('saved searches', () => {
       expect(ids(res.body)).toEqual([lead('old'), lead('new'), lead('won'), lead('second'), lead('retail')]);
     });
 
-    it('when project is given, then it replaces the search\'s campaign selection by that project\'s campaigns', async () => {
+    it("when project is given, then it replaces the search's campaign selection by that project's campaigns", async () => {
       const res = await run({ searchName: names.open, modifiedFrom: '2026-01-01', project: w.projects.b2b });
       // The search named b2b and retail campaigns; the project brings both B2B campaigns instead.
       expect(ids(res.body)).toEqual([lead('old'), lead('new'), lead('second')]);
     });
 
-    it('when project is given, then the search\'s status filters still apply', async () => {
+    it("when project is given, then the search's status filters still apply", async () => {
       const res = await run({ searchName: names.closedSuccess, modifiedFrom: '2026-01-01', project: w.projects.retail });
       expect(ids(res.body)).toEqual([]);
     });
@@ -184,7 +241,10 @@ describe('saved searches', () => {
 
     it('when the project override is given, then it applies to the CSV too', async () => {
       const res = await csv({ searchName: names.open, modifiedFrom: '2026-01-01', project: w.projects.b2b });
-      const lines = (res.body as Buffer).toString('utf8').split('\r\n').filter((l) => l !== '');
+      const lines = (res.body as Buffer)
+        .toString('utf8')
+        .split('\r\n')
+        .filter((l) => l !== '');
       expect(lines.slice(1).map((l) => l.split(';')[0])).toEqual([lead('old'), lead('new'), lead('second')]);
     });
 

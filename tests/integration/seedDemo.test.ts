@@ -16,12 +16,15 @@ describe('lcm seed-demo (seedDemo)', () => {
   }, 60_000);
 
   it('when seeded, then the org tree has three levels including TRYG Forsikring A/S', async () => {
-    const { rows } = await db.raw(
-      `select org_code, level from org_units where unique_id like 'demo-ou-%' order by level, org_code`,
-    );
+    const { rows } = await db.raw(`select org_code, level from org_units where unique_id like 'demo-ou-%' order by level, org_code`);
     expect(rows).toHaveLength(7);
     expect(new Set(rows.map((r: { level: number }) => r.level))).toEqual(new Set([0, 1, 2]));
-    expect(rows).toEqual(expect.arrayContaining([{ org_code: 'TRYG Forsikring A/S', level: 1 }, { org_code: 'Kundeservice Århus', level: 2 }]));
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { org_code: 'TRYG Forsikring A/S', level: 1 },
+        { org_code: 'Kundeservice Århus', level: 2 },
+      ]),
+    );
   });
 
   it('when seeded, then both demo accounts log in with their printed credentials and have their rights', async () => {
@@ -79,11 +82,15 @@ describe('lcm seed-demo (seedDemo)', () => {
   });
 
   it('when seeded, then recordings, ready periods, calendar events and saved searches are there', async () => {
-    expect(await count(`select count(*) n from recordings r join calls k on k.id = r.call_id where k.unique_id like 'demo-call-%'`)).toBe(105);
+    expect(await count(`select count(*) n from recordings r join calls k on k.id = r.call_id where k.unique_id like 'demo-call-%'`)).toBe(
+      105,
+    );
     expect(await count(`select count(*) n from ready_periods where unique_id like 'demo-ready-%'`)).toBe(66);
     expect(await count(`select count(*) n from calendar_events where unique_id like 'demo-event-%'`)).toBe(8);
     expect(
-      await count(`select count(*) n from saved_searches s join users u on u.id = s.user_id where u.org_code = 'maria.sorensen@demo.example'`),
+      await count(
+        `select count(*) n from saved_searches s join users u on u.id = s.user_id where u.org_code = 'maria.sorensen@demo.example'`,
+      ),
     ).toBe(2);
   });
 
@@ -92,7 +99,9 @@ describe('lcm seed-demo (seedDemo)', () => {
     await seedDemo(db, ZONE);
     expect(await count(`select count(*) n from calls where unique_id like 'demo-call-%'`)).toBe(200);
     expect(await count(`select count(*) n from leads where unique_id like 'demo-lead-%'`)).toBe(50);
-    expect(await count(`select count(*) n from recordings r join calls k on k.id = r.call_id where k.unique_id like 'demo-call-%'`)).toBe(105);
+    expect(await count(`select count(*) n from recordings r join calls k on k.id = r.call_id where k.unique_id like 'demo-call-%'`)).toBe(
+      105,
+    );
     // The account was replaced, so cached credentials must go stale.
     expect((await findAccountByUsername(db, 'demo'))!.version).toBeGreaterThan(before);
   }, 60_000);

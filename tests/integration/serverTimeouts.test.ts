@@ -57,7 +57,9 @@ describe('server timeouts', () => {
   });
 
   it('when a download takes far longer than the request timeout, then it still completes while the client reads', async () => {
-    const held = await holdResponse(running.url, `/api/calls?${callsWindow(w)}&Include=campaign,user`, { Authorization: w.accounts.full.auth });
+    const held = await holdResponse(running.url, `/api/calls?${callsWindow(w)}&Include=campaign,user`, {
+      Authorization: w.accounts.full.auth,
+    });
     expect(held.status).toBe(200);
     // Hold the response unread for longer than REQUEST_TIMEOUT_MS, then read the rest.
     await new Promise((r) => setTimeout(r, 1500));

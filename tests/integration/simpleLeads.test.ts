@@ -71,8 +71,7 @@ describe('GET /api/simpleleads', () => {
     noneAuth = basicAuth(`leads-none-${w.id}`, 'pw-none');
   });
 
-  const get = (query: string, auth = w.accounts.full.auth) =>
-    request(t.app).get(`/api/simpleleads?${query}`).set('Authorization', auth);
+  const get = (query: string, auth = w.accounts.full.auth) => request(t.app).get(`/api/simpleleads?${query}`).set('Authorization', auth);
   /** This file's seeds in the answer, in answer order. */
   const seedsIn = (body: { uniqueId: string }[]) => body.map((l) => seedOf.get(l.uniqueId)).filter((s): s is string => s !== undefined);
   const both = () => `Campaigns=${encodeURIComponent(w.campaigns.b2b)},${encodeURIComponent(w.campaigns.retail)}`;
@@ -262,7 +261,14 @@ describe('GET /api/simpleleads', () => {
       const code = `SHRINK-${w.id}`;
       const lead = `${w.id}-shrink`;
       await t.load(
-        { type: 'leadDefinition', name: def, fields: [{ name: 'Name', type: 'text' }, { name: 'Old', type: 'text' }] },
+        {
+          type: 'leadDefinition',
+          name: def,
+          fields: [
+            { name: 'Name', type: 'text' },
+            { name: 'Old', type: 'text' },
+          ],
+        },
         { type: 'campaign', code, name: 'Shrinking', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
         { type: 'lead', uniqueId: lead, campaign: code, data: { Name: 'n', Old: 'stale' } },
       );
@@ -297,11 +303,14 @@ describe('GET /api/simpleleads', () => {
 
   describe('Include', () => {
     it('when every reference is included, then they are full objects', async () => {
-      const res = await get(
-        `UniqueId=${ids.get('c')}&Include=campaign,ownerOrgUnit&include=uploadedByUser,firstProcessedByUser`,
-      );
+      const res = await get(`UniqueId=${ids.get('c')}&Include=campaign,ownerOrgUnit&include=uploadedByUser,firstProcessedByUser`);
       const lead = res.body[0];
-      expect(lead.campaign).toMatchObject({ code: w.campaigns.b2b, name: 'B2B campaign', project: w.projects.b2b, leadDefinitionUniqueId: expect.any(String) });
+      expect(lead.campaign).toMatchObject({
+        code: w.campaigns.b2b,
+        name: 'B2B campaign',
+        project: w.projects.b2b,
+        leadDefinitionUniqueId: expect.any(String),
+      });
       expect(lead.ownerOrgUnit).toMatchObject({ orgCode: w.units.team, name: 'Team Tryg', level: 2 });
       expect(lead.ownerOrgUnit).not.toHaveProperty('parent');
       expect(lead.uploadedByUser).toMatchObject({ orgCode: w.users.other, name: 'Other Agent', username: `other-${w.id}` });
@@ -347,7 +356,9 @@ describe('GET /api/leads/{UniqueId}', () => {
   });
 
   const get = (id: string, auth = w.accounts.full.auth, query = '') =>
-    request(t.app).get(`/api/leads/${encodeURIComponent(id)}${query}`).set('Authorization', auth);
+    request(t.app)
+      .get(`/api/leads/${encodeURIComponent(id)}${query}`)
+      .set('Authorization', auth);
 
   it('when the lead exists, then it comes in the export shape', async () => {
     const res = await get(b2bLead);
@@ -365,7 +376,7 @@ describe('GET /api/leads/{UniqueId}', () => {
     expect(res.body.campaign).toMatchObject({ code: w.campaigns.b2b, name: 'B2B campaign' });
   });
 
-  it('when the lead is outside the account\'s projects, then 404', async () => {
+  it("when the lead is outside the account's projects, then 404", async () => {
     const res = await get(retailLead, w.accounts.b2b.auth);
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');

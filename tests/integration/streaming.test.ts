@@ -79,7 +79,10 @@ function jsonRoute(query: string, bindings: unknown[] = [], batchSize = 100, bef
       rows = await openCursor(db, { sql: query, bindings }, { batchSize, signal });
     } catch (err) {
       if (signal.aborted) return;
-      res.status(500).type('application/problem+json').send({ status: 500, detail: (err as Error).message });
+      res
+        .status(500)
+        .type('application/problem+json')
+        .send({ status: 500, detail: (err as Error).message });
       return;
     }
     await beforeStreaming?.();
@@ -130,7 +133,9 @@ describe('openCursor', () => {
   });
 
   it('when timestamps are asked for as text, then they arrive in platform time and other types as usual', async () => {
-    const rows = await openCursor(db, db.raw("select timestamptz '2026-05-06 08:16:41.25Z' as t, 5::int8 as n, true as b"), { types: timestampsAsText });
+    const rows = await openCursor(db, db.raw("select timestamptz '2026-05-06 08:16:41.25Z' as t, 5::int8 as n, true as b"), {
+      types: timestampsAsText,
+    });
     const seen: unknown[] = [];
     for await (const row of rows) seen.push(row);
     expect(seen).toEqual([{ t: '2026-05-06 10:16:41.25+02', n: 5, b: true }]);
@@ -207,9 +212,13 @@ describe('openCursor', () => {
   });
 
   it('when a slow query is destroyed while it runs, then it is cancelled and the connection released', async () => {
-    const rows = await openCursor(db, db.raw('select pg_backend_pid() as pid, g, pg_sleep(case when g = 2 then 30 else 0 end) from generate_series(1, 3) g'), {
-      batchSize: 1,
-    });
+    const rows = await openCursor(
+      db,
+      db.raw('select pg_backend_pid() as pid, g, pg_sleep(case when g = 2 then 30 else 0 end) from generate_series(1, 3) g'),
+      {
+        batchSize: 1,
+      },
+    );
     const { pid } = rows.read() as { pid: number };
     // The second fetch is now running pg_sleep(30).
     await waitFor(async () => (await backend(pid)).state === 'active');
@@ -384,11 +393,18 @@ describe('streamToResponse', () => {
           cb(null, [row.name, row.note, row.ok, row.nothing]);
         },
       });
-      await streamToResponse(res, rows, [toArray, csvFormatter({ headers: ['name', 'note', 'ok', 'nothing'], separator: ';' }), encoderStream('windows-1252')], logger);
+      await streamToResponse(
+        res,
+        rows,
+        [toArray, csvFormatter({ headers: ['name', 'note', 'ok', 'nothing'], separator: ';' }), encoderStream('windows-1252')],
+        logger,
+      );
     };
     const res = await get('/stream');
     expect(res.headers['content-type']).toBe('text/csv; charset=windows-1252');
-    expect(res.body).toEqual(Buffer.concat([Buffer.from('name;note;ok;nothing\r\n'), Buffer.from([0xe6, 0xf8, 0xe5, 0xe9]), Buffer.from(';"a;b";true;\r\n')]));
+    expect(res.body).toEqual(
+      Buffer.concat([Buffer.from('name;note;ok;nothing\r\n'), Buffer.from([0xe6, 0xf8, 0xe5, 0xe9]), Buffer.from(';"a;b";true;\r\n')]),
+    );
   });
 
   it('when rows arrive, then the first bytes go out while the query is still running', async () => {

@@ -64,7 +64,11 @@ function firstDifference(a: Buffer, b: Buffer): string | undefined {
 }
 
 /** Runs a transcoder over the COPY of `sql` in an export session whose reads come first. */
-async function transcoded<T>(prepare: (db: ExportSession['db']) => Promise<T>, sql: (x: T) => string, renderer: (x: T) => TupleRenderer): Promise<Buffer> {
+async function transcoded<T>(
+  prepare: (db: ExportSession['db']) => Promise<T>,
+  sql: (x: T) => string,
+  renderer: (x: T) => TupleRenderer,
+): Promise<Buffer> {
   const session = await ExportSession.open(poolConnections(t.db));
   let copy: Readable;
   let x: T;
@@ -83,8 +87,17 @@ async function transcoded<T>(prepare: (db: ExportSession['db']) => Promise<T>, s
 const pool = () => (t.db.client as { pool: { numUsed(): number } }).pool;
 
 describe('transcoded calls exports equal the reference serializers', () => {
-  const subject = async (): Promise<CallSubject> => ({ kind: 'unit', unitId: (await t.db('org_units').where({ org_code: f.root }).first('id')).id, level: 0 });
-  const window = async (limit?: number) => ({ subject: await subject(), start: f.window.start, end: f.window.end, ...(limit ? { limit } : {}) });
+  const subject = async (): Promise<CallSubject> => ({
+    kind: 'unit',
+    unitId: (await t.db('org_units').where({ org_code: f.root }).first('id')).id,
+    level: 0,
+  });
+  const window = async (limit?: number) => ({
+    subject: await subject(),
+    start: f.window.start,
+    end: f.window.end,
+    ...(limit ? { limit } : {}),
+  });
 
   const includes = [
     '',
@@ -104,7 +117,12 @@ describe('transcoded calls exports equal the reference serializers', () => {
   const modes: DateTimeFormatName[] = ['Offset', 'Local'];
 
   it.each(modes.flatMap((m) => includes.map((i) => [i, m])))('JSON with Include=%s, DateTime %s', async (includeText, dateTimeFormat) => {
-    const include = new Set(includeText.split(',').filter(Boolean).map((s) => s.toLowerCase()));
+    const include = new Set(
+      includeText
+        .split(',')
+        .filter(Boolean)
+        .map((s) => s.toLowerCase()),
+    );
     const mode = dateTimeFormat as DateTimeFormatName;
     const scope = projectScope(['*']);
     const w = await window();
@@ -121,32 +139,37 @@ describe('transcoded calls exports equal the reference serializers', () => {
     expect(firstDifference(reference, out)).toBeUndefined();
   });
 
-  it.each(modes.flatMap((m) => [';', ',', '\t', ' ', '|', '.', '-', 'x', '§', 'æ', '😀'].map((s) => [s, m])))('CSV with separator %j, DateTime %s', async (separator, dateTimeFormat) => {
-    const mode = dateTimeFormat as DateTimeFormatName;
-    const scope = projectScope(['*']);
-    const w = await window();
-    const org = await loadOrgSnapshot(t.db, scope);
-    const reference = await collect(
-      rowsToText<CallRow>(await streamCalls(t.db, { ...w, scope }), {
-        head: flattenedCallHeader(separator),
-        format: callToCsvLine({ zone: ZONE, dateTimeFormat: mode, separator, org }),
-        utf8: true,
-      }),
-    );
-    const out = await transcoded(
-      (db) => loadOrgSnapshot(db, scope),
-      (o) => callCopySql(t.db, w, [...o.campaigns.keys()]),
-      (o) => callCsvTranscoder({ zone: ZONE, dateTimeFormat: mode, separator, org: o }),
-    );
-    expect(firstDifference(reference, out)).toBeUndefined();
-  });
+  it.each(modes.flatMap((m) => [';', ',', '\t', ' ', '|', '.', '-', 'x', '§', 'æ', '😀'].map((s) => [s, m])))(
+    'CSV with separator %j, DateTime %s',
+    async (separator, dateTimeFormat) => {
+      const mode = dateTimeFormat as DateTimeFormatName;
+      const scope = projectScope(['*']);
+      const w = await window();
+      const org = await loadOrgSnapshot(t.db, scope);
+      const reference = await collect(
+        rowsToText<CallRow>(await streamCalls(t.db, { ...w, scope }), {
+          head: flattenedCallHeader(separator),
+          format: callToCsvLine({ zone: ZONE, dateTimeFormat: mode, separator, org }),
+          utf8: true,
+        }),
+      );
+      const out = await transcoded(
+        (db) => loadOrgSnapshot(db, scope),
+        (o) => callCopySql(t.db, w, [...o.campaigns.keys()]),
+        (o) => callCsvTranscoder({ zone: ZONE, dateTimeFormat: mode, separator, org: o }),
+      );
+      expect(firstDifference(reference, out)).toBeUndefined();
+    },
+  );
 
   it('when the account sees one project and a Limit applies, then both paths keep the same rows', async () => {
     const scope = projectScope([`GP-${f.id} Main*`]);
     const w = await window(700);
     const include = new Set(['campaign', 'user']);
     const org = await loadOrgSnapshot(t.db, scope);
-    const reference = await collect(jsonArrayText<CallRow>(await streamCalls(t.db, { ...w, scope }), callToJsonText({ zone: ZONE, include, org })));
+    const reference = await collect(
+      jsonArrayText<CallRow>(await streamCalls(t.db, { ...w, scope }), callToJsonText({ zone: ZONE, include, org })),
+    );
     const out = await transcoded(
       (db) => loadOrgSnapshot(db, scope),
       (o) => callCopySql(t.db, w, [...o.campaigns.keys()]),
@@ -165,7 +188,9 @@ describe('transcoded calls exports equal the reference serializers', () => {
     const empty = { subject: await subject(), start: new Date('2001-01-01T00:00:00Z'), end: new Date('2001-01-02T00:00:00Z') };
     for (const w of [byUser, empty]) {
       const org = await loadOrgSnapshot(t.db, scope);
-      const reference = await collect(jsonArrayText<CallRow>(await streamCalls(t.db, { ...w, scope }), callToJsonText({ zone: ZONE, include: new Set(), org })));
+      const reference = await collect(
+        jsonArrayText<CallRow>(await streamCalls(t.db, { ...w, scope }), callToJsonText({ zone: ZONE, include: new Set(), org })),
+      );
       const out = await transcoded(
         (db) => loadOrgSnapshot(db, scope),
         (o) => callCopySql(t.db, w, [...o.campaigns.keys()]),
@@ -186,7 +211,9 @@ describe('transcoded calls exports equal the reference serializers', () => {
     const w = { from: new Date('2026-04-01T00:00:00Z'), to: new Date('2026-07-01T00:00:00Z') };
     const org = await loadOrgSnapshot(t.db, scope, { users: false });
     const toPeriod = readyPeriodToJson(org, ZONE, mode);
-    const reference = await collect(jsonArrayText<ReadyPeriodRow>(await streamReadyPeriods(t.db, { ...w, scope }), (r) => JSON.stringify(toPeriod(r))));
+    const reference = await collect(
+      jsonArrayText<ReadyPeriodRow>(await streamReadyPeriods(t.db, { ...w, scope }), (r) => JSON.stringify(toPeriod(r))),
+    );
     const out = await transcoded(
       (db) => loadOrgSnapshot(db, scope, { users: false }),
       (o) => readyPeriodCopySql(t.db, w, [...o.campaigns.keys()]),
@@ -202,7 +229,15 @@ describe('transcoded calls exports equal the reference serializers', () => {
 describe('transcoded lead exports equal the reference serializers', () => {
   const filters = (): [string, LeadFilter][] => [
     ['every lead of the fixture', { projectPatterns: [f.projectPattern] }],
-    ['open statuses, modified in May', { projectPatterns: [f.projectPattern], statuses: [0, 1, 2, 3, 10, 150], modifiedFrom: new Date('2026-05-01T00:00:00Z'), modifiedTo: new Date('2026-05-15T00:00:00Z') }],
+    [
+      'open statuses, modified in May',
+      {
+        projectPatterns: [f.projectPattern],
+        statuses: [0, 1, 2, 3, 10, 150],
+        modifiedFrom: new Date('2026-05-01T00:00:00Z'),
+        modifiedTo: new Date('2026-05-15T00:00:00Z'),
+      },
+    ],
     ['one campaign, two closures', { projectPatterns: [f.projectPattern], campaignKeys: [f.campaigns[1]!], closures: [1, 2] }],
   ];
   const accesses: EntryAccessName[] = ['Full', 'Partner', 'None'];
@@ -214,24 +249,44 @@ describe('transcoded lead exports equal the reference serializers', () => {
 
   const modes: DateTimeFormatName[] = ['Offset', 'Local'];
 
-  it.each(modes.flatMap((m) => accesses.flatMap((a) => [0, 1, 2].map((i) => [a, i, m]))))('JSON, entry access %s, filter %i, DateTime %s', async (access, i, m) => {
-    const mode = m as DateTimeFormatName;
-    const [, filter] = filters()[i as number]!;
-    const scope = projectScope(['*']);
-    const lookups = await loadLeadLookups(t.db, filter, scope);
-    const visible = visibleFieldsByDefinition(lookups.definitions, access as EntryAccessName);
-    const reference = await collect(jsonArrayText<LeadRow>(await openLeadCursor(t.db, filter, scope, access as EntryAccessName), leadToJsonText(ZONE, visible, lookups, mode)));
-    const out = await transcoded(
-      (db) => loadLeadLookups(db, filter, scope),
-      (l) => leadCopySql(t.db, filter, visibleByCampaign(l, access as EntryAccessName)),
-      (l) => leadJsonTranscoder({ zone: ZONE, dateTimeFormat: mode, lookups: l, visible: visibleFieldsByDefinition(l.definitions, access as EntryAccessName) }),
-    );
-    if (i === 0) expect(JSON.parse(reference.toString()).length).toBe(f.leads);
-    expect(firstDifference(reference, out)).toBeUndefined();
-  });
+  it.each(modes.flatMap((m) => accesses.flatMap((a) => [0, 1, 2].map((i) => [a, i, m]))))(
+    'JSON, entry access %s, filter %i, DateTime %s',
+    async (access, i, m) => {
+      const mode = m as DateTimeFormatName;
+      const [, filter] = filters()[i as number]!;
+      const scope = projectScope(['*']);
+      const lookups = await loadLeadLookups(t.db, filter, scope);
+      const visible = visibleFieldsByDefinition(lookups.definitions, access as EntryAccessName);
+      const reference = await collect(
+        jsonArrayText<LeadRow>(
+          await openLeadCursor(t.db, filter, scope, access as EntryAccessName),
+          leadToJsonText(ZONE, visible, lookups, mode),
+        ),
+      );
+      const out = await transcoded(
+        (db) => loadLeadLookups(db, filter, scope),
+        (l) => leadCopySql(t.db, filter, visibleByCampaign(l, access as EntryAccessName)),
+        (l) =>
+          leadJsonTranscoder({
+            zone: ZONE,
+            dateTimeFormat: mode,
+            lookups: l,
+            visible: visibleFieldsByDefinition(l.definitions, access as EntryAccessName),
+          }),
+      );
+      if (i === 0) expect(JSON.parse(reference.toString()).length).toBe(f.leads);
+      expect(firstDifference(reference, out)).toBeUndefined();
+    },
+  );
 
   it.each(
-    accesses.flatMap((a) => [';', ',', '\t', '|', '§', '😀'].map((s) => [a, s, 'Offset'])).concat([['Full', ';', 'Local'], ['Partner', '.', 'Local'], ['None', '-', 'Offset']]),
+    accesses
+      .flatMap((a) => [';', ',', '\t', '|', '§', '😀'].map((s) => [a, s, 'Offset']))
+      .concat([
+        ['Full', ';', 'Local'],
+        ['Partner', '.', 'Local'],
+        ['None', '-', 'Offset'],
+      ]),
   )('CSV, entry access %s, separator %j, DateTime %s', async (access, separator, m) => {
     const mode = m as DateTimeFormatName;
     const [, filter] = filters()[0]!;
@@ -248,29 +303,44 @@ describe('transcoded lead exports equal the reference serializers', () => {
     const out = await transcoded(
       (db) => loadLeadLookups(db, filter, scope),
       (l) => leadCopySql(t.db, filter, visibleByCampaign(l, access as EntryAccessName)),
-      (l) => leadCsvTranscoder({ zone: ZONE, dateTimeFormat: mode, separator: separator as string, lookups: l, columns: dataColumns(l.definitions, access as EntryAccessName) }),
+      (l) =>
+        leadCsvTranscoder({
+          zone: ZONE,
+          dateTimeFormat: mode,
+          separator: separator as string,
+          lookups: l,
+          columns: dataColumns(l.definitions, access as EntryAccessName),
+        }),
     );
     expect(firstDifference(reference, out)).toBeUndefined();
   });
 
-  it.each(accesses.flatMap((a) => [';', ',', '§'].map((s) => [a, s])))('RawLeads, entry access %s, separator %j', async (access, separator) => {
-    const [, filter] = filters()[0]!;
-    const scope = projectScope(['*']);
-    const lookups = await loadLeadLookups(t.db, filter, scope);
-    const visible = visibleFieldsByDefinition(lookups.definitions, access as EntryAccessName);
-    const reference = await collect(
-      rowsToText<RawLeadRow>(await openRawLeadCursor(t.db, filter, scope), {
-        head: rawLeadsHeader(separator as string),
-        format: rawLeadLines({ separator: separator as string, visible, lookups }),
-        utf8: true,
-      }),
-    );
-    const out = await transcoded(
-      (db) => loadLeadLookups(db, filter, scope),
-      (l) => rawLeadCopySql(t.db, filter, [...l.campaigns.keys()]),
-      (l) => rawLeadTranscoder({ separator: separator as string, lookups: l, visible: visibleFieldsByDefinition(l.definitions, access as EntryAccessName) }),
-    );
-    expect(out.length).toBeGreaterThan(1000);
-    expect(firstDifference(reference, out)).toBeUndefined();
-  });
+  it.each(accesses.flatMap((a) => [';', ',', '§'].map((s) => [a, s])))(
+    'RawLeads, entry access %s, separator %j',
+    async (access, separator) => {
+      const [, filter] = filters()[0]!;
+      const scope = projectScope(['*']);
+      const lookups = await loadLeadLookups(t.db, filter, scope);
+      const visible = visibleFieldsByDefinition(lookups.definitions, access as EntryAccessName);
+      const reference = await collect(
+        rowsToText<RawLeadRow>(await openRawLeadCursor(t.db, filter, scope), {
+          head: rawLeadsHeader(separator as string),
+          format: rawLeadLines({ separator: separator as string, visible, lookups }),
+          utf8: true,
+        }),
+      );
+      const out = await transcoded(
+        (db) => loadLeadLookups(db, filter, scope),
+        (l) => rawLeadCopySql(t.db, filter, [...l.campaigns.keys()]),
+        (l) =>
+          rawLeadTranscoder({
+            separator: separator as string,
+            lookups: l,
+            visible: visibleFieldsByDefinition(l.definitions, access as EntryAccessName),
+          }),
+      );
+      expect(out.length).toBeGreaterThan(1000);
+      expect(firstDifference(reference, out)).toBeUndefined();
+    },
+  );
 });

@@ -30,7 +30,18 @@ describe('requests the HTTP parser refuses', () => {
     ['a DEL', 'Minute rate\u007fd'],
     ['a C0 control character', '\u0002Minute rated'],
   ])('when a header value holds %s, then the answer is a 400 problem document', async (_name, value) => {
-    const res = await rawHttp(port(), { method: 'GET', target: '/api/myaccount', headers: [['Authorization', w.accounts.full.auth], ['X-Rate-Limit-Fair-Use-Policy', value]] }, 10_000);
+    const res = await rawHttp(
+      port(),
+      {
+        method: 'GET',
+        target: '/api/myaccount',
+        headers: [
+          ['Authorization', w.accounts.full.auth],
+          ['X-Rate-Limit-Fair-Use-Policy', value],
+        ],
+      },
+      10_000,
+    );
     expectProblem(res, 400);
   });
 
@@ -44,24 +55,65 @@ describe('requests the HTTP parser refuses', () => {
   });
 
   it('when the request head is over the size limit, then the answer is a 431 problem document', async () => {
-    const res = await rawHttp(port(), { method: 'GET', target: '/api/myaccount', headers: [['Authorization', w.accounts.full.auth], ['X-Padding', 'x'.repeat(40_000)]] }, 10_000);
+    const res = await rawHttp(
+      port(),
+      {
+        method: 'GET',
+        target: '/api/myaccount',
+        headers: [
+          ['Authorization', w.accounts.full.auth],
+          ['X-Padding', 'x'.repeat(40_000)],
+        ],
+      },
+      10_000,
+    );
     expectProblem(res, 431);
   });
 
   it('when a request was refused, then the server goes on answering', async () => {
-    const res = await rawHttp(port(), { method: 'GET', target: '/api/myaccount', headers: [['Authorization', w.accounts.full.auth]] }, 10_000);
+    const res = await rawHttp(
+      port(),
+      { method: 'GET', target: '/api/myaccount', headers: [['Authorization', w.accounts.full.auth]] },
+      10_000,
+    );
     expect(res.status).toBe(200);
   });
 
   it('when Expect is not 100-continue, then the answer is a 417 problem document naming Expect', async () => {
-    const res = await rawHttp(port(), { method: 'GET', target: '/api/users', headers: [['Authorization', w.accounts.full.auth], ['Expect', 'foo']] }, 10_000);
+    const res = await rawHttp(
+      port(),
+      {
+        method: 'GET',
+        target: '/api/users',
+        headers: [
+          ['Authorization', w.accounts.full.auth],
+          ['Expect', 'foo'],
+        ],
+      },
+      10_000,
+    );
     expect(res.status).toBe(417);
     expect(res.headers['content-type']).toBe('application/problem+json');
-    expect(JSON.parse(res.body.toString('utf8'))).toMatchObject({ status: 417, type: '/api/problems/invalid_parameter', errors: [{ parameter: 'Expect' }] });
+    expect(JSON.parse(res.body.toString('utf8'))).toMatchObject({
+      status: 417,
+      type: '/api/problems/invalid_parameter',
+      errors: [{ parameter: 'Expect' }],
+    });
   });
 
   it('when Expect is 100-continue, then the request is served after the interim answer', async () => {
-    const res = await rawHttp(port(), { method: 'GET', target: '/api/myaccount', headers: [['Authorization', w.accounts.full.auth], ['Expect', '100-continue']] }, 10_000);
+    const res = await rawHttp(
+      port(),
+      {
+        method: 'GET',
+        target: '/api/myaccount',
+        headers: [
+          ['Authorization', w.accounts.full.auth],
+          ['Expect', '100-continue'],
+        ],
+      },
+      10_000,
+    );
     expect(res.status).toBe(200);
   });
 });

@@ -63,7 +63,7 @@ describe('BoundedWork', () => {
   });
 });
 
-describe('BoundedWork without a bound on its queue (the hook workers\' failed-attempt writes)', () => {
+describe("BoundedWork without a bound on its queue (the hook workers' failed-attempt writes)", () => {
   it('when more tasks than the limit are given, then at most the limit run at once and all finish', async () => {
     const limiter = new BoundedWork(2, Number.POSITIVE_INFINITY);
     let running = 0;

@@ -57,17 +57,39 @@ describe('ByteWriter', () => {
 });
 
 describe('CsvQuoting', () => {
-  it.each([';', ',', '\t', ' ', '|', 'x', '.', '§', 'æ', '😀'])('when the separator is %j, then values are quoted as csvQuoter quotes them', (sep) => {
-    const csv = new CsvQuoting(sep);
-    const quote = csvQuoter(sep);
-    const values = ['', 'plain', 'a;b', 'a,b', 'a\tb', 'a b', 'a|b', 'axb', 'a.b', 'a§b', 'aæb', 'a😀b', 'a😁b', '"', 'a\nb', 'a\rb', 'æøå', '😀'];
-    for (const v of values) {
-      const w = writer(4);
-      const b = Buffer.from(v, 'utf8');
-      csv.bytes(w, b, 0, b.length);
-      expect(written(w)).toBe(quote(v));
-    }
-  });
+  it.each([';', ',', '\t', ' ', '|', 'x', '.', '§', 'æ', '😀'])(
+    'when the separator is %j, then values are quoted as csvQuoter quotes them',
+    (sep) => {
+      const csv = new CsvQuoting(sep);
+      const quote = csvQuoter(sep);
+      const values = [
+        '',
+        'plain',
+        'a;b',
+        'a,b',
+        'a\tb',
+        'a b',
+        'a|b',
+        'axb',
+        'a.b',
+        'a§b',
+        'aæb',
+        'a😀b',
+        'a😁b',
+        '"',
+        'a\nb',
+        'a\rb',
+        'æøå',
+        '😀',
+      ];
+      for (const v of values) {
+        const w = writer(4);
+        const b = Buffer.from(v, 'utf8');
+        csv.bytes(w, b, 0, b.length);
+        expect(written(w)).toBe(quote(v));
+      }
+    },
+  );
 });
 
 describe('writeMillis and DateTimeWriter', () => {
@@ -83,22 +105,34 @@ describe('writeMillis and DateTimeWriter', () => {
     expect(written(w)).toBe(values.map((v) => formatMillis(v) + ' ').join(''));
   });
 
-  it.each(['Offset', 'Local'] as const)('when instants in any order and with fractions are written (%s), then they read as formatDateTime', (mode) => {
-    const rnd = random(11);
-    const values: number[] = [0, -0.5, -1, 1.5, Date.UTC(2026, 2, 29, 0, 59, 59, 999), Date.UTC(2026, 2, 29, 1), Date.UTC(2026, 9, 25, 0, 30), Date.UTC(2026, 9, 25, 1, 30)];
-    for (let i = 0; i < 3000; i++) {
-      const base = Date.UTC(2026, 2, 28) + Math.floor(rnd() * 40 * 86_400_000);
-      values.push(i % 3 === 0 ? base + rnd() : base);
-    }
-    values.push(Date.UTC(9999, 11, 31, 22, 59, 59, 999), Date.UTC(1900, 0, 1, 12), Date.UTC(10000, 0, 1), Date.UTC(-1, 0, 1));
-    const time = new DateTimeWriter(ZONE, mode);
-    const w = writer();
-    for (const v of values) {
-      time.write(w, v);
-      w.byte(0x20);
-    }
-    expect(written(w)).toBe(values.map((v) => formatDateTime(v, ZONE, mode) + ' ').join(''));
-  });
+  it.each(['Offset', 'Local'] as const)(
+    'when instants in any order and with fractions are written (%s), then they read as formatDateTime',
+    (mode) => {
+      const rnd = random(11);
+      const values: number[] = [
+        0,
+        -0.5,
+        -1,
+        1.5,
+        Date.UTC(2026, 2, 29, 0, 59, 59, 999),
+        Date.UTC(2026, 2, 29, 1),
+        Date.UTC(2026, 9, 25, 0, 30),
+        Date.UTC(2026, 9, 25, 1, 30),
+      ];
+      for (let i = 0; i < 3000; i++) {
+        const base = Date.UTC(2026, 2, 28) + Math.floor(rnd() * 40 * 86_400_000);
+        values.push(i % 3 === 0 ? base + rnd() : base);
+      }
+      values.push(Date.UTC(9999, 11, 31, 22, 59, 59, 999), Date.UTC(1900, 0, 1, 12), Date.UTC(10000, 0, 1), Date.UTC(-1, 0, 1));
+      const time = new DateTimeWriter(ZONE, mode);
+      const w = writer();
+      for (const v of values) {
+        time.write(w, v);
+        w.byte(0x20);
+      }
+      expect(written(w)).toBe(values.map((v) => formatDateTime(v, ZONE, mode) + ' ').join(''));
+    },
+  );
 });
 
 /** A binary COPY stream of the given tuples (fields as Buffers, null for NULL). */

@@ -34,10 +34,18 @@ describe('formatDateTime in the Local format', () => {
 describe('dateTimeFormatter (the per-request formatter of the exports)', () => {
   it('when instants run across both DST changes, in order or shuffled, then each format writes what formatDateTime writes', () => {
     const instants: number[] = [];
-    for (const [from, to] of [['2026-03-28T00:00:00Z', '2026-03-30T00:00:00Z'], ['2026-10-24T00:00:00Z', '2026-10-26T00:00:00Z']]) {
+    for (const [from, to] of [
+      ['2026-03-28T00:00:00Z', '2026-03-30T00:00:00Z'],
+      ['2026-10-24T00:00:00Z', '2026-10-26T00:00:00Z'],
+    ]) {
       for (let ms = at(from!); ms < at(to!); ms += 433_017) instants.push(ms);
     }
-    instants.push(at('1969-12-31T23:59:59.999Z'), at('2026-10-25T00:59:59.999Z'), at('2026-10-25T01:00:00Z'), at('2026-03-29T00:59:59.999Z'));
+    instants.push(
+      at('1969-12-31T23:59:59.999Z'),
+      at('2026-10-25T00:59:59.999Z'),
+      at('2026-10-25T01:00:00Z'),
+      at('2026-03-29T00:59:59.999Z'),
+    );
     const shuffled = [...instants].sort((a, b) => ((a * 7919) % 1000) - ((b * 7919) % 1000));
     for (const format of ['Offset', 'Local'] as const) {
       for (const list of [instants, shuffled]) {

@@ -61,9 +61,7 @@ describe('parseDateTime', () => {
     const d = parseDateTime('2026-03-29T02:30', CPH);
     expect(formatDateTime(d, CPH)).toBe('2026-03-29T03:30:00.000+02:00');
     expect(d.getTime()).toBe(DateTime.fromObject({ year: 2026, month: 3, day: 29, hour: 2, minute: 30 }, { zone: CPH }).toMillis());
-    expect(formatDateTime(parseDateTime('2026-03-08T02:30', 'America/New_York'), 'America/New_York')).toBe(
-      '2026-03-08T03:30:00.000-04:00',
-    );
+    expect(formatDateTime(parseDateTime('2026-03-08T02:30', 'America/New_York'), 'America/New_York')).toBe('2026-03-08T03:30:00.000-04:00');
     // Lord Howe moves 30 minutes: 02:15 does not exist on 2026-10-04.
     expect(formatDateTime(parseDateTime('2026-10-04T02:15', 'Australia/Lord_Howe'), 'Australia/Lord_Howe')).toBe(
       '2026-10-04T02:45:00.000+11:00',
@@ -73,9 +71,7 @@ describe('parseDateTime', () => {
   it('when the wall time is ambiguous in a DST overlap, then the earlier instant is taken', () => {
     expect(formatDateTime(parseDateTime('2026-10-25T02:30', CPH), CPH)).toBe('2026-10-25T02:30:00.000+02:00');
     expect(iso(parseDateTime('2026-10-25T02:30', CPH))).toBe('2026-10-25T00:30:00.000Z');
-    expect(formatDateTime(parseDateTime('2026-11-01T01:30', 'America/New_York'), 'America/New_York')).toBe(
-      '2026-11-01T01:30:00.000-04:00',
-    );
+    expect(formatDateTime(parseDateTime('2026-11-01T01:30', 'America/New_York'), 'America/New_York')).toBe('2026-11-01T01:30:00.000-04:00');
     expect(formatDateTime(parseDateTime('2026-04-05T01:45', 'Australia/Lord_Howe'), 'Australia/Lord_Howe')).toBe(
       '2026-04-05T01:45:00.000+11:00',
     );

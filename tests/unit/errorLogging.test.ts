@@ -25,10 +25,14 @@ describe('error log lines', () => {
   const app = express();
   app.use(requestLogging(logger));
   app.get('/shed', () => {
-    throw new HttpProblem('service_unavailable', 'the server runs as many exports as it may at once; retry in 5 s', undefined, { 'Retry-After': '5' });
+    throw new HttpProblem('service_unavailable', 'the server runs as many exports as it may at once; retry in 5 s', undefined, {
+      'Retry-After': '5',
+    });
   });
   app.get('/unreachable', () => {
-    const problem = new HttpProblem('service_unavailable', 'the database cannot be reached; retry shortly', undefined, { 'Retry-After': '2' });
+    const problem = new HttpProblem('service_unavailable', 'the database cannot be reached; retry shortly', undefined, {
+      'Retry-After': '2',
+    });
     problem.cause = new Error('connect ECONNREFUSED 127.0.0.1:5432');
     throw problem;
   });

@@ -13,7 +13,13 @@ const message: HookMessage = {
 describe('hook templates', () => {
   it('when a JSON template holds values with quotes and backslashes, then the body is valid JSON with the values intact', () => {
     const r = renderHookRequest(
-      { url: 'https://x.example.com/{UniqueId}', method: 'POST', format: 'Json', contentTemplate: '{"name":"{data.name}","who":"{AgentEmail}","n":[1,"{LeadStatus}"]}', standardTemplate: 'Standard' },
+      {
+        url: 'https://x.example.com/{UniqueId}',
+        method: 'POST',
+        format: 'Json',
+        contentTemplate: '{"name":"{data.name}","who":"{AgentEmail}","n":[1,"{LeadStatus}"]}',
+        standardTemplate: 'Standard',
+      },
       message,
     );
     expect(JSON.parse(r.body)).toEqual({ name: 'Ærø "Quote" \\ & = ?', who: 'a+b@example.com', n: [1, 'UserProcessed'] });
@@ -21,7 +27,13 @@ describe('hook templates', () => {
 
   it('when a Form template is filled, then values are form-encoded and URL placeholders percent-encoded', () => {
     const r = renderHookRequest(
-      { url: 'https://x.example.com/in/{Data.Name}?s={LeadStatus}', method: 'PUT', format: 'Form', contentTemplate: 'name={Data.Name}&missing={ClosedDate}', standardTemplate: 'Standard' },
+      {
+        url: 'https://x.example.com/in/{Data.Name}?s={LeadStatus}',
+        method: 'PUT',
+        format: 'Form',
+        contentTemplate: 'name={Data.Name}&missing={ClosedDate}',
+        standardTemplate: 'Standard',
+      },
       message,
     );
     expect(r.url).toBe('https://x.example.com/in/%C3%86r%C3%B8%20%22Quote%22%20%5C%20%26%20%3D%20%3F?s=UserProcessed');
@@ -32,13 +44,19 @@ describe('hook templates', () => {
 
   it('when no content template is given, then the standard envelope or the data alone is sent', () => {
     const shape = { url: 'https://x.example.com/', method: 'POST' as const, format: 'Json' as const, contentTemplate: null };
-    expect(JSON.parse(renderHookRequest({ ...shape, standardTemplate: 'Standard' }, message).body)).toEqual({ type: message.type, timestamp: message.timestamp, data: message.data });
+    expect(JSON.parse(renderHookRequest({ ...shape, standardTemplate: 'Standard' }, message).body)).toEqual({
+      type: message.type,
+      timestamp: message.timestamp,
+      data: message.data,
+    });
     expect(JSON.parse(renderHookRequest({ ...shape, standardTemplate: 'Data' }, message).body)).toEqual(message.data);
   });
 
   it('when templates name unknown placeholders, then they are reported; JSON braces are not placeholders', () => {
     expect(unknownPlaceholders('{"a":"{UniqueId}","b":"{uniqueid}","c":"{Data.Any field}","d":"{Nope}"}')).toEqual(['{Nope}']);
-    expect(contentTemplateProblems('{"a": {UniqueId}}', 'Json')).toEqual(['with format Json the template must be JSON, with placeholders inside its strings']);
+    expect(contentTemplateProblems('{"a": {UniqueId}}', 'Json')).toEqual([
+      'with format Json the template must be JSON, with placeholders inside its strings',
+    ]);
     expect(contentTemplateProblems('a={UniqueId}', 'Form')).toEqual([]);
     expect(urlTemplateProblems('http://x.example.com/', { allowHttp: false })).toEqual(['the scheme must be https']);
     expect(urlTemplateProblems('https://x.example.com/{UniqueId}', { allowHttp: false })).toEqual([]);

@@ -1,9 +1,26 @@
 import { compileIncludes, expand, IncludeGraph, parseIncludeNames } from '../../src/domain/include';
 
-interface Unit { uniqueId: string; orgCode: string; level: number; parentId: string | null }
-interface User { uniqueId: string; orgCode: string; parentId: string | null; campaignIds: string[] }
-interface Campaign { uniqueId: string; code: string }
-interface Call { uniqueId: string; campaignId: string; userId: string | null }
+interface Unit {
+  uniqueId: string;
+  orgCode: string;
+  level: number;
+  parentId: string | null;
+}
+interface User {
+  uniqueId: string;
+  orgCode: string;
+  parentId: string | null;
+  campaignIds: string[];
+}
+interface Campaign {
+  uniqueId: string;
+  code: string;
+}
+interface Call {
+  uniqueId: string;
+  campaignId: string;
+  userId: string | null;
+}
 
 // R ─ A ─ A1
 //   └ B
@@ -99,12 +116,23 @@ describe('include rules (docs/decisions.md, Include engine)', () => {
   it('rule 3: when a property leads back to an object on the path, then it is left out (no loop)', () => {
     // A1.parent = A (the root of this output): left out.
     expect(unit('A1', 'parent,children')).toEqual({
-      uniqueId: 'A1', orgCode: 'a1', level: 2, children: [],
+      uniqueId: 'A1',
+      orgCode: 'a1',
+      level: 2,
+      children: [],
       parent: {
-        uniqueId: 'A', orgCode: 'a', level: 1,
+        uniqueId: 'A',
+        orgCode: 'a',
+        level: 1,
         // A.children = [A1], the root: left out.
         children: [],
-        parent: { uniqueId: 'R', orgCode: 'root', level: 0, parent: null, children: [{ uniqueId: 'B', orgCode: 'b', level: 1, children: [] }] },
+        parent: {
+          uniqueId: 'R',
+          orgCode: 'root',
+          level: 0,
+          parent: null,
+          children: [{ uniqueId: 'B', orgCode: 'b', level: 1, children: [] }],
+        },
       },
     });
   });
@@ -112,10 +140,16 @@ describe('include rules (docs/decisions.md, Include engine)', () => {
   it('rule 3: when the same object would appear twice in one root object, then only the first is kept', () => {
     // u1 holds c1 and c2; u2 reached through u1.parent also holds c2, which is not repeated.
     expect(user('u1', 'campaigns,parent,users')).toEqual({
-      uniqueId: 'u1', orgCode: 'u1',
-      campaigns: [{ uniqueId: 'c1', code: 'C1' }, { uniqueId: 'c2', code: 'C2' }],
+      uniqueId: 'u1',
+      orgCode: 'u1',
+      campaigns: [
+        { uniqueId: 'c1', code: 'C1' },
+        { uniqueId: 'c2', code: 'C2' },
+      ],
       parent: {
-        uniqueId: 'A', orgCode: 'a', level: 1,
+        uniqueId: 'A',
+        orgCode: 'a',
+        level: 1,
         parent: { uniqueId: 'R', orgCode: 'root', level: 0, parent: null, users: [] },
         users: [{ uniqueId: 'u2', orgCode: 'u2', campaigns: [] }],
       },
@@ -135,9 +169,18 @@ describe('include rules (docs/decisions.md, Include engine)', () => {
 
   it('rule 4: when the whole path is named, then the nested property is included', () => {
     expect(unit('A', 'users,campaigns')).toEqual({
-      uniqueId: 'A', orgCode: 'a', level: 1,
+      uniqueId: 'A',
+      orgCode: 'a',
+      level: 1,
       users: [
-        { uniqueId: 'u1', orgCode: 'u1', campaigns: [{ uniqueId: 'c1', code: 'C1' }, { uniqueId: 'c2', code: 'C2' }] },
+        {
+          uniqueId: 'u1',
+          orgCode: 'u1',
+          campaigns: [
+            { uniqueId: 'c1', code: 'C1' },
+            { uniqueId: 'c2', code: 'C2' },
+          ],
+        },
         // c2 already appears under u1 in this root object.
         { uniqueId: 'u2', orgCode: 'u2', campaigns: [] },
       ],
@@ -152,15 +195,19 @@ describe('include rules (docs/decisions.md, Include engine)', () => {
   it('rule 6: when a name exists on several types, then it applies to all of them at every depth', () => {
     // parent on the user and on each org unit: the chain runs to the root.
     expect(user('u3', 'parent')).toEqual({
-      uniqueId: 'u3', orgCode: 'u3',
+      uniqueId: 'u3',
+      orgCode: 'u3',
       parent: {
-        uniqueId: 'A1', orgCode: 'a1', level: 2,
+        uniqueId: 'A1',
+        orgCode: 'a1',
+        level: 2,
         parent: { uniqueId: 'A', orgCode: 'a', level: 1, parent: { uniqueId: 'R', orgCode: 'root', level: 0, parent: null } },
       },
     });
     expect(callOut(call, 'user,parent')).toEqual({
       user: {
-        uniqueId: 'u1', orgCode: 'u1',
+        uniqueId: 'u1',
+        orgCode: 'u1',
         parent: { uniqueId: 'A', orgCode: 'a', level: 1, parent: { uniqueId: 'R', orgCode: 'root', level: 0, parent: null } },
       },
       uniqueId: 'k1',
@@ -171,7 +218,10 @@ describe('include rules (docs/decisions.md, Include engine)', () => {
 describe('include scenarios', () => {
   it('when an org unit includes children and parent, then no child points back to its parent', () => {
     expect(unit('R', 'children,parent')).toEqual({
-      uniqueId: 'R', orgCode: 'root', level: 0, parent: null,
+      uniqueId: 'R',
+      orgCode: 'root',
+      level: 0,
+      parent: null,
       children: [
         { uniqueId: 'A', orgCode: 'a', level: 1, children: [{ uniqueId: 'A1', orgCode: 'a1', level: 2, children: [] }] },
         { uniqueId: 'B', orgCode: 'b', level: 1, children: [] },
@@ -201,7 +251,9 @@ describe('include scenarios', () => {
 
   it('when a placeholder is rendered, then an included property keeps its position and an absent one is dropped', () => {
     expect(Object.keys(expand(graph, 'Call', call, parseIncludeNames('user,campaign')))).toEqual(['campaign', 'user', 'uniqueId']);
-    expect(JSON.stringify(expand(graph, 'Call', call, parseIncludeNames('user')))).toBe('{"user":{"uniqueId":"u1","orgCode":"u1"},"uniqueId":"k1"}');
+    expect(JSON.stringify(expand(graph, 'Call', call, parseIncludeNames('user')))).toBe(
+      '{"user":{"uniqueId":"u1","orgCode":"u1"},"uniqueId":"k1"}',
+    );
   });
 
   it('when nothing applies, then resolvers are not called', () => {
@@ -229,7 +281,9 @@ describe('include scenarios', () => {
 
   it('when the root type is not in the graph, then compiling throws', () => {
     expect(() => compileIncludes(graph, 'Nope', new Set())).toThrow(/no type Nope/);
-    const bad: IncludeGraph = { X: { identity: () => 1, render: () => ({}), properties: { y: { type: 'Y', many: false, resolve: () => ({}) } } } };
+    const bad: IncludeGraph = {
+      X: { identity: () => 1, render: () => ({}), properties: { y: { type: 'Y', many: false, resolve: () => ({}) } } },
+    };
     expect(() => compileIncludes(bad, 'X', new Set(['y']))).toThrow(/no type Y/);
   });
 });

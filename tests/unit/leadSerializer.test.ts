@@ -31,9 +31,16 @@ const lookups: LeadLookups = {
     [8, { uniqueId: 'C8', code: 'C "8"', leadDefinitionId: 2 }],
     [9, { uniqueId: 'C9', code: 'C9', leadDefinitionId: 99 }],
   ]),
-  pools: new Map([[5, '(auto) 2026-05-06'], [6, 'Pool; "six"']]),
+  pools: new Map([
+    [5, '(auto) 2026-05-06'],
+    [6, 'Pool; "six"'],
+  ]),
   units: new Map([[1, 'TRYG Forsikring A/S']]),
-  users: new Map([[2, 'u@x'], [3, 'f'], [4, 'm']]),
+  users: new Map([
+    [2, 'u@x'],
+    [3, 'f'],
+    [4, 'm'],
+  ]),
   definitions,
 };
 const emptyOrg = { units: new Map(), childrenOf: new Map(), users: new Map(), usersOf: new Map(), campaigns: new Map() };
@@ -81,7 +88,9 @@ describe('lead JSON', () => {
   it.each(['None', 'Partner', 'Full'] as const)('when the account has %s access, then only fields up to that level are shown', (access) => {
     const visible = visibleFieldsByDefinition(definitions, access);
     const out = leadToJson({ zone: ZONE, visible, lookups, include: new Set(), org: emptyOrg })(row());
-    const expected = { None: ['Name', 'Phone'], Partner: ['Name', 'Phone', 'Revenue'], Full: ['Name', 'Phone', 'Secret', 'Revenue'] }[access];
+    const expected = { None: ['Name', 'Phone'], Partner: ['Name', 'Phone', 'Revenue'], Full: ['Name', 'Phone', 'Secret', 'Revenue'] }[
+      access
+    ];
     expect(Object.keys(out.data as object)).toEqual(expected);
   });
 
@@ -92,12 +101,25 @@ describe('lead JSON', () => {
       const viaText = leadToJsonText(ZONE, visible, lookups);
       const rows = [
         row(),
-        row({ phoneNumber: null, externalKey: null, firstProcessedTime: Date.UTC(2026, 2, 29, 1, 0, 0), firstProcessedByUserId: 3, lastModifiedByUserId: 4 }),
-        row({ campaignId: 8, poolId: 6, dataJson: '{"City": "Malmö", "name": "x"}', ownerOrgUnitId: null, uploadedByUserId: null, closureDataJson: '[]' }),
+        row({
+          phoneNumber: null,
+          externalKey: null,
+          firstProcessedTime: Date.UTC(2026, 2, 29, 1, 0, 0),
+          firstProcessedByUserId: 3,
+          lastModifiedByUserId: 4,
+        }),
+        row({
+          campaignId: 8,
+          poolId: 6,
+          dataJson: '{"City": "Malmö", "name": "x"}',
+          ownerOrgUnitId: null,
+          uploadedByUserId: null,
+          closureDataJson: '[]',
+        }),
         row({ campaignId: 9, dataJson: '{"A": "b"}' }),
-      row({ campaignId: 8, dataJson: '{"City": "Malmö", "name": "x"}', dataVisible: true }),
-      row({ dataJson: '{"Name": "only visible", "Phone": "1"}', dataVisible: true }),
-      row({ dataJson: '{}', dataVisible: true }),
+        row({ campaignId: 8, dataJson: '{"City": "Malmö", "name": "x"}', dataVisible: true }),
+        row({ dataJson: '{"Name": "only visible", "Phone": "1"}', dataVisible: true }),
+        row({ dataJson: '{}', dataVisible: true }),
       ];
       for (const r of rows) expect(JSON.parse(viaText(r))).toEqual(JSON.parse(JSON.stringify(viaObject(r))));
     }

@@ -102,7 +102,11 @@ describe('rows: agent schedules a redial → RedialManualCommon / RedialManualPr
   });
 
   it('when a processed lead is rescheduled, then its closure is cleared', () => {
-    const r = recordCallOutcome({ status: 'UserProcessed', attempts: 0, closure: 'Success' }, { endCause: 'NormalDisconnect', agentAction: 'redialCommon' }, settings());
+    const r = recordCallOutcome(
+      { status: 'UserProcessed', attempts: 0, closure: 'Success' },
+      { endCause: 'NormalDisconnect', agentAction: 'redialCommon' },
+      settings(),
+    );
     expect(r.closure).toBe('NotSet');
     expect(r.callLeadClosure).toBeNull();
   });
@@ -118,7 +122,11 @@ describe('row: agent does not save the lead → Unresolved (call: Abandoned)', (
 
 describe('row: agent closes the lead normally → UserProcessed (+ closure)', () => {
   it('when the agent closes with an inferred closure, then the lead and the call carry it', () => {
-    const r = recordCallOutcome(lead('RedialAutomatic'), { endCause: 'NormalDisconnect', agentAction: 'close', closure: 'Success' }, settings());
+    const r = recordCallOutcome(
+      lead('RedialAutomatic'),
+      { endCause: 'NormalDisconnect', agentAction: 'close', closure: 'Success' },
+      settings(),
+    );
     expect(r).toEqual({
       leadStatus: 'UserProcessed',
       closure: 'Success',
@@ -147,7 +155,11 @@ describe('row: agent closes the lead normally → UserProcessed (+ closure)', ()
   });
 
   it('when a processed lead is called again without an action, then it stays processed with its closure', () => {
-    const r = recordCallOutcome({ status: 'UserProcessed', attempts: 0, closure: 'NotInterested' }, { endCause: 'NoResponse' }, settings({ maxAttempts: 1 }));
+    const r = recordCallOutcome(
+      { status: 'UserProcessed', attempts: 0, closure: 'NotInterested' },
+      { endCause: 'NoResponse' },
+      settings({ maxAttempts: 1 }),
+    );
     expect(r.leadStatus).toBe('UserProcessed');
     expect(r.closure).toBe('NotInterested');
     expect(r.callLeadStatus).toBe('UserProcessed');
@@ -166,7 +178,9 @@ describe('row: called a configured number of times without contact → Depleted'
 
   it('when attempts remain, then the lead is redialled automatically', () => {
     expect(recordCallOutcome(lead('New', 0), { endCause: 'Busy' }, settings({ maxAttempts: 3 })).leadStatus).toBe('RedialAutomatic');
-    expect(recordCallOutcome(lead('RedialAutomatic', 1), { endCause: 'Busy' }, settings({ maxAttempts: 3 })).leadStatus).toBe('RedialAutomatic');
+    expect(recordCallOutcome(lead('RedialAutomatic', 1), { endCause: 'Busy' }, settings({ maxAttempts: 3 })).leadStatus).toBe(
+      'RedialAutomatic',
+    );
   });
 
   it('when a lead is called over and over with no maximum, then it is never Depleted', () => {
@@ -179,8 +193,12 @@ describe('row: called a configured number of times without contact → Depleted'
   });
 
   it('when a manual common or private redial runs out of attempts, then it is Depleted', () => {
-    expect(recordCallOutcome(lead('RedialManualCommon', 4), { endCause: 'VoiceMail' }, settings({ maxAttempts: 5 })).leadStatus).toBe('Depleted');
-    expect(recordCallOutcome(lead('RedialManualPrivate', 4), { endCause: 'VoiceMail' }, settings({ maxAttempts: 5 })).leadStatus).toBe('Depleted');
+    expect(recordCallOutcome(lead('RedialManualCommon', 4), { endCause: 'VoiceMail' }, settings({ maxAttempts: 5 })).leadStatus).toBe(
+      'Depleted',
+    );
+    expect(recordCallOutcome(lead('RedialManualPrivate', 4), { endCause: 'VoiceMail' }, settings({ maxAttempts: 5 })).leadStatus).toBe(
+      'Depleted',
+    );
   });
 
   it('when a VIP redial runs out of attempts, then it stays VIPRedial', () => {
@@ -220,7 +238,14 @@ describe('row: Unresolved not resolved within a configured time → Abandoned', 
   });
 
   it('when the campaign has no abandon time, then the lead never becomes Abandoned', () => {
-    expect(sweepDecision({ status: 'Unresolved', statusChangedTime: since }, settings({ expireAfter: parseTimeSpan('PT1S') }), at('2099-01-01'), CPH)).toBeNull();
+    expect(
+      sweepDecision(
+        { status: 'Unresolved', statusChangedTime: since },
+        settings({ expireAfter: parseTimeSpan('PT1S') }),
+        at('2099-01-01'),
+        CPH,
+      ),
+    ).toBeNull();
   });
 
   it('when another status is old, then the abandon time does not apply', () => {
@@ -239,11 +264,17 @@ describe('row: system finds the lead unreachable for another reason → Failed',
   });
 
   it('when the failure comes with an agent action, then Failed wins', () => {
-    expect(recordCallOutcome(lead('New'), { endCause: 'NoResponse', failed: true, agentAction: 'redialCommon' }, settings()).leadStatus).toBe('Failed');
+    expect(
+      recordCallOutcome(lead('New'), { endCause: 'NoResponse', failed: true, agentAction: 'redialCommon' }, settings()).leadStatus,
+    ).toBe('Failed');
   });
 
   it('when a closed lead is unreachable, then its outcome is kept', () => {
-    const r = recordCallOutcome({ status: 'UserProcessed', attempts: 0, closure: 'Success' }, { endCause: 'NotApplicable', failed: true }, settings());
+    const r = recordCallOutcome(
+      { status: 'UserProcessed', attempts: 0, closure: 'Success' },
+      { endCause: 'NotApplicable', failed: true },
+      settings(),
+    );
     expect(r.leadStatus).toBe('UserProcessed');
     expect(isTransitionAllowed('UserProcessed', 'Failed')).toBe(false);
   });
@@ -283,7 +314,9 @@ describe('row: not closed within the campaign time limit → Expired (not VIPRed
 
   it('when a lead is closed, then it does not expire', () => {
     for (const status of CLOSED_LEAD_STATUSES) {
-      expect(sweepDecision({ status, statusChangedTime: since }, settings({ expireAfter: parseTimeSpan('PT1S') }), at('2099-01-01'), CPH)).toBeNull();
+      expect(
+        sweepDecision({ status, statusChangedTime: since }, settings({ expireAfter: parseTimeSpan('PT1S') }), at('2099-01-01'), CPH),
+      ).toBeNull();
       expect(isTransitionAllowed(status, 'Expired')).toBe(status === 'Expired');
     }
   });
@@ -294,13 +327,21 @@ describe('row: not closed within the campaign time limit → Expired (not VIPRed
   });
 
   it('when the limit is in days across a DST change, then it is calendar days in the zone', () => {
-    const d = sweepDeadline({ status: 'New', statusChangedTime: at('2026-03-28T12:00') }, settings({ expireAfter: parseTimeSpan('P1D') }), CPH);
+    const d = sweepDeadline(
+      { status: 'New', statusChangedTime: at('2026-03-28T12:00') },
+      settings({ expireAfter: parseTimeSpan('P1D') }),
+      CPH,
+    );
     expect(d).toEqual({ to: 'Expired', at: at('2026-03-29T12:00') });
     expect(d!.at.getTime() - at('2026-03-28T12:00').getTime()).toBe(23 * 3_600_000);
   });
 
   it('when the limit is in months, then it is a calendar month', () => {
-    const d = sweepDeadline({ status: 'RedialManualPrivate', statusChangedTime: at('2026-01-31T09:00') }, settings({ privateExpireAfter: parseTimeSpan('P1M') }), CPH);
+    const d = sweepDeadline(
+      { status: 'RedialManualPrivate', statusChangedTime: at('2026-01-31T09:00') },
+      settings({ privateExpireAfter: parseTimeSpan('P1M') }),
+      CPH,
+    );
     expect(d!.at).toEqual(at('2026-02-28T09:00'));
   });
 });
@@ -328,7 +369,11 @@ describe('rows: administrative moves → Removed, Anonymized, DoNotCall, GlobalD
   });
 
   it.each(ADMIN)('when a %s lead is called, then the lead is untouched and the call NotSet', (from) => {
-    const r = recordCallOutcome({ status: from, attempts: 2 }, { endCause: 'NoResponse', agentAction: 'redialCommon' }, settings({ maxAttempts: 1 }));
+    const r = recordCallOutcome(
+      { status: from, attempts: 2 },
+      { endCause: 'NoResponse', agentAction: 'redialCommon' },
+      settings({ maxAttempts: 1 }),
+    );
     expect(r.leadStatus).toBe(from);
     expect(r.attempts).toBe(2);
     expect(r.callLeadStatus).toBe('NotSet');
@@ -383,14 +428,22 @@ describe('CallStatus rules (docs/decisions.md, Lead lifecycle)', () => {
   });
 
   it('when the follow-up call to the alternative number is made, then its pre-call status says so', () => {
-    const r = recordCallOutcome(lead('New', 1), { endCause: 'NormalDisconnect', agentAction: 'close', followUp: 'alternativeNumber' }, settings());
+    const r = recordCallOutcome(
+      lead('New', 1),
+      { endCause: 'NormalDisconnect', agentAction: 'close', followUp: 'alternativeNumber' },
+      settings(),
+    );
     expect(r.preCallLeadStatus).toBe('AlternativeNumberDialed');
     expect(r.leadStatus).toBe('UserProcessed');
     expect(preCallLeadStatusFor('RedialAutomatic', 'nextNumber')).toBe('NextNumberDialed');
   });
 
   it('when a call is created by a transfer, then it is Transferred and the lead unchanged', () => {
-    const r = recordCallOutcome(lead('RedialAutomatic', 3), { endCause: 'NormalDisconnect', transferred: true, agentAction: 'close' }, settings());
+    const r = recordCallOutcome(
+      lead('RedialAutomatic', 3),
+      { endCause: 'NormalDisconnect', transferred: true, agentAction: 'close' },
+      settings(),
+    );
     expect(r.callLeadStatus).toBe('Transferred');
     expect(r.leadStatus).toBe('RedialAutomatic');
     expect(r.attempts).toBe(3);
@@ -443,7 +496,11 @@ describe('every outcome', () => {
         for (const agentAction of actions) {
           for (const f of flags) {
             for (const maxAttempts of [null, 1, 3]) {
-              const r = recordCallOutcome({ status, attempts: 1 }, { endCause, agentAction, closure: 'Success', ...f }, settings({ maxAttempts }));
+              const r = recordCallOutcome(
+                { status, attempts: 1 },
+                { endCause, agentAction, closure: 'Success', ...f },
+                settings({ maxAttempts }),
+              );
               const ok =
                 isTransitionAllowed(status, r.leadStatus) &&
                 CallLeadStatus.has(r.callLeadStatus) &&

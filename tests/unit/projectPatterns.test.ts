@@ -85,6 +85,12 @@ describe('projectSelection', () => {
   });
 
   it('when a value only resembles an id (wildcards, braces, wrong length), then it is a pattern only', () => {
-    expect(projectSelection(['a8bb3d80-82ca-d7ff-b115-a4bb37eedbf?', '{a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe}', 'a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe0']).uniqueIds).toEqual([]);
+    expect(
+      projectSelection([
+        'a8bb3d80-82ca-d7ff-b115-a4bb37eedbf?',
+        '{a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe}',
+        'a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe0',
+      ]).uniqueIds,
+    ).toEqual([]);
   });
 });

@@ -11,7 +11,10 @@ describe('README', () => {
   it('when the README opens, then the first thing under its title is one code block holding exactly the two set-up commands', () => {
     const match = /^# [^\n]+\n+```sh\n([\s\S]*?)```/.exec(readme);
     expect(match).not.toBeNull();
-    const commands = match![1].split('\n').map((l) => l.trim()).filter(Boolean);
+    const commands = match![1]
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     expect(commands).toEqual(['npm ci && npm start', 'npm ci && npm test']);
   });
 
@@ -49,10 +52,23 @@ describe('docs/operations.md', () => {
 });
 
 describe('documents', () => {
-  const files = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    ...fs
+      .readdirSync(path.join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   /** GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens. */
   const anchors = (markdown: string) =>
-    new Set([...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1].toLowerCase().replace(/[^\p{L}\p{N} -]/gu, '').replace(/ /g, '-')));
+    new Set(
+      [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+        m[1]
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N} -]/gu, '')
+          .replace(/ /g, '-'),
+      ),
+    );
 
   it.each(files)('when %s links to a file or a heading in the repository, then it exists', (file) => {
     const text = read(file);

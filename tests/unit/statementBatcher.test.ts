@@ -46,7 +46,11 @@ describe('statement batcher', () => {
 
   it('when two requests share a key, then they never go out in the same call', async () => {
     const { batcher, calls, release } = recordingBatcher();
-    const answers = Promise.all([batcher.add({ key: 7, value: 'x' }), batcher.add({ key: 7, value: 'y' }), batcher.add({ key: 8, value: 'z' })]);
+    const answers = Promise.all([
+      batcher.add({ key: 7, value: 'x' }),
+      batcher.add({ key: 7, value: 'y' }),
+      batcher.add({ key: 8, value: 'z' }),
+    ]);
     await tick();
     release();
     expect(await answers).toEqual(['x@1', 'y@2', 'z@1']);

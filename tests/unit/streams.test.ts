@@ -86,7 +86,16 @@ describe('csvFormatter', () => {
   });
 
   it('when rows arrive, then every line ends with CRLF', async () => {
-    expect(await csv([[1, 'x'], [2, 'y']], ['id', 'v'], ';')).toBe('id;v\r\n1;x\r\n2;y\r\n');
+    expect(
+      await csv(
+        [
+          [1, 'x'],
+          [2, 'y'],
+        ],
+        ['id', 'v'],
+        ';',
+      ),
+    ).toBe('id;v\r\n1;x\r\n2;y\r\n');
   });
 
   it('when a value contains the separator, a quote, CR or LF, then it is quoted with quotes doubled', async () => {
@@ -165,7 +174,10 @@ describe('encoding', () => {
 describe('coalesce', () => {
   it('when many small writes arrive, then few chunks of about 64 KiB leave', async () => {
     const row = 'x'.repeat(49) + '\n';
-    const chunks = await collect(Array.from({ length: 20000 }, () => row), [coalesce()]);
+    const chunks = await collect(
+      Array.from({ length: 20000 }, () => row),
+      [coalesce()],
+    );
     const total = chunks.reduce((n, c) => n + c.length, 0);
     expect(total).toBe(20000 * 50);
     expect(chunks.length).toBeLessThanOrEqual(Math.ceil(total / 65536) + 1);

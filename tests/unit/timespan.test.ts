@@ -201,7 +201,9 @@ describe('addTimeSpan', () => {
 
   it('when a day is added across the spring change, then the wall time is kept (23 hours)', () => {
     expect(add('2026-03-28T12:00', 'P1D')).toBe('2026-03-29T12:00:00.000+02:00');
-    expect(addTimeSpan(at('2026-03-28T12:00'), parseTimeSpan('P1D'), CPH).getTime() - at('2026-03-28T12:00').getTime()).toBe(23 * 3_600_000);
+    expect(addTimeSpan(at('2026-03-28T12:00'), parseTimeSpan('P1D'), CPH).getTime() - at('2026-03-28T12:00').getTime()).toBe(
+      23 * 3_600_000,
+    );
   });
 
   it('when 24 hours are added across the spring change, then it is exact time', () => {
@@ -240,9 +242,7 @@ describe('addTimeSpan', () => {
     expect(formatDateTime(addTimeSpan(start, parseTimeSpan('P1D'), 'America/New_York'), 'America/New_York')).toBe(
       '2026-03-08T12:00:00.000-04:00',
     );
-    expect(formatDateTime(addTimeSpan(start, parseTimeSpan('P1D'), 'UTC'), 'America/New_York')).toBe(
-      '2026-03-08T13:00:00.000-04:00',
-    );
+    expect(formatDateTime(addTimeSpan(start, parseTimeSpan('P1D'), 'UTC'), 'America/New_York')).toBe('2026-03-08T13:00:00.000-04:00');
   });
 
   it('when the span is zero, then the instant is unchanged', () => {

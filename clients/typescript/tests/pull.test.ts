@@ -86,7 +86,14 @@ describe('lcm-pull', () => {
       const url = new URL(req.url);
       await before?.(log.length + 1, req);
       const res = await fetch(req);
-      log.push({ url, startTime: url.searchParams.get('StartTime'), timeSpan: url.searchParams.get('TimeSpan'), status: res.status, headers: res.headers, sent: req.headers });
+      log.push({
+        url,
+        startTime: url.searchParams.get('StartTime'),
+        timeSpan: url.searchParams.get('TimeSpan'),
+        status: res.status,
+        headers: res.headers,
+        sent: req.headers,
+      });
       return res;
     };
     return { fetcher, log };
@@ -157,7 +164,11 @@ describe('lcm-pull', () => {
     expect(lines(out)).toHaveLength(12);
     const asked = log.map((r) => `${r.startTime} ${r.timeSpan}`);
     // The day hit Limit 5, so did its first half (00:00–12:00, holding all twelve) and so on down.
-    expect(asked.slice(0, 3)).toEqual([`${BURST_DAY_UTC_START} PT86400S`, `${BURST_DAY_UTC_START} PT43200S`, `${BURST_DAY_UTC_START} PT21600S`]);
+    expect(asked.slice(0, 3)).toEqual([
+      `${BURST_DAY_UTC_START} PT86400S`,
+      `${BURST_DAY_UTC_START} PT43200S`,
+      `${BURST_DAY_UTC_START} PT21600S`,
+    ]);
     expect(asked).toContain('2026-01-15T11:00:00.000Z PT43200S');
     expect(summary.splits).toBeGreaterThanOrEqual(3);
     expect(summary.windows).toBe(summary.splits + 1);
@@ -181,7 +192,10 @@ describe('lcm-pull', () => {
     });
     const out = path.join(dir, 'retry.ndjson');
 
-    await pull({ ...callsOptions(acc, out), from: '2026-01-01', to: '2026-01-04', limit: 100 }, { fetch: fetcher, sleep: clock.sleep, now: clock.now });
+    await pull(
+      { ...callsOptions(acc, out), from: '2026-01-01', to: '2026-01-04', limit: 100 },
+      { fetch: fetcher, sleep: clock.sleep, now: clock.now },
+    );
 
     expect(log.map((r) => r.status)).toEqual([200, 429, 200, 200]);
     const retryAfter = Number(log[1].headers.get('Retry-After'));
@@ -225,7 +239,17 @@ describe('lcm-pull', () => {
     const { fetcher, log } = recordingFetch();
 
     const summary = await pull(
-      { kind: 'leads', baseUrl: api.url, ...acc, projects: [w.projects.b2b], from: '2026-01-01', to: '2026-02-01', window: 'P3D', format: 'csv', out },
+      {
+        kind: 'leads',
+        baseUrl: api.url,
+        ...acc,
+        projects: [w.projects.b2b],
+        from: '2026-01-01',
+        to: '2026-02-01',
+        window: 'P3D',
+        format: 'csv',
+        out,
+      },
       { fetch: fetcher },
     );
 
@@ -254,25 +278,58 @@ describe('lcm-pull', () => {
   it('when the server keeps failing with 503, then it retries with growing pauses and gives up with exit code 6 and the reason', async () => {
     const acc = await account();
     const sleeps: number[] = [];
-    const failing = async () => new Response(JSON.stringify({ title: 'Service unavailable', detail: 'the database is down' }), { status: 503, headers: { 'Content-Type': 'application/problem+json' } });
+    const failing = async () =>
+      new Response(JSON.stringify({ title: 'Service unavailable', detail: 'the database is down' }), {
+        status: 503,
+        headers: { 'Content-Type': 'application/problem+json' },
+      });
     const out = path.join(dir, 'failing.ndjson');
-    const error = await pull({ ...callsOptions(acc, out), from: '2026-01-01', to: '2026-01-02' }, { fetch: failing, sleep: async (ms) => void sleeps.push(ms) }).catch((e: unknown) => e);
+    const error = await pull(
+      { ...callsOptions(acc, out), from: '2026-01-01', to: '2026-01-02' },
+      { fetch: failing, sleep: async (ms) => void sleeps.push(ms) },
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PullError);
     expect((error as PullError).exitCode).toBe(EXIT.server);
-    expect((error as PullError).message).toBe('the API failed: 503 Service unavailable: the database is down (5 attempts for the window from 2025-12-31T23:00:00.000Z)');
+    expect((error as PullError).message).toBe(
+      'the API failed: 503 Service unavailable: the database is down (5 attempts for the window from 2025-12-31T23:00:00.000Z)',
+    );
     expect(sleeps).toEqual([1000, 2000, 4000, 8000]);
   });
 
   describe('the lcm-pull command', () => {
-    function run(args: string[], env: Record<string, string>): { child: ReturnType<typeof spawn>; done: Promise<{ code: number | null; stderr: string }> } {
-      const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, LCM_BASE_URL: api.url, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    function run(
+      args: string[],
+      env: Record<string, string>,
+    ): { child: ReturnType<typeof spawn>; done: Promise<{ code: number | null; stderr: string }> } {
+      const child = spawn(process.execPath, [CLI, ...args], {
+        env: { PATH: process.env.PATH, LCM_BASE_URL: api.url, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr!.on('data', (d) => (stderr += d));
-      const done = new Promise<{ code: number | null; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stderr })));
+      const done = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+        child.on('close', (code) => resolve({ code, stderr })),
+      );
       return { child, done };
     }
     const credentials = (acc: { username: string; password: string }) => ({ LCM_USERNAME: acc.username, LCM_PASSWORD: acc.password });
-    const monthArgs = (out: string) => ['calls', '--org', w.units.team, '--from', MONTH.from, '--to', MONTH.to, '--window', 'PT4H', '--limit', '5', '--format', 'csv', '--out', out];
+    const monthArgs = (out: string) => [
+      'calls',
+      '--org',
+      w.units.team,
+      '--from',
+      MONTH.from,
+      '--to',
+      MONTH.to,
+      '--window',
+      'PT4H',
+      '--limit',
+      '5',
+      '--format',
+      'csv',
+      '--out',
+      out,
+    ];
 
     beforeAll(() => {
       if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build in clients/typescript first`);
@@ -319,9 +376,12 @@ describe('lcm-pull', () => {
 
     it('when the password is wrong, then it exits 3 with one line naming the 401', async () => {
       const acc = await account();
-      const { code, stderr } = await run(monthArgs(path.join(dir, 'denied.csv')), { LCM_USERNAME: acc.username, LCM_PASSWORD: 'wrong' }).done;
+      const { code, stderr } = await run(monthArgs(path.join(dir, 'denied.csv')), { LCM_USERNAME: acc.username, LCM_PASSWORD: 'wrong' })
+        .done;
       expect(code).toBe(EXIT.auth);
-      expect(stderr).toBe('lcm-pull: 401 Authentication required: valid HTTP Basic credentials are required (check LCM_USERNAME and LCM_PASSWORD)\n');
+      expect(stderr).toBe(
+        'lcm-pull: 401 Authentication required: valid HTTP Basic credentials are required (check LCM_USERNAME and LCM_PASSWORD)\n',
+      );
     });
 
     it('when the quota is used up for longer than --max-wait, then it exits 5 and a later run resumes', async () => {
@@ -329,19 +389,27 @@ describe('lcm-pull', () => {
       const out = path.join(dir, 'quota.csv');
       const { code, stderr } = await run([...monthArgs(out), '--max-wait', '60'], credentials(acc)).done;
       expect(code).toBe(EXIT.quota);
-      expect(stderr).toMatch(/^lcm-pull: request quota used up \(daily\): the next request is allowed in \d+ s, more than --max-wait 60 s; rerun later to resume\n$/);
+      expect(stderr).toMatch(
+        /^lcm-pull: request quota used up \(daily\): the next request is allowed in \d+ s, more than --max-wait 60 s; rerun later to resume\n$/,
+      );
       expect(JSON.parse(readFileSync(`${out}.state.json`, 'utf8')).windowsDone).toBe(1);
     });
 
     it('when the base URL leads nowhere, then it exits 4 with the 404', async () => {
       const acc = await account();
-      const { code, stderr } = await run([...monthArgs(path.join(dir, 'nowhere.csv')), '--base-url', `${api.url}/nothing`], credentials(acc)).done;
+      const { code, stderr } = await run(
+        [...monthArgs(path.join(dir, 'nowhere.csv')), '--base-url', `${api.url}/nothing`],
+        credentials(acc),
+      ).done;
       expect(code).toBe(EXIT.notFound);
       expect(stderr).toMatch(/^lcm-pull: 404 Not found: no resource at GET /);
     });
 
     it('when an argument is missing, then it exits 2', async () => {
-      const { code, stderr } = await run(['calls', '--from', '2026-01-01', '--out', path.join(dir, 'x.csv')], { LCM_USERNAME: 'a', LCM_PASSWORD: 'b' }).done;
+      const { code, stderr } = await run(['calls', '--from', '2026-01-01', '--out', path.join(dir, 'x.csv')], {
+        LCM_USERNAME: 'a',
+        LCM_PASSWORD: 'b',
+      }).done;
       expect(code).toBe(EXIT.usage);
       expect(stderr).toContain("required option '--org <orgCode>' not specified");
     });

@@ -35,7 +35,7 @@ function writtenEvent(result: WriteResult, calendarCode: string, uniqueId?: stri
       throw new HttpProblem('forbidden', `calendar ${calendarCode} is outside the account's projects`);
     case 'unknown_lead':
       // The same answer for a lead that does not exist and one of another project: nothing leaks.
-      throw invalidBody('leadUniqueId: no lead with this unique id in the account\'s projects', [
+      throw invalidBody("leadUniqueId: no lead with this unique id in the account's projects", [
         { field: 'leadUniqueId', message: "no lead with this unique id in the account's projects" },
       ]);
   }
@@ -100,7 +100,7 @@ export const calendarEventCreate = defineEndpoint({
   path: '/calendars/events',
   summary: 'Create a calendar event',
   description:
-    'Answers 201 Created with the event and its new uniqueId, and a Location header naming the event. An unknown calendarCode is a 400; a calendar outside the account\'s projects is a 403; start after end is a 400.',
+    "Answers 201 Created with the event and its new uniqueId, and a Location header naming the event. An unknown calendarCode is a 400; a calendar outside the account's projects is a 403; start after end is a 400.",
   tags: ['Calendar events'],
   access: right('CalendarEvents', 'Post'),
   representations: ['json'],
@@ -122,7 +122,7 @@ export const calendarEventReplace = defineEndpoint({
   path: '/calendars/events/{UniqueId}',
   summary: 'Replace a calendar event',
   description:
-    'Full replacement: every property is required and the body uniqueId must equal the path (else 400). The event may move to another calendar of the account\'s projects. An unknown event, or one outside the account\'s projects, is a 404. Concurrent replacements of one event are applied one after the other.',
+    "Full replacement: every property is required and the body uniqueId must equal the path (else 400). The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.",
   tags: ['Calendar events'],
   access: right('CalendarEvents', 'Put'),
   representations: ['json'],

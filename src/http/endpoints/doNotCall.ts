@@ -24,7 +24,8 @@ import { DoNotCallInput, DoNotCallRefused, listNumbers, unlistNumber } from '../
 function refusal(err: unknown): never {
   if (!(err instanceof DoNotCallRefused)) throw err;
   const errors = err.errors.map((e) => ({ field: `[${e.index}].${e.field}`, message: e.message }));
-  if (err.reason === 'project_forbidden') throw forbidden(`${errors.map((e) => e.field).join(', ')}: the project is outside this account's project rights`);
+  if (err.reason === 'project_forbidden')
+    throw forbidden(`${errors.map((e) => e.field).join(', ')}: the project is outside this account's project rights`);
   throw new HttpProblem('invalid_body', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 }
 
@@ -48,7 +49,11 @@ export const listDoNotCallEndpoint = defineEndpoint({
     const cursor = await openDoNotCallCursor(
       db,
       { global: false, scope },
-      { now: clock(), ...(query.Project ? { projects: query.Project } : {}), ...(query.ModifiedFrom ? { modifiedFrom: query.ModifiedFrom } : {}) },
+      {
+        now: clock(),
+        ...(query.Project ? { projects: query.Project } : {}),
+        ...(query.ModifiedFrom ? { modifiedFrom: query.ModifiedFrom } : {}),
+      },
       cursorOptions,
     );
     res.status(200).type('application/json; charset=utf-8');
@@ -114,7 +119,8 @@ export const removeDoNotCallEndpoint = defineEndpoint({
       }
       return refusal(err);
     });
-    if (removed === 0) throw notFound(`${params.PhoneNumber} is not on the do-not-call list${query.Project ? ` of project ${query.Project}` : ''}`);
+    if (removed === 0)
+      throw notFound(`${params.PhoneNumber} is not on the do-not-call list${query.Project ? ` of project ${query.Project}` : ''}`);
     return { status: 204 };
   },
 });

@@ -104,11 +104,15 @@ function renderOperation(doc: OpenApiDocument, path: string, method: string, op:
     : '';
   const bodyContent = op.requestBody?.content ?? {};
   const body = Object.entries(bodyContent)
-    .map(([media, c]) => `<h4>Request body <code>${escapeHtml(media)}</code>${op.requestBody?.required ? ' (required)' : ''}</h4>${describeSchema(c.schema)}`)
+    .map(
+      ([media, c]) =>
+        `<h4>Request body <code>${escapeHtml(media)}</code>${op.requestBody?.required ? ' (required)' : ''}</h4>${describeSchema(c.schema)}`,
+    )
     .join('');
   const success = Object.entries(op.responses ?? {}).find(([status]) => status.startsWith('2'));
   const successJson = success?.[1].content?.['application/json']?.schema;
-  const successBody = successJson && !successJson.$ref ? `<h4>Response body (${escapeHtml(success[0])})</h4>${describeSchema(successJson)}` : '';
+  const successBody =
+    successJson && !successJson.$ref ? `<h4>Response body (${escapeHtml(success[0])})</h4>${describeSchema(successJson)}` : '';
   const responseRows = Object.entries(op.responses ?? {})
     .map(([status, r]) => {
       const media = Object.entries(r.content ?? {})
@@ -227,7 +231,8 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     method: 'get',
     path: '/docs/scalar.js',
     summary: 'The script of the interactive API reference',
-    description: 'The browser bundle of @scalar/api-reference that `/api/docs` loads; cached for a day, with an ETag; compressed (br or gzip) when the client accepts it.',
+    description:
+      'The browser bundle of @scalar/api-reference that `/api/docs` loads; cached for a day, with an ETag; compressed (br or gzip) when the client accepts it.',
     tags: ['Documentation'],
     access: publicAccess,
     counted: false,
@@ -251,7 +256,8 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     method: 'get',
     path: '/docs/reference',
     summary: 'API reference as plain HTML',
-    description: 'An HTML page rendered on the server from the OpenAPI document, without script: every operation with its parameters, body, responses and schemas.',
+    description:
+      'An HTML page rendered on the server from the OpenAPI document, without script: every operation with its parameters, body, responses and schemas.',
     tags: ['Documentation'],
     access: publicAccess,
     counted: false,

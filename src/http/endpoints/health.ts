@@ -30,33 +30,34 @@ export const healthz = defineEndpoint({
 });
 
 /** `redisHealthy` is undefined when no Redis is configured. */
-export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined, replica: () => ReplicaState) => defineEndpoint({
-  service: 'readyz',
-  operationId: 'getReadiness',
-  method: 'get',
-  path: '/readyz',
-  summary: 'The database and Redis are reachable',
-  description:
-    'Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it; ' +
-    'so does a read replica that is down (bulk exports then read the primary).',
-  tags: ['Operations'],
-  access: publicAccess,
-  counted: false,
-  representations: ['json'],
-  response: readyBody,
-  errorStatuses: [503],
-  async handler({ db }) {
-    let database: 'up' | 'down' = 'up';
-    try {
-      await db.raw('select 1');
-    } catch {
-      database = 'down';
-    }
-    const redis = redisHealthy === undefined ? 'not-configured' : redisHealthy() ? 'up' : 'down';
-    const ok = database === 'up';
-    return { status: ok ? 200 : 503, body: { status: ok ? 'ok' : 'unavailable', database, redis, replica: replica() } };
-  },
-});
+export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined, replica: () => ReplicaState) =>
+  defineEndpoint({
+    service: 'readyz',
+    operationId: 'getReadiness',
+    method: 'get',
+    path: '/readyz',
+    summary: 'The database and Redis are reachable',
+    description:
+      'Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it; ' +
+      'so does a read replica that is down (bulk exports then read the primary).',
+    tags: ['Operations'],
+    access: publicAccess,
+    counted: false,
+    representations: ['json'],
+    response: readyBody,
+    errorStatuses: [503],
+    async handler({ db }) {
+      let database: 'up' | 'down' = 'up';
+      try {
+        await db.raw('select 1');
+      } catch {
+        database = 'down';
+      }
+      const redis = redisHealthy === undefined ? 'not-configured' : redisHealthy() ? 'up' : 'down';
+      const ok = database === 'up';
+      return { status: ok ? 200 : 503, body: { status: ok ? 'ok' : 'unavailable', database, redis, replica: replica() } };
+    },
+  });
 
 /** With `requireAccount` (METRICS_REQUIRE_AUTH) a scrape needs the Basic credentials of an account. */
 export function metricsEndpoint(metrics: Metrics, requireAccount = false) {

@@ -130,7 +130,8 @@ async function checkedInput(body: Body, account: AccountContext, env: HookEnv): 
     }
   }
   const contentTemplate = body.contentTemplate ?? null;
-  if (contentTemplate !== null) for (const message of contentTemplateProblems(contentTemplate, format)) errors.push({ field: 'contentTemplate', message });
+  if (contentTemplate !== null)
+    for (const message of contentTemplateProblems(contentTemplate, format)) errors.push({ field: 'contentTemplate', message });
   const leadStatus = body.leadStatus ?? null;
   if (leadStatus !== null && !events.some(isLeadEvent)) {
     errors.push({ field: 'leadStatus', message: 'applies to lead events only, and the hook has none' });
@@ -149,7 +150,12 @@ async function checkedInput(body: Body, account: AccountContext, env: HookEnv): 
     const fields = (await leadDefinitionFieldsById(db, campaign.leadDefinitionId)).map((f) => f.name.toLowerCase());
     const unknown = [body.url, contentTemplate ?? ''].flatMap(dataFieldsUsed).filter((f) => !fields.includes(f.toLowerCase()));
     if (unknown.length > 0) {
-      throw badBody([{ field: contentTemplate !== null ? 'contentTemplate' : 'url', message: `unknown placeholder ${unknown.map((f) => `{Data.${f}}`).join(', ')}: no such field in the campaign's lead definition` }]);
+      throw badBody([
+        {
+          field: contentTemplate !== null ? 'contentTemplate' : 'url',
+          message: `unknown placeholder ${unknown.map((f) => `{Data.${f}}`).join(', ')}: no such field in the campaign's lead definition`,
+        },
+      ]);
     }
   }
   return {

@@ -31,7 +31,6 @@ import { IDEMPOTENCY_KEY_HEADER, idempotencyKey, idempotencyKeyReused } from '..
 
 // ---- import -------------------------------------------------------------------------------
 
-
 /** An import the use case refused: an unknown campaign is a 400 naming the field, a foreign one a 403. */
 function refusal(err: unknown): never {
   if (!(err instanceof ImportRefused)) throw err;
@@ -50,8 +49,8 @@ export const importLeadEndpoint = defineEndpoint({
   path: '/leads',
   summary: 'Import one lead',
   description:
-    'Validates the data against the campaign\'s lead definition: a failure is a 200 with `success: false` and one error per field (missing required field, unknown field, value not of the field\'s type). ' +
-    'A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account\'s projects a 403. ' +
+    "Validates the data against the campaign's lead definition: a failure is a 200 with `success: false` and one error per field (missing required field, unknown field, value not of the field's type). " +
+    "A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account's projects a 403. " +
     'The lead is New and goes into the named pool (created when missing) or `(auto) yyyy-MM-dd` of the platform-local date. ' +
     'With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours.',
   tags: ['Leads'],
@@ -151,11 +150,11 @@ export const patchLeadEndpoint = defineEndpoint({
   path: '/leads/{UniqueId}',
   summary: 'Change a lead',
   description:
-    'A JSON merge patch (RFC 7396) of `data` (editable fields within the account\'s entry access, checked as an import checks them; null removes a value), `priority` and `status` (`Removed` or `DoNotCall`). ' +
-    'Any other property, a field that is unknown, hidden or not editable, or a value not of the field\'s type is a 400 naming it; nothing is written. ' +
-    'A changed phone number that is on a do-not-call list moves an open lead to DoNotCall, as an import would; `status: DoNotCall` also lists the lead\'s number for its project. ' +
+    "A JSON merge patch (RFC 7396) of `data` (editable fields within the account's entry access, checked as an import checks them; null removes a value), `priority` and `status` (`Removed` or `DoNotCall`). " +
+    "Any other property, a field that is unknown, hidden or not editable, or a value not of the field's type is a 400 naming it; nothing is written. " +
+    "A changed phone number that is on a do-not-call list moves an open lead to DoNotCall, as an import would; `status: DoNotCall` also lists the lead's number for its project. " +
     'A status change sends `lead.statusChanged` to hooks, in the same transaction. An Anonymized lead is a 409; `If-Match` with another version is a 412. ' +
-    'Answers the changed lead with its new `ETag`; 404 like GET for a lead that is unknown or outside the account\'s projects.',
+    "Answers the changed lead with its new `ETag`; 404 like GET for a lead that is unknown or outside the account's projects.",
   tags: ['Leads'],
   access: right('Leads', 'Put'),
   representations: ['json'],
@@ -194,8 +193,8 @@ export const anonymizeLeadEndpoint = defineEndpoint({
   path: '/leads/{UniqueId}/anonymize',
   summary: 'Anonymize a lead',
   description:
-    'For a person who asked for their data to be cleared; irreversible. In one transaction: the lead\'s data, phone number, external key and closure data are cleared and its status becomes Anonymized; ' +
-    'its calls lose the lead\'s phone number and external key; its calendar events lose their title and notes; copies of these held for hook deliveries are cleared too. ' +
+    "For a person who asked for their data to be cleared; irreversible. In one transaction: the lead's data, phone number, external key and closure data are cleared and its status becomes Anonymized; " +
+    "its calls lose the lead's phone number and external key; its calendar events lose their title and notes; copies of these held for hook deliveries are cleared too. " +
     'Sends `lead.statusChanged` (and `calendarEvent.updated` per event) to hooks. A lead already Anonymized is answered as it is, so a retry succeeds. ' +
     'Answers the anonymized lead; 404 like GET; `If-Match` with another version is a 412.',
   tags: ['Leads'],
@@ -230,8 +229,8 @@ export const savedSearchEndpoint = defineEndpoint({
   path: '/leads',
   summary: 'Run a saved search',
   description:
-    'Runs a search saved in the UI by the user linked to the account (another user\'s search is a 404), for leads modified at or after modifiedFrom. ' +
-    '`project` replaces the search\'s campaign selection by the campaigns of that project. Limited by the account\'s project rights and entry access; streamed.',
+    "Runs a search saved in the UI by the user linked to the account (another user's search is a 404), for leads modified at or after modifiedFrom. " +
+    "`project` replaces the search's campaign selection by the campaigns of that project. Limited by the account's project rights and entry access; streamed.",
   tags: ['Leads'],
   access: right('Leads', 'Get'),
   representations: ['json'],
@@ -254,7 +253,7 @@ export const savedSearchCsvEndpoint = defineEndpoint({
   path: '/leads/csv',
   summary: 'Run a saved search as CSV',
   description:
-    'The saved-search export as CSV: the lead columns, then one column per data field the account may see (the lead definitions\' fields in sort order). ' +
+    "The saved-search export as CSV: the lead columns, then one column per data field the account may see (the lead definitions' fields in sort order). " +
     '`Encoding` (default utf-8) and `CsvFieldSeparator` (default `;`) as in /calls/csv. File name `Leads-{searchName}-{now:yyyyMMddHHmmss}.csv`.',
   tags: ['Leads'],
   access: right('Leads', 'Get'),
@@ -275,4 +274,11 @@ export const savedSearchCsvEndpoint = defineEndpoint({
 });
 
 /** `/leads/csv` before `/leads/{UniqueId}`, so the literal path wins. */
-export const leadEndpoints = [importLeadEndpoint, savedSearchEndpoint, savedSearchCsvEndpoint, getLeadEndpoint, patchLeadEndpoint, anonymizeLeadEndpoint];
+export const leadEndpoints = [
+  importLeadEndpoint,
+  savedSearchEndpoint,
+  savedSearchCsvEndpoint,
+  getLeadEndpoint,
+  patchLeadEndpoint,
+  anonymizeLeadEndpoint,
+];

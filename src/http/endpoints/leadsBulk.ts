@@ -44,14 +44,23 @@ function bodyFormat(req: Request): { format: BulkFormat; charset?: string } {
 function stopProblem(stop: BulkStop): HttpProblem {
   const read = stop.rows === 0 ? 'no row was read' : `rows 1 to ${stop.rows} were answered`;
   const problems: Record<BulkStop['reason'], [ProblemCode, string]> = {
-    malformed: ['invalid_body', `the body cannot be read further: ${'message' in stop ? stop.message : ''}; ${read}, the rest of the body was not read`],
+    malformed: [
+      'invalid_body',
+      `the body cannot be read further: ${'message' in stop ? stop.message : ''}; ${read}, the rest of the body was not read`,
+    ],
     too_large: [
       'payload_too_large',
       `the body is over the bulk import limit of ${'limit' in stop ? stop.limit : 0} bytes (BULK_BODY_LIMIT); ${read}, the rest of the body was not read`,
     ],
-    header: ['invalid_body', 'the CSV header row names columns that are not fields of the campaign\'s lead definition'],
-    campaign_unavailable: ['forbidden', `the campaign was removed or left the account's projects during the import; ${read}, the rest was not stored`],
-    key_conflict: ['invalid_body', `Idempotency-Key: another request with this key stored rows meanwhile, or this body's rows differ from its; ${read}, the rest was not stored`],
+    header: ['invalid_body', "the CSV header row names columns that are not fields of the campaign's lead definition"],
+    campaign_unavailable: [
+      'forbidden',
+      `the campaign was removed or left the account's projects during the import; ${read}, the rest was not stored`,
+    ],
+    key_conflict: [
+      'invalid_body',
+      `Idempotency-Key: another request with this key stored rows meanwhile, or this body's rows differ from its; ${read}, the rest was not stored`,
+    ],
     idle: [
       'invalid_body',
       `no byte of the body arrived for ${'idleMs' in stop ? stop.idleMs : 0} ms (BULK_BODY_IDLE_TIMEOUT_MS); ${read}, the rest of the body was not read`,
@@ -60,7 +69,11 @@ function stopProblem(stop: BulkStop): HttpProblem {
   };
   const [code, detail] = problems[stop.reason];
   if (stop.reason === 'idle') return new HttpProblem(code, detail, undefined, {}, [408, 'Request timeout']);
-  if (stop.reason === 'key_conflict') return new HttpProblem(code, detail, [{ parameter: 'Idempotency-Key', message: 'is in use by another request' }], {}, [409, 'Conflict']);
+  if (stop.reason === 'key_conflict')
+    return new HttpProblem(code, detail, [{ parameter: 'Idempotency-Key', message: 'is in use by another request' }], {}, [
+      409,
+      'Conflict',
+    ]);
   return new HttpProblem(code, detail, stop.reason === 'header' ? stop.errors : undefined);
 }
 
@@ -86,7 +99,9 @@ async function* answerText(pieces: AsyncIterable<BulkPiece>, onStop: (stop: Bulk
   yield opened ? '\n]\n' : '[]\n';
 }
 
-export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 'BULK_BATCH_SIZE' | 'BULK_PARALLEL_BATCHES' | 'BULK_BODY_IDLE_TIMEOUT_MS'>) {
+export function bulkImportEndpoint(
+  settings: Pick<Settings, 'BULK_BODY_LIMIT' | 'BULK_BATCH_SIZE' | 'BULK_PARALLEL_BATCHES' | 'BULK_BODY_IDLE_TIMEOUT_MS'>,
+) {
   return defineEndpoint({
     service: 'leads.bulk',
     operationId: 'importLeadsBulk',
@@ -95,13 +110,13 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
     summary: 'Import many leads in one request',
     description:
       'The body is read as it arrives: a JSON array (of data objects, or of import bodies `{ CampaignCode?, Data, LeadPool? }`), NDJSON (one object a line) or CSV (a header row of field names, then one row per lead). ' +
-      'Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row\'s pool, the request\'s `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored.\n\n' +
+      "Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row's pool, the request's `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored.\n\n" +
       'The answer is a JSON array streamed as the batches are stored, one result per row in input order: `{ row, success, uniqueId?, status?, errors? }`. ' +
       'Every result received is a stored row. Rows are numbered from 1; a CSV header row and blank lines are not counted. ' +
       'A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). ' +
-      'A body that stalls (no byte for the server\'s idle limit, 30 s by default) ends the same way with a `status` 408 element; the upload as a whole has no time limit while it keeps sending. ' +
-        'A body that fails before its first row is a plain 400/413 (408 when it stalls). The client must read the answer while it sends: a reader that does not read slows the import down to a stop.\n\n' +
-      'The campaign is checked before the body is read: unknown is a 400, outside the account\'s projects a 403. Content-Type decides the format (415 for others). ' +
+      "A body that stalls (no byte for the server's idle limit, 30 s by default) ends the same way with a `status` 408 element; the upload as a whole has no time limit while it keeps sending. " +
+      'A body that fails before its first row is a plain 400/413 (408 when it stalls). The client must read the answer while it sends: a reader that does not read slows the import down to a stop.\n\n' +
+      "The campaign is checked before the body is read: unknown is a 400, outside the account's projects a 403. Content-Type decides the format (415 for others). " +
       'Counted as one request however many rows it holds.\n\n' +
       'With an `Idempotency-Key` header the key covers the whole request (its parameters and rows): a retry of a finished import answers the first answer again (header `Idempotent-Replayed: true`) without storing anything; ' +
       'a retry of an import that was cut short (the client left) answers the rows stored before from the kept answer and imports the rest, so no row is stored twice. ' +
@@ -126,7 +141,10 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
       const encoding = query.Encoding ?? charset ?? 'utf-8';
       const declared = Number(req.get('content-length'));
       if (Number.isFinite(declared) && declared > settings.BULK_BODY_LIMIT) {
-        throw new HttpProblem('payload_too_large', `the body is over the bulk import limit of ${settings.BULK_BODY_LIMIT} bytes (BULK_BODY_LIMIT)`);
+        throw new HttpProblem(
+          'payload_too_large',
+          `the body is over the bulk import limit of ${settings.BULK_BODY_LIMIT} bytes (BULK_BODY_LIMIT)`,
+        );
       }
       const campaign = await campaignForImport(db, query.CampaignCode, scope).catch((err: unknown) => {
         if (!(err instanceof ImportRefused)) throw err;
@@ -141,7 +159,12 @@ export function bulkImportEndpoint(settings: Pick<Settings, 'BULK_BODY_LIMIT' | 
       const deps = { db, clock, zone, logger };
       const importer = { accountId: account.id, userId: account.userId, scope };
       const request = { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}) };
-      const body = { reader: new BodyReader(req, settings.BULK_BODY_LIMIT, undefined, settings.BULK_BODY_IDLE_TIMEOUT_MS), format, encoding, separator: query.CsvFieldSeparator ?? ';' };
+      const body = {
+        reader: new BodyReader(req, settings.BULK_BODY_LIMIT, undefined, settings.BULK_BODY_IDLE_TIMEOUT_MS),
+        format,
+        encoding,
+        separator: query.CsvFieldSeparator ?? ';',
+      };
       const options = {
         batchSize: settings.BULK_BATCH_SIZE,
         parallelBatches: settings.BULK_PARALLEL_BATCHES,

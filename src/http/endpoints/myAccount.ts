@@ -81,7 +81,7 @@ export function myAccountEndpoints(
     path: '/myaccount/request/limits',
     summary: 'Request limits of the calling account',
     description:
-      'One row per counted service: the daily limit (the account\'s own, else the default), whether it is a high-limit service, and the fair use minute limit.',
+      "One row per counted service: the daily limit (the account's own, else the default), whether it is a high-limit service, and the fair use minute limit.",
     tags: ['Account'],
     access: anyAccount,
     representations: ['json', 'html'],

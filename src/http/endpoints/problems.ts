@@ -38,7 +38,8 @@ export const listProblemTypesEndpoint = defineEndpoint({
   method: 'get',
   path: '/problems',
   summary: 'Every problem type',
-  description: 'Each error code the API answers with: its status, what it means, when it is answered, what a client should do, and an example body.',
+  description:
+    'Each error code the API answers with: its status, what it means, when it is answered, what a client should do, and an example body.',
   tags: ['Documentation'],
   access: publicAccess,
   counted: false,
@@ -58,7 +59,8 @@ export const getProblemTypeEndpoint = defineEndpoint({
   method: 'get',
   path: '/problems/{Code}',
   summary: 'One problem type',
-  description: 'The page a problem’s `type` links to: what the code means, when it is answered, what to do, and an example; 404 for a code the API does not have.',
+  description:
+    'The page a problem’s `type` links to: what the code means, when it is answered, what to do, and an example; 404 for a code the API does not have.',
   tags: ['Documentation'],
   access: publicAccess,
   counted: false,

@@ -10,7 +10,7 @@ export const rawLeadsEndpoint = defineEndpoint({
   path: '/rawleads',
   summary: 'Export lead data as rows (RawLeads)',
   description:
-    'CSV rows `UniqueLeadId;FieldName;FieldValue` after a header row: one row per data field with a value that the account\'s entry access reaches, ' +
+    "CSV rows `UniqueLeadId;FieldName;FieldValue` after a header row: one row per data field with a value that the account's entry access reaches, " +
     'leads ordered by lastModifiedTime, then uniqueId, fields in sort order. Takes the filters of /simpleleads; `Encoding` and `CsvFieldSeparator` as in /calls/csv. ' +
     'File name `RawLeads-{now:yyyyMMddHHmmss}.csv`.',
   tags: ['Leads'],

@@ -85,7 +85,10 @@ const FAILED_CREDENTIAL_MS = 60_000;
  * (the Redis-backed store from the composition root), or in this process when none is given.
  */
 export function loginProtectionFrom(
-  settings: Pick<Settings, 'LOGIN_FAILURES_PER_ADDRESS' | 'LOGIN_FAILURES_PER_USER' | 'LOGIN_FAILURE_WINDOW_MS' | 'PASSWORD_CHECK_CONCURRENCY'>,
+  settings: Pick<
+    Settings,
+    'LOGIN_FAILURES_PER_ADDRESS' | 'LOGIN_FAILURES_PER_USER' | 'LOGIN_FAILURE_WINDOW_MS' | 'PASSWORD_CHECK_CONCURRENCY'
+  >,
   metrics?: Pick<Metrics, 'countRefused'>,
   failures: LoginFailureStore = new MemoryLoginFailures(loginFailureLimitsFrom(settings)),
 ): LoginProtection {
@@ -124,7 +127,9 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
     const { retryAfter: wait, suspect } = await failures.check(address, username);
     if (wait !== undefined) {
       metrics?.countRefused('login');
-      throw new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, { 'Retry-After': String(wait) });
+      throw new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, {
+        'Retry-After': String(wait),
+      });
     }
     const failed = async () => {
       cache.rememberFailure(key, protection.failureCacheMs);
@@ -134,16 +139,21 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
     if (cache.failedRecently(key)) return failed();
     let account: StoredAccount | undefined;
     try {
-      account = await checks.run(async () => {
-        const found = await findAccountByUsername(db, username);
-        // Verify against a dummy hash for unknown users so timing does not reveal them.
-        const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
-        return ok && found?.enabled ? found : undefined;
-      }, suspect ? 'low' : 'normal'); // an address that guessed wrong waits behind the others
+      account = await checks.run(
+        async () => {
+          const found = await findAccountByUsername(db, username);
+          // Verify against a dummy hash for unknown users so timing does not reveal them.
+          const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
+          return ok && found?.enabled ? found : undefined;
+        },
+        suspect ? 'low' : 'normal',
+      ); // an address that guessed wrong waits behind the others
     } catch (err) {
       if (!(err instanceof BoundedWorkFull)) throw err;
       metrics?.countRefused('hashing');
-      throw new HttpProblem('service_unavailable', 'too many logins are waiting for a password check; retry shortly', undefined, { 'Retry-After': '1' });
+      throw new HttpProblem('service_unavailable', 'too many logins are waiting for a password check; retry shortly', undefined, {
+        'Retry-After': '1',
+      });
     }
     if (!account) return failed();
     void forget(failures.recordSuccess(address, username));
@@ -170,5 +180,4 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
 }
 
 // scrypt hash of a random password, used only to spend the same time on unknown usernames.
-const DUMMY_HASH =
-  'scrypt$16384$8$1$c29tZS1kdW1teS1zYWx0$' + Buffer.alloc(32, 7).toString('base64');
+const DUMMY_HASH = 'scrypt$16384$8$1$c29tZS1kdW1teS1zYWx0$' + Buffer.alloc(32, 7).toString('base64');

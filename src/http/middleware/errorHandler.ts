@@ -44,6 +44,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     // A problem document writes no DateTimes: no preference shaped it.
     res.removeHeader(PREFERENCE_APPLIED);
     for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.toJSON(req.originalUrl)));
+    res
+      .status(problem.status)
+      .type('application/problem+json')
+      .send(JSON.stringify(problem.toJSON(req.originalUrl)));
   };
 }

@@ -28,15 +28,11 @@ export const calendarEventsByCalendarQuery = z.object(interval).superRefine(toDa
 
 export const calendarEventsQuery = z
   .object({
-    Project: z
-      .string()
-      .max(500)
-      .optional()
-      .meta({
-        description:
-          'Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive; or a project unique id (GET /projects). Narrows the projects the account may see; absent = all of them.',
-        example: 'B2B*',
-      }),
+    Project: z.string().max(500).optional().meta({
+      description:
+        'Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive; or a project unique id (GET /projects). Narrows the projects the account may see; absent = all of them.',
+      example: 'B2B*',
+    }),
     ...interval,
   })
   .superRefine(toDateAfterFromDate);

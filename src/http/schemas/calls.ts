@@ -3,23 +3,21 @@ import { isKnownEncoding } from '../../streams/encoding';
 import { isValidCsvSeparator } from '../../streams/csv';
 import { dateTimeOut, dateTimeParam, includeParam, limitParam, timeSpanOut, timeSpanParam } from './common';
 import { orgUnitOut, userOut, campaignOut } from './organization';
-import {
-  CallEndCause,
-  CallLeadStatus,
-  CampaignType,
-  LeadClosure,
-  PreCallLeadStatus,
-  RecordingType,
-} from '../../domain/enums';
+import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, PreCallLeadStatus, RecordingType } from '../../domain/enums';
 
 /** Request and response schemas of the calls family; they feed validation and the OpenAPI document. */
 
-const orgCodeParam = z.string().min(1).meta({ description: 'Org code of a user or an org unit (any characters; percent-encoded in paths).' });
+const orgCodeParam = z
+  .string()
+  .min(1)
+  .meta({ description: 'Org code of a user or an org unit (any characters; percent-encoded in paths).' });
 
 /** The window every call list takes. */
 const windowQuery = {
   StartTime: dateTimeParam.meta({ description: 'Start of the window (inclusive), matched against the call start time.' }),
-  TimeSpan: timeSpanParam.meta({ description: 'Length of the window; the window ends (exclusive) at StartTime + TimeSpan in platform time.' }),
+  TimeSpan: timeSpanParam.meta({
+    description: 'Length of the window; the window ends (exclusive) at StartTime + TimeSpan in platform time.',
+  }),
   Limit: limitParam.optional(),
   Include: includeParam.optional().meta({ description: 'campaign, user, and properties of those (for example parent, campaigns).' }),
 };

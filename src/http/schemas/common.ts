@@ -45,17 +45,24 @@ const decimalOnly = (v: unknown) => (typeof v === 'string' && !/^\d{1,15}$/.test
 /** A positive decimal integer parameter, at most `max`. */
 export function positiveIntParam(max = Number.MAX_SAFE_INTEGER) {
   const message = 'must be a positive integer';
-  return z.preprocess(decimalOnly, z.coerce.number({ message }).int({ message }).positive({ message }).max(max, { message: `must be at most ${max}` }));
+  return z.preprocess(
+    decimalOnly,
+    z.coerce
+      .number({ message })
+      .int({ message })
+      .positive({ message })
+      .max(max, { message: `must be at most ${max}` }),
+  );
 }
 
-export const limitParam = positiveIntParam()
-  .meta({ description: 'Maximum number of items returned; not for paging.' });
+export const limitParam = positiveIntParam().meta({ description: 'Maximum number of items returned; not for paging.' });
 
 /** Comma-separated and/or repeated values. */
 export const listParam = z.array(z.string());
 
 export const includeParam = listParam.meta({
-  description: 'Complex properties to include; a nested name counts only when the properties leading to it are named too; unknown names are ignored.',
+  description:
+    'Complex properties to include; a nested name counts only when the properties leading to it are named too; unknown names are ignored.',
 });
 
 export const booleanParam = z

@@ -12,7 +12,7 @@ const entryIn = z
       .max(50, 'must be at most 50 characters')
       .meta({
         description:
-          'The number in any usual notation; stored in E.164. Without a country code it is read in the platform\'s default region (DEFAULT_PHONE_REGION). A number that cannot be read is a 400.',
+          "The number in any usual notation; stored in E.164. Without a country code it is read in the platform's default region (DEFAULT_PHONE_REGION). A number that cannot be read is a 400.",
         example: '+45 20 30 40 50',
       }),
     project: z
@@ -31,20 +31,26 @@ const entryIn = z
       example: 'Asked by phone on 6 May',
     }),
     expiresTime: dateTimeParam.nullish().meta({
-      description: 'When the entry stops applying (ISO 8601; without an offset platform local time); must lie in the future. Absent: never.',
+      description:
+        'When the entry stops applying (ISO 8601; without an offset platform local time); must lie in the future. Absent: never.',
       example: '2027-05-06T00:00:00',
     }),
   })
   .meta({ id: 'NewDoNotCallNumber' });
 
-export const addDoNotCallBody = z.union([entryIn, z.array(entryIn).min(1, 'must hold at least one entry').max(1000, 'must hold at most 1000 entries')]).meta({
-  description: 'One entry, or an array of up to 1000 entries.',
-});
+export const addDoNotCallBody = z
+  .union([entryIn, z.array(entryIn).min(1, 'must hold at least one entry').max(1000, 'must hold at most 1000 entries')])
+  .meta({
+    description: 'One entry, or an array of up to 1000 entries.',
+  });
 
 export const doNotCallOut = z
   .object({
     phoneNumber: z.string().meta({ description: 'E.164.', example: '+4520304050' }),
-    project: z.string().optional().meta({ description: 'The project the entry applies to; absent when it applies to every project.', example: 'B2B' }),
+    project: z
+      .string()
+      .optional()
+      .meta({ description: 'The project the entry applies to; absent when it applies to every project.', example: 'B2B' }),
     projectUniqueId: z.string().optional().meta({ description: "The project's unique id (as GET /projects shows it)." }),
     note: z.string().optional(),
     expiresTime: dateTimeOut.optional(),
@@ -65,7 +71,8 @@ export const addDoNotCallResponse = z.union([addedDoNotCallOut, z.array(addedDoN
 
 export const doNotCallQuery = z.object({
   Project: listParam.optional().meta({
-    description: "Project patterns (`*`, `?`, case-insensitive) or project unique ids: only the entries of those projects. Always limited by the account's project rights.",
+    description:
+      "Project patterns (`*`, `?`, case-insensitive) or project unique ids: only the entries of those projects. Always limited by the account's project rights.",
   }),
   ModifiedFrom: dateTimeParam.optional().meta({ description: 'Entries added or changed at or after this time.' }),
 });

@@ -27,18 +27,18 @@ const hookEvent = z
 
 export const hookBody = z
   .object({
-    name: z.string().trim().min(1, { message: 'must not be empty' }).max(200).meta({ description: 'Name of the hook.', example: 'Closed leads to CRM' }),
-    description: z.string().max(2000).nullish().meta({ description: 'Free text.' }),
-    url: z
+    name: z
       .string()
       .trim()
       .min(1, { message: 'must not be empty' })
-      .max(2000)
-      .meta({
-        description:
-          'Where requests go (`urlTemplate` is accepted as its name too). https only (http when the server allows it); placeholders such as `{UniqueId}` are percent-encoded; the host cannot hold one.',
-        example: 'https://crm.example.com/hooks/leads/{UniqueId}',
-      }),
+      .max(200)
+      .meta({ description: 'Name of the hook.', example: 'Closed leads to CRM' }),
+    description: z.string().max(2000).nullish().meta({ description: 'Free text.' }),
+    url: z.string().trim().min(1, { message: 'must not be empty' }).max(2000).meta({
+      description:
+        'Where requests go (`urlTemplate` is accepted as its name too). https only (http when the server allows it); placeholders such as `{UniqueId}` are percent-encoded; the host cannot hold one.',
+      example: 'https://crm.example.com/hooks/leads/{UniqueId}',
+    }),
     method: enumNameParam(HookMethodEnum).optional().meta({ description: 'POST (default) or PUT.' }),
     format: enumNameParam(HookFormatEnum).optional().meta({ description: 'Json (default) or Form (application/x-www-form-urlencoded).' }),
     events: z
@@ -47,26 +47,38 @@ export const hookBody = z
       .max(HOOK_EVENTS.length * 2)
       .optional()
       .meta({ description: 'Events the hook receives; default `["lead.statusChanged"]`.', example: ['lead.statusChanged'] }),
-    campaignCode: z.string().trim().min(1).max(200).nullish().meta({ description: 'Only events of this campaign (it must be in the account’s projects).' }),
+    campaignCode: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .nullish()
+      .meta({ description: 'Only events of this campaign (it must be in the account’s projects).' }),
     projects: z
       .array(z.string().trim().min(1).max(500))
       .max(50)
       .nullish()
-      .meta({ description: 'Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`) or project unique ids (GET /projects); never beyond the account’s projects.' }),
-    leadStatus: enumNameParam(LeadStatus).nullish().meta({ description: 'Lead events only when the lead has (reached) this status, e.g. UserProcessed.' }),
-    contentTemplate: z
-      .string()
-      .max(20000)
-      .nullish()
       .meta({
         description:
-          'The body, with placeholders (GET /hooks/meta). With format Json it must be JSON with the placeholders inside strings; values are JSON-escaped. With Form they are form-encoded.',
-        example: '{"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}',
+          'Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`) or project unique ids (GET /projects); never beyond the account’s projects.',
       }),
+    leadStatus: enumNameParam(LeadStatus)
+      .nullish()
+      .meta({ description: 'Lead events only when the lead has (reached) this status, e.g. UserProcessed.' }),
+    contentTemplate: z.string().max(20000).nullish().meta({
+      description:
+        'The body, with placeholders (GET /hooks/meta). With format Json it must be JSON with the placeholders inside strings; values are JSON-escaped. With Form they are form-encoded.',
+      example: '{"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}',
+    }),
     standardTemplateName: enumNameParam(StandardTemplateEnum)
       .optional()
-      .meta({ description: `Body when there is no content template: ${STANDARD_TEMPLATES.join(' or ')} (default Standard, the envelope).` }),
-    enabled: z.boolean().optional().meta({ description: 'Default true. Setting it true again re-enables a hook that was disabled after failing.' }),
+      .meta({
+        description: `Body when there is no content template: ${STANDARD_TEMPLATES.join(' or ')} (default Standard, the envelope).`,
+      }),
+    enabled: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Default true. Setting it true again re-enables a hook that was disabled after failing.' }),
   })
   .meta({
     id: 'HookInput',
@@ -118,13 +130,18 @@ export const hookOut = z
     enabled: z.boolean(),
     disabledReason: z.string().optional().meta({ description: 'Why the hook was disabled when it was disabled after failing.' }),
     disabledTime: timeOut.optional(),
-    failingSince: timeOut.optional().meta({ description: 'Every attempt since this time failed; the hook is disabled when this lasts 5 days.' }),
+    failingSince: timeOut
+      .optional()
+      .meta({ description: 'Every attempt since this time failed; the hook is disabled when this lasts 5 days.' }),
     createdTime: timeOut,
     modifiedTime: timeOut,
     secret: z
       .string()
       .optional()
-      .meta({ description: 'The signing secret (`whsec_…`); only in the answer to POST /hooks.', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+      .meta({
+        description: 'The signing secret (`whsec_…`); only in the answer to POST /hooks.',
+        example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      }),
   })
   .meta({
     id: 'Hook',
@@ -241,8 +258,24 @@ export const deliveryListOut = z
         lastStatusCode: 200,
         completedTime: '2026-05-06T10:17:12.000+02:00',
         attemptLog: [
-          { attempt: 1, attemptTime: '2026-05-06T10:16:41.000+02:00', outcome: 'http_error', statusCode: 503, durationMs: 41, error: 'answered 503', responseBody: 'busy', nextAttemptTime: '2026-05-06T10:17:12.000+02:00' },
-          { attempt: 2, attemptTime: '2026-05-06T10:17:12.000+02:00', outcome: 'delivered', statusCode: 200, durationMs: 12, responseBody: 'ok' },
+          {
+            attempt: 1,
+            attemptTime: '2026-05-06T10:16:41.000+02:00',
+            outcome: 'http_error',
+            statusCode: 503,
+            durationMs: 41,
+            error: 'answered 503',
+            responseBody: 'busy',
+            nextAttemptTime: '2026-05-06T10:17:12.000+02:00',
+          },
+          {
+            attempt: 2,
+            attemptTime: '2026-05-06T10:17:12.000+02:00',
+            outcome: 'delivered',
+            statusCode: 200,
+            durationMs: 12,
+            responseBody: 'ok',
+          },
         ],
       },
     ],

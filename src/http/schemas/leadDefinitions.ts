@@ -32,8 +32,26 @@ export const leadDefinitionOut = z
       name: 'Consumer leads',
       fields: [
         { name: 'Name', importName: null, type: 'text', required: true, sortOrder: 0, editable: true, access: 'None', externalKey: false },
-        { name: 'Phone', importName: 'Telefon', type: 'phone', required: true, sortOrder: 1, editable: true, access: 'None', externalKey: false },
-        { name: 'Customer', importName: null, type: 'text', required: false, sortOrder: 2, editable: false, access: 'None', externalKey: true },
+        {
+          name: 'Phone',
+          importName: 'Telefon',
+          type: 'phone',
+          required: true,
+          sortOrder: 1,
+          editable: true,
+          access: 'None',
+          externalKey: false,
+        },
+        {
+          name: 'Customer',
+          importName: null,
+          type: 'text',
+          required: false,
+          sortOrder: 2,
+          editable: false,
+          access: 'None',
+          externalKey: true,
+        },
       ],
     },
   });

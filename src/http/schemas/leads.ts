@@ -15,21 +15,14 @@ export const importLeadBody = z.object({
     .trim()
     .min(1, 'must not be empty')
     .meta({ description: 'Code of the campaign the lead is imported into.' }),
-  Data: z
-    .record(z.string(), z.string({ message: 'every value must be a string' }), { message: 'must be an object of strings' })
-    .meta({
-      description:
-        "Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string.",
-      example: { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' },
-    }),
-  LeadPool: z
-    .string({ message: 'must be a string' })
-    .max(200, 'must be at most 200 characters')
-    .nullish()
-    .meta({
-      description:
-        'Name of the lead pool (created when missing); `Pool` is accepted too. Absent or blank: `(auto) yyyy-MM-dd` of the platform-local date.',
-    }),
+  Data: z.record(z.string(), z.string({ message: 'every value must be a string' }), { message: 'must be an object of strings' }).meta({
+    description: "Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string.",
+    example: { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' },
+  }),
+  LeadPool: z.string({ message: 'must be a string' }).max(200, 'must be at most 200 characters').nullish().meta({
+    description:
+      'Name of the lead pool (created when missing); `Pool` is accepted too. Absent or blank: `(auto) yyyy-MM-dd` of the platform-local date.',
+  }),
 });
 
 export const importLeadBodyAliases = { Pool: 'LeadPool' };
@@ -110,7 +103,8 @@ const savedSearchParams = {
   searchName: z.string().min(1).meta({ description: 'Name of a search saved by the user linked to the account.' }),
   modifiedFrom: dateTimeParam.meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
   project: z.string().trim().min(1).optional().meta({
-    description: 'Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects).',
+    description:
+      'Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects).',
   }),
 };
 
@@ -189,11 +183,13 @@ export const LEAD_PATCH_PROPERTIES = ['data', 'priority', 'status'] as const;
 export const leadPatchBody = z
   .object({
     data: z
-      .record(z.string(), z.string({ message: 'every value must be a string or null' }).nullable(), { message: 'must be an object of strings' })
+      .record(z.string(), z.string({ message: 'every value must be a string or null' }).nullable(), {
+        message: 'must be an object of strings',
+      })
       .optional()
       .meta({
         description:
-          "Field name or import name → new value (a string, checked as an import checks it), or null (or an empty string) to remove the value. " +
+          'Field name or import name → new value (a string, checked as an import checks it), or null (or an empty string) to remove the value. ' +
           "Only fields that are `editable` in the lead definition and within the account's entry access; fields not named keep their values.",
         example: { Email: 'jens@example.com', Phone: null },
       }),
@@ -203,13 +199,13 @@ export const leadPatchBody = z
       .min(-2147483648, 'must be a 32-bit integer')
       .max(2147483647, 'must be a 32-bit integer')
       .optional()
-      .meta({ description: 'The lead\'s priority.', example: 10 }),
+      .meta({ description: "The lead's priority.", example: 10 }),
     status: z
       .enum(['Removed', 'DoNotCall'], { message: 'must be Removed or DoNotCall (administrative moves); Anonymized has its own endpoint' })
       .optional()
       .meta({
         description:
-          'An administrative move. `DoNotCall` also puts the lead\'s number on the do-not-call list for the lead\'s project, which moves that project\'s other open leads with the number.',
+          "An administrative move. `DoNotCall` also puts the lead's number on the do-not-call list for the lead's project, which moves that project's other open leads with the number.",
         example: 'DoNotCall',
       }),
   })
@@ -222,7 +218,7 @@ export const leadPatchBody = z
 export const IF_MATCH_HEADER = {
   name: 'If-Match',
   description:
-    'The lead\'s `ETag` as GET answered it (one or more, comma-separated, or `*`). When the lead has changed since, nothing is written and the answer is 412.',
+    "The lead's `ETag` as GET answered it (one or more, comma-separated, or `*`). When the lead has changed since, nothing is written and the answer is 412.",
 };
 
 export const leadsOut = z.array(leadOut);
@@ -235,20 +231,17 @@ export const bulkImportQuery = z.object({
     .trim()
     .min(1, 'must not be empty')
     .meta({ description: 'Code of the campaign the leads are imported into; checked before the body is read.', example: 'B2B-1' }),
-  LeadPool: z
-    .string()
-    .trim()
-    .max(200, 'must be at most 200 characters')
-    .optional()
-    .meta({
-      description:
-        'Pool of every row that names none (created when missing). Absent: `(auto) yyyy-MM-dd` of the platform-local date at the moment each batch is stored.',
-    }),
+  LeadPool: z.string().trim().max(200, 'must be at most 200 characters').optional().meta({
+    description:
+      'Pool of every row that names none (created when missing). Absent: `(auto) yyyy-MM-dd` of the platform-local date at the moment each batch is stored.',
+  }),
   Encoding: encodingParam.optional().meta({
     description: 'Character encoding of the body (any encoding iconv-lite knows); default the `charset` of Content-Type, else utf-8.',
     example: 'windows-1252',
   }),
-  CsvFieldSeparator: separatorParam.optional().meta({ description: 'Field separator of a CSV body, one character (`%09` for tab); default `;`.', example: ';' }),
+  CsvFieldSeparator: separatorParam
+    .optional()
+    .meta({ description: 'Field separator of a CSV body, one character (`%09` for tab); default `;`.', example: ';' }),
 });
 
 const bulkRowResult = z
@@ -256,8 +249,14 @@ const bulkRowResult = z
     row: z.number().int().meta({ description: 'Number of the data row, from 1 (a CSV header row and blank lines are not counted).' }),
     success: z.boolean(),
     uniqueId: z.string().optional().meta({ description: 'The stored lead (success only).' }),
-    status: z.enum(['New', 'DoNotCall', 'GlobalDoNotCall']).optional().meta({ description: 'Status the lead was created in (success only).' }),
-    errors: z.array(fieldError).optional().meta({ description: 'Why the row was not stored; `(row)` when the row itself could not be read.' }),
+    status: z
+      .enum(['New', 'DoNotCall', 'GlobalDoNotCall'])
+      .optional()
+      .meta({ description: 'Status the lead was created in (success only).' }),
+    errors: z
+      .array(fieldError)
+      .optional()
+      .meta({ description: 'Why the row was not stored; `(row)` when the row itself could not be read.' }),
   })
   .meta({ id: 'BulkImportRowResult' });
 
@@ -265,7 +264,12 @@ const bulkStopElement = z
   .object({
     type: z.string(),
     title: z.string(),
-    status: z.number().int().meta({ description: '400 (body unreadable past this point), 413 (over BULK_BODY_LIMIT), 403 (campaign no longer accessible), 500.' }),
+    status: z
+      .number()
+      .int()
+      .meta({
+        description: '400 (body unreadable past this point), 413 (over BULK_BODY_LIMIT), 403 (campaign no longer accessible), 500.',
+      }),
     detail: z.string(),
     code: z.string(),
     rows: z.number().int().meta({ description: 'How many rows were answered before it.' }),
@@ -275,14 +279,12 @@ const bulkStopElement = z
     description: 'The last element when the import ended before the end of the body: a problem object with the number of rows answered.',
   });
 
-export const bulkImportResponse = z
-  .array(z.union([bulkRowResult, bulkStopElement]))
-  .meta({
-    example: [
-      { row: 1, success: true, uniqueId: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11', status: 'New' },
-      { row: 2, success: false, errors: [{ field: 'Telefon', message: 'must be a phone number' }] },
-    ],
-  });
+export const bulkImportResponse = z.array(z.union([bulkRowResult, bulkStopElement])).meta({
+  example: [
+    { row: 1, success: true, uniqueId: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11', status: 'New' },
+    { row: 2, success: false, errors: [{ field: 'Telefon', message: 'must be a phone number' }] },
+  ],
+});
 
 /** The request bodies of POST /leads/bulk, for the OpenAPI document (the handler reads them as streams). */
 export const bulkImportBodies = {
@@ -291,7 +293,7 @@ export const bulkImportBodies = {
       z.union([
         z.record(z.string(), z.string()).meta({ description: 'Lead data: field name or import name → value.' }),
         z.object({ CampaignCode: z.string().optional(), Data: z.record(z.string(), z.string()), LeadPool: z.string().optional() }).meta({
-          description: 'An import body as POST /leads takes it; CampaignCode, when given, must be the request\'s.',
+          description: "An import body as POST /leads takes it; CampaignCode, when given, must be the request's.",
         }),
       ]),
     ),
@@ -317,14 +319,21 @@ export const bulkImportBodies = {
     examples: {
       ndjson: {
         summary: 'One object a line',
-        value: '{"Name":"Jens Hansen","Telefon":"+45 12 34 56 78"}\n{"Data":{"Name":"Åse Ærø","Telefon":"+45 87 65 43 21"},"LeadPool":"Spring fair"}\n',
+        value:
+          '{"Name":"Jens Hansen","Telefon":"+45 12 34 56 78"}\n{"Data":{"Name":"Åse Ærø","Telefon":"+45 87 65 43 21"},"LeadPool":"Spring fair"}\n',
       },
     },
   },
   'text/csv': {
-    schema: { type: 'string', description: 'A header row of field names (or import names), then one row per lead; `CsvFieldSeparator` and `Encoding` apply.' },
+    schema: {
+      type: 'string',
+      description: 'A header row of field names (or import names), then one row per lead; `CsvFieldSeparator` and `Encoding` apply.',
+    },
     examples: {
-      csv: { summary: 'Semicolon-separated', value: 'Name;Telefon;Email\r\nJens Hansen;+45 12 34 56 78;\r\nÅse Ærø;+45 87 65 43 21;aase@example.com\r\n' },
+      csv: {
+        summary: 'Semicolon-separated',
+        value: 'Name;Telefon;Email\r\nJens Hansen;+45 12 34 56 78;\r\nÅse Ærø;+45 87 65 43 21;aase@example.com\r\n',
+      },
     },
   },
 } as const;

@@ -18,7 +18,8 @@ export const campaignOut = z
 export const projectOut = z
   .object({
     uniqueId: z.string().meta({
-      description: 'Stable id of the project (derived from its name, compared case-insensitively); accepted wherever a project pattern is, matching this project only.',
+      description:
+        'Stable id of the project (derived from its name, compared case-insensitively); accepted wherever a project pattern is, matching this project only.',
       example: 'a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe',
     }),
     name: z.string().meta({ description: 'The project name as its campaigns carry it.', example: 'B2B Sales' }),
@@ -50,7 +51,10 @@ export const userOut = z
     email: z.string().optional(),
     inboundPhoneNumber: z.string().optional(),
     parent: nested.nullable().optional().meta({ description: 'OrgUnit; with Include=parent.' }),
-    campaigns: z.array(campaignOut).optional().meta({ description: 'Campaigns the user works on that the account can see; with Include=campaigns.' }),
+    campaigns: z
+      .array(campaignOut)
+      .optional()
+      .meta({ description: 'Campaigns the user works on that the account can see; with Include=campaigns.' }),
     projects: z.array(z.string()).meta({ description: 'Projects of those campaigns.' }),
     roles: z.array(z.string()),
     employeeNumber: z.string().optional(),
@@ -67,7 +71,10 @@ export const orgUnitPathLower = z.object({ orgCode });
 export const orgUnitPath = z.object({ OrgCode: orgCode });
 
 export const campaignPath = z.object({
-  Code: z.string().min(1).meta({ description: "The campaign's code (or its unique id); percent-encoded in the path.", example: 'B2B-2026' }),
+  Code: z
+    .string()
+    .min(1)
+    .meta({ description: "The campaign's code (or its unique id); percent-encoded in the path.", example: 'B2B-2026' }),
 });
 
 export const campaignWithDefinitionOut = campaignOut
@@ -86,7 +93,18 @@ export const campaignWithDefinitionOut = campaignOut
       leadDefinition: {
         uniqueId: '3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',
         name: 'Consumer leads',
-        fields: [{ name: 'Phone', importName: 'Telefon', type: 'phone', required: true, sortOrder: 0, editable: true, access: 'None', externalKey: false }],
+        fields: [
+          {
+            name: 'Phone',
+            importName: 'Telefon',
+            type: 'phone',
+            required: true,
+            sortOrder: 0,
+            editable: true,
+            access: 'None',
+            externalKey: false,
+          },
+        ],
       },
     },
   });

@@ -283,7 +283,10 @@ export class RecordApplier {
     // The Call field rules (docs/decisions.md, Loader).
     rule(r.connectTime === undefined || r.connected, 'connectTime is only present when connected is true');
     rule(r.endTime === undefined || !r.inProgress, 'endTime is only present when the call is not in progress');
-    rule(r.conversationDuration === undefined || (r.connected && !r.inProgress), 'conversationDuration needs a connected call that is not in progress');
+    rule(
+      r.conversationDuration === undefined || (r.connected && !r.inProgress),
+      'conversationDuration needs a connected call that is not in progress',
+    );
     rule(r.leadClosure === undefined || r.leadStatus === 'UserProcessed', 'leadClosure is only present when leadStatus is UserProcessed');
 
     const campaign = await this.campaignRef(r.campaign);
@@ -313,7 +316,8 @@ export class RecordApplier {
     const lead = await this.trx('leads').where({ unique_id: r.uniqueLeadId }).first('id');
     // Through the registry: calls has no index on unique_id alone (month partitions).
     const known = r.uniqueId === undefined ? undefined : await findKey(this.trx, CALLS, r.uniqueId);
-    const before = known === undefined ? undefined : await this.trx('calls').where({ id: known.id, start_time: known.time }).first('in_progress');
+    const before =
+      known === undefined ? undefined : await this.trx('calls').where({ id: known.id, start_time: known.time }).first('in_progress');
     const values = {
       campaign_id: campaign.id,
       lead_id: lead?.id ?? null,
@@ -355,7 +359,12 @@ export class RecordApplier {
     try {
       const change = await applyCallOutcomeToLead(this.trx, call, this.zone);
       if (change) {
-        await recordLeadEvent(this.trx, { type: 'lead.statusChanged', leadId: change.leadId, previousStatus: change.previousStatus, time: this.now() });
+        await recordLeadEvent(this.trx, {
+          type: 'lead.statusChanged',
+          leadId: change.leadId,
+          previousStatus: change.previousStatus,
+          time: this.now(),
+        });
       }
     } catch (err) {
       throw new RecordError((err as Error).message);

@@ -20,16 +20,57 @@ export async function copyCalls(conn: pg.PoolClient, run: RunRows, contacts: Lea
   const N = calls.count;
   const windowStartMs = window.startMs;
   const { campaign: leadCampaign } = leads;
-  const { sortKey, lead: callLead, user: callUser, flags: callFlags, msPart: callMsPart, dialing: callDialing, conversation: callConversation } = calls;
-  const { endCause: callEndCause, preview: callPreview, wrapUp: callWrapUp, status: callStatus, pre: callPre, closure: callClosure } = calls;
+  const {
+    sortKey,
+    lead: callLead,
+    user: callUser,
+    flags: callFlags,
+    msPart: callMsPart,
+    dialing: callDialing,
+    conversation: callConversation,
+  } = calls;
+  const {
+    endCause: callEndCause,
+    preview: callPreview,
+    wrapUp: callWrapUp,
+    status: callStatus,
+    pre: callPre,
+    closure: callClosure,
+  } = calls;
   const { phone: leadPhone, key: leadKey } = contacts;
   await copyRows(
     conn,
     'calls',
-    ['id', 'unique_id', 'campaign_id', 'lead_id', 'unique_lead_id', 'user_id', 'ou0_id', 'ou1_id', 'ou2_id', 'ou3_id', 'ou4_id',
-      'lead_phone_number', 'lead_external_key', 'end_cause', 'in_progress', 'connected', 'incoming', 'start_time', 'connect_time',
-      'end_time', 'preview_ms', 'dialing_ms', 'conversation_ms', 'wrap_up_ms', 'lead_status', 'pre_call_lead_status', 'lead_closure',
-      'campaign_type'],
+    [
+      'id',
+      'unique_id',
+      'campaign_id',
+      'lead_id',
+      'unique_lead_id',
+      'user_id',
+      'ou0_id',
+      'ou1_id',
+      'ou2_id',
+      'ou3_id',
+      'ou4_id',
+      'lead_phone_number',
+      'lead_external_key',
+      'end_cause',
+      'in_progress',
+      'connected',
+      'incoming',
+      'start_time',
+      'connect_time',
+      'end_time',
+      'preview_ms',
+      'dialing_ms',
+      'conversation_ms',
+      'wrap_up_ms',
+      'lead_status',
+      'pre_call_lead_status',
+      'lead_closure',
+      'campaign_type',
+    ],
     function* () {
       for (let seq = 0; seq < N; seq++) {
         const key = sortKey[seq];
@@ -45,11 +86,13 @@ export async function copyCalls(conn: pg.PoolClient, run: RunRows, contacts: Lea
         const conversation = callConversation[i];
         const connectTime = connected ? isoTime(start + dialing) : '\\N';
         const endTime = inProgress ? '\\N' : isoTime(start + dialing + Math.max(conversation, 0));
-        yield `${callBase + seq}\t${P}-k${sequenceNumber(seq)}\t${c.id}\t${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${u.id}\t${u.chainCols}\t` +
+        yield (
+          `${callBase + seq}\t${P}-k${sequenceNumber(seq)}\t${c.id}\t${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${u.id}\t${u.chainCols}\t` +
           `${copyEscape(leadPhone[l])}\t${copyEscape(leadKey[l])}\t${callEndCause[i]}\t${inProgress ? 't' : 'f'}\t${connected ? 't' : 'f'}\t` +
           `${f & FLAG_INCOMING ? 't' : 'f'}\t${isoTime(start)}\t${connectTime}\t${endTime}\t${callPreview[i]}\t${dialing < 0 ? '\\N' : dialing}\t` +
           `${conversation < 0 ? '\\N' : conversation}\t${callWrapUp[i] < 0 ? '\\N' : callWrapUp[i]}\t` +
-          `${callStatus[i] === NULL16 ? '\\N' : callStatus[i]}\t${callPre[i]}\t${callClosure[i] === NULL8 ? '\\N' : callClosure[i]}\t${c.typeNumber}\n`;
+          `${callStatus[i] === NULL16 ? '\\N' : callStatus[i]}\t${callPre[i]}\t${callClosure[i] === NULL8 ? '\\N' : callClosure[i]}\t${c.typeNumber}\n`
+        );
       }
     },
     onRows,

@@ -67,14 +67,94 @@ export interface CampaignSpec {
 
 // Each campaign type twice; two campaigns have attempt caps, two have expiry limits.
 const CAMPAIGNS: CampaignSpec[] = [
-  { name: 'Enterprise outbound', project: 'B2B Sales', category: 'Sales', type: 'Master', definition: 0, weight: 3, maxAttempts: null, expireDays: null, privateExpireDays: null },
-  { name: 'SMB prospecting', project: 'B2B Sales', category: 'Sales', type: 'PowerDialer', definition: 0, weight: 3, maxAttempts: 6, expireDays: null, privateExpireDays: null },
-  { name: 'Support follow-up', project: 'B2B Support', category: 'Support', type: 'BasketDialer', definition: 0, weight: 2, maxAttempts: null, expireDays: 30, privateExpireDays: 21 },
-  { name: 'Contract renewals', project: 'B2B Support', category: 'Support', type: 'Master', definition: 0, weight: 2, maxAttempts: null, expireDays: null, privateExpireDays: null },
-  { name: 'Retail winback', project: 'Retail', category: 'Retail', type: 'PredictiveDialer', definition: 1, weight: 3, maxAttempts: null, expireDays: null, privateExpireDays: null },
-  { name: 'Retail upsell', project: 'Retail', category: 'Retail', type: 'PowerDialer', definition: 1, weight: 3, maxAttempts: null, expireDays: 30, privateExpireDays: 21 },
-  { name: 'Payment reminders', project: 'Collections', category: 'Retail', type: 'BasketDialer', definition: 1, weight: 2, maxAttempts: 6, expireDays: null, privateExpireDays: null },
-  { name: 'Debt collection', project: 'Collections', category: 'Retail', type: 'PredictiveDialer', definition: 1, weight: 2, maxAttempts: null, expireDays: null, privateExpireDays: null },
+  {
+    name: 'Enterprise outbound',
+    project: 'B2B Sales',
+    category: 'Sales',
+    type: 'Master',
+    definition: 0,
+    weight: 3,
+    maxAttempts: null,
+    expireDays: null,
+    privateExpireDays: null,
+  },
+  {
+    name: 'SMB prospecting',
+    project: 'B2B Sales',
+    category: 'Sales',
+    type: 'PowerDialer',
+    definition: 0,
+    weight: 3,
+    maxAttempts: 6,
+    expireDays: null,
+    privateExpireDays: null,
+  },
+  {
+    name: 'Support follow-up',
+    project: 'B2B Support',
+    category: 'Support',
+    type: 'BasketDialer',
+    definition: 0,
+    weight: 2,
+    maxAttempts: null,
+    expireDays: 30,
+    privateExpireDays: 21,
+  },
+  {
+    name: 'Contract renewals',
+    project: 'B2B Support',
+    category: 'Support',
+    type: 'Master',
+    definition: 0,
+    weight: 2,
+    maxAttempts: null,
+    expireDays: null,
+    privateExpireDays: null,
+  },
+  {
+    name: 'Retail winback',
+    project: 'Retail',
+    category: 'Retail',
+    type: 'PredictiveDialer',
+    definition: 1,
+    weight: 3,
+    maxAttempts: null,
+    expireDays: null,
+    privateExpireDays: null,
+  },
+  {
+    name: 'Retail upsell',
+    project: 'Retail',
+    category: 'Retail',
+    type: 'PowerDialer',
+    definition: 1,
+    weight: 3,
+    maxAttempts: null,
+    expireDays: 30,
+    privateExpireDays: 21,
+  },
+  {
+    name: 'Payment reminders',
+    project: 'Collections',
+    category: 'Retail',
+    type: 'BasketDialer',
+    definition: 1,
+    weight: 2,
+    maxAttempts: 6,
+    expireDays: null,
+    privateExpireDays: null,
+  },
+  {
+    name: 'Debt collection',
+    project: 'Collections',
+    category: 'Retail',
+    type: 'PredictiveDialer',
+    definition: 1,
+    weight: 2,
+    maxAttempts: null,
+    expireDays: null,
+    privateExpireDays: null,
+  },
 ];
 const ABANDON_DAYS = 2;
 const POOLS_PER_CAMPAIGN = 10;
@@ -117,7 +197,9 @@ export async function insertCampaigns(
   const definitionIds: number[] = [];
   for (const [i, fields] of [B2B_FIELDS, CONSUMER_FIELDS].entries()) {
     const name = i === 0 ? `B2B prospect ${P}` : `Consumer ${P}`;
-    const [def] = await trx('lead_definitions').insert({ unique_id: `${P}-ld${i}`, name }).returning('id');
+    const [def] = await trx('lead_definitions')
+      .insert({ unique_id: `${P}-ld${i}`, name })
+      .returning('id');
     definitionIds.push(def.id);
     await trx('lead_definition_fields').insert(
       fields.map((f, sortOrder) => ({
@@ -184,6 +266,8 @@ async function insertPools(trx: Knex.Transaction, campaigns: GenCampaign[], wind
     }
   }
   const pools = await trx('lead_pools').insert(poolRows).returning(['id', 'campaign_id', 'name']);
-  const poolIds = new Map<string, number>(pools.map((p: { id: number; campaign_id: number; name: string }) => [`${p.campaign_id}|${p.name}`, p.id]));
+  const poolIds = new Map<string, number>(
+    pools.map((p: { id: number; campaign_id: number; name: string }) => [`${p.campaign_id}|${p.name}`, p.id]),
+  );
   for (const c of campaigns) for (const p of c.pools) p.id = poolIds.get(`${c.id}|${p.name}`)!;
 }

@@ -11,9 +11,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 
 /** Escapes a value for COPY text format. */
 export function copyEscape(value: string): string {
-  return /[\\\t\n\r]/.test(value)
-    ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
-    : value;
+  return /[\\\t\n\r]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : value;
 }
 
 /** A timestamp as COPY reads it (ISO 8601, UTC). */

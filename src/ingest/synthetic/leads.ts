@@ -22,16 +22,41 @@ export async function copyLeads(conn: pg.PoolClient, run: RunRows, data: Prng, o
   const windowStartMs = run.window.startMs;
   const L = leads.count;
   const { campaign: leadCampaign, pool: leadPool, uploader: leadUploader, callCount, offset } = leads;
-  const { status: leadStatus, closure: leadClosure, attempts: leadAttempts, uploadMs: leadUploadMs, changedMs: leadChangedMs, clockMs: leadClockMs } = leads;
+  const {
+    status: leadStatus,
+    closure: leadClosure,
+    attempts: leadAttempts,
+    uploadMs: leadUploadMs,
+    changedMs: leadChangedMs,
+    clockMs: leadClockMs,
+  } = leads;
   const { sortKey, msPart: callMsPart, flags: callFlags, user: callUser } = calls;
   const leadPhone: string[] = new Array(L);
   const leadKey: string[] = new Array(L);
   await copyRows(
     conn,
     'leads',
-    ['id', 'unique_id', 'campaign_id', 'pool_id', 'status', 'closure', 'priority', 'phone_number', 'external_key', 'data', 'attempts',
-      'upload_time', 'last_modified_time', 'first_processed_time', 'status_changed_time', 'owner_org_unit_id', 'uploaded_by_user_id',
-      'last_modified_by_user_id', 'first_processed_by_user_id'],
+    [
+      'id',
+      'unique_id',
+      'campaign_id',
+      'pool_id',
+      'status',
+      'closure',
+      'priority',
+      'phone_number',
+      'external_key',
+      'data',
+      'attempts',
+      'upload_time',
+      'last_modified_time',
+      'first_processed_time',
+      'status_changed_time',
+      'owner_org_unit_id',
+      'uploaded_by_user_id',
+      'last_modified_by_user_id',
+      'first_processed_by_user_id',
+    ],
     function* () {
       for (let l = 0; l < L; l++) {
         const c = campaigns[leadCampaign[l]];
@@ -50,9 +75,11 @@ export async function copyLeads(conn: pg.PoolClient, run: RunRows, data: Prng, o
           lastBy = String(users[callUser[last]].id);
         }
         const firstBy = n > 0 ? String(users[callUser[offset[l]]].id) : '\\N';
-        yield `${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${c.id}\t${c.pools[leadPool[l]].id}\t${leadStatus[l]}\t${leadClosure[l]}\t${data.chance(0.9) ? 0 : data.between(1, 5)}\t` +
+        yield (
+          `${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${c.id}\t${c.pools[leadPool[l]].id}\t${leadStatus[l]}\t${leadClosure[l]}\t${data.chance(0.9) ? 0 : data.between(1, 5)}\t` +
           `${copyEscape(lead.phone)}\t${copyEscape(lead.key)}\t${copyEscape(lead.json)}\t${leadAttempts[l]}\t${isoTime(leadUploadMs[l])}\t${isoTime(leadChangedMs[l])}\t${first}` +
-          `${isoTime(leadClockMs[l])}\t${uploader.ownerUnitId}\t${uploader.id}\t${lastBy}\t${firstBy}\n`;
+          `${isoTime(leadClockMs[l])}\t${uploader.ownerUnitId}\t${uploader.id}\t${lastBy}\t${firstBy}\n`
+        );
       }
     },
     onRows,
@@ -76,9 +103,11 @@ function leadData(r: Prng, definition: DefinitionKind, l: number, P: string): { 
     if (r.chance(0.5)) data.Mobile = `+45 ${r.between(20, 99)} ${r.between(10, 99)} ${r.between(10, 99)} ${r.between(10, 99)}`;
     if (r.chance(0.8)) data.Email = `${ascii(first)}.${ascii(last)}@${ascii(company.split(' ')[0])}.example.com`;
     data.Employees = String(r.between(1, 5000));
-    if (r.chance(0.6)) data.CustomerSince = `${r.between(2005, 2025)}-${String(r.between(1, 12)).padStart(2, '0')}-${String(r.between(1, 28)).padStart(2, '0')}`;
+    if (r.chance(0.6))
+      data.CustomerSince = `${r.between(2005, 2025)}-${String(r.between(1, 12)).padStart(2, '0')}-${String(r.between(1, 28)).padStart(2, '0')}`;
     data.CustomerNumber = key;
-    if (r.chance(0.4)) data.LastOrderAt = `2026-${String(r.between(1, 9)).padStart(2, '0')}-${String(r.between(1, 28)).padStart(2, '0')}T${String(r.between(8, 17)).padStart(2, '0')}:${String(r.between(0, 59)).padStart(2, '0')}:00`;
+    if (r.chance(0.4))
+      data.LastOrderAt = `2026-${String(r.between(1, 9)).padStart(2, '0')}-${String(r.between(1, 28)).padStart(2, '0')}T${String(r.between(8, 17)).padStart(2, '0')}:${String(r.between(0, 59)).padStart(2, '0')}:00`;
     data.Newsletter = r.chance(0.3) ? 'true' : 'false';
     if (r.chance(0.3)) data.PartnerNotes = `Referred by partner ${r.pick(LAST_NAMES)}`;
     data.CreditScore = String(r.between(300, 850));
@@ -89,7 +118,8 @@ function leadData(r: Prng, definition: DefinitionKind, l: number, P: string): { 
     data.LastName = last;
     data.Phone = phone;
     if (r.chance(0.7)) data.Email = `${ascii(first)}.${ascii(last)}${r.between(1, 999)}@example.com`;
-    if (r.chance(0.7)) data.BirthDate = `${2025 - age}-${String(r.between(1, 12)).padStart(2, '0')}-${String(r.between(1, 28)).padStart(2, '0')}`;
+    if (r.chance(0.7))
+      data.BirthDate = `${2025 - age}-${String(r.between(1, 12)).padStart(2, '0')}-${String(r.between(1, 28)).padStart(2, '0')}`;
     data.Age = String(age);
     data.City = r.pick(CITIES);
     data.MemberNo = key;

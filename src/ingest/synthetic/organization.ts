@@ -70,7 +70,15 @@ async function insertOrgTree(trx: Knex.Transaction, P: string): Promise<Unit[]> 
   for (let level = 0; level <= 4; level++) {
     const batch = units.filter((u) => u.level === level);
     const rows = await trx('org_units')
-      .insert(batch.map((u) => ({ unique_id: u.uid, org_code: u.code, name: u.name, level, parent_id: u.parent === null ? null : units[u.parent].id })))
+      .insert(
+        batch.map((u) => ({
+          unique_id: u.uid,
+          org_code: u.code,
+          name: u.name,
+          level,
+          parent_id: u.parent === null ? null : units[u.parent].id,
+        })),
+      )
       .returning(['id', 'unique_id']);
     const ids = new Map<string, number>(rows.map((r: { id: number; unique_id: string }) => [r.unique_id, r.id]));
     for (const u of batch) {

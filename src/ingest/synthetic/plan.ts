@@ -32,7 +32,16 @@ const O_CLOSE = 5;
 const O_FAILED = 6;
 const O_IN_PROGRESS = 7;
 
-const AGENT_ACTION: (AgentAction | undefined)[] = [undefined, 'redialCommon', 'redialPrivate', 'redialVip', 'notSaved', 'close', undefined, undefined];
+const AGENT_ACTION: (AgentAction | undefined)[] = [
+  undefined,
+  'redialCommon',
+  'redialPrivate',
+  'redialVip',
+  'notSaved',
+  'close',
+  undefined,
+  undefined,
+];
 const NO_CONTACT_CAUSES: CallEndCauseName[] = ['NoResponse', 'Busy', 'VoiceMail'];
 const CLOSURES: LeadClosureName[] = ['Success', 'NotInterested', 'InvalidLead', 'Unqualified', 'NotSet'];
 const CLOSURE_WEIGHTS = [30, 40, 12, 13, 5];
@@ -236,8 +245,16 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
       let outcome: number;
       if (k < n - 1) {
         const s = lead.status;
-        if (s === 'New' || s === 'RedialAutomatic') outcome = [O_NO_CONTACT, O_CB_COMMON, O_CB_PRIVATE, O_CB_VIP][plan.weighted([72, 16, 8, 4])];
-        else outcome = plan.chance(0.4) ? O_NO_CONTACT : s === 'RedialManualCommon' ? O_CB_COMMON : s === 'RedialManualPrivate' ? O_CB_PRIVATE : O_CB_VIP;
+        if (s === 'New' || s === 'RedialAutomatic')
+          outcome = [O_NO_CONTACT, O_CB_COMMON, O_CB_PRIVATE, O_CB_VIP][plan.weighted([72, 16, 8, 4])];
+        else
+          outcome = plan.chance(0.4)
+            ? O_NO_CONTACT
+            : s === 'RedialManualCommon'
+              ? O_CB_COMMON
+              : s === 'RedialManualPrivate'
+                ? O_CB_PRIVATE
+                : O_CB_VIP;
         // Only the last call may deplete the lead: one more no-contact call would reach the cap.
         if (outcome === O_NO_CONTACT && cap !== null && s !== 'VIPRedial' && lead.attempts + 1 >= cap) {
           outcome = s === 'RedialManualPrivate' ? O_CB_PRIVATE : O_CB_COMMON;
@@ -245,7 +262,14 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
       } else {
         outcome = final;
         // Leads that ran out of tries are mostly given up on: the last no-contact call depletes them.
-        if (outcome !== O_CLOSE && outcome !== O_IN_PROGRESS && cap !== null && lead.status !== 'VIPRedial' && lead.attempts + 1 >= cap && plan.chance(0.7)) {
+        if (
+          outcome !== O_CLOSE &&
+          outcome !== O_IN_PROGRESS &&
+          cap !== null &&
+          lead.status !== 'VIPRedial' &&
+          lead.attempts + 1 >= cap &&
+          plan.chance(0.7)
+        ) {
           outcome = O_NO_CONTACT;
         }
       }
@@ -274,7 +298,14 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
       callEndCause[i] = CallEndCause.toNumber(endCause);
 
       const type = c.spec.type;
-      callPreview[i] = incoming || type === 'PredictiveDialer' ? 0 : type === 'Master' ? plan.duration(3, 45) : type === 'BasketDialer' ? plan.duration(2, 20) : plan.duration(0, 2);
+      callPreview[i] =
+        incoming || type === 'PredictiveDialer'
+          ? 0
+          : type === 'Master'
+            ? plan.duration(3, 45)
+            : type === 'BasketDialer'
+              ? plan.duration(2, 20)
+              : plan.duration(0, 2);
       // Dialing is absent while still dialing; an incoming call only rings.
       callDialing[i] =
         inProgress && !connected
@@ -301,11 +332,16 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
         continue;
       }
       const closure = outcome === O_CLOSE ? CLOSURES[plan.weighted(CLOSURE_WEIGHTS)] : undefined;
-      const r = recordCallOutcome(lead, { endCause, agentAction: AGENT_ACTION[outcome], closure, failed: outcome === O_FAILED }, settings[leadCampaign[l]]);
+      const r = recordCallOutcome(
+        lead,
+        { endCause, agentAction: AGENT_ACTION[outcome], closure, failed: outcome === O_FAILED },
+        settings[leadCampaign[l]],
+      );
       callPre[i] = PreCallLeadStatus.toNumber(r.preCallLeadStatus!);
       callStatus[i] = CallLeadStatus.toNumber(r.callLeadStatus);
       callClosure[i] = r.callLeadClosure === null ? NULL8 : LeadClosure.toNumber(r.callLeadClosure);
-      const wrappedUp = windowStartMs + times[k] * 1000 + callMsPart[i] + Math.max(callDialing[i], 0) + Math.max(callConversation[i], 0) + callWrapUp[i];
+      const wrappedUp =
+        windowStartMs + times[k] * 1000 + callMsPart[i] + Math.max(callDialing[i], 0) + Math.max(callConversation[i], 0) + callWrapUp[i];
       if (r.restartStatusClock) clockMs = wrappedUp;
       changedMs = wrappedUp;
       lead = { status: r.leadStatus, attempts: r.attempts, closure: r.closure };
@@ -317,7 +353,10 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
     // Calendar arithmetic (luxon) is slow at this scale: skip it when even a short-houred
     // reading of the limit ends after the window.
     const surelyLater = limit !== null && !limit.years && !limit.months && clockMs + limit.days * 86_400_000 - 7_200_000 > windowEndMs;
-    const deadline = limit === null || surelyLater ? null : sweepDeadline({ status: lead.status, statusChangedTime: new Date(clockMs) }, settings[leadCampaign[l]], zone);
+    const deadline =
+      limit === null || surelyLater
+        ? null
+        : sweepDeadline({ status: lead.status, statusChangedTime: new Date(clockMs) }, settings[leadCampaign[l]], zone);
     if (deadline !== null && deadline.at.getTime() <= windowEndMs) {
       lead = { ...lead, status: deadline.to };
       clockMs = changedMs = deadline.at.getTime();

@@ -32,7 +32,9 @@ export async function reserveIdBlocks(db: Knex, leads: number, calls: number): P
 export async function claimRunPrefix(trx: Knex.Transaction, seed: number): Promise<string> {
   for (let run = 1; ; run++) {
     const prefix = run === 1 ? `g${seed}` : `g${seed}r${run}`;
-    const taken = await trx('org_units').where({ unique_id: `${prefix}-ou0` }).first('id');
+    const taken = await trx('org_units')
+      .where({ unique_id: `${prefix}-ou0` })
+      .first('id');
     if (!taken) return prefix;
   }
 }

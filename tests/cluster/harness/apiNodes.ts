@@ -23,11 +23,13 @@ export interface ApiNode {
  */
 export async function startApiNode(name: string, env: Record<string, string>): Promise<ApiNode> {
   const port = await freePort();
-  const child: ChildProcess = killOnExit(spawn(process.execPath, [path.join(ROOT, 'bin/lcm.js'), 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  }));
+  const child: ChildProcess = killOnExit(
+    spawn(process.execPath, [path.join(ROOT, 'bin/lcm.js'), 'serve'], {
+      cwd: ROOT,
+      env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let out = '';
   const keep = (c: Buffer) => (out = (out + c.toString()).slice(-20_000));
   child.stdout!.on('data', keep);

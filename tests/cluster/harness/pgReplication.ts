@@ -41,9 +41,13 @@ export interface PgReplication {
 export function postgresBinDir(): string {
   const base = '/usr/lib/postgresql';
   const versions = fs.existsSync(base)
-    ? fs.readdirSync(base).filter((v) => fs.existsSync(path.join(base, v, 'bin', 'postgres'))).sort((a, b) => Number(b) - Number(a))
+    ? fs
+        .readdirSync(base)
+        .filter((v) => fs.existsSync(path.join(base, v, 'bin', 'postgres')))
+        .sort((a, b) => Number(b) - Number(a))
     : [];
-  if (versions.length === 0) throw new Error(`no PostgreSQL server in ${base}; scripts/test-cluster.sh installs Debian's postgresql package`);
+  if (versions.length === 0)
+    throw new Error(`no PostgreSQL server in ${base}; scripts/test-cluster.sh installs Debian's postgresql package`);
   return path.join(base, versions[0], 'bin');
 }
 
@@ -125,7 +129,21 @@ export async function startPgReplication(): Promise<PgReplication> {
     await admin.query(`create database ${DATABASE}`);
     await admin.end();
     // -R writes standby.signal and primary_conninfo; -X stream copies the WAL it needs.
-    await exec('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', replica.dataDir, '-R', '-X', 'stream', '-c', 'fast']);
+    await exec('pg_basebackup', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      replica.dataDir,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+    ]);
     await replica.start();
   } catch (err) {
     await killAll();

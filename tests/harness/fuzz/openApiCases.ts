@@ -39,7 +39,18 @@ export interface FuzzOperation {
 
 export interface FuzzTarget {
   operation: FuzzOperation;
-  kind: 'parameter' | 'bodyProperty' | 'bodyEntry' | 'accept' | 'contentType' | 'rawBody' | 'duplicateParameter' | 'unknownParameter' | 'malformedPath' | 'credentials' | 'otherHeaders';
+  kind:
+    | 'parameter'
+    | 'bodyProperty'
+    | 'bodyEntry'
+    | 'accept'
+    | 'contentType'
+    | 'rawBody'
+    | 'duplicateParameter'
+    | 'unknownParameter'
+    | 'malformedPath'
+    | 'credentials'
+    | 'otherHeaders';
   name?: string;
 }
 
@@ -71,7 +82,10 @@ export const OMIT = Symbol('omit');
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
-export function operationsOf(doc: { paths: Record<string, Record<string, unknown>>; components: Record<string, Record<string, unknown>> }): FuzzOperation[] {
+export function operationsOf(doc: {
+  paths: Record<string, Record<string, unknown>>;
+  components: Record<string, Record<string, unknown>>;
+}): FuzzOperation[] {
   const resolve = <T extends { $ref?: string }>(x: T): T => {
     if (!x?.$ref) return x;
     const [, , kind, name] = x.$ref.split('/');
@@ -81,8 +95,7 @@ export function operationsOf(doc: { paths: Record<string, Record<string, unknown
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const method of METHODS) {
       const op = item[method] as
-        | { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema?: JsonSchema }> }; security?: unknown[] }
-        | undefined;
+        { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema?: JsonSchema }> }; security?: unknown[] } | undefined;
       if (!op) continue;
       const content = op.requestBody?.content ?? {};
       const json = content['application/json'] ?? Object.values(content)[0];
@@ -129,7 +142,13 @@ export function targetsOf(operations: FuzzOperation[]): FuzzTarget[] {
     }
     if (operation.bodySchema && !object) out.push({ operation, kind: 'bodyEntry', name: '' }); // bulk import: rows of data objects
     if (operation.bodySchema) out.push({ operation, kind: 'contentType' });
-    out.push({ operation, kind: 'rawBody' }, { operation, kind: 'otherHeaders' }, { operation, kind: 'accept' }, { operation, kind: 'unknownParameter' }, { operation, kind: 'malformedPath' });
+    out.push(
+      { operation, kind: 'rawBody' },
+      { operation, kind: 'otherHeaders' },
+      { operation, kind: 'accept' },
+      { operation, kind: 'unknownParameter' },
+      { operation, kind: 'malformedPath' },
+    );
     if (operation.parameters.some((p) => p.in === 'query')) out.push({ operation, kind: 'duplicateParameter' });
     if (!operation.isPublic) out.push({ operation, kind: 'credentials' });
   }
@@ -172,7 +191,22 @@ function encodeComponent(value: string, style: 'strict' | 'loose' | 'raw'): stri
   return out;
 }
 
-const INVALID_PERCENT = ['%ED%A0%80', '%ED%BF%BF', '%FF', '%C0%80', '%C3', '%E2%82', '%F4%90%80%80', '%', '%G1', '%2', '%u0041', '%%', '%00', '%0D%0A'];
+const INVALID_PERCENT = [
+  '%ED%A0%80',
+  '%ED%BF%BF',
+  '%FF',
+  '%C0%80',
+  '%C3',
+  '%E2%82',
+  '%F4%90%80%80',
+  '%',
+  '%G1',
+  '%2',
+  '%u0041',
+  '%%',
+  '%00',
+  '%0D%0A',
+];
 
 /** A valid value for a parameter or property from the schema alone. */
 function fromSchema(schema: JsonSchema | undefined): unknown {
@@ -196,7 +230,11 @@ function fromSchema(schema: JsonSchema | undefined): unknown {
     case 'array':
       return [fromSchema(schema.items)];
     case 'object':
-      return Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => schema.required?.includes(k)).map(([k, v]) => [k, fromSchema(v)]));
+      return Object.fromEntries(
+        Object.entries(schema.properties ?? {})
+          .filter(([k]) => schema.required?.includes(k))
+          .map(([k, v]) => [k, fromSchema(v)]),
+      );
     default:
       return 'x';
   }
@@ -244,7 +282,8 @@ function hostileBody(g: Gen, world: FuzzWorld, op: FuzzOperation, target: FuzzTa
   if (target.name) {
     const b = body as Record<string, unknown>;
     const inner = b[target.name];
-    b[target.name] = inner && typeof inner === 'object' && !Array.isArray(inner) ? mapOf({ ...(inner as Record<string, unknown>) }) : value(inner);
+    b[target.name] =
+      inner && typeof inner === 'object' && !Array.isArray(inner) ? mapOf({ ...(inner as Record<string, unknown>) }) : value(inner);
     return b;
   }
   const rows = Array.isArray(body) ? [...body] : [body];
@@ -261,14 +300,42 @@ function serialize(body: unknown, contentType: string): string {
     const rows = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
     const columns = [...new Set(rows.flatMap((r) => (r && typeof r === 'object' ? Object.keys(r) : [])))];
     const cell = (v: unknown) => `"${asText(v).replace(/"/g, '""')}"`;
-    return [columns.map(cell).join(';'), ...rows.map((r) => columns.map((c) => cell((r as Record<string, unknown>)?.[c] ?? '')).join(';'))].join('\r\n');
+    return [
+      columns.map(cell).join(';'),
+      ...rows.map((r) => columns.map((c) => cell((r as Record<string, unknown>)?.[c] ?? '')).join(';')),
+    ].join('\r\n');
   }
   return JSON.stringify(body);
 }
 
 const RAW_BODIES = (validJson: string, validValue: unknown, maxDepth: number): fc.Arbitrary<{ text: string; bytes?: 'latin1' }> =>
   fc.oneof(
-    fc.constantFrom('', ' ', 'null', '[]', '{}', '"text"', '1e999', '-0', 'true', 'NaN', 'hello', '<xml/>', 'a=b&c=d', '{"a":1,}', "{'a':1}", '{"a":1}//x', '\u0000', '{"a":"\\u0000"}', '{"a":"\\ud800"}', '{"a":"\\udc00\\ud800"}', '{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"polluted":1}}}').map((text) => ({ text })),
+    fc
+      .constantFrom(
+        '',
+        ' ',
+        'null',
+        '[]',
+        '{}',
+        '"text"',
+        '1e999',
+        '-0',
+        'true',
+        'NaN',
+        'hello',
+        '<xml/>',
+        'a=b&c=d',
+        '{"a":1,}',
+        "{'a':1}",
+        '{"a":1}//x',
+        '\u0000',
+        '{"a":"\\u0000"}',
+        '{"a":"\\ud800"}',
+        '{"a":"\\udc00\\ud800"}',
+        '{"__proto__":{"polluted":1}}',
+        '{"constructor":{"prototype":{"polluted":1}}}',
+      )
+      .map((text) => ({ text })),
     fc.nat({ max: Math.max(0, validJson.length - 1) }).map((cut) => ({ text: validJson.slice(0, cut) })),
     fc.integer({ min: maxDepth - 1, max: maxDepth + 5 }).map((d) => ({ text: JSON.stringify(nest(validValue, d)) })),
     fc.constantFrom('[', '{"a":').map((open) => ({ text: open.repeat(20000) })),
@@ -278,27 +345,83 @@ const RAW_BODIES = (validJson: string, validValue: unknown, maxDepth: number): f
     fc.constant({ text: validJson.replace(/"([A-Za-z]+)":/, '"$1":1,"$1":') }),
     fc.constant({ text: validJson.replace(/"([a-z])/, (_m, c: string) => `"${c.toUpperCase()}`) }),
     fc.constant({ text: `{"x":"${'a'.repeat(150_000)}"}` }),
-    fc.constantFrom('\xED\xA0\x80', '\xFF\xFE', '\xC0\x80', '\xE2\x82').map((bad) => ({ text: wtf8(validJson).replace(/":"/, `":"${bad}`), bytes: 'latin1' as const })),
+    fc
+      .constantFrom('\xED\xA0\x80', '\xFF\xFE', '\xC0\x80', '\xE2\x82')
+      .map((bad) => ({ text: wtf8(validJson).replace(/":"/, `":"${bad}`), bytes: 'latin1' as const })),
     fc.constant({ text: Buffer.from(validJson, 'utf16le').toString('latin1'), bytes: 'latin1' as const }),
     fc.string({ unit: 'binary', maxLength: 200 }).map((text) => ({ text })),
   );
 
 /** Headers the API does not ask for but a client may send, some of them read by Node or Express before the app. */
 const OTHER_HEADERS: [string, string][] = [
-  ['Expect', '100-continue'], ['Expect', 'foo'], ['Content-Encoding', 'gzip'], ['Content-Encoding', 'deflate'], ['Content-Encoding', 'br'],
-  ['Content-Encoding', 'x-bogus'], ['Content-Encoding', 'gzip, gzip'], ['Content-Encoding', 'identity'], ['Accept-Encoding', 'br;q=abc, *;q=0'],
-  ['Accept-Encoding', 'x'.repeat(2000)], ['Accept-Charset', 'utf-16'], ['Accept-Language', '*;q=x'], ['If-None-Match', '"x", W/'],
-  ['If-Modified-Since', 'yesterday'], ['Range', 'bytes=0-1,5-'], ['Range', 'rows=1-2'], ['X-Forwarded-For', '999.1.1.1, ::ffff:zz'],
-  ['X-Forwarded-Proto', 'gopher'], ['X-Forwarded-Host', 'evil.example\u0000'], ['X-HTTP-Method-Override', 'DELETE'], ['X-Request-Id', 'x'.repeat(3000)],
-  ['X-Request-Id', '\u00ff\u00fe'], ['Origin', 'null'], ['Cookie', 'a=b; a=c; ;;'], ['Forwarded', 'for="[::1'], ['Prefer', 'respond-async, wait=-1'],
-  ['Prefer', 'datetime=local, datetime=utc'], ['Content-Type', 'application/json'], ['Authorization', 'Basic Og=='], ['Host', 'other.example'],
-  ['Connection', 'keep-alive, Upgrade'], ['Upgrade', 'websocket'], ['Transfer-Encoding', 'gzip'], ['TE', 'trailers'], ['Via', '1.1 x'],
+  ['Expect', '100-continue'],
+  ['Expect', 'foo'],
+  ['Content-Encoding', 'gzip'],
+  ['Content-Encoding', 'deflate'],
+  ['Content-Encoding', 'br'],
+  ['Content-Encoding', 'x-bogus'],
+  ['Content-Encoding', 'gzip, gzip'],
+  ['Content-Encoding', 'identity'],
+  ['Accept-Encoding', 'br;q=abc, *;q=0'],
+  ['Accept-Encoding', 'x'.repeat(2000)],
+  ['Accept-Charset', 'utf-16'],
+  ['Accept-Language', '*;q=x'],
+  ['If-None-Match', '"x", W/'],
+  ['If-Modified-Since', 'yesterday'],
+  ['Range', 'bytes=0-1,5-'],
+  ['Range', 'rows=1-2'],
+  ['X-Forwarded-For', '999.1.1.1, ::ffff:zz'],
+  ['X-Forwarded-Proto', 'gopher'],
+  ['X-Forwarded-Host', 'evil.example\u0000'],
+  ['X-HTTP-Method-Override', 'DELETE'],
+  ['X-Request-Id', 'x'.repeat(3000)],
+  ['X-Request-Id', '\u00ff\u00fe'],
+  ['Origin', 'null'],
+  ['Cookie', 'a=b; a=c; ;;'],
+  ['Forwarded', 'for="[::1'],
+  ['Prefer', 'respond-async, wait=-1'],
+  ['Prefer', 'datetime=local, datetime=utc'],
+  ['Content-Type', 'application/json'],
+  ['Authorization', 'Basic Og=='],
+  ['Host', 'other.example'],
+  ['Connection', 'keep-alive, Upgrade'],
+  ['Upgrade', 'websocket'],
+  ['Transfer-Encoding', 'gzip'],
+  ['TE', 'trailers'],
+  ['Via', '1.1 x'],
 ];
 
 const ODD_AUTH = (full: string): fc.Arbitrary<string> =>
   fc.oneof(
-    fc.constantFrom('', 'Basic', 'Basic ', 'Basic !!!', 'Basic ====', 'Bearer x', 'basic ' + full.slice(6), 'Basic  ' + full.slice(6), full + 'x', full.slice(0, -2), 'Digest a=b', 'Basic ' + 'A'.repeat(6000)),
-    fc.constantFrom('nocolon', ':', 'user:', ':pass', 'u\u0000:p', 'u:p\u0000', 'ü\u00ff:p', 'ℌ€:p', '\uD800:x', 'a:b:c', 'x'.repeat(3000) + ':y').map((pair) => 'Basic ' + Buffer.from(wtf8(pair), 'latin1').toString('base64')),
+    fc.constantFrom(
+      '',
+      'Basic',
+      'Basic ',
+      'Basic !!!',
+      'Basic ====',
+      'Bearer x',
+      'basic ' + full.slice(6),
+      'Basic  ' + full.slice(6),
+      full + 'x',
+      full.slice(0, -2),
+      'Digest a=b',
+      'Basic ' + 'A'.repeat(6000),
+    ),
+    fc
+      .constantFrom(
+        'nocolon',
+        ':',
+        'user:',
+        ':pass',
+        'u\u0000:p',
+        'u:p\u0000',
+        'ü\u00ff:p',
+        'ℌ€:p',
+        '\uD800:x',
+        'a:b:c',
+        'x'.repeat(3000) + ':y',
+      )
+      .map((pair) => 'Basic ' + Buffer.from(wtf8(pair), 'latin1').toString('base64')),
     fc.constantFrom('ü:p', 'x:ü').map((pair) => 'Basic ' + Buffer.from(pair, 'latin1').toString('base64')),
   );
 
@@ -312,7 +435,8 @@ export function buildCase(seed: number, index: number, targets: FuzzTarget[], wo
   const op = target.operation;
 
   // Who asks: mostly the account with every right, often the limited one, sometimes none.
-  let account: string = op.isPublic && !chance(g, 20) ? 'anonymous' : pick(g, ['full', 'full', 'full', 'b2b', 'b2b', 'none', 'anonymous'] as const);
+  let account: string =
+    op.isPublic && !chance(g, 20) ? 'anonymous' : pick(g, ['full', 'full', 'full', 'b2b', 'b2b', 'none', 'anonymous'] as const);
   const headers: [string, string][] = [];
   if (target.kind === 'credentials') {
     account = 'odd';
@@ -347,14 +471,51 @@ export function buildCase(seed: number, index: number, targets: FuzzTarget[], wo
     const names = op.parameters.filter((p) => p.in === 'query').map((p) => p.name);
     const name = pick(g, names);
     const variant = pick(g, [name, name.toLowerCase(), name.toUpperCase()]);
-    const second = pick(g, ['1', '2', '', '-1', 'x', encodeComponent(validParameter(world, op, op.parameters.find((p) => p.name === name)!), 'strict')]);
-    query.splice(g(() => fc.nat({ max: query.length })), 0, [variant, second]);
+    const second = pick(g, [
+      '1',
+      '2',
+      '',
+      '-1',
+      'x',
+      encodeComponent(
+        validParameter(
+          world,
+          op,
+          op.parameters.find((p) => p.name === name)!,
+        ),
+        'strict',
+      ),
+    ]);
+    query.splice(
+      g(() => fc.nat({ max: query.length })),
+      0,
+      [variant, second],
+    );
     if (chance(g, 30)) query.push([`${name}[]`, 'x'], [`${name}[a]`, 'y']);
     description += `:${name}`;
   }
   if (target.kind === 'unknownParameter') {
-    const extra = pick(g, ['Unknown', '__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'a[b]', 'a[]', 'toString', '', '%', '%ED%A0%80', 'x'.repeat(1000)]);
-    query.push([extra.startsWith('%') ? extra : encodeComponent(extra, 'strict'), encodeComponent(g(() => hostileString('1', { maxLength: 1000 })), 'strict')]);
+    const extra = pick(g, [
+      'Unknown',
+      '__proto__',
+      'constructor',
+      'prototype',
+      'hasOwnProperty',
+      'a[b]',
+      'a[]',
+      'toString',
+      '',
+      '%',
+      '%ED%A0%80',
+      'x'.repeat(1000),
+    ]);
+    query.push([
+      extra.startsWith('%') ? extra : encodeComponent(extra, 'strict'),
+      encodeComponent(
+        g(() => hostileString('1', { maxLength: 1000 })),
+        'strict',
+      ),
+    ]);
     if (chance(g, 30)) query.push(['__proto__[polluted]', '1'], ['constructor[prototype][polluted]', '1']);
   }
   if (target.kind === 'malformedPath') {
@@ -396,18 +557,32 @@ export function buildCase(seed: number, index: number, targets: FuzzTarget[], wo
     contentType ??= pick(g, ['application/json', 'application/json', 'text/plain', 'application/octet-stream']);
     if (chance(g, 15)) contentType = pick(g, ODD_CONTENT_TYPE);
   }
-  if (body !== undefined && contentType !== undefined && !(target.kind === 'contentType' && chance(g, 10))) headers.push(['Content-Type', headerBytes(contentType)]);
+  if (body !== undefined && contentType !== undefined && !(target.kind === 'contentType' && chance(g, 10)))
+    headers.push(['Content-Type', headerBytes(contentType)]);
 
   if (target.kind === 'otherHeaders') {
     const count = g(() => fc.integer({ min: 1, max: 3 }));
     for (let i = 0; i < count; i++) headers.push(pick(g, OTHER_HEADERS));
   }
   if (target.kind === 'accept') headers.push(['Accept', headerBytes(pick(g, ODD_ACCEPT))]);
-  else if (chance(g, 15)) headers.push(['Accept', pick(g, ['application/json', 'text/csv', 'text/html', '*/*', 'application/problem+json'])]);
+  else if (chance(g, 15))
+    headers.push(['Accept', pick(g, ['application/json', 'text/csv', 'text/html', '*/*', 'application/problem+json'])]);
   if (chance(g, 5)) headers.push(['X-Rate-Limit-Fair-Use-Policy', 'Minute rated']);
 
-  const url = '/api' + path + (query.length > 0 ? '?' + query.map(([k, v]) => (v === '' && chance(g, 30) ? k : `${k}=${v}`)).join('&') : '');
-  return { seed, index, operation: `${op.method} ${op.path}`, target: description, account, method: op.method, url, headers, body, bodyBytes };
+  const url =
+    '/api' + path + (query.length > 0 ? '?' + query.map(([k, v]) => (v === '' && chance(g, 30) ? k : `${k}=${v}`)).join('&') : '');
+  return {
+    seed,
+    index,
+    operation: `${op.method} ${op.path}`,
+    target: description,
+    account,
+    method: op.method,
+    url,
+    headers,
+    body,
+    bodyBytes,
+  };
 }
 
 /** The body bytes of a case, as they go on the wire. */
@@ -420,13 +595,21 @@ export function bodyBytes(c: FuzzCase): Buffer | undefined {
  * (body as a JSON string). A body over 4 kB is written to a file by `saveBody` and named.
  */
 export function replayable(c: FuzzCase, baseUrl: string, saveBody: (bytes: Buffer) => string): string {
-  const q = (s: string) => `$'${s.replace(/[\\']/g, '\\$&').replace(/[^\x20-\x7e]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`;
+  const q = (s: string) =>
+    `$'${s.replace(/[\\']/g, '\\$&').replace(/[^\x20-\x7e]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`)}'`;
   const headerArgs = c.headers.map(([k, v]) => `-H ${q(`${k}: ${v}`)}`).join(' ');
   const bytes = bodyBytes(c);
   const file = bytes && bytes.length > 4000 ? saveBody(bytes) : undefined;
   const bodyArg = bytes === undefined ? '' : file ? ` --data-binary @${file}` : ` --data-binary ${q(bytes.toString('latin1'))}`;
   const json = JSON.stringify({
-    seed: c.seed, index: c.index, operation: c.operation, target: c.target, account: c.account, method: c.method, url: c.url, headers: c.headers,
+    seed: c.seed,
+    index: c.index,
+    operation: c.operation,
+    target: c.target,
+    account: c.account,
+    method: c.method,
+    url: c.url,
+    headers: c.headers,
     ...(file ? { bodyFile: file } : { body: c.body, bodyBytes: c.bodyBytes }),
   });
   return `curl -sS -i -X ${c.method} ${headerArgs} ${q(baseUrl + c.url)}${bodyArg}\n${json}`;

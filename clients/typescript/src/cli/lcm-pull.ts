@@ -47,7 +47,10 @@ function pullOptions(kind: PullKind, flags: Flags): PullOptions {
     username: str('username')!,
     password: str('password')!,
     org: str('org'),
-    projects: str('projects')?.split(',').map((p) => p.trim()).filter(Boolean),
+    projects: str('projects')
+      ?.split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
     from: (kind === 'calls' ? str('from') : str('modifiedFrom'))!,
     to: kind === 'calls' ? str('to') : str('modifiedTo'),
     window: str('window'),

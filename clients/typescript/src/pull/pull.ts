@@ -216,7 +216,10 @@ export async function pull(options: PullOptions, deps: PullDeps = {}): Promise<P
   };
   const waitForQuota = async (seconds: number, why: string) => {
     if (seconds > maxWait) {
-      throw new PullError(`request quota used up (${why}): the next request is allowed in ${seconds} s, more than --max-wait ${maxWait} s; rerun later to resume`, EXIT.quota);
+      throw new PullError(
+        `request quota used up (${why}): the next request is allowed in ${seconds} s, more than --max-wait ${maxWait} s; rerun later to resume`,
+        EXIT.quota,
+      );
     }
     await pause(seconds);
   };
@@ -275,11 +278,19 @@ export async function pull(options: PullOptions, deps: PullDeps = {}): Promise<P
     let failures = 0;
     const fail = async (reason: string, retryAfter?: number) => {
       failures++;
-      if (failures >= maxAttempts) throw new PullError(`${reason} (${failures} attempts for the window from ${isoInstant(w.start)})`, EXIT.server);
+      if (failures >= maxAttempts)
+        throw new PullError(`${reason} (${failures} attempts for the window from ${isoInstant(w.start)})`, EXIT.server);
       await pause(retryAfter ?? Math.min(2 ** (failures - 1), 30));
     };
     for (;;) {
-      if (waitBefore > 0) await waitForQuota(waitBefore, quota?.filter((p) => p.remaining < 1).map((p) => p.name).join(', ') || 'period');
+      if (waitBefore > 0)
+        await waitForQuota(
+          waitBefore,
+          quota
+            ?.filter((p) => p.remaining < 1)
+            .map((p) => p.name)
+            .join(', ') || 'period',
+        );
       waitBefore = 0;
       let answer: Awaited<ReturnType<typeof send>>;
       try {
