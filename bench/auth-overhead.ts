@@ -140,7 +140,7 @@ function startServer(mode: Mode, env: Record<string, string>): Promise<{ child: 
   });
   return new Promise((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /LISTENING (\S+)/.exec(out);
       if (m) resolve({ child, url: m[1] });

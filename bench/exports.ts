@@ -165,7 +165,7 @@ async function startServer(url: string): Promise<Server> {
   });
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
       if (out.includes('ready')) resolve();
     });

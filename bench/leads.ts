@@ -117,7 +117,7 @@ function runCopy(dbUrl: string, sql: string): Promise<{ seconds: number; bytes: 
       env: { ...process.env, PGTZ: BENCH_ZONE },
     });
     let bytes = 0;
-    child.stdout!.on('data', (c: Buffer) => (bytes += c.length));
+    child.stdout.on('data', (c: Buffer) => (bytes += c.length));
     child.once('error', reject);
     child.once('close', (code) => {
       if (code !== 0) reject(new Error(`psql exited with ${code}`));

@@ -106,7 +106,7 @@ function toNative(query: CursorQuery): NativeQuery {
     const native = query.toSQL().toNative();
     return { sql: native.sql, bindings: native.bindings };
   }
-  return query as NativeQuery;
+  return query;
 }
 
 export function isBroken(conn: PgConnection): boolean {

@@ -219,7 +219,7 @@ class CopyOut extends Readable {
     private readonly onDone: (clean: boolean) => Promise<void>,
   ) {
     super({ highWaterMark: 1, objectMode: true });
-    this.inner = copyTo(text) as CopyToStream;
+    this.inner = copyTo(text);
     sliceCopyParsing(this.inner, conn.connection.stream);
     this.ready = new Promise<void>((resolve, reject) => {
       this.settleReady = (err) => {

@@ -88,7 +88,7 @@ export function toHook(row: HookRow): HookRecord {
     events: row.events,
     campaignCode: row.campaign_code,
     projects: row.projects,
-    leadStatus: row.lead_status === null ? null : (LeadStatus.toName(row.lead_status) as LeadStatusName),
+    leadStatus: row.lead_status === null ? null : LeadStatus.toName(row.lead_status),
     contentTemplate: row.content_template,
     standardTemplate: row.standard_template,
     secret: row.secret,

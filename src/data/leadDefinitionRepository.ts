@@ -39,7 +39,7 @@ const DEFINITIONS_SQL = (byId: boolean, scoped = true) => `
 const toDefinition = (r: DefinitionRow): LeadDefinition => ({
   uniqueId: r.unique_id,
   name: r.name,
-  fields: r.fields.map((f) => ({ ...f, access: EntryAccess.toName(f.access) as EntryAccessName })),
+  fields: r.fields.map((f) => ({ ...f, access: EntryAccess.toName(f.access) })),
 });
 
 /** The lead definitions the account can see, by name. */

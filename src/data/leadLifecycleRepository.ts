@@ -128,11 +128,11 @@ export async function applyCallOutcomeToLead(
     [call.lead_id],
   );
   const lead = leadRows[0];
-  const leadStatus = LeadStatus.toName(lead.status) as LeadStatusName;
+  const leadStatus = LeadStatus.toName(lead.status);
 
   if (call.in_progress) {
     // Not applied yet: the call's outcome is applied when it is loaded again, finished.
-    const pre = call.pre_call_lead_status === null ? null : (PreCallLeadStatus.toName(call.pre_call_lead_status) as PreCallLeadStatusName);
+    const pre = call.pre_call_lead_status === null ? null : PreCallLeadStatus.toName(call.pre_call_lead_status);
     const followUp = pre === 'AlternativeNumberDialed' ? 'alternativeNumber' : pre === 'NextNumberDialed' ? 'nextNumber' : undefined;
     await trx('calls')
       .where(byKey)
@@ -144,17 +144,15 @@ export async function applyCallOutcomeToLead(
     return undefined;
   }
   const outcome = outcomeOfRecordedCall({
-    endCause: CallEndCause.toName(call.end_cause) as CallEndCauseName,
-    leadStatus: call.lead_status === null ? null : (CallLeadStatus.toName(call.lead_status) as CallLeadStatusName),
-    preCallLeadStatus:
-      call.pre_call_lead_status === null ? null : (PreCallLeadStatus.toName(call.pre_call_lead_status) as PreCallLeadStatusName),
-    leadClosure: call.lead_closure === null ? null : (LeadClosure.toName(call.lead_closure) as LeadClosureName),
+    endCause: CallEndCause.toName(call.end_cause),
+    leadStatus: call.lead_status === null ? null : CallLeadStatus.toName(call.lead_status),
+    preCallLeadStatus: call.pre_call_lead_status === null ? null : PreCallLeadStatus.toName(call.pre_call_lead_status),
+    leadClosure: call.lead_closure === null ? null : LeadClosure.toName(call.lead_closure),
   });
-  const r = recordCallOutcome(
-    { status: leadStatus, attempts: lead.attempts, closure: LeadClosure.toName(lead.closure) as LeadClosureName },
-    outcome,
-    { ...NO_LIMITS, maxAttempts: lead.max_attempts },
-  );
+  const r = recordCallOutcome({ status: leadStatus, attempts: lead.attempts, closure: LeadClosure.toName(lead.closure) }, outcome, {
+    ...NO_LIMITS,
+    maxAttempts: lead.max_attempts,
+  });
   const wrapUp = call.wrap_up_time as Date;
   await trx('leads')
     .where({ id: lead.id })

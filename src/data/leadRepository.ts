@@ -41,7 +41,7 @@ const toFieldRule = (f: FieldJson): LeadFieldRule => ({
   importName: f.importName,
   type: f.type,
   required: f.required,
-  access: EntryAccess.toName(f.access) as EntryAccessName,
+  access: EntryAccess.toName(f.access),
   externalKey: f.externalKey,
   sortOrder: f.sortOrder,
 });

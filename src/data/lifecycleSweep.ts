@@ -69,7 +69,7 @@ async function sweepBatch(db: Knex, rule: SweepRule, now: Date, zone: string, op
     await recordLeadEvents(
       trx,
       'lead.statusChanged',
-      moved.map((r) => ({ leadId: r.id, previousStatus: LeadStatus.toName(r.previous_status) as LeadStatusName })),
+      moved.map((r) => ({ leadId: r.id, previousStatus: LeadStatus.toName(r.previous_status) })),
       now,
     );
     return moved.length;

@@ -20,8 +20,8 @@ export async function findSavedSearch(db: Knex, userId: number, name: string): P
     name: row.name,
     campaigns: row.campaigns,
     projects: row.projects,
-    statuses: (row.statuses as number[]).map((n) => LeadStatus.toName(n) as LeadStatusName),
-    leadClosures: (row.lead_closures as number[]).map((n) => LeadClosure.toName(n) as LeadClosureName),
+    statuses: (row.statuses as number[]).map((n) => LeadStatus.toName(n)),
+    leadClosures: (row.lead_closures as number[]).map((n) => LeadClosure.toName(n)),
     allOpenStatuses: row.all_open_statuses,
     allClosedStatuses: row.all_closed_statuses,
   };

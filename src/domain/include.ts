@@ -186,7 +186,7 @@ function graphExpander(types: CompiledType[], root: CompiledType): Expander {
         } else if (v == null) {
           out[p.name] = null;
         } else {
-          const child = emit(p.typeIndex, v as object);
+          const child = emit(p.typeIndex, v);
           if (child !== undefined) out[p.name] = child;
         }
       }

@@ -366,7 +366,7 @@ export function rawLeadTranscoder(options: { separator: string; visible: Visible
       const to = t.pos[2]! + t.len[2]!;
       if (f.cells.inherited || !scan.scan(b, from, to)) {
         const data = JSON.parse(b.toString('utf8', from, to)) as Record<string, string>;
-        const id = quote(t.buf.toString('utf8', t.pos[0]!, t.pos[0]! + t.len[0]!)) + sepText;
+        const id = quote(t.buf.toString('utf8', t.pos[0], t.pos[0]! + t.len[0]!)) + sepText;
         let out = '';
         for (const name of f.cells.names as string[]) {
           const value = data[name];

@@ -55,6 +55,6 @@ export function compressor(coding: ContentCoding): Transform {
 /** Emits what the compressor holds so far (a sync flush: the stream goes on). */
 export function flushCompressor(stream: Transform, coding: ContentCoding): void {
   const z = stream as zlib.Gzip | zlib.BrotliCompress;
-  if (coding === 'br') (z as zlib.BrotliCompress).flush(zlib.constants.BROTLI_OPERATION_FLUSH);
-  else (z as zlib.Gzip).flush(zlib.constants.Z_SYNC_FLUSH);
+  if (coding === 'br') z.flush(zlib.constants.BROTLI_OPERATION_FLUSH);
+  else z.flush(zlib.constants.Z_SYNC_FLUSH);
 }

@@ -59,7 +59,7 @@ function renderValue(value: unknown): string {
   if (value === null || value === undefined) return '<span class="none">—</span>';
   if (Array.isArray(value)) {
     if (value.length === 0) return '<span class="none">(none)</span>';
-    if (value.every(isPlainObject)) return renderTable(value as Record<string, unknown>[]);
+    if (value.every(isPlainObject)) return renderTable(value);
     return `<ul>${value.map((v) => `<li>${renderValue(v)}</li>`).join('')}</ul>`;
   }
   if (value instanceof Date) return renderString(value.toISOString());

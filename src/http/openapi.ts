@@ -372,7 +372,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[]): OpenApiDocument {
       headers: { ...RATE_LIMIT_HEADERS, ...OTHER_HEADERS },
       parameters: { FairUsePolicy: FAIR_USE_PARAMETER, IfNoneMatch: IF_NONE_MATCH_PARAMETER },
     },
-  }) as OpenApiDocument;
+  });
   describeParameters(doc, endpoints);
   addCodeSamples(doc as unknown as Parameters<typeof addCodeSamples>[0]);
   return doc;

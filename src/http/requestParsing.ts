@@ -82,7 +82,7 @@ function issuesToErrors(
     const top = issue.path[0];
     const isMissing = issue.code === 'invalid_type' && typeof top === 'string' && issue.path.length === 1 && input[top] === undefined;
     if (!isMissing) missing = false;
-    return { [kind]: name, message: isMissing ? 'is required' : issue.message } as ProblemFieldError;
+    return { [kind]: name, message: isMissing ? 'is required' : issue.message };
   });
   return { missing, errors };
 }
@@ -126,7 +126,7 @@ export const DEFAULT_BODY_MAX_DEPTH = 32;
  * schema is an object, or a union of an object and an array of that object (one item or many).
  */
 function bodyShape(schema: z.ZodType): { item: AnyObject; many: boolean } {
-  if (schema instanceof z.ZodObject) return { item: schema as AnyObject, many: false };
+  if (schema instanceof z.ZodObject) return { item: schema, many: false };
   if (schema instanceof z.ZodUnion) {
     const options = schema.options as z.ZodType[];
     const item = options.find((o): o is AnyObject => o instanceof z.ZodObject);

@@ -322,7 +322,7 @@ function parseCsv(parser: Parser, text: string, more: boolean): CsvParsed {
   if (text === '') return { rows: [], rest: '' };
   try {
     const { line, rows } = parser.parse(text, more);
-    return { rows: rows as string[][], rest: line };
+    return { rows: rows, rest: line };
   } catch (err) {
     const rows: string[][] = [];
     let rest = '';

@@ -40,7 +40,7 @@ class EncoderStream extends Transform {
 
   constructor(encoding: string) {
     super({ decodeStrings: false });
-    this.encoder = iconv.getEncoder(encoding as Parameters<typeof iconv.getEncoder>[0]);
+    this.encoder = iconv.getEncoder(encoding);
   }
 
   override _transform(chunk: string | Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {

@@ -262,7 +262,7 @@ describe('GET /api/calls', () => {
     [{ OrgCode: 'x', StartTime: WINDOW.StartTime, TimeSpan: '-PT2H' }, 'invalid_parameter', 'TimeSpan'],
     [{ OrgCode: 'x', StartTime: WINDOW.StartTime, TimeSpan: 'PT2H', Limit: '0' }, 'invalid_parameter', 'Limit'],
   ])('when the parameters are %j, then it is a 400 %s naming %s', async (query, code, parameter) => {
-    const res = await get('/api/calls', query as Record<string, string>);
+    const res = await get('/api/calls', query);
     expect(res.status).toBe(400);
     expect(res.body.code).toBe(code);
     expect(res.body.errors.map((e: { parameter: string }) => e.parameter)).toContain(parameter);

@@ -169,8 +169,8 @@ describe('lead exports: transcoder and reference answer the same bytes', () => {
     ['\t', 'utf-16le', 2],
     ['§', 'iso-8859-1', 0],
   ])('GET /api/leads/csv with separator %j in %s (account %i)', async (separator, encoding, i) => {
-    const path = `/api/leads/csv?${q({ searchName: f.savedSearch, modifiedFrom: '1900-01-01', CsvFieldSeparator: separator as string, Encoding: encoding as string })}`;
-    expect((await both(path, accounts()[i as number]!)).bytes).toBeGreaterThan(20_000);
+    const path = `/api/leads/csv?${q({ searchName: f.savedSearch, modifiedFrom: '1900-01-01', CsvFieldSeparator: separator, Encoding: encoding })}`;
+    expect((await both(path, accounts()[i]!)).bytes).toBeGreaterThan(20_000);
   });
 
   it.each([
@@ -178,7 +178,7 @@ describe('lead exports: transcoder and reference answer the same bytes', () => {
     [',', 'windows-1252', 1],
     ['|', 'shift_jis', 2],
   ])('GET /api/rawleads with separator %j in %s (account %i)', async (separator, encoding, i) => {
-    const path = `/api/rawleads?${q({ Projects: f.projectPattern, CsvFieldSeparator: separator as string, Encoding: encoding as string })}`;
-    expect((await both(path, accounts()[i as number]!)).bytes).toBeGreaterThan(10_000);
+    const path = `/api/rawleads?${q({ Projects: f.projectPattern, CsvFieldSeparator: separator, Encoding: encoding })}`;
+    expect((await both(path, accounts()[i]!)).bytes).toBeGreaterThan(10_000);
   });
 });

@@ -47,8 +47,8 @@ describe('hook worker processes', () => {
         out += b.toString();
         if (ready.test(out)) resolve(child);
       };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
       child.once('exit', (code) => reject(new Error(`lcm ${args.join(' ')} exited (${code}): ${out}`)));
     });
   }

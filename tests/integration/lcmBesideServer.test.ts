@@ -65,7 +65,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
 
   it('when a one-shot lcm holds the embedded database, then lcm serve and other commands say so and exit 1, and the holder finishes its work', async () => {
     // `lcm load -` holds the cluster until its standard input ends.
-    const load = spawn(process.execPath, [LCM_BIN, 'load', '-'], { env, cwd: PROJECT_ROOT }) as ChildProcessWithoutNullStreams;
+    const load = spawn(process.execPath, [LCM_BIN, 'load', '-'], { env, cwd: PROJECT_ROOT });
     let loadOut = '';
     load.stdout.on('data', (d) => (loadOut += d));
     load.stderr.on('data', (d) => (loadOut += d));

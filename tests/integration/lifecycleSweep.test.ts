@@ -111,7 +111,7 @@ describe('lead lifecycle applied to data', () => {
       const c = call(lead, { endCause: 'Busy' });
       await t.load(c);
       expect(await leadState(t.db, lead)).toMatchObject({ status: 'RedialAutomatic', attempts: 1 });
-      expect(await callState(t.db, c.uniqueId as string)).toEqual({
+      expect(await callState(t.db, c.uniqueId)).toEqual({
         leadStatus: 'RedialAutomatic',
         preCallLeadStatus: 'New',
         leadClosure: null,
@@ -130,7 +130,7 @@ describe('lead lifecycle applied to data', () => {
       await t.load(first);
       await t.load(second);
       expect(await leadState(t.db, lead)).toMatchObject({ status: 'Depleted', attempts: 2 });
-      expect(await callState(t.db, second.uniqueId as string)).toEqual({
+      expect(await callState(t.db, second.uniqueId)).toEqual({
         leadStatus: 'Depleted',
         preCallLeadStatus: 'RedialAutomatic',
         leadClosure: null,
@@ -142,7 +142,7 @@ describe('lead lifecycle applied to data', () => {
       const c = call(lead, { endCause: 'VoiceMail' });
       await t.load(c);
       expect(await leadState(t.db, lead)).toMatchObject({ status: 'RedialManualCommon', attempts: 1 });
-      expect((await callState(t.db, c.uniqueId as string)).leadStatus).toBe('RedialManualCommon');
+      expect((await callState(t.db, c.uniqueId)).leadStatus).toBe('RedialManualCommon');
     });
 
     it('when the agent closes the lead with a closure, then lead and call carry UserProcessed and the closure, and the times follow the call', async () => {
@@ -162,7 +162,7 @@ describe('lead lifecycle applied to data', () => {
       expect(state.lastModifiedTime.toISOString()).toBe(at('2026-02-10T10:01:30').toISOString()); // end + wrap-up
       expect(state.statusChangedTime.toISOString()).toBe(at('2026-02-10T10:01:30').toISOString());
       expect(state.firstProcessedTime!.toISOString()).toBe(at('2026-02-10T10:00:00').toISOString());
-      expect(await callState(t.db, c.uniqueId as string)).toEqual({
+      expect(await callState(t.db, c.uniqueId)).toEqual({
         leadStatus: 'UserProcessed',
         preCallLeadStatus: 'New',
         leadClosure: 'Success',
@@ -174,7 +174,7 @@ describe('lead lifecycle applied to data', () => {
       const c = call(lead, { endCause: 'NormalDisconnect', connected: true, connectTime: '2026-02-10T10:00:10', leadStatus: 'Abandoned' });
       await t.load(c);
       expect((await leadState(t.db, lead)).status).toBe('Unresolved');
-      expect(await callState(t.db, c.uniqueId as string)).toEqual({
+      expect(await callState(t.db, c.uniqueId)).toEqual({
         leadStatus: 'Abandoned',
         preCallLeadStatus: 'RedialAutomatic',
         leadClosure: null,
@@ -202,8 +202,8 @@ describe('lead lifecycle applied to data', () => {
       const alternative = call(lead, { endCause: 'NoResponse', leadStatus: 'AlternativeNumberDialed' });
       await t.load(transferred, alternative);
       expect((await leadState(t.db, lead)).status).toBe('RedialManualCommon');
-      expect((await callState(t.db, transferred.uniqueId as string)).leadStatus).toBe('Transferred');
-      expect((await callState(t.db, alternative.uniqueId as string)).leadStatus).toBe('AlternativeNumberDialed');
+      expect((await callState(t.db, transferred.uniqueId)).leadStatus).toBe('Transferred');
+      expect((await callState(t.db, alternative.uniqueId)).leadStatus).toBe('AlternativeNumberDialed');
     });
 
     it('when the system finds the lead unreachable, then an open lead is Failed', async () => {
@@ -211,7 +211,7 @@ describe('lead lifecycle applied to data', () => {
       const c = call(lead, { endCause: 'DroppedCall', leadStatus: 'Failed' });
       await t.load(c);
       expect((await leadState(t.db, lead)).status).toBe('Failed');
-      expect((await callState(t.db, c.uniqueId as string)).leadStatus).toBe('Failed');
+      expect((await callState(t.db, c.uniqueId)).leadStatus).toBe('Failed');
     });
 
     it('when the same call is loaded twice, then its outcome is applied once', async () => {
@@ -220,7 +220,7 @@ describe('lead lifecycle applied to data', () => {
       await t.load(c);
       await t.load(c);
       expect(await leadState(t.db, lead)).toMatchObject({ status: 'RedialAutomatic', attempts: 1 });
-      expect((await callState(t.db, c.uniqueId as string)).leadStatus).toBe('RedialAutomatic');
+      expect((await callState(t.db, c.uniqueId)).leadStatus).toBe('RedialAutomatic');
     });
 
     it('when a call is still in progress, then only its pre-call status is set, and the outcome follows when it is loaded finished', async () => {
@@ -228,7 +228,7 @@ describe('lead lifecycle applied to data', () => {
       const running = call(lead, { inProgress: true, endTime: undefined, dialingDuration: undefined });
       await t.load(running);
       expect((await leadState(t.db, lead)).status).toBe('New');
-      expect(await callState(t.db, running.uniqueId as string)).toEqual({ leadStatus: null, preCallLeadStatus: 'New', leadClosure: null });
+      expect(await callState(t.db, running.uniqueId)).toEqual({ leadStatus: null, preCallLeadStatus: 'New', leadClosure: null });
       await t.load({ ...running, inProgress: false, endTime: '2026-02-10T10:00:30', dialingDuration: 'PT28S' });
       expect((await leadState(t.db, lead)).status).toBe('RedialAutomatic');
     });

@@ -295,8 +295,8 @@ describe('transcoded lead exports equal the reference serializers', () => {
     const columns = dataColumns(lookups.definitions, access as EntryAccessName);
     const reference = await collect(
       rowsToText<LeadRow>(await openLeadCursor(t.db, filter, scope, access as EntryAccessName), {
-        head: leadCsvHeader(columns, separator as string),
-        format: leadToCsvLine({ zone: ZONE, dateTimeFormat: mode, separator: separator as string, columns, lookups }),
+        head: leadCsvHeader(columns, separator),
+        format: leadToCsvLine({ zone: ZONE, dateTimeFormat: mode, separator: separator, columns, lookups }),
         utf8: true,
       }),
     );
@@ -307,7 +307,7 @@ describe('transcoded lead exports equal the reference serializers', () => {
         leadCsvTranscoder({
           zone: ZONE,
           dateTimeFormat: mode,
-          separator: separator as string,
+          separator: separator,
           lookups: l,
           columns: dataColumns(l.definitions, access as EntryAccessName),
         }),
@@ -324,8 +324,8 @@ describe('transcoded lead exports equal the reference serializers', () => {
       const visible = visibleFieldsByDefinition(lookups.definitions, access as EntryAccessName);
       const reference = await collect(
         rowsToText<RawLeadRow>(await openRawLeadCursor(t.db, filter, scope), {
-          head: rawLeadsHeader(separator as string),
-          format: rawLeadLines({ separator: separator as string, visible, lookups }),
+          head: rawLeadsHeader(separator),
+          format: rawLeadLines({ separator: separator, visible, lookups }),
           utf8: true,
         }),
       );
@@ -334,7 +334,7 @@ describe('transcoded lead exports equal the reference serializers', () => {
         (l) => rawLeadCopySql(t.db, filter, [...l.campaigns.keys()]),
         (l) =>
           rawLeadTranscoder({
-            separator: separator as string,
+            separator: separator,
             lookups: l,
             visible: visibleFieldsByDefinition(l.definitions, access as EntryAccessName),
           }),

@@ -54,14 +54,10 @@ export const hookBody = z
       .max(200)
       .nullish()
       .meta({ description: 'Only events of this campaign (it must be in the account’s projects).' }),
-    projects: z
-      .array(z.string().trim().min(1).max(500))
-      .max(50)
-      .nullish()
-      .meta({
-        description:
-          'Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`) or project unique ids (GET /projects); never beyond the account’s projects.',
-      }),
+    projects: z.array(z.string().trim().min(1).max(500)).max(50).nullish().meta({
+      description:
+        'Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`) or project unique ids (GET /projects); never beyond the account’s projects.',
+    }),
     leadStatus: enumNameParam(LeadStatus)
       .nullish()
       .meta({ description: 'Lead events only when the lead has (reached) this status, e.g. UserProcessed.' }),
@@ -135,13 +131,10 @@ export const hookOut = z
       .meta({ description: 'Every attempt since this time failed; the hook is disabled when this lasts 5 days.' }),
     createdTime: timeOut,
     modifiedTime: timeOut,
-    secret: z
-      .string()
-      .optional()
-      .meta({
-        description: 'The signing secret (`whsec_…`); only in the answer to POST /hooks.',
-        example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-      }),
+    secret: z.string().optional().meta({
+      description: 'The signing secret (`whsec_…`); only in the answer to POST /hooks.',
+      example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    }),
   })
   .meta({
     id: 'Hook',

@@ -264,12 +264,9 @@ const bulkStopElement = z
   .object({
     type: z.string(),
     title: z.string(),
-    status: z
-      .number()
-      .int()
-      .meta({
-        description: '400 (body unreadable past this point), 413 (over BULK_BODY_LIMIT), 403 (campaign no longer accessible), 500.',
-      }),
+    status: z.number().int().meta({
+      description: '400 (body unreadable past this point), 413 (over BULK_BODY_LIMIT), 403 (campaign no longer accessible), 500.',
+    }),
     detail: z.string(),
     code: z.string(),
     rows: z.number().int().meta({ description: 'How many rows were answered before it.' }),

@@ -110,7 +110,7 @@ export class RecordApplier {
       importName: f.import_name as string | null,
       type: f.type as FieldType,
       required: f.required as boolean,
-      access: EntryAccess.toName(f.access) as EntryAccessName,
+      access: EntryAccess.toName(f.access),
       externalKey: f.external_key as boolean,
       sortOrder: f.sort_order as number,
     }));
@@ -269,7 +269,7 @@ export class RecordApplier {
     // A new lead is lead.created; a reloaded one whose status moved is lead.statusChanged.
     if (before === undefined) await recordLeadEvent(this.trx, { type: 'lead.created', leadId: row.id, time: this.now() });
     else if (before.status !== values.status) {
-      const previousStatus = LeadStatus.toName(before.status) as LeadStatusName;
+      const previousStatus = LeadStatus.toName(before.status);
       await recordLeadEvent(this.trx, { type: 'lead.statusChanged', leadId: row.id, previousStatus, time: this.now() });
     }
   }

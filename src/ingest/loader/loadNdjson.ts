@@ -64,7 +64,7 @@ export async function loadNdjson(db: Knex, input: Readable, options: LoadOptions
       const result = schemas[type as RecordType].safeParse(parsed, { error: issueSentence });
       if (!result.success) throw new LoadError(lineNo, `${type}: ${describeIssues(result.error.issues)}`);
       try {
-        await applier.apply(result.data as LoadRecord);
+        await applier.apply(result.data);
       } catch (err) {
         if (err instanceof RecordError) throw new LoadError(lineNo, `${type}: ${err.message}`);
         throw new LoadError(lineNo, `${type}: ${describeDbError(err)}`);

@@ -300,10 +300,7 @@ function serialize(body: unknown, contentType: string): string {
     const rows = (Array.isArray(body) ? body : [body]) as Record<string, unknown>[];
     const columns = [...new Set(rows.flatMap((r) => (r && typeof r === 'object' ? Object.keys(r) : [])))];
     const cell = (v: unknown) => `"${asText(v).replace(/"/g, '""')}"`;
-    return [
-      columns.map(cell).join(';'),
-      ...rows.map((r) => columns.map((c) => cell((r as Record<string, unknown>)?.[c] ?? '')).join(';')),
-    ].join('\r\n');
+    return [columns.map(cell).join(';'), ...rows.map((r) => columns.map((c) => cell(r?.[c] ?? '')).join(';'))].join('\r\n');
   }
   return JSON.stringify(body);
 }
