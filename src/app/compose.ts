@@ -9,15 +9,17 @@ import { RedisLoginFailures } from '../ratelimit/redisLoginFailures';
 import { FailoverLoginFailures } from '../ratelimit/failoverLoginFailures';
 import type { AppServices } from '../http/services';
 import { createApp, App } from '../http/app';
-import { subscribeAccountChanges } from '../data/accountChanges';
+import { followAccountChanges } from '../data/accountChanges';
+import { PgListener } from '../data/notifications';
 import { connectionStringOf, createDb } from '../data/db';
 import { ReadSource } from '../data/readSource';
 import { poolConnections } from '../data/exportSession';
-import { exportSlices } from '../data/copyTranscode';
 
 export interface ComposedApp {
   app: App;
   services: AppServices;
+  /** This process's one listening connection for Postgres notifications. */
+  notifications: PgListener;
   /** Closes what compose opened (Redis clients, the export and replica pools); the database belongs to the caller. */
   close(): Promise<void>;
 }
@@ -32,7 +34,6 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
   const { settings, db, logger } = options;
   configurePlatformZone(settings.PLATFORM_TIMEZONE);
   configurePhoneRegion(settings.DEFAULT_PHONE_REGION);
-  exportSlices.configure(settings.EXPORT_SLICE_MS);
   const closers: (() => Promise<unknown>)[] = [];
   // Bulk exports read through a pool of their own on the same database (docs/architecture.md).
   const exportDb = createDb({
@@ -118,19 +119,22 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
   }
   const app = createApp(services);
 
-  if (redis) {
-    // Account changes made by other processes (`lcm account ...`) drop cached credentials at once.
-    const unsubscribe = subscribeAccountChanges(
-      redis,
-      (accountId) => (accountId === undefined ? app.credentials.clear() : app.credentials.invalidateAccount(accountId)),
-      (err) => logger.warn({ err }, 'account change subscription unavailable; cached credentials expire by TTL'),
-    );
-    closers.push(unsubscribe);
-  }
+  // Account changes, whoever makes them (`lcm account`, the loader, another node), drop this
+  // process's cached credentials of that account when they commit (src/data/accountChanges.ts).
+  const notifications = new PgListener(connectionStringOf(db), (state, err) => {
+    if (state === 'down')
+      logger.warn({ err }, 'database notifications unavailable: cached credentials expire by AUTH_CACHE_TTL_MS until they are back');
+    else logger.info({}, 'database notifications available again');
+  });
+  closers.push(() => notifications.close());
+  await followAccountChanges(notifications, (accountId) =>
+    accountId === undefined ? app.credentials.clear() : app.credentials.invalidateAccount(accountId),
+  );
 
   return {
     app,
     services,
+    notifications,
     async close() {
       for (const close of closers.reverse()) await close().catch(() => undefined);
     },

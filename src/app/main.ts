@@ -11,8 +11,12 @@ import { registerSeedDemo } from '../cli/seedDemo';
 import { registerMaintain } from '../cli/maintain';
 import { registerDoNotCall } from '../cli/doNotCall';
 import { registerHooks } from '../cli/hooks';
-import { startHookWorkers } from './hookWorkers';
+import { startBackgroundWork } from './backgroundWork';
+import { startHookWorker } from '../jobs/hookWorker';
+import { createLogger } from '../config/logger';
+import { registerJobs } from '../cli/jobs';
 import { takeOverShutdownSignals } from './embeddedPostgres';
+import { oneLine, reasonOf } from './reasons';
 
 /**
  * The `lcm` command line (docs/cli.md). Each command lives in its own module and registers
@@ -41,11 +45,15 @@ export async function main(argv: string[]): Promise<number> {
   registerSeedDemo(program, open);
   registerMaintain(program, open);
   registerDoNotCall(program, open);
-  // Like a server, `lcm hooks work` stops on SIGTERM/SIGINT itself: its workers finish their
-  // deliveries before its context stops an embedded cluster it started.
+  // Like a server, `lcm hooks work` and `lcm jobs work` stop on SIGTERM/SIGINT themselves: their
+  // workers finish their deliveries before the context stops an embedded cluster it started.
   registerHooks(program, open, (ctx) => {
     takeOverShutdownSignals();
-    return startHookWorkers(ctx);
+    return startHookWorker({ db: ctx.db, settings: ctx.settings, logger: createLogger(ctx.settings.LOG_LEVEL) });
+  });
+  registerJobs(program, open, (ctx) => {
+    takeOverShutdownSignals();
+    return startBackgroundWork(ctx, createLogger(ctx.settings.LOG_LEVEL));
   });
   try {
     await program.parseAsync(argv);
@@ -72,26 +80,9 @@ export async function run(argv: string[]): Promise<void> {
   process.exitCode = code;
 }
 
-/** A failure's message on one line; errors without one (a refused connection's AggregateError) still say something. */
-export function reasonOf(err: unknown): string {
-  const e = err as { message?: unknown; code?: unknown; errors?: unknown[] } | undefined;
-  let text = typeof e?.message === 'string' ? e.message : '';
-  if (text === '' && Array.isArray(e?.errors)) text = e.errors.map((inner) => reasonOf(inner)).join('; ');
-  if (text === '' && typeof e?.code === 'string') text = e.code;
-  if (text === '') text = `failed without a reason (${String(err)})`;
-  return oneLine(text);
-}
-
 /** `account create` for the command run by `lcm account create ...`. */
 function commandPath(command: Command): string {
   const names: string[] = [];
   for (let c: Command | null = command; c?.parent; c = c.parent) names.unshift(c.name());
   return names.join(' ');
-}
-
-function oneLine(text: string): string {
-  return text
-    .trim()
-    .split(/\s*\n\s*/)
-    .join(' ');
 }

@@ -1,84 +1,95 @@
+import cluster from 'node:cluster';
+import os from 'node:os';
 import path from 'node:path';
-import v8 from 'node:v8';
 import type { Command } from 'commander';
 import { openCliContext } from './cliContext';
 import { createLogger } from '../config/logger';
-import { migrateLatest } from '../data/db';
+import type { Settings } from '../config/settings';
+import { connectionStringOf, migrateLatest } from '../data/db';
 import { takeOverShutdownSignals } from './embeddedPostgres';
-import { composeApp } from './compose';
-import { listen } from './server';
 import { seedDemo, DEMO_CREDENTIALS } from '../ingest/demoData';
-import { startLifecycleSweeper } from '../jobs/lifecycleSweeper';
-import { startPartitionMaintenance } from '../jobs/partitionMaintenance';
-import { startHookWorkers } from './hookWorkers';
+import { ROLE_VARIABLE, Supervisor } from './supervisor';
+import { runHttpWorker } from './httpWorker';
+import { runJobsWorker, backgroundWorkEnabled } from './jobsWorker';
 
-/** `lcm serve` (what `npm start` runs): migrate, seed the embedded default once, listen. */
+/**
+ * `lcm serve` (what `npm start` runs). The first process is the supervisor: it opens the
+ * database (starting the embedded default when DATABASE_URL is unset), migrates, seeds the
+ * embedded default once, then forks WEB_CONCURRENCY HTTP workers that share the port and one
+ * jobs process (docs/architecture.md, "Processes"). The forked processes run this same command
+ * and find their role in the environment.
+ */
 export function registerServe(program: Command): void {
   program
     .command('serve')
     .description('run the API (embedded Postgres with demo data when DATABASE_URL is unset)')
     .action(async () => {
-      const ctx = await openCliContext({ migrate: false, command: 'serve', server: true });
-      // V8 lets the heap grow up to about four times what was live before its next full
-      // collection; a server streaming large bodies reaches that quickly, as memory that looks
-      // like growth. A smaller factor keeps it near what is live, at a cost not measured
-      // (docs/decisions.md, Bulk import).
-      if (ctx.settings.HEAP_GROWING_PERCENT > 0) v8.setFlagsFromString(`--heap-growing-percent=${ctx.settings.HEAP_GROWING_PERCENT}`);
-      takeOverShutdownSignals();
-      // Listening from the start: a signal during start-up stops the server once it is up.
-      const stopSignal = new Promise<string>((resolve) => {
-        process.once('SIGTERM', () => resolve('SIGTERM'));
-        process.once('SIGINT', () => resolve('SIGINT'));
-      });
-      // Whatever started is stopped again, in reverse order, also when start-up fails, so a
-      // failed start ends the process with its reason instead of leaving it hanging.
-      const stops: (() => unknown)[] = [() => ctx.close()];
-      try {
-        const logger = createLogger(ctx.settings.LOG_LEVEL);
-        await migrateLatest(ctx.db);
-        let demoNote: string | undefined;
-        if (ctx.embedded) {
-          const hasAccounts = await ctx.db('accounts').first('id');
-          if (!hasAccounts) await seedDemo(ctx.db, ctx.settings.PLATFORM_TIMEZONE);
-          demoNote = DEMO_CREDENTIALS.map((c) => `  ${c.username} / ${c.password}${c.note ? `  (${c.note})` : ''}`).join('\n');
-        }
-        const composed = await composeApp({ settings: ctx.settings, db: ctx.db, logger });
-        stops.push(() => composed.close());
-        if (ctx.settings.HOOKS_WORKER) {
-          const hookWorkers = await startHookWorkers(ctx, composed.app.metrics.registry);
-          stops.push(() => hookWorkers.stop());
-        }
-        const running = await listen(composed.app.express, ctx.settings);
-        stops.push(() => running.close());
-        if (running.accepting.reason)
-          logger.warn(
-            { handles: running.accepting.handles },
-            `accepting through fewer handles than ACCEPT_HANDLES: ${running.accepting.reason}`,
-          );
-        stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
-        stops.push(startPartitionMaintenance(ctx.db, ctx.settings, logger));
-
-        process.stdout.write(`lead-call-api listening on ${running.url}/api\n`);
-        process.stdout.write(`${describeCode()}\n`);
-        if (ctx.embedded) {
-          process.stdout.write(
-            `embedded Postgres in ${ctx.settings.EMBEDDED_DATA_DIR}; request counting in process${ctx.settings.REDIS_URL ? ' and Redis' : ''}\n`,
-          );
-          process.stdout.write(`demo credentials (HTTP Basic):\n${demoNote}\n`);
-          process.stdout.write(`try: curl -u demo:demo-password ${running.url}/api/myaccount\n`);
-        }
-
-        const signal = await stopSignal;
-        logger.info({ signal }, 'shutting down: no new connections, in-flight responses may finish');
-      } finally {
-        for (const stop of stops.reverse()) await stop();
-      }
+      const role = process.env[ROLE_VARIABLE];
+      if (cluster.isWorker && role === 'http') return runHttpWorker();
+      if (cluster.isWorker && role === 'jobs') return runJobsWorker();
+      return supervise();
     });
+}
+
+/** HTTP workers to run: WEB_CONCURRENCY, else one per core this process may use. */
+export function httpWorkerCount(settings: Pick<Settings, 'WEB_CONCURRENCY'>): number {
+  return settings.WEB_CONCURRENCY ?? os.availableParallelism();
+}
+
+async function supervise(): Promise<void> {
+  const ctx = await openCliContext({ migrate: false, command: 'serve', server: true });
+  takeOverShutdownSignals();
+  // Listening from the start: a signal during start-up stops the server once it is up.
+  const stopSignal = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  // Whatever started is stopped again, in reverse order, also when start-up fails, so a
+  // failed start ends the process with its reason instead of leaving it hanging.
+  const stops: (() => unknown)[] = [() => ctx.close()];
+  try {
+    const { settings } = ctx;
+    const logger = createLogger(settings.LOG_LEVEL);
+    await migrateLatest(ctx.db);
+    if (ctx.embedded) {
+      const hasAccounts = await ctx.db('accounts').first('id');
+      if (!hasAccounts) await seedDemo(ctx.db, settings.PLATFORM_TIMEZONE);
+    }
+    const supervisor = new Supervisor({
+      httpWorkers: httpWorkerCount(settings),
+      jobs: backgroundWorkEnabled(settings),
+      port: settings.PORT,
+      // The workers use this database, also the embedded one this process started.
+      env: { DATABASE_URL: connectionStringOf(ctx.db) },
+      graceMs: settings.SHUTDOWN_GRACE_MS,
+      logger,
+    });
+    stops.push(() => supervisor.stop());
+    await supervisor.start();
+
+    const host = settings.HOST.includes(':') ? `[${settings.HOST}]` : settings.HOST;
+    const url = `${settings.TLS_CERT_FILE ? 'https' : 'http'}://${host}:${supervisor.listeningPort}`;
+    const jobs = supervisor.count('jobs') > 0 ? ' and a jobs process' : '';
+    process.stdout.write(`lead-call-api listening on ${url}/api\n`);
+    process.stdout.write(
+      `${supervisor.count('http')} HTTP worker processes${jobs} on Node.js ${process.versions.node}; ${describeCode()}\n`,
+    );
+    if (ctx.embedded) {
+      const demo = DEMO_CREDENTIALS.map((c) => `  ${c.username} / ${c.password}${c.note ? `  (${c.note})` : ''}`).join('\n');
+      const counting = settings.REDIS_URL ? 'Redis' : 'Postgres';
+      process.stdout.write(`embedded Postgres in ${settings.EMBEDDED_DATA_DIR}; requests counted in ${counting}\n`);
+      process.stdout.write(`demo credentials (HTTP Basic):\n${demo}\n`);
+      process.stdout.write(`try: curl -u demo:demo-password ${url}/api/myaccount\n`);
+    }
+
+    const signal = await stopSignal;
+    logger.info({ signal }, 'shutting down: no new connections, in-flight responses may finish');
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+  }
 }
 
 /** Which code runs: the compiled build (`npm start`, the image) or the sources through tsx (development). */
 function describeCode(): string {
-  return __filename.endsWith('.js')
-    ? `running the compiled build in ${path.resolve(__dirname, '../..')}`
-    : 'running the TypeScript sources through tsx';
+  return __filename.endsWith('.js') ? `the compiled build in ${path.resolve(__dirname, '../..')}` : 'the TypeScript sources through tsx';
 }

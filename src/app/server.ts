@@ -6,13 +6,11 @@ import type { Express } from 'express';
 import type { Settings } from '../config/settings';
 import { HttpProblem } from '../http/problem';
 import { startRequestDeadline } from '../http/requestDeadline';
-import { addAcceptHandles } from './acceptHandles';
 
 export interface RunningServer {
   server: http.Server;
   url: string;
-  /** Handles the listening socket is accepted through (ACCEPT_HANDLES, or 1 and why not). */
-  accepting: { handles: number; reason?: string };
+  port: number;
   /** Stops accepting, lets in-flight responses finish up to the grace deadline, then cuts the rest. */
   close(): Promise<void>;
 }
@@ -45,13 +43,12 @@ export function serverTimeouts(
  * Requests Node's HTTP parser refuses (a control character or a raw non-ASCII byte in the
  * request line or a header, a head over the size limit, a request that did not arrive in time)
  * never reach Express. They are answered as problem documents all the same, like every other
- * 4xx, and the socket is closed (Node's own answer is a bare status line).
+ * 4xx, and the socket is closed (Node's own answer is a bare status line). `responding` tells
+ * whether a response is already under way on the socket (a pipelined request's): then nothing
+ * more may be written, as in Node's own handler.
  */
-export function answerUnparsableRequest(err: Error & { code?: string }, socket: Duplex): void {
-  // As Node's own handler: answer only when nothing of a response went out yet, then destroy
-  // the socket (a half-close would leave it open until the client closes its side).
-  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
+export function answerUnparsableRequest(err: Error & { code?: string }, socket: Duplex, responding: boolean): void {
+  if (err.code !== 'ECONNRESET' && socket.writable && !responding) {
     const problem =
       err.code === 'HPE_HEADER_OVERFLOW'
         ? new HttpProblem('invalid_parameter', 'the request line and headers are over the size limit', undefined, {}, [
@@ -72,6 +69,26 @@ export function answerUnparsableRequest(err: Error & { code?: string }, socket: 
   socket.destroy();
 }
 
+/** The response whose head went out on each socket and that has not finished: Node keeps this privately. */
+class ResponsesInFlight {
+  private readonly bySocket = new WeakMap<Duplex, http.ServerResponse>();
+
+  track(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const socket = req.socket;
+    this.bySocket.set(socket, res);
+    const done = () => {
+      if (this.bySocket.get(socket) === res) this.bySocket.delete(socket);
+    };
+    res.once('finish', done);
+    res.once('close', done);
+  }
+
+  /** True when a response on `socket` has sent its head and not finished. */
+  responding(socket: Duplex): boolean {
+    return this.bySocket.get(socket)?.headersSent ?? false;
+  }
+}
+
 /**
  * An `Expect` other than 100-continue: Node would answer a bare 417 and never pass the request
  * on; it gets the same answer as a problem document.
@@ -88,44 +105,64 @@ export function refuseExpectation(req: http.IncomingMessage, res: http.ServerRes
   res.end(JSON.stringify(problem.toJSON(req.url)));
 }
 
-export async function listen(app: Express, settings: Settings): Promise<RunningServer> {
+export interface ListenOptions {
+  /**
+   * Bind with SO_REUSEPORT so that several worker processes each have a listening socket of
+   * their own on the same port and the kernel spreads new connections over them (Linux).
+   */
+  reusePort?: boolean;
+}
+
+/** Whether this platform lets several processes listen on one port, each with a socket of its own. */
+export const REUSE_PORT_SUPPORTED = process.platform === 'linux';
+
+export async function listen(app: Express, settings: Settings, options: ListenOptions = {}): Promise<RunningServer> {
   const tls = settings.TLS_CERT_FILE && settings.TLS_KEY_FILE;
-  const options = serverTimeouts(settings);
+  const serverOptions = serverTimeouts(settings);
+  const inFlight = new ResponsesInFlight();
   const timedOut = Object.assign(new Error('the request did not arrive in time'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    startRequestDeadline(req, settings.REQUEST_TIMEOUT_MS, (socket) => answerUnparsableRequest(timedOut, socket));
+    inFlight.track(req, res);
+    startRequestDeadline(req, settings.REQUEST_TIMEOUT_MS, (socket) =>
+      answerUnparsableRequest(timedOut, socket, inFlight.responding(socket)),
+    );
     app(req, res);
   };
   const server: http.Server = tls
     ? https.createServer(
-        { ...options, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) },
+        { ...serverOptions, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) },
         handler,
       )
-    : http.createServer(options, handler);
-  server.on('clientError', answerUnparsableRequest);
+    : http.createServer(serverOptions, handler);
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) =>
+    answerUnparsableRequest(err, socket, inFlight.responding(socket)),
+  );
   server.on('checkExpectation', refuseExpectation);
 
+  const reusePort = options.reusePort === true && REUSE_PORT_SUPPORTED;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(settings.PORT, settings.HOST, () => resolve());
+    // exclusive: in a cluster worker, a socket of this process's own rather than the primary's shared one.
+    server.listen({ port: settings.PORT, host: settings.HOST, reusePort, exclusive: reusePort }, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : settings.PORT;
   const host = settings.HOST.includes(':') ? `[${settings.HOST}]` : settings.HOST;
   const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
-  const handles = await addAcceptHandles(server, settings.ACCEPT_HANDLES);
 
   const close = () =>
     new Promise<void>((resolve) => {
       const deadline = setTimeout(() => server.closeAllConnections(), settings.SHUTDOWN_GRACE_MS);
       deadline.unref();
-      // Each handle counts the connections it accepted: closed when its own have ended.
-      void Promise.all([new Promise<void>((closed) => server.close(() => closed())), handles.close()]).then(() => {
+      server.close(() => {
         clearTimeout(deadline);
         resolve();
       });
       // Idle keep-alive sockets would otherwise hold the close until they time out.
       server.closeIdleConnections();
     });
-  return { server, url, accepting: { handles: 1 + handles.extra.length, reason: handles.reason }, close };
+  return { server, url, port, close };
 }

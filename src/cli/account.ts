@@ -11,8 +11,6 @@ import {
   setPassword,
 } from '../ingest/accountCommands';
 import { parseDateTimeFormat } from '../ingest/accountCommands';
-import { notifyAccountChanged } from '../data/accountChanges';
-import { redisTarget } from '../config/settings';
 import { listAccounts } from '../data/accountRepository';
 
 /** `lcm account create|list|disable|enable|set-password` (docs/cli.md). */
@@ -158,14 +156,8 @@ async function withChange(
 ): Promise<void> {
   const ctx = await openCliContext();
   try {
-    const result = await change(ctx);
+    await change(ctx);
     process.stdout.write(`${done}\n`);
-    try {
-      await notifyAccountChanged(redisTarget(ctx.settings), [result.id]);
-    } catch (err) {
-      // The change is committed; servers still pick it up when their cache entries expire.
-      process.stderr.write(`lcm: warning: could not announce the change on Redis: ${(err as Error).message}\n`);
-    }
   } finally {
     await ctx.close();
   }

@@ -4,8 +4,6 @@ import type { Command } from 'commander';
 import { CliError, OpenCliContext } from './context';
 import { loadNdjson } from '../ingest/loader/loadNdjson';
 import { createProgress } from './progress';
-import { notifyAccountChanged } from '../data/accountChanges';
-import { redisTarget } from '../config/settings';
 
 export function registerLoad(program: Command, openCliContext: OpenCliContext): void {
   program
@@ -30,15 +28,6 @@ export function registerLoad(program: Command, openCliContext: OpenCliContext): 
         });
         const input = (fromStdin ? process.stdin : fs.createReadStream(file)).pipe(counter);
         const summary = await loadNdjson(ctx.db, input, { zone: ctx.settings.PLATFORM_TIMEZONE }).finally(() => progress.stop());
-        if (summary.counts.account || summary.counts.requestLimit) {
-          // Accounts and their limits are cached with verified credentials in running servers.
-          const ids = (await ctx.db('accounts').pluck('id')) as number[];
-          await notifyAccountChanged(redisTarget(ctx.settings), ids).catch((err: Error) =>
-            process.stderr.write(
-              `warning: running servers were not told about the account changes (${err.message}); they see them within AUTH_CACHE_TTL_MS\n`,
-            ),
-          );
-        }
         const parts = Object.entries(summary.counts).map(([t, n]) => `${n} ${t}`);
         process.stdout.write(`loaded ${summary.lines} lines${parts.length ? `: ${parts.join(', ')}` : ''}\n`);
       } finally {

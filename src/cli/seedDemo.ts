@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import type { OpenCliContext } from './context';
 import { DEMO_CREDENTIALS, seedDemo } from '../ingest/demoData';
-import { notifyAccountChanged } from '../data/accountChanges';
-import { redisTarget } from '../config/settings';
 
 export function registerSeedDemo(program: Command, openCliContext: OpenCliContext): void {
   program
@@ -15,18 +13,6 @@ export function registerSeedDemo(program: Command, openCliContext: OpenCliContex
         const parts = Object.entries(summary.counts).map(([type, n]) => `${n} ${type}`);
         process.stdout.write(`loaded the demo data set: ${parts.join(', ')}\n`);
         for (const c of DEMO_CREDENTIALS) process.stdout.write(`  account ${c.username} / ${c.password}: ${c.note}\n`);
-        const ids = await ctx
-          .db('accounts')
-          .whereIn(
-            'username',
-            DEMO_CREDENTIALS.map((c) => c.username),
-          )
-          .pluck('id');
-        try {
-          await notifyAccountChanged(redisTarget(ctx.settings), ids);
-        } catch (err) {
-          process.stderr.write(`lcm: warning: could not announce the account changes on Redis: ${(err as Error).message}\n`);
-        }
       } finally {
         await ctx.close();
       }

@@ -136,18 +136,10 @@ const schema = z.object({
    */
   EXPORT_STALL_TIMEOUT_MS: z.coerce.number().int().min(0).default(60000),
   /**
-   * While two or more exports run, their CPU work (COPY parsing, rendering) runs in slices of
-   * about this many milliseconds per turn of the event loop, so that new connections (accepted
-   * one per turn) and small requests come round often while exports run flat out. 0 switches
-   * slicing off.
+   * HTTP worker processes of `lcm serve`, sharing the port; unset = one per core this process
+   * may use (os.availableParallelism()).
    */
-  EXPORT_SLICE_MS: z.coerce.number().min(0).max(1000).default(4),
-  /**
-   * The listening socket is watched through this many handles: Node accepts at most one new
-   * connection per handle per turn of the event loop, and turns are long while exports run.
-   * 1 keeps the one handle of the listening socket (no helper process at start).
-   */
-  ACCEPT_HANDLES: z.coerce.number().int().min(1).max(64).default(8),
+  WEB_CONCURRENCY: optionalString.pipe(z.coerce.number<string | undefined>().int().min(1).max(256).optional()),
   /** Node's server.headersTimeout: the request head must arrive within this time. */
   HEADERS_TIMEOUT_MS: positiveInt.default(20000),
   /**

@@ -2,7 +2,6 @@ import { Readable } from 'node:stream';
 import { ByteWriter, TupleRenderer } from '../domain/byteWriter';
 import type { Tuple } from '../domain/pgBinary';
 import { BufferPool } from '../streams/bufferPool';
-import { LoopSlices } from '../streams/loopSlices';
 import { ROWS_EVENT } from '../streams/rowsToText';
 import { BinaryCopyReader } from './binaryCopyReader';
 
@@ -26,12 +25,6 @@ const CHUNK_SIZE = 256 * 1024;
 /** The shared pool of output buffers: a few per running export are in flight at most. */
 export const outputBuffers = new BufferPool(CHUNK_SIZE + 16 * 1024, 64);
 
-/**
- * The exports' CPU work (reading the COPY protocol, rendering) runs in slices of the event
- * loop's turns (src/streams/loopSlices.ts); the length is the EXPORT_SLICE_MS setting.
- */
-export const exportSlices = new LoopSlices(4);
-
 export interface TranscodedStream extends Readable {
   /** Gives a chunk's buffer back to the pool once it has been written. */
   recycle(chunk: Uint8Array): void;
@@ -41,7 +34,6 @@ export function transcodeCopy(
   source: Readable,
   renderer: TupleRenderer,
   pool: BufferPool = outputBuffers,
-  slices: LoopSlices = exportSlices,
 ): TranscodedStream {
   const reader = new BinaryCopyReader();
   const writer = new ByteWriter(
@@ -69,7 +61,6 @@ export function transcodeCopy(
     },
   }) as TranscodedStream;
   out.recycle = (chunk) => pool.give(chunk);
-  out.once('close', slices.join());
 
   let counted = 0;
   const pushChunks = (): boolean => {
@@ -84,8 +75,6 @@ export function transcodeCopy(
   };
   const pump = (): void => {
     if (!wanted || finished || out.destroyed) return;
-    if (!slices.proceed(pump)) return;
-    let sliceOver = false;
     try {
       if (!headWritten) {
         headWritten = true;
@@ -95,20 +84,9 @@ export function transcodeCopy(
       while ((chunk = source.read() as Buffer | null) !== null) {
         reader.feed(chunk, onTuple);
         if (writer.size >= CHUNK_SIZE) break;
-        // One socket read's worth of rows at a time: rendering a whole output chunk (~1,000
-        // rows) from a slice's last moment would run milliseconds past it.
-        if (!slices.within()) {
-          sliceOver = true;
-          break;
-        }
       }
     } catch (err) {
       out.destroy(err as Error);
-      return;
-    }
-    if (sliceOver) {
-      // The chunk being filled stays in the writer; rendering goes on into it in a later slice.
-      slices.defer(pump);
       return;
     }
     if (writer.size > 0) {

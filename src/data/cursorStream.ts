@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import QueryStream from 'pg-query-stream';
+import { discardConnection, isUnusable } from './connectionHealth';
 
 /** SQL with native Postgres placeholders ($1, $2, ...), as `builder.toSQL().toNative()` gives it. */
 export interface NativeQuery {
@@ -61,11 +62,6 @@ export type PgConnection = pg.Client & {
   readyForQuery: boolean;
   processID: number | null;
   secretKey: number | null;
-  _queryable?: boolean;
-  _ending?: boolean;
-  _ended?: boolean;
-  // knex marks connections it must not hand out again; the pool drops them on acquire.
-  __knex__disposed?: unknown;
 };
 
 // pg-cursor's states: initialized → submitted → idle ⇄ busy → done, or error.
@@ -109,8 +105,9 @@ function toNative(query: CursorQuery): NativeQuery {
   return query;
 }
 
+/** A connection that failed, ended or was given up on (src/data/connectionHealth.ts). */
 export function isBroken(conn: PgConnection): boolean {
-  return conn._queryable === false || conn._ending === true || conn._ended === true || Boolean(conn.__knex__disposed);
+  return isUnusable(conn);
 }
 
 /** A CancelRequest on a separate socket (protocol 3.0); resolves when the server has handled it. */
@@ -268,10 +265,8 @@ class CursorStream extends QueryStream {
   private release(dispose: boolean): void {
     if (this.released) return;
     this.released = true;
-    if (dispose) {
-      this.conn.__knex__disposed ??= 'cursor was not closed cleanly';
-      this.conn.end().catch(() => undefined);
-    }
+    // Not closed cleanly: the pool drops it.
+    if (dispose) discardConnection(this.conn);
     try {
       void this.db.client.releaseConnection(this.conn).catch(() => undefined);
     } catch {

@@ -2,6 +2,7 @@ import knex, { Knex } from 'knex';
 import pg from 'pg';
 import { dropRecordedExtensions, migrationSource, MIGRATIONS_TABLE } from './migrations';
 import { migrateJobQueue } from './jobQueue';
+import { isUnusable, watchConnection } from './connectionHealth';
 
 // Row ids and counts fit in a double; reading int8 as a number keeps rows plain.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => Number(v));
@@ -48,8 +49,11 @@ export function createDb(options: DbOptions): Knex {
       min: 0,
       max: options.poolMax ?? 10,
       afterCreate(conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) {
+        watchConnection(conn);
         conn.query(`SET TIME ZONE '${tz}'`, (err) => done(err ?? null, conn));
       },
+      // A connection that failed, ended or was given up on is closed by the pool, not handed out.
+      validate: (conn: pg.Client) => !isUnusable(conn),
     },
     migrations: { migrationSource: migrationSource(), tableName: MIGRATIONS_TABLE },
     ...(options.log ? { log: options.log } : options.quiet ? { log: SILENT } : {}),

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { acquire, CLOSE_TIMEOUT_MS, isBroken, PgConnection, sendCancelRequest } from './cursorStream';
-import { exportSlices } from './copyTranscode';
+import { discardConnection } from './connectionHealth';
 
 /**
  * One bulk export on one connection: a read-only REPEATABLE READ transaction holding the
@@ -33,10 +33,8 @@ export function poolConnections(db: Knex): ConnectionSource {
     db,
     acquire: (signal) => acquire(db, signal),
     release(conn, dispose) {
-      if (dispose) {
-        conn.__knex__disposed ??= 'export connection was not left clean';
-        conn.end().catch(() => undefined);
-      }
+      // Not left clean: the pool drops it.
+      if (dispose) discardConnection(conn);
       try {
         void db.client.releaseConnection(conn).catch(() => undefined);
       } catch {
@@ -176,30 +174,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 type CopyToStream = Readable & { rowCount?: number };
 
-/** What pg-copy-streams (7.x) keeps of its COPY TO stream that sliceCopyParsing relies on. */
-type CopyToInternals = CopyToStream & { _onReadableEvent?: (() => void) | null };
-
-/**
- * The COPY stream parses the protocol messages arriving on the connection as soon as they
- * arrive (its listener for the socket's 'readable'), in whatever turn of the event loop they
- * arrive: CPU work outside the export slices (src/streams/loopSlices.ts). The listener is
- * replaced, before the COPY is submitted, by one that asks for a slice first. A resumed parse
- * runs only while the listener is still attached: after the COPY ended or failed, the socket's
- * data belongs to pg again. Returns false when the stream has no such listener (another
- * version of the library): the COPY then parses unsliced.
- */
-export function sliceCopyParsing(copy: Readable, socket: Readable): boolean {
-  const inner = copy as CopyToInternals;
-  const parse = inner._onReadableEvent;
-  if (typeof parse !== 'function') return false;
-  const sliced = (): void => {
-    if (!socket.listeners('readable').includes(sliced)) return;
-    if (exportSlices.proceed(sliced)) parse();
-  };
-  inner._onReadableEvent = sliced;
-  return true;
-}
-
 /**
  * pg-copy-streams' COPY TO stream with a cancellation: destroying this stream before the
  * COPY finished sends Postgres a CancelRequest, keeps reading (and dropping) what is already
@@ -220,7 +194,6 @@ class CopyOut extends Readable {
   ) {
     super({ highWaterMark: 1, objectMode: true });
     this.inner = copyTo(text);
-    sliceCopyParsing(this.inner, conn.connection.stream);
     this.ready = new Promise<void>((resolve, reject) => {
       this.settleReady = (err) => {
         this.settleReady = undefined;

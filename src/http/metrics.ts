@@ -46,8 +46,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Where GET /api/metrics reads its text: this registry, or every process's figures (gatherFrom). */
+  private gather: () => Promise<string> = () => this.registry.metrics();
+
   constructor(defaultMetrics = true) {
     if (defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** In a worker of `lcm serve`: a scrape shows what `gather` collects from every process. */
+  gatherFrom(gather: () => Promise<string>): void {
+    this.gather = gather;
+  }
+
+  /** The scrape's text, in the Prometheus text format (the registry's content type). */
+  text(): Promise<string> {
+    return this.gather();
   }
 
   /** Counts the read source's fallbacks and reports the replica's state and lag at each scrape. */
@@ -59,6 +72,8 @@ export class Metrics {
       name: 'lcm_db_replica_up',
       help: 'Whether bulk reads go to the read replica (1) or to the primary because it is down or too far behind (0)',
       registers: [this.registry],
+      // Across the processes of a node: 0 as soon as one of them reads from the primary.
+      aggregator: 'min',
       collect() {
         this.set(reads.state === 'up' ? 1 : 0);
       },
@@ -67,6 +82,7 @@ export class Metrics {
       name: 'lcm_db_replica_lag_seconds',
       help: 'Replay lag of the read replica at its last check',
       registers: [this.registry],
+      aggregator: 'max',
       collect() {
         if (reads.lagMs !== undefined) this.set(reads.lagMs / 1000);
       },
@@ -141,6 +157,8 @@ export class Metrics {
         name,
         help,
         registers: [this.registry],
+        // Every worker reads the same figures from the shared database: one of them, not the sum.
+        aggregator: 'first',
         async collect() {
           const s = await stats();
           if (s !== undefined) this.set(pick(s));
@@ -199,6 +217,7 @@ export class Metrics {
     if (resources.counter.fallbackStats === undefined) return; // no Redis configured
     new Gauge({
       name: 'lcm_redis_up',
+      aggregator: 'min',
       help: '1 while requests are counted in Redis, 0 while counted in process because Redis is unreachable',
       registers: [this.registry],
       collect() {

@@ -13,9 +13,8 @@ import { hashPassword } from '../domain/password';
 
 /**
  * Account administration (docs/decisions.md, Accounts and rights): used by `lcm account`, the demo seed and tests.
- * Every change bumps accounts.version so credential caches keyed on it go stale; telling
- * running servers at once is notifyAccountChanged (src/data/accountChanges.ts), called after
- * the change has committed.
+ * Every change bumps accounts.version; running servers hear of it when it commits (a trigger
+ * notifies them: src/data/accountChanges.ts) and drop the credentials they cached.
  */
 
 /** A bad input or an unknown account/user; the message is one line meant for the operator. */

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createClient } from 'redis';
 import {
   AccountCommandError,
   createAccount,
@@ -13,12 +12,10 @@ import {
   setPassword,
   upsertAccount,
 } from '../../src/ingest/accountCommands';
-import { notifyAccountChanged } from '../../src/data/accountChanges';
 import { findAccountByUsername } from '../../src/data/accountRepository';
 import { verifyPassword } from '../../src/domain/password';
 import { ACCOUNT_CHANGED_CHANNEL } from '../../src/data/accountChanges';
-import { freePort } from '../harness/freePort';
-import { startRedisServer, RedisServer } from '../harness/redisServer';
+import { PgListener } from '../../src/data/notifications';
 import { useTestDb } from '../harness/useTestWorld';
 
 const run = promisify(execFile);
@@ -137,31 +134,60 @@ describe('account commands', () => {
   });
 
   describe('change notification', () => {
-    let redis: RedisServer;
+    let listener: PgListener;
+    const received: string[] = [];
     beforeAll(async () => {
-      // A server of its own: other tests stop and restart the shared one.
-      redis = await startRedisServer(await freePort());
+      listener = new PgListener(process.env.TEST_DATABASE_URL!);
+      await listener.listen(ACCOUNT_CHANGED_CHANNEL, { onNotify: (payload) => received.push(payload) });
     });
-    afterAll(() => redis.stop());
+    afterAll(() => listener.close());
 
-    it('when an account changes, then its id is published on the account-changed channel', async () => {
-      const subscriber = createClient({ url: redis.url });
-      await subscriber.connect();
-      const received: string[] = [];
-      await subscriber.subscribe(ACCOUNT_CHANGED_CHANNEL, (message) => {
-        received.push(message);
+    const until = async (check: () => boolean) => {
+      for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+
+    it('when an account is created, changed or given a request limit, then its id is notified on the account-changed channel as each change commits', async () => {
+      const name = `acct-notify-${RUN}`;
+      const { id } = await createAccount(db, {
+        username: name,
+        password: 'p1',
+        userOrgCode: USER_CODE,
+        projects: ['*'],
+        rights: {},
+        entryAccess: 'None',
       });
-      try {
-        await notifyAccountChanged(redis.url, [41, 42]);
-        for (let i = 0; i < 50 && received.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
-        expect(received).toEqual(['41', '42']);
-      } finally {
-        await subscriber.close();
-      }
+      await until(() => received.includes(String(id)));
+      expect(received).toContain(String(id));
+      received.length = 0;
+      await setEnabled(db, name, false);
+      await until(() => received.includes(String(id)));
+      expect(received).toContain(String(id));
+      received.length = 0;
+      await db('request_limits').insert({ account_id: id, service: 'myaccount', daily_limit: 3 });
+      await until(() => received.includes(String(id)));
+      expect(received).toContain(String(id));
     });
 
-    it('when no Redis is configured, then nothing is published and nothing fails', async () => {
-      await expect(notifyAccountChanged(undefined, [1])).resolves.toBeUndefined();
+    it('when a change is rolled back, then nothing is notified', async () => {
+      const name = `acct-rollback-${RUN}`;
+      const { id } = await createAccount(db, {
+        username: name,
+        password: 'p1',
+        userOrgCode: USER_CODE,
+        projects: ['*'],
+        rights: {},
+        entryAccess: 'None',
+      });
+      await until(() => received.includes(String(id)));
+      received.length = 0;
+      await db
+        .transaction(async (trx) => {
+          await trx('accounts').where({ id }).update({ enabled: false });
+          throw new Error('roll back');
+        })
+        .catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(received).not.toContain(String(id));
     });
   });
 

@@ -5,15 +5,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Writable } from 'node:stream';
 import request from 'supertest';
-import { basicAuth, uniq } from '../harness/testApp';
+import { basicAuth, createTestApp, databaseUrlNamed, uniq } from '../harness/testApp';
 import { ALL_RIGHTS, World } from '../harness/world';
 import { useTestWorld } from '../harness/useTestWorld';
 import { createLogger } from '../../src/config/logger';
 import { createDb } from '../../src/data/db';
 import { composeApp } from '../../src/app/compose';
 import { createAccount, setEnabled, setPassword } from '../../src/ingest/accountCommands';
-import { notifyAccountChanged } from '../../src/data/accountChanges';
 import type { Endpoint } from '../../src/http/endpoint';
+import { hashPassword } from '../../src/domain/password';
 
 const execFileAsync = promisify(execFile);
 const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
@@ -279,41 +279,42 @@ describe('Credential cache', () => {
     }
   }
 
-  /** Publishes the change until the running app answers `status` (the subscription is asynchronous). */
-  async function notifyUntil(id: number, auth: string, status: number): Promise<number> {
+  /** Asks until the running app answers `status`: a notification arrives asynchronously, within milliseconds. */
+  async function untilStatus(auth: string, status: number): Promise<number> {
     const deadline = Date.now() + 3000;
     for (;;) {
-      await notifyAccountChanged(t.settings.REDIS_URL, [id]);
       const res = await request(t.app).get('/api/myaccount').set('Authorization', auth);
       if (res.status === status || Date.now() > deadline) return res.status;
       await new Promise((r) => setTimeout(r, 50));
     }
   }
 
-  it('when the password changes and the change is announced, then the old password gets 401 at once and the new one works', async () => {
-    const { username, id } = await newAccount('old-pass');
+  /** Changes an account's password without the notification its trigger would send (triggers off for this transaction). */
+  async function setPasswordQuietly(username: string, password: string): Promise<void> {
+    const hash = await hashPassword(password);
+    await t.db.transaction(async (trx) => {
+      await trx.raw('set local session_replication_role = replica');
+      await trx('accounts').where({ username }).update({ password_hash: hash });
+    });
+  }
+
+  it('when the password changes, then the old password gets 401 at once (the change notifies every process) and the new one works', async () => {
+    const { username } = await newAccount('old-pass');
     const oldAuth = basicAuth(username, 'old-pass');
     await request(t.app).get('/api/myaccount').set('Authorization', oldAuth).expect(200);
-
     await setPassword(t.db, username, 'new-pass');
-    // Not yet announced: the cached verification still answers, so the cache is really in use.
-    await request(t.app).get('/api/myaccount').set('Authorization', oldAuth).expect(200);
-
-    expect(await notifyUntil(id, oldAuth, 401)).toBe(401);
+    expect(await untilStatus(oldAuth, 401)).toBe(401);
     await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'new-pass')).expect(200);
   });
 
-  it('when the account is disabled and the change is announced, then its cached credentials get 401 at once', async () => {
-    const { username, id } = await newAccount('pw');
+  it('when the account is disabled, then its cached credentials get 401 at once, and work again once it is enabled', async () => {
+    const { username } = await newAccount('pw');
     const auth = basicAuth(username, 'pw');
     await request(t.app).get('/api/myaccount').set('Authorization', auth).expect(200);
-
     await setEnabled(t.db, username, false);
-    await request(t.app).get('/api/myaccount').set('Authorization', auth).expect(200);
-
-    expect(await notifyUntil(id, auth, 401)).toBe(401);
+    expect(await untilStatus(auth, 401)).toBe(401);
     await setEnabled(t.db, username, true);
-    expect(await notifyUntil(id, auth, 200)).toBe(200);
+    expect(await untilStatus(auth, 200)).toBe(200);
   });
 
   it('when `lcm load` in another process changes the password, then the running app honours it at once', async () => {
@@ -321,7 +322,7 @@ describe('Credential cache', () => {
     const oldAuth = basicAuth(username, 'before');
     await request(t.app).get('/api/myaccount').set('Authorization', oldAuth).expect(200);
     await lcmLoad({ type: 'account', username, password: 'after', user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None' });
-    // The announcement travels through Redis pub/sub: allow it a moment, far below the TTL.
+    // The change's notification travels through Postgres: allow it a moment, far below the TTL.
     const deadline = Date.now() + 3000;
     let res = await request(t.app).get('/api/myaccount').set('Authorization', oldAuth);
     while (res.status !== 401 && Date.now() < deadline) {
@@ -351,15 +352,44 @@ describe('Credential cache', () => {
     expect(rateHeaders(await request(t.app).get('/api/myaccount').set('Authorization', auth))).toMatchObject({ limit: 7, remaining: 6 });
   }, 60_000);
 
-  it('when another account changes, then this account stays cached', async () => {
+  it('when another account changes, then this account stays cached; when its own change is announced, it is dropped', async () => {
     const a = await newAccount('pw-a');
     const b = await newAccount('pw-b');
     const authA = basicAuth(a.username, 'pw-a');
     await request(t.app).get('/api/myaccount').set('Authorization', authA).expect(200);
-    await setPassword(t.db, a.username, 'changed');
-    await notifyAccountChanged(t.settings.REDIS_URL, [b.id]);
-    await new Promise((r) => setTimeout(r, 200));
+    // Only the cache can still accept the old password now.
+    await setPasswordQuietly(a.username, 'changed');
+    await setPassword(t.db, b.username, 'changed-too');
+    await new Promise((r) => setTimeout(r, 300));
     await request(t.app).get('/api/myaccount').set('Authorization', authA).expect(200);
-    expect(await notifyUntil(a.id, authA, 401)).toBe(401);
+    await t.db.raw(`select pg_notify('lcm_account_changed', ?)`, [String(a.id)]);
+    expect(await untilStatus(authA, 401)).toBe(401);
+  });
+
+  it('when the listening connection is lost and comes back, then every cached credential is dropped (changes meanwhile may have been missed)', async () => {
+    const name = uniq('lcm-listener-');
+    const own = await createTestApp({ DATABASE_URL: databaseUrlNamed(name), AUTH_CACHE_TTL_MS: String(60 * 60 * 1000) });
+    try {
+      const a = await newAccount('pw-gap');
+      const authA = basicAuth(a.username, 'pw-gap');
+      await request(own.app).get('/api/myaccount').set('Authorization', authA).expect(200);
+      await setPasswordQuietly(a.username, 'changed');
+      await request(own.app).get('/api/myaccount').set('Authorization', authA).expect(200);
+      // Postgres ends the app's listening connection, as a restart would; the listener comes back on its own.
+      const ended = await t.db.raw<{ rows: unknown[] }>(
+        `select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and query ilike 'LISTEN%'`,
+        [name],
+      );
+      expect(ended.rows).toHaveLength(1);
+      const deadline = Date.now() + 5000;
+      let status = 200;
+      while (status !== 401 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = (await request(own.app).get('/api/myaccount').set('Authorization', authA)).status;
+      }
+      expect(status).toBe(401);
+    } finally {
+      await own.close();
+    }
   });
 });

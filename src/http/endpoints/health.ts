@@ -76,7 +76,7 @@ export function metricsEndpoint(metrics: Metrics, requireAccount = false) {
     ownMediaType: true,
     representations: ['json'],
     async handler({ res }) {
-      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+      res.type(metrics.registry.contentType).send(await metrics.text());
       return undefined;
     },
   });

@@ -1,0 +1,31 @@
+import type { Registry } from 'prom-client';
+import type { CliContext } from '../cli/context';
+import type { Logger } from '../config/logger';
+import { startLifecycleSweeper } from '../jobs/lifecycleSweeper';
+import { startPartitionMaintenance } from '../jobs/partitionMaintenance';
+import { startHookWorker } from '../jobs/hookWorker';
+
+/**
+ * The background work of a deployment, as the settings switch it on: hook delivery workers
+ * (HOOKS_WORKER), the lead lifecycle sweep (SWEEP_INTERVAL_MS) and partition maintenance
+ * (MAINTENANCE_INTERVAL_MS). Each coordinates through Postgres, so any number of processes on
+ * any number of nodes may run it (`lcm serve`'s jobs process, `lcm jobs work`).
+ */
+export async function startBackgroundWork(
+  ctx: Pick<CliContext, 'db' | 'settings'>,
+  logger: Logger,
+  registry?: Registry,
+): Promise<{ stop(): Promise<void> }> {
+  const stops: (() => unknown)[] = [];
+  if (ctx.settings.HOOKS_WORKER) {
+    const hooks = await startHookWorker({ db: ctx.db, settings: ctx.settings, logger, ...(registry ? { registry } : {}) });
+    stops.push(() => hooks.stop());
+  }
+  stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
+  stops.push(startPartitionMaintenance(ctx.db, ctx.settings, logger));
+  return {
+    async stop() {
+      for (const stop of stops.reverse()) await stop();
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import { Registry } from 'prom-client';
+import { openCliContext } from './cliContext';
+import { createLogger } from '../config/logger';
+import type { Settings } from '../config/settings';
+import { offerMetrics } from './clusterMetrics';
+import { tellSupervisor } from './workerMessages';
+import { whenAskedToStop } from './stopRequest';
+import { reasonOf } from './reasons';
+import { closeAll } from './httpWorker';
+import { startBackgroundWork } from './backgroundWork';
+
+/** Whether `lcm serve` runs a jobs process: some background work is switched on. */
+export function backgroundWorkEnabled(settings: Pick<Settings, 'HOOKS_WORKER' | 'SWEEP_INTERVAL_MS' | 'MAINTENANCE_INTERVAL_MS'>): boolean {
+  return settings.HOOKS_WORKER || settings.SWEEP_INTERVAL_MS > 0 || settings.MAINTENANCE_INTERVAL_MS > 0;
+}
+
+/**
+ * The jobs process of `lcm serve`: hook delivery, the lead lifecycle sweep and partition
+ * maintenance, beside the HTTP workers so their work never holds up a request. Its figures
+ * (hook deliveries) join the metrics scrape.
+ */
+export async function runJobsWorker(): Promise<void> {
+  const stop = whenAskedToStop();
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    const ctx = await openCliContext({ migrate: false, command: 'serve' });
+    closers.push(() => ctx.close());
+    const registry = new Registry();
+    offerMetrics(registry);
+    const work = await startBackgroundWork(ctx, createLogger(ctx.settings.LOG_LEVEL), registry);
+    closers.push(() => work.stop());
+    tellSupervisor({ type: 'ready' });
+  } catch (err) {
+    tellSupervisor({ type: 'failed', reason: reasonOf(err) });
+    await closeAll(closers);
+    process.exit(1);
+  }
+  await stop;
+  await closeAll(closers);
+  process.exit(0);
+}
