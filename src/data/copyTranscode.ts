@@ -30,11 +30,7 @@ export interface TranscodedStream extends Readable {
   recycle(chunk: Uint8Array): void;
 }
 
-export function transcodeCopy(
-  source: Readable,
-  renderer: TupleRenderer,
-  pool: BufferPool = outputBuffers,
-): TranscodedStream {
+export function transcodeCopy(source: Readable, renderer: TupleRenderer, pool: BufferPool = outputBuffers): TranscodedStream {
   const reader = new BinaryCopyReader();
   const writer = new ByteWriter(
     (min) => pool.take(min),

@@ -11,8 +11,8 @@ import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
  * Fault: 50 clients export at once, over and over for about 15 s (calls as JSON and CSV, and
  * simple leads, each export megabytes, read at a network client's pace; a refused export is
  * tried again a quarter of a second later, sooner than its Retry-After), beside 4 slow readers
- * that hold an export each without reading, against one API process (`lcm serve`) with the
- * deployment's export limits. Meanwhile a prober asks every 200 ms for `/api/readyz`,
+ * that hold an export each without reading, against one API node (`lcm serve` with two HTTP
+ * worker processes, WEB_CONCURRENCY=2) with the deployment's export limits. Meanwhile a prober asks every 200 ms for `/api/readyz`,
  * `/api/myaccount` and a one-minute `/api/calls` window. Every probe must be answered, within
  * PROBE_LIMIT_MS: readiness and the account 200, the window 200 or, as it is an export
  * itself, refused by admission control (429/503 problem with Retry-After). Every export is
@@ -24,16 +24,14 @@ import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
  * sockets, refusals come late), a slot or connection not given back when an export ends
  * (admission refuses everything, or exports wait for connections), a refusal without
  * Retry-After, an export stage that stalls the process, or turns of the event loop so long
- * that new connections wait a second to be accepted (exports rendering without slices, one
+ * that new connections wait a second to be accepted (every export rendering in one process, one
  * accept per turn on a loaded machine).
  *
  * Latency: the probes' times are printed, with the baseline measured before the load. The
  * slow round is the first one, which meets the 50 exporters' connections: Node accepts one
- * connection per listening handle per turn of its event loop, and with ten exports running
- * beside ten COPYs on the 2-core test machine a turn lasts about 10 ms. The server accepts
- * through ACCEPT_HANDLES (8) handles, which brought that round from 0.6-0.7 s (one handle) to
- * about 0.2 s on a quiet machine, and exports run in slices of the loop's turns
- * (EXPORT_SLICE_MS) (docs/decisions.md, "Overload and timeouts").
+ * connection per listening socket per turn of its event loop, and with exports rendering a turn
+ * lasts milliseconds. Each worker process has its own event loop and its own socket on the port
+ * (SO_REUSEPORT), so the kernel spreads the connections over them (docs/decisions.md, "Runtime").
  */
 const EXPORTERS = 50;
 const EXPORTER_ACCOUNTS = 10;
@@ -164,8 +162,9 @@ describe('many large exports at once', () => {
     );
     const auth = (a: { username: string; password: string }) => ({ Authorization: basicAuth(a.username, a.password) });
 
-    // The deployment's export limits (EXPORT_MAX_CONCURRENT 10, EXPORT_MAX_PER_ACCOUNT 4, pools of 10); no daily quota in the way.
+    // The deployment's export limits (EXPORT_MAX_CONCURRENT 10, EXPORT_MAX_PER_ACCOUNT 4, pools of 10, per worker); no daily quota in the way.
     node = await startApiNode('exports-under-load', {
+      WEB_CONCURRENCY: '2',
       DATABASE_URL: testDatabaseUrl(),
       REDIS_URL: process.env.TEST_REDIS_URL ?? '',
       DEFAULT_DAILY_LIMIT: '100000000',

@@ -13,9 +13,21 @@ function hook(): void {
   if (hooked) return;
   hooked = true;
   process.once('exit', () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) killGroup(c);
     for (const f of folders) fs.rmSync(f, { recursive: true, force: true });
   });
+}
+
+/**
+ * SIGKILL to the child's whole process group when it leads one (spawned `detached`: an `lcm serve`
+ * and the workers it forked), else to the child alone.
+ */
+export function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
 }
 
 export function killOnExit(child: ChildProcess): ChildProcess {

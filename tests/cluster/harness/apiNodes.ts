@@ -1,11 +1,11 @@
 import { spawn, ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../../harness/freePort';
-import { killOnExit } from '../../harness/killOnExit';
+import { killGroup, killOnExit } from '../../harness/killOnExit';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
-/** One `lcm serve` process on a free loopback port. */
+/** One `lcm serve` (a supervisor and its worker processes) on a free loopback port. */
 export interface ApiNode {
   name: string;
   url: string;
@@ -28,6 +28,8 @@ export async function startApiNode(name: string, env: Record<string, string>): P
       cwd: ROOT,
       env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own: killing the node kills its supervisor and every worker at once.
+      detached: true,
     }),
   );
   let out = '';
@@ -67,7 +69,7 @@ export async function startApiNode(name: string, env: Record<string, string>): P
     new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once('exit', () => resolve());
-      child.kill('SIGKILL');
+      killGroup(child);
     });
   const running = () => child.exitCode === null && child.signalCode === null;
   return { name, url: `http://127.0.0.1:${port}`, output: () => out, running, stop, kill };
