@@ -8,7 +8,7 @@
  * - `/api/calls/csv` and `/api/calls` (the binary COPY transcoder) rows per second against
  *   `psql` `COPY (the same SELECT) TO STDOUT` of the same rows, and against a naive buffered
  *   implementation (knex select → res.json) that is mounted only in this benchmark's server;
- * - the compressed JSON export (br, gzip): bytes and rows per second;
+ * - the compressed JSON export (zstd, br, gzip): bytes and rows per second;
  * - time to first byte, and the server's CPU time per 1M rows;
  * - the server's peak RSS (VmHWM of a fresh server process) for the small and the full size;
  * - a 2-hour window of one org unit (EXPLAIN shows the index; time).
@@ -422,6 +422,7 @@ async function runOn(kind: ServerKind): Promise<void> {
         for (const [name, p, rows, encoding] of [
           [`/api/calls/csv, ${N}`, `/api/calls/csv?${apiQuery(big, calls)}`, bigRows],
           [`/api/calls (JSON), ${N}`, `/api/calls?${apiQuery(big, calls)}`, bigRows],
+          [`/api/calls (JSON), zstd, ${N}`, `/api/calls?${apiQuery(big, calls)}`, bigRows, 'zstd'],
           [`/api/calls (JSON), br, ${N}`, `/api/calls?${apiQuery(big, calls)}`, bigRows, 'br'],
           [`/api/calls (JSON), gzip, ${N}`, `/api/calls?${apiQuery(big, calls)}`, bigRows, 'gzip'],
           [`/api/calls/csv, ${S}`, `/api/calls/csv?${apiQuery(big, small)}`, small],
@@ -480,11 +481,11 @@ async function runOn(kind: ServerKind): Promise<void> {
     log(
       `JSON / COPY csv format (${N}): ${fmt(jsonRate / copyCsv, 2)}× (target ≥ 0.8); against COPY text format: ${fmt(jsonRate / copyText, 2)}×`,
     );
-    for (const coding of ['br', 'gzip']) {
+    for (const coding of ['zstd', 'br', 'gzip']) {
       const r = results[`/api/calls (JSON), ${coding}, ${N}`]!;
       const plain = results[`/api/calls (JSON), ${N}`]!;
       log(
-        `JSON ${coding} (${N}): ${fmt(plain.bytes / r.bytes, 1)}× fewer bytes (target ≥ 8), ${fmt(rate(`/api/calls (JSON), ${coding}, ${N}`) / jsonRate, 2)}× the uncompressed rows/s (target ≥ 0.6)`,
+        `JSON ${coding} (${N}): ${fmt(plain.bytes / r.bytes, 1)}× fewer bytes (target ≥ 8), ${fmt(rate(`/api/calls (JSON), ${coding}, ${N}`) / jsonRate, 2)}× the uncompressed rows/s (target ≥ 0.7)`,
       );
     }
     log(

@@ -23,6 +23,7 @@ function scalarBundlePath(): string {
 }
 
 const compressWith: Record<ContentCoding, (body: Buffer) => Promise<Buffer>> = {
+  zstd: (body) => promisify(zlib.zstdCompress)(body, { params: { [zlib.constants.ZSTD_c_compressionLevel]: 19 } }),
   br: (body) =>
     promisify(zlib.brotliCompress)(body, {
       params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length },

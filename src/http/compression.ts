@@ -5,20 +5,20 @@ import Negotiator from 'negotiator';
 
 /**
  * Compression of response bodies on request (`Accept-Encoding`), negotiated by the client's
- * q-values with the `negotiator` library (the one Express itself uses): br and gzip are
- * offered, br first when the client rates both alike; `identity` is always acceptable
+ * q-values with the `negotiator` library (the one Express itself uses): zstd, br and gzip are
+ * offered, in that order when the client rates them alike; `identity` is always acceptable
  * (a client that refuses it still gets an uncompressed body rather than an error). The
  * work is node's zlib, on its thread pool, streamed: the compressor is flushed after the
  * first bytes and whenever the body pauses, so the time to first byte stays.
  *
- * Levels (docs/decisions.md, Streaming exports): brotli quality 1 and gzip level 1 make the
- * calls JSON export about 9 to 10 times smaller (docs/benchmarks.md); higher levels would
- * spend more of the server's CPU, an export's bottleneck, for a few percent of size.
+ * Levels (docs/decisions.md, Streaming exports): zstd level 1, brotli quality 1 and gzip level 1
+ * make the calls JSON export about 9 to 10 times smaller (docs/benchmarks.md); higher levels
+ * would spend more of the server's CPU, an export's bottleneck, for a few percent of size.
  */
 
-export type ContentCoding = 'br' | 'gzip';
+export type ContentCoding = 'zstd' | 'br' | 'gzip';
 
-const OFFERED = ['br', 'gzip', 'identity'];
+const OFFERED = ['zstd', 'br', 'gzip', 'identity'];
 
 type EncodingsWithPreference = (available: readonly string[], options: { preferred: readonly string[] }) => string[];
 
@@ -29,17 +29,21 @@ export function negotiateCoding(req: Request): ContentCoding | undefined {
   const negotiator = new Negotiator(req);
   const encodings = negotiator.encodings.bind(negotiator) as unknown as EncodingsWithPreference;
   const best = encodings(OFFERED, { preferred: OFFERED })[0];
-  return best === 'br' || best === 'gzip' ? best : undefined;
+  return best === 'zstd' || best === 'br' || best === 'gzip' ? best : undefined;
 }
 
 /** Output chunk of the compressors: large enough for few socket writes. */
 const CHUNK = 64 * 1024;
 
-export const BROTLI_QUALITY = 1;
-export const GZIP_LEVEL = 1;
+const BROTLI_QUALITY = 1;
+const GZIP_LEVEL = 1;
+const ZSTD_LEVEL = 1;
 
 /** A streaming compressor for the coding. */
 export function compressor(coding: ContentCoding): Transform {
+  if (coding === 'zstd') {
+    return zlib.createZstdCompress({ chunkSize: CHUNK, params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+  }
   if (coding === 'br') {
     return zlib.createBrotliCompress({
       chunkSize: CHUNK,
@@ -54,7 +58,8 @@ export function compressor(coding: ContentCoding): Transform {
 
 /** Emits what the compressor holds so far (a sync flush: the stream goes on). */
 export function flushCompressor(stream: Transform, coding: ContentCoding): void {
-  const z = stream as zlib.Gzip | zlib.BrotliCompress;
-  if (coding === 'br') z.flush(zlib.constants.BROTLI_OPERATION_FLUSH);
-  else z.flush(zlib.constants.Z_SYNC_FLUSH);
+  // Node's zstd decoder reads one frame: a flush must end a block, never the frame (ZSTD_e_end).
+  if (coding === 'zstd') (stream as zlib.ZstdCompress).flush(zlib.constants.ZSTD_e_flush);
+  else if (coding === 'br') (stream as zlib.BrotliCompress).flush(zlib.constants.BROTLI_OPERATION_FLUSH);
+  else (stream as zlib.Gzip).flush(zlib.constants.Z_SYNC_FLUSH);
 }
