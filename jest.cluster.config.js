@@ -9,5 +9,5 @@ module.exports = {
   transform: { '^.+\\.ts$': 'ts-jest' },
   testTimeout: 120000,
   maxWorkers: 1,
-  reporters: ['default', '<rootDir>/tests/harness/summaryReporter.js'],
+  reporters: ['default', ['<rootDir>/tests/harness/summaryReporter.js', { stage: 'cluster' }]],
 };

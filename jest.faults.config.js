@@ -12,4 +12,5 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/'],
   testTimeout: 240000,
   maxWorkers: 1,
+  reporters: ['default', ['<rootDir>/tests/harness/summaryReporter.js', { stage: 'faults' }]],
 };

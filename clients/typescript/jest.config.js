@@ -11,5 +11,5 @@ module.exports = {
   globalTeardown: '<rootDir>/../../tests/harness/globalTeardown.ts',
   testTimeout: 120000,
   maxWorkers: 2,
-  reporters: ['default', '<rootDir>/../../tests/harness/summaryReporter.js'],
+  reporters: ['default', ['<rootDir>/../../tests/harness/summaryReporter.js', { stage: 'client' }]],
 };
