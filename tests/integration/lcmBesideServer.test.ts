@@ -118,7 +118,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
     });
 
     it('when started with node bin/lcm.js serve, then it runs the compiled build and records where its database is', async () => {
-      expect(output).toContain(`running the compiled build in ${path.join(PROJECT_ROOT, 'dist')}\n`);
+      expect(output).toContain(`the compiled build in ${path.join(PROJECT_ROOT, 'dist')}\n`);
       expect(readRunning()).toMatchObject({
         pid: server.pid,
         command: 'serve',
