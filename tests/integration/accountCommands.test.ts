@@ -30,13 +30,13 @@ describe('account commands', () => {
   beforeAll(async () => {
     const [unit] = await db('org_units')
       .insert({ unique_id: `acct-ou-${RUN}`, org_code: `acct-unit ${RUN}`, name: 'Accounts unit', level: 0 })
-      .returning('id');
+      .returning<{ id: number }[]>('id');
     await db('users').insert({
       unique_id: `acct-u-${RUN}`,
       org_code: USER_CODE,
       username: `acct-user-${RUN}`,
       name: 'Account user',
-      parent_id: unit.id,
+      parent_id: unit!.id,
     });
   });
 

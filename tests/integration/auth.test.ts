@@ -14,10 +14,15 @@ import { composeApp } from '../../src/app/compose';
 import { createAccount, setEnabled, setPassword } from '../../src/ingest/accountCommands';
 import type { Endpoint } from '../../src/http/endpoint';
 import { hashPassword } from '../../src/domain/password';
+import type { z } from 'zod';
+import type { myAccountBody, requestCountBody, requestLimitBody } from '../../src/http/schemas/myAccount';
 
 const execFileAsync = promisify(execFile);
 const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const myAccountOf = (res: request.Response) => res.body as z.infer<typeof myAccountBody>;
+/** The counts of GET /myaccount/request/counts as [service, count] pairs. */
+const countsOf = (res: request.Response) => (res.body as z.infer<typeof requestCountBody>[]).map((r) => [r.service, r.count]);
 
 function expectUnauthorized(res: request.Response): void {
   expect(res.status).toBe(401);
@@ -82,7 +87,7 @@ describe('Basic authentication', () => {
     const header = 'basic ' + b64(`${w.accounts.full.username}:${w.accounts.full.password}`);
     const res = await request(t.app).get('/api/myaccount').set('Authorization', header);
     expect(res.status).toBe(200);
-    expect(res.body.username).toBe(w.accounts.full.username);
+    expect(myAccountOf(res).username).toBe(w.accounts.full.username);
   });
 
   it('when username and password hold non-ASCII letters, then they are read as UTF-8', async () => {
@@ -98,7 +103,7 @@ describe('Basic authentication', () => {
     });
     const res = await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'blåbærgrød'));
     expect(res.status).toBe(200);
-    expect(res.body.username).toBe(username);
+    expect(myAccountOf(res).username).toBe(username);
   });
 
   // RFC 7617: the user-id ends at the first colon; the password may contain colons.
@@ -147,7 +152,7 @@ describe('Basic authentication', () => {
     }
     const res = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', basicAuth(username, 'pw'));
     expect(res.status).toBe(200);
-    expect(res.body.map((r: { service: string; count: number }) => [r.service, r.count])).toEqual([['myaccount.counts', 1]]);
+    expect(countsOf(res)).toEqual([['myaccount.counts', 1]]);
   });
 });
 
@@ -169,7 +174,7 @@ describe('Resource rights', () => {
       const { resource, verb } = e.access;
       const key = `${resource}:${verb}`;
       if (lacking.has(key)) continue;
-      const rights = { ...ALL_RIGHTS, [resource]: ALL_RIGHTS[resource].filter((v) => v !== verb) };
+      const rights = { ...ALL_RIGHTS, [resource]: ALL_RIGHTS[resource]!.filter((v) => v !== verb) };
       const username = uniq('lacks-');
       await t.load({ type: 'account', username, password: 'pw', user: w.users.agent, projects: ['*'], rights, entryAccess: 'Full' });
       lacking.set(key, basicAuth(username, 'pw'));
@@ -181,13 +186,13 @@ describe('Resource rights', () => {
       expect({ endpoint: `${e.method} ${e.path}`, status: res.status }).toEqual({ endpoint: `${e.method} ${e.path}`, status: 403 });
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body).toMatchObject({ status: 403, code: 'forbidden' });
-      expect(res.body.detail).toContain(`${verb} right on ${resource}`);
+      expect((res.body as { detail: string }).detail).toContain(`${verb} right on ${resource}`);
       checked.push(e.service);
     }
     // None of the refusals was counted: only the counts requests themselves appear.
     for (const auth of lacking.values()) {
       const counts = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', auth);
-      expect(counts.body.map((r: { service: string; count: number }) => [r.service, r.count])).toEqual([['myaccount.counts', 1]]);
+      expect(countsOf(counts)).toEqual([['myaccount.counts', 1]]);
     }
     expect(checked.length).toBe(rightEndpoints().length);
   });
@@ -338,7 +343,7 @@ describe('Credential cache', () => {
     const auth = basicAuth(username, 'pw');
     const limitOf = async () => {
       const res = await request(t.app).get('/api/myaccount/request/limits').set('Authorization', auth).expect(200);
-      return res.body.find((r: { service: string }) => r.service === 'myaccount').dailyLimit as number;
+      return (res.body as z.infer<typeof requestLimitBody>[]).find((r) => r.service === 'myaccount')!.dailyLimit;
     };
     expect(await limitOf()).toBe(t.settings.DEFAULT_DAILY_LIMIT);
     await lcmLoad({ type: 'requestLimit', account: username, service: 'myaccount', dailyLimit: 7 });

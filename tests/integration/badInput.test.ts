@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
+import type { ProblemFieldError } from '../../src/http/problem';
 
 /** Inputs that reached Postgres or the date arithmetic as-is once, and came back as 500s. */
 describe('bad input never becomes a 500', () => {
@@ -9,8 +10,9 @@ describe('bad input never becomes a 500', () => {
   const expect400 = (res: request.Response, code: string, named?: string) => {
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(res.body.code).toBe(code);
-    if (named) expect(JSON.stringify(res.body.errors)).toContain(named);
+    const problem = res.body as { code: string; errors?: ProblemFieldError[] };
+    expect(problem.code).toBe(code);
+    if (named) expect(JSON.stringify(problem.errors)).toContain(named);
   };
 
   it.each([

@@ -1,6 +1,22 @@
 import request from 'supertest';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+import type { z } from 'zod';
+import type { calendarEventOut } from '../../src/http/schemas/calendarEvents';
+import type { ProblemFieldError } from '../../src/http/problem';
+
+type CalendarEvent = z.infer<typeof calendarEventOut>;
+interface Problem {
+  code: string;
+  errors: ProblemFieldError[];
+}
+interface EventRow {
+  unique_id: string;
+  title: string;
+  version: number;
+}
+const eventOf = (res: request.Response) => res.body as CalendarEvent;
+const problemOf = (res: request.Response) => res.body as Problem;
 
 /**
  * Calendar events (docs/decisions.md, Calendar events; the API in the OpenAPI document): lists with the overlap rule and the Project glob, writes
@@ -37,7 +53,7 @@ describe('calendar events', () => {
     ...overrides,
   });
 
-  const ids = (body: { uniqueId: string }[]) => body.map((e) => e.uniqueId);
+  const ids = (res: request.Response) => (res.body as CalendarEvent[]).map((e) => e.uniqueId);
 
   beforeAll(async () => {
     cal = { b2b: `cal-b2b-${w.id}`, b2bOther: `cal-b2b2/${w.id} æ`, retail: `cal-ret-${w.id}` };
@@ -56,12 +72,14 @@ describe('calendar events', () => {
   });
 
   describe('GET /api/calendars/{CalendarCode}/events', () => {
-    const edges: Record<string, ReturnType<typeof event>> = {};
+    let edges: Record<'a' | 'b' | 'zero' | 'other', ReturnType<typeof event>>;
     beforeAll(async () => {
-      edges.a = event(cal.b2b, '2026-03-02T10:00:00+01:00', '2026-03-02T11:00:00+01:00');
-      edges.b = event(cal.b2b, '2026-03-02T11:00:00+01:00', '2026-03-02T12:00:00+01:00');
-      edges.zero = event(cal.b2b, '2026-03-02T11:00:00+01:00', '2026-03-02T11:00:00+01:00');
-      edges.other = event(cal.b2bOther, '2026-03-02T10:00:00+01:00', '2026-03-02T11:00:00+01:00');
+      edges = {
+        a: event(cal.b2b, '2026-03-02T10:00:00+01:00', '2026-03-02T11:00:00+01:00'),
+        b: event(cal.b2b, '2026-03-02T11:00:00+01:00', '2026-03-02T12:00:00+01:00'),
+        zero: event(cal.b2b, '2026-03-02T11:00:00+01:00', '2026-03-02T11:00:00+01:00'),
+        other: event(cal.b2bOther, '2026-03-02T10:00:00+01:00', '2026-03-02T11:00:00+01:00'),
+      };
       await t.load(...Object.values(edges));
     });
 
@@ -74,24 +92,24 @@ describe('calendar events', () => {
     it('when the interval starts where one event ends, then that event is left out and the next one and a zero-length event at the start are returned', async () => {
       const res = await get(cal.b2b, '2026-03-02T11:00:00+01:00', '2026-03-02T12:00:00+01:00');
       expect(res.status).toBe(200);
-      expect(ids(res.body).sort()).toEqual([edges.b.uniqueId, edges.zero.uniqueId].sort());
+      expect(ids(res).sort()).toEqual([edges.b.uniqueId, edges.zero.uniqueId].sort());
     });
 
     it('when the interval ends where an event starts, then that event and a zero-length event there are left out', async () => {
       const res = await get(cal.b2b, '2026-03-02T10:00:00+01:00', '2026-03-02T11:00:00+01:00');
       expect(res.status).toBe(200);
-      expect(ids(res.body)).toEqual([edges.a.uniqueId]);
+      expect(ids(res)).toEqual([edges.a.uniqueId]);
     });
 
     it('when the interval lies inside an event, then the event is returned', async () => {
       const res = await get(cal.b2b, '2026-03-02T10:20:00+01:00', '2026-03-02T10:40:00+01:00');
-      expect(ids(res.body)).toEqual([edges.a.uniqueId]);
+      expect(ids(res)).toEqual([edges.a.uniqueId]);
     });
 
     it('when the interval covers several events, then they come ordered by start and only from that calendar', async () => {
       const res = await get(cal.b2b, '2026-03-02', '2026-03-03');
       expect(res.status).toBe(200);
-      expect(ids(res.body)).toEqual([edges.a.uniqueId, ...[edges.b.uniqueId, edges.zero.uniqueId].sort()]);
+      expect(ids(res)).toEqual([edges.a.uniqueId, ...[edges.b.uniqueId, edges.zero.uniqueId].sort()]);
     });
 
     it('when an event is returned, then it has every CalendarEvent field with platform-time offsets', async () => {
@@ -114,7 +132,7 @@ describe('calendar events', () => {
     it('when the calendar code has a slash and non-ASCII letters, then the percent-encoded path works', async () => {
       const res = await get(cal.b2bOther, '2026-03-02', '2026-03-03');
       expect(res.status).toBe(200);
-      expect(ids(res.body)).toEqual([edges.other.uniqueId]);
+      expect(ids(res)).toEqual([edges.other.uniqueId]);
     });
 
     it('when parameter names are in another case, then they are accepted', async () => {
@@ -122,7 +140,7 @@ describe('calendar events', () => {
         .get(`/api/calendars/${cal.b2b}/events?fromdate=2026-03-02T10:00:00%2B01:00&TODATE=2026-03-02T11:00:00%2B01:00`)
         .set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(200);
-      expect(ids(res.body)).toEqual([edges.a.uniqueId]);
+      expect(ids(res)).toEqual([edges.a.uniqueId]);
     });
 
     it('when FromDate is missing, then a 400 names it', async () => {
@@ -146,7 +164,7 @@ describe('calendar events', () => {
     it('when the calendar does not exist, then 404', async () => {
       const res = await get(`no-such-${w.id}`, '2026-03-02', '2026-03-03');
       expect(res.status).toBe(404);
-      expect(res.body.code).toBe('not_found');
+      expect(problemOf(res).code).toBe('not_found');
     });
 
     it('when the calendar is outside the account’s projects, then 404 as if it did not exist', async () => {
@@ -169,20 +187,22 @@ describe('calendar events', () => {
       expect(res.headers['x-rate-limit-limit']).toBeDefined();
       const counts = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', w.accounts.full.auth);
       if (counts.status === 200) {
-        expect(counts.body.map((c: { service: string }) => c.service)).toContain('calendars.events.bycalendar');
+        expect((counts.body as { service: string }[]).map((c) => c.service)).toContain('calendars.events.bycalendar');
       }
     });
   });
 
   describe('GET /api/calendars/events', () => {
-    const ev: Record<string, ReturnType<typeof event>> = {};
+    let ev: Record<'b2b' | 'b2bOther' | 'retail' | 'outside', ReturnType<typeof event>>;
     const from = '2026-04-01T00:00:00+02:00';
     const to = '2026-04-02T00:00:00+02:00';
     beforeAll(async () => {
-      ev.b2b = event(cal.b2b, '2026-04-01T09:00:00+02:00', '2026-04-01T09:30:00+02:00');
-      ev.b2bOther = event(cal.b2bOther, '2026-04-01T08:00:00+02:00', '2026-04-01T08:30:00+02:00');
-      ev.retail = event(cal.retail, '2026-04-01T10:00:00+02:00', '2026-04-01T10:30:00+02:00');
-      ev.outside = event(cal.b2b, '2026-04-02T09:00:00+02:00', '2026-04-02T09:30:00+02:00');
+      ev = {
+        b2b: event(cal.b2b, '2026-04-01T09:00:00+02:00', '2026-04-01T09:30:00+02:00'),
+        b2bOther: event(cal.b2bOther, '2026-04-01T08:00:00+02:00', '2026-04-01T08:30:00+02:00'),
+        retail: event(cal.retail, '2026-04-01T10:00:00+02:00', '2026-04-01T10:30:00+02:00'),
+        outside: event(cal.b2b, '2026-04-02T09:00:00+02:00', '2026-04-02T09:30:00+02:00'),
+      };
       await t.load(...Object.values(ev));
     });
 
@@ -206,24 +226,24 @@ describe('calendar events', () => {
     ])('when Project is %s, then only the matching projects’ events return', async (_name, pattern, expected) => {
       const res = await list({ Project: pattern() });
       expect(res.status).toBe(200);
-      expect(ids(res.body)).toEqual(expected());
+      expect(ids(res)).toEqual(expected());
     });
 
     it('when Project is absent, then events of every visible calendar in the interval return, ordered by start', async () => {
       const res = await list({});
       expect(res.status).toBe(200);
-      const mine = ids(res.body).filter((id) => Object.values(ev).some((e) => e.uniqueId === id));
+      const mine = ids(res).filter((id) => Object.values(ev).some((e) => e.uniqueId === id));
       expect(mine).toEqual([ev.b2bOther.uniqueId, ev.b2b.uniqueId, ev.retail.uniqueId]);
     });
 
     it('when a B2B-limited account lists, then Retail events are absent even when its Project asks for them', async () => {
       const all = await list({}, w.accounts.b2b.auth);
       expect(all.status).toBe(200);
-      expect(ids(all.body)).toEqual([ev.b2bOther.uniqueId, ev.b2b.uniqueId]);
+      expect(ids(all)).toEqual([ev.b2bOther.uniqueId, ev.b2b.uniqueId]);
       const retail = await list({ Project: w.projects.retail }, w.accounts.b2b.auth);
       expect(retail.body).toEqual([]);
       const star = await list({ Project: '*' }, w.accounts.b2b.auth);
-      expect(ids(star.body)).toEqual([ev.b2bOther.uniqueId, ev.b2b.uniqueId]);
+      expect(ids(star)).toEqual([ev.b2bOther.uniqueId, ev.b2b.uniqueId]);
     });
 
     it('when ToDate is missing, then a 400 names it', async () => {
@@ -235,7 +255,7 @@ describe('calendar events', () => {
     it('when FromDate is after ToDate, then a 400', async () => {
       const res = await list({ FromDate: to, ToDate: from });
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([{ parameter: 'ToDate', message: 'must be after FromDate' }]);
+      expect(problemOf(res).errors).toEqual([{ parameter: 'ToDate', message: 'must be after FromDate' }]);
     });
 
     it('when the account lacks the right, then 403', async () => {
@@ -254,12 +274,12 @@ describe('calendar events', () => {
       const res = await post(newEvent());
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
-        uniqueId: expect.any(String),
+        uniqueId: expect.any(String) as jest.AsymmetricMatcher,
         ...newEvent(),
         start: '2026-03-10T13:00:00.000+01:00',
         end: '2026-03-10T13:30:00.000+01:00',
       });
-      expect(res.headers.location).toBe(`/api/calendars/events/${res.body.uniqueId}`);
+      expect(res.headers.location).toBe(`/api/calendars/events/${eventOf(res).uniqueId}`);
       const listed = await request(t.app)
         .get(`/api/calendars/${cal.b2b}/events?FromDate=2026-03-10&ToDate=2026-03-11`)
         .set('Authorization', w.accounts.full.auth);
@@ -288,8 +308,8 @@ describe('calendar events', () => {
         delete body[field];
         const res = await post(body);
         expect(res.status).toBe(400);
-        expect(res.body.code).toBe('invalid_body');
-        expect(res.body.errors).toContainEqual({ field, message: 'is required' });
+        expect(problemOf(res).code).toBe('invalid_body');
+        expect(problemOf(res).errors).toContainEqual({ field, message: 'is required' });
       },
     );
 
@@ -297,20 +317,20 @@ describe('calendar events', () => {
       for (const title of ['  ', 42]) {
         const res = await post(newEvent({ title }));
         expect(res.status).toBe(400);
-        expect(res.body.errors[0].field).toBe('title');
+        expect(problemOf(res).errors[0]!.field).toBe('title');
       }
     });
 
     it('when start is after end, then a 400 names end', async () => {
       const res = await post(newEvent({ start: '2026-03-10T14:00:00+01:00', end: '2026-03-10T13:59:59+01:00' }));
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([{ field: 'end', message: 'must not be before start' }]);
+      expect(problemOf(res).errors).toEqual([{ field: 'end', message: 'must not be before start' }]);
     });
 
     it('when start is not a date, then a 400 names it', async () => {
       const res = await post(newEvent({ start: '10/03/2026' }));
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].field).toBe('start');
+      expect(problemOf(res).errors[0]!.field).toBe('start');
     });
 
     it('when the calendar does not exist, then a 400 names calendarCode', async () => {
@@ -333,7 +353,7 @@ describe('calendar events', () => {
         .set('Content-Type', 'application/json')
         .send('{ nope');
       expect(res.status).toBe(400);
-      expect(res.body.code).toBe('invalid_body');
+      expect(problemOf(res).code).toBe('invalid_body');
     });
 
     it('when the account lacks the Post right, then 403', async () => {
@@ -351,7 +371,7 @@ describe('calendar events', () => {
     async function created(overrides: Record<string, unknown> = {}): Promise<string> {
       const res = await request(t.app).post('/api/calendars/events').set('Authorization', w.accounts.full.auth).send(newEvent(overrides));
       expect(res.status).toBe(201);
-      return res.body.uniqueId;
+      return eventOf(res).uniqueId;
     }
 
     it('when the whole event is sent, then every field is replaced and the updated event returns', async () => {
@@ -381,8 +401,8 @@ describe('calendar events', () => {
       const id = await created({ title: 'Keep' });
       const res = await put(id, { ...newEvent({ title: 'Changed' }), uniqueId: 'other' });
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([{ field: 'uniqueId', message: 'must equal the UniqueId of the path' }]);
-      expect((await t.db('calendar_events').where({ unique_id: id }).first()).title).toBe('Keep');
+      expect(problemOf(res).errors).toEqual([{ field: 'uniqueId', message: 'must equal the UniqueId of the path' }]);
+      expect((await t.db<EventRow>('calendar_events').where({ unique_id: id }).first())!.title).toBe('Keep');
     });
 
     it('when a field is missing, then a 400 names it (a PUT is a full replacement)', async () => {
@@ -391,14 +411,14 @@ describe('calendar events', () => {
       delete body.notes;
       const res = await put(id, body);
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([{ field: 'notes', message: 'is required' }]);
+      expect(problemOf(res).errors).toEqual([{ field: 'notes', message: 'is required' }]);
     });
 
     it('when start is after end, then 400', async () => {
       const id = await created();
       const res = await put(id, { ...newEvent({ start: '2026-03-10T15:00:00+01:00' }), uniqueId: id });
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].field).toBe('end');
+      expect(problemOf(res).errors[0]!.field).toBe('end');
     });
 
     it('when the event does not exist, then 404', async () => {
@@ -411,7 +431,7 @@ describe('calendar events', () => {
       const id = await created({ calendarCode: cal.retail, title: 'Retail event' });
       const res = await put(id, { ...newEvent({ title: 'Hijacked' }), uniqueId: id }, w.accounts.b2b.auth);
       expect(res.status).toBe(404);
-      expect((await t.db('calendar_events').where({ unique_id: id }).first()).title).toBe('Retail event');
+      expect((await t.db<EventRow>('calendar_events').where({ unique_id: id }).first())!.title).toBe('Retail event');
     });
 
     it('when the event is moved into a calendar outside the account’s projects, then 403', async () => {
@@ -424,17 +444,17 @@ describe('calendar events', () => {
       const id = await created();
       const res = await put(id, { ...newEvent({ calendarCode: `nope-${w.id}` }), uniqueId: id });
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].field).toBe('calendarCode');
+      expect(problemOf(res).errors[0]!.field).toBe('calendarCode');
     });
 
     it('when many replacements of one event run at once, then each is applied in turn and the last committed stays', async () => {
       const id = await created();
-      const before = (await t.db('calendar_events').where({ unique_id: id }).first()).version;
+      const before = (await t.db<EventRow>('calendar_events').where({ unique_id: id }).first())!.version;
       const titles = Array.from({ length: 8 }, (_, i) => `Concurrent ${i}`);
       const results = await Promise.all(titles.map((title) => put(id, { ...newEvent({ title }), uniqueId: id })));
       expect(results.map((r) => r.status)).toEqual(titles.map(() => 200));
-      results.forEach((r, i) => expect(r.body.title).toBe(titles[i]));
-      const row = await t.db('calendar_events').where({ unique_id: id }).first();
+      results.forEach((r, i) => expect(eventOf(r).title).toBe(titles[i]));
+      const row = (await t.db<EventRow>('calendar_events').where({ unique_id: id }).first())!;
       expect(row.version).toBe(before + titles.length);
       expect(titles).toContain(row.title);
     });
@@ -503,8 +523,7 @@ describe('calendar events', () => {
 
     it('when GET /calendars/events is asked by both accounts, then Retail events are listed only for the all-projects account', async () => {
       const id = await retailEvent();
-      const listed = async (auth: string) =>
-        ids((await request(t.app).get(`/api/calendars/events?${window}`).set('Authorization', auth)).body);
+      const listed = async (auth: string) => ids(await request(t.app).get(`/api/calendars/events?${window}`).set('Authorization', auth));
       expect(await listed(w.accounts.full.auth)).toContain(id);
       expect(await listed(w.accounts.b2b.auth)).not.toContain(id);
     });
@@ -523,7 +542,7 @@ describe('calendar events', () => {
         .post('/api/calendars/events')
         .set('Authorization', w.accounts.full.auth)
         .send(newEvent({ calendarCode }));
-      return res.body.uniqueId;
+      return eventOf(res).uniqueId;
     }
 
     it('when the body names the event, then 204 and the event is gone', async () => {
@@ -544,7 +563,7 @@ describe('calendar events', () => {
       const id = await created();
       const res = await del(id, { uniqueId: 'something-else' });
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].field).toBe('uniqueId');
+      expect(problemOf(res).errors[0]!.field).toBe('uniqueId');
       expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeDefined();
     });
 
@@ -552,7 +571,7 @@ describe('calendar events', () => {
       const id = await created();
       const res = await del(id, undefined);
       expect(res.status).toBe(400);
-      expect(res.body.code).toBe('invalid_body');
+      expect(problemOf(res).code).toBe('invalid_body');
       expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeDefined();
     });
 

@@ -1,11 +1,43 @@
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
 import { dateTimeFormatter, formatDateTime } from '../../src/domain/datetime';
+import type { ProblemFieldError } from '../../src/http/problem';
 
 /**
  * The calls family over the real stack: window, order, Limit, Include, parameters, org codes
  * in paths, org-unit descendants, recordings, agent ready periods and project scope.
  */
+
+interface OrgUnit {
+  orgCode: string;
+  level: number;
+  parent?: OrgUnit | null;
+}
+interface Campaign {
+  code: string;
+  project: string;
+}
+interface Call {
+  uniqueId: string;
+  startTime: string;
+  organizationalUnits: OrgUnit[];
+  campaign?: Campaign;
+  user?: { campaigns?: Campaign[]; parent?: OrgUnit };
+}
+interface Recording {
+  fileName: string;
+}
+interface ReadyPeriod {
+  uniqueId: string;
+}
+interface Problem {
+  code: string;
+  errors: ProblemFieldError[];
+}
+
+const callsOf = (res: request.Response) => res.body as Call[];
+const problemOf = (res: request.Response) => res.body as Problem;
+const anyString = expect.any(String) as jest.AsymmetricMatcher;
 
 const { t, w } = useTestWorld();
 /** Unique ids of the calls, by their role in the tests. */
@@ -102,19 +134,19 @@ function get(path: string, query: Record<string, string | string[]> = {}, auth =
   return request(t.app).get(path).query(query).set('Authorization', auth);
 }
 
-const uniqueIds = (body: { uniqueId: string }[]) => body.map((c) => c.uniqueId);
+const uniqueIds = (res: request.Response) => callsOf(res).map((c) => c.uniqueId);
 
 describe('GET /api/calls', () => {
   it('when a window is asked for an org unit, then calls from StartTime inclusive to the end exclusive come ordered by start time, then unique id', async () => {
     const res = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(uniqueIds(res.body)).toEqual([ids['a-start'], ids['b-tie'], ids['c-tie'], ids['root-chain'], ids['last-in']]);
+    expect(uniqueIds(res)).toEqual([ids['a-start'], ids['b-tie'], ids['c-tie'], ids['root-chain'], ids['last-in']]);
   });
 
   it('when Limit is given, then the first calls of the window up to Limit come', async () => {
     const res = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW, Limit: '2' });
-    expect(uniqueIds(res.body)).toEqual([ids['a-start'], ids['b-tie']]);
+    expect(uniqueIds(res)).toEqual([ids['a-start'], ids['b-tie']]);
   });
 
   it('when nothing is included, then a call has its fields in the documented order, its org units root first, and no absent optional field', async () => {
@@ -122,7 +154,7 @@ describe('GET /api/calls', () => {
     const unit = async (code: string) =>
       (await t.db('org_units').where({ org_code: code }).first()) as { unique_id: string; name: string; level: number };
     const [root, sales, team] = [await unit(w.units.root), await unit(w.units.sales), await unit(w.units.team)];
-    expect(JSON.stringify(res.body[0])).toBe(
+    expect(JSON.stringify(callsOf(res)[0])).toBe(
       JSON.stringify({
         organizationalUnits: [
           { uniqueId: root.unique_id, name: 'Root', orgCode: w.units.root, level: 0 },
@@ -151,7 +183,7 @@ describe('GET /api/calls', () => {
       }),
     );
     const sparse = await get('/api/calls', { OrgCode: w.users.agent, StartTime: '2026-05-06T12:00:00+02:00', TimeSpan: 'PT1S' });
-    expect(Object.keys(sparse.body[0])).toEqual([
+    expect(Object.keys(callsOf(sparse)[0]!)).toEqual([
       'organizationalUnits',
       'uniqueId',
       'uniqueLeadId',
@@ -168,18 +200,18 @@ describe('GET /api/calls', () => {
 
   it('when campaign and user are included, then both are full objects and the user carries projects and roles', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, ...WINDOW, Include: 'campaign,user', Limit: '1' });
-    const c = res.body[0];
+    const c = callsOf(res)[0]!;
     expect(Object.keys(c).slice(0, 3)).toEqual(['campaign', 'user', 'organizationalUnits']);
     expect(c.campaign).toEqual({
-      uniqueId: expect.any(String),
+      uniqueId: anyString,
       name: 'B2B campaign',
       code: w.campaigns.b2b,
       project: w.projects.b2b,
-      leadDefinitionUniqueId: expect.any(String),
+      leadDefinitionUniqueId: anyString,
       active: true,
     });
     expect(c.user).toEqual({
-      uniqueId: expect.any(String),
+      uniqueId: anyString,
       username: `agent-${w.id}`,
       name: 'Agent Ærø',
       orgCode: w.users.agent,
@@ -190,11 +222,11 @@ describe('GET /api/calls', () => {
 
   it('when Include is repeated and names nested properties, then user campaigns and parent come, without repeating the call campaign', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, ...WINDOW, Include: ['user', 'campaigns', 'campaign'], Limit: '1' });
-    const c = res.body[0];
-    expect(c.campaign.code).toBe(w.campaigns.b2b);
+    const c = callsOf(res)[0]!;
+    expect(c.campaign!.code).toBe(w.campaigns.b2b);
     // The call's campaign is already in this object: only the other one is listed (an object already emitted is not repeated: docs/decisions.md, Include engine).
-    expect(c.user.campaigns.map((x: { code: string }) => x.code)).toEqual([w.campaigns.retail]);
-    expect(c.user.parent).toBeUndefined();
+    expect(c.user!.campaigns!.map((x) => x.code)).toEqual([w.campaigns.retail]);
+    expect(c.user!.parent).toBeUndefined();
   });
 
   it('when the include engine writes the calls instead of the direct writer, then the text is the same byte for byte', async () => {
@@ -207,24 +239,25 @@ describe('GET /api/calls', () => {
 
   it('when a nested name comes without its parent property, then it has no effect', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, ...WINDOW, Include: 'campaigns', Limit: '1' });
-    expect(res.body[0].user).toBeUndefined();
-    expect(res.body[0].campaign).toBeUndefined();
+    const [c] = callsOf(res);
+    expect(c!.user).toBeUndefined();
+    expect(c!.campaign).toBeUndefined();
   });
 
   it('when parent is included, then the root of organizationalUnits has parent null and no unit repeats', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, ...WINDOW, Include: 'parent', Limit: '1' });
-    const units = res.body[0].organizationalUnits;
-    expect(units.map((u: { orgCode: string }) => u.orgCode)).toEqual([w.units.root, w.units.sales, w.units.team]);
-    expect(units[0].parent).toBeNull();
+    const units = callsOf(res)[0]!.organizationalUnits;
+    expect(units.map((u) => u.orgCode)).toEqual([w.units.root, w.units.sales, w.units.team]);
+    expect(units[0]!.parent).toBeNull();
     // The parents of Sales and Team are already in the array.
-    expect(units[1].parent).toBeUndefined();
-    expect(units[2].parent).toBeUndefined();
+    expect(units[1]!.parent).toBeUndefined();
+    expect(units[2]!.parent).toBeUndefined();
   });
 
   it('when unknown include names come, then they are ignored', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, ...WINDOW, Include: 'nonsense,campaign', Limit: '1' });
     expect(res.status).toBe(200);
-    expect(res.body[0].campaign.code).toBe(w.campaigns.b2b);
+    expect(callsOf(res)[0]!.campaign!.code).toBe(w.campaigns.b2b);
   });
 
   it('when parameter names come in another case, then they are the same parameters', async () => {
@@ -236,21 +269,21 @@ describe('GET /api/calls', () => {
       include: 'Campaign',
     });
     expect(res.status).toBe(200);
-    expect(uniqueIds(res.body)).toEqual([ids['a-start']]);
-    expect(res.body[0].campaign.code).toBe(w.campaigns.b2b);
+    expect(uniqueIds(res)).toEqual([ids['a-start']]);
+    expect(callsOf(res)[0]!.campaign!.code).toBe(w.campaigns.b2b);
   });
 
   it('when the org code is a user, then only that user’s calls come', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.other, ...WINDOW });
-    expect(uniqueIds(res.body)).toEqual([ids['c-tie']]);
+    expect(uniqueIds(res)).toEqual([ids['c-tie']]);
   });
 
   it('when the org code is neither a user nor a unit, then it is a 400 naming OrgCode', async () => {
     const res = await get('/api/calls', { OrgCode: `nobody-${w.id}`, ...WINDOW });
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(res.body.code).toBe('invalid_parameter');
-    expect(res.body.errors).toEqual([{ parameter: 'OrgCode', message: expect.any(String) }]);
+    expect(problemOf(res).code).toBe('invalid_parameter');
+    expect(problemOf(res).errors).toEqual([{ parameter: 'OrgCode', message: anyString }]);
   });
 
   it.each([
@@ -264,43 +297,43 @@ describe('GET /api/calls', () => {
   ])('when the parameters are %j, then it is a 400 %s naming %s', async (query, code, parameter) => {
     const res = await get('/api/calls', query);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe(code);
-    expect(res.body.errors.map((e: { parameter: string }) => e.parameter)).toContain(parameter);
+    expect(problemOf(res).code).toBe(code);
+    expect(problemOf(res).errors.map((e) => e.parameter)).toContain(parameter);
   });
 
   it('when Limit is not a number, then it is a 400 naming Limit', async () => {
     const res = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW, Limit: 'ten' });
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ parameter: 'Limit', message: expect.any(String) }]);
+    expect(problemOf(res).errors).toEqual([{ parameter: 'Limit', message: anyString }]);
   });
 
   it('when TimeSpan has the .NET form 3.00:00:00, then the window is three days', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, StartTime: '2026-05-06T09:00:00+02:00', TimeSpan: '3.00:00:00' });
-    expect(uniqueIds(res.body)).not.toContain(ids['day3']);
+    expect(uniqueIds(res)).not.toContain(ids['day3']);
     const longer = await get('/api/calls', { OrgCode: w.users.agent, StartTime: '2026-05-06T09:00:00+02:00', TimeSpan: '3.00:00:01' });
-    expect(uniqueIds(longer.body)).toContain(ids['day3']);
-    expect(uniqueIds(longer.body)).toContain(ids['before']);
+    expect(uniqueIds(longer)).toContain(ids['day3']);
+    expect(uniqueIds(longer)).toContain(ids['before']);
   });
 
   it('when StartTime is a date alone on the day clocks spring forward, then the window is that local day of 23 hours', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, StartTime: '2026-03-29', TimeSpan: 'P1D' });
-    expect(uniqueIds(res.body)).toEqual([ids['dst-first'], ids['dst-03'], ids['dst-last']]);
-    expect(res.body[0].startTime).toBe('2026-03-29T00:00:00.000+01:00');
-    expect(res.body[2].startTime).toBe('2026-03-29T23:59:59.000+02:00');
+    expect(uniqueIds(res)).toEqual([ids['dst-first'], ids['dst-03'], ids['dst-last']]);
+    expect(callsOf(res)[0]!.startTime).toBe('2026-03-29T00:00:00.000+01:00');
+    expect(callsOf(res)[2]!.startTime).toBe('2026-03-29T23:59:59.000+02:00');
   });
 
   it('when StartTime has no offset, then it is platform local time (summer time after the change)', async () => {
     const res = await get('/api/calls', { OrgCode: w.users.agent, StartTime: '2026-03-29T03:00:00', TimeSpan: 'PT1S' });
-    expect(uniqueIds(res.body)).toEqual([ids['dst-03']]);
+    expect(uniqueIds(res)).toEqual([ids['dst-03']]);
     // 24 hours from local midnight on that day reach into the next day by one hour.
     const exact = await get('/api/calls', { OrgCode: w.users.agent, StartTime: '2026-03-29T00:00:00', TimeSpan: 'PT24H' });
-    expect(uniqueIds(exact.body)).toEqual([ids['dst-first'], ids['dst-03'], ids['dst-last'], ids['dst-after']]);
+    expect(uniqueIds(exact)).toEqual([ids['dst-first'], ids['dst-03'], ids['dst-last'], ids['dst-after']]);
   });
 
   it('when the client accepts only text/html, then it is a 406', async () => {
     const res = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW }).set('Accept', 'text/html');
     expect(res.status).toBe(406);
-    expect(res.body.code).toBe('not_acceptable');
+    expect(problemOf(res).code).toBe('not_acceptable');
   });
 
   it('when the account lacks the Calls right, then it is a 403', async () => {
@@ -310,8 +343,8 @@ describe('GET /api/calls', () => {
 
   it('when the account sees only B2B projects, then Retail calls are left out', async () => {
     const res = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW, Include: 'campaign' }, w.accounts.b2b.auth);
-    expect(uniqueIds(res.body)).toEqual([ids['a-start'], ids['c-tie'], ids['root-chain'], ids['last-in']]);
-    expect(res.body.every((c: { campaign: { project: string } }) => c.campaign.project === w.projects.b2b)).toBe(true);
+    expect(uniqueIds(res)).toEqual([ids['a-start'], ids['c-tie'], ids['root-chain'], ids['last-in']]);
+    expect(callsOf(res).every((c) => c.campaign!.project === w.projects.b2b)).toBe(true);
   });
 
   it('when the window holds no call, then the answer is an empty array', async () => {
@@ -325,20 +358,20 @@ describe('GET /api/users/{OrgCode}/calls', () => {
   it('when the user exists, then their calls of the window come', async () => {
     const res = await get(`/api/users/${encodeURIComponent(w.users.agent)}/calls`, WINDOW);
     expect(res.status).toBe(200);
-    expect(uniqueIds(res.body)).toEqual([ids['a-start'], ids['b-tie'], ids['root-chain'], ids['last-in']]);
+    expect(uniqueIds(res)).toEqual([ids['a-start'], ids['b-tie'], ids['root-chain'], ids['last-in']]);
   });
 
   it('when no user has the org code (or it is a unit), then it is a 404', async () => {
     expect((await get(`/api/users/nobody-${w.id}/calls`, WINDOW)).status).toBe(404);
     const unit = await get(`/api/users/${encodeURIComponent(w.units.sales)}/calls`, WINDOW);
     expect(unit.status).toBe(404);
-    expect(unit.body.code).toBe('not_found');
+    expect(problemOf(unit).code).toBe('not_found');
   });
 
   it('when a parameter is missing, then it is a 400 naming it', async () => {
     const res = await get(`/api/users/${encodeURIComponent(w.users.agent)}/calls`, { StartTime: WINDOW.StartTime });
     expect(res.status).toBe(400);
-    expect(res.body.errors[0].parameter).toBe('TimeSpan');
+    expect(problemOf(res).errors[0]!.parameter).toBe('TimeSpan');
   });
 
   it('when the client accepts only text/html, then it is a 406', async () => {
@@ -353,15 +386,15 @@ describe('GET /api/organizationalunits/{OrgCode}/calls', () => {
     const res = await get(`/api/organizationalunits/${encodeURIComponent(w.units.team)}/calls`, WINDOW);
     expect(res.status).toBe(200);
     // The agent's calls stored under Team; not the one stored with the root-only chain.
-    expect(uniqueIds(res.body)).toEqual([ids['a-start'], ids['b-tie'], ids['last-in']]);
+    expect(uniqueIds(res)).toEqual([ids['a-start'], ids['b-tie'], ids['last-in']]);
   });
 
   it('when a unit has units below it, then their calls come too, judged by the chain stored on each call', async () => {
     const res = await get(`/api/organizationalunits/${encodeURIComponent(w.units.sales)}/calls`, WINDOW);
-    expect(uniqueIds(res.body)).toEqual([ids['a-start'], ids['b-tie'], ids['c-tie'], ids['last-in']]);
+    expect(uniqueIds(res)).toEqual([ids['a-start'], ids['b-tie'], ids['c-tie'], ids['last-in']]);
     const root = await get(`/api/organizationalunits/${encodeURIComponent(w.units.root)}/calls`, WINDOW);
-    expect(uniqueIds(root.body)).toContain(ids['root-chain']);
-    expect(root.body.find((c: { uniqueId: string }) => c.uniqueId === ids['root-chain']).organizationalUnits).toEqual([
+    expect(uniqueIds(root)).toContain(ids['root-chain']);
+    expect(callsOf(root).find((c) => c.uniqueId === ids['root-chain'])!.organizationalUnits).toEqual([
       expect.objectContaining({ orgCode: w.units.root, level: 0 }),
     ]);
   });
@@ -404,11 +437,11 @@ describe('GET /api/calls/{UniqueId}/recordings', () => {
       TimeSpan: 'PT4M52.75S',
     });
     // Ends at 10:05:00.000, exclusive: part2 starts exactly there.
-    expect(res.body.map((r: { fileName: string }) => r.fileName)).toEqual(['part1.wav']);
+    expect((res.body as Recording[]).map((r) => r.fileName)).toEqual(['part1.wav']);
     const from = await get(`/api/calls/${ids['a-start']}/recordings`, { StartTime: '2026-05-06T10:00:07.250+02:00' });
-    expect(from.body.map((r: { fileName: string }) => r.fileName)).toEqual(['part1.wav', 'part2.wav']);
+    expect((from.body as Recording[]).map((r) => r.fileName)).toEqual(['part1.wav', 'part2.wav']);
     const limited = await get(`/api/calls/${ids['a-start']}/recordings`, { Limit: '1' });
-    expect(limited.body.map((r: { fileName: string }) => r.fileName)).toEqual(['full.wav']);
+    expect((limited.body as Recording[]).map((r) => r.fileName)).toEqual(['full.wav']);
   });
 
   it('when the call is unknown, then it is a 404', async () => {
@@ -450,21 +483,17 @@ describe('GET /api/calls/agentreadyperiods', () => {
   it('when a window is asked, then the periods that ended inside it come, by end time, matched on the end', async () => {
     const res = await get('/api/calls/agentreadyperiods', { FromTime: '2026-07-01T10:00:00+02:00', TimeSpan: 'PT1H' });
     expect(res.status).toBe(200);
-    const mine = res.body.filter((p: { uniqueId: string }) => p.uniqueId.startsWith(`${w.id}-rp-`));
-    expect(mine.map((p: { uniqueId: string }) => p.uniqueId)).toEqual([
-      periods['ends-at-start'],
-      periods['starts-before-ends-inside'],
-      periods['retail-inside'],
-    ]);
+    const mine = (res.body as ReadyPeriod[]).filter((p) => p.uniqueId.startsWith(`${w.id}-rp-`));
+    expect(mine.map((p) => p.uniqueId)).toEqual([periods['ends-at-start'], periods['starts-before-ends-inside'], periods['retail-inside']]);
     expect(mine[1]).toEqual({
       uniqueId: periods['starts-before-ends-inside'],
       orgCode: w.users.agent,
       campaign: {
-        uniqueId: expect.any(String),
+        uniqueId: anyString,
         name: 'B2B campaign',
         code: w.campaigns.b2b,
         project: w.projects.b2b,
-        leadDefinitionUniqueId: expect.any(String),
+        leadDefinitionUniqueId: anyString,
         active: true,
       },
       startTime: '2026-07-01T09:30:00.000+02:00',
@@ -475,17 +504,17 @@ describe('GET /api/calls/agentreadyperiods', () => {
 
   it('when the account sees only B2B projects, then Retail periods are left out', async () => {
     const res = await get('/api/calls/agentreadyperiods', { FromTime: '2026-07-01T10:00:00+02:00', TimeSpan: 'PT1H' }, w.accounts.b2b.auth);
-    const mine = res.body.filter((p: { uniqueId: string }) => p.uniqueId.startsWith(`${w.id}-rp-`));
-    expect(mine.map((p: { uniqueId: string }) => p.uniqueId)).toEqual([periods['ends-at-start'], periods['starts-before-ends-inside']]);
+    const mine = (res.body as ReadyPeriod[]).filter((p) => p.uniqueId.startsWith(`${w.id}-rp-`));
+    expect(mine.map((p) => p.uniqueId)).toEqual([periods['ends-at-start'], periods['starts-before-ends-inside']]);
   });
 
   it('when FromTime is missing or TimeSpan is lower case, then it is a 400 naming it', async () => {
     const a = await get('/api/calls/agentreadyperiods', { TimeSpan: 'PT1H' });
     expect(a.status).toBe(400);
-    expect(a.body.errors[0].parameter).toBe('FromTime');
+    expect(problemOf(a).errors[0]!.parameter).toBe('FromTime');
     const b = await get('/api/calls/agentreadyperiods', { FromTime: '2026-07-01T10:00:00+02:00', TimeSpan: 'pt1h' });
     expect(b.status).toBe(400);
-    expect(b.body.errors[0].parameter).toBe('TimeSpan');
+    expect(problemOf(b).errors[0]!.parameter).toBe('TimeSpan');
   });
 
   it('when the client accepts only text/html, then it is a 406', async () => {

@@ -48,7 +48,7 @@ function getAll(path: string): Promise<{ status: number; body: string }> {
   });
 }
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await condition()) return true;
@@ -78,10 +78,7 @@ describe('GET /api/calls and /api/calls/csv when clients disconnect', () => {
     // Both pools: the small requests' one and the export pool the exports read through.
     for (const db of [t.db, t.composed.services.exportDb]) {
       const pool = (db.client as { pool: { numUsed(): number; numPendingAcquires(): number; numPendingCreates(): number } }).pool;
-      const poolIdle = await until(
-        async () => pool.numUsed() === 0 && pool.numPendingAcquires() === 0 && pool.numPendingCreates() === 0,
-        10_000,
-      );
+      const poolIdle = await until(() => pool.numUsed() === 0 && pool.numPendingAcquires() === 0 && pool.numPendingCreates() === 0, 10_000);
       expect({ used: pool.numUsed(), pending: pool.numPendingAcquires() }).toEqual({ used: 0, pending: 0 });
       expect(poolIdle).toBe(true);
     }
@@ -91,16 +88,20 @@ describe('GET /api/calls and /api/calls/csv when clients disconnect', () => {
     try {
       const busy = async () =>
         (
-          await observer.raw(
+          await observer.raw<{ rows: unknown[] }>(
             `select pid, state, xact_start, query from pg_stat_activity
               where application_name = ? and (state <> 'idle' or xact_start is not null or backend_xid is not null)`,
             [appName],
           )
-        ).rows as unknown[];
+        ).rows;
       await until(async () => (await busy()).length === 0, 10_000);
       expect(await busy()).toEqual([]);
       // The app's connections are no more than its two pools hold (5 + AT_ONCE).
-      const all = (await observer.raw(`select count(*)::int as n from pg_stat_activity where application_name = ?`, [appName])).rows[0].n;
+      const all = (
+        await observer.raw<{ rows: { n: number }[] }>(`select count(*)::int as n from pg_stat_activity where application_name = ?`, [
+          appName,
+        ])
+      ).rows[0]!.n;
       expect(all).toBeLessThanOrEqual(5 + AT_ONCE);
     } finally {
       await observer.destroy();

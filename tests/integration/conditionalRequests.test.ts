@@ -58,8 +58,11 @@ describe('ETag and If-None-Match', () => {
       for (let attempt = 1; ; attempt++) {
         const first = await get(path);
         expect({ path, status: first.status }).toEqual({ path, status: 200 });
-        expect({ path, etag: first.headers.etag }).toEqual({ path, etag: expect.stringMatching(/^(W\/)?"[^"]+"$/) });
-        const again = await get(path).set('If-None-Match', first.headers.etag);
+        expect({ path, etag: first.headers.etag }).toEqual({
+          path,
+          etag: expect.stringMatching(/^(W\/)?"[^"]+"$/) as jest.AsymmetricMatcher,
+        });
+        const again = await get(path).set('If-None-Match', first.headers.etag!);
         const changed = again.status === 200 && again.headers.etag !== first.headers.etag;
         if (changed && attempt < 3) continue;
         expect({ path, status: again.status, etag: again.headers.etag, body: again.text }).toEqual({
@@ -76,7 +79,7 @@ describe('ETag and If-None-Match', () => {
   it('when a 304 is answered, then it counts as a request and carries the rate-limit headers', async () => {
     // The B2B account sees only this world's campaigns, which no other test file changes.
     const first = await get('/api/campaigns', w.accounts.b2b.auth);
-    const again = await get('/api/campaigns', w.accounts.b2b.auth).set('If-None-Match', first.headers.etag);
+    const again = await get('/api/campaigns', w.accounts.b2b.auth).set('If-None-Match', first.headers.etag!);
     expect(again.status).toBe(304);
     expect(again.headers).toHaveProperty('x-rate-limit-limit');
     expect(again.headers).toHaveProperty('x-rate-limit-reset');
@@ -98,7 +101,7 @@ describe('ETag and If-None-Match', () => {
       leadDefinition: w.leadDefinition,
       campaignType: 'PowerDialer',
     });
-    const after = await get('/api/projects', w.accounts.b2b.auth).set('If-None-Match', before.headers.etag);
+    const after = await get('/api/projects', w.accounts.b2b.auth).set('If-None-Match', before.headers.etag!);
     expect(after.status).toBe(200);
     expect(after.headers.etag).not.toBe(before.headers.etag);
     expect((after.body as { name: string }[]).map((p) => p.name)).toContain(`B2B-${w.id} Later`);
@@ -106,8 +109,8 @@ describe('ETag and If-None-Match', () => {
 
   it('when the account differs, the representation differs, or the tag is someone else’s, then the answer is a 200', async () => {
     const full = await get('/api/projects');
-    expect((await get('/api/projects', w.accounts.b2b.auth).set('If-None-Match', full.headers.etag)).status).toBe(200);
-    const html = await get('/api/projects').set('Accept', 'text/html').set('If-None-Match', full.headers.etag);
+    expect((await get('/api/projects', w.accounts.b2b.auth).set('If-None-Match', full.headers.etag!)).status).toBe(200);
+    const html = await get('/api/projects').set('Accept', 'text/html').set('If-None-Match', full.headers.etag!);
     expect(html.status).toBe(200);
     expect(html.headers.etag).toMatch(/^W\//);
     expect(html.headers.etag).not.toBe(full.headers.etag);
@@ -118,24 +121,24 @@ describe('ETag and If-None-Match', () => {
     const path = `/api/leads/${encodeURIComponent(leadId())}`;
     const first = await get(path);
     expect(first.headers.etag).toMatch(/^"[^"]+"$/);
-    expect((await get(path).set('If-None-Match', first.headers.etag)).status).toBe(304);
+    expect((await get(path).set('If-None-Match', first.headers.etag!)).status).toBe(304);
     // If-None-Match compares weakly: the weak form of the same tag matches too.
     expect((await get(path).set('If-None-Match', `W/${first.headers.etag}`)).status).toBe(304);
     // A strong tag names one representation: the lead's HTML page has a weak tag of its own.
-    const page = await get(path).set('Accept', 'text/html').set('If-None-Match', first.headers.etag);
+    const page = await get(path).set('Accept', 'text/html').set('If-None-Match', first.headers.etag!);
     expect(page.status).toBe(200);
     expect(page.headers.etag).toMatch(/^W\//);
     const patched = await request(t.app)
       .patch(path)
       .set('Authorization', w.accounts.full.auth)
       .set('Content-Type', 'application/merge-patch+json')
-      .set('If-Match', first.headers.etag)
+      .set('If-Match', first.headers.etag!)
       .send(JSON.stringify({ priority: 7 }));
     expect(patched.status).toBe(200);
-    const after = await get(path).set('If-None-Match', first.headers.etag);
+    const after = await get(path).set('If-None-Match', first.headers.etag!);
     expect(after.status).toBe(200);
     expect(after.headers.etag).toBe(patched.headers.etag);
-    expect(after.body.priority).toBe(7);
+    expect((after.body as { priority: number }).priority).toBe(7);
   });
 
   it('when a streamed export is read, then it has no ETag and If-None-Match changes nothing', async () => {

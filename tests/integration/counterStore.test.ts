@@ -48,7 +48,7 @@ function redisUrl(): string {
 async function redisClusterStore(): Promise<CounterStore> {
   const cluster = await startRedisCluster({ masters: 3 });
   try {
-    const target = { cluster: true as const, rootUrls: [cluster.nodes[0].url] };
+    const target = { cluster: true as const, rootUrls: [cluster.nodes[0]!.url] };
     const client = createCounterRedisClient({ url: target, commandTimeoutMs: 5000 });
     await client.connect();
     const store = new RedisCounterStore(client, target);
@@ -65,7 +65,7 @@ async function redisClusterStore(): Promise<CounterStore> {
 }
 
 const stores: { name: string; make: () => Promise<CounterStore> }[] = [
-  { name: 'in-process store', make: async () => new MemoryCounterStore() },
+  { name: 'in-process store', make: () => Promise.resolve(new MemoryCounterStore()) },
   { name: 'Redis store', make: () => connectedRedisStore(redisUrl()) },
   { name: 'Redis Cluster store', make: redisClusterStore },
 ];
@@ -153,7 +153,7 @@ describe.each(stores)('$name', ({ make }) => {
       const offHours = T0 + 12 * HOUR_MS; // 22:17 local
       expect((await s.consume({ weight: weigh(20000, T0) })).remaining).toBe(20000 - 8);
       expect((await s.consume({ weight: weigh(20000, offHours), now: offHours })).remaining).toBe(20000 - 12);
-      expect((await s.counts(offHours))[0].count).toBe(12);
+      expect((await s.counts(offHours))[0]!.count).toBe(12);
     });
 
     it('when OFF_HOURS_WEIGHT is 1, then an off-hours request spends 1', async () => {
@@ -291,7 +291,7 @@ describe.each(stores)('$name', ({ make }) => {
       expect(await s.consume({ weight: 4 })).toMatchObject({ allowed: false, remaining: 2 });
       expect(await s.consume({ weight: 1 })).toMatchObject({ allowed: true, remaining: 1 });
       expect(await s.consume({ weight: 1 })).toMatchObject({ allowed: true, remaining: 0 });
-      expect((await s.counts(T0))[0].count).toBe(10);
+      expect((await s.counts(T0))[0]!.count).toBe(10);
     });
 
     it('when the daily limit is 0, then every request is refused and no period starts', async () => {
@@ -312,7 +312,7 @@ describe.each(stores)('$name', ({ make }) => {
       const s = subject({ dailyLimit: 100 });
       const results = await Promise.all(Array.from({ length: 500 }, (_, i) => s.consume({ now: T0 + i })));
       expect(results.filter((r) => r.allowed)).toHaveLength(100);
-      expect((await s.counts(T0 + 500))[0].count).toBe(100);
+      expect((await s.counts(T0 + 500))[0]!.count).toBe(100);
     });
   });
 
@@ -320,7 +320,7 @@ describe.each(stores)('$name', ({ make }) => {
     it('when several services were used, then counts lists what each spent in its current period', async () => {
       const accountId = newAccount();
       const base = { accountId, dailyLimit: 20000, minuteLimit: null, now: T0 };
-      const [a, b, c] = ['a', 'b', 'c'].map((x) => `${newService()}.${x}`).sort();
+      const [a, b, c] = ['a', 'b', 'c'].map((x) => `${newService()}.${x}`).sort() as [string, string, string];
       await store.consume({ ...base, service: c, weight: 1, now: T0 - DAY_MS - HOUR_MS }); // ended
       for (let i = 0; i < 3; i++) await store.consume({ ...base, service: a, weight: 8, now: T0 + i * 1000 });
       for (let i = 0; i < 5; i++) {
@@ -349,8 +349,8 @@ describe('Redis store shared by two clients', () => {
       const results = await Promise.all(Array.from({ length: 500 }, (_, i) => (i % 2 ? one : two).consume({ ...input, now: T0 + i })));
       expect(results.filter((r) => r.allowed)).toHaveLength(100);
       expect(results.filter((r) => !r.allowed).every((r) => r.exceeded === 'daily' && r.remaining === 0)).toBe(true);
-      expect((await one.counts(input.accountId, T0 + 500))[0].count).toBe(100);
-      expect((await two.counts(input.accountId, T0 + 500))[0].count).toBe(100);
+      expect((await one.counts(input.accountId, T0 + 500))[0]!.count).toBe(100);
+      expect((await two.counts(input.accountId, T0 + 500))[0]!.count).toBe(100);
     } finally {
       await Promise.all([one.close(), two.close()]);
     }
@@ -405,12 +405,12 @@ describe('failover store', () => {
       expect(store.redisHealthy).toBe(false);
       // The in-process store knows only what it counted during the outage.
       expect(await store.counts(input.accountId, T0 + HOUR_MS)).toMatchObject([{ count: 3 }]);
-      expect(lines).toEqual([{ level: 'warn', msg: expect.stringMatching(/Redis unreachable/) }]);
+      expect(lines).toEqual([{ level: 'warn', msg: expect.stringMatching(/Redis unreachable/) as jest.AsymmetricMatcher }]);
 
       await server.start();
       await waitFor(() => store.redisHealthy);
       expect(lines).toHaveLength(2);
-      expect(lines[1]).toEqual({ level: 'info', msg: expect.stringMatching(/Redis reachable again/) });
+      expect(lines[1]).toEqual({ level: 'info', msg: expect.stringMatching(/Redis reachable again/) as jest.AsymmetricMatcher });
 
       // The restarted server lost its data (no persistence) and its script cache: EVAL fallback.
       expect((await store.consume({ ...input, now: T0 + 10 })).remaining).toBe(99);
@@ -425,7 +425,7 @@ describe('failover store', () => {
 
   it('when the cluster master holding an account is killed, then it reports unhealthy before any count fails, and counts on in Redis after the fail-over', async () => {
     const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1 });
-    const target = { cluster: true as const, rootUrls: [cluster.nodes[0].url] };
+    const target = { cluster: true as const, rootUrls: [cluster.nodes[0]!.url] };
     const { logger } = recordingLogger();
     const store = await createFailoverCounterStore({ url: target, logger, probeIntervalMs: 100, maxReconnectDelayMs: 200 });
     const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
@@ -461,7 +461,7 @@ describe('failover store', () => {
     let server: Awaited<ReturnType<typeof startRedisServer>> | undefined;
     try {
       expect(store.redisHealthy).toBe(false);
-      expect(lines).toEqual([{ level: 'warn', msg: expect.stringMatching(/Redis unreachable/) }]);
+      expect(lines).toEqual([{ level: 'warn', msg: expect.stringMatching(/Redis unreachable/) as jest.AsymmetricMatcher }]);
       const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 5, minuteLimit: null, now: T0 };
       expect((await store.consume(input)).remaining).toBe(4);
 

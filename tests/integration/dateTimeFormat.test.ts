@@ -17,6 +17,12 @@ const run = promisify(execFile);
 const LCM = path.resolve(__dirname, '../../bin/lcm.js');
 
 type Format = 'Offset' | 'Local';
+interface Family {
+  name: string;
+  ask: () => request.Test;
+  read: (res: request.Response) => unknown;
+  expected: Record<Format, string>;
+}
 
 // The second 02:30 of the autumn change (winter time) and an instant after the spring gap.
 const AUTUMN = { at: '2026-10-25T02:30:00.123+01:00', Offset: '2026-10-25T02:30:00.123+01:00', Local: '2026-10-25T02:30:00.1230000' };
@@ -24,6 +30,10 @@ const AUTUMN_SUMMER = { at: '2026-10-25T02:30:00+02:00', Offset: '2026-10-25T02:
 const SPRING = { at: '2026-03-29T03:00:00.5+02:00', Offset: '2026-03-29T03:00:00.500+02:00', Local: '2026-03-29T03:00:00.5000000' };
 // The fixed clock of this file: the first request to a service starts its period then.
 const NOW = { at: new Date('2026-10-25T01:30:00.250Z'), Offset: '2026-10-25T02:30:00.250+01:00', Local: '2026-10-25T02:30:00.2500000' };
+
+/** A JSON answer's object, or the first of its array. */
+const bodyObject = (res: request.Response) => res.body as Record<string, unknown>;
+const firstItem = (res: request.Response) => (res.body as Record<string, unknown>[])[0]!;
 
 /** CSV text → the cell of `column` in the first data row. */
 function csvCell(text: string, column: string): string {
@@ -108,29 +118,29 @@ describe('DateTime output mode', () => {
   const window = { StartTime: '2026-10-25', TimeSpan: 'P1D' };
   const api = (p: string) => request(t.app).get(`/api${p}`);
   /** One family: how to ask for it and where its DateTime is in the answer. */
-  const families: { name: string; ask: () => request.Test; read: (res: request.Response) => string; expected: Record<Format, string> }[] = [
+  const families: Family[] = [
     {
       name: 'calls JSON',
       ask: () => api('/calls').query({ OrgCode: w.users.agent, ...window }),
-      read: (r) => r.body[0].startTime,
+      read: (r) => firstItem(r).startTime,
       expected: AUTUMN,
     },
     {
       name: 'calls JSON with includes',
       ask: () => api('/calls').query({ OrgCode: w.units.root, ...window, Include: 'user,parent' }),
-      read: (r) => r.body[0].endTime,
+      read: (r) => firstItem(r).endTime,
       expected: AUTUMN,
     },
     {
       name: 'user calls',
       ask: () => api(`/users/${encodeURIComponent(w.users.agent)}/calls`).query(window),
-      read: (r) => r.body[0].connectTime,
+      read: (r) => firstItem(r).connectTime,
       expected: AUTUMN,
     },
     {
       name: 'org unit calls',
       ask: () => api(`/organizationalunits/${encodeURIComponent(w.units.team)}/calls`).query(window),
-      read: (r) => r.body[0].startTime,
+      read: (r) => firstItem(r).startTime,
       expected: AUTUMN,
     },
     {
@@ -139,30 +149,30 @@ describe('DateTime output mode', () => {
       read: (r) => csvCell(r.text, 'endTime'),
       expected: AUTUMN,
     },
-    { name: 'recordings', ask: () => api(`/calls/${callId}/recordings`), read: (r) => r.body[0].startTime, expected: AUTUMN },
+    { name: 'recordings', ask: () => api(`/calls/${callId}/recordings`), read: (r) => firstItem(r).startTime, expected: AUTUMN },
     {
       name: 'agent ready periods',
       ask: () => api('/calls/agentreadyperiods').query({ FromTime: '2026-10-25', TimeSpan: 'P1D' }),
-      read: (r) => r.body.find((p: { orgCode: string }) => p.orgCode === w.users.agent).startTime,
+      read: (r) => (r.body as { orgCode: string; startTime: string }[]).find((p) => p.orgCode === w.users.agent)!.startTime,
       expected: AUTUMN_SUMMER,
     },
     {
       name: 'simpleleads',
       ask: () => api('/simpleleads').query({ UniqueId: leadId }),
-      read: (r) => r.body[0].uploadTime,
+      read: (r) => firstItem(r).uploadTime,
       expected: SPRING,
     },
     {
       name: 'simpleleads with includes',
       ask: () => api('/simpleleads').query({ UniqueId: leadId, Include: 'campaign' }),
-      read: (r) => r.body[0].lastModifiedTime,
+      read: (r) => firstItem(r).lastModifiedTime,
       expected: AUTUMN,
     },
-    { name: 'one lead', ask: () => api(`/leads/${leadId}`), read: (r) => r.body.uploadTime, expected: SPRING },
+    { name: 'one lead', ask: () => api(`/leads/${leadId}`), read: (r) => bodyObject(r).uploadTime, expected: SPRING },
     {
       name: 'saved search',
       ask: () => api('/leads').query({ searchName: search, modifiedFrom: '2026-01-01' }),
-      read: (r) => r.body[0].lastModifiedTime,
+      read: (r) => firstItem(r).lastModifiedTime,
       expected: AUTUMN,
     },
     {
@@ -174,16 +184,16 @@ describe('DateTime output mode', () => {
     {
       name: 'calendar events',
       ask: () => api('/calendars/events').query({ FromDate: '2026-10-25', ToDate: '2026-10-26' }),
-      read: (r) => r.body[0].start,
+      read: (r) => firstItem(r).start,
       expected: AUTUMN,
     },
     {
       name: 'one calendar',
       ask: () => api(`/calendars/cal-${w.id}/events`).query({ FromDate: '2026-10-25', ToDate: '2026-10-26' }),
-      read: (r) => r.body[0].end,
+      read: (r) => firstItem(r).end,
       expected: AUTUMN,
     },
-    { name: 'myaccount counts', ask: () => api('/myaccount/request/counts'), read: (r) => r.body[0].periodStart, expected: NOW },
+    { name: 'myaccount counts', ask: () => api('/myaccount/request/counts'), read: (r) => firstItem(r).periodStart, expected: NOW },
     {
       name: 'an HTML page (calendar events)',
       ask: () => api('/calendars/events').query({ FromDate: '2026-10-25', ToDate: '2026-10-26' }).set('Accept', 'text/html'),
@@ -228,13 +238,13 @@ describe('DateTime output mode', () => {
 
     it('when the preference is quoted, mixed case and among others, then it is honoured', async () => {
       const res = await calls().set('Authorization', offsetAuth()).set('Prefer', 'respond-async, DateTime="Local"; x=1, wait=5');
-      expect(res.body[0].startTime).toBe(AUTUMN.Local);
+      expect(firstItem(res).startTime).toBe(AUTUMN.Local);
       expect(res.headers['preference-applied']).toBe('datetime=local');
     });
 
     it('when the value is unknown, then the account format applies and nothing is reported applied', async () => {
       const res = await calls().set('Authorization', local.auth).set('Prefer', 'datetime=utc');
-      expect(res.body[0].startTime).toBe(AUTUMN.Local);
+      expect(firstItem(res).startTime).toBe(AUTUMN.Local);
       expect(res.headers['preference-applied']).toBeUndefined();
     });
 
@@ -277,19 +287,20 @@ describe('DateTime output mode', () => {
         .set('Prefer', 'datetime=local')
         .send(body);
       expect(created.status).toBe(201);
-      expect(created.body.start).toBe(SPRING.Local);
+      const event = created.body as { uniqueId: string; start: string };
+      expect(event.start).toBe(SPRING.Local);
       expect(created.headers['preference-applied']).toBe('datetime=local');
       const replaced = await request(t.app)
-        .put(`/api/calendars/events/${created.body.uniqueId}`)
+        .put(`/api/calendars/events/${event.uniqueId}`)
         .set('Authorization', local.auth)
-        .send({ ...body, uniqueId: created.body.uniqueId });
+        .send({ ...body, uniqueId: event.uniqueId });
       expect(replaced.status).toBe(200);
-      expect(replaced.body.end).toBe(SPRING.Local);
+      expect((replaced.body as { end: string }).end).toBe(SPRING.Local);
     });
 
     it('when the OpenAPI document describes an endpoint that writes DateTimes, then it documents Prefer', async () => {
-      const doc = (await api('/openapi.json')).body;
-      const params = (p: string, m = 'get') => (doc.paths[p][m].parameters ?? []).map((x: { name?: string }) => x.name);
+      const doc = (await api('/openapi.json')).body as { paths: Record<string, Record<string, { parameters?: { name?: string }[] }>> };
+      const params = (p: string, m = 'get') => (doc.paths[p]![m]!.parameters ?? []).map((x) => x.name);
       for (const p of ['/calls', '/calls/csv', '/simpleleads', '/leads/csv', '/calendars/events', '/myaccount/request/counts'])
         expect(params(p)).toContain('Prefer');
       expect(params('/calendars/events', 'post')).toContain('Prefer');
@@ -307,7 +318,7 @@ describe('DateTime output mode', () => {
         orgCode: w.users.agent,
         dateTimeFormat: 'Local',
       });
-      expect((await api('/myaccount').set('Authorization', offsetAuth())).body.dateTimeFormat).toBe('Offset');
+      expect(bodyObject(await api('/myaccount').set('Authorization', offsetAuth())).dateTimeFormat).toBe('Offset');
     });
 
     it('when lcm account create is given --date-time-format Local, then the account answers in Local; a bad value exits non-zero', async () => {
@@ -331,11 +342,11 @@ describe('DateTime output mode', () => {
       const res = await api('/calls')
         .query({ OrgCode: w.users.agent, ...window })
         .set('Authorization', basicAuth(username, 'pw'));
-      expect(res.body[0].startTime).toBe(AUTUMN.Local);
-      const bad = await run('node', [LCM, ...args.map((a) => (a === username ? `${username}-bad` : a)), '--date-time-format', 'Utc'], {
+      expect(firstItem(res).startTime).toBe(AUTUMN.Local);
+      const bad = (await run('node', [LCM, ...args.map((a) => (a === username ? `${username}-bad` : a)), '--date-time-format', 'Utc'], {
         env,
         timeout: 60_000,
-      }).catch((e) => e);
+      }).catch((e: unknown) => e)) as { code?: number; stderr: string };
       expect(bad.code).not.toBe(0);
       expect(bad.stderr).toMatch(/unknown DateTime format "Utc" \(one of Offset, Local\)/);
     }, 120_000);

@@ -6,6 +6,7 @@ import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { main } from '../../src/app/main';
 import { addDoNotCallNumbers, removeDoNotCallNumber } from '../../src/data/doNotCallRepository';
+import type { ProblemFieldError } from '../../src/http/problem';
 
 const run = promisify(execFile);
 const LCM = path.resolve(__dirname, '../../bin/lcm.js');
@@ -18,6 +19,16 @@ const digits = (n: number) => Array.from({ length: n }, () => Math.floor(Math.ra
 const faroese = () => `+298 ${digits(6)}`;
 const danish = () => `1${digits(7)}`;
 const e164 = (n: string) => (n.startsWith('+') ? '+' + n.replace(/\D/g, '') : `+45${n}`);
+
+/** The answer to POST /leads. */
+interface ImportAnswer {
+  success: boolean;
+  uniqueId: string;
+  status?: string;
+}
+const importedOf = (res: request.Response) => res.body as ImportAnswer;
+const errorsOf = (res: request.Response) => (res.body as { errors: ProblemFieldError[] }).errors;
+const anyString = expect.any(String) as jest.AsymmetricMatcher;
 
 describe('do-not-call list', () => {
   const { t, w } = useTestWorld();
@@ -34,8 +45,8 @@ describe('do-not-call list', () => {
       .set('Authorization', authorization)
       .send({ CampaignCode: campaign, Data: { Name: 'Nanna Dahl', Telefon: phone, Customer: uniq('C-') } });
   const statusOf = async (uniqueId: string) => {
-    const row = await t.db('leads').where({ unique_id: uniqueId }).first('status');
-    return row?.status as number | undefined;
+    const row = await t.db<{ unique_id: string; status: number }>('leads').where({ unique_id: uniqueId }).first('status');
+    return row?.status;
   };
   const loadLead = async (campaign: string, phone: string, status?: string) => {
     const uniqueId = uniq('dnc-lead-');
@@ -60,8 +71,8 @@ describe('do-not-call list', () => {
       expect(res.body).toEqual({
         phoneNumber: e164(national),
         note: 'asked by phone',
-        createdTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/),
-        modifiedTime: expect.any(String),
+        createdTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/) as jest.AsymmetricMatcher,
+        modifiedTime: anyString,
         movedLeads: 3,
       });
       expect(await statusOf(open)).toBe(700);
@@ -70,7 +81,7 @@ describe('do-not-call list', () => {
       expect(await statusOf(closed)).toBe(200);
       expect(await statusOf(other)).toBe(0);
       const lead = await request(t.app).get(`/api/leads/${open}`).set('Authorization', auth());
-      expect(lead.body.status).toBe('DoNotCall');
+      expect((lead.body as { status: string }).status).toBe('DoNotCall');
     });
 
     it('when the B2B account lists a number without a project, then only leads of its projects move', async () => {
@@ -79,7 +90,7 @@ describe('do-not-call list', () => {
       const retail = await loadLead(w.campaigns.retail, number);
       const res = await post({ PhoneNumber: number }, w.accounts.b2b.auth);
       expect(res.status).toBe(200);
-      expect(res.body.movedLeads).toBe(1);
+      expect((res.body as { movedLeads: number }).movedLeads).toBe(1);
       expect(await statusOf(b2b)).toBe(700);
       expect(await statusOf(retail)).toBe(0);
     });
@@ -98,7 +109,7 @@ describe('do-not-call list', () => {
       ]);
       expect(res.status).toBe(200);
       expect(res.body).toEqual([
-        expect.objectContaining({ phoneNumber: e164(a), project: w.projects.b2b, projectUniqueId: expect.any(String), movedLeads: 1 }),
+        expect.objectContaining({ phoneNumber: e164(a), project: w.projects.b2b, projectUniqueId: anyString, movedLeads: 1 }),
         expect.objectContaining({ phoneNumber: e164(b), project: w.projects.retail, movedLeads: 1 }),
       ]);
       expect(await Promise.all(leads.map(statusOf))).toEqual([700, 0, 0, 700]);
@@ -106,9 +117,9 @@ describe('do-not-call list', () => {
       const inB2b = await importLead(w.campaigns.b2b, a);
       const inRetail = await importLead(w.campaigns.retail, a);
       expect(inB2b.body).toMatchObject({ success: true, status: 'DoNotCall' });
-      expect(inRetail.body).toEqual({ success: true, uniqueId: expect.any(String), pool: expect.any(String) });
-      expect(await statusOf(inB2b.body.uniqueId)).toBe(700);
-      expect(await statusOf(inRetail.body.uniqueId)).toBe(0);
+      expect(inRetail.body).toEqual({ success: true, uniqueId: anyString, pool: anyString });
+      expect(await statusOf(importedOf(inB2b).uniqueId)).toBe(700);
+      expect(await statusOf(importedOf(inRetail).uniqueId)).toBe(0);
     });
 
     it('when the same number is listed again, then the entry is updated, not doubled', async () => {
@@ -131,8 +142,8 @@ describe('do-not-call list', () => {
       await post({ phoneNumber: `+45${national}` });
       const res = await importLead(w.campaigns.retail, `${national.slice(0, 4)} ${national.slice(4)}`);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, uniqueId: expect.any(String), pool: expect.any(String), status: 'DoNotCall' });
-      expect(await statusOf(res.body.uniqueId)).toBe(700);
+      expect(res.body).toEqual({ success: true, uniqueId: anyString, pool: anyString, status: 'DoNotCall' });
+      expect(await statusOf(importedOf(res).uniqueId)).toBe(700);
     });
 
     it('when a number is imported while a listing of it is not yet committed, then the import waits for it and arrives listed', async () => {
@@ -151,8 +162,8 @@ describe('do-not-call list', () => {
         await listing.commit();
         const res = await pending;
         expect(res.status).toBe(200);
-        expect(res.body.status).toBe('GlobalDoNotCall');
-        expect(await statusOf(res.body.uniqueId)).toBe(750);
+        expect(importedOf(res).status).toBe('GlobalDoNotCall');
+        expect(await statusOf(importedOf(res).uniqueId)).toBe(750);
       } finally {
         if (!listing.isCompleted()) await listing.rollback();
         await removeDoNotCallNumber(t.db, { global: true }, `+45${national}`);
@@ -189,10 +200,10 @@ describe('do-not-call list', () => {
       t.setNow(now);
       const res = await post({ phoneNumber: number, expiresTime: new Date(now.getTime() + 60_000).toISOString() });
       expect(res.status).toBe(200);
-      expect((await importLead(w.campaigns.b2b, number)).body.status).toBe('DoNotCall');
+      expect(importedOf(await importLead(w.campaigns.b2b, number)).status).toBe('DoNotCall');
       t.setNow(new Date(now.getTime() + 120_000));
       const later = await importLead(w.campaigns.b2b, number);
-      expect(later.body).toEqual({ success: true, uniqueId: expect.any(String), pool: expect.any(String) });
+      expect(later.body).toEqual({ success: true, uniqueId: anyString, pool: anyString });
       const list = await request(t.app).get('/api/donotcallnumbers').set('Authorization', auth());
       expect((list.body as { phoneNumber: string }[]).map((e) => e.phoneNumber)).not.toContain(e164(number));
     });
@@ -206,7 +217,7 @@ describe('do-not-call list', () => {
         .set('Authorization', auth());
       expect(removed.status).toBe(204);
       expect(await statusOf(lead)).toBe(700);
-      expect((await importLead(w.campaigns.b2b, number)).body.status).toBeUndefined();
+      expect(importedOf(await importLead(w.campaigns.b2b, number)).status).toBeUndefined();
       const again = await request(t.app)
         .delete(`/api/donotcallnumbers/${encodeURIComponent(e164(number))}`)
         .set('Authorization', auth());
@@ -254,7 +265,7 @@ describe('do-not-call list', () => {
       const res = await post([{ phoneNumber: good }, { phoneNumber: 'call me maybe' }]);
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(res.body.errors).toEqual([{ field: '[1].phoneNumber', message: 'is not a phone number' }]);
+      expect(errorsOf(res)).toEqual([{ field: '[1].phoneNumber', message: 'is not a phone number' }]);
       expect(
         await t
           .db('do_not_call_numbers')
@@ -269,7 +280,7 @@ describe('do-not-call list', () => {
       expect((await post({ phoneNumber: 4512345678 })).status).toBe(400);
       expect((await post([])).status).toBe(400);
       expect((await post({})).status).toBe(400);
-      expect((await post({ phoneNumber: faroese(), expiresTime: '2001-01-01T00:00:00Z' })).body.errors).toEqual([
+      expect(errorsOf(await post({ phoneNumber: faroese(), expiresTime: '2001-01-01T00:00:00Z' }))).toEqual([
         { field: '[0].expiresTime', message: 'must lie in the future' },
       ]);
       expect((await request(t.app).delete('/api/donotcallnumbers/abc').set('Authorization', auth())).status).toBe(400);
@@ -331,8 +342,8 @@ describe('do-not-call list', () => {
       expect(await Promise.all(leads.map(statusOf))).toEqual([750, 750]);
 
       const imported = await importLead(w.campaigns.retail, number);
-      expect(imported.body.status).toBe('GlobalDoNotCall');
-      expect(await statusOf(imported.body.uniqueId)).toBe(750);
+      expect(importedOf(imported).status).toBe('GlobalDoNotCall');
+      expect(await statusOf(importedOf(imported).uniqueId)).toBe(750);
     }, 120_000);
 
     it('when listed, then `dnc list --global` prints it, the API does not show it, and `dnc remove --global` takes it off', async () => {
@@ -343,7 +354,7 @@ describe('do-not-call list', () => {
       expect((api.body as { phoneNumber: string }[]).map((e) => e.phoneNumber)).not.toContain(e164(number));
 
       expect(await lcmHere('remove', '--global', number)).toBe('removed 1 entry\n');
-      expect((await importLead(w.campaigns.retail, number)).body.status).toBeUndefined();
+      expect(importedOf(await importLead(w.campaigns.retail, number)).status).toBeUndefined();
     });
 
     it('when the number cannot be read or a global entry names a project, then the command fails naming it', async () => {

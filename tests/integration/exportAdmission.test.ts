@@ -95,14 +95,14 @@ describe('export admission: per-account and global caps', () => {
       const third = await request(t.app).get(path).set(full);
       expect(third.status).toBe(429);
       expect(third.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(third.body.code).toBe('rate_limited');
+      expect((third.body as { code: string }).code).toBe('rate_limited');
       expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
 
       held.push(await holdResponse(base, path, b2b));
       expect(held[2]!.status).toBe(200);
       const fourth = await request(t.app).get(path).set(b2b);
       expect(fourth.status).toBe(503);
-      expect(fourth.body.code).toBe('service_unavailable');
+      expect((fourth.body as { code: string }).code).toBe('service_unavailable');
       expect(Number(fourth.headers['retry-after'])).toBeGreaterThan(0);
 
       // Small requests and readiness do not wait behind the exports.
@@ -148,7 +148,7 @@ describe('connections not had in time', () => {
       expect(held.status).toBe(200);
       const res = await request(t.app).get(path).set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(503);
-      expect(res.body.code).toBe('service_unavailable');
+      expect((res.body as { code: string }).code).toBe('service_unavailable');
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
       // The export held its connection from the export pool, not from the small requests' pool.
       expect((await request(t.app).get('/api/readyz')).status).toBe(200);
@@ -159,14 +159,15 @@ describe('connections not had in time', () => {
   });
 
   it('when every connection of the main pool is taken, then a small request is a 503 with Retry-After, not a 500 after a minute', async () => {
-    const taken = [await t.db.client.acquireConnection(), await t.db.client.acquireConnection()];
+    const client = t.db.client as { acquireConnection(): Promise<unknown>; releaseConnection(connection: unknown): Promise<unknown> };
+    const taken = [await client.acquireConnection(), await client.acquireConnection()];
     try {
       const res = await request(t.app).get('/api/campaigns').set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(503);
-      expect(res.body.code).toBe('service_unavailable');
+      expect((res.body as { code: string }).code).toBe('service_unavailable');
       expect(res.headers['retry-after']).toBeDefined();
     } finally {
-      for (const c of taken) await t.db.client.releaseConnection(c);
+      for (const c of taken) await client.releaseConnection(c);
     }
     expect((await request(t.app).get('/api/campaigns').set('Authorization', w.accounts.full.auth)).status).toBe(200);
   });

@@ -21,8 +21,8 @@ beforeAll(async () => {
       await t
         .db(table)
         .where({ [column]: value })
-        .first('id')
-    ).id as number;
+        .first<{ id: number }>('id')
+    ).id;
   await t.db.raw(
     `insert into calls (unique_id, campaign_id, unique_lead_id, user_id, ou0_id, lead_phone_number, lead_external_key, end_cause, start_time, preview_ms, conversation_ms)
      select ? || '-' || g, ?, 'lead-' || g, ?, ?, '+4512' || g, 'Kunde æøå ' || g, g % 5, '2026-05-06T08:00:00Z'::timestamptz + g * interval '1 second', 4000, g * 37

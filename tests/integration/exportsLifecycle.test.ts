@@ -28,21 +28,21 @@ beforeAll(async () => {
       await t
         .db(table)
         .where({ [column]: value })
-        .first('id')
-    ).id as number;
+        .first<{ id: number }>('id')
+    ).id;
   const campaign = await id('campaigns', 'code', w.campaigns.b2b);
   const user = await id('users', 'org_code', w.users.agent);
   const [pool] = await t
     .db('lead_pools')
     .insert({ campaign_id: campaign, name: `bulk ${w.id}` })
-    .returning('id');
+    .returning<{ id: number }[]>('id');
   await t.db.raw(
     `insert into leads (unique_id, campaign_id, pool_id, status, data, upload_time, last_modified_time, status_changed_time, uploaded_by_user_id)
      select ? || '-lead-' || g, ?, ?, g % 3, jsonb_build_object('Name', 'Ærø ' || g, 'Telefon', '+45' || g, 'Secret', repeat('s', 200)),
        '2026-05-01T08:00:00Z'::timestamptz + g * interval '1 second', '2026-05-01T08:00:00Z'::timestamptz + g * interval '1 second',
        '2026-05-01T08:00:00Z'::timestamptz, ?
      from generate_series(1, ?) g`,
-    [w.id, campaign, pool.id, user, LEADS],
+    [w.id, campaign, pool!.id, user, LEADS],
   );
   const unit = await id('org_units', 'org_code', w.units.root);
   await t.db.raw(
@@ -57,7 +57,7 @@ beforeAll(async () => {
 const projects = () => `Projects=${encodeURIComponent(w.projects.b2b)}`;
 const callsQuery = () => `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT4H`;
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await condition()) return true;
@@ -71,24 +71,26 @@ const knexPool = (db: typeof t.db) => (db.client as { pool: { numUsed(): number;
 /** Connections of the app that are doing something: a query, a transaction. */
 async function busy(name = appName): Promise<unknown[]> {
   return (
-    await observer.raw(
+    await observer.raw<{ rows: unknown[] }>(
       `select pid, state, xact_start, query from pg_stat_activity
         where application_name = ? and (state <> 'idle' or xact_start is not null or backend_xid is not null)`,
       [name],
     )
-  ).rows as unknown[];
+  ).rows;
 }
 
 async function expectClean(): Promise<void> {
   for (const pool of [knexPool(t.db), knexPool(t.composed.services.exportDb)]) {
-    await until(async () => pool.numUsed() === 0 && pool.numPendingAcquires() === 0, 10_000);
+    await until(() => pool.numUsed() === 0 && pool.numPendingAcquires() === 0, 10_000);
     expect({ used: pool.numUsed(), pending: pool.numPendingAcquires() }).toEqual({ used: 0, pending: 0 });
   }
   await until(async () => (await busy()).length === 0, 10_000);
   expect(await busy()).toEqual([]);
-  const all = (await observer.raw(`select count(*)::int as n from pg_stat_activity where application_name = ?`, [appName])).rows[0].n;
-  // Idle connections kept by the app's two pools (main and export, five each in the harness), no more.
-  expect(all).toBeLessThanOrEqual(10);
+  const all = (
+    await observer.raw<{ rows: { n: number }[] }>(`select count(*)::int as n from pg_stat_activity where application_name = ?`, [appName])
+  ).rows[0]!.n;
+  // Idle connections kept by the app's two pools (main and export, five each in the harness) and its listening connection, no more.
+  expect(all).toBeLessThanOrEqual(11);
 }
 
 describe('transcoded exports when clients leave', () => {
@@ -131,7 +133,7 @@ describe('ExportSession', () => {
     await until(async () => (await busy(sessionName)).length === 0, 5000);
     expect(await busy(sessionName)).toEqual([]);
     // The same pool serves the next query on a clean connection.
-    expect((await named.raw('select 1 as one')).rows[0].one).toBe(1);
+    expect((await named.raw<{ rows: { one: number }[] }>('select 1 as one')).rows[0]!.one).toBe(1);
   });
 
   it('when the client leaves before the first row, then the COPY is cancelled at once', async () => {
@@ -159,13 +161,13 @@ describe('ExportSession', () => {
   it('when an export session runs, then JIT and the statement timeout are off inside it only', async () => {
     const session = await ExportSession.open(poolConnections(db));
     const inside = (
-      await session.db.raw(
+      await session.db.raw<{ rows: { jit: string; st: string; ro: string }[] }>(
         `select current_setting('jit') as jit, current_setting('statement_timeout') as st, current_setting('transaction_read_only') as ro`,
       )
     ).rows[0];
     await session.close();
     expect(inside).toEqual({ jit: 'off', st: '0', ro: 'on' });
-    const outside = (await db.raw(`select current_setting('jit') as jit`)).rows[0];
+    const outside = (await db.raw<{ rows: { jit: string }[] }>(`select current_setting('jit') as jit`)).rows[0]!;
     expect(outside.jit).not.toBe('off');
   });
 });

@@ -123,7 +123,7 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
         externalId: '',
       });
       expect(event.status).toBe(201);
-      return event.body.uniqueId as string;
+      return (event.body as { uniqueId: string }).uniqueId;
     };
     const newHook = async () => {
       const hook = await request(t.app)
@@ -131,7 +131,7 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
         .set('Authorization', full)
         .send({ name: 'Fuzz', url: 'https://example.com/fuzz/{UniqueId}', campaignCode: w.campaigns.b2b });
       expect(hook.status).toBe(201);
-      return hook.body.uniqueId as string;
+      return (hook.body as { uniqueId: string }).uniqueId;
     };
     [ids.event, ids.doomedEvent, ids.hook, ids.doomedHook] = [await newEvent(), await newEvent(), await newHook(), await newHook()];
     const listed = await request(t.app)
@@ -141,9 +141,9 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
     expect(listed.status).toBe(200);
     const delivery = await request(t.app).post(`/api/hooks/${ids.hook}/test`).set('Authorization', full);
     expect(delivery.status).toBe(202);
-    ids.delivery = String(delivery.body.deliveryId);
+    ids.delivery = String((delivery.body as { deliveryId: string }).deliveryId);
     const definitions = await request(t.app).get('/api/leaddefinitions').set('Authorization', full);
-    ids.leadDefinition = definitions.body.find((d: { name: string }) => d.name === w.leadDefinition).uniqueId;
+    ids.leadDefinition = (definitions.body as { name: string; uniqueId: string }[]).find((d) => d.name === w.leadDefinition)!.uniqueId;
     server = await listen(t.app, { ...t.settings, PORT: 0, HOST: '127.0.0.1' });
     port = Number(new URL(server.url).port);
   });
@@ -270,7 +270,7 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
   }
 
   it(`when ${ONLY ? ONLY.length : COUNT} generated requests (seed ${SEED}) hit every endpoint, then none is a 5xx or hangs, every 4xx is a problem document, and the server still answers`, async () => {
-    const doc = (await request(t.app).get('/api/openapi.json')).body;
+    const doc = (await request(t.app).get('/api/openapi.json')).body as Parameters<typeof operationsOf>[0];
     const operations = operationsOf(doc);
     const targets = targetsOf(operations);
     const world = fuzzWorld();

@@ -85,11 +85,11 @@ const RECORDED_CHECKSUMS = {
 async function runChecksums(db: Knex, prefix: string): Promise<Record<string, string>> {
   const sums: Record<string, string> = {};
   for (const [table, content] of Object.entries(RUN_CONTENT)) {
-    const { rows } = await db.raw(
+    const { rows } = await db.raw<{ rows: { sum: string }[] }>(
       `select md5(string_agg(replace(r::text, :prefix, '{P}'), E'\\n' order by k)) as sum from (${content}) q`,
       { like: `${prefix}-%`, prefix },
     );
-    sums[table] = rows[0].sum;
+    sums[table] = rows[0]!.sum;
   }
   return sums;
 }
@@ -101,7 +101,7 @@ describe('lcm generate (generateSyntheticData)', () => {
   const progress: [number, number][] = [];
 
   const one = async <T = Record<string, unknown>>(sql: string, bindings: unknown[] = []): Promise<T> =>
-    (await db.raw(sql, [like, ...bindings] as Knex.RawBinding[])).rows[0] as T;
+    (await db.raw<{ rows: T[] }>(sql, [like, ...bindings] as Knex.RawBinding[])).rows[0]!;
   const count = async (sql: string): Promise<number> => Number((await one<{ n: string }>(sql)).n);
 
   beforeAll(async () => {
@@ -115,7 +115,7 @@ describe('lcm generate (generateSyntheticData)', () => {
     expect(await count(`select count(*) n from leads where unique_id like ?`)).toBe(500);
     expect(summary.counts).toMatchObject({ calls: 2000, leads: 500 });
     expect(await count(`select count(*) n from users where unique_id like ?`)).toBeGreaterThanOrEqual(200);
-    const last = progress[progress.length - 1];
+    const last = progress[progress.length - 1]!;
     expect(last[0]).toBe(last[1]);
   });
 
@@ -138,12 +138,12 @@ describe('lcm generate (generateSyntheticData)', () => {
               is distinct from (uc.ou0, uc.ou1, uc.ou2, uc.ou3, uc.ou4))`);
     expect(mismatches).toBe(0);
     // Users sit at levels 2, 3 and 4, so chains of three, four and five units all occur.
-    const depths = await db.raw(
+    const depths = await db.raw<{ rows: { depth: number }[] }>(
       `select distinct (ou1_id is not null)::int + (ou2_id is not null)::int + (ou3_id is not null)::int + (ou4_id is not null)::int + 1 as depth
          from calls where unique_id like ?`,
       [like],
     );
-    expect(depths.rows.map((r: { depth: number }) => r.depth).sort()).toEqual(expect.arrayContaining([4, 5]));
+    expect(depths.rows.map((r) => r.depth).sort()).toEqual(expect.arrayContaining([4, 5]));
   });
 
   it('when it ran, then every call follows the call field rules (connect, end and duration fields agree)', async () => {
@@ -199,7 +199,7 @@ describe('lcm generate (generateSyntheticData)', () => {
   });
 
   it('when it ran, then lead statuses follow the lifecycle', async () => {
-    const statuses = await db.raw(`select distinct status from leads where unique_id like ?`, [like]);
+    const statuses = await db.raw<{ rows: { status: number }[] }>(`select distinct status from leads where unique_id like ?`, [like]);
     for (const { status } of statuses.rows) expect(() => LeadStatus.toName(status)).not.toThrow();
     // Uncalled leads are New (or expired by their campaign's limit).
     expect(
@@ -247,12 +247,12 @@ describe('lcm generate (generateSyntheticData)', () => {
     expect(Number(due.n)).toBe(0);
     expect(await count(`select count(*) n from leads where unique_id like ? and status in (300, 500)`)).toBeGreaterThan(0);
     const closed = CLOSED_LEAD_STATUSES.map((s) => LeadStatus.toNumber(s));
-    const { rows } = await db.raw(
+    const { rows } = await db.raw<{ rows: { closed: number; called: number }[] }>(
       `select count(*) filter (where status = any(?::smallint[])) closed, count(*) called from leads l
           where unique_id like ? and exists (select 1 from calls k where k.lead_id = l.id)`,
       [closed, like],
     );
-    const row = rows[0];
+    const row = rows[0]!;
     expect(Number(row.closed) / Number(row.called)).toBeGreaterThan(0.5);
   });
 

@@ -7,12 +7,43 @@ import { createLogger } from '../../src/config/logger';
 import { queueTestDelivery } from '../../src/data/hookRepository';
 import { claimDeliveryAttempts, recordDeliveredAttempts } from '../../src/data/hookDeliveryRepository';
 import { sampleLeadSnapshot } from '../../src/domain/hookMessages';
+import type { z } from 'zod';
+import type { deliveryListOut } from '../../src/http/schemas/hooks';
 
 /**
  * Delivery: a real worker pool sends to a real local receiver that verifies every request with
  * the standardwebhooks package. Retries, back-off, giving up and disabling run on an injected
  * clock; the queue's own reschedule_jobs brings each scheduled retry forward.
  */
+interface HookRow {
+  id: number;
+  unique_id: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  failing_since: Date | null;
+}
+interface DeliveryRow {
+  id: number;
+  unique_id: string;
+  hook_id: number;
+  status: string;
+  attempts: number;
+  next_attempt_time: Date | null;
+  last_error: string | null;
+}
+interface AttemptRow {
+  delivery_id: number;
+  attempt: number;
+  attempt_time: Date;
+  outcome: string;
+  status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  response_body: string | null;
+  next_attempt_time: Date | null;
+}
+type DeliveryLog = z.infer<typeof deliveryListOut>;
+
 const RETRY_BASE_MS = 4000;
 const HOOK_ENV = {
   HOOKS_ALLOW_HTTP: 'true',
@@ -64,15 +95,16 @@ describe('hook delivery', () => {
       .set('Authorization', auth)
       .send({ name: path, url: `${base}${path}`, campaignCode: w.campaigns.b2b, ...extra });
     expect(res.status).toBe(201);
-    receiver.secret(path, res.body.secret);
-    return res.body as { uniqueId: string; secret: string };
+    const hook = res.body as { uniqueId: string; secret: string };
+    receiver.secret(path, hook.secret);
+    return hook;
   }
   const test = async (hookId: string) => {
     const res = await request(t.app).post(`/api/hooks/${hookId}/test`).set('Authorization', w.accounts.full.auth);
     expect(res.status).toBe(202);
-    return res.body.deliveryId as string;
+    return (res.body as { deliveryId: string }).deliveryId;
   };
-  const delivery = (uniqueId: string) => t.db('hook_deliveries').where({ unique_id: uniqueId }).first();
+  const delivery = async (uniqueId: string) => (await t.db<DeliveryRow>('hook_deliveries').where({ unique_id: uniqueId }).first())!;
   async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -98,10 +130,11 @@ describe('hook delivery', () => {
     expect(got!.json).toMatchObject({ type: 'hook.test', data: { status: 'UserProcessed', data: { Name: 'Jane Doe' } } });
     const log = await until(
       () => request(t.app).get(`/api/hooks/${hook.uniqueId}/deliveries`).set('Authorization', w.accounts.full.auth),
-      (r) => r.body[0]?.status === 'delivered',
+      (r) => (r.body as DeliveryLog)[0]?.status === 'delivered',
     );
-    expect(log.body[0]).toMatchObject({ deliveryId: id, eventType: 'hook.test', status: 'delivered', attempts: 1, lastStatusCode: 200 });
-    expect(log.body[0].attemptLog[0]).toMatchObject({ attempt: 1, outcome: 'delivered', statusCode: 200, responseBody: 'ok' });
+    const [entry] = log.body as DeliveryLog;
+    expect(entry).toMatchObject({ deliveryId: id, eventType: 'hook.test', status: 'delivered', attempts: 1, lastStatusCode: 200 });
+    expect(entry!.attemptLog[0]).toMatchObject({ attempt: 1, outcome: 'delivered', statusCode: 200, responseBody: 'ok' });
     const metrics = await request(t.app).get('/api/metrics');
     expect(metrics.text).toMatch(/lcm_hook_deliveries_total\{outcome="delivered"\} [1-9]/);
     expect(metrics.text).toMatch(/lcm_hook_deliveries_pending \d+/);
@@ -115,14 +148,14 @@ describe('hook delivery', () => {
     const got = await receiver.waitFor('/many', 12);
     expect(got.every((g) => g.verified)).toBe(true);
     expect(new Set(got.map((g) => g.headers['webhook-id']))).toEqual(new Set(ids));
-    const rows = (await until(
-      () => t.db('hook_deliveries').whereIn('unique_id', ids).select('id', 'hook_id', 'status', 'attempts'),
+    const rows = await until(
+      () => t.db<DeliveryRow>('hook_deliveries').whereIn('unique_id', ids).select('id', 'hook_id', 'status', 'attempts'),
       (rs) => rs.length === 12 && rs.every((r) => r.status === 'delivered'),
-    )) as { id: number; hook_id: number; status: string; attempts: number }[];
+    );
     expect(rows.map((r) => r.attempts)).toEqual(Array(12).fill(1));
     const attemptRows = () =>
       t
-        .db('hook_delivery_attempts')
+        .db<AttemptRow>('hook_delivery_attempts')
         .whereIn(
           'delivery_id',
           rows.map((r) => r.id),
@@ -178,12 +211,12 @@ describe('hook delivery', () => {
       (r) => r.status === 'delivered',
     );
     expect(d.attempts).toBe(2);
-    const attempts = await t.db('hook_delivery_attempts').where({ delivery_id: d.id }).orderBy('attempt');
+    const attempts = await t.db<AttemptRow>('hook_delivery_attempts').where({ delivery_id: d.id }).orderBy('attempt');
     expect(attempts.map((a) => a.outcome)).toEqual(['http_error', 'delivered']);
-    expect(attempts[0].status_code).toBe(500);
-    expect(attempts[0].response_body.length).toBe(4096);
+    expect(attempts[0]!.status_code).toBe(500);
+    expect(attempts[0]!.response_body!.length).toBe(4096);
     // Equal jitter: the first retry waits between half and all of the base delay.
-    const gap = attempts[1].attempt_time.getTime() - attempts[0].attempt_time.getTime();
+    const gap = attempts[1]!.attempt_time.getTime() - attempts[0]!.attempt_time.getTime();
     expect(gap).toBeGreaterThanOrEqual(RETRY_BASE_MS / 2);
   });
 
@@ -209,7 +242,7 @@ describe('hook delivery', () => {
           .join('hook_deliveries as d', 'd.id', 'a.delivery_id')
           .join('hooks as h', 'h.id', 'd.hook_id')
           .where('h.unique_id', hang.uniqueId)
-          .select('a.outcome', 'a.duration_ms'),
+          .select<Pick<AttemptRow, 'outcome' | 'duration_ms'>[]>('a.outcome', 'a.duration_ms'),
       (rows) => rows.length >= 2,
     );
     expect(hangLog[0]!.outcome).toBe('timeout');
@@ -221,7 +254,7 @@ describe('hook delivery', () => {
           .join('hook_deliveries as d', 'd.id', 'a.delivery_id')
           .join('hooks as h', 'h.id', 'd.hook_id')
           .where('h.unique_id', reset.uniqueId)
-          .select('a.outcome', 'a.error'),
+          .select<Pick<AttemptRow, 'outcome' | 'error'>[]>('a.outcome', 'a.error'),
       (rows) => rows.length >= 1,
     );
     expect(resetLog[0]!.outcome).toBe('network_error');
@@ -236,9 +269,9 @@ describe('hook delivery', () => {
       () => delivery(id),
       (r) => r.attempts >= 1,
     );
-    const [attempt] = await t.db('hook_delivery_attempts').where({ delivery_id: d.id });
-    expect(attempt.outcome).toBe('refused');
-    expect(attempt.error).toMatch(/loopback/);
+    const [attempt] = await t.db<AttemptRow>('hook_delivery_attempts').where({ delivery_id: d.id });
+    expect(attempt!.outcome).toBe('refused');
+    expect(attempt!.error).toMatch(/loopback/);
     expect(receiver.at('/ssrf')).toHaveLength(0);
   });
 
@@ -288,7 +321,7 @@ describe('hook delivery', () => {
       .db('accounts')
       .where({ username: `quiet-${id}` })
       .update({ enabled: false });
-    const hookRow = await t.db('hooks').where({ unique_id: hook.uniqueId }).first('id');
+    const hookRow = (await t.db<HookRow>('hooks').where({ unique_id: hook.uniqueId }).first('id'))!;
     const sample = sampleLeadSnapshot({ now: Date.now() });
     const deliveryId = await queueTestDelivery(t.db, hookRow.id, { ...sample.snapshot, sampleFields: sample.fields } as never, new Date());
     const d = await until(
@@ -316,16 +349,16 @@ describe('hook delivery', () => {
         );
         attempts = d.attempts;
         if (d.status !== 'pending') break;
-        clockMs = d.next_attempt_time.getTime();
+        clockMs = d.next_attempt_time!.getTime();
         await runRetryNow(row.id);
       }
-      const log = await t.db('hook_delivery_attempts').where({ delivery_id: row.id }).orderBy('attempt');
+      const log = await t.db<AttemptRow>('hook_delivery_attempts').where({ delivery_id: row.id }).orderBy('attempt');
       const times = log.map((a) => a.attempt_time.getTime());
       const last = times[times.length - 1]!;
       expect((await delivery(id)).status).toBe('failed');
       expect(last - start).toBeLessThanOrEqual(3 * 86_400_000);
       expect(last - start).toBeGreaterThan(2 * 86_400_000);
-      expect(log[log.length - 1].next_attempt_time).toBeNull();
+      expect(log[log.length - 1]!.next_attempt_time).toBeNull();
       const gaps = times.slice(1).map((t1, i) => t1 - times[i]!);
       // Exponential with equal jitter: step k waits between base·2^(k-1)/2 and base·2^(k-1), capped at 6 h.
       gaps.forEach((gap, i) => {
@@ -336,21 +369,21 @@ describe('hook delivery', () => {
       expect(receiver.at('/down').every((r) => r.verified && r.headers['webhook-id'] === id)).toBe(true);
 
       // Still failing two and a half days later, the hook passes five days of failures.
-      let hookRow = await t.db('hooks').where({ unique_id: hook.uniqueId }).first();
+      let hookRow = (await t.db<HookRow>('hooks').where({ unique_id: hook.uniqueId }).first())!;
       expect(hookRow.enabled).toBe(true);
-      expect(hookRow.failing_since.getTime()).toBe(start);
+      expect(hookRow.failing_since!.getTime()).toBe(start);
       clockMs = start + 5 * 86_400_000 + 60_000;
       const second = await test(hook.uniqueId);
       await until(
         () => delivery(second),
         (r) => r.attempts >= 1,
       );
-      hookRow = await t.db('hooks').where({ unique_id: hook.uniqueId }).first();
+      hookRow = (await t.db<HookRow>('hooks').where({ unique_id: hook.uniqueId }).first())!;
       expect(hookRow.enabled).toBe(false);
       expect(hookRow.disabled_reason).toMatch(/every delivery attempt failed for 5 days/);
       const shown = await request(t.app).get(`/api/hooks/${hook.uniqueId}`).set('Authorization', w.accounts.full.auth);
       expect(shown.body).toMatchObject({ enabled: false });
-      expect(shown.body.disabledReason).toMatch(/failed for 5 days/);
+      expect((shown.body as { disabledReason: string }).disabledReason).toMatch(/failed for 5 days/);
 
       // A disabled hook sends nothing: its pending retry is skipped.
       const pending = await delivery(second);

@@ -78,19 +78,19 @@ describe('hook worker processes', () => {
       .post('/api/hooks')
       .set('Authorization', w.accounts.full.auth)
       .send({ name: p, url: `${to.url}${p}`, campaignCode: w.campaigns.b2b });
-    to.secret(p, res.body.secret);
+    const hook = res.body as { uniqueId: string; secret: string };
+    to.secret(p, hook.secret);
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
-      ids.push(
-        (await request(t.app).post(`/api/hooks/${res.body.uniqueId}/test`).set('Authorization', w.accounts.full.auth)).body.deliveryId,
-      );
+      const queued = await request(t.app).post(`/api/hooks/${hook.uniqueId}/test`).set('Authorization', w.accounts.full.auth);
+      ids.push((queued.body as { deliveryId: string }).deliveryId);
     }
     return ids;
   }
   async function allDelivered(ids: string[], timeoutMs: number) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const rows = await t.db('hook_deliveries').whereIn('unique_id', ids).select('status');
+      const rows = await t.db<{ unique_id: string; status: string }>('hook_deliveries').whereIn('unique_id', ids).select('status');
       if (rows.length === ids.length && rows.every((r) => r.status === 'delivered')) return;
       if (Date.now() > deadline) throw new Error(`not all delivered: ${JSON.stringify(rows.map((r) => r.status))}`);
       await new Promise((r) => setTimeout(r, 200));

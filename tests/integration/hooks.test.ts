@@ -2,6 +2,18 @@ import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
+import type { z } from 'zod';
+import type { hookExampleOut, hookMetaOut, hookOut } from '../../src/http/schemas/hooks';
+import type { ProblemFieldError } from '../../src/http/problem';
+
+type Hook = z.infer<typeof hookOut>;
+interface Problem {
+  code: string;
+  detail: string;
+  errors: ProblemFieldError[];
+}
+const hookOf = (res: request.Response) => res.body as Hook;
+const problemOf = (res: request.Response) => res.body as Problem;
 
 /** The /hooks resource: create (both body styles), read, replace, delete, meta, example, and bad input. */
 describe('/hooks', () => {
@@ -46,8 +58,9 @@ describe('/hooks', () => {
         standardTemplateName: 'Standard',
       });
       expect(res.status).toBe(201);
-      expect(res.headers.location).toBe(`/api/hooks/${res.body.uniqueId}`);
-      expect(res.body).toMatchObject({
+      const made = hookOf(res);
+      expect(res.headers.location).toBe(`/api/hooks/${made.uniqueId}`);
+      expect(made).toMatchObject({
         name: 'Closed leads',
         campaignCode: w.campaigns.b2b,
         leadStatus: 'UserProcessed',
@@ -58,14 +71,15 @@ describe('/hooks', () => {
         standardTemplateName: 'Standard',
         enabled: true,
       });
-      expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{32}$/);
+      expect(made.secret).toMatch(/^whsec_[A-Za-z0-9+/=]{32}$/);
       // The standardwebhooks package reads the secret as it is given.
-      expect(() => new Webhook(res.body.secret)).not.toThrow();
+      expect(() => new Webhook(made.secret!)).not.toThrow();
 
-      const read = await request(t.app).get(`/api/hooks/${res.body.uniqueId}`).set('Authorization', w.accounts.full.auth);
+      const read = await request(t.app).get(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.full.auth);
       expect(read.status).toBe(200);
-      expect(read.body.secret).toBeUndefined();
-      expect(read.body).toEqual({ ...res.body, secret: undefined, modifiedTime: read.body.modifiedTime });
+      const got = hookOf(read);
+      expect(got.secret).toBeUndefined();
+      expect(got).toEqual({ ...made, secret: undefined, modifiedTime: got.modifiedTime });
     });
 
     it('when the PascalCase body with a content template is posted, then names are matched case-insensitively', async () => {
@@ -118,8 +132,8 @@ describe('/hooks', () => {
       const res = await create(body);
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(res.body.code).toBe('invalid_body');
-      if (!Array.isArray(body)) expect(res.body.errors.length).toBeGreaterThan(0);
+      expect(problemOf(res).code).toBe('invalid_body');
+      if (!Array.isArray(body)) expect(problemOf(res).errors.length).toBeGreaterThan(0);
       expect(await count('hooks')).toBe(before);
     });
 
@@ -131,7 +145,7 @@ describe('/hooks', () => {
           .set('Authorization', w.accounts.full.auth)
           .send({ name: 'x', url: 'http://x.example.com/' });
         expect(res.status).toBe(400);
-        expect(res.body.errors[0]).toEqual({ field: 'url', message: 'the scheme must be https' });
+        expect(problemOf(res).errors[0]).toEqual({ field: 'url', message: 'the scheme must be https' });
       } finally {
         await strict.close();
       }
@@ -141,7 +155,7 @@ describe('/hooks', () => {
       const before = await count('hooks');
       const res = await create({ name: 'x', url: 'https://x.example.com/', campaignCode: w.campaigns.retail }, w.accounts.b2b.auth);
       expect(res.status).toBe(403);
-      expect(res.body.code).toBe('forbidden');
+      expect(problemOf(res).code).toBe('forbidden');
       expect(await count('hooks')).toBe(before);
     });
 
@@ -166,23 +180,23 @@ describe('/hooks', () => {
         'Basic ' + Buffer.from(`hooksonly-${id}:pw`).toString('base64'),
       );
       expect(res.status).toBe(403);
-      expect(res.body.detail).toMatch(/Calls/);
+      expect(problemOf(res).detail).toMatch(/Calls/);
     });
   });
 
   describe('GET, PUT, DELETE /hooks/{UniqueId}', () => {
     it('when another account asks for a hook, then it does not exist for it', async () => {
-      const made = await create({ name: 'mine', url: 'https://x.example.com/' });
-      const other = await request(t.app).get(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.b2b.auth);
+      const made = hookOf(await create({ name: 'mine', url: 'https://x.example.com/' }));
+      const other = await request(t.app).get(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.b2b.auth);
       expect(other.status).toBe(404);
       const list = await request(t.app).get('/api/hooks').set('Authorization', w.accounts.b2b.auth);
-      expect(list.body.map((h: { uniqueId: string }) => h.uniqueId)).not.toContain(made.body.uniqueId);
+      expect((list.body as Hook[]).map((h) => h.uniqueId)).not.toContain(made.uniqueId);
     });
 
     it('when a hook is replaced, then every property is the new one and the secret stays', async () => {
-      const made = await create({ name: 'before', url: 'https://x.example.com/a', events: ['lead.created'] });
+      const made = hookOf(await create({ name: 'before', url: 'https://x.example.com/a', events: ['lead.created'] }));
       const res = await request(t.app)
-        .put(`/api/hooks/${made.body.uniqueId}`)
+        .put(`/api/hooks/${made.uniqueId}`)
         .set('Authorization', w.accounts.full.auth)
         .send({ name: 'after', url: 'https://x.example.com/b', events: ['call.ended', 'calendarEvent.deleted'], enabled: false });
       expect(res.status).toBe(200);
@@ -192,27 +206,27 @@ describe('/hooks', () => {
         events: ['call.ended', 'calendarEvent.deleted'],
         enabled: false,
       });
-      const secret = await t.db('hooks').where({ unique_id: made.body.uniqueId }).first('secret');
-      expect(secret.secret).toBe(made.body.secret);
+      const secret = (await t.db<{ unique_id: string; secret: string }>('hooks').where({ unique_id: made.uniqueId }).first('secret'))!;
+      expect(secret.secret).toBe(made.secret);
     });
 
     it('when a replacement is invalid, then nothing changes', async () => {
-      const made = await create({ name: 'keep', url: 'https://x.example.com/a' });
+      const made = hookOf(await create({ name: 'keep', url: 'https://x.example.com/a' }));
       const res = await request(t.app)
-        .put(`/api/hooks/${made.body.uniqueId}`)
+        .put(`/api/hooks/${made.uniqueId}`)
         .set('Authorization', w.accounts.full.auth)
         .send({ name: 'x', url: 'https://x.example.com/{Bad}' });
       expect(res.status).toBe(400);
-      const read = await request(t.app).get(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth);
-      expect(read.body.name).toBe('keep');
+      const read = await request(t.app).get(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.full.auth);
+      expect(hookOf(read).name).toBe('keep');
     });
 
     it('when a hook is deleted, then it is gone', async () => {
-      const made = await create({ name: 'gone', url: 'https://x.example.com/' });
-      const del = await request(t.app).delete(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth);
+      const made = hookOf(await create({ name: 'gone', url: 'https://x.example.com/' }));
+      const del = await request(t.app).delete(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.full.auth);
       expect(del.status).toBe(204);
-      expect((await request(t.app).get(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth)).status).toBe(404);
-      expect((await request(t.app).delete(`/api/hooks/${made.body.uniqueId}`).set('Authorization', w.accounts.full.auth)).status).toBe(404);
+      expect((await request(t.app).get(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.full.auth)).status).toBe(404);
+      expect((await request(t.app).delete(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.full.auth)).status).toBe(404);
     });
   });
 
@@ -220,7 +234,8 @@ describe('/hooks', () => {
     it('when meta is asked for, then it names the events, placeholders and templates', async () => {
       const res = await request(t.app).get('/api/hooks/meta').set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(200);
-      expect(res.body.events.map((e: { name: string }) => e.name)).toEqual([
+      const meta = res.body as z.infer<typeof hookMetaOut>;
+      expect(meta.events.map((e) => e.name)).toEqual([
         'lead.created',
         'lead.statusChanged',
         'call.ended',
@@ -228,7 +243,7 @@ describe('/hooks', () => {
         'calendarEvent.updated',
         'calendarEvent.deleted',
       ]);
-      expect(res.body.placeholders.map((p: { name: string }) => p.name)).toEqual(
+      expect(meta.placeholders.map((p) => p.name)).toEqual(
         expect.arrayContaining([
           '{UniqueId}',
           '{CampaignCode}',
@@ -239,36 +254,38 @@ describe('/hooks', () => {
           '{Data.FieldName}',
         ]),
       );
-      expect(res.body.standardTemplates.map((p: { name: string }) => p.name)).toEqual(['Standard', 'Data']);
+      expect(meta.standardTemplates.map((p) => p.name)).toEqual(['Standard', 'Data']);
     });
 
     it('when the example of a hook with a JSON content template is asked for, then it is a signed request with valid JSON from the campaign’s fields', async () => {
-      const made = await create({
+      const created = await create({
         name: 'templated',
         url: 'https://crm.example.com/leads/{UniqueId}',
         campaignCode: w.campaigns.b2b,
         contentTemplate:
           '{"id":"{UniqueId}","name":"{Data.Name}","quote":"{Data.Customer}","status":"{LeadStatus}","closed":"{ClosedDate}"}',
       });
-      expect(made.status).toBe(201);
-      const res = await request(t.app).get(`/api/hooks/${made.body.uniqueId}/example`).set('Authorization', w.accounts.full.auth);
+      expect(created.status).toBe(201);
+      const made = hookOf(created);
+      const res = await request(t.app).get(`/api/hooks/${made.uniqueId}/example`).set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(200);
-      expect(res.body.method).toBe('POST');
-      expect(res.body.url).toMatch(/^https:\/\/crm\.example\.com\/leads\/[0-9a-f-]{36}$/);
-      const body = JSON.parse(res.body.body);
+      const example = res.body as z.infer<typeof hookExampleOut>;
+      expect(example.method).toBe('POST');
+      expect(example.url).toMatch(/^https:\/\/crm\.example\.com\/leads\/[0-9a-f-]{36}$/);
+      const body = JSON.parse(example.body) as { closed: string };
       expect(body).toMatchObject({ name: 'Jane Doe', status: 'UserProcessed' });
       expect(body.closed).toMatch(/^\d{4}-\d\d-\d\dT/);
-      expect(() => new Webhook(made.body.secret).verify(res.body.body, res.body.headers)).not.toThrow();
+      expect(() => new Webhook(made.secret!).verify(example.body, example.headers)).not.toThrow();
     });
 
     it('when pages are asked for as HTML, then the small reads answer text/html', async () => {
-      const made = await create({ name: 'html <b>hook</b>', url: 'https://x.example.com/' });
+      const made = hookOf(await create({ name: 'html <b>hook</b>', url: 'https://x.example.com/' }));
       for (const path of [
         '/api/hooks',
         '/api/hooks/meta',
-        `/api/hooks/${made.body.uniqueId}`,
-        `/api/hooks/${made.body.uniqueId}/deliveries`,
-        `/api/hooks/${made.body.uniqueId}/example`,
+        `/api/hooks/${made.uniqueId}`,
+        `/api/hooks/${made.uniqueId}/deliveries`,
+        `/api/hooks/${made.uniqueId}/example`,
       ]) {
         const res = await request(t.app).get(path).set('Authorization', w.accounts.full.auth).set('Accept', 'text/html');
         expect(res.status).toBe(200);

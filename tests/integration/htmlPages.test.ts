@@ -77,12 +77,15 @@ describe('HTML pages', () => {
   let hookId: string;
   let leadDefinitionId: string;
   beforeAll(async () => {
-    leadDefinitionId = (await t.db('lead_definitions').where({ name: w.leadDefinition }).first('unique_id')).unique_id;
+    leadDefinitionId = (await t
+      .db<{ name: string; unique_id: string }>('lead_definitions')
+      .where({ name: w.leadDefinition })
+      .first('unique_id'))!.unique_id;
     const hook = await request(t.app)
       .post('/api/hooks')
       .set('Authorization', w.accounts.full.auth)
       .send({ name: 'Html <b>hook</b>', url: 'https://crm.example.com/in' });
-    hookId = hook.body.uniqueId;
+    hookId = (hook.body as { uniqueId: string }).uniqueId;
   });
 
   /** Values for the parameters small services need; an endpoint needing another one fails by name. */
@@ -110,15 +113,15 @@ describe('HTML pages', () => {
     };
     const path = e.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
       if (!(name in pathValues)) throw new Error(`no test value for path parameter ${name} of ${e.path}`);
-      return encodeURIComponent(pathValues[name]);
+      return encodeURIComponent(pathValues[name]!);
     });
     const query = new URLSearchParams();
     for (const [name, schema] of Object.entries(e.query?.shape ?? {})) {
       if ((schema as z.ZodType).safeParse(undefined).success) continue;
       if (!(name in queryValues)) throw new Error(`no test value for query parameter ${name} of ${e.path}`);
-      query.set(name, queryValues[name]);
+      query.set(name, queryValues[name]!);
     }
-    return `/api${path}${query.size > 0 ? `?${query}` : ''}`;
+    return `/api${path}${query.size > 0 ? `?${query.toString()}` : ''}`;
   }
 
   const htmlEndpoints = () =>
@@ -174,7 +177,7 @@ describe('HTML pages', () => {
         expect({ service: e.service, status: res.status, type: res.headers['content-type'] }).toEqual({
           service: e.service,
           status: 406,
-          type: expect.stringMatching(/^application\/problem\+json/),
+          type: expect.stringMatching(/^application\/problem\+json/) as jest.AsymmetricMatcher,
         });
       }
     });
