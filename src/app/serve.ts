@@ -52,7 +52,7 @@ async function supervise(): Promise<void> {
     const logger = createLogger(settings.LOG_LEVEL);
     await migrateLatest(ctx.db);
     if (ctx.embedded) {
-      const hasAccounts = await ctx.db('accounts').first('id');
+      const hasAccounts = await ctx.db<{ id: number }>('accounts').first('id');
       if (!hasAccounts) await seedDemo(ctx.db, settings.PLATFORM_TIMEZONE);
     }
     const supervisor = new Supervisor({
