@@ -196,7 +196,7 @@ const NAME_PARTITION_INDEXES = `
 /** Creates `<table>_pYYYY_MM` for every UTC month in `months` (text 'YYYY-MM-01'), and `<table>_default`. */
 async function createPartitions(knex: Knex, table: string, months: string[]): Promise<void> {
   for (const m of months) {
-    const [y, mo] = m.split('-').map(Number);
+    const [y, mo] = m.split('-').map(Number) as [number, number];
     const next = mo === 12 ? `${y + 1}-01-01` : `${y}-${String(mo + 1).padStart(2, '0')}-01`;
     const name = `${table}_p${y}_${String(mo).padStart(2, '0')}`;
     await knex.raw(`CREATE TABLE ${name} PARTITION OF ${table} FOR VALUES FROM ('${m} 00:00:00+00') TO ('${next} 00:00:00+00')`);

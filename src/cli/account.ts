@@ -172,10 +172,10 @@ async function withChange(
 }
 
 function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => c.padEnd(widths[i]))
+      .map((c, i) => c.padEnd(widths[i]!))
       .join('  ')
       .trimEnd() + '\n';
   return line(header) + line(widths.map((w) => '-'.repeat(w))) + rows.map(line).join('');

@@ -178,7 +178,7 @@ export async function replaceEvent(
     // The event's lead must be one the account can see: no event may point at another project's lead.
     if (!(await leadVisible(trx, input.leadUniqueId, scope))) return { kind: 'unknown_lead' } as const;
     await trx('calendar_events')
-      .where({ id: rows[0].id })
+      .where({ id: rows[0]!.id })
       .update({ ...eventValues(calendar.id, input), version: trx.raw('version + 1') });
     const event = { uniqueId, ...input };
     await recordCalendarEvent(trx, { type: 'calendarEvent.updated', event, project: calendar.project, time });

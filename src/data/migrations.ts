@@ -21,9 +21,8 @@ export function migrationSource(dir = MIGRATIONS_DIR): Knex.MigrationSource<Migr
     async getMigrations() {
       const byName = new Map<string, MigrationFile>();
       for (const entry of await fs.promises.readdir(dir)) {
-        const match = /^(.+)\.(ts|js)$/.exec(entry);
-        if (match && !entry.endsWith('.d.ts') && !byName.has(match[1]))
-          byName.set(match[1], { name: match[1], file: path.join(dir, entry) });
+        const name = /^(.+)\.(ts|js)$/.exec(entry)?.[1];
+        if (name !== undefined && !entry.endsWith('.d.ts') && !byName.has(name)) byName.set(name, { name, file: path.join(dir, entry) });
       }
       return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },

@@ -24,7 +24,7 @@ interface Member {
 
 /** Tables partitioned together, parents first. */
 interface Family {
-  members: Member[];
+  members: [Member, ...Member[]];
   /** The registry of unique ids of the first member (kept by triggers on it). */
   registry: { table: string; column: string };
 }

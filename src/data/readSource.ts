@@ -171,7 +171,7 @@ export class ReadSource extends EventEmitter<ReadSourceEvents> implements Connec
       try {
         const answer = replica.raw(LAG_SQL) as unknown as Promise<{ rows: { lag_ms: number }[] }>;
         const { rows } = await withTimeout(answer, this.checkTimeoutMs, 'replica check');
-        this.lag = Number(rows[0].lag_ms);
+        this.lag = Number(rows[0]!.lag_ms);
         if (this.lag > this.maxLagMs) this.setState('down', { lagMs: this.lag });
         else this.setState('up', { lagMs: this.lag });
       } catch (err) {

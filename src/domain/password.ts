@@ -23,8 +23,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, saltB64, keyB64] = parts;
-  const expected = Buffer.from(keyB64, 'base64');
-  const key = await scrypt(password, Buffer.from(saltB64, 'base64'), expected.length, {
+  const expected = Buffer.from(keyB64!, 'base64');
+  const key = await scrypt(password, Buffer.from(saltB64!, 'base64'), expected.length, {
     N: Number(n),
     r: Number(r),
     p: Number(p),

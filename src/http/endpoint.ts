@@ -91,7 +91,7 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   tags: string[];
   access: Access;
   /** Representations offered, default first; large-data services offer only json or csv. */
-  representations: readonly Representation[];
+  representations: readonly [Representation, ...Representation[]];
   /** The handler writes its own media type (metrics text, the docs page): no Accept check. */
   ownMediaType?: boolean;
   /** With ownMediaType and no response schema: the media type the document names (default text/plain). */

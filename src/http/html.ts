@@ -8,7 +8,7 @@
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -26,9 +26,11 @@ const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
  */
 function renderDateTime(iso: string, m: RegExpExecArray): string {
   const [, y, mo, d, h, mi, s, frac, offset] = m;
-  const weekday = WEEKDAYS[new Date(Date.UTC(+y, +mo - 1, +d)).getUTCDay()];
+  const month = +mo! - 1;
+  const day = +d!;
+  const weekday = WEEKDAYS[new Date(Date.UTC(+y!, month, day)).getUTCDay()];
   const millis = frac && /[1-9]/.test(frac) ? `.${frac.slice(0, 3)}` : '';
-  const readable = `${weekday} ${+d} ${MONTHS[+mo - 1]} ${y}, ${h}:${mi}:${s}${millis}`;
+  const readable = `${weekday} ${day} ${MONTHS[month]} ${y}, ${h}:${mi}:${s}${millis}`;
   const zone = offset === 'Z' ? 'UTC' : offset;
   const value = escapeHtml(iso);
   return `<time datetime="${value}" title="${value}">${readable} <span class="offset">(${zone})</span></time>`;
@@ -73,8 +75,10 @@ function renderObject(obj: Record<string, unknown>): string {
   const entries = Object.entries(obj);
   if (entries.length === 0) return '<span class="none">(none)</span>';
   // A compact reference (`{ orgCode }`, `{ uniqueId }`) reads best on one line.
-  if (entries.length === 1 && !isPlainObject(entries[0][1]) && !Array.isArray(entries[0][1])) {
-    return `<span class="ref"><span class="key">${escapeHtml(entries[0][0])}:</span> ${renderValue(entries[0][1])}</span>`;
+  if (entries.length === 1) {
+    const [key, only] = entries[0]!;
+    if (!isPlainObject(only) && !Array.isArray(only))
+      return `<span class="ref"><span class="key">${escapeHtml(key)}:</span> ${renderValue(only)}</span>`;
   }
   const rows = entries.map(([k, v]) => `<tr><th scope="row">${escapeHtml(k)}</th><td>${renderValue(v)}</td></tr>`).join('');
   return `<table class="record"><tbody>${rows}</tbody></table>`;

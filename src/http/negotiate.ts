@@ -15,7 +15,7 @@ const MEDIA: Record<Representation, string> = {
  * nothing acceptable → 406 (docs/decisions.md, Wire). Large-data services list only json or csv, so a
  * text/html-only client gets 406 there.
  */
-export function negotiate(req: Request, offered: readonly Representation[]): Representation {
+export function negotiate(req: Request, offered: readonly [Representation, ...Representation[]]): Representation {
   if (!req.headers.accept || req.headers.accept.trim() === '') return offered[0];
   const chosen = req.accepts(offered.map((r) => MEDIA[r]));
   if (!chosen) {

@@ -219,14 +219,14 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
   };
   out[`${success}`] =
     success === 204
-      ? { description: STATUS_TEXT[204], ...(counted ? { headers: rateHeaders } : {}) }
+      ? { description: STATUS_TEXT[204]!, ...(counted ? { headers: rateHeaders } : {}) }
       : {
-          description: STATUS_TEXT[success],
+          description: STATUS_TEXT[success]!,
           content: successContent(e),
           ...(Object.keys(successHeaders).length > 0 ? { headers: successHeaders } : {}),
         };
 
-  if (conditional) out['304'] = { description: STATUS_TEXT[304], headers: { ETag: ref('headers', 'ETag'), ...rateHeaders } };
+  if (conditional) out['304'] = { description: STATUS_TEXT[304]!, headers: { ETag: ref('headers', 'ETag'), ...rateHeaders } };
 
   const statuses = new Set<number>([500]);
   if (e.query || e.params || e.body) statuses.add(400);

@@ -71,7 +71,7 @@ const consumeScript = defineScript({
     parser.pushKeys(keys);
     parser.push(...args);
   },
-  transformReply: (reply: unknown) => reply as number[],
+  transformReply: (reply: unknown) => reply as [number, number, number, number, number],
 });
 
 // The {accountId} hash tag puts every key of one account in one Redis Cluster slot: the script
@@ -150,7 +150,7 @@ export class RedisCounterStore implements CounterStore {
         service,
       ],
     );
-    const [exceeded, dStart, dCount, mStart, mCount] = reply.map(Number);
+    const [exceeded, dStart, dCount, mStart, mCount] = reply.map(Number) as [number, number, number, number, number];
     return toConsumeResult(input, {
       exceeded: exceeded === 1 ? 'daily' : exceeded === 2 ? 'minute' : undefined,
       daily: fromReply(dStart, dCount),

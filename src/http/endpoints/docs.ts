@@ -121,7 +121,7 @@ function renderOperation(doc: OpenApiDocument, path: string, method: string, op:
       const headers = Object.keys(r.headers ?? {})
         .map((h) => `<code>${escapeHtml(h)}</code>`)
         .join(', ');
-      return `<tr><td class="status s${escapeHtml(status[0])}">${escapeHtml(status)}</td><td>${prose(r.description)}</td><td>${media || '<span class="none">no body</span>'}</td><td>${headers}</td></tr>`;
+      return `<tr><td class="status s${escapeHtml(status[0]!)}">${escapeHtml(status)}</td><td>${prose(r.description)}</td><td>${media || '<span class="none">no body</span>'}</td><td>${headers}</td></tr>`;
     })
     .join('');
   return `<section class="op" id="${id}">

@@ -51,7 +51,7 @@ class Rfc7617BasicStrategy extends BasicStrategy {
     const header = req.headers.authorization;
     const match = header === undefined ? null : /^\s*basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
     if (!match) return this.fail(WWW_AUTHENTICATE, 401);
-    const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+    const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon <= 0) return this.fail(WWW_AUTHENTICATE, 401);
     const username = decoded.slice(0, colon);

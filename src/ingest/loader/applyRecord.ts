@@ -295,7 +295,7 @@ export class RecordApplier {
     if (r.organizationalUnits !== undefined) {
       chain = [];
       for (const code of r.organizationalUnits) chain.push((await this.unit(code)).id);
-      const deepest = await this.unit(r.organizationalUnits[r.organizationalUnits.length - 1]);
+      const deepest = await this.unit(r.organizationalUnits[r.organizationalUnits.length - 1]!);
       rule(
         deepest.chain.length === chain.length && deepest.chain.every((id, i) => id === chain[i]),
         'organizationalUnits must be a chain of org units from the root down',

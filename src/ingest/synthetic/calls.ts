@@ -12,7 +12,7 @@ import type { RunRows } from './runRows';
 
 /** A call's start time: the second in its sort key plus the call's milliseconds. */
 export function callStartMs(windowStartMs: number, msPart: Uint16Array, key: number, i: number): number {
-  return windowStartMs + Math.floor(key / INDEX_BITS) * 1000 + msPart[i];
+  return windowStartMs + Math.floor(key / INDEX_BITS) * 1000 + msPart[i]!;
 }
 
 export async function copyCalls(conn: pg.PoolClient, run: RunRows, contacts: LeadContacts, onRows: (n: number) => void): Promise<void> {
@@ -73,24 +73,24 @@ export async function copyCalls(conn: pg.PoolClient, run: RunRows, contacts: Lea
     ],
     function* () {
       for (let seq = 0; seq < N; seq++) {
-        const key = sortKey[seq];
+        const key = sortKey[seq]!;
         const i = key % INDEX_BITS;
-        const l = callLead[i];
-        const c = campaigns[leadCampaign[l]];
-        const u = users[callUser[i]];
-        const f = callFlags[i];
+        const l = callLead[i]!;
+        const c = campaigns[leadCampaign[l]!]!;
+        const u = users[callUser[i]!]!;
+        const f = callFlags[i]!;
         const connected = (f & FLAG_CONNECTED) !== 0;
         const inProgress = (f & FLAG_IN_PROGRESS) !== 0;
         const start = callStartMs(windowStartMs, callMsPart, key, i);
-        const dialing = callDialing[i];
-        const conversation = callConversation[i];
+        const dialing = callDialing[i]!;
+        const conversation = callConversation[i]!;
         const connectTime = connected ? isoTime(start + dialing) : '\\N';
         const endTime = inProgress ? '\\N' : isoTime(start + dialing + Math.max(conversation, 0));
         yield (
           `${callBase + seq}\t${P}-k${sequenceNumber(seq)}\t${c.id}\t${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${u.id}\t${u.chainCols}\t` +
-          `${copyEscape(leadPhone[l])}\t${copyEscape(leadKey[l])}\t${callEndCause[i]}\t${inProgress ? 't' : 'f'}\t${connected ? 't' : 'f'}\t` +
+          `${copyEscape(leadPhone[l]!)}\t${copyEscape(leadKey[l]!)}\t${callEndCause[i]}\t${inProgress ? 't' : 'f'}\t${connected ? 't' : 'f'}\t` +
           `${f & FLAG_INCOMING ? 't' : 'f'}\t${isoTime(start)}\t${connectTime}\t${endTime}\t${callPreview[i]}\t${dialing < 0 ? '\\N' : dialing}\t` +
-          `${conversation < 0 ? '\\N' : conversation}\t${callWrapUp[i] < 0 ? '\\N' : callWrapUp[i]}\t` +
+          `${conversation < 0 ? '\\N' : conversation}\t${callWrapUp[i]! < 0 ? '\\N' : callWrapUp[i]}\t` +
           `${callStatus[i] === NULL16 ? '\\N' : callStatus[i]}\t${callPre[i]}\t${callClosure[i] === NULL8 ? '\\N' : callClosure[i]}\t${c.typeNumber}\n`
         );
       }
@@ -116,20 +116,21 @@ export async function copyRecordings(conn: pg.PoolClient, run: RunRows, onRows: 
     ['call_id', 'call_start_time', 'start_time', 'end_time', 'recording_type', 'file_name'],
     function* () {
       for (let seq = 0; seq < N; seq++) {
-        const key = sortKey[seq];
+        const key = sortKey[seq]!;
         const i = key % INDEX_BITS;
-        const f = callFlags[i];
+        const f = callFlags[i]!;
         if ((f & (FLAG_CONNECTED | FLAG_IN_PROGRESS)) !== FLAG_CONNECTED) continue;
         const start = callStartMs(windowStartMs, callMsPart, key, i);
         const callStart = isoTime(start);
-        const connect = start + callDialing[i];
-        const end = connect + callConversation[i];
+        const connect = start + callDialing[i]!;
+        const conversation = callConversation[i]!;
+        const end = connect + conversation;
         const file = `${dayName[Math.min(days - 1, Math.floor((connect - windowStartMs) / 86_400_000))]}/${P}-k${sequenceNumber(seq)}`;
         yield `${callBase + seq}\t${callStart}\t${isoTime(connect)}\t${isoTime(end)}\t${FULL}\t${file}.wav\n`;
         if (f & FLAG_PARTIAL) {
           // A supervisor's partial recording of the middle of the conversation.
-          const from = connect + Math.floor(callConversation[i] / 4);
-          yield `${callBase + seq}\t${callStart}\t${isoTime(from)}\t${isoTime(from + Math.floor(callConversation[i] / 2))}\t${PARTIAL}\t${file}-partial.wav\n`;
+          const from = connect + Math.floor(conversation / 4);
+          yield `${callBase + seq}\t${callStart}\t${isoTime(from)}\t${isoTime(from + Math.floor(conversation / 2))}\t${PARTIAL}\t${file}-partial.wav\n`;
         }
       }
     },

@@ -238,7 +238,7 @@ export async function insertCampaigns(
 
   const links: { user_id: number; campaign_id: number }[] = [];
   users.forEach((u, ui) => {
-    const category = units[u.unit].category;
+    const category = units[u.unit]!.category;
     campaigns.forEach((c) => {
       if (c.spec.category !== category) return;
       links.push({ user_id: u.id, campaign_id: c.id });
@@ -262,7 +262,7 @@ async function insertPools(trx: Knex.Transaction, campaigns: GenCampaign[], wind
       if (seen.has(day)) continue;
       seen.add(day);
       c.pools.push({ name: `(auto) ${dayName[day]}`, day, id: 0 });
-      poolRows.push({ campaign_id: c.id, name: `(auto) ${dayName[day]}`, created_at: new Date(startMs + (day8Sec[day] - 3600) * 1000) });
+      poolRows.push({ campaign_id: c.id, name: `(auto) ${dayName[day]}`, created_at: new Date(startMs + (day8Sec[day]! - 3600) * 1000) });
     }
   }
   const pools = await trx('lead_pools').insert(poolRows).returning(['id', 'campaign_id', 'name']);

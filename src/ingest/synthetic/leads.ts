@@ -59,26 +59,26 @@ export async function copyLeads(conn: pg.PoolClient, run: RunRows, data: Prng, o
     ],
     function* () {
       for (let l = 0; l < L; l++) {
-        const c = campaigns[leadCampaign[l]];
+        const c = campaigns[leadCampaign[l]!]!;
         const lead = leadData(data, c.spec.definition, l, P);
         leadPhone[l] = lead.phone;
         leadKey[l] = lead.key;
-        const n = callCount[l];
-        const uploader = users[leadUploader[l]];
+        const n = callCount[l]!;
+        const uploader = users[leadUploader[l]!]!;
         let first = '\\N\t';
         let lastBy = String(uploader.id);
         if (n > 0) {
-          const i0 = offset[l];
-          first = `${isoTime(windowStartMs + Math.floor(sortKey[i0] / INDEX_BITS) * 1000 + callMsPart[i0])}\t`;
-          let last = offset[l] + n - 1;
-          if (callFlags[last] & FLAG_IN_PROGRESS && n > 1) last -= 1;
-          lastBy = String(users[callUser[last]].id);
+          const i0 = offset[l]!;
+          first = `${isoTime(windowStartMs + Math.floor(sortKey[i0]! / INDEX_BITS) * 1000 + callMsPart[i0]!)}\t`;
+          let last = offset[l]! + n - 1;
+          if (callFlags[last]! & FLAG_IN_PROGRESS && n > 1) last -= 1;
+          lastBy = String(users[callUser[last]!]!.id);
         }
-        const firstBy = n > 0 ? String(users[callUser[offset[l]]].id) : '\\N';
+        const firstBy = n > 0 ? String(users[callUser[offset[l]!]!]!.id) : '\\N';
         yield (
-          `${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${c.id}\t${c.pools[leadPool[l]].id}\t${leadStatus[l]}\t${leadClosure[l]}\t${data.chance(0.9) ? 0 : data.between(1, 5)}\t` +
-          `${copyEscape(lead.phone)}\t${copyEscape(lead.key)}\t${copyEscape(lead.json)}\t${leadAttempts[l]}\t${isoTime(leadUploadMs[l])}\t${isoTime(leadChangedMs[l])}\t${first}` +
-          `${isoTime(leadClockMs[l])}\t${uploader.ownerUnitId}\t${uploader.id}\t${lastBy}\t${firstBy}\n`
+          `${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${c.id}\t${c.pools[leadPool[l]!]!.id}\t${leadStatus[l]}\t${leadClosure[l]}\t${data.chance(0.9) ? 0 : data.between(1, 5)}\t` +
+          `${copyEscape(lead.phone)}\t${copyEscape(lead.key)}\t${copyEscape(lead.json)}\t${leadAttempts[l]}\t${isoTime(leadUploadMs[l]!)}\t${isoTime(leadChangedMs[l]!)}\t${first}` +
+          `${isoTime(leadClockMs[l]!)}\t${uploader.ownerUnitId}\t${uploader.id}\t${lastBy}\t${firstBy}\n`
         );
       }
     },
@@ -101,7 +101,7 @@ function leadData(r: Prng, definition: DefinitionKind, l: number, P: string): { 
     data.ContactName = `${first} ${last}`;
     data.Phone = phone;
     if (r.chance(0.5)) data.Mobile = `+45 ${r.between(20, 99)} ${r.between(10, 99)} ${r.between(10, 99)} ${r.between(10, 99)}`;
-    if (r.chance(0.8)) data.Email = `${ascii(first)}.${ascii(last)}@${ascii(company.split(' ')[0])}.example.com`;
+    if (r.chance(0.8)) data.Email = `${ascii(first)}.${ascii(last)}@${ascii(company.split(' ')[0]!)}.example.com`;
     data.Employees = String(r.between(1, 5000));
     if (r.chance(0.6))
       data.CustomerSince = `${r.between(2005, 2025)}-${String(r.between(1, 12)).padStart(2, '0')}-${String(r.between(1, 28)).padStart(2, '0')}`;

@@ -76,14 +76,14 @@ async function insertOrgTree(trx: Knex.Transaction, P: string): Promise<Unit[]> 
           org_code: u.code,
           name: u.name,
           level,
-          parent_id: u.parent === null ? null : units[u.parent].id,
+          parent_id: u.parent === null ? null : units[u.parent]!.id,
         })),
       )
       .returning(['id', 'unique_id']);
     const ids = new Map<string, number>(rows.map((r: { id: number; unique_id: string }) => [r.unique_id, r.id]));
     for (const u of batch) {
       u.id = ids.get(u.uid)!;
-      u.chain = u.parent === null ? [u.id] : [...units[u.parent].chain, u.id];
+      u.chain = u.parent === null ? [u.id] : [...units[u.parent]!.chain, u.id];
     }
   }
   return units;
@@ -108,7 +108,7 @@ async function insertUsers(trx: Knex.Transaction, P: string, units: Unit[], name
       caller,
       id: 0,
       chainCols: '',
-      ownerUnitId: units[unit].chain[1],
+      ownerUnitId: units[unit]!.chain[1]!,
     });
   };
   // Users in this order (departments, teams, squads, each in tree order) keep their names for a seed.
@@ -123,7 +123,7 @@ async function insertUsers(trx: Knex.Transaction, P: string, units: Unit[], name
         org_code: u.username,
         username: u.username,
         name: u.name,
-        parent_id: units[u.unit].id,
+        parent_id: units[u.unit]!.id,
         email: `${u.username.replace(/\.g\d+(r\d+)?$/, '')}@${P}.example.com`,
         inbound_phone_number: names.chance(0.3) ? `+45 70 ${String(1000 + i).padStart(4, '0')} 00` : null,
         roles: u.roles,
@@ -135,7 +135,7 @@ async function insertUsers(trx: Knex.Transaction, P: string, units: Unit[], name
   const userIds = new Map<string, number>(userRows.map((r: { id: number; unique_id: string }) => [r.unique_id, r.id]));
   for (const u of users) {
     u.id = userIds.get(u.uid)!;
-    const chain = units[u.unit].chain;
+    const chain = units[u.unit]!.chain;
     u.chainCols = [0, 1, 2, 3, 4].map((l) => (chain[l] === undefined ? '\\N' : String(chain[l]))).join('\t');
   }
   return users;

@@ -152,10 +152,11 @@ function placeLeads(plan: Prng, L: number, campaigns: GenCampaign[], window: Cal
   for (let l = 0; l < L; l++) {
     const c = plan.weighted(campaignWeights);
     leadCampaign[l] = c;
-    const p = plan.int(campaigns[c].pools.length);
+    const campaign = campaigns[c]!;
+    const p = plan.int(campaign.pools.length);
     leadPool[l] = p;
-    leadUploadMs[l] = startMs + (day8Sec[campaigns[c].pools[p].day] - 7200) * 1000 + plan.int(7_200_000);
-    leadUploader[l] = campaigns[c].agents.length ? plan.pick(campaigns[c].agents) : 0;
+    leadUploadMs[l] = startMs + (day8Sec[campaign.pools[p]!.day]! - 7200) * 1000 + plan.int(7_200_000);
+    leadUploader[l] = campaign.agents.length ? plan.pick(campaign.agents) : 0;
   }
   return leads;
 }
@@ -172,21 +173,21 @@ function countCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampai
   for (let i = 0; i < L; i++) perm[i] = i;
   for (let i = 0; i < called; i++) {
     const j = i + plan.int(L - i);
-    const t = perm[i];
-    perm[i] = perm[j];
+    const t = perm[i]!;
+    perm[i] = perm[j]!;
     perm[j] = t;
-    callCount[perm[i]] = 1;
+    callCount[perm[i]!] = 1;
   }
   for (let extra = N - called; extra > 0; extra--) {
-    let l = perm[plan.int(called)];
+    let l = perm[plan.int(called)]!;
     for (let tries = 0; tries < 20; tries++) {
-      const cap = campaigns[leadCampaign[l]].spec.maxAttempts;
-      if ((cap === null || callCount[l] < cap) && callCount[l] < 60000) break;
-      l = perm[plan.int(called)];
+      const cap = campaigns[leadCampaign[l]!]!.spec.maxAttempts;
+      if ((cap === null || callCount[l]! < cap) && callCount[l]! < 60000) break;
+      l = perm[plan.int(called)]!;
     }
-    callCount[l] += 1;
+    callCount[l]! += 1;
   }
-  for (let l = 0; l < L; l++) offset[l + 1] = offset[l] + callCount[l];
+  for (let l = 0; l < L; l++) offset[l + 1] = offset[l]! + callCount[l]!;
 }
 
 /**
@@ -214,15 +215,16 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
 
   const settings = campaigns.map(({ spec }) => lifecycleSettings(spec));
   const times: number[] = [];
-  const lastDaySec = day8Sec[days - 1];
+  const lastDaySec = day8Sec[days - 1]!;
 
   for (let l = 0; l < L; l++) {
-    const n = callCount[l];
-    const c = campaigns[leadCampaign[l]];
-    const uploadDay = c.pools[leadPool[l]].day;
+    const n = callCount[l]!;
+    const campaignIndex = leadCampaign[l]!;
+    const c = campaigns[campaignIndex]!;
+    const uploadDay = c.pools[leadPool[l]!]!.day;
     let lead: LeadState = { status: 'New', attempts: 0 };
-    let clockMs = leadUploadMs[l];
-    let changedMs = leadUploadMs[l];
+    let clockMs = leadUploadMs[l]!;
+    let changedMs = leadUploadMs[l]!;
     if (n > 0) {
       // Call times: production hours (08–21 local), mostly weekdays, within the call span.
       const span = Math.min(CALL_SPAN_DAYS, days - uploadDay);
@@ -230,23 +232,23 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
       for (let k = 0; k < n; k++) {
         let d = uploadDay + plan.int(span);
         if (weekend[d] && plan.chance(0.85)) d = uploadDay + plan.int(span);
-        times.push(day8Sec[d] + plan.int(13 * 3600));
+        times.push(day8Sec[d]! + plan.int(13 * 3600));
       }
       times.sort((a, b) => a - b);
       // Ten minutes at least between two calls of a lead; the last day's calls stay before midnight.
-      for (let k = 1; k < n; k++) if (times[k] < times[k - 1] + 600) times[k] = times[k - 1] + 600;
+      for (let k = 1; k < n; k++) if (times[k]! < times[k - 1]! + 600) times[k] = times[k - 1]! + 600;
     }
-    let final = FINALS[plan.weighted(FINAL_WEIGHTS)];
-    if (n > 0 && times[n - 1] >= lastDaySec && plan.chance(0.1)) final = O_IN_PROGRESS;
+    let final = FINALS[plan.weighted(FINAL_WEIGHTS)]!;
+    if (n > 0 && times[n - 1]! >= lastDaySec && plan.chance(0.1)) final = O_IN_PROGRESS;
     const cap = c.spec.maxAttempts;
 
     for (let k = 0; k < n; k++) {
-      const i = offset[l] + k;
+      const i = offset[l]! + k;
       let outcome: number;
       if (k < n - 1) {
         const s = lead.status;
         if (s === 'New' || s === 'RedialAutomatic')
-          outcome = [O_NO_CONTACT, O_CB_COMMON, O_CB_PRIVATE, O_CB_VIP][plan.weighted([72, 16, 8, 4])];
+          outcome = [O_NO_CONTACT, O_CB_COMMON, O_CB_PRIVATE, O_CB_VIP][plan.weighted([72, 16, 8, 4])]!;
         else
           outcome = plan.chance(0.4)
             ? O_NO_CONTACT
@@ -276,7 +278,7 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
       callLead[i] = l;
       callUser[i] = c.agents.length ? plan.pick(c.agents) : 0;
       callMsPart[i] = plan.int(1000);
-      sortKey[i] = times[k] * INDEX_BITS + i;
+      sortKey[i] = times[k]! * INDEX_BITS + i;
 
       const inProgress = outcome === O_IN_PROGRESS;
       const connected = (outcome >= O_CB_COMMON && outcome <= O_CLOSE) || (inProgress && plan.chance(0.6));
@@ -294,7 +296,7 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
             : 'DroppedCall'
           : outcome === O_FAILED
             ? 'DroppedCall'
-            : NO_CONTACT_CAUSES[plan.weighted([60, 25, 15])];
+            : NO_CONTACT_CAUSES[plan.weighted([60, 25, 15])]!;
       callEndCause[i] = CallEndCause.toNumber(endCause);
 
       const type = c.spec.type;
@@ -331,17 +333,22 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
         callClosure[i] = NULL8;
         continue;
       }
-      const closure = outcome === O_CLOSE ? CLOSURES[plan.weighted(CLOSURE_WEIGHTS)] : undefined;
+      const closure = outcome === O_CLOSE ? CLOSURES[plan.weighted(CLOSURE_WEIGHTS)]! : undefined;
       const r = recordCallOutcome(
         lead,
         { endCause, agentAction: AGENT_ACTION[outcome], closure, failed: outcome === O_FAILED },
-        settings[leadCampaign[l]],
+        settings[campaignIndex]!,
       );
       callPre[i] = PreCallLeadStatus.toNumber(r.preCallLeadStatus!);
       callStatus[i] = CallLeadStatus.toNumber(r.callLeadStatus);
       callClosure[i] = r.callLeadClosure === null ? NULL8 : LeadClosure.toNumber(r.callLeadClosure);
       const wrappedUp =
-        windowStartMs + times[k] * 1000 + callMsPart[i] + Math.max(callDialing[i], 0) + Math.max(callConversation[i], 0) + callWrapUp[i];
+        windowStartMs +
+        times[k]! * 1000 +
+        callMsPart[i]! +
+        Math.max(callDialing[i]!, 0) +
+        Math.max(callConversation[i]!, 0) +
+        callWrapUp[i]!;
       if (r.restartStatusClock) clockMs = wrappedUp;
       changedMs = wrappedUp;
       lead = { status: r.leadStatus, attempts: r.attempts, closure: r.closure };
@@ -349,14 +356,14 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
 
     // The sweeper's move as of the window end.
     const rule = SWEEP_RULES.find((x) => x.from.includes(lead.status));
-    const limit = rule ? settings[leadCampaign[l]][rule.setting] : null;
+    const limit = rule ? settings[campaignIndex]![rule.setting] : null;
     // Calendar arithmetic (luxon) is slow at this scale: skip it when even a short-houred
     // reading of the limit ends after the window.
     const surelyLater = limit !== null && !limit.years && !limit.months && clockMs + limit.days * 86_400_000 - 7_200_000 > windowEndMs;
     const deadline =
       limit === null || surelyLater
         ? null
-        : sweepDeadline({ status: lead.status, statusChangedTime: new Date(clockMs) }, settings[leadCampaign[l]], zone);
+        : sweepDeadline({ status: lead.status, statusChangedTime: new Date(clockMs) }, settings[campaignIndex]!, zone);
     if (deadline !== null && deadline.at.getTime() <= windowEndMs) {
       lead = { ...lead, status: deadline.to };
       clockMs = changedMs = deadline.at.getTime();
@@ -371,7 +378,7 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
   let recordingCount = 0;
   let readyPeriodCount = 0;
   for (let i = 0; i < N; i++) {
-    const f = callFlags[i];
+    const f = callFlags[i]!;
     if ((f & (FLAG_CONNECTED | FLAG_IN_PROGRESS)) === FLAG_CONNECTED) recordingCount += f & FLAG_PARTIAL ? 2 : 1;
     if (f & FLAG_READY) readyPeriodCount += 1;
   }

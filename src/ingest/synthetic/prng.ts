@@ -55,7 +55,7 @@ export class Prng {
   }
 
   pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)];
+    return items[this.int(items.length)]!;
   }
 
   /** Index chosen by weight. */
@@ -64,7 +64,7 @@ export class Prng {
     for (const w of weights) total += w;
     let r = this.next() * total;
     for (let i = 0; i < weights.length; i++) {
-      r -= weights[i];
+      r -= weights[i]!;
       if (r < 0) return i;
     }
     return weights.length - 1;

@@ -23,12 +23,12 @@ export async function copyReadyPeriods(conn: pg.PoolClient, run: RunRows, length
     ['unique_id', 'user_id', 'campaign_id', 'start_time', 'seconds', 'end_time'],
     function* () {
       for (let seq = 0; seq < N; seq++) {
-        const key = sortKey[seq];
+        const key = sortKey[seq]!;
         const i = key % INDEX_BITS;
-        if (!(callFlags[i] & FLAG_READY)) continue;
+        if (!(callFlags[i]! & FLAG_READY)) continue;
         const end = callStartMs(windowStartMs, callMsPart, key, i);
         const seconds = lengths.chance(0.8) ? lengths.between(1, 90) : lengths.between(91, 900);
-        yield `${P}-rp${sequenceNumber(readySeq++)}\t${users[callUser[i]].id}\t${campaigns[leadCampaign[callLead[i]]].id}\t${isoTime(end - seconds * 1000)}\t${seconds}\t${isoTime(end)}\n`;
+        yield `${P}-rp${sequenceNumber(readySeq++)}\t${users[callUser[i]!]!.id}\t${campaigns[leadCampaign[callLead[i]!]!]!.id}\t${isoTime(end - seconds * 1000)}\t${seconds}\t${isoTime(end)}\n`;
       }
     },
     onRows,
