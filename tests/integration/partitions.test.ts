@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import type { Client } from 'pg';
-const { prepareValue } = require('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
+import { prepareValue } from 'pg/lib/utils';
 import { createDb, migrateLatest } from '../../src/data/db';
 import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
 import { callWindowQuery, findVisibleCall, listRecordings, streamReadyPeriods } from '../../src/data/callRepository';
