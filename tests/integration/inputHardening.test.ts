@@ -1,5 +1,11 @@
 import request from 'supertest';
+import type { ProblemFieldError } from '../../src/http/problem';
 import { useTestWorld } from '../harness/useTestWorld';
+
+interface Problem {
+  code: string;
+  errors: ProblemFieldError[];
+}
 
 /**
  * Hostile input is a 4xx, never a 5xx (docs/decisions.md, Wire conventions): values that would
@@ -34,7 +40,7 @@ describe('input hardening', () => {
         .get(`/api/calls/csv?${window()}&Encoding=${encodeURIComponent(value)}`)
         .set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].parameter).toBe('Encoding');
+      expect((res.body as Problem).errors[0]!.parameter).toBe('Encoding');
       expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
     });
 
@@ -68,15 +74,15 @@ describe('input hardening', () => {
       const deep = '['.repeat(10_000) + ']'.repeat(10_000);
       const res = await importLead(`{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${deep}}}`);
       expect(res.status).toBe(400);
-      expect(res.body.code).toBe('invalid_body');
-      expect(res.body.errors[0].message).toMatch(/nested deeper than \d+ levels/);
+      expect((res.body as Problem).code).toBe('invalid_body');
+      expect((res.body as Problem).errors[0]!.message).toMatch(/nested deeper than \d+ levels/);
       expect((await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth)).status).toBe(200);
     });
 
     it('when a body nests just within the limit, then depth is not what is refused', async () => {
       const res = await importLead(`{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${'['.repeat(5)}${']'.repeat(5)}}}`);
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].message).not.toMatch(/nested deeper/);
+      expect((res.body as Problem).errors[0]!.message).not.toMatch(/nested deeper/);
     });
 
     it.each([
@@ -98,7 +104,7 @@ describe('input hardening', () => {
         `{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${json},"telefon":"+45 12 34 56 78"}}`,
       );
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].field).toBe('Data.name');
+      expect((res.body as Problem).errors[0]!.field).toBe('Data.name');
       expect(await campaignLeads()).toBe(before);
     });
 
@@ -107,7 +113,7 @@ describe('input hardening', () => {
         `{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":"\\ud83d\\ude00 Ann","telefon":"+45 12 34 56 78"}}`,
       );
       expect(res.status).toBe(200);
-      expect(res.body.success).toBe(true);
+      expect((res.body as { success: boolean }).success).toBe(true);
     });
 
     it('when a bulk import row holds a lone surrogate, then that row fails and the others are stored', async () => {
@@ -134,7 +140,7 @@ describe('input hardening', () => {
         .get(`/api/calls?${window()}&Limit=${encodeURIComponent(value)}`)
         .set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].parameter).toBe('Limit');
+      expect((res.body as Problem).errors[0]!.parameter).toBe('Limit');
     });
 
     it('when Limit is decimal digits, then it applies', async () => {
@@ -176,20 +182,22 @@ describe('input hardening', () => {
       const before = await t.db('calendar_events').where({ lead_unique_id: lead() }).count({ n: '*' }).first();
       const res = await create(lead());
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].field).toBe('leadUniqueId');
+      expect((res.body as Problem).errors[0]!.field).toBe('leadUniqueId');
       expect(await t.db('calendar_events').where({ lead_unique_id: lead() }).count({ n: '*' }).first()).toEqual(before);
     });
 
     it('when an update points an event at a lead of another project, then it is a 400 and the event keeps its lead', async () => {
       const created = await create(ownLead());
-      const id = created.body.uniqueId as string;
+      const id = (created.body as { uniqueId: string }).uniqueId;
       const res = await request(t.app)
         .put(`/api/calendars/events/${id}`)
         .set('Authorization', w.accounts.b2b.auth)
         .send({ ...body(foreignLead()), uniqueId: id });
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].field).toBe('leadUniqueId');
-      expect((await t.db('calendar_events').where({ unique_id: id }).first()).lead_unique_id).toBe(ownLead());
+      expect((res.body as Problem).errors[0]!.field).toBe('leadUniqueId');
+      expect(
+        (await t.db<{ unique_id: string; lead_unique_id: string }>('calendar_events').where({ unique_id: id }).first())!.lead_unique_id,
+      ).toBe(ownLead());
     });
   });
 

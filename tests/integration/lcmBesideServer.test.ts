@@ -1,4 +1,4 @@
-import { spawn, ChildProcess, ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -123,14 +123,14 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
         pid: server.pid,
         command: 'serve',
         shared: true,
-        url: expect.stringMatching(/^postgres:\/\/.*@127\.0\.0\.1:\d+\/lcm$/),
+        url: expect.stringMatching(/^postgres:\/\/.*@127\.0\.0\.1:\d+\/lcm$/) as jest.AsymmetricMatcher,
       });
       // The one-shot load before it kept its record.
       expect(await db('org_units').where({ org_code: 'Held' }).first('name')).toEqual({ name: 'Loaded while others waited' });
     });
 
     it('when the README "Loading data" example runs, then its lead and user are in the running server\'s database and API', async () => {
-      const block = shellBlocks('Loading data')[0];
+      const block = shellBlocks('Loading data')[0]!;
       const result = await runProcess('bash', [...STRICT_BASH, asCompiled(block)], { env });
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
@@ -139,7 +139,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
       const lead = await db('leads')
         .join('campaigns', 'campaigns.id', 'leads.campaign_id')
         .where('campaigns.code', 'B2B-1')
-        .first('leads.data');
+        .first<{ data: unknown }>('leads.data');
       expect(lead.data).toMatchObject({ Name: 'Acme', Phone: '+4512345678' });
       const leads = await get('/simpleleads?Campaigns=B2B-1', 'demo', 'demo-password');
       expect(leads.status).toBe(200);
@@ -149,10 +149,10 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
     });
 
     it('when the README "Accounts" commands run one by one, then each change shows in the next request', async () => {
-      const commands = shellCommands(shellBlocks('Accounts')[0]);
+      const commands = shellCommands(shellBlocks('Accounts')[0]!);
       expect(commands.map((c) => c.match(/account (\S+)/)?.[1])).toEqual(['create', 'list', 'disable', 'enable', 'set-password']);
-      const username = commands[0].match(/--username (\S+)/)![1];
-      let password = commands[0].match(/--password '([^']*)'/)![1];
+      const username = commands[0]!.match(/--username (\S+)/)![1]!;
+      let password = commands[0]!.match(/--password '([^']*)'/)![1]!;
 
       const status = async (pw: string) => (await get('/myaccount', username, pw)).status;
       for (const command of commands) {
@@ -174,7 +174,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
         } else if (verb === 'enable') {
           expect(await status(password)).toBe(200);
         } else {
-          const next = command.match(/printf '%s\\n' '([^']*)'/)![1];
+          const next = command.match(/printf '%s\\n' '([^']*)'/)![1]!;
           expect(await status(next)).toBe(200);
           expect(await status(password)).toBe(401);
           password = next;
@@ -240,7 +240,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
     expect(start).toBeGreaterThanOrEqual(0);
     const end = readme.indexOf('\n## ', start + 1);
     const section = readme.slice(start, end === -1 ? undefined : end);
-    return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+    return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
   }
 
   /** One command a line; a line ending in a backslash continues on the next. */

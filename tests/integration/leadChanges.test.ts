@@ -1,6 +1,24 @@
 import request from 'supertest';
+import type { z } from 'zod';
+import type { ProblemFieldError } from '../../src/http/problem';
+import type { leadOut } from '../../src/http/schemas/leads';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+
+type Lead = z.infer<typeof leadOut>;
+
+interface Problem {
+  code: string;
+  errors: ProblemFieldError[];
+}
+
+interface HookEventRow {
+  id: number;
+  resource_id: string;
+  type: string;
+  previous_status: number | null;
+  snapshot: unknown;
+}
 
 /**
  * PATCH /leads/{UniqueId} (JSON merge patch with ETag / If-Match) and POST
@@ -68,8 +86,9 @@ describe('lead changes', () => {
         CampaignCode: campaign,
         Data: campaign === lockedCampaign ? data : { Name: 'Karen Blixen', Telefon: freshPhone(), Customer: uniq('C-'), ...data },
       });
-    expect(res.body.success).toBe(true);
-    return res.body.uniqueId as string;
+    const body = res.body as { success: boolean; uniqueId: string };
+    expect(body.success).toBe(true);
+    return body.uniqueId;
   };
   const get = (id: string, auth = w.accounts.full.auth) => request(t.app).get(`/api/leads/${id}`).set('Authorization', auth);
   const patch = (id: string, body: unknown, auth = w.accounts.full.auth, type = 'application/merge-patch+json') =>
@@ -81,7 +100,7 @@ describe('lead changes', () => {
   const anonymize = (id: string, auth = w.accounts.full.auth) =>
     request(t.app).post(`/api/leads/${id}/anonymize`).set('Authorization', auth);
   const hookEventsOf = (id: string) =>
-    t.db('hook_events').where({ resource_id: id }).orderBy('id').select('type', 'previous_status', 'snapshot');
+    t.db<HookEventRow>('hook_events').where({ resource_id: id }).orderBy('id').select('type', 'previous_status', 'snapshot');
 
   describe('PATCH', () => {
     it('when data and priority are patched, then the answer is the changed lead with a new ETag, and GET agrees', async () => {
@@ -91,8 +110,8 @@ describe('lead changes', () => {
       const res = await patch(id, { Data: { email: 'karen@example.com', Telefon: '+45 40 50 60 70' }, PRIORITY: 7 });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ uniqueId: id, status: 'New', priority: 7, phoneNumber: '+45 40 50 60 70' });
-      expect(res.body.data).toMatchObject({ Name: 'Karen Blixen', Email: 'karen@example.com', Phone: '+45 40 50 60 70' });
-      expect(res.body.lastModifiedByUser).toEqual({ orgCode: w.users.agent });
+      expect((res.body as Lead).data).toMatchObject({ Name: 'Karen Blixen', Email: 'karen@example.com', Phone: '+45 40 50 60 70' });
+      expect((res.body as Lead).lastModifiedByUser).toEqual({ orgCode: w.users.agent });
       expect(res.headers.etag).toMatch(/^"[^"]+"$/);
       expect(res.headers.etag).not.toBe(before.headers.etag);
       const after = await get(id);
@@ -104,8 +123,9 @@ describe('lead changes', () => {
       const id = await importLead(w.campaigns.b2b, { Email: 'old@example.com' });
       const res = await patch(id, { data: { Email: null } }, w.accounts.full.auth, 'application/json');
       expect(res.status).toBe(200);
-      expect(res.body.data.Email).toBeUndefined();
-      expect(res.body.data.Name).toBe('Karen Blixen');
+      const lead = res.body as Lead;
+      expect(lead.data.Email).toBeUndefined();
+      expect(lead.data.Name).toBe('Karen Blixen');
     });
 
     it('when If-Match names an older version, then it is a 412 and nothing changes; the current ETag or * goes through', async () => {
@@ -114,12 +134,12 @@ describe('lead changes', () => {
       expect((await patch(id, { priority: 1 }).set('If-Match', first)).status).toBe(200);
       const stale = await patch(id, { priority: 2 }).set('If-Match', first);
       expect(stale.status).toBe(412);
-      expect(stale.body.code).toBe('precondition_failed');
-      expect((await get(id)).body.priority).toBe(1);
+      expect((stale.body as Problem).code).toBe('precondition_failed');
+      expect(((await get(id)).body as Lead).priority).toBe(1);
       const current = (await get(id)).headers.etag as string;
       expect((await patch(id, { priority: 3 }).set('If-Match', `"nope", ${current}`)).status).toBe(200);
       expect((await patch(id, { priority: 4 }).set('If-Match', `W/${(await get(id)).headers.etag}`)).status).toBe(412);
-      expect((await patch(id, { priority: 5 }).set('If-Match', '*')).body.priority).toBe(5);
+      expect(((await patch(id, { priority: 5 }).set('If-Match', '*')).body as Lead).priority).toBe(5);
     });
 
     it.each([
@@ -137,8 +157,9 @@ describe('lead changes', () => {
       const res = await patch(id, body);
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(res.body.code).toBe('invalid_body');
-      expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+      const problem = res.body as Problem;
+      expect(problem.code).toBe('invalid_body');
+      expect(problem.errors.map((e) => e.field)).toContain(field);
       const after = await get(id);
       expect(after.body).toEqual(before.body);
       expect(after.headers.etag).toBe(before.headers.etag);
@@ -148,13 +169,13 @@ describe('lead changes', () => {
       const locked = await importLead(lockedCampaign, { Name: 'Locked', Phone: freshPhone(), Contract: 'K-1' });
       const res = await patch(locked, { data: { Contract: 'K-2' } });
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([{ field: 'data.Contract', message: 'is not editable' }]);
+      expect((res.body as Problem).errors).toEqual([{ field: 'data.Contract', message: 'is not editable' }]);
       // The Partner account does not see Secret (Full): for it the field does not exist.
       const id = await importLead(w.campaigns.b2b, { Secret: 'hush' });
       const hidden = await patch(id, { data: { Secret: 'told' } }, w.accounts.b2b.auth);
       expect(hidden.status).toBe(400);
-      expect(hidden.body.errors[0].field).toBe('data.Secret');
-      expect((await get(id)).body.data.Secret).toBe('hush');
+      expect((hidden.body as Problem).errors[0]!.field).toBe('data.Secret');
+      expect(((await get(id)).body as Lead).data.Secret).toBe('hush');
     });
 
     it('when the body is not JSON, an array, or of another media type, then it is a 400 or a 415', async () => {
@@ -163,7 +184,7 @@ describe('lead changes', () => {
       expect((await patch(id, [{ priority: 1 }])).status).toBe(400);
       const text = await patch(id, '{"priority":1}', w.accounts.full.auth, 'text/plain');
       expect(text.status).toBe(415);
-      expect(text.body.code).toBe('unsupported_media_type');
+      expect((text.body as Problem).code).toBe('unsupported_media_type');
     });
 
     it('when the status is set to Removed, then lead.statusChanged is recorded with the previous status in the same change', async () => {
@@ -181,14 +202,17 @@ describe('lead changes', () => {
         const id = await importLead();
         const res = await patch(id, { status: 'Removed' });
         expect(res.status).toBe(200);
-        expect(res.body.status).toBe('Removed');
+        expect((res.body as Lead).status).toBe('Removed');
         const events = await hookEventsOf(id);
         expect(events.map((e) => [e.type, e.previous_status])).toEqual([['lead.statusChanged', 0]]);
         // The same status again is no move: no second event.
         expect((await patch(id, { status: 'Removed' })).status).toBe(200);
         expect(await hookEventsOf(id)).toHaveLength(1);
       } finally {
-        await t.db('hooks').where({ unique_id: hook.body.uniqueId }).update({ enabled: false });
+        await t
+          .db('hooks')
+          .where({ unique_id: (hook.body as { uniqueId: string }).uniqueId })
+          .update({ enabled: false });
       }
     });
 
@@ -199,9 +223,9 @@ describe('lead changes', () => {
       const elsewhere = await importLead(w.campaigns.retail, { Telefon: phone });
       const res = await patch(id, { status: 'DoNotCall' });
       expect(res.status).toBe(200);
-      expect(res.body.status).toBe('DoNotCall');
-      expect((await get(sibling)).body.status).toBe('DoNotCall');
-      expect((await get(elsewhere)).body.status).toBe('New');
+      expect((res.body as Lead).status).toBe('DoNotCall');
+      expect(((await get(sibling)).body as Lead).status).toBe('DoNotCall');
+      expect(((await get(elsewhere)).body as Lead).status).toBe('New');
       const list = await request(t.app)
         .get(`/api/donotcallnumbers?Project=${encodeURIComponent(w.projects.b2b)}`)
         .set('Authorization', w.accounts.full.auth);
@@ -227,12 +251,12 @@ describe('lead changes', () => {
       const retail = await importLead(w.campaigns.retail);
       const res = await patch(retail, { priority: 9 }, w.accounts.b2b.auth);
       expect(res.status).toBe(404);
-      expect(res.body.code).toBe('not_found');
+      expect((res.body as Problem).code).toBe('not_found');
       expect((await get(retail, w.accounts.b2b.auth)).status).toBe(404);
       expect((await patch('no-such-lead', { priority: 9 })).status).toBe(404);
       expect((await patch(retail, { priority: 9 }, getOnly)).status).toBe(403);
       expect((await patch(retail, { priority: 9 }, putOnly)).status).toBe(200);
-      expect((await get(retail)).body.priority).toBe(9);
+      expect(((await get(retail)).body as Lead).priority).toBe(9);
     });
   });
 
@@ -290,16 +314,16 @@ describe('lead changes', () => {
       try {
         expect((await patch(id, { priority: 2 })).status).toBe(200);
         expect((await patch(id, { status: 'Removed' })).status).toBe(200);
-        expect(JSON.stringify((await hookEventsOf(id))[0].snapshot)).toContain(digits);
+        expect(JSON.stringify((await hookEventsOf(id))[0]!.snapshot)).toContain(digits);
 
         const res = await anonymize(id);
         expect(res.status).toBe(200);
         expect(res.body).toMatchObject({ uniqueId: id, status: 'Anonymized', data: {}, closureData: [] });
-        expect(res.body.phoneNumber).toBeUndefined();
-        expect(res.body.externalKey).toBeUndefined();
+        expect((res.body as Lead).phoneNumber).toBeUndefined();
+        expect((res.body as Lead).externalKey).toBeUndefined();
         expect(res.headers.etag).toBe((await get(id)).headers.etag);
 
-        const leadRow = await t.db('leads').where({ unique_id: id }).first();
+        const leadRow: unknown = await t.db('leads').where({ unique_id: id }).first();
         expect(JSON.stringify(leadRow)).not.toContain(digits);
         expect(JSON.stringify(leadRow)).not.toContain(key);
         const callRows = await t.db('calls').where({ unique_lead_id: id });
@@ -310,10 +334,12 @@ describe('lead changes', () => {
           .get(`/api/users/${encodeURIComponent(w.users.agent)}/calls?StartTime=2031-03-04&TimeSpan=P1D`)
           .set('Authorization', w.accounts.full.auth);
         expect(calls.status).toBe(200);
-        const call = JSON.parse(calls.text).find((c: { uniqueId: string }) => c.uniqueId === callId);
+        const call = (JSON.parse(calls.text) as { uniqueId: string; leadPhoneNumber: string; leadExternalKey?: string }[]).find(
+          (c) => c.uniqueId === callId,
+        )!;
         expect(call.leadPhoneNumber).toBe('');
         expect(call.leadExternalKey).toBeUndefined();
-        const event = await t.db('calendar_events').where({ unique_id: eventId }).first('title', 'notes');
+        const event: unknown = await t.db('calendar_events').where({ unique_id: eventId }).first('title', 'notes');
         expect(event).toEqual({ title: '', notes: '' });
         const events = await hookEventsOf(id);
         expect(events.map((e) => [e.type, e.previous_status])).toEqual([
@@ -323,16 +349,19 @@ describe('lead changes', () => {
         expect(JSON.stringify(events)).not.toContain(digits);
         expect(JSON.stringify(events)).not.toContain(key);
       } finally {
-        await t.db('hooks').where({ unique_id: hook.body.uniqueId }).update({ enabled: false });
+        await t
+          .db('hooks')
+          .where({ unique_id: (hook.body as { uniqueId: string }).uniqueId })
+          .update({ enabled: false });
       }
 
       const refused = await patch(id, { priority: 1 });
       expect(refused.status).toBe(409);
-      expect(refused.body.code).toBe('conflict');
+      expect((refused.body as Problem).code).toBe('conflict');
       // Anonymizing again is answered as it is (a retry succeeds).
       const again = await anonymize(id);
       expect(again.status).toBe(200);
-      expect(again.body.status).toBe('Anonymized');
+      expect((again.body as Lead).status).toBe('Anonymized');
     });
 
     it('when the lead is outside the account’s projects, then it is a 404; a stale If-Match a 412; without the Delete right a 403', async () => {
@@ -343,7 +372,7 @@ describe('lead changes', () => {
       expect((await patch(retail, { priority: 4 })).status).toBe(200);
       const stale = await anonymize(retail).set('If-Match', etag);
       expect(stale.status).toBe(412);
-      expect((await get(retail)).body.status).toBe('New');
+      expect(((await get(retail)).body as Lead).status).toBe('New');
     });
   });
 });

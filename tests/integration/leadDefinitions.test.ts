@@ -1,6 +1,19 @@
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
 
+interface LeadDefinition {
+  uniqueId: string;
+  name: string;
+  fields: { name: string }[];
+}
+
+interface Campaign {
+  uniqueId: string;
+  code: string;
+  active: boolean;
+  leadDefinition: LeadDefinition;
+}
+
 /**
  * Lead definitions and single campaigns: what an account sees follows its project rights (which
  * definitions, which campaigns) and its entry access (which fields).
@@ -13,7 +26,10 @@ describe('lead definitions and campaigns', () => {
   let pausedCampaign: string;
 
   beforeAll(async () => {
-    definitionId = (await t.db('lead_definitions').where({ name: w.leadDefinition }).first('unique_id')).unique_id;
+    definitionId = (await t
+      .db<{ name: string; unique_id: string }>('lead_definitions')
+      .where({ name: w.leadDefinition })
+      .first('unique_id'))!.unique_id;
     retailOnly = { name: `Retail only ${w.id}`, uniqueId: `ld-retail-${w.id}` };
     retailCampaign = `RET2-${w.id}`;
     pausedCampaign = `PAUSED-${w.id}`;
@@ -46,7 +62,7 @@ describe('lead definitions and campaigns', () => {
     it('when the Full account lists them, then the world’s definition has every field in sort order with its settings', async () => {
       const res = await get('/api/leaddefinitions');
       expect(res.status).toBe(200);
-      const def = res.body.find((d: { uniqueId: string }) => d.uniqueId === definitionId);
+      const def = (res.body as LeadDefinition[]).find((d) => d.uniqueId === definitionId)!;
       expect(fieldNames(def)).toEqual(['Name', 'Phone', 'Email', 'Customer', 'Revenue', 'Secret']);
       expect(def.name).toBe(w.leadDefinition);
       expect(def.fields[1]).toEqual({
@@ -66,21 +82,22 @@ describe('lead definitions and campaigns', () => {
     it('when the Partner account of the B2B project lists them, then the Full field is left out and a definition used only in Retail is absent', async () => {
       const res = await get('/api/leaddefinitions', w.accounts.b2b.auth);
       expect(res.status).toBe(200);
-      const ids = res.body.map((d: { uniqueId: string }) => d.uniqueId);
+      const definitions = res.body as LeadDefinition[];
+      const ids = definitions.map((d) => d.uniqueId);
       expect(ids).toContain(definitionId);
       expect(ids).not.toContain(retailOnly.uniqueId);
-      const def = res.body.find((d: { uniqueId: string }) => d.uniqueId === definitionId);
+      const def = definitions.find((d) => d.uniqueId === definitionId)!;
       expect(fieldNames(def)).toEqual(['Name', 'Phone', 'Email', 'Customer', 'Revenue']);
     });
 
     it('when one definition is asked for, then it answers it; unknown or outside the account’s projects is a 404', async () => {
       const one = await get(`/api/leaddefinitions/${definitionId}`, w.accounts.b2b.auth);
       expect(one.status).toBe(200);
-      expect(fieldNames(one.body)).toEqual(['Name', 'Phone', 'Email', 'Customer', 'Revenue']);
+      expect(fieldNames(one.body as LeadDefinition)).toEqual(['Name', 'Phone', 'Email', 'Customer', 'Revenue']);
       const foreign = await get(`/api/leaddefinitions/${retailOnly.uniqueId}`, w.accounts.b2b.auth);
       expect(foreign.status).toBe(404);
       expect(foreign.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(foreign.body.code).toBe('not_found');
+      expect((foreign.body as { code: string }).code).toBe('not_found');
       expect((await get(`/api/leaddefinitions/${retailOnly.uniqueId}`)).status).toBe(200);
       expect((await get('/api/leaddefinitions/no-such-definition')).status).toBe(404);
     });
@@ -96,33 +113,35 @@ describe('lead definitions and campaigns', () => {
       const res = await get(`/api/campaigns/${encodeURIComponent(w.campaigns.b2b)}`, w.accounts.b2b.auth);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
-        uniqueId: expect.any(String),
+        uniqueId: expect.any(String) as jest.AsymmetricMatcher,
         name: 'B2B campaign',
         code: w.campaigns.b2b,
         project: w.projects.b2b,
         leadDefinitionUniqueId: definitionId,
         active: true,
       });
-      const byId = await get(`/api/campaigns/${res.body.uniqueId}`, w.accounts.b2b.auth);
+      const byId = await get(`/api/campaigns/${(res.body as Campaign).uniqueId}`, w.accounts.b2b.auth);
       expect(byId.body).toEqual(res.body);
     });
 
     it('when Include=leadDefinition is asked, then the definition is expanded within the account’s entry access', async () => {
       const res = await get(`/api/campaigns/${encodeURIComponent(w.campaigns.b2b)}?Include=leadDefinition`, w.accounts.b2b.auth);
       expect(res.status).toBe(200);
-      expect(res.body.leadDefinition.uniqueId).toBe(definitionId);
-      expect(fieldNames(res.body.leadDefinition)).toEqual(['Name', 'Phone', 'Email', 'Customer', 'Revenue']);
+      const campaign = res.body as Campaign;
+      expect(campaign.leadDefinition.uniqueId).toBe(definitionId);
+      expect(fieldNames(campaign.leadDefinition)).toEqual(['Name', 'Phone', 'Email', 'Customer', 'Revenue']);
       const full = await get(`/api/campaigns/${encodeURIComponent(w.campaigns.b2b)}?include=LEADDEFINITION`);
-      expect(fieldNames(full.body.leadDefinition)).toContain('Secret');
+      expect(fieldNames((full.body as Campaign).leadDefinition)).toContain('Secret');
     });
 
     it('when a campaign was loaded with active: false, then it says so here and in the list', async () => {
       const one = await get(`/api/campaigns/${encodeURIComponent(pausedCampaign)}`);
-      expect(one.body.active).toBe(false);
+      expect((one.body as Campaign).active).toBe(false);
       const list = await get('/api/campaigns');
-      const entry = list.body.find((c: { code: string }) => c.code === pausedCampaign);
+      const campaigns = list.body as Campaign[];
+      const entry = campaigns.find((c) => c.code === pausedCampaign);
       expect(entry).toMatchObject({ code: pausedCampaign, active: false });
-      expect(list.body.find((c: { code: string }) => c.code === w.campaigns.b2b).active).toBe(true);
+      expect(campaigns.find((c) => c.code === w.campaigns.b2b)!.active).toBe(true);
     });
 
     it('when a campaign is outside the account’s projects or unknown, then it is a 404', async () => {

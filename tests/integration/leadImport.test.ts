@@ -1,6 +1,20 @@
 import request from 'supertest';
+import type { ProblemFieldError } from '../../src/http/problem';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+
+/** The answer of POST /leads: uniqueId and pool on success, errors on failure. */
+interface ImportResult {
+  success: boolean;
+  uniqueId: string;
+  pool: string;
+  errors: { field: string; message: string }[];
+}
+
+interface Problem {
+  code: string;
+  errors: ProblemFieldError[];
+}
 
 describe('POST /api/leads', () => {
   const { t, w } = useTestWorld();
@@ -41,15 +55,16 @@ describe('POST /api/leads', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         success: true,
-        uniqueId: expect.any(String),
-        pool: expect.stringMatching(/^\(auto\) \d{4}-\d{2}-\d{2}$/),
+        uniqueId: expect.any(String) as jest.AsymmetricMatcher,
+        pool: expect.stringMatching(/^\(auto\) \d{4}-\d{2}-\d{2}$/) as jest.AsymmetricMatcher,
       });
+      const imported = res.body as ImportResult;
 
-      const lead = await t
+      const lead: unknown = await t
         .db('leads as l')
         .join('lead_pools as p', 'p.id', 'l.pool_id')
         .join('users as u', 'u.id', 'l.uploaded_by_user_id')
-        .where('l.unique_id', res.body.uniqueId)
+        .where('l.unique_id', imported.uniqueId)
         .first('l.status', 'l.closure', 'l.data', 'l.phone_number', 'l.external_key', 'p.name as pool', 'u.org_code');
       expect(lead).toEqual({
         status: 0,
@@ -57,7 +72,7 @@ describe('POST /api/leads', () => {
         data: { Name: 'Jens Ærø', Phone: '+45 12 34 56 78', Customer: data.Customer, Email: 'jens@example.com', Revenue: '12.5' },
         phone_number: '+45 12 34 56 78',
         external_key: data.Customer,
-        pool: res.body.pool,
+        pool: imported.pool,
         org_code: w.users.agent,
       });
     });
@@ -65,7 +80,7 @@ describe('POST /api/leads', () => {
     it('when the body uses camelCase names, then it is imported the same way', async () => {
       const res = await post({ campaignCode: w.campaigns.b2b, data: validData() });
       expect(res.status).toBe(200);
-      expect(res.body.success).toBe(true);
+      expect((res.body as ImportResult).success).toBe(true);
     });
 
     it('when the names are in any other casing, then they are still recognised', async () => {
@@ -83,17 +98,20 @@ describe('POST /api/leads', () => {
         .db('lead_pools as p')
         .join('campaigns as c', 'c.id', 'p.campaign_id')
         .where({ 'c.code': w.campaigns.b2b, 'p.name': pool })
-        .select('p.id');
+        .select<{ id: number }[]>('p.id');
       expect(pools).toHaveLength(1);
-      const inPool = await t.db('leads').whereIn('unique_id', [a.body.uniqueId, b.body.uniqueId]).where('pool_id', pools[0].id);
+      const inPool = await t
+        .db('leads')
+        .whereIn('unique_id', [(a.body as ImportResult).uniqueId, (b.body as ImportResult).uniqueId])
+        .where('pool_id', pools[0]!.id);
       expect(inPool).toHaveLength(2);
     });
 
     it('when the pool name is blank or null, then the automatic pool is used', async () => {
       const blank = await post({ CampaignCode: w.campaigns.b2b, Data: validData(), LeadPool: '  ' });
       const none = await post({ CampaignCode: w.campaigns.b2b, Data: validData(), LeadPool: null });
-      expect(blank.body.pool).toMatch(/^\(auto\) /);
-      expect(none.body.pool).toMatch(/^\(auto\) /);
+      expect((blank.body as ImportResult).pool).toMatch(/^\(auto\) /);
+      expect((none.body as ImportResult).pool).toMatch(/^\(auto\) /);
     });
 
     it('when every field type gets a valid value, then the lead is accepted', async () => {
@@ -117,8 +135,9 @@ describe('POST /api/leads', () => {
     const importAt = async (instant: string) => {
       t.setNow(new Date(instant));
       const res = await post({ CampaignCode: typed, Data: { Text: instant } });
-      expect(res.body.success).toBe(true);
-      return res.body.pool as string;
+      const imported = res.body as ImportResult;
+      expect(imported.success).toBe(true);
+      return imported.pool;
     };
 
     it('when an upload crosses platform midnight, then the leads land in two pools named by the local date', async () => {
@@ -147,9 +166,9 @@ describe('POST /api/leads', () => {
         .join('lead_pools as p', 'p.id', 'l.pool_id')
         .join('campaigns as c', 'c.id', 'p.campaign_id')
         .where({ 'c.code': typed, 'p.name': pool })
-        .select('l.upload_time');
+        .select<{ upload_time: Date }[]>('l.upload_time');
       expect(rows).toHaveLength(1);
-      expect(rows[0].upload_time.toISOString()).toBe('2027-01-01T12:00:00.000Z');
+      expect(rows[0]!.upload_time.toISOString()).toBe('2027-01-01T12:00:00.000Z');
     });
   });
 
@@ -168,7 +187,10 @@ describe('POST /api/leads', () => {
     it('when a field is unknown to the lead definition, then the error names it', async () => {
       const res = await post({ CampaignCode: w.campaigns.b2b, Data: { ...validData(), Shoe: '42' } });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: false, errors: [{ field: 'Shoe', message: expect.stringMatching(/not a field/) }] });
+      expect(res.body).toEqual({
+        success: false,
+        errors: [{ field: 'Shoe', message: expect.stringMatching(/not a field/) as jest.AsymmetricMatcher }],
+      });
     });
 
     it.each([
@@ -182,7 +204,7 @@ describe('POST /api/leads', () => {
     ])('when %s gets %j, then it is refused as not of the field type', async (field, value, message) => {
       const res = await post({ CampaignCode: typed, Data: { [field]: value } });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: false, errors: [{ field, message: expect.stringMatching(message) }] });
+      expect(res.body).toEqual({ success: false, errors: [{ field, message: expect.stringMatching(message) as jest.AsymmetricMatcher }] });
     });
 
     it('when several fields fail, then every error is listed and no lead is created', async () => {
@@ -192,14 +214,15 @@ describe('POST /api/leads', () => {
         .where('c.code', typed)
         .count<{ count: number }[]>('* as count');
       const res = await post({ CampaignCode: typed, Data: { Count: 'x', Mail: 'y', Nope: 'z' } });
-      expect(res.body.success).toBe(false);
-      expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['Count', 'Mail', 'Nope']);
+      const result = res.body as ImportResult;
+      expect(result.success).toBe(false);
+      expect(result.errors.map((e) => e.field).sort()).toEqual(['Count', 'Mail', 'Nope']);
       const after = await t
         .db('leads as l')
         .join('campaigns as c', 'c.id', 'l.campaign_id')
         .where('c.code', typed)
         .count<{ count: number }[]>('* as count');
-      expect(after[0].count).toBe(before[0].count);
+      expect(after[0]!.count).toBe(before[0]!.count);
     });
   });
 
@@ -212,14 +235,15 @@ describe('POST /api/leads', () => {
         .send('{"CampaignCode": ');
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(res.body.code).toBe('invalid_body');
+      expect((res.body as Problem).code).toBe('invalid_body');
     });
 
     it('when there is no campaign code, then 400 naming CampaignCode', async () => {
       const res = await post({ Data: validData() });
       expect(res.status).toBe(400);
-      expect(res.body.code).toBe('invalid_body');
-      expect(res.body.errors).toEqual([{ field: 'CampaignCode', message: 'is required' }]);
+      const problem = res.body as Problem;
+      expect(problem.code).toBe('invalid_body');
+      expect(problem.errors).toEqual([{ field: 'CampaignCode', message: 'is required' }]);
     });
 
     it.each([
@@ -231,8 +255,9 @@ describe('POST /api/leads', () => {
     ])('when the data is %s, then 400 naming Data', async (_what, data) => {
       const res = await post({ CampaignCode: w.campaigns.b2b, Data: data });
       expect(res.status).toBe(400);
-      expect(res.body.code).toBe('invalid_body');
-      expect(res.body.errors[0].field).toMatch(/^Data/);
+      const problem = res.body as Problem;
+      expect(problem.code).toBe('invalid_body');
+      expect(problem.errors[0]!.field).toMatch(/^Data/);
     });
 
     it('when the body is a JSON array, then 400', async () => {
@@ -249,7 +274,7 @@ describe('POST /api/leads', () => {
     it('when the body is over the size limit, then 413', async () => {
       const res = await post({ CampaignCode: w.campaigns.b2b, Data: { Name: 'x'.repeat(200_000), Telefon: '12345678' } });
       expect(res.status).toBe(413);
-      expect(res.body.code).toBe('payload_too_large');
+      expect((res.body as Problem).code).toBe('payload_too_large');
     });
   });
 
@@ -258,14 +283,14 @@ describe('POST /api/leads', () => {
       const key = uniq('C-');
       const res = await post({ CampaignCode: w.campaigns.retail, Data: { ...validData(), Customer: key } }, w.accounts.b2b.auth);
       expect(res.status).toBe(403);
-      expect(res.body.code).toBe('forbidden');
+      expect((res.body as Problem).code).toBe('forbidden');
       expect(await t.db('leads').where({ external_key: key })).toHaveLength(0);
     });
 
     it('when the Retail campaign was just used by another account, then the B2B-limited account still gets 403, valid data or not', async () => {
       // The first import puts the campaign in the short-lived campaign cache; the project check
       // must still happen (in SQL) for the next account.
-      expect((await post({ CampaignCode: w.campaigns.retail, Data: validData() })).body.success).toBe(true);
+      expect(((await post({ CampaignCode: w.campaigns.retail, Data: validData() })).body as ImportResult).success).toBe(true);
       const key = uniq('C-');
       const valid = await post({ CampaignCode: w.campaigns.retail, Data: { ...validData(), Customer: key } }, w.accounts.b2b.auth);
       expect(valid.status).toBe(403);
@@ -276,7 +301,7 @@ describe('POST /api/leads', () => {
 
     it('when a B2B-limited account imports into its own project, then it succeeds', async () => {
       const res = await post({ CampaignCode: w.campaigns.b2b, Data: validData() }, w.accounts.b2b.auth);
-      expect(res.body.success).toBe(true);
+      expect((res.body as ImportResult).success).toBe(true);
     });
 
     it('when the account lacks Leads: Post, then 403', async () => {
@@ -311,7 +336,7 @@ describe('POST /api/leads', () => {
       const body = { CampaignCode: w.campaigns.b2b, Data: validData() };
       const answers = await Promise.all(Array.from({ length: 12 }, () => post(body).set('Idempotency-Key', key)));
       for (const a of answers) expect(a.status).toBe(200);
-      const ids = new Set(answers.map((a) => a.body.uniqueId));
+      const ids = new Set(answers.map((a) => (a.body as ImportResult).uniqueId));
       expect(ids.size).toBe(1);
       const leads = await leadsWithKey(body.Data.Customer);
       expect(leads).toEqual([{ unique_id: [...ids][0] }]);
@@ -341,7 +366,7 @@ describe('POST /api/leads', () => {
       const body = { CampaignCode: w.campaigns.b2b, Data: { Telefon: '12345678' } };
       const first = await post(body).set('Idempotency-Key', key);
       const retry = await post(body).set('Idempotency-Key', key);
-      expect(first.body.success).toBe(false);
+      expect((first.body as ImportResult).success).toBe(false);
       expect(retry.body).toEqual(first.body);
     });
 
@@ -351,7 +376,7 @@ describe('POST /api/leads', () => {
       const refused = await post({ CampaignCode: w.campaigns.retail, Data: data }, w.accounts.b2b.auth).set('Idempotency-Key', key);
       expect(refused.status).toBe(403);
       const ok = await post({ CampaignCode: w.campaigns.b2b, Data: data }, w.accounts.b2b.auth).set('Idempotency-Key', key);
-      expect(ok.body.success).toBe(true);
+      expect((ok.body as ImportResult).success).toBe(true);
     });
 
     it('when two accounts use the same key, then each gets its own lead', async () => {
@@ -359,7 +384,7 @@ describe('POST /api/leads', () => {
       const data = validData();
       const a = await post({ CampaignCode: w.campaigns.b2b, Data: data }).set('Idempotency-Key', key);
       const b = await post({ CampaignCode: w.campaigns.b2b, Data: data }, w.accounts.b2b.auth).set('Idempotency-Key', key);
-      expect(a.body.uniqueId).not.toBe(b.body.uniqueId);
+      expect((a.body as ImportResult).uniqueId).not.toBe((b.body as ImportResult).uniqueId);
       expect(await leadsWithKey(data.Customer)).toHaveLength(2);
     });
 

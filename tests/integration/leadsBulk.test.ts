@@ -1,6 +1,7 @@
 import http from 'node:http';
 import request from 'supertest';
 import iconv from 'iconv-lite';
+import type { ProblemFieldError } from '../../src/http/problem';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { bulkImportRequest } from '../harness/bulkRequest';
@@ -19,6 +20,18 @@ interface StopElement {
   code: string;
   detail: string;
   rows: number;
+}
+interface Problem {
+  code: string;
+  errors: ProblemFieldError[];
+}
+interface StoredLead {
+  unique_id: string;
+  status: number;
+  data: Record<string, string>;
+  phone_number: string | null;
+  external_key: string | null;
+  pool: string;
 }
 
 describe('POST /api/leads/bulk', () => {
@@ -40,8 +53,8 @@ describe('POST /api/leads/bulk', () => {
       .db('leads as l')
       .join('lead_pools as p', 'p.id', 'l.pool_id')
       .whereIn('l.unique_id', ids)
-      .select('l.unique_id', 'l.status', 'l.data', 'l.phone_number', 'l.external_key', 'p.name as pool');
-    return new Map(rows.map((r) => [r.unique_id as string, r]));
+      .select<StoredLead[]>('l.unique_id', 'l.status', 'l.data', 'l.phone_number', 'l.external_key', 'p.name as pool');
+    return new Map(rows.map((r) => [r.unique_id, r]));
   }
 
   describe('JSON array', () => {
@@ -78,7 +91,7 @@ describe('POST /api/leads/bulk', () => {
         data: { Name: 'Lead 500', Phone: '+45 12 000500', Customer: `${tag}-500` },
         phone_number: '+45 12 000500',
         external_key: `${tag}-500`,
-        pool: expect.stringMatching(/^\(auto\) \d{4}-\d{2}-\d{2}$/),
+        pool: expect.stringMatching(/^\(auto\) \d{4}-\d{2}-\d{2}$/) as jest.AsymmetricMatcher,
       });
       // Input order is upload order: the unique ids of the results follow the rows.
       expect(results.filter((r) => r.success).every((r) => leads.get(r.uniqueId!)!.data.Name === `Lead ${r.row}`)).toBe(true);
@@ -110,7 +123,7 @@ describe('POST /api/leads/bulk', () => {
     it('when the request names a LeadPool, then rows without their own pool go into it', async () => {
       const pool = `Request pool ${w.id}`;
       const res = await bulk(JSON.stringify([{ Name: 'A', Telefon: '+45 1234' }]), 'application/json', { LeadPool: pool });
-      const leads = await stored(res.body);
+      const leads = await stored(res.body as RowResult[]);
       expect([...leads.values()][0]!.pool).toBe(pool);
     });
 
@@ -125,7 +138,7 @@ describe('POST /api/leads/bulk', () => {
       expect(elements[150]).toMatchObject({
         row: 151,
         success: false,
-        errors: [{ field: '(row)', message: expect.stringContaining('not valid JSON') }],
+        errors: [{ field: '(row)', message: expect.stringContaining('not valid JSON') as jest.AsymmetricMatcher }],
       });
       expect(elements[151]).toMatchObject({ status: 400, code: 'invalid_body', rows: 151, type: '/api/problems/invalid_body' });
       expect((await stored(elements.slice(0, 150) as RowResult[])).size).toBe(150);
@@ -134,12 +147,13 @@ describe('POST /api/leads/bulk', () => {
     it('when the array is never closed, then the rows sent are stored and the answer ends with the reason', async () => {
       const res = await bulk('[{"Name":"A","Telefon":"+45 1234"},', 'application/json');
       expect(res.status).toBe(200);
-      expect(res.body).toHaveLength(2);
-      expect(res.body[0]).toMatchObject({ row: 1, success: true });
-      expect(res.body[1]).toMatchObject({
+      const elements = res.body as (RowResult | StopElement)[];
+      expect(elements).toHaveLength(2);
+      expect(elements[0]).toMatchObject({ row: 1, success: true });
+      expect(elements[1]).toMatchObject({
         code: 'invalid_body',
         rows: 1,
-        detail: expect.stringContaining('before the JSON array was closed'),
+        detail: expect.stringContaining('before the JSON array was closed') as jest.AsymmetricMatcher,
       });
     });
 
@@ -147,7 +161,7 @@ describe('POST /api/leads/bulk', () => {
       const obj = await bulk('{"Name":"A","Telefon":"+45 1234"}', 'application/json');
       expect(obj.status).toBe(400);
       expect(obj.type).toBe('application/problem+json');
-      expect(obj.body.detail).toMatch(/JSON array/);
+      expect((obj.body as StopElement).detail).toMatch(/JSON array/);
       const empty = await bulk('', 'application/json');
       expect(empty.status).toBe(400);
       const none = await bulk('[]', 'application/json');
@@ -170,15 +184,16 @@ describe('POST /api/leads/bulk', () => {
         const results = res.body as RowResult[];
         const ok = results.filter((r) => r.success).map((r) => r.uniqueId!);
         expect(ok).toHaveLength(148);
+        const hookId = (hook.body as { uniqueId: string }).uniqueId;
         const events = await t
           .db('hook_events as e')
           .join('hook_deliveries as d', 'd.event_id', 'e.id')
           .join('hooks as h', 'h.id', 'd.hook_id')
-          .where({ 'e.type': 'lead.created', 'h.unique_id': hook.body.uniqueId })
-          .pluck('e.resource_id');
+          .where({ 'e.type': 'lead.created', 'h.unique_id': hookId })
+          .pluck<string[]>('e.resource_id');
         expect([...events].sort()).toEqual([...ok].sort());
         // Its deliveries go with it.
-        await request(t.app).delete(`/api/hooks/${hook.body.uniqueId}`).set('Authorization', w.accounts.full.auth).expect(204);
+        await request(t.app).delete(`/api/hooks/${hookId}`).set('Authorization', w.accounts.full.auth).expect(204);
       } finally {
         await receiver.close();
       }
@@ -192,7 +207,7 @@ describe('POST /api/leads/bulk', () => {
         ]),
         'application/json',
       );
-      expect(res.body.map((r: RowResult) => r.success)).toEqual([false, true]);
+      expect((res.body as RowResult[]).map((r) => r.success)).toEqual([false, true]);
     });
   });
 
@@ -217,7 +232,10 @@ describe('POST /api/leads/bulk', () => {
         [4, true],
         [5, true],
       ]);
-      expect(results[2]!.errors![0]).toMatchObject({ field: '(row)', message: expect.stringContaining('not valid JSON') });
+      expect(results[2]!.errors![0]).toMatchObject({
+        field: '(row)',
+        message: expect.stringContaining('not valid JSON') as jest.AsymmetricMatcher,
+      });
       const leads = await stored(results);
       expect([...leads.values()].map((l) => l.data.Name).sort()).toEqual(['A', 'B', 'C', 'D']);
     });
@@ -238,15 +256,16 @@ describe('POST /api/leads/bulk', () => {
     it('when the charset comes with Content-Type, then it decodes the body', async () => {
       const csv = 'Name;Telefon\nÅse;+45 1234\n';
       const res = await bulk(iconv.encode(csv, 'iso-8859-1'), 'text/csv; charset=iso-8859-1');
-      const leads = await stored(res.body);
+      const leads = await stored(res.body as RowResult[]);
       expect([...leads.values()][0]!.data.Name).toBe('Åse');
     });
 
     it('when windows-1252 bytes are sent as utf-8, then those rows fail naming the encoding', async () => {
       const csv = 'Name;Telefon\nÅse;+45 1234\nBo;+45 1234\n';
       const res = await bulk(iconv.encode(csv, 'windows-1252'), 'text/csv');
-      expect(res.body.map((r: RowResult) => r.success)).toEqual([false, true]);
-      expect(res.body[0].errors[0].message).toMatch(/Encoding/);
+      const results = res.body as RowResult[];
+      expect(results.map((r) => r.success)).toEqual([false, true]);
+      expect(results[0]!.errors![0]!.message).toMatch(/Encoding/);
     });
 
     it('when a row has the wrong number of values or quoting breaks, then the rows before stay and the rest is not read', async () => {
@@ -255,10 +274,14 @@ describe('POST /api/leads/bulk', () => {
       expect(res.status).toBe(200);
       const elements = res.body as (RowResult | StopElement)[];
       expect(elements.slice(0, 4)).toEqual([
-        { row: 1, success: true, uniqueId: expect.any(String), status: 'New' },
+        { row: 1, success: true, uniqueId: expect.any(String) as jest.AsymmetricMatcher, status: 'New' },
         { row: 2, success: false, errors: [{ field: '(row)', message: 'has 1 value where the header row has 2 columns' }] },
-        { row: 3, success: true, uniqueId: expect.any(String), status: 'New' },
-        { row: 4, success: false, errors: [{ field: '(row)', message: expect.stringContaining('not valid CSV') }] },
+        { row: 3, success: true, uniqueId: expect.any(String) as jest.AsymmetricMatcher, status: 'New' },
+        {
+          row: 4,
+          success: false,
+          errors: [{ field: '(row)', message: expect.stringContaining('not valid CSV') as jest.AsymmetricMatcher }],
+        },
       ]);
       expect(elements[4]).toMatchObject({ code: 'invalid_body', rows: 4 });
       expect(elements).toHaveLength(5);
@@ -269,7 +292,7 @@ describe('POST /api/leads/bulk', () => {
     it('when the header names a column that is no field, then it is a 400 naming it', async () => {
       const res = await bulk('Name;Telefon;Colour\nA;+45 1234;blue\n', 'text/csv');
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([{ field: 'Colour', message: "is not a field of the campaign's lead definition" }]);
+      expect((res.body as Problem).errors).toEqual([{ field: 'Colour', message: "is not a field of the campaign's lead definition" }]);
     });
   });
 
@@ -281,10 +304,10 @@ describe('POST /api/leads/bulk', () => {
         .set('Content-Type', 'application/json')
         .send('[]');
       expect(missing.status).toBe(400);
-      expect(missing.body.code).toBe('missing_parameter');
+      expect((missing.body as Problem).code).toBe('missing_parameter');
       const unknown = await bulk('[]', 'application/json', { CampaignCode: `NOPE-${w.id}` });
       expect(unknown.status).toBe(400);
-      expect(unknown.body.errors).toEqual([{ parameter: 'CampaignCode', message: 'is not the code of a campaign' }]);
+      expect((unknown.body as Problem).errors).toEqual([{ parameter: 'CampaignCode', message: 'is not the code of a campaign' }]);
       const foreign = await bulk('[]', 'application/json', { CampaignCode: w.campaigns.retail }, w.accounts.b2b.auth);
       expect(foreign.status).toBe(403);
     });
@@ -311,7 +334,7 @@ describe('POST /api/leads/bulk', () => {
         .set('Content-Type', 'application/x-ndjson')
         .send('x'.repeat(3000));
       expect(res.status).toBe(413);
-      expect(res.body.code).toBe('payload_too_large');
+      expect((res.body as Problem).code).toBe('payload_too_large');
     });
 
     it('when a chunked body grows over BULK_BODY_LIMIT mid-stream, then the rows before are stored and a 413 element ends the answer', async () => {
@@ -459,7 +482,7 @@ describe('POST /api/leads/bulk, a client that leaves mid-import', () => {
           res.on('data', (chunk: Buffer) => {
             text += chunk.toString('utf8');
             // Complete result lines only: `{"row":…}` ends with `}` then `,` or the array's end.
-            for (const m of text.matchAll(/^\[?\n?(\{"row".*\})(,|\n)/gm)) acknowledged.push(JSON.parse(m[1]!));
+            for (const m of text.matchAll(/^\[?\n?(\{"row".*\})(,|\n)/gm)) acknowledged.push(JSON.parse(m[1]!) as RowResult);
             text = text.slice(text.lastIndexOf('\n') + 1);
             if (acknowledged.length >= 300) {
               clearInterval(writer);
@@ -544,14 +567,14 @@ describe('POST /api/leads/bulk, batches stored side by side', () => {
       .db('leads as l')
       .join('lead_pools as p', 'p.id', 'l.pool_id')
       .whereLike('l.external_key', `${tag}-%`)
-      .select('l.unique_id', 'l.external_key', 'p.name as pool');
+      .select<{ unique_id: string; external_key: string; pool: string }[]>('l.unique_id', 'l.external_key', 'p.name as pool');
     expect(rows).toHaveLength(total);
-    const byId = new Map(rows.map((r) => [r.unique_id as string, r]));
+    const byId = new Map(rows.map((r) => [r.unique_id, r]));
     for (const r of results) {
       expect(byId.get(r.uniqueId!)).toMatchObject({ external_key: `${tag}-${r.row}`, pool: poolOf(r.row) });
     }
     // Each pool exists once.
-    const pools = await t.db('lead_pools').whereLike('name', `${tag} pool %`).pluck('name');
+    const pools = await t.db('lead_pools').whereLike('name', `${tag} pool %`).pluck<string[]>('name');
     expect([...pools].sort()).toEqual([...new Set(lines.map((_, i) => poolOf(i + 1)))].sort());
     // Nothing is left holding a connection.
     const pool = (t.db.client as unknown as { pool: { numUsed(): number } }).pool;

@@ -146,7 +146,7 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
           let text = '';
           res.on('data', (chunk: Buffer) => {
             text += chunk.toString('utf8');
-            for (const m of text.matchAll(/^\[?\n?(\{"row".*\})(,|\n)/gm)) acknowledged.push(JSON.parse(m[1]!));
+            for (const m of text.matchAll(/^\[?\n?(\{"row".*\})(,|\n)/gm)) acknowledged.push(JSON.parse(m[1]!) as RowResult);
             text = text.slice(text.lastIndexOf('\n') + 1);
             if (acknowledged.length >= 100) {
               req.destroy();

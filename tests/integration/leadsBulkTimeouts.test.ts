@@ -75,11 +75,11 @@ function leadLines(tag: string, from: number, count: number): string[] {
 }
 
 async function storedCount(tag: string): Promise<number> {
-  const [{ n }] = await t
+  const rows = await t
     .db('leads')
     .whereRaw(`data->>'Customer' like ?`, [`${tag}-%`])
     .count<{ n: string }[]>({ n: '*' });
-  return Number(n);
+  return Number(rows[0]!.n);
 }
 
 describe('bulk upload timeouts', () => {

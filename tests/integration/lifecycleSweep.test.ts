@@ -13,21 +13,41 @@ import { createLogger } from '../../src/config/logger';
 const CPH = 'Europe/Copenhagen';
 const at = (s: string) => parseDateTime(s, CPH);
 
+/** The columns of `leads` and `calls` these tests read. */
+interface LeadTableRow {
+  unique_id: string;
+  status: number;
+  closure: number;
+  attempts: number;
+  status_changed_time: Date;
+  last_modified_time: Date;
+  first_processed_time: Date | null;
+  last_modified_by_user_id: number | null;
+}
+interface CallTableRow {
+  unique_id: string;
+  lead_status: number | null;
+  pre_call_lead_status: number | null;
+  lead_closure: number | null;
+}
+
 async function leadState(db: Knex, uniqueId: string) {
-  const row = await db('leads').where({ unique_id: uniqueId }).first();
+  const row = (await db<LeadTableRow>('leads').where({ unique_id: uniqueId }).first())!;
   return {
     status: LeadStatus.toName(row.status),
     closure: LeadClosure.toName(row.closure),
-    attempts: row.attempts as number,
-    statusChangedTime: row.status_changed_time as Date,
-    lastModifiedTime: row.last_modified_time as Date,
-    firstProcessedTime: row.first_processed_time as Date | null,
-    lastModifiedByUserId: row.last_modified_by_user_id as number | null,
+    attempts: row.attempts,
+    statusChangedTime: row.status_changed_time,
+    lastModifiedTime: row.last_modified_time,
+    firstProcessedTime: row.first_processed_time,
+    lastModifiedByUserId: row.last_modified_by_user_id,
   };
 }
 
 async function callState(db: Knex, uniqueId: string) {
-  const row = await db('calls').where({ unique_id: uniqueId }).first('lead_status', 'pre_call_lead_status', 'lead_closure');
+  const row = (await db<CallTableRow>('calls')
+    .where({ unique_id: uniqueId })
+    .first('lead_status', 'pre_call_lead_status', 'lead_closure'))!;
   return {
     leadStatus: row.lead_status === null ? null : CallLeadStatus.toName(row.lead_status),
     preCallLeadStatus: row.pre_call_lead_status === null ? null : PreCallLeadStatus.toName(row.pre_call_lead_status),
@@ -68,8 +88,8 @@ describe('lead lifecycle applied to data', () => {
         campaignType: 'Master',
       },
     );
-    limitedId = (await t.db('campaigns').where({ code: limited }).first('id')).id;
-    unlimitedId = (await t.db('campaigns').where({ code: unlimited }).first('id')).id;
+    limitedId = (await t.db<{ id: number; code: string }>('campaigns').where({ code: limited }).first('id'))!.id;
+    unlimitedId = (await t.db<{ id: number; code: string }>('campaigns').where({ code: unlimited }).first('id'))!.id;
   });
 
   const newLead = async (campaign: string, status: LeadStatusName, changed: string, extra: Record<string, unknown> = {}) => {

@@ -4,6 +4,29 @@ import { useTestWorld } from '../harness/useTestWorld';
 import { loadNdjson, LoadError } from '../../src/ingest/loader/loadNdjson';
 import { verifyPassword } from '../../src/domain/password';
 
+/** The columns of the tables these tests read. */
+interface LeadTableRow {
+  id: number;
+  unique_id: string;
+  pool_id: number;
+  data: Record<string, string>;
+}
+interface CallTableRow {
+  id: number;
+  unique_id: string;
+  ou0_id: number | null;
+  ou1_id: number | null;
+  ou2_id: number | null;
+  ou3_id: number | null;
+  start_time: Date;
+}
+interface AccountTableRow {
+  id: number;
+  username: string;
+  password_hash: string;
+  version: number;
+}
+
 describe('lcm load (loadNdjson)', () => {
   const { t, w } = useTestWorld();
 
@@ -106,14 +129,18 @@ describe('lcm load (loadNdjson)', () => {
       requestLimit: 1,
     });
 
-    const lead = await t.db('leads').where({ unique_id: leadId }).first();
+    const lead = (await t.db<LeadTableRow>('leads').where({ unique_id: leadId }).first())!;
     expect(lead).toMatchObject({ status: 1, phone_number: '+45 12 34 56 78', external_key: `C-${id}` });
     expect(lead.data).toEqual({ Name: 'Ann', Phone: '+45 12 34 56 78', Customer: `C-${id}`, Revenue: '12.5' });
-    const pool = await t.db('lead_pools').where({ id: lead.pool_id }).first();
+    const pool = (await t.db<{ id: number; name: string }>('lead_pools').where({ id: lead.pool_id }).first())!;
     expect(pool.name).toBe('(auto) 2026-03-01');
 
-    const call = await t.db('calls').where({ unique_id: callId }).first();
-    const chain = await t.db('org_units').whereIn('org_code', [w.units.root, w.units.sales, w.units.team]).orderBy('level').pluck('id');
+    const call = (await t.db<CallTableRow>('calls').where({ unique_id: callId }).first())!;
+    const chain = await t
+      .db('org_units')
+      .whereIn('org_code', [w.units.root, w.units.sales, w.units.team])
+      .orderBy('level')
+      .pluck<number[]>('id');
     expect([call.ou0_id, call.ou1_id, call.ou2_id, call.ou3_id]).toEqual([...chain, null]);
     expect(call).toMatchObject({
       lead_id: lead.id,
@@ -127,20 +154,20 @@ describe('lcm load (loadNdjson)', () => {
     });
     expect(call.start_time.toISOString()).toBe('2026-03-01T09:05:00.000Z');
 
-    const rp = await t
-      .db('ready_periods')
+    const rp = (await t
+      .db<{ unique_id: string; start_time: Date; end_time: Date }>('ready_periods')
       .where({ unique_id: `rp-${id}` })
-      .first();
+      .first())!;
     expect(rp.end_time.getTime() - rp.start_time.getTime()).toBe(120000);
-    const search = await t
-      .db('saved_searches')
+    const search = (await t
+      .db<{ name: string; statuses: number[] }>('saved_searches')
       .where({ name: `search-${id}` })
-      .first();
+      .first())!;
     expect(search.statuses).toEqual([0, 1]);
-    const account = await t
-      .db('accounts')
+    const account = (await t
+      .db<AccountTableRow>('accounts')
       .where({ username: `acc-${id}` })
-      .first();
+      .first())!;
     expect(account.password_hash).not.toContain('secret-1');
     expect(await verifyPassword('secret-1', account.password_hash)).toBe(true);
     expect(await t.db('request_limits').where({ account_id: account.id }).first()).toMatchObject({ service: 'calls', daily_limit: 50 });
@@ -160,7 +187,7 @@ describe('lcm load (loadNdjson)', () => {
     const rows = await t.db('org_units').where({ org_code: code });
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ name: 'Second', level: 1 });
-    const before = await t.db('accounts').where({ username: w.accounts.none.username }).first('version');
+    const before = (await t.db<AccountTableRow>('accounts').where({ username: w.accounts.none.username }).first('version'))!;
     await t.load({
       type: 'account',
       username: w.accounts.none.username,
@@ -170,7 +197,7 @@ describe('lcm load (loadNdjson)', () => {
       rights: {},
       entryAccess: 'None',
     });
-    const after = await t.db('accounts').where({ username: w.accounts.none.username }).first('version');
+    const after = (await t.db<AccountTableRow>('accounts').where({ username: w.accounts.none.username }).first('version'))!;
     expect(after.version).toBe(before.version + 1);
   });
 
@@ -207,9 +234,9 @@ describe('lcm load (loadNdjson)', () => {
     ['{"type":"orgUnit","orgCode":"x","name":"x","colour":"red"}', /line 2: orgUnit: unknown field "colour"/],
   ])('when line 2 is %s, then the load stops with its line number and reason', async (bad, reason) => {
     const code = `ok-${uniq()}`;
-    const err = await loadLines([JSON.stringify({ type: 'orgUnit', orgCode: code, name: 'ok' }), bad]).catch((e) => e);
+    const err = await loadLines([JSON.stringify({ type: 'orgUnit', orgCode: code, name: 'ok' }), bad]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LoadError);
-    expect(err.message).toMatch(reason);
+    expect((err as LoadError).message).toMatch(reason);
     expect(await t.db('org_units').where({ org_code: code }).first()).toBeUndefined();
   });
 
@@ -228,8 +255,8 @@ describe('lcm load (loadNdjson)', () => {
       );
     }
     lines.splice(1500, 0, JSON.stringify({ type: 'lead', campaign: w.campaigns.retail, data: { Name: 'bad', Phone: 'not a phone' } }));
-    const err = await loadLines(lines).catch((e) => e);
-    expect(err.message).toMatch(/^line 1501: lead: data.Phone must be a phone number/);
+    const err = await loadLines(lines).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/^line 1501: lead: data.Phone must be a phone number/);
     expect(await t.db('leads').where('unique_id', 'like', `bulk-${id}-%`).count('* as n').first()).toEqual({ n: 0 });
     expect(
       await t

@@ -29,7 +29,8 @@ describe('failed logins', () => {
     expect((await from('10.0.0.1', guess)).status).toBe(401);
     // Make the guess the real password behind the server's back (no account-change message):
     // a repeat that were checked again would now pass; the remembered failure answers 401.
-    const original = (await t.db('accounts').where({ username }).first('password_hash')).password_hash as string;
+    const original = (await t.db<{ username: string; password_hash: string }>('accounts').where({ username }).first('password_hash'))!
+      .password_hash;
     await t
       .db('accounts')
       .where({ username })
@@ -49,7 +50,7 @@ describe('failed logins', () => {
     for (let i = 0; i < 3; i++) expect((await from('10.1.0.1', wrong(i))).status).toBe(401);
     const limited = await from('10.1.0.1', wrong(99));
     expect(limited.status).toBe(429);
-    expect(limited.body.code).toBe('rate_limited');
+    expect((limited.body as { code: string }).code).toBe('rate_limited');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect((await from('10.1.0.2', w.accounts.full.auth)).status).toBe(200);
   });
@@ -117,7 +118,7 @@ describe('failed logins while Redis is down', () => {
   const { t, w } = useTestWorld(() => ({ ...LIMITS, REDIS_URL: redis.url }));
   afterAll(() => redis.stop()); // declared after useTestWorld: runs once the app is closed
 
-  const redisState = async (app: TestApp) => (await request(app.app).get('/api/readyz')).body.redis as string;
+  const redisState = async (app: TestApp) => ((await request(app.app).get('/api/readyz')).body as { redis: string }).redis;
 
   it('when Redis stops mid-way, then failures are counted in process (never a 5xx), and in Redis again once it is back', async () => {
     const username = w.accounts.full.username;

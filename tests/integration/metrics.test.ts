@@ -1,5 +1,5 @@
 import request from 'supertest';
-import type { Knex } from 'knex';
+import type { OpenApiDocument } from '../../src/http/openapi';
 import { basicAuth, TestApp, uniq } from '../harness/testApp';
 import { ALL_RIGHTS } from '../harness/world';
 import { useTestApp, useTestWorld } from '../harness/useTestWorld';
@@ -86,7 +86,7 @@ describe('metrics', () => {
   });
 
   it('when every pooled connection is checked out and one more is asked for, then the pool gauges show them used and one waiting', async () => {
-    const client = t.db.client as Knex.Client & { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<void> };
+    const client = t.db.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<void> };
     const max = sample(await scrape(t), 'lcm_db_pool_max');
     expect(max).toBe(5);
     const held = await Promise.all(Array.from({ length: max }, () => client.acquireConnection()));
@@ -157,7 +157,7 @@ describe('METRICS_REQUIRE_AUTH set', () => {
     expect(res.text).toContain('lcm_http_request_duration_seconds');
     expect(res.headers['x-rate-limit-limit']).toBeUndefined();
     const doc = await request(t.app).get('/api/openapi.json').expect(200);
-    expect(doc.body.paths['/metrics'].get.security).toEqual([{ basicAuth: [] }]);
+    expect((doc.body as OpenApiDocument).paths!['/metrics']!.get!.security).toEqual([{ basicAuth: [] }]);
   });
 });
 
@@ -167,6 +167,6 @@ describe('METRICS_REQUIRE_AUTH unset', () => {
   it('when unset, then the metrics are public', async () => {
     await request(open.app).get('/api/metrics').expect(200);
     const doc = await request(open.app).get('/api/openapi.json').expect(200);
-    expect(doc.body.paths['/metrics'].get.security).toEqual([]);
+    expect((doc.body as OpenApiDocument).paths!['/metrics']!.get!.security).toEqual([]);
   });
 });

@@ -20,8 +20,12 @@ describe('migrations', () => {
   });
 
   const tables = async () =>
-    (await db.raw(`select table_name from information_schema.tables where table_schema = 'public' and table_name not like 'knex%'`)).rows
-      .map((r: { table_name: string }) => r.table_name)
+    (
+      await db.raw<{ rows: { table_name: string }[] }>(
+        `select table_name from information_schema.tables where table_schema = 'public' and table_name not like 'knex%'`,
+      )
+    ).rows
+      .map((r) => r.table_name)
       .sort();
 
   it('when migrated up, down and up again, then the data model is created, removed and recreated', async () => {
@@ -59,11 +63,11 @@ describe('migrations', () => {
     await migrateLatest(db);
     await db.raw('set enable_seqscan = off');
     const plan = (
-      await db.raw(
+      await db.raw<{ rows: Record<string, string>[] }>(
         `explain select * from calls where ou2_id = 1 and start_time >= now() - interval '2 hours' and start_time < now() order by start_time, unique_id`,
       )
     ).rows
-      .map((r: Record<string, string>) => r['QUERY PLAN'])
+      .map((r) => r['QUERY PLAN'])
       .join('\n');
     expect(plan).toMatch(/Index Scan using calls_ou2_time/);
   });

@@ -1,9 +1,15 @@
 import request from 'supertest';
+import type { z } from 'zod';
 import { basicAuth, uniq } from '../harness/testApp';
 import { ALL_RIGHTS } from '../harness/world';
 import { useTestWorld } from '../harness/useTestWorld';
 import { countedServices } from '../../src/http/endpoints/myAccount';
 import { formatDateTime } from '../../src/domain/datetime';
+import type { myAccountBody, requestCountBody, requestLimitBody } from '../../src/http/schemas/myAccount';
+
+type MyAccount = z.infer<typeof myAccountBody>;
+type RequestLimit = z.infer<typeof requestLimitBody>;
+type RequestCount = z.infer<typeof requestCountBody>;
 
 const ZONE = 'Europe/Copenhagen';
 const OFFSET_DATETIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/;
@@ -29,15 +35,17 @@ describe('GET /api/myaccount', () => {
   it('when the B2B account asks, then it sees its project pattern and Partner access', async () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.b2b.auth);
     expect(res.status).toBe(200);
-    expect(res.body.projectRights).toEqual([`B2B-${w.id}*`]);
-    expect(res.body.leadDefinitionEntryAccess).toBe('Partner');
+    const account = res.body as MyAccount;
+    expect(account.projectRights).toEqual([`B2B-${w.id}*`]);
+    expect(account.leadDefinitionEntryAccess).toBe('Partner');
   });
 
   it('when an account without any right asks, then it is answered with empty rights (any account may)', async () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.none.auth);
     expect(res.status).toBe(200);
-    expect(res.body.resourceRights).toEqual({});
-    expect(res.body.leadDefinitionEntryAccess).toBe('None');
+    const account = res.body as MyAccount;
+    expect(account.resourceRights).toEqual({});
+    expect(account.leadDefinitionEntryAccess).toBe('None');
   });
 
   it('when rights are stored in any order, then resource types and verbs come in canonical order and only granted ones', async () => {
@@ -53,13 +61,14 @@ describe('GET /api/myaccount', () => {
     });
     const res = await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'pw'));
     expect(res.status).toBe(200);
-    expect(JSON.stringify(res.body.resourceRights)).toBe('{"Calls":["Get"],"Leads":["Get","Post"]}');
-    expect(res.body.projectRights).toEqual(['b*', 'A?c']);
+    const account = res.body as MyAccount;
+    expect(JSON.stringify(account.resourceRights)).toBe('{"Calls":["Get"],"Leads":["Get","Post"]}');
+    expect(account.projectRights).toEqual(['b*', 'A?c']);
   });
 
   it('when the answer is JSON, then it carries nothing but the seven documented properties (no hash, no ids)', async () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth);
-    expect(Object.keys(res.body).sort()).toEqual([
+    expect(Object.keys(res.body as MyAccount).sort()).toEqual([
       'dateTimeFormat',
       'leadDefinitionEntryAccess',
       'orgCode',
@@ -105,11 +114,10 @@ describe('GET /api/myaccount/request/limits', () => {
     const res = await request(t.app).get('/api/myaccount/request/limits').set('Authorization', w.accounts.full.auth);
     expect(res.status).toBe(200);
     const expected = countedServices(t.composed.app.endpoints);
-    expect(res.body.map((r: { service: string }) => r.service)).toEqual(expected.map((s) => s.service));
-    expect(res.body.map((r: { service: string }) => r.service)).toEqual(
-      expect.arrayContaining(['myaccount', 'myaccount.limits', 'myaccount.counts']),
-    );
-    for (const row of res.body) {
+    const limits = res.body as RequestLimit[];
+    expect(limits.map((r) => r.service)).toEqual(expected.map((s) => s.service));
+    expect(limits.map((r) => r.service)).toEqual(expect.arrayContaining(['myaccount', 'myaccount.limits', 'myaccount.counts']));
+    for (const row of limits) {
       const bulk = expected.find((s) => s.service === row.service)!.bulk;
       const daily = bulk ? t.settings.DEFAULT_BULK_DAILY_LIMIT : t.settings.DEFAULT_DAILY_LIMIT;
       expect(row).toEqual({
@@ -123,7 +131,7 @@ describe('GET /api/myaccount/request/limits', () => {
 
   it('when health, metrics and other uncounted services exist, then they are not listed', async () => {
     const res = await request(t.app).get('/api/myaccount/request/limits').set('Authorization', w.accounts.full.auth);
-    const services = res.body.map((r: { service: string }) => r.service);
+    const services = (res.body as RequestLimit[]).map((r) => r.service);
     for (const uncounted of ['healthz', 'readyz', 'metrics']) expect(services).not.toContain(uncounted);
   });
 
@@ -136,7 +144,7 @@ describe('GET /api/myaccount/request/limits', () => {
       { type: 'requestLimit', account: username, service: 'myaccount.limits', dailyLimit: 10001 },
     );
     const res = await request(t.app).get('/api/myaccount/request/limits').set('Authorization', basicAuth(username, 'pw'));
-    const byService = Object.fromEntries(res.body.map((r: { service: string }) => [r.service, r]));
+    const byService = Object.fromEntries((res.body as RequestLimit[]).map((r) => [r.service, r]));
     expect(byService['myaccount']).toEqual({ service: 'myaccount', dailyLimit: 1000000, highLimit: true, minuteLimit: 695 });
     expect(byService['myaccount.counts']).toEqual({ service: 'myaccount.counts', dailyLimit: 10000, highLimit: false, minuteLimit: 240 });
     expect(byService['myaccount.limits']).toEqual({ service: 'myaccount.limits', dailyLimit: 10001, highLimit: true, minuteLimit: 240 });
@@ -182,7 +190,7 @@ describe('GET /api/myaccount/request/counts', () => {
         minuteCount: 0,
       },
     ]);
-    for (const row of res.body) expect(row.periodStart).toMatch(OFFSET_DATETIME);
+    for (const row of res.body as RequestCount[]) expect(row.periodStart).toMatch(OFFSET_DATETIME);
   });
 
   it('when a period has ended, then its service is no longer listed', async () => {
@@ -192,8 +200,9 @@ describe('GET /api/myaccount/request/counts', () => {
     await request(t.app).get('/api/myaccount').set('Authorization', auth).expect(200);
     t.setNow(new Date(start.getTime() + 24 * 3600_000));
     const res = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', auth);
-    expect(res.body.map((r: { service: string }) => r.service)).toEqual(['myaccount.counts']);
-    expect(res.body[0].periodStart).toBe('2030-01-11T09:00:00.000+01:00');
+    const counts = res.body as RequestCount[];
+    expect(counts.map((r) => r.service)).toEqual(['myaccount.counts']);
+    expect(counts[0]!.periodStart).toBe('2030-01-11T09:00:00.000+01:00');
   });
 
   it('when HTML is asked, then the counts render as a table', async () => {

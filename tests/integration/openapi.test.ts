@@ -101,7 +101,7 @@ function validateWithOpenApiValidator(doc: unknown): { valid: boolean; errors?: 
     input: JSON.stringify(doc),
     cwd: path.resolve(__dirname, '../..'),
   });
-  return JSON.parse(out.toString());
+  return JSON.parse(out.toString()) as { valid: boolean; errors?: unknown; version?: string };
 }
 
 describe('OpenAPI document', () => {
@@ -111,7 +111,7 @@ describe('OpenAPI document', () => {
 
   beforeAll(async () => {
     endpoints = t.composed.app.endpoints;
-    doc = (await request(t.app).get('/api/openapi.json')).body;
+    doc = (await request(t.app).get('/api/openapi.json')).body as OpenApiDocument;
   });
 
   describe('GET /api/openapi.json', () => {
@@ -119,7 +119,7 @@ describe('OpenAPI document', () => {
       const res = await request(t.app).get('/api/openapi.json');
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(res.body.openapi).toBe('3.1.0');
+      expect((res.body as OpenApiDocument).openapi).toBe('3.1.0');
       expect(res.headers['x-rate-limit-limit']).toBeUndefined();
     });
 
@@ -130,8 +130,8 @@ describe('OpenAPI document', () => {
     });
 
     it('when a document is broken on purpose, then the validator rejects it (the check can fail)', () => {
-      const broken = JSON.parse(JSON.stringify(doc));
-      broken.paths['/calendars/events'].get.responses = 'none';
+      const broken = JSON.parse(JSON.stringify(doc)) as { paths: Record<string, { get: { responses: unknown } }> };
+      broken.paths['/calendars/events']!.get.responses = 'none';
       expect(validateWithOpenApiValidator(broken).valid).toBe(false);
     });
 
@@ -163,13 +163,13 @@ describe('OpenAPI document', () => {
       for (const { path: p, method, op } of ops) {
         expect({ op: `${method} ${p}`, operationId: op.operationId }).toEqual({
           op: `${method} ${p}`,
-          operationId: expect.stringMatching(/^[a-z][A-Za-z0-9]*$/),
+          operationId: expect.stringMatching(/^[a-z][A-Za-z0-9]*$/) as jest.AsymmetricMatcher,
         });
       }
       const ids = ops.map(({ op }) => op.operationId);
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.sort()).toEqual(endpoints.map((e) => e.operationId).sort());
-      const byPath = (p: string, m: string) => (doc.paths![p] as Record<string, Operation>)[m].operationId;
+      const byPath = (p: string, m: string) => (doc.paths![p] as Record<string, Operation>)[m]!.operationId;
       expect(byPath('/myaccount/request/limits', 'get')).toBe('getMyAccountLimits');
       expect(byPath('/calls', 'get')).toBe('listCalls');
       expect(byPath('/calls/csv', 'get')).toBe('exportCallsCsv');
@@ -177,7 +177,8 @@ describe('OpenAPI document', () => {
     });
 
     it('when an endpoint declares an operationId a generator cannot use, or one twice, then the document is not built (the check can fail)', () => {
-      const [first, second] = endpoints;
+      const first = endpoints[0]!;
+      const second = endpoints[1]!;
       expect(() => buildOpenApiDocument([{ ...first, operationId: 'myaccount.limits' }])).toThrow(/lowerCamelCase/);
       expect(() => buildOpenApiDocument([first, { ...second, operationId: first.operationId }])).toThrow(/used twice/);
     });
@@ -185,7 +186,7 @@ describe('OpenAPI document', () => {
     it('when a query or path parameter has a description in its schema, then the document keeps it (also under optional())', () => {
       let described = 0;
       for (const e of endpoints) {
-        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method]!;
         for (const [where, shape] of [
           ['query', e.query?.shape],
           ['path', e.params?.shape],
@@ -198,13 +199,13 @@ describe('OpenAPI document', () => {
             expect({ op: `${e.method} ${e.path}`, name, description: parameter.description }).toEqual({
               op: `${e.method} ${e.path}`,
               name,
-              description: expect.stringContaining(own),
+              description: expect.stringContaining(own) as jest.AsymmetricMatcher,
             });
           }
         }
       }
       expect(described).toBeGreaterThan(40);
-      const csv = (doc.paths!['/calls/csv'] as Record<string, Operation>).get.parameters as { name?: string; description?: string }[];
+      const csv = (doc.paths!['/calls/csv'] as Record<string, Operation>).get!.parameters as { name?: string; description?: string }[];
       const description = (name: string) => csv.find((x) => x.name === name)?.description;
       expect(description('Limit')).toMatch(/^Maximum number of items returned; not for paging\. The name is case-insensitive\.$/);
       expect(description('Encoding')).toMatch(/^Character encoding of the file; any encoding iconv-lite knows\./);
@@ -229,12 +230,12 @@ describe('OpenAPI document', () => {
 
     it('when an endpoint validates query parameters, then each one is documented with its optionality, list syntax and case rule', () => {
       for (const e of endpoints.filter((x) => x.query)) {
-        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method]!;
         const params = (op.parameters ?? []).filter((x) => x.in === 'query');
         const shape = e.query!.shape as Record<string, z.ZodType>;
         expect(params.map((x) => x.name).sort()).toEqual(Object.keys(shape).sort());
         for (const x of params) {
-          const schema = shape[x.name!];
+          const schema = shape[x.name!]!;
           expect({ name: x.name, required: Boolean(x.required) }).toEqual({ name: x.name, required: !schema.safeParse(undefined).success });
           expect((x as { description?: string }).description).toMatch(/case-insensitive/);
           if (isListSchema(schema)) {
@@ -246,7 +247,7 @@ describe('OpenAPI document', () => {
     });
 
     it('when DateTime parameters are documented, then they are strings as on the wire (the validators’ input side)', () => {
-      const op = (doc.paths!['/calendars/events'] as Record<string, Operation>).get;
+      const op = (doc.paths!['/calendars/events'] as Record<string, Operation>).get!;
       const fromDate = op.parameters!.find((x) => x.name === 'FromDate')!;
       expect(fromDate).toMatchObject({ in: 'query', required: true, schema: { type: 'string' } });
       expect(op.parameters!.find((x) => x.name === 'Project')?.required ?? false).toBe(false);
@@ -255,34 +256,37 @@ describe('OpenAPI document', () => {
     it('when an endpoint takes a body, then the document requires a JSON body with the validated properties', () => {
       const schemas = doc.components!.schemas as Record<string, { properties?: Record<string, unknown>; required?: string[] }>;
       for (const e of endpoints.filter((x) => x.body)) {
-        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
-        expect(op.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: expect.anything() } } });
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method]!;
+        expect(op.requestBody).toMatchObject({
+          required: true,
+          content: { 'application/json': { schema: expect.anything() as jest.AsymmetricMatcher } },
+        });
       }
-      expect(schemas.NewCalendarEvent.required?.sort()).toEqual(
+      expect(schemas.NewCalendarEvent!.required?.sort()).toEqual(
         ['calendarCode', 'leadUniqueId', 'title', 'notes', 'start', 'end', 'source', 'externalId'].sort(),
       );
     });
 
     it('when responses are documented, then each representation appears under its media type and large-data services offer no text/html', () => {
       for (const e of endpoints) {
-        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method]!;
         const status = String(e.successStatus ?? 200);
         const success = op.responses[status];
         expect(success).toBeDefined();
         if (status === '204') continue;
-        const media = Object.keys(success.content ?? {});
+        const media = Object.keys(success!.content ?? {});
         if (e.representations.includes('html')) expect(media).toContain('text/html');
         if (e.representations.includes('csv')) expect(media).toContain('text/csv');
         if (e.bulk) expect(media).not.toContain('text/html');
       }
-      const created = (doc.paths!['/calendars/events'] as Record<string, Operation>).post.responses['201'];
-      expect(created.content!['application/json'].schema).toEqual({ $ref: '#/components/schemas/CalendarEvent' });
+      const created = (doc.paths!['/calendars/events'] as Record<string, Operation>).post!.responses['201']!;
+      expect(created.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/CalendarEvent' });
       expect(created.headers).toHaveProperty('Location');
     });
 
     it('when errors are documented, then they are problem+json with the Problem schema, per the request chain', () => {
       for (const e of endpoints) {
-        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method]!;
         const expected = ['500'];
         if (e.access.kind !== 'public') expected.push('401');
         if (e.access.kind === 'right') expected.push('403');
@@ -306,9 +310,11 @@ describe('OpenAPI document', () => {
     });
 
     it('when an endpoint needs an account, then it uses the Basic scheme; public ones say security: []', () => {
-      expect(doc.components!.securitySchemes).toEqual({ basicAuth: expect.objectContaining({ type: 'http', scheme: 'basic' }) });
+      expect(doc.components!.securitySchemes).toEqual({
+        basicAuth: expect.objectContaining({ type: 'http', scheme: 'basic' }) as jest.AsymmetricMatcher,
+      });
       for (const e of endpoints) {
-        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method]!;
         expect({ op: e.service, security: op.security }).toEqual({
           op: e.service,
           security: e.access.kind === 'public' ? [] : [{ basicAuth: [] }],
@@ -318,18 +324,20 @@ describe('OpenAPI document', () => {
 
     it('when an endpoint is counted, then its responses carry the rate-limit headers, a 429 carries Retry-After, and the fair use header is a parameter', () => {
       for (const e of endpoints) {
-        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method]!;
         const counted = e.access.kind !== 'public' && e.counted !== false;
         const success = op.responses[String(e.successStatus ?? 200)];
         const fairUse = (op.parameters ?? []).some((x) => x.$ref === '#/components/parameters/FairUsePolicy');
-        expect({ op: e.service, headers: Object.keys(success.headers ?? {}).filter((h) => h.startsWith('X-Rate-Limit')), fairUse }).toEqual(
-          {
-            op: e.service,
-            headers: counted ? ['X-Rate-Limit-Limit', 'X-Rate-Limit-Remaining', 'X-Rate-Limit-Reset'] : [],
-            fairUse: counted,
-          },
-        );
-        if (counted) expect(Object.keys(op.responses['429'].headers ?? {})).toContain('Retry-After');
+        expect({
+          op: e.service,
+          headers: Object.keys(success!.headers ?? {}).filter((h) => h.startsWith('X-Rate-Limit')),
+          fairUse,
+        }).toEqual({
+          op: e.service,
+          headers: counted ? ['X-Rate-Limit-Limit', 'X-Rate-Limit-Remaining', 'X-Rate-Limit-Reset'] : [],
+          fairUse: counted,
+        });
+        if (counted) expect(Object.keys(op.responses['429']!.headers ?? {})).toContain('Retry-After');
         for (const h of e.headers ?? []) expect(op.parameters).toContainEqual(expect.objectContaining({ name: h.name, in: 'header' }));
       }
       expect(doc.components!.parameters!.FairUsePolicy).toMatchObject({ name: 'X-Rate-Limit-Fair-Use-Policy', in: 'header' });
@@ -338,19 +346,19 @@ describe('OpenAPI document', () => {
     it('when a read is conditional, then its 200 documents an ETag, a 304 is documented and If-None-Match is a parameter; streamed exports have none', () => {
       const conditional = new Set<string>();
       for (const e of endpoints) {
-        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method];
+        const op = (doc.paths![e.path] as Record<string, Operation>)[e.method]!;
         const success = op.responses[String(e.successStatus ?? 200)];
         const ifNoneMatch = (op.parameters ?? []).some((x) => x.$ref === '#/components/parameters/IfNoneMatch');
-        const documented = { etag: 'ETag' in (success.headers ?? {}), notModified: '304' in op.responses, ifNoneMatch };
+        const documented = { etag: 'ETag' in (success!.headers ?? {}), notModified: '304' in op.responses, ifNoneMatch };
         const expected = e.method === 'get' && !e.bulk && !e.streamed && !e.ownMediaType;
         expect({ op: e.service, ...documented }).toEqual({ op: e.service, etag: expected, notModified: expected, ifNoneMatch: expected });
         if (expected) {
           conditional.add(e.path);
           const counted = e.access.kind !== 'public' && e.counted !== false;
-          expect(Object.keys(op.responses['304'].headers ?? {})).toEqual(
+          expect(Object.keys(op.responses['304']!.headers ?? {})).toEqual(
             counted ? expect.arrayContaining(['ETag', 'X-Rate-Limit-Remaining']) : ['ETag'],
           );
-          expect(op.responses['304'].content).toBeUndefined();
+          expect(op.responses['304']!.content).toBeUndefined();
         }
       }
       for (const p of [
@@ -375,7 +383,7 @@ describe('OpenAPI document', () => {
       expect(res.status).toBe(400);
       const problem = doc.components!.schemas!.Problem as { properties: Record<string, unknown>; required: string[] };
       for (const key of problem.required) expect(res.body).toHaveProperty(key);
-      for (const key of Object.keys(res.body)) expect(Object.keys(problem.properties)).toContain(key);
+      for (const key of Object.keys(res.body as Record<string, unknown>)) expect(Object.keys(problem.properties)).toContain(key);
     });
   });
 
@@ -413,7 +421,7 @@ describe('OpenAPI document', () => {
       expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
       expect(res.headers['cache-control']).toBe('public, max-age=86400');
       expect((res.body as { size: number }).size).toBeGreaterThan(1_000_000);
-      const again = await request(t.app).get('/api/docs/scalar.js').set('If-None-Match', res.headers.etag);
+      const again = await request(t.app).get('/api/docs/scalar.js').set('If-None-Match', res.headers.etag!);
       expect(again.status).toBe(304);
     });
 
@@ -450,9 +458,9 @@ describe('OpenAPI document', () => {
       for (const { path: p, method, op } of operations(doc)) {
         const samples = (op as { 'x-codeSamples'?: { lang: string; source: string }[] })['x-codeSamples'];
         expect({ op: op.operationId, lang: samples?.[0]?.lang }).toEqual({ op: op.operationId, lang: 'typescript' });
-        expect(samples![0].source).toContain(`api.${method.toUpperCase()}('${p}'`);
+        expect(samples![0]!.source).toContain(`api.${method.toUpperCase()}('${p}'`);
       }
-      const calls = (doc.paths!['/calls']!.get as unknown as { 'x-codeSamples': { source: string }[] })['x-codeSamples'][0].source;
+      const calls = (doc.paths!['/calls']!.get as unknown as { 'x-codeSamples': { source: string }[] })['x-codeSamples'][0]!.source;
       expect(calls).toContain("import { createLcmClient } from 'lead-call-api-client';");
       expect(calls).toMatch(/query: \{ [^}]*OrgCode: /);
     });

@@ -1,6 +1,25 @@
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
 
+interface Campaign {
+  code: string;
+}
+interface User {
+  uniqueId: string;
+  orgCode: string;
+  projects: string[];
+  parent?: OrgUnit | null;
+  campaigns: Campaign[];
+}
+interface OrgUnit {
+  orgCode: string;
+  level: number;
+  parent: OrgUnit | null;
+  children: OrgUnit[];
+  users: User[];
+  campaigns?: Campaign[];
+}
+
 /** Users, org units, campaigns and projects with Include and project scope (the API in the OpenAPI document). */
 
 const { t, w } = useTestWorld();
@@ -33,7 +52,7 @@ describe('GET /api/users/{OrgCode}', () => {
     expect(res.status).toBe(200);
     expect(JSON.stringify(res.body)).toBe(
       JSON.stringify({
-        uniqueId: res.body.uniqueId,
+        uniqueId: (res.body as User).uniqueId,
         username: `lead-${w.id}`,
         name: 'Team Lead',
         orgCode: `lead-${w.id}@example.com`,
@@ -49,26 +68,28 @@ describe('GET /api/users/{OrgCode}', () => {
 
   it('when parent and campaigns are included, then the unit chain runs to the root and the campaigns are full objects', async () => {
     const res = await get(path('/api/users', w.users.agent), { Include: 'parent,campaigns' });
-    expect(res.body.parent).toMatchObject({
+    const user = res.body as User;
+    expect(user.parent).toMatchObject({
       orgCode: w.units.team,
       level: 2,
       parent: { orgCode: w.units.sales, level: 1, parent: { orgCode: w.units.root, level: 0, parent: null } },
     });
-    expect(res.body.campaigns.map((c: { code: string }) => c.code)).toEqual([w.campaigns.b2b, w.campaigns.retail]);
-    expect(res.body.campaigns[0]).toEqual({
-      uniqueId: expect.any(String),
+    expect(user.campaigns.map((c) => c.code)).toEqual([w.campaigns.b2b, w.campaigns.retail]);
+    expect(user.campaigns[0]).toEqual({
+      uniqueId: expect.any(String) as jest.AsymmetricMatcher,
       name: 'B2B campaign',
       code: w.campaigns.b2b,
       project: w.projects.b2b,
-      leadDefinitionUniqueId: expect.any(String),
+      leadDefinitionUniqueId: expect.any(String) as jest.AsymmetricMatcher,
       active: true,
     });
   });
 
   it('when the account sees only B2B projects, then only B2B campaigns and projects appear on the user', async () => {
     const res = await get(path('/api/users', w.users.agent), { include: 'campaigns' }, w.accounts.b2b.auth);
-    expect(res.body.campaigns.map((c: { code: string }) => c.code)).toEqual([w.campaigns.b2b]);
-    expect(res.body.projects).toEqual([w.projects.b2b]);
+    const user = res.body as User;
+    expect(user.campaigns.map((c) => c.code)).toEqual([w.campaigns.b2b]);
+    expect(user.projects).toEqual([w.projects.b2b]);
   });
 
   it('when no user has the org code (or it names a unit), then it is a 404', async () => {
@@ -92,10 +113,10 @@ describe('GET /api/users', () => {
   it('when users are listed, then they come by org code, this world’s among them', async () => {
     const res = await get('/api/users');
     expect(res.status).toBe(200);
-    const codes = res.body.map((u: { orgCode: string }) => u.orgCode);
+    const codes = (res.body as User[]).map((u) => u.orgCode);
     expect(codes).toEqual(expect.arrayContaining([w.users.agent, w.users.other, `lead-${w.id}@example.com`]));
     // By org code (in the database's collation): this world's codes in their relative order.
-    const mine = codes.filter((c: string) => c.includes(w.id));
+    const mine = codes.filter((c) => c.includes(w.id));
     expect(mine).toEqual([w.users.agent, `lead-${w.id}@example.com`, w.users.other]);
   });
 
@@ -107,8 +128,8 @@ describe('GET /api/users', () => {
 
   it('when parent is included, then every user that has a unit carries it', async () => {
     const res = await get('/api/users', { Include: 'parent' });
-    const agent = res.body.find((u: { orgCode: string }) => u.orgCode === w.users.agent);
-    expect(agent.parent.orgCode).toBe(w.units.team);
+    const agent = (res.body as User[]).find((u) => u.orgCode === w.users.agent)!;
+    expect(agent.parent!.orgCode).toBe(w.units.team);
   });
 });
 
@@ -117,35 +138,42 @@ describe('GET /api/orgunits/{orgCode} and /api/organizationalunits/{OrgCode}', (
     for (const prefix of ['/api/orgunits', '/api/organizationalunits']) {
       const res = await get(path(prefix, w.units.team));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ uniqueId: expect.any(String), name: 'Team Tryg', orgCode: w.units.team, level: 2 });
+      expect(res.body).toEqual({
+        uniqueId: expect.any(String) as jest.AsymmetricMatcher,
+        name: 'Team Tryg',
+        orgCode: w.units.team,
+        level: 2,
+      });
     }
   });
 
   it('when children and users are included, then the subtree comes with each user once', async () => {
     const res = await get(path('/api/orgunits', w.units.sales), { Include: 'children,users' });
-    expect(res.body.users.map((u: { orgCode: string }) => u.orgCode)).toEqual([w.users.other]);
-    expect(res.body.children).toHaveLength(1);
-    expect(res.body.children[0].orgCode).toBe(w.units.team);
-    expect(res.body.children[0].users.map((u: { orgCode: string }) => u.orgCode)).toEqual([w.users.agent, `lead-${w.id}@example.com`]);
-    expect(res.body.children[0].users[0].campaigns).toBeUndefined();
+    const unit = res.body as OrgUnit;
+    expect(unit.users.map((u) => u.orgCode)).toEqual([w.users.other]);
+    expect(unit.children).toHaveLength(1);
+    expect(unit.children[0]!.orgCode).toBe(w.units.team);
+    expect(unit.children[0]!.users.map((u) => u.orgCode)).toEqual([w.users.agent, `lead-${w.id}@example.com`]);
+    expect(unit.children[0]!.users[0]!.campaigns).toBeUndefined();
   });
 
   it('when campaigns is included without users, then it has no effect; with users, the users carry their campaigns once each', async () => {
     const alone = await get(path('/api/orgunits', w.units.team), { Include: 'campaigns' });
-    expect(alone.body.users).toBeUndefined();
-    expect(alone.body.campaigns).toBeUndefined();
+    expect((alone.body as OrgUnit).users).toBeUndefined();
+    expect((alone.body as OrgUnit).campaigns).toBeUndefined();
     const res = await get(path('/api/orgunits', w.units.team), { Include: ['users', 'campaigns'] });
-    const [agent, lead] = res.body.users;
-    expect(agent.campaigns.map((c: { code: string }) => c.code)).toEqual([w.campaigns.b2b, w.campaigns.retail]);
+    const [agent, lead] = (res.body as OrgUnit).users;
+    expect(agent!.campaigns.map((c) => c.code)).toEqual([w.campaigns.b2b, w.campaigns.retail]);
     // The retail campaign already appears under the agent in this object (an object already emitted is not repeated: docs/decisions.md, Include engine).
-    expect(lead.campaigns).toEqual([]);
+    expect(lead!.campaigns).toEqual([]);
   });
 
   it('when parent is included, then the chain runs up and the root has parent null', async () => {
     const res = await get(path('/api/organizationalunits', w.units.team), { include: 'Parent' });
-    expect(res.body.parent.orgCode).toBe(w.units.sales);
-    expect(res.body.parent.parent.orgCode).toBe(w.units.root);
-    expect(res.body.parent.parent.parent).toBeNull();
+    const unit = res.body as OrgUnit;
+    expect(unit.parent!.orgCode).toBe(w.units.sales);
+    expect(unit.parent!.parent!.orgCode).toBe(w.units.root);
+    expect(unit.parent!.parent!.parent).toBeNull();
   });
 
   it('when no unit has the org code (or it names a user), then it is a 404', async () => {
@@ -165,9 +193,10 @@ describe('GET /api/orgunits and /api/organizationalunits', () => {
     for (const p of ['/api/orgunits', '/api/organizationalunits']) {
       const res = await get(p);
       expect(res.status).toBe(200);
-      const mine = res.body.filter((u: { orgCode: string }) => u.orgCode.includes(w.id));
-      expect(mine.map((u: { orgCode: string }) => u.orgCode)).toEqual([w.units.root, w.units.sales, w.units.team]);
-      const levels = res.body.map((u: { level: number }) => u.level);
+      const units = res.body as OrgUnit[];
+      const mine = units.filter((u) => u.orgCode.includes(w.id));
+      expect(mine.map((u) => u.orgCode)).toEqual([w.units.root, w.units.sales, w.units.team]);
+      const levels = units.map((u) => u.level);
       expect(levels).toEqual([...levels].sort());
     }
   });
@@ -181,22 +210,22 @@ describe('GET /api/campaigns', () => {
   it('when the account sees every project, then both campaigns come as Campaign objects', async () => {
     const res = await get('/api/campaigns');
     expect(res.status).toBe(200);
-    const mine = res.body.filter((c: { code: string }) => c.code.endsWith(w.id));
+    const mine = (res.body as Campaign[]).filter((c) => c.code.endsWith(w.id));
     expect(mine).toEqual([
       {
-        uniqueId: expect.any(String),
+        uniqueId: expect.any(String) as jest.AsymmetricMatcher,
         name: 'B2B campaign',
         code: w.campaigns.b2b,
         project: w.projects.b2b,
-        leadDefinitionUniqueId: expect.any(String),
+        leadDefinitionUniqueId: expect.any(String) as jest.AsymmetricMatcher,
         active: true,
       },
       {
-        uniqueId: expect.any(String),
+        uniqueId: expect.any(String) as jest.AsymmetricMatcher,
         name: 'Retail campaign',
         code: w.campaigns.retail,
         project: w.projects.retail,
-        leadDefinitionUniqueId: expect.any(String),
+        leadDefinitionUniqueId: expect.any(String) as jest.AsymmetricMatcher,
         active: true,
       },
     ]);
@@ -204,7 +233,7 @@ describe('GET /api/campaigns', () => {
 
   it('when the account sees only B2B projects, then only B2B campaigns come', async () => {
     const res = await get('/api/campaigns', {}, w.accounts.b2b.auth);
-    expect(res.body.map((c: { code: string }) => c.code)).toEqual([w.campaigns.b2b]);
+    expect((res.body as Campaign[]).map((c) => c.code)).toEqual([w.campaigns.b2b]);
   });
 
   it('when the client asks for text/html, then the list is an HTML page', async () => {
@@ -226,7 +255,9 @@ describe('GET /api/projects', () => {
     expect(names).toEqual(expect.arrayContaining([w.projects.b2b, w.projects.retail]));
     expect(new Set(names).size).toBe(names.length);
     const b2b = await get('/api/projects', {}, w.accounts.b2b.auth);
-    expect(b2b.body).toEqual([{ uniqueId: expect.stringMatching(/^[0-9a-f-]{36}$/), name: w.projects.b2b, active: true }]);
+    expect(b2b.body).toEqual([
+      { uniqueId: expect.stringMatching(/^[0-9a-f-]{36}$/) as jest.AsymmetricMatcher, name: w.projects.b2b, active: true },
+    ]);
   });
 
   it('when the client asks for text/html, then the list is an HTML page', async () => {

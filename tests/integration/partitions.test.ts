@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
-const { prepareValue } = require('pg/lib/utils') as { prepareValue(v: unknown): unknown };
+import type { Client } from 'pg';
+import { prepareValue } from 'pg/lib/utils';
 import { createDb, migrateLatest } from '../../src/data/db';
 import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
 import { callWindowQuery, findVisibleCall, listRecordings, streamReadyPeriods } from '../../src/data/callRepository';
@@ -82,13 +83,16 @@ const recording = (id: string, n: number, startTime: string, fileName: string) =
 });
 
 async function partitionOf(db: Knex, table: string, where: string, bindings: Knex.RawBinding[]): Promise<string[]> {
-  const { rows } = await db.raw(`select tableoid::regclass::text as p from ${table} where ${where} order by 1`, bindings);
-  return rows.map((r: { p: string }) => r.p);
+  const { rows } = await db.raw<{ rows: { p: string }[] }>(
+    `select tableoid::regclass::text as p from ${table} where ${where} order by 1`,
+    bindings,
+  );
+  return rows.map((r) => r.p);
 }
 
 async function explain(db: Knex, sql: string, bindings: readonly unknown[] = []): Promise<string> {
-  const { rows } = await db.raw(`explain ${sql}`, bindings as Knex.RawBinding[]);
-  return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+  const { rows } = await db.raw<{ rows: Record<string, string>[] }>(`explain ${sql}`, bindings as Knex.RawBinding[]);
+  return rows.map((r) => r['QUERY PLAN']).join('\n');
 }
 
 /** The partitions a plan reads (Seq/Index/Bitmap scans on partitions). */
@@ -108,8 +112,8 @@ describe('month partitions of calls, recordings and ready periods', () => {
     for (const table of ['calls', 'recordings', 'ready_periods']) {
       const names = (await listMonthPartitions(own.db, table)).map((p) => p.name);
       expect(names).toEqual(expect.arrayContaining(months.map((m) => partitionName(table, m))));
-      const { rows } = await own.db.raw('select to_regclass(?) is not null as ok', [`${table}_default`]);
-      expect(rows[0].ok).toBe(true);
+      const { rows } = await own.db.raw<{ rows: { ok: boolean }[] }>('select to_regclass(?) is not null as ok', [`${table}_default`]);
+      expect(rows[0]!.ok).toBe(true);
     }
   });
 
@@ -124,12 +128,14 @@ describe('month partitions of calls, recordings and ready periods', () => {
     expect(await partitionOf(own.db, 'calls', 'unique_id = ?', [`call-${id}-1`])).toEqual(['calls_p2024_03']);
     expect(await partitionOf(own.db, 'recordings', 'file_name = ?', ['a.wav'])).toEqual(['recordings_p2024_03']);
     // Indexes of a new partition are named after their parent's.
-    const { rows } = await own.db.raw(`select indexname from pg_indexes where tablename = 'calls_p2024_03' order by 1`);
-    expect(rows.map((r: { indexname: string }) => r.indexname)).toContain('calls_ou0_time_p2024_03');
+    const { rows } = await own.db.raw<{ rows: { indexname: string }[] }>(
+      `select indexname from pg_indexes where tablename = 'calls_p2024_03' order by 1`,
+    );
+    expect(rows.map((r) => r.indexname)).toContain('calls_ou0_time_p2024_03');
 
     // Found by unique id through the registry, its recordings through its month.
     const key = await findVisibleCall(own.db, `call-${id}-1`, ALL);
-    expect(key).toEqual({ id: expect.any(Number), time: new Date('2024-03-15T10:00:00Z') });
+    expect(key).toEqual({ id: expect.any(Number) as jest.AsymmetricMatcher, time: new Date('2024-03-15T10:00:00Z') });
     expect((await listRecordings(own.db, key!, {})).map((r) => r.file_name)).toEqual(['a.wav']);
     // A second pass has nothing left to do.
     expect(await maintainPartitions(own.db, { now: new Date(), monthsAhead: 3 })).toEqual({
@@ -154,10 +160,10 @@ describe('month partitions of calls, recordings and ready periods', () => {
         .first(),
     ).toEqual({ n: 1 });
     const key = await own
-      .db('call_keys')
+      .db<{ unique_id: string; start_time: Date }>('call_keys')
       .where({ unique_id: `call-${id}-2` })
       .first();
-    expect(key.start_time).toEqual(new Date('2024-04-02T09:00:00Z'));
+    expect(key!.start_time).toEqual(new Date('2024-04-02T09:00:00Z'));
     expect((await findVisibleCall(own.db, `call-${id}-2`, ALL))?.time).toEqual(new Date('2024-04-02T09:00:00Z'));
   });
 
@@ -165,8 +171,9 @@ describe('month partitions of calls, recordings and ready periods', () => {
     const row = await own
       .db('calls')
       .where({ unique_id: `call-${id}-1` })
-      .first();
-    const { id: _id, ...copy } = row;
+      .first<Record<string, unknown>>();
+    const copy = { ...row };
+    delete copy.id;
     await expect(own.db('calls').insert({ ...copy, start_time: new Date('2026-01-05T10:00:00Z') })).rejects.toMatchObject({
       code: '23505',
     });
@@ -201,12 +208,10 @@ describe('month partitions of calls, recordings and ready periods', () => {
 
     let unitId: number;
     beforeAll(async () => {
-      unitId = (
-        await own
-          .db('org_units')
-          .where({ org_code: `Root ${id}` })
-          .first('id')
-      ).id;
+      unitId = (await own
+        .db<{ id: number; org_code: string }>('org_units')
+        .where({ org_code: `Root ${id}` })
+        .first('id'))!.id;
     });
     // Not async: awaiting a query builder would run it.
     const unitWindow = (start: string, end: string) =>
@@ -215,34 +220,35 @@ describe('month partitions of calls, recordings and ready periods', () => {
     it('when a 2-hour window is read with bound parameters (the cursor), then only its month partition is in the plan', async () => {
       const q = unitWindow('2024-05-06T08:00:00Z', '2024-05-06T10:00:00Z');
       const native = q.toSQL().toNative();
-      const conn = await own.db.client.acquireConnection();
+      const client = own.db.client as { acquireConnection(): Promise<Client>; releaseConnection(connection: Client): Promise<void> };
+      const conn = await client.acquireConnection();
       try {
-        const { rows } = await conn.query(`explain ${native.sql}`, native.bindings);
-        const plan = rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+        const { rows } = await conn.query<Record<string, string>>(`explain ${native.sql}`, [...native.bindings]);
+        const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
         expect(scanned(plan, 'calls')).toEqual(['calls_p2024_05']);
         // A generic plan of the same statement prunes at run time.
         await conn.query(`prepare w as ${native.sql}`, []);
         await conn.query(`set plan_cache_mode = force_generic_plan`);
         // EXECUTE takes literals: pg's own text form of each parameter (arrays included), quoted.
-        const params = native.bindings.map((b: unknown) => conn.escapeLiteral(String(prepareValue(b))));
-        const generic = (await conn.query(`explain (analyze, costs off) execute w(${params.join(', ')})`)).rows
-          .map((r: Record<string, string>) => r['QUERY PLAN'])
+        const params = native.bindings.map((b) => conn.escapeLiteral(String(prepareValue(b))));
+        const generic = (await conn.query<Record<string, string>>(`explain (analyze, costs off) execute w(${params.join(', ')})`)).rows
+          .map((r) => r['QUERY PLAN'])
           .join('\n');
         expect(generic).toMatch(/Subplans Removed: \d+/);
         expect(scanned(generic.replace(/.*never executed.*\n?/g, ''), 'calls')).toEqual(['calls_p2024_05']);
         await conn.query('deallocate w');
         await conn.query('reset plan_cache_mode');
       } finally {
-        await own.db.client.releaseConnection(conn);
+        await client.releaseConnection(conn);
       }
-      expect((await q).map((r: { unique_id: string }) => r.unique_id)).toEqual([`call-${id}-10`, `call-${id}-11`]);
+      expect(((await q) as { unique_id: string }[]).map((r) => r.unique_id)).toEqual([`call-${id}-10`, `call-${id}-11`]);
     });
 
     it('when the same SELECT is written with its values inline (as COPY (SELECT …) runs it), then it prunes the same way', async () => {
       const q = unitWindow('2024-05-06T08:00:00Z', '2024-05-06T10:00:00Z');
-      expect(scanned(await explain(own.db, q.toString()), 'calls')).toEqual(['calls_p2024_05']);
+      expect(scanned(await explain(own.db, q.toQuery()), 'calls')).toEqual(['calls_p2024_05']);
       const across = unitWindow('2024-05-31T20:00:00Z', '2024-06-07T00:00:00Z');
-      expect(scanned(await explain(own.db, across.toString()), 'calls')).toEqual(['calls_p2024_05', 'calls_p2024_06']);
+      expect(scanned(await explain(own.db, across.toQuery()), 'calls')).toEqual(['calls_p2024_05', 'calls_p2024_06']);
     });
 
     it("when the transcoder COPYs its lean SELECTs of a window, then they prune to the window's months", async () => {
@@ -268,7 +274,7 @@ describe('month partitions of calls, recordings and ready periods', () => {
         scope: ALL,
       });
       const rows: { unique_id: string }[] = [];
-      for await (const r of stream) rows.push(r);
+      for await (const r of stream) rows.push(r as { unique_id: string });
       expect(rows.map((r) => r.unique_id)).toEqual([`rp-${id}`]);
       const plan = await explain(
         own.db,
@@ -281,12 +287,12 @@ describe('month partitions of calls, recordings and ready periods', () => {
       // As findVisibleCall: the registry's key, then the call by its literal partition key.
       const key = await findKey(own.db, CALLS, `call-${id}-11`);
       expect(key).toBeDefined();
-      const plan = await own.db.raw(`explain (costs off) select c.id from calls c where c.id = ? and c.start_time = ?`, [
-        key!.id,
-        key!.time,
-      ]);
-      const text = plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
-      const scannedPartitions = text.split('\n').filter((l: string) => /on calls_/.test(l));
+      const plan = await own.db.raw<{ rows: Record<string, string>[] }>(
+        `explain (costs off) select c.id from calls c where c.id = ? and c.start_time = ?`,
+        [key!.id, key!.time],
+      );
+      const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+      const scannedPartitions = text.split('\n').filter((l) => /on calls_/.test(l));
       expect(scannedPartitions).toHaveLength(1);
       expect(scannedPartitions[0]).toMatch(/calls_p2024_05/);
       const found = await findVisibleCall(own.db, `call-${id}-11`, projectScope(['*']));
@@ -343,7 +349,7 @@ describe('the migration to month partitions', () => {
     // Every migration before the partitioning one.
     for (;;) {
       const [, pending] = (await own.db.migrate.list()) as [unknown[], { name: string }[]];
-      if (pending[0].name === PARTITIONING) break;
+      if (pending[0]!.name === PARTITIONING) break;
       await own.db.migrate.up();
     }
     const id = uniq();
@@ -360,8 +366,9 @@ describe('the migration to month partitions', () => {
         select 'r-' || unique_id, user_id, campaign_id, start_time - interval '30 seconds', 30, start_time from calls;`);
     const before = async () =>
       (
-        await own.db
-          .raw(`select (select md5(string_agg(c::text, ',' order by id)) from (select id, unique_id, start_time, user_id from calls) c) as calls,
+        await own.db.raw<{
+          rows: Record<string, string>[];
+        }>(`select (select md5(string_agg(c::text, ',' order by id)) from (select id, unique_id, start_time, user_id from calls) c) as calls,
                                 (select md5(string_agg(r::text, ',' order by id)) from (select id, call_id, start_time, file_name from recordings) r) as recordings,
                                 (select md5(string_agg(p::text, ',' order by id)) from (select id, unique_id, end_time from ready_periods) p) as ready`)
       ).rows[0];
@@ -372,29 +379,38 @@ describe('the migration to month partitions', () => {
     // 40 calls nine days apart from 2025-01-20 span January 2025 to January 2026: 13 months, each
     // row in its own month's partition, recordings with their calls, ready periods by end time.
     const placed = (
-      await own.db.raw(`
+      await own.db.raw<{ rows: Record<string, number>[] }>(`
       select (select count(distinct tableoid) from calls)::int as months,
              (select count(*) from calls where tableoid::regclass::text <> 'calls_p' || to_char(start_time at time zone 'UTC', 'YYYY_MM'))::int as calls,
              (select count(*) from recordings where tableoid::regclass::text <> 'recordings_p' || to_char(call_start_time at time zone 'UTC', 'YYYY_MM'))::int as recordings,
              (select count(*) from ready_periods where tableoid::regclass::text <> 'ready_periods_p' || to_char(end_time at time zone 'UTC', 'YYYY_MM'))::int as ready`)
     ).rows[0];
     expect(placed).toEqual({ months: 13, calls: 0, recordings: 0, ready: 0 });
-    expect(Number((await own.db.raw('select count(*) n from call_keys')).rows[0].n)).toBe(40);
-    expect(Number((await own.db.raw('select count(*) n from ready_period_keys')).rows[0].n)).toBe(40);
+    expect(Number((await own.db.raw<{ rows: { n: string }[] }>('select count(*) n from call_keys')).rows[0]!.n)).toBe(40);
+    expect(Number((await own.db.raw<{ rows: { n: string }[] }>('select count(*) n from ready_period_keys')).rows[0]!.n)).toBe(40);
     expect(
       Number(
-        (await own.db.raw(`select count(*) n from recordings r join calls c on c.id = r.call_id and c.start_time = r.call_start_time`))
-          .rows[0].n,
+        (
+          await own.db.raw<{ rows: { n: string }[] }>(
+            `select count(*) n from recordings r join calls c on c.id = r.call_id and c.start_time = r.call_start_time`,
+          )
+        ).rows[0]!.n,
       ),
     ).toBe(40);
     // New rows keep numbering after the moved ones.
-    const [next] = (await own.db.raw(`select nextval(pg_get_serial_sequence('calls', 'id')) > (select max(id) from calls) as ok`)).rows;
-    expect(next.ok).toBe(true);
+    const [next] = (
+      await own.db.raw<{ rows: { ok: boolean }[] }>(
+        `select nextval(pg_get_serial_sequence('calls', 'id')) > (select max(id) from calls) as ok`,
+      )
+    ).rows;
+    expect(next!.ok).toBe(true);
 
     await own.db.migrate.down();
     expect(await before()).toEqual(original);
     const kinds = (
-      await own.db.raw(`select relname, relkind from pg_class where relname in ('calls', 'recordings', 'ready_periods') order by 1`)
+      await own.db.raw<{ rows: { relname: string; relkind: string }[] }>(
+        `select relname, relkind from pg_class where relname in ('calls', 'recordings', 'ready_periods') order by 1`,
+      )
     ).rows;
     expect(kinds).toEqual([
       { relname: 'calls', relkind: 'r' },
@@ -417,18 +433,20 @@ describe('scheduled jobs across API nodes', () => {
       return 'a';
     });
     await new Promise((r) => setTimeout(r, 200));
-    const second = await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, node: 'node-b' }, async () => 'b');
+    const second = await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, node: 'node-b' }, () => Promise.resolve('b'));
     expect(second).toEqual({ ran: false, reason: 'busy' });
     release();
     expect(await first).toEqual({ ran: true, result: 'a' });
   });
 
   it('when a node comes to a job another node ran within the interval, then it skips; forced, it runs', async () => {
-    expect(await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, node: 'node-b' }, async () => 'b')).toEqual({
+    expect(await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, node: 'node-b' }, () => Promise.resolve('b'))).toEqual({
       ran: false,
       reason: 'not-due',
     });
-    expect(await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, force: true, node: 'node-b' }, async () => 'b')).toEqual({
+    expect(
+      await runScheduledJob(own.db, 'test-job', { intervalMs: 60_000, force: true, node: 'node-b' }, () => Promise.resolve('b')),
+    ).toEqual({
       ran: true,
       result: 'b',
     });
@@ -455,6 +473,6 @@ describe('scheduled jobs across API nodes', () => {
     expect(out.join('')).toMatch(/already up to date\npartitions: no partition to create/);
     expect(out.join('')).toMatch(/partitions: created .*calls_p2031_05/);
     const [job] = (await listScheduledJobs(own.db)).filter((j) => j.job === JOB_NAMES.partitionMaintenance);
-    expect(job.runs).toBe(1);
+    expect(job!.runs).toBe(1);
   });
 });

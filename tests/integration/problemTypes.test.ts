@@ -1,6 +1,19 @@
 import request from 'supertest';
+import type { z } from 'zod';
 import { useTestWorld } from '../harness/useTestWorld';
 import { problemCodes } from '../../src/http/problem';
+import type { OpenApiDocument } from '../../src/http/openapi';
+import type { problemTypeOut } from '../../src/http/schemas/problems';
+
+type ProblemTypePage = z.infer<typeof problemTypeOut>;
+
+/** An application/problem+json answer. */
+interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+}
 
 /**
  * Problem `type` links resolve: the `type` of a real error answer, fetched as a client would
@@ -81,28 +94,28 @@ describe('problem type pages', () => {
       'when the API answers %s, then its type resolves to a JSON page about that code',
       async (_what, send, status, code) => {
         const error = await send();
-        expect({ status: error.status, code: error.body.code }).toEqual({ status, code });
-        expect(error.body.type).toBe(`/api/problems/${code}`);
+        const problem = error.body as Problem;
+        expect({ status: error.status, code: problem.code }).toEqual({ status, code });
+        expect(problem.type).toBe(`/api/problems/${code}`);
 
-        const page = await request(t.app).get(error.body.type);
+        const page = await request(t.app).get(problem.type);
         expect(page.status).toBe(200);
         expect(page.headers['content-type']).toMatch(/^application\/json/);
-        expect(page.body).toMatchObject({ code, type: error.body.type, status, title: error.body.title });
-        expect(page.body.meaning).toEqual(expect.any(String));
-        expect(page.body.whenAnswered.length).toBeGreaterThan(0);
-        expect(page.body.whatToDo).toEqual(expect.any(String));
-        expect(page.body.example).toMatchObject({ type: error.body.type, code, status, title: error.body.title });
+        const about = page.body as ProblemTypePage;
+        expect(about).toMatchObject({ code, type: problem.type, status, title: problem.title });
+        expect(about.meaning).toEqual(expect.any(String));
+        expect(about.whenAnswered.length).toBeGreaterThan(0);
+        expect(about.whatToDo).toEqual(expect.any(String));
+        expect(about.example).toMatchObject({ type: problem.type, code, status, title: problem.title });
         // The example has the shape real answers have: the same keys, in the same order.
-        expect(Object.keys(page.body.example).filter((k) => k in error.body)).toEqual(
-          Object.keys(error.body).filter((k) => k in page.body.example),
-        );
+        expect(Object.keys(about.example).filter((k) => k in problem)).toEqual(Object.keys(problem).filter((k) => k in about.example));
       },
     );
 
     it('when a browser follows the type of a 400, then it reads an HTML page about that code', async () => {
       const error = await request(t.app).get('/api/calls?OrgCode=x&StartTime=2026-05-06&TimeSpan=pt2h').set('Authorization', auth());
       const page = await request(t.app)
-        .get(error.body.type)
+        .get((error.body as Problem).type)
         .set('Accept', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
       expect(page.status).toBe(200);
       expect(page.headers['content-type']).toMatch(/^text\/html/);
@@ -120,7 +133,7 @@ describe('problem type pages', () => {
       async (code) => {
         const json = await request(t.app).get(`/api/problems/${code}`).set('Authorization', auth());
         expect(json.status).toBe(200);
-        expect(json.body.code).toBe(code);
+        expect((json.body as ProblemTypePage).code).toBe(code);
         expect(json.headers['x-rate-limit-limit']).toBeUndefined();
         const html = await request(t.app).get(`/api/problems/${code}`).set('Accept', 'text/html');
         expect(html.status).toBe(200);
@@ -140,16 +153,17 @@ describe('problem type pages', () => {
     it('when asked, then it lists every problem code once with its page link', async () => {
       const res = await request(t.app).get('/api/problems');
       expect(res.status).toBe(200);
-      expect(res.body.map((p: { code: string }) => p.code).sort()).toEqual([...problemCodes].sort());
-      for (const p of res.body) expect(p.type).toBe(`/api/problems/${p.code}`);
+      const pages = res.body as ProblemTypePage[];
+      expect(pages.map((p) => p.code).sort()).toEqual([...problemCodes].sort());
+      for (const p of pages) expect(p.type).toBe(`/api/problems/${p.code}`);
       const html = await request(t.app).get('/api/problems').set('Accept', 'text/html');
       for (const code of problemCodes) expect(html.text).toContain(`href="/api/problems/${code}"`);
     });
 
     it('when the OpenAPI document is read, then both problem pages are in it, public', async () => {
-      const doc = (await request(t.app).get('/api/openapi.json')).body;
-      expect(doc.paths['/problems'].get).toMatchObject({ operationId: 'listProblemTypes', security: [] });
-      expect(doc.paths['/problems/{Code}'].get).toMatchObject({ operationId: 'getProblemType', security: [] });
+      const doc = (await request(t.app).get('/api/openapi.json')).body as OpenApiDocument;
+      expect(doc.paths!['/problems']!.get).toMatchObject({ operationId: 'listProblemTypes', security: [] });
+      expect(doc.paths!['/problems/{Code}']!.get).toMatchObject({ operationId: 'getProblemType', security: [] });
     });
   });
 });

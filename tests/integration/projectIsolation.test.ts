@@ -51,7 +51,7 @@ const LEAD_TIME = '2031-02-03T04:05:06.000+01:00';
 /** A Faroese number no other test uses (do-not-call entries must not reach other files' leads). */
 const faroeseNumber = () => `+298${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
 
-const lastSegment = (path: string) => decodeURIComponent(path.split('?')[0].split('/').pop()!);
+const lastSegment = (path: string) => decodeURIComponent(path.split('?')[0]!.split('/').pop()!);
 
 const eventBody = (calendarCode: string, marker: string) => ({
   calendarCode,
@@ -327,7 +327,7 @@ const NOT_DATA =
 
 /** The endpoint Express dispatches a request to: the first in mount order whose route matches. */
 function routeOf(endpoints: readonly Endpoint[], method: string, path: string): Endpoint | undefined {
-  const pathname = path.split('?')[0].replace(/^\/api/, '');
+  const pathname = path.split('?')[0]!.replace(/^\/api/, '');
   return endpoints.find((e) => {
     if (e.method !== method) return false;
     const pattern = e.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+');
@@ -363,7 +363,7 @@ describe('project isolation across the data endpoints', () => {
           .set('Authorization', w.accounts.full.auth)
           .send({ phoneNumber: faroeseNumber(), project: w.projects[which], note: `listed in ${side[which]}` });
         expect(res.status).toBe(200);
-        return res.body.phoneNumber as string;
+        return (res.body as { phoneNumber: string }).phoneNumber;
       },
     };
     const records: Record<string, unknown>[] = [];
@@ -473,7 +473,7 @@ describe('project isolation across the data endpoints', () => {
           expect(limited.body).toMatchObject({ code: 'not_found' });
           // The answer may echo what it was asked for (the path), but must reveal nothing more.
           let echoFree = limited.text;
-          for (const segment of path.split('?')[0].split('/')) {
+          for (const segment of path.split('?')[0]!.split('/')) {
             echoFree = echoFree.split(segment).join('').split(decodeURIComponent(segment)).join('');
           }
           expect(showsRetail(echoFree)).toBe(false);
@@ -490,7 +490,8 @@ describe('project isolation across the data endpoints', () => {
           const all = await send(row, path, w.accounts.full.auth);
           expect(all.status).toBeGreaterThanOrEqual(200);
           expect(all.status).toBeLessThan(300);
-          if (all.body && 'success' in all.body) expect(all.body.success).toBe(true);
+          const answer = all.body as object | null | undefined;
+          if (answer && 'success' in answer) expect(answer.success).toBe(true);
           break;
         }
       }

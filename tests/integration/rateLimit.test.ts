@@ -38,12 +38,20 @@ async function newAccount(t: TestApp, w: World, limits: Record<string, number> =
   return basicAuth(username, 'pw');
 }
 
+interface RequestCount {
+  service: string;
+  count: number;
+  periodStart: string;
+  resetSeconds: number;
+  minuteCount: number;
+}
+
 async function countsOf(
   t: TestApp,
   auth: string,
 ): Promise<Record<string, { count: number; periodStart: string; resetSeconds: number; minuteCount: number }>> {
   const res = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', auth).expect(200);
-  return Object.fromEntries(res.body.map((r: { service: string }) => [r.service, r]));
+  return Object.fromEntries((res.body as RequestCount[]).map((r) => [r.service, r]));
 }
 
 describe('request counting through the API', () => {
@@ -62,8 +70,8 @@ describe('request counting through the API', () => {
       at(start + 3 * HOUR);
       expect(rateHeaders(await get(auth).expect(200))).toEqual({ limit: 5000, remaining: 4998, reset: 75600 });
       const counts = await countsOf(t, auth);
-      expect(counts['myaccount'].periodStart).toBe('2030-03-04T10:17:23.456+01:00');
-      expect(counts['myaccount'].count).toBe(2);
+      expect(counts['myaccount']!.periodStart).toBe('2030-03-04T10:17:23.456+01:00');
+      expect(counts['myaccount']!.count).toBe(2);
     });
 
     it('when 24 hours have passed since the first request, then the period resets and a new one starts at the next request', async () => {
@@ -90,11 +98,11 @@ describe('request counting through the API', () => {
         expect(refused.status).toBe(429);
         expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
         expect(refused.body).toMatchObject({ status: 429, code: 'rate_limited', title: 'Too many requests' });
-        expect(refused.body.detail).toContain('myaccount');
+        expect((refused.body as { detail: string }).detail).toContain('myaccount');
         expect(rateHeaders(refused)).toEqual({ limit: 3, remaining: 0, reset: 82800 });
         expect(refused.headers['retry-after']).toBe('82800');
       }
-      expect((await countsOf(t, auth))['myaccount'].count).toBe(3);
+      expect((await countsOf(t, auth))['myaccount']!.count).toBe(3);
       at(start + DAY);
       expect(rateHeaders(await get(auth).expect(200))).toEqual({ limit: 3, remaining: 2, reset: 86400 });
     });
@@ -167,7 +175,7 @@ describe('request counting through the API', () => {
         { type: 'requestLimit', account: username, service: 'myaccount', dailyLimit: 10007 },
       );
       const auth = basicAuth(username, 'pw');
-      const { id } = await t.db('accounts').where({ username }).first('id');
+      const { id } = (await t.db<{ id: number; username: string }>('accounts').where({ username }).first('id'))!;
       const start = local('2030-07-01T22:00:00.000+02:00');
       // Arrange through the app's own counter store: 10000 units already spent in this period.
       await t.composed.services.counter.consume({
@@ -191,7 +199,7 @@ describe('request counting through the API', () => {
             .expect(200)
         ).status,
       ).toBe(200);
-      expect((await countsOf(t, auth))['myaccount'].count).toBe(10005);
+      expect((await countsOf(t, auth))['myaccount']!.count).toBe(10005);
     });
 
     it('when /counts is read after mixed requests, then it shows exactly what was spent', async () => {
@@ -213,8 +221,8 @@ describe('request counting through the API', () => {
         resetSeconds: 86400 - 13 * 3600,
         minuteCount: 0,
       });
-      expect(counts['myaccount.limits'].count).toBe(3);
-      expect(counts['myaccount.counts'].count).toBe(1);
+      expect(counts['myaccount.limits']!.count).toBe(3);
+      expect(counts['myaccount.counts']!.count).toBe(1);
     });
   });
 
@@ -273,7 +281,7 @@ describe('request counting through the API', () => {
       const refused = await get(auth).set(...FAIR_USE);
       expect(refused.status).toBe(429);
       expect(refused.body).toMatchObject({ code: 'rate_limited' });
-      expect(refused.body.detail).toContain('minute');
+      expect((refused.body as { detail: string }).detail).toContain('minute');
       expect(rateHeaders(refused)).toEqual({ limit: 240, remaining: 0, reset: 40 });
       expect(refused.headers['retry-after']).toBe('40');
 
@@ -306,7 +314,7 @@ describe('request counting through the API', () => {
       at(PROD + 30_000);
       const refused = await get(auth).set(...FAIR_USE);
       expect(refused.status).toBe(429);
-      expect(refused.body.detail).toContain('daily');
+      expect((refused.body as { detail: string }).detail).toContain('daily');
       expect(rateHeaders(refused)).toEqual({ limit: 3, remaining: 0, reset: 86400 - 30 });
       expect(refused.headers['retry-after']).toBe(String(86400 - 30));
     });
@@ -389,7 +397,7 @@ describe('exactness under concurrency', () => {
       }
       const responses = await Promise.all(
         Array.from({ length: 500 }, async (_, i) => {
-          const res = await fetch(`${servers[i % 2].url}/api/myaccount`, { headers: { Authorization: auth } });
+          const res = await fetch(`${servers[i % 2]!.url}/api/myaccount`, { headers: { Authorization: auth } });
           await res.arrayBuffer();
           return { status: res.status, remaining: Number(res.headers.get('x-rate-limit-remaining')) };
         }),
@@ -401,7 +409,7 @@ describe('exactness under concurrency', () => {
       // Each admitted request saw a distinct counter value: no lost or doubled increment.
       expect(ok.map((r) => r.remaining).sort((x, y) => x - y)).toEqual(Array.from({ length: 100 }, (_, i) => i));
       const counts = await countsOf(b, auth);
-      expect(counts['myaccount'].count).toBe(100);
+      expect(counts['myaccount']!.count).toBe(100);
     } finally {
       for (const s of servers) await s.close();
     }
@@ -420,7 +428,7 @@ describe('Redis outage', () => {
   async function readyRedis(app: TestApp): Promise<string> {
     const res = await request(app.app).get('/api/readyz');
     expect(res.status).toBe(200);
-    return res.body.redis;
+    return (res.body as { redis: string }).redis;
   }
 
   async function waitForRedis(app: TestApp, state: 'up' | 'down', timeoutMs = 15000): Promise<string> {
@@ -450,7 +458,7 @@ describe('Redis outage', () => {
     expect(await readyRedis(t)).toBe('down');
     const limited = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', auth);
     expect(limited.status).toBe(200);
-    expect(limited.body.find((r: { service: string }) => r.service === 'myaccount').count).toBe(2);
+    expect((limited.body as RequestCount[]).find((r) => r.service === 'myaccount')!.count).toBe(2);
 
     await redis.start();
     expect(await waitForRedis(t, 'up')).toBe('up');

@@ -40,7 +40,7 @@ describe('read replica (DATABASE_READ_URL)', () => {
       last = now;
     }
   };
-  const readyz = async () => (await request(t.app).get('/api/readyz').expect(200)).body;
+  const readyz = async () => (await request(t.app).get('/api/readyz').expect(200)).body as { replica: string };
   const metric = async (name: string) => {
     const text = (await request(t.app).get('/api/metrics').expect(200)).text;
     const line = text.split('\n').find((l) => l.startsWith(name + ' ') || l.startsWith(name + '{'));
@@ -102,7 +102,7 @@ describe('read replica (DATABASE_READ_URL)', () => {
     const fallbacks = ['error', 'down'].map((reason) =>
       Number(new RegExp(`lcm_db_read_fallbacks_total\\{reason="${reason}"\\} (\\d+)`).exec(text)?.[1]),
     );
-    expect(fallbacks[0] + fallbacks[1]).toBe(2);
+    expect(fallbacks[0]! + fallbacks[1]!).toBe(2);
     expect(fallbacks[1]).toBeGreaterThanOrEqual(1);
 
     await proxy.start();
@@ -125,10 +125,9 @@ describe('read replica (DATABASE_READ_URL)', () => {
     const databaseOf = async (source: ReadSource) => {
       const session = await ExportSession.open(source);
       try {
-        return (await session.db.raw('select current_database() as name, pg_backend_pid() as pid')).rows[0] as {
-          name: string;
-          pid: number;
-        };
+        return (
+          await session.db.raw<{ rows: { name: string; pid: number }[] }>('select current_database() as name, pg_backend_pid() as pid')
+        ).rows[0]!;
       } finally {
         await session.close();
       }
@@ -152,11 +151,11 @@ describe('read replica (DATABASE_READ_URL)', () => {
       const pids: number[] = [];
       for (let i = 0; i < 3; i++) {
         const session = await ExportSession.open(reads);
-        pids.push((await session.db.raw('select pg_backend_pid() as pid')).rows[0].pid);
+        pids.push((await session.db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid')).rows[0]!.pid);
         await session.close();
       }
       expect(new Set(pids).size).toBe(1);
-      expect(replica.client.pool.numUsed()).toBe(0);
+      expect((replica.client as { pool: { numUsed(): number } }).pool.numUsed()).toBe(0);
       expect(reads.state).toBe('up');
       // A query's own error is the export's, not a reason to fall back.
       const session = await ExportSession.open(reads);

@@ -32,8 +32,8 @@ describe('API nodes on a Redis Cluster', () => {
   // Each app discovers the cluster through a different node. A generous command time-out: a
   // count that times out is made in process, and this is about counting in the cluster.
   const common = { AUTH_CACHE_TTL_MS: '600000', REDIS_COMMAND_TIMEOUT_MS: '15000' };
-  const { t: a, w } = useTestWorld(() => ({ ...common, REDIS_URL: cluster.nodes[0].url, REDIS_CLUSTER: 'true' }));
-  const b = useTestApp(() => ({ ...common, REDIS_CLUSTER: `${cluster.nodes[2].url},${cluster.nodes[1].url}` }));
+  const { t: a, w } = useTestWorld(() => ({ ...common, REDIS_URL: cluster.nodes[0]!.url, REDIS_CLUSTER: 'true' }));
+  const b = useTestApp(() => ({ ...common, REDIS_CLUSTER: `${cluster.nodes[2]!.url},${cluster.nodes[1]!.url}` }));
   afterAll(() => cluster?.stop()); // declared after the apps: runs once they are closed
 
   async function newAccount(limits: Record<string, number> = {}) {
@@ -42,12 +42,12 @@ describe('API nodes on a Redis Cluster', () => {
       { type: 'account', username, password: 'pw', user: w.users.agent, projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Full' },
       ...Object.entries(limits).map(([service, dailyLimit]) => ({ type: 'requestLimit', account: username, service, dailyLimit })),
     );
-    const { id } = await a.db('accounts').where({ username }).first('id');
-    return { username, id: id as number, auth: basicAuth(username, 'pw') };
+    const { id } = (await a.db<{ id: number; username: string }>('accounts').where({ username }).first('id'))!;
+    return { username, id, auth: basicAuth(username, 'pw') };
   }
 
   it('when the keys of one account are hashed, then they share one slot, and accounts spread over the masters', async () => {
-    const client = createClient({ url: cluster.nodes[0].url });
+    const client = createClient({ url: cluster.nodes[0]!.url });
     await client.connect();
     const slot = async (key: string) => Number(await client.clusterKeySlot(key));
     const slots = new Set<number>();
@@ -56,7 +56,7 @@ describe('API nodes on a Redis Cluster', () => {
         [dailyKey(account, 'calls'), minuteKey(account, 'calls'), servicesKey(account), dailyKey(account, 'leads.csv')].map(slot),
       );
       expect(new Set(own).size).toBe(1);
-      slots.add(own[0]);
+      slots.add(own[0]!);
     }
     await client.close();
     const masters = new Set<number>();
@@ -81,8 +81,8 @@ describe('API nodes on a Redis Cluster', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(50);
     expect(statuses.filter((s) => s === 429)).toHaveLength(250);
     const counts = await request(b.app).get('/api/myaccount/request/counts').set('Authorization', auth).expect(200);
-    expect(counts.body.find((r: { service: string }) => r.service === 'myaccount').count).toBe(50);
-    for (const t of [a, b]) expect((await request(t.app).get('/api/readyz').expect(200)).body.redis).toBe('up');
+    expect((counts.body as { service: string; count: number }[]).find((r) => r.service === 'myaccount')!.count).toBe(50);
+    for (const t of [a, b]) expect(((await request(t.app).get('/api/readyz').expect(200)).body as { redis: string }).redis).toBe('up');
   });
 
   it('when an account changes, then both nodes on the cluster drop its cached credentials', async () => {

@@ -72,7 +72,7 @@ describe('request log lines', () => {
     expect(res.status).toBe(404);
     const line = await logLineOf('log-test-404');
     expect(keyCount(line, 'service')).toBe(1);
-    const parsed = JSON.parse(line);
+    const parsed = JSON.parse(line) as { service: string };
     expect(parsed.service).toBe('lead-call-api');
     expect(parsed).not.toHaveProperty('endpoint');
   });

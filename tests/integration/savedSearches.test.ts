@@ -1,6 +1,16 @@
 import request from 'supertest';
 import iconv from 'iconv-lite';
+import type { z } from 'zod';
+import type { ProblemFieldError } from '../../src/http/problem';
+import type { leadOut } from '../../src/http/schemas/leads';
 import { useTestWorld } from '../harness/useTestWorld';
+
+type Lead = z.infer<typeof leadOut>;
+
+interface Problem {
+  code: string;
+  errors: ProblemFieldError[];
+}
 
 /** Collects a response body as raw bytes (supertest would decode text). */
 function binary(res: request.Response, callback: (err: Error | null, body: Buffer) => void): void {
@@ -105,41 +115,41 @@ describe('saved searches', () => {
       const res = await run({ searchName: names.open, modifiedFrom: '2026-05-01' });
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-      expect(ids(res.body)).toEqual([lead('new'), lead('retail')]);
-      expect(res.body[0]).toMatchObject({ status: 'New', data: { Name: 'Åse Ærø; "the first"', Secret: 'hush' } });
+      expect(ids(res.body as Lead[])).toEqual([lead('new'), lead('retail')]);
+      expect((res.body as Lead[])[0]).toMatchObject({ status: 'New', data: { Name: 'Åse Ærø; "the first"', Secret: 'hush' } });
     });
 
     it('when modifiedFrom is a DateTime, then it is inclusive to the instant', async () => {
       const res = await run({ searchName: names.open, modifiedFrom: '2026-05-01T10:00:00.001' });
-      expect(ids(res.body)).toEqual([lead('retail')]);
+      expect(ids(res.body as Lead[])).toEqual([lead('retail')]);
     });
 
     it('when a search has closed statuses and a closure, then both apply', async () => {
       const res = await run({ searchName: names.closedSuccess, modifiedFrom: '2026-01-01' });
-      expect(ids(res.body)).toEqual([lead('won')]);
+      expect(ids(res.body as Lead[])).toEqual([lead('won')]);
     });
 
     it('when a search selects projects by pattern, then every campaign of them is searched', async () => {
       const res = await run({ searchName: names.everything, modifiedFrom: '2026-01-01' });
-      expect(ids(res.body)).toEqual([lead('old'), lead('new'), lead('won'), lead('second'), lead('retail')]);
+      expect(ids(res.body as Lead[])).toEqual([lead('old'), lead('new'), lead('won'), lead('second'), lead('retail')]);
     });
 
     it("when project is given, then it replaces the search's campaign selection by that project's campaigns", async () => {
       const res = await run({ searchName: names.open, modifiedFrom: '2026-01-01', project: w.projects.b2b });
       // The search named b2b and retail campaigns; the project brings both B2B campaigns instead.
-      expect(ids(res.body)).toEqual([lead('old'), lead('new'), lead('second')]);
+      expect(ids(res.body as Lead[])).toEqual([lead('old'), lead('new'), lead('second')]);
     });
 
     it("when project is given, then the search's status filters still apply", async () => {
       const res = await run({ searchName: names.closedSuccess, modifiedFrom: '2026-01-01', project: w.projects.retail });
-      expect(ids(res.body)).toEqual([]);
+      expect(ids(res.body as Lead[])).toEqual([]);
     });
 
     it('when the account is limited to B2B, then a search over both projects shows only B2B leads', async () => {
       const res = await run({ searchName: names.open, modifiedFrom: '2026-01-01' }, w.accounts.b2b.auth);
-      expect(ids(res.body)).toEqual([lead('old'), lead('new')]);
-      expect(res.body[0].data).not.toHaveProperty('Secret');
-      expect(res.body[0].data).toHaveProperty('Revenue');
+      expect(ids(res.body as Lead[])).toEqual([lead('old'), lead('new')]);
+      expect((res.body as Lead[])[0]!.data).not.toHaveProperty('Secret');
+      expect((res.body as Lead[])[0]!.data).toHaveProperty('Revenue');
     });
 
     it('when a B2B-limited account overrides the project with Retail, then nothing comes', async () => {
@@ -150,7 +160,7 @@ describe('saved searches', () => {
     it('when the search belongs to another user, then 404', async () => {
       const res = await run({ searchName: names.otherUsers, modifiedFrom: '2026-01-01' });
       expect(res.status).toBe(404);
-      expect(res.body.code).toBe('not_found');
+      expect((res.body as Problem).code).toBe('not_found');
     });
 
     it('when no search has that name, then 404', async () => {
@@ -160,7 +170,7 @@ describe('saved searches', () => {
 
     it('when the parameter names are in another casing, then they are recognised', async () => {
       const res = await run({ SearchName: names.open, ModifiedFrom: '2026-05-01' });
-      expect(ids(res.body)).toEqual([lead('new'), lead('retail')]);
+      expect(ids(res.body as Lead[])).toEqual([lead('new'), lead('retail')]);
     });
 
     it('when modifiedFrom is missing, then 400 naming it', async () => {
@@ -172,7 +182,7 @@ describe('saved searches', () => {
     it('when searchName is missing, then 400 naming it', async () => {
       const res = await run({ modifiedFrom: '2026-01-01' });
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].parameter).toBe('searchName');
+      expect((res.body as Problem).errors[0]!.parameter).toBe('searchName');
     });
 
     it('when the account lacks Leads: Get, then 403', async () => {
@@ -182,7 +192,7 @@ describe('saved searches', () => {
 
     it('when Include=campaign is given, then the campaign is expanded', async () => {
       const res = await run({ searchName: names.closedSuccess, modifiedFrom: '2026-01-01', Include: 'campaign' });
-      expect(res.body[0].campaign).toMatchObject({ code: w.campaigns.b2b, name: 'B2B campaign', project: w.projects.b2b });
+      expect((res.body as Lead[])[0]!.campaign).toMatchObject({ code: w.campaigns.b2b, name: 'B2B campaign', project: w.projects.b2b });
     });
   });
 
@@ -201,8 +211,12 @@ describe('saved searches', () => {
       const lines = (res.body as Buffer).toString('utf8').split('\r\n');
       expect(lines[0]).toBe(`${LEAD_HEADER};Name;Phone;Email;Customer;Revenue;Secret`);
       expect(lines).toHaveLength(4); // header, two leads, and the empty string after the last CRLF
-      const campaign = await t.db('campaigns').where({ code: w.campaigns.b2b }).first('unique_id');
-      const pool = await t.db('leads as l').join('lead_pools as p', 'p.id', 'l.pool_id').where('l.unique_id', lead('new')).first('p.name');
+      const campaign = await t.db('campaigns').where({ code: w.campaigns.b2b }).first<{ unique_id: string }>('unique_id');
+      const pool = await t
+        .db('leads as l')
+        .join('lead_pools as p', 'p.id', 'l.pool_id')
+        .where('l.unique_id', lead('new'))
+        .first<{ name: string }>('p.name');
       expect(lines[1]).toBe(
         `${lead('new')};New;NotSet;0;+45 11 22 33 44;;${pool.name};${campaign.unique_id};${w.campaigns.b2b};` +
           `2026-04-30T08:00:00.000+02:00;2026-05-01T10:00:00.000+02:00;;;;;;` +
@@ -230,7 +244,7 @@ describe('saved searches', () => {
     it('when CsvFieldSeparator is a comma, then fields are separated by commas and quoted where needed', async () => {
       const res = await csv({ searchName: names.open, modifiedFrom: '2026-05-01', CsvFieldSeparator: ',' });
       const lines = (res.body as Buffer).toString('utf8').split('\r\n');
-      expect(lines[0].startsWith('uniqueId,status,closure,')).toBe(true);
+      expect(lines[0]!.startsWith('uniqueId,status,closure,')).toBe(true);
       expect(lines[1]).toContain(',"Åse Ærø; ""the first""",');
     });
 
@@ -262,7 +276,7 @@ describe('saved searches', () => {
         .query({ searchName: names.open, modifiedFrom: '2026-01-01', Encoding: 'klingon-8' })
         .set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].parameter).toBe('Encoding');
+      expect((res.body as Problem).errors[0]!.parameter).toBe('Encoding');
     });
 
     it('when the client accepts only JSON, then 406', async () => {

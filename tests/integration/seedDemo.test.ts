@@ -9,16 +9,19 @@ const ZONE = 'Europe/Copenhagen';
 
 describe('lcm seed-demo (seedDemo)', () => {
   const db = useTestDb({ timezone: ZONE });
-  const count = async (sql: string, bindings: Knex.RawBinding[] = []) => Number((await db.raw(sql, bindings)).rows[0].n);
+  const count = async (sql: string, bindings: Knex.RawBinding[] = []) =>
+    Number((await db.raw<{ rows: { n: string }[] }>(sql, bindings)).rows[0]!.n);
 
   beforeAll(async () => {
     await seedDemo(db, ZONE);
   }, 60_000);
 
   it('when seeded, then the org tree has three levels including TRYG Forsikring A/S', async () => {
-    const { rows } = await db.raw(`select org_code, level from org_units where unique_id like 'demo-ou-%' order by level, org_code`);
+    const { rows } = await db.raw<{ rows: { org_code: string; level: number }[] }>(
+      `select org_code, level from org_units where unique_id like 'demo-ou-%' order by level, org_code`,
+    );
     expect(rows).toHaveLength(7);
-    expect(new Set(rows.map((r: { level: number }) => r.level))).toEqual(new Set([0, 1, 2]));
+    expect(new Set(rows.map((r) => r.level))).toEqual(new Set([0, 1, 2]));
     expect(rows).toEqual(
       expect.arrayContaining([
         { org_code: 'TRYG Forsikring A/S', level: 1 },
@@ -46,13 +49,17 @@ describe('lcm seed-demo (seedDemo)', () => {
 
   it('when seeded, then calls lie on 2026-11-16..20 in the three projects and carry their users’ unit chains', async () => {
     expect(await count(`select count(*) n from calls where unique_id like 'demo-call-%'`)).toBe(200);
-    const range = (await db.raw(`select min(start_time) lo, max(start_time) hi from calls where unique_id like 'demo-call-%'`)).rows[0];
+    const range = (
+      await db.raw<{ rows: { lo: Date; hi: Date }[] }>(
+        `select min(start_time) lo, max(start_time) hi from calls where unique_id like 'demo-call-%'`,
+      )
+    ).rows[0]!;
     expect(range.lo.getTime()).toBeGreaterThanOrEqual(Date.parse('2026-11-16T00:00:00+01:00'));
     expect(range.hi.getTime()).toBeLessThan(Date.parse('2026-11-21T00:00:00+01:00'));
-    const projects = await db.raw(
+    const projects = await db.raw<{ rows: { project: string }[] }>(
       `select distinct c.project from calls k join campaigns c on c.id = k.campaign_id where k.unique_id like 'demo-call-%' order by 1`,
     );
-    expect(projects.rows.map((r: { project: string }) => r.project)).toEqual(['B2B Sales', 'B2B Support', 'Retail']);
+    expect(projects.rows.map((r) => r.project)).toEqual(['B2B Sales', 'B2B Support', 'Retail']);
     expect(
       await count(`
         select count(*) n from calls k join users u on u.id = k.user_id

@@ -3,6 +3,17 @@ import { uniq, basicAuth } from '../harness/testApp';
 import { ALL_RIGHTS } from '../harness/world';
 import { useTestWorld } from '../harness/useTestWorld';
 
+/** A lead as the exports answer it: a reference is `{ orgCode }` (or `{ uniqueId, code }`), or the full object when included. */
+interface ExportedLead {
+  uniqueId: string;
+  data: Record<string, string>;
+  campaign: Record<string, unknown>;
+  ownerOrgUnit?: Record<string, unknown> | null;
+  uploadedByUser?: Record<string, unknown> | null;
+  lastModifiedByUser?: Record<string, unknown> | null;
+  firstProcessedByUser?: Record<string, unknown> | null;
+}
+
 /**
  * The world's leads, in both projects, with statuses, closures and modified times chosen for
  * the filters. Other test files write leads into the same database, so every assertion looks
@@ -81,7 +92,7 @@ describe('GET /api/simpleleads', () => {
       const res = await get(`UniqueId=${ids.get('c')}`);
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-      const campaign = await t.db('campaigns').where({ code: w.campaigns.b2b }).first('unique_id');
+      const campaign = await t.db('campaigns').where({ code: w.campaigns.b2b }).first<{ unique_id: string }>('unique_id');
       expect(res.body).toEqual([
         {
           uniqueId: ids.get('c'),
@@ -107,8 +118,8 @@ describe('GET /api/simpleleads', () => {
 
     it('when a lead has no first processing, then those properties are absent', async () => {
       const res = await get(`UniqueId=${ids.get('a')}`);
-      expect(res.body[0]).not.toHaveProperty('firstProcessedTime');
-      expect(res.body[0]).not.toHaveProperty('firstProcessedByUser');
+      expect((res.body as ExportedLead[])[0]).not.toHaveProperty('firstProcessedTime');
+      expect((res.body as ExportedLead[])[0]).not.toHaveProperty('firstProcessedByUser');
     });
 
     it('when nothing matches, then the answer is an empty array', async () => {
@@ -119,13 +130,13 @@ describe('GET /api/simpleleads', () => {
 
     it('when leads are exported, then they are ordered by last modified time, then unique id', async () => {
       const res = await get(both());
-      expect(seedsIn(res.body)).toEqual(['a', 'g', 'b', 'c', 'd', 'h', 'e', 'f', 'i']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['a', 'g', 'b', 'c', 'd', 'h', 'e', 'f', 'i']);
     });
 
     it('when exporters send skip, take and PageSize, then they are ignored', async () => {
       const res = await get(`${both()}&skip=2&take=1&PageSize=1&$top=1`);
       expect(res.status).toBe(200);
-      expect(seedsIn(res.body)).toHaveLength(SEEDS.length);
+      expect(seedsIn(res.body as ExportedLead[])).toHaveLength(SEEDS.length);
     });
 
     it('when the client accepts only text/html, then 406', async () => {
@@ -137,79 +148,79 @@ describe('GET /api/simpleleads', () => {
   describe('each filter alone', () => {
     it('when Projects names one project, then only its leads come', async () => {
       const res = await get(`Projects=${encodeURIComponent(w.projects.retail)}`);
-      expect(seedsIn(res.body)).toEqual(['g', 'h', 'i']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['g', 'h', 'i']);
     });
 
     it('when Projects is a case-insensitive pattern, then it matches', async () => {
       const res = await get(`Projects=${encodeURIComponent(`b2b-${w.id}*`)}`);
-      expect(seedsIn(res.body)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
     });
 
     it('when Campaigns gives a code, then only that campaign comes', async () => {
       const res = await get(`Campaigns=${encodeURIComponent(w.campaigns.retail)}`);
-      expect(seedsIn(res.body)).toEqual(['g', 'h', 'i']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['g', 'h', 'i']);
       expect(res.body).toHaveLength(3);
     });
 
     it('when Campaigns gives a unique id, then it is matched too', async () => {
-      const c = await t.db('campaigns').where({ code: w.campaigns.retail }).first('unique_id');
+      const c = await t.db('campaigns').where({ code: w.campaigns.retail }).first<{ unique_id: string }>('unique_id');
       const res = await get(`Campaigns=${c.unique_id}`);
-      expect(seedsIn(res.body)).toEqual(['g', 'h', 'i']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['g', 'h', 'i']);
     });
 
     it('when ModifiedFrom is a date, then it is local midnight and inclusive', async () => {
       const res = await get(`${both()}&ModifiedFrom=2026-04-02`);
-      expect(seedsIn(res.body)).toEqual(['c', 'd', 'h', 'e', 'f', 'i']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['c', 'd', 'h', 'e', 'f', 'i']);
     });
 
     it('when ModifiedTo is a date, then it is local midnight and exclusive', async () => {
       const res = await get(`${both()}&ModifiedTo=2026-04-02`);
-      expect(seedsIn(res.body)).toEqual(['a', 'g', 'b']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['a', 'g', 'b']);
     });
 
     it('when ModifiedFrom is a DateTime to the millisecond, then the lead at that instant is included', async () => {
       const res = await get(`${both()}&ModifiedFrom=2026-04-02T09:30:00.250`);
-      expect(seedsIn(res.body)).toEqual(['d', 'h', 'e', 'f', 'i']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['d', 'h', 'e', 'f', 'i']);
     });
 
     it('when ModifiedTo is a DateTime with an offset, then the lead at that instant is excluded', async () => {
       const res = await get(`${both()}&ModifiedTo=${encodeURIComponent('2026-04-02T07:30:00.250Z')}`);
-      expect(seedsIn(res.body)).toEqual(['a', 'g', 'b', 'c']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['a', 'g', 'b', 'c']);
     });
 
     it('when Statuses names statuses, then only those come (names case-insensitive)', async () => {
       const res = await get(`${both()}&Statuses=userprocessed,Depleted`);
-      expect(seedsIn(res.body)).toEqual(['c', 'd', 'h', 'i']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['c', 'd', 'h', 'i']);
     });
 
     it('when AllOpenStatuses=true, then New, redials and Unresolved come', async () => {
       const res = await get(`${both()}&AllOpenStatuses=true`);
-      expect(seedsIn(res.body)).toEqual(['a', 'g', 'b', 'e']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['a', 'g', 'b', 'e']);
     });
 
     it('when AllClosedStatuses=true, then every other status comes', async () => {
       const res = await get(`${both()}&AllClosedStatuses=true`);
-      expect(seedsIn(res.body)).toEqual(['c', 'd', 'h', 'f', 'i']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['c', 'd', 'h', 'f', 'i']);
     });
 
     it('when both sets are asked for, then every status comes', async () => {
       const res = await get(`${both()}&AllOpenStatuses=true&AllClosedStatuses=true`);
-      expect(seedsIn(res.body)).toHaveLength(SEEDS.length);
+      expect(seedsIn(res.body as ExportedLead[])).toHaveLength(SEEDS.length);
     });
 
     it('when AllOpenStatuses=false, then it adds nothing and no status filter applies', async () => {
       const res = await get(`${both()}&AllOpenStatuses=false`);
-      expect(seedsIn(res.body)).toHaveLength(SEEDS.length);
+      expect(seedsIn(res.body as ExportedLead[])).toHaveLength(SEEDS.length);
     });
 
     it('when LeadClosures names closures, then only those come', async () => {
       const res = await get(`${both()}&LeadClosures=Success`);
-      expect(seedsIn(res.body)).toEqual(['c', 'i']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['c', 'i']);
     });
 
     it('when UniqueId is repeated and comma-separated, then exactly those leads come', async () => {
       const res = await get(`UniqueId=${ids.get('a')},${ids.get('h')}&uniqueid=${ids.get('e')}`);
-      expect(seedsIn(res.body)).toEqual(['a', 'h', 'e']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['a', 'h', 'e']);
       expect(res.body).toHaveLength(3);
     });
   });
@@ -217,12 +228,12 @@ describe('GET /api/simpleleads', () => {
   describe('filters combined', () => {
     it('when a status set, a closure and a time window combine, then all must hold', async () => {
       const res = await get(`${both()}&AllClosedStatuses=true&LeadClosures=Success&ModifiedFrom=2026-04-02&ModifiedTo=2026-04-04`);
-      expect(seedsIn(res.body)).toEqual(['c']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['c']);
     });
 
     it('when Statuses and AllOpenStatuses combine, then their union applies', async () => {
       const res = await get(`Projects=${encodeURIComponent(w.projects.b2b)}&Statuses=Expired&AllOpenStatuses=true`);
-      expect(seedsIn(res.body)).toEqual(['a', 'b', 'e', 'f']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['a', 'b', 'e', 'f']);
     });
 
     it('when Projects and Campaigns disagree, then nothing comes', async () => {
@@ -235,13 +246,16 @@ describe('GET /api/simpleleads', () => {
     it('when a status name is unknown, then 400 naming Statuses', async () => {
       const res = await get('Statuses=Sleeping');
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ code: 'invalid_parameter', errors: [{ parameter: expect.stringMatching(/^Statuses/) }] });
+      expect(res.body).toMatchObject({
+        code: 'invalid_parameter',
+        errors: [{ parameter: expect.stringMatching(/^Statuses/) as jest.AsymmetricMatcher }],
+      });
     });
 
     it('when ModifiedFrom is not a date, then 400 naming it', async () => {
       const res = await get('ModifiedFrom=yesterday');
       expect(res.status).toBe(400);
-      expect(res.body.errors[0].parameter).toBe('ModifiedFrom');
+      expect((res.body as { errors: { parameter: string }[] }).errors[0]!.parameter).toBe('ModifiedFrom');
     });
 
     it('when AllOpenStatuses is not a boolean, then 400', async () => {
@@ -253,7 +267,12 @@ describe('GET /api/simpleleads', () => {
   describe('entry access', () => {
     it('when the account has Partner access, then Full fields are hidden', async () => {
       const res = await get(`UniqueId=${ids.get('c')}`, w.accounts.b2b.auth);
-      expect(res.body[0].data).toEqual({ Name: 'Lead c æøå', Phone: '+45 11 22 33 44', Customer: 'K-c', Revenue: '1000' });
+      expect((res.body as ExportedLead[])[0]!.data).toEqual({
+        Name: 'Lead c æøå',
+        Phone: '+45 11 22 33 44',
+        Customer: 'K-c',
+        Revenue: '1000',
+      });
     });
 
     it('when a field was removed from the lead definition, then its stored value is no longer exported', async () => {
@@ -272,22 +291,22 @@ describe('GET /api/simpleleads', () => {
         { type: 'campaign', code, name: 'Shrinking', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
         { type: 'lead', uniqueId: lead, campaign: code, data: { Name: 'n', Old: 'stale' } },
       );
-      expect((await get(`UniqueId=${lead}`)).body[0].data).toEqual({ Name: 'n', Old: 'stale' });
+      expect(((await get(`UniqueId=${lead}`)).body as ExportedLead[])[0]!.data).toEqual({ Name: 'n', Old: 'stale' });
       await t.load({ type: 'leadDefinition', name: def, fields: [{ name: 'Name', type: 'text' }] });
-      expect((await get(`UniqueId=${lead}`)).body[0].data).toEqual({ Name: 'n' });
-      expect((await get(`UniqueId=${lead}&Include=campaign`)).body[0].data).toEqual({ Name: 'n' });
+      expect(((await get(`UniqueId=${lead}`)).body as ExportedLead[])[0]!.data).toEqual({ Name: 'n' });
+      expect(((await get(`UniqueId=${lead}&Include=campaign`)).body as ExportedLead[])[0]!.data).toEqual({ Name: 'n' });
     });
 
     it('when the account has None access, then Partner and Full fields are hidden', async () => {
       const res = await get(`UniqueId=${ids.get('c')}`, noneAuth);
-      expect(res.body[0].data).toEqual({ Name: 'Lead c æøå', Phone: '+45 11 22 33 44', Customer: 'K-c' });
+      expect((res.body as ExportedLead[])[0]!.data).toEqual({ Name: 'Lead c æøå', Phone: '+45 11 22 33 44', Customer: 'K-c' });
     });
   });
 
   describe('project isolation', () => {
     it('when a B2B-limited account exports everything, then it never sees Retail leads', async () => {
       const res = await get(both(), w.accounts.b2b.auth);
-      expect(seedsIn(res.body)).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
     });
 
     it('when a B2B-limited account asks for the Retail project, then nothing comes', async () => {
@@ -304,12 +323,12 @@ describe('GET /api/simpleleads', () => {
   describe('Include', () => {
     it('when every reference is included, then they are full objects', async () => {
       const res = await get(`UniqueId=${ids.get('c')}&Include=campaign,ownerOrgUnit&include=uploadedByUser,firstProcessedByUser`);
-      const lead = res.body[0];
+      const lead = (res.body as ExportedLead[])[0]!;
       expect(lead.campaign).toMatchObject({
         code: w.campaigns.b2b,
         name: 'B2B campaign',
         project: w.projects.b2b,
-        leadDefinitionUniqueId: expect.any(String),
+        leadDefinitionUniqueId: expect.any(String) as jest.AsymmetricMatcher,
       });
       expect(lead.ownerOrgUnit).toMatchObject({ orgCode: w.units.team, name: 'Team Tryg', level: 2 });
       expect(lead.ownerOrgUnit).not.toHaveProperty('parent');
@@ -321,21 +340,21 @@ describe('GET /api/simpleleads', () => {
 
     it('when the same user is included twice, then the second stays a compact reference', async () => {
       const res = await get(`UniqueId=${ids.get('c')}&Include=lastModifiedByUser,firstProcessedByUser`);
-      const lead = res.body[0];
+      const lead = (res.body as ExportedLead[])[0]!;
       expect(lead.lastModifiedByUser).toMatchObject({ orgCode: w.users.agent, name: 'Agent Ærø' });
       expect(lead.firstProcessedByUser).toEqual({ orgCode: w.users.agent });
     });
 
     it('when a nested name is listed with its path, then it is expanded; alone it is ignored', async () => {
       const withPath = await get(`UniqueId=${ids.get('c')}&Include=uploadedByUser,parent`);
-      expect(withPath.body[0].uploadedByUser.parent).toMatchObject({ orgCode: w.units.sales });
+      expect((withPath.body as ExportedLead[])[0]!.uploadedByUser!.parent).toMatchObject({ orgCode: w.units.sales });
       const alone = await get(`UniqueId=${ids.get('c')}&Include=parent,unknownThing`);
-      expect(alone.body[0].uploadedByUser).toEqual({ orgCode: w.users.other });
+      expect((alone.body as ExportedLead[])[0]!.uploadedByUser).toEqual({ orgCode: w.users.other });
     });
 
     it('when an included reference is not set, then it is null', async () => {
       const res = await get(`UniqueId=${ids.get('a')}&Include=firstProcessedByUser`);
-      expect(res.body[0].firstProcessedByUser).toBeNull();
+      expect((res.body as ExportedLead[])[0]!.firstProcessedByUser).toBeNull();
     });
   });
 });
@@ -368,18 +387,18 @@ describe('GET /api/leads/{UniqueId}', () => {
 
   it('when the account has Partner access, then Full fields are hidden', async () => {
     const res = await get(b2bLead, w.accounts.b2b.auth);
-    expect(res.body.data).toEqual({ Name: 'One', Phone: '12345678', Revenue: '7' });
+    expect((res.body as ExportedLead).data).toEqual({ Name: 'One', Phone: '12345678', Revenue: '7' });
   });
 
   it('when Include=campaign is given, then the campaign is a full object', async () => {
     const res = await get(b2bLead, w.accounts.full.auth, '?include=campaign');
-    expect(res.body.campaign).toMatchObject({ code: w.campaigns.b2b, name: 'B2B campaign' });
+    expect((res.body as ExportedLead).campaign).toMatchObject({ code: w.campaigns.b2b, name: 'B2B campaign' });
   });
 
   it("when the lead is outside the account's projects, then 404", async () => {
     const res = await get(retailLead, w.accounts.b2b.auth);
     expect(res.status).toBe(404);
-    expect(res.body.code).toBe('not_found');
+    expect((res.body as { code: string }).code).toBe('not_found');
   });
 
   it('when the lead does not exist, then 404', async () => {

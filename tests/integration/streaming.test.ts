@@ -43,8 +43,11 @@ async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000
 
 /** State of a backend as Postgres reports it, read over a connection outside the pool. */
 async function backend(pid: number): Promise<{ state: string; xact_start: Date | null; query: string }> {
-  const { rows } = await admin.query('select state, xact_start, query from pg_stat_activity where pid = $1', [pid]);
-  return rows[0];
+  const { rows } = await admin.query<{ state: string; xact_start: Date | null; query: string }>(
+    'select state, xact_start, query from pg_stat_activity where pid = $1',
+    [pid],
+  );
+  return rows[0]!;
 }
 
 async function expectCleanConnection(pid: number): Promise<void> {
@@ -144,10 +147,10 @@ describe('openCursor', () => {
   it('when many rows are read, then every row arrives in order as a plain object', async () => {
     const rows = await openCursor(db, db.raw('select g as n, md5(g::text) as h from generate_series(1, 10000) g'), { batchSize: 333 });
     const seen: Array<{ n: number; h: string }> = [];
-    for await (const row of rows) seen.push(row);
+    for await (const row of rows) seen.push(row as { n: number; h: string });
     expect(seen.map((r) => r.n)).toEqual(Array.from({ length: 10000 }, (_, i) => i + 1));
     expect(Object.getPrototypeOf(seen[0])).toBe(Object.prototype);
-    expect(Object.keys(seen[0])).toEqual(['n', 'h']);
+    expect(Object.keys(seen[0]!)).toEqual(['n', 'h']);
     await waitFor(() => pool().numUsed() === 0);
   });
 
@@ -181,7 +184,7 @@ describe('openCursor', () => {
     await expectCleanConnection(pid);
     // A second destroy must not release the connection a second time.
     rows.destroy();
-    const { rows: check } = await db.raw('select 1 as one');
+    const { rows: check } = await db.raw<{ rows: { one: number }[] }>('select 1 as one');
     expect(check).toEqual([{ one: 1 }]);
   });
 
@@ -192,7 +195,7 @@ describe('openCursor', () => {
       // nextval runs once per row Postgres actually produces, so the sequence counts rows fetched.
       const rows = await openCursor(db, db.raw(`select nextval('${seq}') as n from generate_series(1, 100000) g`), { batchSize: 100 });
       await new Promise((r) => setTimeout(r, 300));
-      const produced = async () => Number((await admin.query(`select last_value from ${seq}`)).rows[0].last_value);
+      const produced = async () => Number((await admin.query<{ last_value: string }>(`select last_value from ${seq}`)).rows[0]!.last_value);
       const before = await produced();
       expect(before).toBeLessThanOrEqual(300);
       for (let i = 0; i < 150; i++) rows.read();
@@ -285,7 +288,7 @@ describe('streamToResponse', () => {
     // Wait until the sleeping query runs, then leave.
     let sleeper = 0;
     await waitFor(async () => {
-      const { rows } = await admin.query(
+      const { rows } = await admin.query<{ pid: number }>(
         "select pid from pg_stat_activity where query like '%pg_sleep(31)%' and state = 'active' and pid <> pg_backend_pid()",
       );
       sleeper = rows[0]?.pid ?? 0;
@@ -319,7 +322,7 @@ describe('streamToResponse', () => {
     const total = 200000;
     try {
       handler = jsonRoute(`select nextval('${seq}') as n, repeat('x', 1000) as pad from generate_series(1, ${total}) g`);
-      const produced = async () => Number((await admin.query(`select last_value from ${seq}`)).rows[0].last_value);
+      const produced = async () => Number((await admin.query<{ last_value: string }>(`select last_value from ${seq}`)).rows[0]!.last_value);
       let settled = 0;
       let memoryGrowth = 0;
       await get('/stream', (res, req) => {
@@ -367,7 +370,7 @@ describe('streamToResponse', () => {
     const body = res.body.toString();
     expect(body.startsWith('[')).toBe(true);
     expect(body.endsWith(']')).toBe(false);
-    expect(() => JSON.parse(body)).toThrow();
+    expect((): unknown => JSON.parse(body)).toThrow();
     await handled;
     expect(logger.error).toHaveBeenCalledTimes(1);
     const pid = Number(/"pid":(\d+)/.exec(body)![1]);
@@ -426,7 +429,7 @@ describe('streamToResponse', () => {
           res.pause();
           firstRows = chunk.toString('utf8');
           void admin
-            .query(
+            .query<{ state: string; wait_event_type: string | null }>(
               `select state, wait_event_type from pg_stat_activity
                 where query like '%pg_advisory_xact_lock_shared%' and pid <> pg_backend_pid()`,
             )

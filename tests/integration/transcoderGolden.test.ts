@@ -89,7 +89,7 @@ const pool = () => (t.db.client as { pool: { numUsed(): number } }).pool;
 describe('transcoded calls exports equal the reference serializers', () => {
   const subject = async (): Promise<CallSubject> => ({
     kind: 'unit',
-    unitId: (await t.db('org_units').where({ org_code: f.root }).first('id')).id,
+    unitId: (await t.db<{ id: number; org_code: string }>('org_units').where({ org_code: f.root }).first('id'))!.id,
     level: 0,
   });
   const window = async (limit?: number) => ({
@@ -135,7 +135,7 @@ describe('transcoded calls exports equal the reference serializers', () => {
       (o) => callCopySql(t.db, w, [...o.campaigns.keys()]),
       (o) => callJsonTranscoder({ zone: ZONE, dateTimeFormat: mode, include, org: o }),
     );
-    expect(JSON.parse(reference.toString()).length).toBe(f.calls);
+    expect((JSON.parse(reference.toString()) as unknown[]).length).toBe(f.calls);
     expect(firstDifference(reference, out)).toBeUndefined();
   });
 
@@ -183,7 +183,7 @@ describe('transcoded calls exports equal the reference serializers', () => {
 
   it('when a user is the subject, then both paths agree; an empty window is [] and a bare header', async () => {
     const scope = projectScope(['*']);
-    const userId = (await t.db('users').where({ org_code: f.users[0] }).first('id')).id as number;
+    const userId = (await t.db<{ id: number; org_code: string }>('users').where({ org_code: f.users[0] }).first('id'))!.id;
     const byUser = { subject: { kind: 'user' as const, userId }, start: f.window.start, end: f.window.end };
     const empty = { subject: await subject(), start: new Date('2001-01-01T00:00:00Z'), end: new Date('2001-01-02T00:00:00Z') };
     for (const w of [byUser, empty]) {
@@ -219,7 +219,7 @@ describe('transcoded calls exports equal the reference serializers', () => {
       (o) => readyPeriodCopySql(t.db, w, [...o.campaigns.keys()]),
       (o) => readyPeriodJsonTranscoder({ zone: ZONE, dateTimeFormat: mode, org: o }),
     );
-    expect(JSON.parse(reference.toString()).length).toBeGreaterThanOrEqual(60);
+    expect((JSON.parse(reference.toString()) as unknown[]).length).toBeGreaterThanOrEqual(60);
     expect(firstDifference(reference, out)).toBeUndefined();
   });
 
@@ -274,7 +274,7 @@ describe('transcoded lead exports equal the reference serializers', () => {
             visible: visibleFieldsByDefinition(l.definitions, access as EntryAccessName),
           }),
       );
-      if (i === 0) expect(JSON.parse(reference.toString()).length).toBe(f.leads);
+      if (i === 0) expect((JSON.parse(reference.toString()) as unknown[]).length).toBe(f.leads);
       expect(firstDifference(reference, out)).toBeUndefined();
     },
   );

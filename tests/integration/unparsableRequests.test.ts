@@ -21,8 +21,8 @@ describe('requests the HTTP parser refuses', () => {
   const expectProblem = (res: RawResponse, status: number) => {
     expect(res.status).toBe(status);
     expect(res.headers['content-type']).toBe('application/problem+json');
-    const problem = JSON.parse(res.body.toString('utf8'));
-    expect(problem).toMatchObject({ status, type: expect.stringMatching(/^\/api\/problems\/[a-z_]+$/) });
+    const problem: unknown = JSON.parse(res.body.toString('utf8'));
+    expect(problem).toMatchObject({ status, type: expect.stringMatching(/^\/api\/problems\/[a-z_]+$/) as jest.AsymmetricMatcher });
   };
 
   it.each([
