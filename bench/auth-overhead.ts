@@ -71,7 +71,7 @@ const PASSWORD = 'bench-password';
 // ---- server side (child process) -----------------------------------------------------------
 
 type Mode = 'off' | 'auth' | 'on';
-const MODES: Mode[] = ['off', 'auth', 'on'];
+const MODES: readonly [Mode, Mode, Mode] = ['off', 'auth', 'on'];
 const LABEL: Record<Mode, string> = { off: 'auth + counting off', auth: 'auth only', on: 'auth + counting on' };
 
 /**
@@ -143,7 +143,7 @@ function startServer(mode: Mode, env: Record<string, string>): Promise<{ child: 
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /LISTENING (\S+)/.exec(out);
-      if (m) resolve({ child, url: m[1] });
+      if (m) resolve({ child, url: m[1]! });
     });
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
   });
@@ -197,7 +197,7 @@ async function drive(
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
   const connectionCounts = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);
@@ -279,7 +279,7 @@ async function main(): Promise<void> {
     const bodies = await Promise.all(
       MODES.map(async (m) => (await fetch(servers[m].url + PATH, { headers: { authorization: auth } })).text()),
     );
-    if (new Set(bodies).size !== 1 || JSON.parse(bodies[0]).length !== 4)
+    if (new Set(bodies).size !== 1 || (JSON.parse(bodies[0]!) as unknown[]).length !== 4)
       throw new Error(`bodies differ or are not 4 rows: ${bodies.join(' / ')}`);
 
     const redisInfo = createClient({ url: redis.url });
@@ -313,7 +313,7 @@ async function main(): Promise<void> {
         rps: median(runs[mode].map((r) => r.rps)),
         cpu: median(runs[mode].map((r) => r.serverCpuUs + r.redisCpuUs)),
       });
-      const [off, authOnly, on] = MODES.map(summary);
+      const [off, authOnly, on] = [summary('off'), summary('auth'), summary('on')];
       process.stdout.write(
         [
           '',

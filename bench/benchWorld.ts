@@ -57,7 +57,7 @@ export async function startBenchDatabase(run: BenchRun, poolMax: number): Promis
   const db = createDb({ url: cluster.url, timezone: BENCH_ZONE, poolMax });
   run.cleanups.push(() => db.destroy());
   await migrateLatest(db);
-  const postmasterPid = parentPid(Number((await db.raw('select pg_backend_pid() as pid')).rows[0].pid));
+  const postmasterPid = parentPid(Number((await db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid')).rows[0]!.pid));
   return { url: cluster.url, db, postmasterPid };
 }
 

@@ -20,6 +20,7 @@
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
@@ -36,7 +37,7 @@ import { loadOrgSnapshot } from '../src/data/organizationRepository';
 import { projectScope, whereCampaignVisible } from '../src/data/projectScope';
 import { formatMillis } from '../src/domain/timespan';
 import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, PreCallLeadStatus } from '../src/domain/enums';
-import { callToJson } from '../src/domain/callSerializer';
+import { callToJson, type CallRow } from '../src/domain/callSerializer';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../src/ingest/syntheticData';
@@ -57,6 +58,52 @@ const AUTH = 'Basic ' + Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64'
  * - `/bench/typical-calls`: what a typical service ships: `select c.*` (timestamps as Date),
  *   one object per row with Luxon formatting each DateTime, res.json.
  */
+/** A pg result of `db.raw`: its rows, as the driver returns them. */
+interface Rows<T> {
+  rows: T[];
+}
+
+interface OrgUnitRow {
+  id: number;
+  unique_id: string;
+  org_code: string;
+  name: string;
+  level: number;
+  parent_id: number | null;
+}
+
+/** `select c.*` from calls, as the driver returns it (bigint as number, timestamps as Date). */
+interface TypicalCallRow {
+  id: number;
+  unique_id: string;
+  campaign_id: number;
+  lead_id: number | null;
+  unique_lead_id: string;
+  user_id: number;
+  ou0_id: number;
+  ou1_id: number | null;
+  ou2_id: number | null;
+  ou3_id: number | null;
+  ou4_id: number | null;
+  lead_phone_number: string;
+  lead_external_key: string | null;
+  end_cause: number;
+  in_progress: boolean;
+  connected: boolean;
+  incoming: boolean;
+  start_time: Date;
+  connect_time: Date | null;
+  end_time: Date | null;
+  preview_ms: number;
+  dialing_ms: number | null;
+  conversation_ms: number | null;
+  wrap_up_ms: number | null;
+  lead_status: number | null;
+  pre_call_lead_status: number | null;
+  lead_closure: number | null;
+  campaign_type: number | null;
+}
+
 async function runServer(): Promise<void> {
   const settings = loadSettings(process.env);
   const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: 10 });
@@ -68,12 +115,15 @@ async function runServer(): Promise<void> {
     const scope = projectScope(['*']);
     const window = {
       subject: { kind: 'unit' as const, unitId: Number(q.unitId), level: Number(q.level) },
-      start: new Date(q.start),
-      end: new Date(q.end),
+      start: new Date(q.start!),
+      end: new Date(q.end!),
       limit: Number(q.limit),
       scope,
     };
-    const [org, rows] = await Promise.all([loadOrgSnapshot(db, scope, { users: false }), callWindowQuery(db, window)]);
+    const [org, rows] = await Promise.all([
+      loadOrgSnapshot(db, scope, { users: false }),
+      callWindowQuery(db, window) as Promise<CallRow[]>,
+    ]);
     const toCall = callToJson({ zone: settings.PLATFORM_TIMEZONE, include: new Set(), org });
     res.json(rows.map(toCall));
   });
@@ -81,16 +131,16 @@ async function runServer(): Promise<void> {
     const q = req.query as Record<string, string>;
     const zone = settings.PLATFORM_TIMEZONE;
     const scope = projectScope(['*']);
-    const units = new Map((await db('org_units').select('*')).map((u: Record<string, any>) => [u.id, u]));
+    const units = new Map((await db<OrgUnitRow>('org_units').select('*')).map((u) => [u.id, u]));
     const query = db('calls as c')
       .select('c.*')
       .where(`c.ou${Number(q.level)}_id`, Number(q.unitId))
-      .where('c.start_time', '>=', new Date(q.start))
-      .where('c.start_time', '<', new Date(q.end))
+      .where('c.start_time', '>=', new Date(q.start!))
+      .where('c.start_time', '<', new Date(q.end!))
       .orderBy([{ column: 'c.start_time' }, { column: 'c.unique_id' }])
       .limit(Number(q.limit));
     whereCampaignVisible(query, 'c.campaign_id', scope);
-    const rows: Record<string, any>[] = await query;
+    const rows = (await query) as TypicalCallRow[];
     const iso = (d: Date | null) => (d === null ? undefined : DateTime.fromJSDate(d, { zone }).toISO());
     const ms = (v: number | null) => (v === null ? undefined : formatMillis(v));
     const name = (e: { toName(n: number): string }, v: number | null) => (v === null ? undefined : e.toName(v));
@@ -245,7 +295,7 @@ type ServerKind = 'embedded' | 'os15';
  */
 async function benchDatabase(kind: ServerKind): Promise<{ url: string; label: string; stop: () => Promise<void> }> {
   if (process.env.BENCH_DATABASE_URL)
-    return { url: process.env.BENCH_DATABASE_URL, label: 'BENCH_DATABASE_URL', stop: async () => undefined };
+    return { url: process.env.BENCH_DATABASE_URL, label: 'BENCH_DATABASE_URL', stop: () => Promise.resolve() };
   if (kind === 'os15') {
     const cluster = await startOsPostgres({ version: 15, port: await freePort(), database: 'lcm_bench' });
     return { url: cluster.url, label: `OS Postgres ${cluster.version} (Debian package, JIT on)`, stop: () => cluster.stop() };
@@ -260,14 +310,14 @@ async function benchDatabase(kind: ServerKind): Promise<{ url: string; label: st
 }
 
 async function ensureData(db: Knex, calls: number): Promise<void> {
-  const have = Number((await db.raw('select count(*) as n from calls')).rows[0].n);
+  const have = Number((await db.raw<Rows<{ n: number }>>('select count(*) as n from calls')).rows[0]!.n);
   if (have < calls) {
     log(`generating ${fmt(calls - have)} calls (once; kept in the bench database) ...`);
     const t0 = Date.now();
     await generateSyntheticData(db, { calls: calls - have, leads: Math.ceil((calls - have) / 4), seed: 42, zone: ZONE });
     log(`generated in ${fmt((Date.now() - t0) / 1000, 1)} s`);
   }
-  const user = (await db('users').orderBy('id').first('org_code')).org_code as string;
+  const user = (await db<{ id: number; org_code: string }>('users').orderBy('id').first('org_code'))!.org_code;
   await loadNdjson(
     db,
     Readable.from([
@@ -298,28 +348,31 @@ interface Target {
 /** The root unit with the most calls, and a window holding all of them. */
 async function bigTarget(db: Knex): Promise<Target> {
   const row = (
-    await db.raw(`select ou0_id as id, count(*)::int as n, min(start_time) as first, max(start_time) as last
+    await db.raw<
+      Rows<{ id: number; n: number; first: Date; last: Date }>
+    >(`select ou0_id as id, count(*)::int as n, min(start_time) as first, max(start_time) as last
                     from calls group by ou0_id order by n desc limit 1`)
-  ).rows[0];
-  const unit = await db('org_units').where({ id: row.id }).first('org_code', 'level');
+  ).rows[0]!;
+  const unit = (await db<OrgUnitRow>('org_units').where({ id: row.id }).first('org_code', 'level'))!;
   return { unitId: row.id, level: unit.level, orgCode: unit.org_code, start: row.first, end: new Date(row.last.getTime() + 1) };
 }
 
 /** A busy 2-hour window (weekday, 10:00 local) of one squad (level 4), in the middle of the data. */
 async function twoHourTarget(db: Knex): Promise<Target> {
-  const mid = (await db.raw(`select percentile_disc(0.5) within group (order by start_time) as t from calls`)).rows[0].t as Date;
+  const mid = (await db.raw<Rows<{ t: Date }>>(`select percentile_disc(0.5) within group (order by start_time) as t from calls`)).rows[0]!
+    .t;
   let day = DateTime.fromJSDate(mid, { zone: ZONE }).startOf('day');
   while (day.weekday >= 6) day = day.plus({ days: 1 });
   const start = day.set({ hour: 10 }).toJSDate();
   const end = day.set({ hour: 12 }).toJSDate();
   const row = (
-    await db.raw(
+    await db.raw<Rows<{ id: number; n: number }>>(
       `select ou4_id as id, count(*)::int as n from calls where start_time >= ? and start_time < ? and ou4_id is not null
         group by ou4_id order by n desc limit 1`,
       [start, end],
     )
-  ).rows[0];
-  const unit = await db('org_units').where({ id: row.id }).first('org_code', 'level');
+  ).rows[0]!;
+  const unit = (await db<OrgUnitRow>('org_units').where({ id: row.id }).first('org_code', 'level'))!;
   return { unitId: row.id, level: unit.level, orgCode: unit.org_code, start, end };
 }
 
@@ -329,7 +382,7 @@ function apiQuery(t: Target, limit: number): string {
 
 /** The SELECT the transcoded endpoints COPY (one for JSON and CSV), values inlined: psql COPY reads the same rows. */
 async function endpointSql(db: Knex, t: Target, limit: number): Promise<string> {
-  const campaigns = ((await db('campaigns').select('id')) as { id: number }[]).map((c) => c.id);
+  const campaigns = (await db<{ id: number }>('campaigns').select('id')).map((c) => c.id);
   return callCopySql(db, { subject: { kind: 'unit', unitId: t.unitId, level: t.level }, start: t.start, end: t.end, limit }, campaigns);
 }
 
@@ -386,18 +439,25 @@ async function runOn(kind: ServerKind): Promise<void> {
     await ensureData(db, calls);
     await db.raw('vacuum analyze calls');
     if (process.argv.includes('--prepare')) return;
-    const jit = (await db.raw(`select current_setting('jit') as jit, current_setting('jit_above_cost') as cost, version() as v`)).rows[0];
+    const jit = (
+      await db.raw<Rows<{ jit: string; cost: string; v: string }>>(
+        `select current_setting('jit') as jit, current_setting('jit_above_cost') as cost, version() as v`,
+      )
+    ).rows[0]!;
     log(`server: ${jit.v.split(',')[0]}; jit = ${jit.jit}, jit_above_cost = ${jit.cost}`);
     const big = await bigTarget(db);
-    const total = Number((await db.raw('select count(*) as n from calls')).rows[0].n);
+    const total = Number((await db.raw<Rows<{ n: number }>>('select count(*) as n from calls')).rows[0]!.n);
     log(
       `data set: ${fmt(total)} calls; export target: org unit "${big.orgCode}" (level ${big.level}), ${fmt(calls)} and ${fmt(small)} rows`,
     );
-    log(`node ${process.version}, ${require('node:os').cpus().length} cores, runs per figure: ${runs} (median)`);
+    log(`node ${process.version}, ${os.cpus().length} cores, runs per figure: ${runs} (median)`);
     const N = fmt(calls);
     const S = fmt(small);
     // The root may hold a little less than the nominal size (calls of other roots).
-    const bigRows = Math.min(calls, Number((await db.raw(`select count(*) as n from calls where ou0_id = ?`, [big.unitId])).rows[0].n));
+    const bigRows = Math.min(
+      calls,
+      Number((await db.raw<Rows<{ n: number }>>(`select count(*) as n from calls where ou0_id = ?`, [big.unitId])).rows[0]!.n),
+    );
     log();
 
     let naiveAtFullSize = '';
@@ -528,7 +588,9 @@ async function runOn(kind: ServerKind): Promise<void> {
     // A 2-hour window of one org unit.
     const two = await twoHourTarget(db);
     const sql = await endpointSql(db, two, 1_000_000_000);
-    const plan = (await db.raw(`explain (analyze, buffers, costs off) ${sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']);
+    const plan = (await db.raw<Rows<{ 'QUERY PLAN': string }>>(`explain (analyze, buffers, costs off) ${sql}`)).rows.map(
+      (r) => r['QUERY PLAN'],
+    );
     log();
     log(`2-hour window of org unit "${two.orgCode}" (level ${two.level}), ${two.start.toISOString()} .. ${two.end.toISOString()}:`);
     log('```');
@@ -544,7 +606,7 @@ async function runOn(kind: ServerKind): Promise<void> {
         bytes = f.bytes;
         if (i > 0) times.push(f.totalMs);
       }
-      const n = Number((await db.raw(`select count(*)::int as n from (${sql}) q`)).rows[0].n);
+      const n = Number((await db.raw<Rows<{ n: number }>>(`select count(*)::int as n from (${sql}) q`)).rows[0]!.n);
       log(
         `GET /api/calls for that window: ${fmt(n)} calls, ${fmt(bytes / 1e3, 1)} kB, median ${fmt(median(times), 1)} ms over ${runs} runs (after one warm-up)`,
       );

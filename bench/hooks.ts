@@ -69,7 +69,7 @@ function freePort(): Promise<number> {
 
 /** Counts the statements every pg client of this process sends (knex's and the queue's alike). */
 let statements = 0;
-const clientQuery = pg.Client.prototype.query;
+const clientQuery = Reflect.get(pg.Client.prototype, 'query');
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   statements += 1;
   return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
       insert into leads (unique_id, campaign_id, pool_id, data, uploaded_by_user_id, last_modified_by_user_id)
         select 'lead-' || i, 1, 1, jsonb_build_object('Name', 'Lead ' || i), 1, 1 from generate_series(1, ${EVENTS}) i;
     `);
-    const account = await db('accounts').first('id');
+    const account = (await db<{ id: number }>('accounts').first('id'))!;
     await createHook(db, account.id, {
       name: 'bench',
       description: null,
@@ -152,13 +152,13 @@ async function main(): Promise<void> {
     await watcher.connect();
     let peakConnections = 0;
     const connections = setInterval(() => {
-      (clientQuery as (q: string) => Promise<pg.QueryResult>)
+      (clientQuery as (q: string) => Promise<pg.QueryResult<{ n: number }>>)
         .call(
           watcher,
           `select count(*)::int - 1 as n from pg_stat_activity where backend_type = 'client backend' and datname = current_database()`,
         )
         .then(
-          (r) => (peakConnections = Math.max(peakConnections, r.rows[0].n as number)),
+          (r) => (peakConnections = Math.max(peakConnections, r.rows[0]!.n)),
           () => undefined,
         );
     }, 100);
@@ -171,7 +171,7 @@ async function main(): Promise<void> {
     }, 100);
     const baseline = process.memoryUsage();
     const committed = new Map<string, number>();
-    const ids = (await db('leads').orderBy('id').select('id', 'unique_id')) as { id: number; unique_id: string }[];
+    const ids = await db<{ id: number; unique_id: string }>('leads').orderBy('id').select('id', 'unique_id');
     const statementsBefore = statements;
     const started = performance.now();
     const write = async (batch: { id: number; unique_id: string }[]) => {

@@ -40,7 +40,7 @@ interface AutocannonResult {
 type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
 // autocannon ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon: Autocannon = require('autocannon');
+const autocannon = require('autocannon') as Autocannon;
 
 const settings = {
   leads: option('leads', 500_000),

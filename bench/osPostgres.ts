@@ -19,7 +19,7 @@ export interface OsCluster {
 
 const ROOT = path.resolve(__dirname, '..');
 
-export async function startOsPostgres(options: { version: number; port: number; database: string }): Promise<OsCluster> {
+export function startOsPostgres(options: { version: number; port: number; database: string }): Promise<OsCluster> {
   const bin = `/usr/lib/postgresql/${options.version}/bin`;
   execFileSync('bash', [path.join(ROOT, 'scripts/ensure-os-package.sh'), `${bin}/postgres`, 'postgresql'], { stdio: 'inherit' });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `lcm-bench-pg${options.version}-`));
@@ -45,15 +45,16 @@ export async function startOsPostgres(options: { version: number; port: number; 
   const version = spawnSync('/usr/bin/psql', [`${base}/postgres`, '-X', '-At', '-c', 'show server_version'], {
     encoding: 'utf8',
   }).stdout.trim();
-  return {
+  return Promise.resolve({
     url: `${base}/${options.database}`,
     version,
-    async stop() {
+    stop() {
       try {
         run(`${bin}/pg_ctl`, ['-D', data, '-m', 'fast', '-w', 'stop']);
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }
+      return Promise.resolve();
     },
-  };
+  });
 }

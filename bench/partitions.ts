@@ -24,9 +24,11 @@
  * The machine should be quiet: run it once, alone.
  */
 import { spawn, ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
+import type { Client as PgClient } from 'pg';
 import { DateTime } from 'luxon';
 import { createDb, migrateLatest } from '../src/data/db';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
@@ -47,10 +49,28 @@ const mb = (bytes: number) => fmt(bytes / 2 ** 20, 1);
 
 const withDatabase = (url: string, name: string) => url.replace(/\/[^/?]+(\?|$)/, `/${name}$1`);
 
+/** A pg result of `db.raw`: its rows, as the driver returns them (bigint as number). */
+interface Rows<T> {
+  rows: T[];
+}
+
+/** The org_units columns the targets read. */
+interface OrgUnitRow {
+  id: number;
+  org_code: string;
+  level: number;
+}
+
+/** The part of knex's client (db.client) the statement timings use: one connection of its pool. */
+interface KnexClient {
+  acquireConnection(): Promise<PgClient>;
+  releaseConnection(conn: PgClient): Promise<void>;
+}
+
 // ---- databases --------------------------------------------------------------------------------
 
 async function cluster(): Promise<{ admin: string; stop: () => Promise<void> }> {
-  if (process.env.BENCH_DATABASE_URL) return { admin: process.env.BENCH_DATABASE_URL, stop: async () => undefined };
+  if (process.env.BENCH_DATABASE_URL) return { admin: process.env.BENCH_DATABASE_URL, stop: () => Promise.resolve() };
   const c = await startEmbeddedPostgres({
     dataDir: path.join(ROOT, '.data/bench-partitions'),
     port: await freePort(),
@@ -61,10 +81,10 @@ async function cluster(): Promise<{ admin: string; stop: () => Promise<void> }> 
 }
 
 async function databaseExists(admin: Knex, name: string): Promise<boolean> {
-  return (await admin.raw('select 1 from pg_database where datname = ?', [name])).rows.length > 0;
+  return (await admin.raw<Rows<unknown>>('select 1 from pg_database where datname = ?', [name])).rows.length > 0;
 }
 
-const callCount = async (db: Knex) => Number((await db.raw('select count(*)::bigint as n from calls')).rows[0].n);
+const callCount = async (db: Knex) => Number((await db.raw<Rows<{ n: number }>>('select count(*)::bigint as n from calls')).rows[0]!.n);
 
 /** lcm_part with `calls` generated calls (kept between runs), and the account the exports use. */
 async function preparePartitioned(admin: Knex, url: string, calls: number): Promise<void> {
@@ -82,12 +102,12 @@ async function preparePartitioned(admin: Knex, url: string, calls: number): Prom
         zone: ZONE,
         days: 180,
       });
-      const copyMs = summary.timings.calls + summary.timings.recordings;
+      const copyMs = summary.timings.calls! + summary.timings.recordings!;
       log(
-        `generated in ${fmt(Object.values(summary.timings).reduce((a, b) => a + b, 0) / 1000, 1)} s; calls + recordings COPY ${fmt(copyMs / 1000, 1)} s = ${fmt(((summary.counts.calls + summary.counts.recordings) / copyMs) * 1000)} rows/s (with the registry's statement trigger)`,
+        `generated in ${fmt(Object.values(summary.timings).reduce((a, b) => a + b, 0) / 1000, 1)} s; calls + recordings COPY ${fmt(copyMs / 1000, 1)} s = ${fmt(((summary.counts.calls! + summary.counts.recordings!) / copyMs) * 1000)} rows/s (with the registry's statement trigger)`,
       );
     }
-    const user = (await db('users').orderBy('id').first('org_code')).org_code as string;
+    const user = (await db<{ id: number; org_code: string }>('users').orderBy('id').first('org_code'))!.org_code;
     await loadNdjson(
       db,
       Readable.from([
@@ -115,8 +135,11 @@ async function prepareFlat(admin: Knex, partUrl: string, flatUrl: string): Promi
     try {
       // A run cut during the roll-back leaves a copy that is still partitioned: make it again.
       const plain =
-        (await flat.raw("select relkind from pg_class where relname = 'calls' and relnamespace = 'public'::regnamespace")).rows[0]
-          ?.relkind === 'r';
+        (
+          await flat.raw<Rows<{ relkind: string }>>(
+            "select relkind from pg_class where relname = 'calls' and relnamespace = 'public'::regnamespace",
+          )
+        ).rows[0]?.relkind === 'r';
       if (plain && (await callCount(part)) === (await callCount(flat))) return;
     } finally {
       await part.destroy();
@@ -157,40 +180,42 @@ interface Sizes {
 /** Heap and per-index bytes of `calls` summed over its partitions (or of the plain table). */
 async function sizes(db: Knex): Promise<Sizes> {
   const rows = await callCount(db);
-  const { rows: tables } = await db.raw(`
+  const { rows: tables } = await db.raw<Rows<{ heap: number }>>(`
     select coalesce(sum(pg_relation_size(relid)), pg_relation_size('calls'))::bigint as heap
       from pg_partition_tree('calls') where isleaf`);
   // Partition indexes are named <parent index>_p<month>|_default; sum them per parent.
-  const { rows: idx } = await db.raw(`
+  const { rows: idx } = await db.raw<Rows<{ name: string; bytes: number; tbl: string }>>(`
     select i.indexrelid::regclass::text as name, pg_relation_size(i.indexrelid)::bigint as bytes, c.relname as tbl
       from pg_index i join pg_class c on c.oid = i.indrelid
      where c.relname = 'calls' or c.relname ~ '^calls_(p\\d{4}_\\d{2}|default)$'`);
   const byParent = new Map<string, number>();
-  for (const r of idx as { name: string; bytes: string; tbl: string }[]) {
+  for (const r of idx) {
     const parent = r.tbl === 'calls' ? r.name : r.name.replace(/_(p\d{4}_\d{2}|default)$/, '');
     byParent.set(parent, (byParent.get(parent) ?? 0) + Number(r.bytes));
   }
   const extra: { name: string; bytes: number }[] = [];
-  if ((await db.raw(`select to_regclass('call_keys') is not null as ok`)).rows[0].ok) {
-    const { rows: k } = await db.raw(`select pg_relation_size('call_keys')::bigint as heap, pg_indexes_size('call_keys')::bigint as idx`);
+  if ((await db.raw<Rows<{ ok: boolean }>>(`select to_regclass('call_keys') is not null as ok`)).rows[0]!.ok) {
+    const { rows: k } = await db.raw<Rows<{ heap: number; idx: number }>>(
+      `select pg_relation_size('call_keys')::bigint as heap, pg_indexes_size('call_keys')::bigint as idx`,
+    );
     extra.push(
-      { name: 'call_keys heap', bytes: Number(k[0].heap) },
-      { name: 'call_keys indexes (primary key, brin)', bytes: Number(k[0].idx) },
+      { name: 'call_keys heap', bytes: Number(k[0]!.heap) },
+      { name: 'call_keys indexes (primary key, brin)', bytes: Number(k[0]!.idx) },
     );
   }
   return {
     rows,
-    heap: Number(tables[0].heap),
+    heap: Number(tables[0]!.heap),
     indexes: [...byParent].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => a.name.localeCompare(b.name)),
     extra,
   };
 }
 
 async function partitionSizes(db: Knex): Promise<{ name: string; rows: number; heap: number; indexes: number }[]> {
-  const { rows } = await db.raw(`
+  const { rows } = await db.raw<Rows<{ name: string; rows: number; heap: number; indexes: number }>>(`
     select c.relname as name, c.reltuples::bigint as rows, pg_relation_size(c.oid)::bigint as heap, pg_indexes_size(c.oid)::bigint as indexes
       from pg_partition_tree('calls') t join pg_class c on c.oid = t.relid where t.isleaf order by c.relname`);
-  return rows.map((r: Record<string, string>) => ({
+  return rows.map((r) => ({
     name: r.name,
     rows: Number(r.rows),
     heap: Number(r.heap),
@@ -207,28 +232,29 @@ interface Target {
 }
 
 async function twoHourTarget(db: Knex): Promise<Target> {
-  const mid = (await db.raw(`select percentile_disc(0.5) within group (order by start_time) as t from calls`)).rows[0].t as Date;
+  const mid = (await db.raw<Rows<{ t: Date }>>(`select percentile_disc(0.5) within group (order by start_time) as t from calls`)).rows[0]!
+    .t;
   let day = DateTime.fromJSDate(mid, { zone: ZONE }).startOf('day');
   while (day.weekday >= 6) day = day.plus({ days: 1 });
   const start = day.set({ hour: 10 }).toJSDate();
   const end = day.set({ hour: 12 }).toJSDate();
   const row = (
-    await db.raw(
+    await db.raw<Rows<{ id: number }>>(
       `select ou4_id as id from calls where start_time >= ? and start_time < ? and ou4_id is not null group by ou4_id order by count(*) desc limit 1`,
       [start, end],
     )
-  ).rows[0];
-  const unit = await db('org_units').where({ id: row.id }).first('org_code', 'level');
+  ).rows[0]!;
+  const unit = (await db<OrgUnitRow>('org_units').where({ id: row.id }).first('org_code', 'level'))!;
   return { unitId: row.id, level: unit.level, orgCode: unit.org_code, start, end };
 }
 
 async function rootTarget(db: Knex): Promise<Target> {
   const row = (
-    await db.raw(
+    await db.raw<Rows<{ id: number; first: Date; last: Date }>>(
       `select ou0_id as id, min(start_time) as first, max(start_time) as last from calls group by ou0_id order by count(*) desc limit 1`,
     )
-  ).rows[0];
-  const unit = await db('org_units').where({ id: row.id }).first('org_code', 'level');
+  ).rows[0]!;
+  const unit = (await db<OrgUnitRow>('org_units').where({ id: row.id }).first('org_code', 'level'))!;
   return { unitId: row.id, level: unit.level, orgCode: unit.org_code, start: row.first, end: new Date(row.last.getTime() + 1) };
 }
 
@@ -239,10 +265,12 @@ const windowSql = (db: Knex, t: Target, limit: number) =>
     end: t.end,
     limit,
     scope: projectScope(['*']),
-  }).toString();
+  }).toQuery();
 
 async function explainAnalyze(db: Knex, sql: string): Promise<{ ms: number; plan: string[] }> {
-  const plan = (await db.raw(`explain (analyze, buffers, costs off) ${sql}`)).rows.map((r: Record<string, string>) => r['QUERY PLAN']);
+  const plan = (await db.raw<Rows<{ 'QUERY PLAN': string }>>(`explain (analyze, buffers, costs off) ${sql}`)).rows.map(
+    (r) => r['QUERY PLAN'],
+  );
   const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan.join('\n'))?.[1]);
   return { ms, plan };
 }
@@ -250,9 +278,10 @@ async function explainAnalyze(db: Knex, sql: string): Promise<{ ms: number; plan
 /** Mean µs per statement over `ids`, one statement at a time on one connection. */
 /** µs per id of `sql` (and, with `then`, of `then` run with the first row's values). */
 async function perStatement(db: Knex, ids: string[], sql: string, options: { then?: string } = {}): Promise<number> {
-  const conn = await db.client.acquireConnection();
+  const client = db.client as KnexClient;
+  const conn = await client.acquireConnection();
   const lookup = async (id: string) => {
-    const { rows } = await conn.query(sql, [id]);
+    const { rows } = await conn.query<Record<string, unknown>>(sql, [id]);
     if (options.then && rows[0]) await conn.query(options.then, Object.values(rows[0]));
   };
   try {
@@ -261,7 +290,7 @@ async function perStatement(db: Knex, ids: string[], sql: string, options: { the
     for (const id of ids) await lookup(id);
     return Number(process.hrtime.bigint() - t0) / 1e3 / ids.length;
   } finally {
-    await db.client.releaseConnection(conn);
+    await client.releaseConnection(conn);
   }
 }
 
@@ -379,16 +408,16 @@ async function main(): Promise<void> {
     try {
       for (const db of Object.values(dbs)) await db.raw('vacuum analyze');
       const total = await callCount(dbs.partitioned);
-      const { rows: load } = await admin.raw(
+      const { rows: load } = await admin.raw<Rows<{ part: string; flat: string }>>(
         `select pg_size_pretty(pg_database_size('lcm_part')) as part, pg_size_pretty(pg_database_size('lcm_flat')) as flat`,
       );
       log(
-        `# bench:partitions: ${fmt(total)} calls; node ${process.version}, ${require('node:os').cpus().length} cores, load average ${require('node:os')
+        `# bench:partitions: ${fmt(total)} calls; node ${process.version}, ${os.cpus().length} cores, load average ${os
           .loadavg()
-          .map((l: number) => fmt(l, 1))
+          .map((l) => fmt(l, 1))
           .join(' ')}`,
       );
-      log(`databases: lcm_part ${load[0].part}, lcm_flat ${load[0].flat}`);
+      log(`databases: lcm_part ${load[0]!.part}, lcm_flat ${load[0]!.flat}`);
 
       // ---- sizes --------------------------------------------------------------------------------
       log('\n## Bytes per call row\n');
@@ -440,9 +469,9 @@ async function main(): Promise<void> {
       log('```');
 
       // ---- lookups by unique id -------------------------------------------------------------
-      const ids = (await dbs.partitioned.raw(`select unique_id from call_keys tablesample system (1) limit ?`, [lookups])).rows.map(
-        (r: { unique_id: string }) => r.unique_id,
-      );
+      const ids = (
+        await dbs.partitioned.raw<Rows<{ unique_id: string }>>(`select unique_id from call_keys tablesample system (1) limit ?`, [lookups])
+      ).rows.map((r) => r.unique_id);
       log(`\n## Lookup of a call by unique id (${fmt(ids.length)} random ids, one at a time)\n`);
       log('| how | µs per lookup | extra bytes per call |');
       log('|---|---:|---:|');
@@ -470,12 +499,12 @@ async function main(): Promise<void> {
       try {
         await dbs.partitioned.raw('analyze calls');
         const probeAll = await perStatement(dbs.partitioned, ids, `select id, start_time from calls where unique_id = $1`);
-        const { rows: b } = await dbs.partitioned.raw(
+        const { rows: b } = await dbs.partitioned.raw<Rows<{ bytes: number }>>(
           `select sum(pg_relation_size(indexrelid))::bigint as bytes from pg_index where indexrelid::regclass::text like 'calls_%unique_id%idx' or indexrelid::regclass::text like 'bench_calls_unique_id%'`,
         );
         const parts = (await partitionSizes(dbs.partitioned)).length;
         log(
-          `| alternative: unique_id index in each of ${parts} partitions, all probed | ${fmt(probeAll, 1)} | ${per(Number(b[0].bytes), s.p.rows)} |`,
+          `| alternative: unique_id index in each of ${parts} partitions, all probed | ${fmt(probeAll, 1)} | ${per(Number(b[0]!.bytes), s.p.rows)} |`,
         );
       } finally {
         await dbs.partitioned.raw('drop index bench_calls_unique_id');
@@ -485,11 +514,14 @@ async function main(): Promise<void> {
       const writes = arg('writes', 5000);
       log(`\n## Writing calls by unique id (${fmt(writes)} new calls, one statement each, one transaction)\n`);
       const writeRate = async (db: Knex, partitioned: boolean): Promise<number> => {
-        const template = (await db.raw(`select * from calls where ou4_id is not null order by id desc limit 1`)).rows[0];
+        const template = (
+          await db.raw<Rows<Record<string, unknown>>>(`select * from calls where ou4_id is not null order by id desc limit 1`)
+        ).rows[0]!;
         const cols = Object.keys(template).filter((k) => k !== 'id' && k !== 'unique_id');
         const values = cols.map((c) => template[c]);
         const tag = `bw${Date.now()}`;
-        const conn = await db.client.acquireConnection();
+        const client = db.client as KnexClient;
+        const conn = await client.acquireConnection();
         try {
           await conn.query('begin');
           const t0 = process.hrtime.bigint();
@@ -498,14 +530,14 @@ async function main(): Promise<void> {
             const ph = cols.map((_, j) => `$${j + 2}`).join(', ');
             if (partitioned) {
               // What the loader does (src/data/uniqueIdRegistry.ts): claim, then insert with that id.
-              const { rows } = await conn.query(
+              const { rows } = await conn.query<{ call_id: number }>(
                 `insert into call_keys (unique_id, call_id, start_time) values ($1, nextval('calls_id_seq'), $2) on conflict (unique_id) do nothing returning call_id`,
                 [uid, template.start_time],
               );
               await conn.query(`insert into calls (id, unique_id, ${cols.join(', ')}) values ($${cols.length + 2}, $1, ${ph})`, [
                 uid,
                 ...values,
-                rows[0].call_id,
+                rows[0]!.call_id,
               ]);
             } else {
               // What the loader did before: one upsert on the unique index.
@@ -519,7 +551,7 @@ async function main(): Promise<void> {
           await conn.query('rollback');
           return writes / seconds;
         } finally {
-          await db.client.releaseConnection(conn);
+          await client.releaseConnection(conn);
         }
       };
       const wp: number[] = [];
@@ -535,7 +567,8 @@ async function main(): Promise<void> {
       // ---- exports ----------------------------------------------------------------------------
       const big = await rootTarget(dbs.partitioned);
       const inRoot = Number(
-        (await dbs.partitioned.raw('select count(*)::bigint as n from calls where ou0_id = ?', [big.unitId])).rows[0].n,
+        (await dbs.partitioned.raw<Rows<{ n: number }>>('select count(*)::bigint as n from calls where ou0_id = ?', [big.unitId])).rows[0]!
+          .n,
       );
       const exportRows = Math.min(exportLimit, inRoot);
       log(`\n## Exports of unit "${big.orgCode}", ${fmt(exportRows)} rows, median of ${runs} (servers and psql alternate)\n`);

@@ -20,6 +20,20 @@ import { startApiNode, roundRobin, ApiNode } from './harness/apiNodes';
 
 const SWEEP_INTERVAL_MS = 1500;
 
+/** The body of /api/readyz (src/http/endpoints/health.ts). */
+interface Readiness {
+  status: string;
+  database: string;
+  redis: string;
+  replica: string;
+}
+
+/** The scheduled_jobs columns the test reads. */
+interface ScheduledJobsRow {
+  job: string;
+  runs: number;
+}
+
 describe('two API nodes on a Postgres primary + replica and a Redis Cluster', () => {
   let pgs: PgReplication;
   let redis: RedisClusterHandle;
@@ -35,9 +49,13 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
       ? await fetch(node.url + path, { headers: { Authorization: auth } })
       : await lb.fetch(path, { headers: { Authorization: auth } });
     const text = await res.text();
-    return { status: res.status, body: text.startsWith('[') || text.startsWith('{') ? JSON.parse(text) : text, headers: res.headers };
+    return {
+      status: res.status,
+      body: text.startsWith('[') || text.startsWith('{') ? (JSON.parse(text) as unknown) : text,
+      headers: res.headers,
+    };
   };
-  const readyz = async (node: ApiNode) => (await get(node, '/api/readyz')).body;
+  const readyz = async (node: ApiNode) => (await get(node, '/api/readyz')).body as Readiness;
   const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!(await check().catch(() => false))) {
@@ -73,8 +91,8 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
       { type: 'account', username, password: 'pw', user: w.users.agent, projects: ['*'], rights: ALL_RIGHTS, entryAccess: 'Full' },
       ...Object.entries(limits).map(([service, dailyLimit]) => ({ type: 'requestLimit', account: username, service, dailyLimit })),
     );
-    const { id } = await db('accounts').where({ username }).first('id');
-    return { id: id as number, auth: basicAuth(username, 'pw') };
+    const { id } = (await db<{ id: number; username: string }>('accounts').where({ username }).first('id'))!;
+    return { id, auth: basicAuth(username, 'pw') };
   };
 
   beforeAll(async () => {
@@ -119,10 +137,10 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
   it('when both nodes started at once, then the migrations ran once and partition maintenance ran on one node', async () => {
     await until(
       'the maintenance run',
-      async () => (await db('scheduled_jobs').where({ job: JOB_NAMES.partitionMaintenance }).first()) !== undefined,
+      async () => (await db<ScheduledJobsRow>('scheduled_jobs').where({ job: JOB_NAMES.partitionMaintenance }).first()) !== undefined,
     );
-    const job = await db('scheduled_jobs').where({ job: JOB_NAMES.partitionMaintenance }).first();
-    expect(job.runs).toBe(1);
+    const job = await db<ScheduledJobsRow>('scheduled_jobs').where({ job: JOB_NAMES.partitionMaintenance }).first();
+    expect(job!.runs).toBe(1);
     for (const n of nodes) expect(await readyz(n)).toEqual({ status: 'ok', database: 'up', redis: 'up', replica: 'up' });
   });
 
@@ -180,7 +198,8 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
         data: { Name: 'Due', Telefon: '+45 33 44 55 66' },
       },
     );
-    const runs = async () => Number((await db('scheduled_jobs').where({ job: JOB_NAMES.lifecycleSweep }).first())?.runs ?? 0);
+    const runs = async () =>
+      Number((await db<ScheduledJobsRow>('scheduled_jobs').where({ job: JOB_NAMES.lifecycleSweep }).first())?.runs ?? 0);
     const first = await runs();
     const started = Date.now();
     await new Promise((r) => setTimeout(r, 6 * SWEEP_INTERVAL_MS));
@@ -190,11 +209,9 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
     expect(made).toBeGreaterThanOrEqual(Math.floor(intervals) - 2);
     expect(made).toBeLessThanOrEqual(Math.ceil(intervals) + 1);
     expect(
-      (
-        await db('leads')
-          .where({ unique_id: `cl-due-${w.id}` })
-          .first('status')
-      ).status,
+      (await db<{ unique_id: string; status: number }>('leads')
+        .where({ unique_id: `cl-due-${w.id}` })
+        .first('status'))!.status,
     ).toBe(LeadStatus.toNumber('Expired'));
   });
 
@@ -230,7 +247,7 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
   it('when the Redis master holding an account is killed, then the cluster fails over and counting continues where it was', async () => {
     const { id, auth } = await newAccount({ myaccount: 50 });
     for (let i = 0; i < 20; i++) expect((await get(undefined, '/api/myaccount', auth)).status).toBe(200);
-    const probe = createClient({ url: redis.nodes[0].url });
+    const probe = createClient({ url: redis.nodes[0]!.url });
     await probe.connect();
     const slot = Number(await probe.clusterKeySlot(dailyKey(id, 'myaccount')));
     await probe.close();

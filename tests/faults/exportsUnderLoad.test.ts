@@ -132,15 +132,19 @@ describe('many large exports at once', () => {
       seed: 50,
       zone: t.settings.PLATFORM_TIMEZONE,
     });
-    const user = (await t.db('users').whereLike('unique_id', `${generated.prefix}-u%`).orderBy('id').first('org_code')).org_code as string;
+    const user = (await t
+      .db<{ id: number; unique_id: string; org_code: string }>('users')
+      .whereLike('unique_id', `${generated.prefix}-u%`)
+      .orderBy('id')
+      .first('org_code'))!.org_code;
     const top = (
-      await t.db.raw(
+      await t.db.raw<{ rows: { id: number; n: number; first: Date; last: Date }[] }>(
         `select c.ou0_id as id, count(*)::int as n, min(c.start_time) as first, max(c.start_time) as last
            from calls c join org_units u on u.id = c.ou0_id where u.unique_id like ? group by c.ou0_id order by n desc limit 1`,
         [`${generated.prefix}-ou%`],
       )
-    ).rows[0] as { id: number; n: number; first: Date; last: Date };
-    const orgCode = (await t.db('org_units').where({ id: top.id }).first('org_code')).org_code as string;
+    ).rows[0]!;
+    const orgCode = (await t.db<{ id: number; org_code: string }>('org_units').where({ id: top.id }).first('org_code'))!.org_code;
     const span = Math.ceil((top.last.getTime() - top.first.getTime()) / 1000) + 1;
     const window = `OrgCode=${encodeURIComponent(orgCode)}&StartTime=${encodeURIComponent(top.first.toISOString())}`;
     const exportPaths = [`/api/calls?${window}&TimeSpan=PT${span}S`, `/api/calls/csv?${window}&TimeSpan=PT${span}S`, '/api/simpleleads'];

@@ -133,7 +133,7 @@ describe('kill -9 during concurrent idempotent imports', () => {
     expect(wrong).toEqual([]);
 
     // Exactly once, counted in the database: every row of every request, no more.
-    const rows = await t.db('leads').whereLike('external_key', `${tag}-%`).select('external_key');
+    const rows = await t.db<{ external_key: string }>('leads').whereLike('external_key', `${tag}-%`).select('external_key');
     const counts = new Map<string, number>();
     for (const r of rows) counts.set(r.external_key, (counts.get(r.external_key) ?? 0) + 1);
     const expected = sent.flatMap((s) => s.customers);

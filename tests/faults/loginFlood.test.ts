@@ -36,7 +36,7 @@ async function timed(fn: () => Promise<number>): Promise<{ ms: number; status: n
   return { ms: Number(process.hrtime.bigint() - start) / 1e6, status };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 describe('a flood of bad credentials', () => {
   const { t, w } = useTestWorld();

@@ -39,10 +39,10 @@ async function copyRunning(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query(
+    const { rows } = await client.query<{ n: number }>(
       `select count(*)::int as n from pg_stat_activity where state = 'active' and query ilike 'copy%to stdout%' and pid <> pg_backend_pid()`,
     );
-    return rows[0].n > 0;
+    return rows[0]!.n > 0;
   } finally {
     await client.end();
   }
@@ -122,7 +122,7 @@ describe('Postgres restarted during an export', () => {
     db = createDb({ url: pg.url, timezone: ZONE, poolMax: 2 });
     await migrateLatest(db);
     await generateSyntheticData(db, { calls: CALLS, leads: 5_000, days: 7, seed: 20, zone: ZONE });
-    const user = (await db('users').orderBy('id').first('org_code')).org_code as string;
+    const user = (await db<{ id: number; org_code: string }>('users').orderBy('id').first('org_code'))!.org_code;
     await loadNdjson(
       db,
       Readable.from(
@@ -134,11 +134,11 @@ describe('Postgres restarted during an export', () => {
     );
     // The root unit with the most calls: the export reads all of them.
     const top = (
-      await db.raw(
+      await db.raw<{ rows: { id: number; n: number; first: Date; last: Date }[] }>(
         `select ou0_id as id, count(*)::int as n, min(start_time) as first, max(start_time) as last from calls group by ou0_id order by n desc limit 1`,
       )
-    ).rows[0] as { id: number; n: number; first: Date; last: Date };
-    const orgCode = (await db('org_units').where({ id: top.id }).first('org_code')).org_code as string;
+    ).rows[0]!;
+    const orgCode = (await db<{ id: number; org_code: string }>('org_units').where({ id: top.id }).first('org_code'))!.org_code;
     const span = Math.ceil((top.last.getTime() - top.first.getTime()) / 1000) + 1;
     exportPath = `/api/calls?OrgCode=${encodeURIComponent(orgCode)}&StartTime=${encodeURIComponent(top.first.toISOString())}&TimeSpan=PT${span}S`;
     smallPath = `/api/calls?OrgCode=${encodeURIComponent(orgCode)}&StartTime=${encodeURIComponent(top.first.toISOString())}&TimeSpan=PT1M`;
@@ -163,7 +163,7 @@ describe('Postgres restarted during an export', () => {
 
     const exporting = await readSlowly(url + exportPath, auth(accounts.warm));
     expect(exporting.status).toBe(200);
-    await until('the export to be well under way', async () => exporting.bytes() > 256 * 1024, 30_000);
+    await until('the export to be well under way', () => Promise.resolve(exporting.bytes() > 256 * 1024), 30_000);
     // The premise: Postgres is still sending the export's COPY (not done with it, its rows only
     // waiting in buffers, which would let the export end whole whatever happens to Postgres).
     expect(await copyRunning(pg!.url)).toBe(true);

@@ -14,11 +14,16 @@ export function callsWindow(w: World): string {
   return `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=${CALLS_FROM}&TimeSpan=P2D`;
 }
 
+interface IdAndOrgCode {
+  id: number;
+  org_code: string;
+}
+
 export async function insertCalls(t: TestApp, w: World, count: number): Promise<void> {
-  const unit = async (orgCode: string) => (await t.db('org_units').where({ org_code: orgCode }).first('id')).id as number;
+  const unit = async (orgCode: string) => (await t.db<IdAndOrgCode>('org_units').where({ org_code: orgCode }).first('id'))!.id;
   const [ou0, ou1, ou2] = [await unit(w.units.root), await unit(w.units.sales), await unit(w.units.team)];
-  const user = (await t.db('users').where({ org_code: w.users.agent }).first('id')).id as number;
-  const campaign = (await t.db('campaigns').where({ code: w.campaigns.b2b }).first('id')).id as number;
+  const user = (await t.db<IdAndOrgCode>('users').where({ org_code: w.users.agent }).first('id'))!.id;
+  const campaign = (await t.db<{ id: number; code: string }>('campaigns').where({ code: w.campaigns.b2b }).first('id'))!.id;
   await t.db.raw(
     `insert into calls (unique_id, campaign_id, unique_lead_id, user_id, ou0_id, ou1_id, ou2_id, lead_phone_number,
        lead_external_key, end_cause, connected, start_time, connect_time, end_time, preview_ms, dialing_ms,
@@ -34,9 +39,9 @@ export async function insertCalls(t: TestApp, w: World, count: number): Promise<
 }
 
 export async function insertLeads(t: TestApp, w: World, count: number): Promise<void> {
-  const campaign = (await t.db('campaigns').where({ code: w.campaigns.b2b }).first('id')).id as number;
+  const campaign = (await t.db<{ id: number; code: string }>('campaigns').where({ code: w.campaigns.b2b }).first('id'))!.id;
   const [pool] = await t
-    .db('lead_pools')
+    .db<{ id: number; campaign_id: number; name: string }>('lead_pools')
     .insert({ campaign_id: campaign, name: `Bulk ${w.id}` })
     .returning('id');
   await t.db.raw(
@@ -45,6 +50,6 @@ export async function insertLeads(t: TestApp, w: World, count: number): Promise<
        jsonb_build_object('Name', 'Customer ' || g, 'Phone', '+4512' || lpad(g::text, 6, '0'), 'Customer', 'KEY-' || g),
        '2026-05-06T08:00:00Z'::timestamptz, '2026-05-06T08:00:00Z'::timestamptz + g * interval '1 second'
      from generate_series(1, ?) g`,
-    [w.id, campaign, (pool as { id: number }).id, count],
+    [w.id, campaign, pool!.id, count],
   );
 }

@@ -266,12 +266,10 @@ export async function createExportFixture(
     { type: 'savedSearch', user: users[0], name: savedSearch, projects: [`GP-${id}*`] },
   );
   const idOf = async (table: string, column: string, value: string) =>
-    (
-      await t
-        .db(table)
-        .where({ [column]: value })
-        .first('id')
-    ).id as number;
+    (await t
+      .db<{ id: number }>(table)
+      .where({ [column]: value })
+      .first('id'))!.id;
   const u = {
     root: await idOf('org_units', 'org_code', units.root),
     a1: await idOf('org_units', 'org_code', units.a1),
@@ -356,8 +354,11 @@ export async function createExportFixture(
   const poolIds: number[] = [];
   for (const [i, campaignId] of campaignIds.entries()) {
     for (const name of [`(auto) 2026-05-0${i + 1}`, `Pool "${i}";\næøå`]) {
-      const [row] = await t.db('lead_pools').insert({ campaign_id: campaignId, name }).returning('id');
-      poolIds.push(row.id as number);
+      const [row] = await t
+        .db<{ id: number; campaign_id: number; name: string }>('lead_pools')
+        .insert({ campaign_id: campaignId, name })
+        .returning('id');
+      poolIds.push(row!.id);
     }
   }
   const poolCampaign = (pool: number) => campaignIds[Math.floor(poolIds.indexOf(pool) / 2)]!;

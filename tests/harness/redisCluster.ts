@@ -147,7 +147,9 @@ export async function startRedisCluster(
         for (const n of live()) {
           if (!/cluster_state:ok/.test((await cli(n.port, 'cluster', 'info')).stdout)) return false;
           const view = (await cli(n.port, 'cluster', 'nodes')).stdout.split('\n').map((line) => line.trim().split(' '));
-          if (view.some((f) => f.length >= 9 && f[2].split(',').includes('master') && killed.has(Number(f[1].split('@')[0].split(':')[1]))))
+          if (
+            view.some((f) => f.length >= 9 && f[2]!.split(',').includes('master') && killed.has(Number(f[1]!.split('@')[0]!.split(':')[1])))
+          )
             return false;
         }
         return true;
@@ -185,12 +187,12 @@ export async function startRedisCluster(
         // <id> <ip:port@bus> <flags> <master> <ping> <pong> <epoch> <link> <slot ranges...>
         for (const line of stdout.split('\n')) {
           const f = line.trim().split(' ');
-          if (f.length < 9 || !f[2].split(',').includes('master') || f[2].includes('fail')) continue;
+          if (f.length < 9 || !f[2]!.split(',').includes('master') || f[2]!.includes('fail')) continue;
           const owns = f.slice(8).some((r) => {
             const [lo, hi] = r.split('-').map(Number);
-            return slot >= lo && slot <= (hi ?? lo);
+            return slot >= lo! && slot <= (hi ?? lo!);
           });
-          const port = Number(f[1].split('@')[0].split(':')[1]);
+          const port = Number(f[1]!.split('@')[0]!.split(':')[1]);
           const found = nodes.find((x) => x.port === port);
           if (owns && found) return found;
         }

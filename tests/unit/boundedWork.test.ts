@@ -31,8 +31,8 @@ describe('BoundedWork', () => {
 
   it('when a task fails, then its slot is given back', async () => {
     const work = new BoundedWork(1, 0);
-    await expect(work.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    await expect(work.run(async () => 'next')).resolves.toBe('next');
+    await expect(work.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(work.run(() => Promise.resolve('next'))).resolves.toBe('next');
   });
 
   it('when low-priority tasks flood in, then they hold at most all but one slot and normal tasks go before them', async () => {

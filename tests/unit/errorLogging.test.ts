@@ -6,18 +6,26 @@ import { errorHandler } from '../../src/http/middleware/errorHandler';
 import { requestLogging } from '../../src/http/middleware/requestLogging';
 import { HttpProblem } from '../../src/http/problem';
 
+interface LogLine {
+  level: number;
+  msg: string;
+  reqId?: string;
+  req?: { id: string };
+  err?: { message: string };
+}
+
 /**
  * What the error handler logs for a 5xx, read from the log lines the real middleware writes:
  * a failure is logged with its error, load shed on purpose (a 503 with Retry-After and no
  * cause: exports at their cap, no connection free in time) only by its request line.
  */
 describe('error log lines', () => {
-  const lines: { level: number; msg: string; reqId?: string; req?: { id: string }; err?: { message: string } }[] = [];
+  const lines: LogLine[] = [];
   const logger = createLogger(
     'info',
     new Writable({
       write(chunk, _encoding, done) {
-        for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+        for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l) as LogLine);
         done();
       },
     }),

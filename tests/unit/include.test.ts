@@ -78,10 +78,35 @@ const graph: IncludeGraph = {
   },
 };
 
-const json = (v: unknown) => JSON.parse(JSON.stringify(v));
-const unit = (id: string, include: string) => json(expand(graph, 'OrgUnit', units.get(id)!, parseIncludeNames(include)));
-const user = (id: string, include: string) => json(expand(graph, 'User', users.get(id)!, parseIncludeNames(include)));
-const callOut = (c: Call, include: string) => json(expand(graph, 'Call', c, parseIncludeNames(include)));
+/** Expanded objects as JSON reads them back: a complex property is there only when included. */
+interface CampaignOut {
+  uniqueId: string;
+  code: string;
+}
+interface UnitOut {
+  uniqueId: string;
+  orgCode: string;
+  level: number;
+  parent?: UnitOut | null;
+  children?: UnitOut[];
+  users?: UserOut[];
+}
+interface UserOut {
+  uniqueId: string;
+  orgCode: string;
+  parent?: UnitOut | null;
+  campaigns?: CampaignOut[];
+}
+interface CallOut {
+  uniqueId: string;
+  campaign?: CampaignOut | null;
+  user?: UserOut | null;
+}
+
+const json = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
+const unit = (id: string, include: string) => json(expand(graph, 'OrgUnit', units.get(id)!, parseIncludeNames(include))) as UnitOut;
+const user = (id: string, include: string) => json(expand(graph, 'User', users.get(id)!, parseIncludeNames(include))) as UserOut;
+const callOut = (c: Call, include: string) => json(expand(graph, 'Call', c, parseIncludeNames(include))) as CallOut;
 
 describe('parseIncludeNames', () => {
   it('when names are comma-separated, repeated or both, then all are read in lower case, trimmed, empties dropped', () => {
@@ -159,8 +184,8 @@ describe('include rules (docs/decisions.md, Include engine)', () => {
   it('rule 3: when the same object repeats in different root objects, then each root has it', () => {
     const other: Call = { uniqueId: 'k2', campaignId: 'c1', userId: 'u2' };
     const run = compileIncludes(graph, 'Call', parseIncludeNames('campaign'));
-    expect(json(run(call)).campaign).toEqual({ uniqueId: 'c1', code: 'C1' });
-    expect(json(run(other)).campaign).toEqual({ uniqueId: 'c1', code: 'C1' });
+    expect((json(run(call)) as CallOut).campaign).toEqual({ uniqueId: 'c1', code: 'C1' });
+    expect((json(run(other)) as CallOut).campaign).toEqual({ uniqueId: 'c1', code: 'C1' });
   });
 
   it('rule 4: when a nested name is named without the property above it, then it has no effect', () => {
@@ -232,15 +257,15 @@ describe('include scenarios', () => {
   it('when an org unit includes users and children, then users of the whole subtree appear once each', () => {
     const out = unit('R', 'users,children');
     expect(out.users).toEqual([]);
-    expect(out.children[0].users.map((u: { uniqueId: string }) => u.uniqueId)).toEqual(['u1', 'u2']);
-    expect(out.children[0].children[0].users.map((u: { uniqueId: string }) => u.uniqueId)).toEqual(['u3']);
+    expect(out.children![0]!.users!.map((u: { uniqueId: string }) => u.uniqueId)).toEqual(['u1', 'u2']);
+    expect(out.children![0]!.children![0]!.users!.map((u: { uniqueId: string }) => u.uniqueId)).toEqual(['u3']);
   });
 
   it('when an object is reachable at two depths, then it is kept nearest the root', () => {
     // u1.campaigns holds c1 at depth 1; u1.parent.users[u3 via children] would hold it deeper.
     const out = user('u1', 'campaigns,parent,children,users');
-    expect(out.campaigns.map((c: { uniqueId: string }) => c.uniqueId)).toEqual(['c1', 'c2']);
-    expect(out.parent.children[0].users[0]).toEqual({ uniqueId: 'u3', orgCode: 'u3', campaigns: [] });
+    expect(out.campaigns!.map((c: { uniqueId: string }) => c.uniqueId)).toEqual(['c1', 'c2']);
+    expect(out.parent!.children![0]!.users![0]).toEqual({ uniqueId: 'u3', orgCode: 'u3', campaigns: [] });
   });
 
   it('when a named single property has no value, then it is null, and a named list with none is empty', () => {
@@ -267,7 +292,7 @@ describe('include scenarios', () => {
   it('when the campaign of a call is also one of its user campaigns, then it is not repeated there', () => {
     const out = callOut(call, 'campaign,user,campaigns');
     expect(out.campaign).toEqual({ uniqueId: 'c1', code: 'C1' });
-    expect(out.user.campaigns).toEqual([{ uniqueId: 'c2', code: 'C2' }]);
+    expect(out.user!.campaigns).toEqual([{ uniqueId: 'c2', code: 'C2' }]);
   });
 
   it('when many rows run through one compiled expander, then each output is independent', () => {

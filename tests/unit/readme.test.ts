@@ -11,7 +11,7 @@ describe('README', () => {
   it('when the README opens, then the first thing under its title is one code block holding exactly the two set-up commands', () => {
     const match = /^# [^\n]+\n+```sh\n([\s\S]*?)```/.exec(readme);
     expect(match).not.toBeNull();
-    const commands = match![1]
+    const commands = match![1]!
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean);
@@ -32,7 +32,7 @@ describe('docs/operations.md', () => {
   const operations = read('docs/operations.md');
   const section = operations.slice(operations.indexOf('## Settings'), operations.indexOf('\n## ', operations.indexOf('## Settings') + 1));
   /** `| \`NAME\` | default | meaning |` rows of the settings table. */
-  const rows = [...section.matchAll(/^\| `([A-Z0-9_]+)` \| ([^|]+) \|/gm)].map((m) => ({ name: m[1], default: m[2].trim() }));
+  const rows = [...section.matchAll(/^\| `([A-Z0-9_]+)` \| ([^|]+) \|/gm)].map((m) => ({ name: m[1]!, default: m[2]!.trim() }));
 
   it('when the settings schema has a variable, then the settings table lists it, and lists nothing else', () => {
     expect(rows.map((r) => r.name).sort()).toEqual([...settingNames].sort());
@@ -63,7 +63,7 @@ describe('documents', () => {
   const anchors = (markdown: string) =>
     new Set(
       [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
-        m[1]
+        m[1]!
           .toLowerCase()
           .replace(/[^\p{L}\p{N} -]/gu, '')
           .replace(/ /g, '-'),
@@ -72,10 +72,10 @@ describe('documents', () => {
 
   it.each(files)('when %s links to a file or a heading in the repository, then it exists', (file) => {
     const text = read(file);
-    const links = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((l) => !/^[a-z]+:/.test(l));
+    const links = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z]+:/.test(l));
     for (const link of links) {
       const [target, anchor] = link.split('#');
-      const targetFile = target === '' ? file : path.join(path.dirname(file), target);
+      const targetFile = target === '' ? file : path.join(path.dirname(file), target!);
       expect({ link, exists: fs.existsSync(path.join(ROOT, targetFile)) }).toEqual({ link, exists: true });
       if (anchor !== undefined && targetFile.endsWith('.md')) {
         expect({ link, heading: anchors(read(targetFile)).has(anchor) }).toEqual({ link, heading: true });
@@ -84,7 +84,7 @@ describe('documents', () => {
   });
 
   it('when code or a document cites a heading of docs/decisions.md, then that heading exists', () => {
-    const headings = [...read('docs/decisions.md').matchAll(/^#{2,3} (.+)$/gm)].map((m) => m[1].toLowerCase());
+    const headings = [...read('docs/decisions.md').matchAll(/^#{2,3} (.+)$/gm)].map((m) => m[1]!.toLowerCase());
     const isHeading = (name: string) => headings.some((h) => h.startsWith(name.toLowerCase()));
     const sources = (dir: string): string[] =>
       fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((d) => {
@@ -96,7 +96,7 @@ describe('documents', () => {
     for (const file of ['src', 'tests', 'db', 'bench', 'docs'].flatMap(sources)) {
       // `docs/decisions.md, Request counting` or `docs/decisions.md (Calls family)`, up to the end of the name.
       for (const m of read(file).matchAll(/docs\/decisions\.md(?:, ?| \()"?([A-Z][^"`():;.,\n]*)/g)) {
-        const name = m[1].replace(/\s+and$/, '').trim();
+        const name = m[1]!.replace(/\s+and$/, '').trim();
         const found = isHeading(name) || name.split(' and ').every((part) => isHeading(part.trim()));
         cited.push(name);
         expect({ file, cites: name, found }).toEqual({ file, cites: name, found: true });

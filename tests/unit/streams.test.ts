@@ -218,8 +218,8 @@ describe('coalesce', () => {
     input.write(',{"a":3}');
     await new Promise((r) => setTimeout(r, 150));
     expect(received.map((r) => r.text)).toEqual(['[{"a":1}', ',{"a":2},{"a":3}']);
-    expect(received[1].at).toBeGreaterThanOrEqual(15);
-    expect(received[1].at).toBeLessThan(120);
+    expect(received[1]!.at).toBeGreaterThanOrEqual(15);
+    expect(received[1]!.at).toBeLessThan(120);
     input.end(']');
     await new Promise((r) => c.once('end', r));
     expect(received.map((r) => r.text).join('')).toBe('[{"a":1},{"a":2},{"a":3}]');

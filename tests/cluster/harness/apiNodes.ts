@@ -80,7 +80,7 @@ export function roundRobin(nodes: ApiNode[]) {
   let next = 0;
   return {
     fetch(pathAndQuery: string, init: RequestInit = {}): Promise<Response> {
-      const node = nodes[next++ % nodes.length];
+      const node = nodes[next++ % nodes.length]!;
       return fetch(node.url + pathAndQuery, init);
     },
   };

@@ -48,7 +48,7 @@ export function postgresBinDir(): string {
     : [];
   if (versions.length === 0)
     throw new Error(`no PostgreSQL server in ${base}; scripts/test-cluster.sh installs Debian's postgresql package`);
-  return path.join(base, versions[0], 'bin');
+  return path.join(base, versions[0]!, 'bin');
 }
 
 const DATABASE = 'lcm';
@@ -165,10 +165,10 @@ export async function startPgReplication(): Promise<PgReplication> {
     replica,
     query,
     async caughtUp(timeoutMs = 30_000) {
-      const [{ lsn }] = await query<{ lsn: string }>(primary, 'select pg_current_wal_lsn()::text as lsn');
+      const { lsn } = (await query<{ lsn: string }>(primary, 'select pg_current_wal_lsn()::text as lsn'))[0]!;
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const [{ done }] = await query<{ done: boolean }>(replica, 'select pg_last_wal_replay_lsn() >= $1::pg_lsn as done', [lsn]);
+        const { done } = (await query<{ done: boolean }>(replica, 'select pg_last_wal_replay_lsn() >= $1::pg_lsn as done', [lsn]))[0]!;
         if (done) return;
         if (Date.now() > deadline) throw new Error('the replica did not catch up');
         await new Promise((r) => setTimeout(r, 50));

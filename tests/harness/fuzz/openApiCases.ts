@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { hostileJson, hostileString, longString, nest, ODD_ACCEPT, ODD_CONTENT_TYPE } from './hostileValues';
+import { hostileJson, hostileString, nest, ODD_ACCEPT, ODD_CONTENT_TYPE } from './hostileValues';
 
 /**
  * Fuzz cases generated from the OpenAPI document the app serves (tests/integration/fuzz.test.ts).
@@ -286,7 +286,7 @@ function hostileBody(g: Gen, world: FuzzWorld, op: FuzzOperation, target: FuzzTa
       inner && typeof inner === 'object' && !Array.isArray(inner) ? mapOf({ ...(inner as Record<string, unknown>) }) : value(inner);
     return b;
   }
-  const rows = Array.isArray(body) ? [...body] : [body];
+  const rows = Array.isArray(body) ? [...(body as unknown[])] : [body];
   const at = g(() => fc.nat({ max: rows.length - 1 }));
   const row = rows[at];
   rows[at] = row && typeof row === 'object' ? mapOf({ ...(row as Record<string, unknown>) }) : value(row);
