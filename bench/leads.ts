@@ -27,20 +27,7 @@ import { projectScope } from '../src/data/projectScope';
 import { numberOption as option, textOption, freePort, rssMb, median, fmt, processCpuMs, processFamilyCpuMs } from './support';
 import { benchRun, loadBenchWorld, startBenchDatabase, startBenchServer, BENCH_CAMPAIGN, BENCH_ZONE } from './benchWorld';
 import { BULK_FORMATS, BulkFormat, bulkImportTable } from './bulkRequests';
-
-interface AutocannonResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p90: number; p99: number; max: number; average: number };
-  '2xx': number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  duration: number;
-}
-type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
-// autocannon ships no type declarations.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as Autocannon;
+import autocannon from 'autocannon';
 
 const settings = {
   leads: option('leads', 500_000),
@@ -148,7 +135,7 @@ async function main(): Promise<void> {
       CampaignCode: BENCH_CAMPAIGN,
       Data: { Name: 'Åse Ærø', Telefon: '+45 12 34 56 78', Email: 'aase@example.com', Customer: 'K-1', Revenue: '1200' },
     });
-    const importOptions = {
+    const importOptions: autocannon.Options = {
       url: `${base}/api/leads`,
       method: 'POST',
       connections: settings.connections,
