@@ -357,7 +357,7 @@ export class RecordApplier {
   /** Hook for the lead lifecycle: applies a loaded call's outcome to its lead. */
   private async applyOutcome(call: PartitionedKey): Promise<void> {
     try {
-      const change = await applyCallOutcomeToLead(this.trx, call, this.zone);
+      const change = await applyCallOutcomeToLead(this.trx, call);
       if (change) {
         await recordLeadEvent(this.trx, {
           type: 'lead.statusChanged',
