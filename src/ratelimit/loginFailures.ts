@@ -60,17 +60,17 @@ export class MemoryLoginFailures implements LoginFailureStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async check(address: string, username: string): Promise<LoginFailureCheck> {
+  check(address: string, username: string): Promise<LoginFailureCheck> {
     const now = this.now();
     let wait = 0;
     for (const [key, limit] of this.keys(address, username)) {
       const w = this.current(key, now);
       if (w && w.count >= limit) wait = Math.max(wait, w.resetAt - now);
     }
-    return { retryAfter: waitSeconds(wait), suspect: this.current(`a:${address}`, now) !== undefined };
+    return Promise.resolve({ retryAfter: waitSeconds(wait), suspect: this.current(`a:${address}`, now) !== undefined });
   }
 
-  async recordFailure(address: string, username: string): Promise<void> {
+  recordFailure(address: string, username: string): Promise<void> {
     const now = this.now();
     for (const [key] of this.keys(address, username)) {
       const w = this.current(key, now);
@@ -80,10 +80,12 @@ export class MemoryLoginFailures implements LoginFailureStore {
         this.windows.set(key, { count: 1, resetAt: now + this.limits.windowMs });
       }
     }
+    return Promise.resolve();
   }
 
-  async recordSuccess(address: string, username: string): Promise<void> {
+  recordSuccess(address: string, username: string): Promise<void> {
     this.windows.delete(pairKey(address, username));
+    return Promise.resolve();
   }
 
   private keys(address: string, username: string): [string, number][] {

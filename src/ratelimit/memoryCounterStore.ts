@@ -26,21 +26,28 @@ export class MemoryCounterStore implements CounterStore {
   private readonly accounts = new Map<number, Map<string, Entry>>();
   private lastSweep: number | undefined;
 
-  async consume(input: ConsumeInput): Promise<ConsumeResult> {
-    assertConsumeInput(input);
-    this.sweepNowAndThen(input.now);
-    const entry = this.accounts.get(input.accountId)?.get(input.service);
-    const t = tally(input, currentWindow(entry?.daily, DAY_MS, input.now), currentWindow(entry?.minute, MINUTE_MS, input.now));
-    if (!t.exceeded) this.servicesOf(input.accountId).set(input.service, { daily: t.daily, minute: t.minute });
-    return toConsumeResult(input, t);
+  // Run inside a promise's executor: an invalid input rejects, as with the Redis store.
+  consume(input: ConsumeInput): Promise<ConsumeResult> {
+    return new Promise((resolve) => {
+      assertConsumeInput(input);
+      this.sweepNowAndThen(input.now);
+      const entry = this.accounts.get(input.accountId)?.get(input.service);
+      const t = tally(input, currentWindow(entry?.daily, DAY_MS, input.now), currentWindow(entry?.minute, MINUTE_MS, input.now));
+      if (!t.exceeded) this.servicesOf(input.accountId).set(input.service, { daily: t.daily, minute: t.minute });
+      resolve(toConsumeResult(input, t));
+    });
   }
 
-  async peek(input: ConsumeInput): Promise<ConsumeResult> {
-    assertConsumeInput(input);
-    const entry = this.accounts.get(input.accountId)?.get(input.service);
-    return toConsumeResult(input, {
-      daily: currentWindow(entry?.daily, DAY_MS, input.now),
-      minute: currentWindow(entry?.minute, MINUTE_MS, input.now),
+  peek(input: ConsumeInput): Promise<ConsumeResult> {
+    return new Promise((resolve) => {
+      assertConsumeInput(input);
+      const entry = this.accounts.get(input.accountId)?.get(input.service);
+      resolve(
+        toConsumeResult(input, {
+          daily: currentWindow(entry?.daily, DAY_MS, input.now),
+          minute: currentWindow(entry?.minute, MINUTE_MS, input.now),
+        }),
+      );
     });
   }
 
@@ -53,7 +60,7 @@ export class MemoryCounterStore implements CounterStore {
     return services;
   }
 
-  async counts(accountId: number, now: number): Promise<ServiceCount[]> {
+  counts(accountId: number, now: number): Promise<ServiceCount[]> {
     const rows: ServiceCount[] = [];
     for (const [service, entry] of this.accounts.get(accountId) ?? []) {
       const daily = currentWindow(entry.daily, DAY_MS, now);
@@ -66,11 +73,12 @@ export class MemoryCounterStore implements CounterStore {
         minuteCount: currentWindow(entry.minute, MINUTE_MS, now)?.count ?? 0,
       });
     }
-    return rows.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0));
+    return Promise.resolve(rows.sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : 0)));
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.accounts.clear();
+    return Promise.resolve();
   }
 
   /** Drops ended periods about once a minute (by the caller's clock) so memory stays bounded. */

@@ -170,12 +170,13 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
   authenticator.use('basic', strategy);
 
   return (req, res, next) => {
-    authenticator.authenticate('basic', { session: false }, (err: unknown, account: StoredAccount | false) => {
+    const authenticate = authenticator.authenticate('basic', { session: false }, (err: unknown, account: StoredAccount | false) => {
       if (err) return next(err);
       if (!account) return next(unauthorized());
       req.account = account;
       next();
-    })(req, res, next);
+    }) as RequestHandler;
+    void authenticate(req, res, next);
   };
 }
 
