@@ -14,7 +14,7 @@ import { processAlive } from './embeddedPostgres';
  * Postgres's own lock (postmaster.pid) is what keeps two clusters off one folder; this file
  * only turns that into a clear message or a shared database.
  */
-export interface ClusterHolder {
+interface ClusterHolder {
   pid: number;
   /** `serve`, `load`, `account create`, ... */
   command: string;
@@ -27,7 +27,7 @@ export interface ClusterHolder {
   startedAt: string;
 }
 
-export function holderFile(dataDir: string): string {
+function holderFile(dataDir: string): string {
   return `${path.resolve(dataDir)}.running.json`;
 }
 
@@ -36,7 +36,7 @@ export type ClusterClaim =
   | { kind: 'claimed'; publish(url: string): void; stopping(): void; release(): void }
   | { kind: 'server'; holder: ClusterHolder & { url: string } };
 
-export class ClusterBusyError extends Error {}
+class ClusterBusyError extends Error {}
 
 const WAIT_FOR_SERVER_MS = 120_000;
 

@@ -32,7 +32,7 @@ export function registerServe(program: Command): void {
 }
 
 /** HTTP workers to run: WEB_CONCURRENCY, else one per core this process may use. */
-export function httpWorkerCount(settings: Pick<Settings, 'WEB_CONCURRENCY'>): number {
+function httpWorkerCount(settings: Pick<Settings, 'WEB_CONCURRENCY'>): number {
   return settings.WEB_CONCURRENCY ?? os.availableParallelism();
 }
 

@@ -27,7 +27,7 @@ export interface RunningServer {
  * connectionsCheckingInterval (30 s by default), so that interval is made short enough for the
  * timeout to mean what it says.
  */
-export function serverTimeouts(
+function serverTimeouts(
   settings: Pick<Settings, 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'KEEP_ALIVE_TIMEOUT_MS'>,
 ): http.ServerOptions {
   const shortest = Math.min(settings.HEADERS_TIMEOUT_MS, settings.REQUEST_TIMEOUT_MS);
@@ -47,7 +47,7 @@ export function serverTimeouts(
  * whether a response is already under way on the socket (a pipelined request's): then nothing
  * more may be written, as in Node's own handler.
  */
-export function answerUnparsableRequest(err: Error & { code?: string }, socket: Duplex, responding: boolean): void {
+function answerUnparsableRequest(err: Error & { code?: string }, socket: Duplex, responding: boolean): void {
   if (err.code !== 'ECONNRESET' && socket.writable && !responding) {
     const problem =
       err.code === 'HPE_HEADER_OVERFLOW'
@@ -93,7 +93,7 @@ class ResponsesInFlight {
  * An `Expect` other than 100-continue: Node would answer a bare 417 and never pass the request
  * on; it gets the same answer as a problem document.
  */
-export function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
+function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
   const problem = new HttpProblem(
     'invalid_parameter',
     'Expect: only 100-continue is supported',
@@ -114,7 +114,7 @@ export interface ListenOptions {
 }
 
 /** Whether this platform lets several processes listen on one port, each with a socket of its own. */
-export const REUSE_PORT_SUPPORTED = process.platform === 'linux';
+const REUSE_PORT_SUPPORTED = process.platform === 'linux';
 
 export async function listen(app: Express, settings: Settings, options: ListenOptions = {}): Promise<RunningServer> {
   const tls = settings.TLS_CERT_FILE && settings.TLS_KEY_FILE;

@@ -4,7 +4,7 @@ import type { Worker } from 'node:cluster';
  * What `lcm serve`'s processes tell each other over the cluster's IPC channel. One map from the
  * message's `type` to its body: a new message is a compile error wherever it is not handled.
  */
-export interface WorkerToSupervisor {
+interface WorkerToSupervisor {
   /** An HTTP worker listens; `port` is the one it got (PORT=0 picks a free one for the first). */
   listening: { port: number };
   /** The jobs process runs its background work. */
@@ -15,7 +15,7 @@ export interface WorkerToSupervisor {
   metricsRequest: { id: number };
 }
 
-export interface SupervisorToWorker {
+interface SupervisorToWorker {
   metricsResponse: { id: number; text?: string; error?: string };
 }
 

@@ -209,7 +209,7 @@ const schema = z.object({
 
 export type Settings = z.output<typeof schema>;
 
-export class SettingsError extends Error {}
+class SettingsError extends Error {}
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const parsed = schema.safeParse(env);

@@ -52,11 +52,6 @@ export async function findAccountByUsername(db: Knex, username: string): Promise
   return rows[0] ? toAccount(rows[0]) : undefined;
 }
 
-export async function accountVersion(db: Knex, id: number): Promise<number | undefined> {
-  const row = await db<Pick<AccountRow, 'id' | 'version'>>('accounts').where({ id }).first('version');
-  return row?.version;
-}
-
 export async function listAccounts(db: Knex): Promise<StoredAccount[]> {
   const { rows } = await db.raw<{ rows: AccountRow[] }>(`${SELECT_ACCOUNT} order by a.username`);
   return rows.map(toAccount);

@@ -60,10 +60,10 @@ const overlapBindings = (i: Interval) => [i.to, i.from, i.from];
 /** projectVisibleSql types its bindings loosely; they are a text[] value. */
 const sqlBindings = (values: unknown[]) => values as Knex.RawBinding[];
 
-export type CalendarAccess = { kind: 'unknown' } | { kind: 'invisible' } | { kind: 'visible'; id: number; project: string };
+type CalendarAccess = { kind: 'unknown' } | { kind: 'invisible' } | { kind: 'visible'; id: number; project: string };
 
 /** Whether a calendar exists and lies in the account's projects (writes: 400 vs 403). */
-export async function calendarAccess(db: Knex, code: string, scope: ProjectScope): Promise<CalendarAccess> {
+async function calendarAccess(db: Knex, code: string, scope: ProjectScope): Promise<CalendarAccess> {
   const visible = projectVisibleSql('project', scope);
   const row = await db('calendars')
     .where({ code })

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { CursorOptions, openCursor } from './cursorStream';
 import type { ProjectScope } from './projectScope';
 import { projectVisibleSql, whereCampaignVisible } from './projectScope';
-import type { RecordingRow, ReadyPeriodRow } from '../domain/callSerializer';
+import type { RecordingRow } from '../domain/callSerializer';
 import type { CallSubject } from '../domain/callSubject';
 import { CALLS, findKey, PartitionedKey } from './uniqueIdRegistry';
 
@@ -138,5 +138,3 @@ export function streamReadyPeriods(
   if (window.limit !== undefined) q.limit(window.limit);
   return openCursor(db, q, cursor);
 }
-
-export type { ReadyPeriodRow };

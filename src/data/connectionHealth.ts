@@ -15,11 +15,6 @@ export function watchConnection(conn: pg.Client): void {
   conn.on('end', mark);
 }
 
-/** Marks a connection that is not in a known state; the caller ends it. */
-export function markUnusable(conn: pg.Client): void {
-  unusable.add(conn);
-}
-
 export function isUnusable(conn: pg.Client): boolean {
   return unusable.has(conn);
 }

@@ -23,7 +23,7 @@ import { BinaryCopyReader } from './binaryCopyReader';
 const CHUNK_SIZE = 256 * 1024;
 
 /** The shared pool of output buffers: a few per running export are in flight at most. */
-export const outputBuffers = new BufferPool(CHUNK_SIZE + 16 * 1024, 64);
+const outputBuffers = new BufferPool(CHUNK_SIZE + 16 * 1024, 64);
 
 export interface TranscodedStream extends Readable {
   /** Gives a chunk's buffer back to the pool once it has been written. */

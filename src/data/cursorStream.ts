@@ -7,7 +7,7 @@ import { discardConnection, isUnusable } from './connectionHealth';
 import { knexClient } from './db';
 
 /** SQL with native Postgres placeholders ($1, $2, ...), as `builder.toSQL().toNative()` gives it. */
-export interface NativeQuery {
+interface NativeQuery {
   sql: string;
   bindings: readonly unknown[];
 }
@@ -33,7 +33,7 @@ export interface CursorOptions {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_BATCH_SIZE = 1000;
+const DEFAULT_BATCH_SIZE = 1000;
 
 const TIMESTAMPTZ_OID = 1184;
 const TIMESTAMP_OID = 1114;

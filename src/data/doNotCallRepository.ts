@@ -111,7 +111,7 @@ const ENTRY_COLUMNS = `d.phone_number as "phoneNumber", d.project, case when d.p
   d.note, d.expires_time as "expiresTime", d.created_time as "createdTime", d.modified_time as "modifiedTime"`;
 
 /** A lead a listing moved, for its lead.statusChanged event. */
-export interface MovedLead {
+interface MovedLead {
   leadId: number;
   previousStatus: LeadStatusName;
 }

@@ -55,7 +55,7 @@ export function poolConnections(db: Knex): ConnectionSource {
  * one statement now, where a cursor made one per batch), no parallel workers held for as
  * long as a client reads.
  */
-export const EXPORT_SETTINGS: Record<string, string> = {
+const EXPORT_SETTINGS: Record<string, string> = {
   jit: 'off',
   statement_timeout: '0',
   transaction_timeout: '0',

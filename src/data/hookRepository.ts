@@ -198,7 +198,7 @@ export async function findCampaignForHook(
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
 
-export interface DeliveryAttemptRecord {
+interface DeliveryAttemptRecord {
   attempt: number;
   attemptTime: Date;
   outcome: string;

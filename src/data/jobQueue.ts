@@ -19,7 +19,7 @@ export interface HookDeliveryJob {
 }
 
 /** The queue's key of a delivery's job: adding it again moves the pending job instead of adding a second. */
-export const deliveryJobKey = (deliveryId: number) => `hook-delivery:${deliveryId}`;
+const deliveryJobKey = (deliveryId: number) => `hook-delivery:${deliveryId}`;
 
 /** Creates or upgrades the queue's schema (idempotent; the queue serialises concurrent runs). */
 export async function migrateJobQueue(connectionString: string): Promise<void> {

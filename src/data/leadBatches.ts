@@ -9,7 +9,7 @@ import type { ProjectScope } from './projectScope';
  * unnest(…), with the project check in SQL as in the single import.
  */
 
-export interface BatchLead {
+interface BatchLead {
   poolName: string;
   /** Storage number of the status the lead starts in (New, or DoNotCall for a listed number). */
   status: number;

@@ -27,16 +27,6 @@ export interface LockedLead {
   fields: (LeadFieldRule & { editable: boolean })[];
 }
 
-/** The row version of a lead (see LockedLead.version), or undefined when it is unknown or outside the scope. */
-export async function leadVersion(db: Knex | Knex.Transaction, uniqueId: string, scope: ProjectScope): Promise<string | undefined> {
-  const { rows } = await db.raw<{ rows: { version: string }[] }>(
-    `select l.xmin::text as version from leads l join campaigns c on c.id = l.campaign_id
-      where l.unique_id = ? and lower(c.project) like any(?::text[])`,
-    [uniqueId, scope.likePatterns],
-  );
-  return rows[0]?.version;
-}
-
 interface LockedLeadRow {
   id: number;
   unique_id: string;

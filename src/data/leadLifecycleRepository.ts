@@ -33,7 +33,7 @@ interface AppliedOutcome {
  * Statuses the dialer sets on its own (RedialAutomatic, Depleted, NotSet, ...) carry no action:
  * the rules decide them from the end cause and the campaign's maximum attempts.
  */
-export function outcomeOfRecordedCall(call: {
+function outcomeOfRecordedCall(call: {
   endCause: CallEndCauseName;
   leadStatus: CallLeadStatusName | null;
   preCallLeadStatus: PreCallLeadStatusName | null;

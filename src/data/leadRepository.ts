@@ -58,7 +58,7 @@ const FIELDS_JSON = `coalesce((
  * kept for a few seconds per database, which spares one database round trip per import. A
  * change to a campaign or its lead definition reaches imports within this time.
  */
-export const IMPORT_CAMPAIGN_CACHE_MS = 5000;
+const IMPORT_CAMPAIGN_CACHE_MS = 5000;
 const MAX_CACHED_CAMPAIGNS = 1000;
 const campaignCache = new WeakMap<object, Map<string, { campaign: ImportCampaign; expires: number }>>();
 
@@ -314,7 +314,7 @@ const STREAMING_PLAN = 'limit (select null::bigint)';
  * The export query: the leads matching the filter, ordered by last modified time then unique id;
  * `access` is the account's entry access (for `dataVisible`).
  */
-export function leadExportQuery(db: Knex, filter: LeadFilter, scope: ProjectScope, access: EntryAccessName): Knex.Raw {
+function leadExportQuery(db: Knex, filter: LeadFilter, scope: ProjectScope, access: EntryAccessName): Knex.Raw {
   const where = leadConditions(filter, scope);
   return db.raw(
     `select ${LEAD_COLUMNS}
@@ -420,13 +420,4 @@ async function definitionFields(db: Knex, campaigns: Sql): Promise<Map<number, L
     campaigns.bindings,
   );
   return new Map(rows.map((r) => [r.id, r.fields.map(toFieldRule)]));
-}
-
-/**
- * The fields of every lead definition used by a campaign the filter can reach (project scope,
- * projects and campaigns of the filter), by definition id, in sort order. The exports decide
- * from these which data fields an account sees, and the CSV its columns.
- */
-export async function leadDefinitionFields(db: Knex, filter: LeadFilter, scope: ProjectScope): Promise<Map<number, LeadFieldRule[]>> {
-  return definitionFields(db, campaignConditions(filter, scope));
 }

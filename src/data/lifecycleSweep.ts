@@ -12,7 +12,7 @@ import { SWEEP_RULES, SweepRule } from '../domain/lifecycle';
  * run as SQL over batches of leads, so a sweep never loads leads into memory.
  */
 
-export const SWEEP_BATCH_SIZE = 5000;
+const SWEEP_BATCH_SIZE = 5000;
 
 const SETTING_COLUMN: Record<SweepRule['setting'], string> = {
   abandonAfter: 'abandon_after',

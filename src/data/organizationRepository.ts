@@ -29,7 +29,7 @@ const toUnit = (r: UnitRow): OrgUnitRecord => ({
 });
 
 /** Every org unit, root levels first, then by org code. */
-export async function listOrgUnits(db: Knex): Promise<OrgUnitRecord[]> {
+async function listOrgUnits(db: Knex): Promise<OrgUnitRecord[]> {
   const rows = await db<UnitRow>('org_units')
     .select('id', 'unique_id', 'org_code', 'name', 'level', 'parent_id')
     .orderBy([{ column: 'level' }, { column: 'org_code' }]);

@@ -29,7 +29,7 @@ interface Family {
   registry: { table: string; column: string };
 }
 
-export const PARTITION_FAMILIES: Family[] = [
+const PARTITION_FAMILIES: Family[] = [
   {
     members: [
       { table: 'calls', column: 'start_time' },
@@ -43,14 +43,12 @@ export const PARTITION_FAMILIES: Family[] = [
   },
 ];
 
-export const PARTITIONED_TABLES = PARTITION_FAMILIES.flatMap((f) => f.members.map((m) => m.table));
-
 /** The first instant of the UTC month of `d`. */
-export function monthStart(d: Date): Date {
+function monthStart(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
 }
 
-export function addMonths(month: Date, n: number): Date {
+function addMonths(month: Date, n: number): Date {
   return new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + n, 1));
 }
 

@@ -29,11 +29,6 @@ export function toRedisTarget(target: RedisTargetLike): RedisTarget {
   return typeof target === 'string' ? { cluster: false, url: target } : target;
 }
 
-/** How a cluster node address appears in logs and messages. */
-export function describeRedisTarget(target: RedisTarget): string {
-  return target.cluster ? `Redis Cluster ${target.rootUrls.join(',')}` : target.url;
-}
-
 export function createRedisConnection<S extends RedisScripts = Record<string, never>>(options: RedisConnectionOptions<S>) {
   const maxDelay = options.maxReconnectDelayMs ?? 2000;
   const socket = {
@@ -61,8 +56,6 @@ export function createRedisConnection<S extends RedisScripts = Record<string, ne
     topologyRefreshOnReconnectionAttemptStrategy: 200,
   });
 }
-
-export type RedisConnection<S extends RedisScripts = Record<string, never>> = ReturnType<typeof createRedisConnection<S>>;
 
 /**
  * Whether the target can serve every key now: PING for one Redis; for a cluster, CLUSTER INFO

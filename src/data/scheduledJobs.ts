@@ -23,7 +23,7 @@ export const JOB_NAMES = {
 const LOCK_NAMESPACE = 0x4c434d; // 'LCM'
 
 /** This process, as recorded in scheduled_jobs.last_node. */
-export const NODE_NAME = `${os.hostname()}:${process.pid}`;
+const NODE_NAME = `${os.hostname()}:${process.pid}`;
 
 export type JobOutcome<T> = { ran: true; result: T } | { ran: false; reason: 'busy' | 'not-due' };
 

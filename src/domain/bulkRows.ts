@@ -7,7 +7,7 @@ import type { LeadDataError } from './leadData';
  * it (`{ CampaignCode?, Data, LeadPool? }`, names case-insensitive, `Pool` for `LeadPool`). An
  * element is an import body when it has a `Data` property holding an object.
  */
-export interface BulkRowInput {
+interface BulkRowInput {
   data: Record<string, string>;
   /** The row's own pool name; else the request's. */
   pool?: string;

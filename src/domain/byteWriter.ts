@@ -178,7 +178,7 @@ function writeJsonEscape(b: Buffer, p: number, c: number): number {
 }
 
 /** Decimal digits of a safe integer at `p`; returns the next position. */
-export function writeInt(b: Buffer, p: number, n: number): number {
+function writeInt(b: Buffer, p: number, n: number): number {
   if (n < 0) {
     b[p++] = 0x2d;
     n = -n;

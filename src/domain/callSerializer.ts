@@ -28,7 +28,7 @@ import {
  */
 
 /** The call columns both shapes share; times are epoch milliseconds, durations milliseconds. */
-export interface CallRowBase {
+interface CallRowBase {
   unique_id: string;
   unique_lead_id: string;
   lead_phone_number: string;
@@ -62,7 +62,7 @@ export interface CallRow extends CallRowBase {
 }
 
 /** FlattenedCall columns in their documented order (the OpenAPI document, /calls/csv). */
-export const FLATTENED_CALL_COLUMNS = [
+const FLATTENED_CALL_COLUMNS = [
   'uniqueId',
   'uniqueLeadId',
   'leadPhoneNumber',

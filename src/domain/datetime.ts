@@ -220,7 +220,7 @@ function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: numbe
  *   Luxon is not used here because its choice in an overlap depends on the offset at the
  *   current clock time, so the same input would parse differently in summer and winter.
  */
-export function localToUtc(wallMs: number, zone: string): number {
+function localToUtc(wallMs: number, zone: string): number {
   const z = offsets(zone);
   const before = z.at(wallMs - DAY_MS).ms;
   const after = z.at(wallMs + DAY_MS).ms;

@@ -86,22 +86,8 @@ export const LeadClosure = new Enumeration('LeadClosure', {
 } as const);
 export type LeadClosureName = (typeof LeadClosure.names)[number];
 
-export const CallStatus = new Enumeration('CallStatus', {
-  NotSet: 0,
-  RedialAutomatic: 1,
-  RedialManualCommon: 2,
-  RedialManualPrivate: 3,
-  AlternativeNumberDialed: 199,
-  UserProcessed: 200,
-  Depleted: 210,
-  Transferred: 220,
-  Abandoned: 300,
-  Failed: 400,
-} as const);
-export type CallStatusName = (typeof CallStatus.names)[number];
-
 /**
- * Call.leadStatus: the CallStatus values plus the call-only ones (numbers in
+ * Call.leadStatus: the specification's CallStatus values plus the call-only ones (numbers in
  * docs/decisions.md, Storage; VIPRedial takes its LeadStatus number).
  */
 export const CallLeadStatus = new Enumeration('CallLeadStatus', {
@@ -159,7 +145,6 @@ export const RecordingType = new Enumeration('RecordingType', {
   FullRecording: 0,
   PartialRecording: 1,
 } as const);
-export type RecordingTypeName = (typeof RecordingType.names)[number];
 
 /** Lead definition entry access; the order None < Partner < Full is the numeric order. */
 export const EntryAccess = new Enumeration('EntryAccess', {

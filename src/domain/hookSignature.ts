@@ -13,7 +13,7 @@ export function newHookSecret(): string {
   return 'whsec_' + randomBytes(24).toString('base64');
 }
 
-export interface SignedHeaders {
+interface SignedHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
@@ -23,7 +23,7 @@ export interface SignedHeaders {
  * The three headers of one attempt. `sentAt` is the wall clock, not an injected one: receivers
  * check the timestamp against their own clock.
  */
-export function signHookRequest(secret: string, messageId: string, sentAt: Date, body: string): SignedHeaders {
+function signHookRequest(secret: string, messageId: string, sentAt: Date, body: string): SignedHeaders {
   return {
     'webhook-id': messageId,
     'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),

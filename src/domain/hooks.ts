@@ -98,7 +98,7 @@ export const PLACEHOLDERS = {
   'Data.FieldName':
     'A data field of the lead by name (case-insensitive), e.g. {Data.Email}; fields above the account’s entry access are empty.',
 } as const;
-export type PlaceholderName = Exclude<keyof typeof PLACEHOLDERS, 'Data.FieldName'>;
+type PlaceholderName = Exclude<keyof typeof PLACEHOLDERS, 'Data.FieldName'>;
 
 const PLACEHOLDER_NAMES = new Map(
   (Object.keys(PLACEHOLDERS) as (keyof typeof PLACEHOLDERS)[])
@@ -109,13 +109,13 @@ const PLACEHOLDER_NAMES = new Map(
 /** `{Name}` or `{Data.Field name}`: a name starting with a letter; JSON's `{"` never matches. */
 const PLACEHOLDER = /\{([A-Za-z][A-Za-z0-9]*)(?:\.([^{}"\\\r\n]+))?\}/g;
 
-export interface PlaceholderUse {
+interface PlaceholderUse {
   text: string;
   name: string;
   field?: string;
 }
 
-export function findPlaceholders(template: string): PlaceholderUse[] {
+function findPlaceholders(template: string): PlaceholderUse[] {
   return [...template.matchAll(PLACEHOLDER)].map((m) => ({ text: m[0], name: m[1]!, ...(m[2] !== undefined ? { field: m[2] } : {}) }));
 }
 
@@ -144,21 +144,21 @@ function valueOf(message: HookMessage, use: PlaceholderUse): string {
 }
 
 /** Replaces every placeholder with its value passed through `encode`. */
-export function fillTemplate(template: string, message: HookMessage, encode: (value: string) => string): string {
+function fillTemplate(template: string, message: HookMessage, encode: (value: string) => string): string {
   return template.replace(PLACEHOLDER, (text, name: string, field?: string) =>
     encode(valueOf(message, { text, name, ...(field !== undefined ? { field } : {}) })),
   );
 }
 
 /** application/x-www-form-urlencoded encoding of one value (spaces as `+`). */
-export const formEncode = (value: string): string => encodeURIComponent(value).replace(/%20/g, '+');
+const formEncode = (value: string): string => encodeURIComponent(value).replace(/%20/g, '+');
 
 /**
  * A JSON content template: the template is JSON with placeholders inside its strings. It is
  * parsed, each string (keys too) is filled, and the result is written again, so every value is
  * JSON-escaped and the body is always valid JSON whatever the values hold.
  */
-export function fillJsonTemplate(template: string, message: HookMessage): string {
+function fillJsonTemplate(template: string, message: HookMessage): string {
   const fill = (value: unknown): unknown => {
     if (typeof value === 'string') return fillTemplate(value, message, (v) => v);
     if (Array.isArray(value)) return value.map(fill);
@@ -188,11 +188,11 @@ export interface RenderedRequest {
   body: string;
 }
 
-export function renderHookUrl(url: string, message: HookMessage): string {
+function renderHookUrl(url: string, message: HookMessage): string {
   return fillTemplate(url, message, encodeURIComponent);
 }
 
-export function renderHookBody(hook: HookShape, message: HookMessage): { contentType: string; body: string } {
+function renderHookBody(hook: HookShape, message: HookMessage): { contentType: string; body: string } {
   if (hook.format === 'Json') {
     const contentType = 'application/json';
     if (hook.contentTemplate !== null) return { contentType, body: fillJsonTemplate(hook.contentTemplate, message) };

@@ -22,12 +22,12 @@
  * A requested single property whose value is missing is `null`; a requested list is `[]`.
  */
 
-export type Resolved = object | readonly object[] | null | undefined;
+type Resolved = object | readonly object[] | null | undefined;
 
 // The functions of a type are method signatures: a graph holds types of different objects
 // (IncludeType<LeadRow>, IncludeType<UserRecord>, ...) as IncludeType<object>, and the engine
 // calls each with objects of its own type only. `this: void`: they are called unbound.
-export interface IncludeProperty<T = object> {
+interface IncludeProperty<T = object> {
   /** Type name (a key of the graph) of the value or of each element. */
   type: string;
   many: boolean;

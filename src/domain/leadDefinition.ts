@@ -2,7 +2,7 @@ import type { EntryAccessName, FieldType } from './enums';
 
 /** A lead definition as the API answers it: its fields in sort order, those above the account's entry access left out. */
 
-export interface LeadDefinitionField {
+interface LeadDefinitionField {
   name: string;
   importName: string | null;
   type: FieldType;

@@ -97,7 +97,7 @@ export interface LeadSerializerOptions {
 }
 
 /** The lead properties `Include` expands; without it they are compact references. */
-export const LEAD_INCLUDES = ['campaign', 'ownerOrgUnit', 'uploadedByUser', 'lastModifiedByUser', 'firstProcessedByUser'] as const;
+const LEAD_INCLUDES = ['campaign', 'ownerOrgUnit', 'uploadedByUser', 'lastModifiedByUser', 'firstProcessedByUser'] as const;
 
 /** Whether a request's include names need anything from the organisation snapshot. */
 export function leadIncludesNeedSnapshot(include: ReadonlySet<string>): boolean {
@@ -112,7 +112,7 @@ export function leadIncludesNeedUsers(include: ReadonlySet<string>): boolean {
 const ref = (orgCode: string | undefined) => (orgCode === undefined ? undefined : { orgCode });
 
 /** The Lead object without includes: compact references, absent values left out. */
-export function renderLead(
+function renderLead(
   row: LeadRow,
   zone: string,
   visible: Map<number, Set<string>>,
@@ -264,7 +264,7 @@ export function leadToJson(options: LeadSerializerOptions): Expander<LeadRow> {
 // ---- CSV --------------------------------------------------------------------------------------
 
 /** The lead columns of the saved-search CSV, before the data fields. */
-export const LEAD_CSV_COLUMNS = [
+const LEAD_CSV_COLUMNS = [
   'uniqueId',
   'status',
   'closure',
@@ -380,7 +380,7 @@ export function leadToCsvLine(options: {
   };
 }
 
-export const RAW_LEAD_COLUMNS = ['UniqueLeadId', 'FieldName', 'FieldValue'] as const;
+const RAW_LEAD_COLUMNS = ['UniqueLeadId', 'FieldName', 'FieldValue'] as const;
 
 export function rawLeadsHeader(separator: string): string {
   const quote = csvQuoter(separator);

@@ -46,10 +46,10 @@ const AGENT_TARGET: Record<AgentAction, LeadStatusName> = {
 };
 
 export type AdministrativeStatusName = 'Removed' | 'Anonymized' | 'DoNotCall' | 'GlobalDoNotCall';
-export const ADMINISTRATIVE_STATUSES: readonly AdministrativeStatusName[] = ['Removed', 'Anonymized', 'DoNotCall', 'GlobalDoNotCall'];
+const ADMINISTRATIVE_STATUSES: readonly AdministrativeStatusName[] = ['Removed', 'Anonymized', 'DoNotCall', 'GlobalDoNotCall'];
 
 /** End causes that mean the lead was called without contact. */
-export const NO_CONTACT_END_CAUSES: readonly CallEndCauseName[] = ['NoResponse', 'Busy', 'VoiceMail'];
+const NO_CONTACT_END_CAUSES: readonly CallEndCauseName[] = ['NoResponse', 'Busy', 'VoiceMail'];
 
 const OPEN = new Set<LeadStatusName>(OPEN_LEAD_STATUSES);
 const ADMINISTRATIVE = new Set<LeadStatusName>(ADMINISTRATIVE_STATUSES);
@@ -59,15 +59,6 @@ const COMMON_EXPIRY = new Set<LeadStatusName>(['New', 'RedialAutomatic', 'Redial
 
 export function isOpenStatus(status: LeadStatusName): boolean {
   return OPEN.has(status);
-}
-
-/** Removed, Anonymized, DoNotCall, GlobalDoNotCall: only an administrator moves such a lead. */
-export function isAdministrativeStatus(status: LeadStatusName): boolean {
-  return ADMINISTRATIVE.has(status);
-}
-
-export function isNoContact(endCause: CallEndCauseName): boolean {
-  return NO_CONTACT.has(endCause);
 }
 
 /**

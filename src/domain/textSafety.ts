@@ -8,8 +8,8 @@
 // A high surrogate not followed by a low one, or a low one not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-export const NUL_MESSAGE = 'must not contain a NUL character';
-export const SURROGATE_MESSAGE = 'must be valid Unicode text (it holds a lone surrogate)';
+const NUL_MESSAGE = 'must not contain a NUL character';
+const SURROGATE_MESSAGE = 'must be valid Unicode text (it holds a lone surrogate)';
 
 /** Why `value` cannot be stored as text, or undefined when it can. */
 export function textProblem(value: string): string | undefined {

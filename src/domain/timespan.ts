@@ -1,8 +1,6 @@
 import { DateTime } from 'luxon';
 import { CodecError } from './datetime';
 
-export { CodecError };
-
 /**
  * An ISO 8601 duration. Parts are non-negative; `negative` turns the whole span around.
  * Years, months and days are calendar steps; hours, minutes and seconds are exact time.

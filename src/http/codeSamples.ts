@@ -67,7 +67,7 @@ function bodyExample(doc: Document, schema: Schema | undefined): unknown {
 }
 
 /** The TypeScript client call of one operation. */
-export function typeScriptSample(doc: Document, path: string, method: string, op: Operation): string {
+function typeScriptSample(doc: Document, path: string, method: string, op: Operation): string {
   const params = (op.parameters ?? []).filter((p): p is Parameter => !('$ref' in p));
   const pathParams = params.filter((p) => p.in === 'path').map((p): [string, unknown] => [p.name!, exampleOf(p)]);
   const query = params.filter((p) => p.in === 'query' && p.required).map((p): [string, unknown] => [p.name!, exampleOf(p)]);

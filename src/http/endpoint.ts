@@ -70,7 +70,7 @@ export type EndpointResult = { status?: number; body: unknown; title?: string } 
 type AnyBody = z.ZodType;
 
 /** Media type → schema (zod or JSON Schema) and named examples of a streamed request body. */
-export interface StreamedBody {
+interface StreamedBody {
   description: string;
   content: Record<string, { schema: unknown; examples?: Record<string, { summary: string; value: unknown }> }>;
 }
@@ -137,7 +137,7 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
 }
 
 /** The request header of every endpoint that writes DateTimes, as the OpenAPI document shows it. */
-export const PREFER_DATETIME_HEADER = {
+const PREFER_DATETIME_HEADER = {
   name: 'Prefer',
   description:
     'RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset ' +

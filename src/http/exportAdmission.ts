@@ -14,7 +14,7 @@ import { HttpProblem } from './problem';
 export type AdmissionRefusal = 'account' | 'global';
 
 /** Seconds a refused export is told to wait: exports of a few seconds free slots quickly. */
-export const EXPORT_RETRY_AFTER_SECONDS = 5;
+const EXPORT_RETRY_AFTER_SECONDS = 5;
 
 export class ExportAdmission {
   private runningTotal = 0;

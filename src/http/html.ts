@@ -103,7 +103,7 @@ function renderTable(items: Record<string, unknown>[]): string {
   return `<div class="scroll"><table class="list"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
 
-export const PAGE_STYLE = `
+const PAGE_STYLE = `
 :root{color-scheme:light}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem;color:#1d232b;background:#fff;line-height:1.4}
 h1{font-size:1.4rem;margin:0 0 .25rem}p.meta{color:#5b6570;margin:0 0 1.25rem;font-size:.9rem}

@@ -294,7 +294,7 @@ function operation(e: Endpoint): ZodOpenApiOperationObject {
  * inside the `optional`) would otherwise reach the document with none: look through the
  * wrappers (optional, default, nullable, the input side of a pipe) for the nearest one.
  */
-export function schemaDescription(schema: z.ZodType | undefined): string | undefined {
+function schemaDescription(schema: z.ZodType | undefined): string | undefined {
   let current = schema;
   while (current) {
     const description = z.globalRegistry.get(current)?.description ?? current.description;

@@ -114,7 +114,7 @@ export function parseParams<S extends AnyObject>(schema: S, raw: Record<string, 
  * JSON bodies: property names are case-insensitive (`CampaignCode`/`campaignCode`), so
  * top-level keys are mapped onto the schema's names before validation.
  */
-export function normalizeBodyKeys(raw: unknown, schema: AnyObject, aliases: Record<string, string> = {}): unknown {
+function normalizeBodyKeys(raw: unknown, schema: AnyObject, aliases: Record<string, string> = {}): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
   const canonical = new Map<string, string>();
   for (const name of Object.keys(schema.shape)) canonical.set(name.toLowerCase(), name);
@@ -128,7 +128,7 @@ export function normalizeBodyKeys(raw: unknown, schema: AnyObject, aliases: Reco
 }
 
 /** Bodies nest at most this deep unless the caller says otherwise (BODY_MAX_DEPTH). */
-export const DEFAULT_BODY_MAX_DEPTH = 32;
+const DEFAULT_BODY_MAX_DEPTH = 32;
 
 /**
  * The object schema of a body and whether an array of such objects is accepted too: a body

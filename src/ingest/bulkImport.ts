@@ -254,7 +254,6 @@ export async function readBulkBody(
   options: BulkImportOptions,
   chain: RowDigest,
 ): Promise<void> {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   for await (const _ of rowItems(bodyRecords(body, request.campaign, options), request, deps.zone, chain));
 }
 

@@ -40,7 +40,7 @@ export class BulkKeyReused extends Error {
 }
 
 /** A running SHA-256 over the rows read. */
-export class RowChain implements RowDigest {
+class RowChain implements RowDigest {
   private state: string;
 
   constructor(seed: string) {

@@ -10,7 +10,7 @@ import { PROJECT_ROOT } from '../config/paths';
  * record has a natural key or unique id, so seeding again updates instead of duplicating.
  * Its calls are on fixed dates, Monday 2026-11-16 to Friday 2026-11-20 (platform time).
  */
-export const DEMO_DATA_FILE = path.join(PROJECT_ROOT, 'db/seeds/demo.ndjson');
+const DEMO_DATA_FILE = path.join(PROJECT_ROOT, 'db/seeds/demo.ndjson');
 
 export interface DemoCredential {
   username: string;

@@ -44,7 +44,7 @@ export interface DoNotCallDeps {
 }
 
 /** `+45 12 34 56 78` → `+4512345678`; undefined when it is not a phone number. */
-export function normalizePhoneNumber(input: string): string | undefined {
+function normalizePhoneNumber(input: string): string | undefined {
   return toE164(input, defaultPhoneRegion());
 }
 

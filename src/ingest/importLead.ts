@@ -27,7 +27,7 @@ export interface ImportLeadRequest {
  * The answer of an import: stored, replayed and sent as is. A validation failure is an answer
  * too. `status` is there when the lead is not New: its number is on a do-not-call list.
  */
-export type ImportLeadAnswer =
+type ImportLeadAnswer =
   { success: true; uniqueId: string; pool: string; status?: DoNotCallStatus } | { success: false; errors: LeadDataError[] };
 
 export interface ImportLeadDeps {

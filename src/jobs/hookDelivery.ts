@@ -53,7 +53,7 @@ export interface DeliveryDeps {
 export class AttemptBusyError extends Error {}
 
 /** How long a claimed attempt holds its delivery: beyond the send's deadline, so it never expires under a live attempt. */
-export const leaseMsOf = (timeoutMs: number) => timeoutMs + 15_000;
+const leaseMsOf = (timeoutMs: number) => timeoutMs + 15_000;
 
 /**
  * The claims and the delivered outcomes of a pool's concurrent attempts, each sent as one
@@ -88,7 +88,7 @@ export function deliveryBatches(db: Knex, timeoutMs: number): DeliveryBatches {
   return { claim: (r) => claims.add(r), recordDelivered: (a) => delivered.add(a), recordOther: (write) => others.run(write) };
 }
 
-export const USER_AGENT = `lead-call-api-hooks/${version}`;
+const USER_AGENT = `lead-call-api-hooks/${version}`;
 
 /** Why the hook may not receive this event now; undefined when it may. */
 function skipReason(work: DeliveryWork): string | undefined {

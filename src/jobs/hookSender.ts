@@ -10,7 +10,7 @@ import { classifyAddress, isAllowListed, literalAddress } from '../domain/hookAd
  * a rebinding DNS server could answer differently), no redirects followed, a deadline on the
  * whole exchange, and at most RESPONSE_LIMIT bytes of the answer read for the log.
  */
-export const RESPONSE_LIMIT = 4096;
+const RESPONSE_LIMIT = 4096;
 
 export interface SendRules {
   timeoutMs: number;
@@ -25,7 +25,7 @@ export interface OutgoingRequest {
   body: string;
 }
 
-export type SendOutcome = 'delivered' | 'http_error' | 'timeout' | 'network_error' | 'refused';
+type SendOutcome = 'delivered' | 'http_error' | 'timeout' | 'network_error' | 'refused';
 
 export interface SendResult {
   outcome: SendOutcome;

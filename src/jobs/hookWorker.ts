@@ -74,7 +74,7 @@ export function queueTuningOf(settings: Settings, overrides: Partial<QueueTuning
   };
 }
 
-export function retryPolicyOf(settings: Settings): RetryPolicy {
+function retryPolicyOf(settings: Settings): RetryPolicy {
   return {
     baseMs: settings.HOOKS_RETRY_BASE_MS,
     maxDelayMs: settings.HOOKS_RETRY_MAX_DELAY_MS,

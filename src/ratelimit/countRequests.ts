@@ -61,11 +61,11 @@ function consumeInput(service: CountedService, account: CountedAccount, req: Req
  * units: a weighted request spends its weight. The policy names are fixed tokens of ours and
  * the parameters non-negative integers, so the serialisation needs no escaping.
  */
-export function rateLimitPolicyField(periods: readonly PeriodState[]): string {
+function rateLimitPolicyField(periods: readonly PeriodState[]): string {
   return periods.map((p) => `"${p.name}";q=${p.limit};w=${p.windowSeconds}`).join(', ');
 }
 
-export function rateLimitField(periods: readonly PeriodState[]): string {
+function rateLimitField(periods: readonly PeriodState[]): string {
   return periods.map((p) => `"${p.name}";r=${p.remaining};t=${p.resetSeconds}`).join(', ');
 }
 

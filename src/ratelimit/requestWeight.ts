@@ -3,12 +3,12 @@ import { localHour } from '../domain/datetime';
 /** Request-counting rules (docs/decisions.md, Request counting), free of HTTP and storage. */
 
 /** High-limit means more than 10000 allowed requests per day: 10000 itself is not high-limit. */
-export const HIGH_LIMIT_THRESHOLD = 10000;
-export const PRODUCTION_HOURS_WEIGHT = 8;
+const HIGH_LIMIT_THRESHOLD = 10000;
+const PRODUCTION_HOURS_WEIGHT = 8;
 /** Production hours in platform local time: 08:00 inclusive to 21:00 exclusive. */
-export const PRODUCTION_START_HOUR = 8;
-export const PRODUCTION_END_HOUR = 21;
-export const MINUTE_LIMIT_FLOOR = 240;
+const PRODUCTION_START_HOUR = 8;
+const PRODUCTION_END_HOUR = 21;
+const MINUTE_LIMIT_FLOOR = 240;
 export const FAIR_USE_HEADER = 'X-Rate-Limit-Fair-Use-Policy';
 const FAIR_USE_VALUE = 'minute rated';
 
@@ -26,7 +26,7 @@ export function isFairUseHeader(value: string | undefined): boolean {
   return value !== undefined && value.trim().toLowerCase() === FAIR_USE_VALUE;
 }
 
-export function isProductionHour(now: Date, zone: string): boolean {
+function isProductionHour(now: Date, zone: string): boolean {
   // The cached-offset codec: Luxon here cost ~14 µs on every counted request.
   const hour = localHour(now, zone);
   return hour >= PRODUCTION_START_HOUR && hour < PRODUCTION_END_HOUR;

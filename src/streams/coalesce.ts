@@ -7,8 +7,8 @@ export interface CoalesceOptions {
   maxDelayMs?: number;
 }
 
-export const DEFAULT_CHUNK_SIZE = 64 * 1024;
-export const DEFAULT_MAX_DELAY_MS = 20;
+const DEFAULT_CHUNK_SIZE = 64 * 1024;
+const DEFAULT_MAX_DELAY_MS = 20;
 
 /**
  * Gathers many small writes (one per row) into few large chunks: a socket write per row is a

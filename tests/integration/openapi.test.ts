@@ -88,16 +88,9 @@ function ownDescription(schema: z.ZodType): string | undefined {
   return undefined;
 }
 
-/** The validator is an ES module; it runs in a child process so jest's CommonJS setup stays as it is. */
+/** The validator is an ES module; it runs in a child process (tests/harness/validateOpenApi.mjs). */
 function validateWithOpenApiValidator(doc: unknown): { valid: boolean; errors?: unknown; version?: string } {
-  const script = `
-    import { Validator } from '@seriousme/openapi-schema-validator';
-    let input = '';
-    for await (const chunk of process.stdin) input += chunk;
-    const validator = new Validator();
-    const result = await validator.validate(JSON.parse(input));
-    process.stdout.write(JSON.stringify({ ...result, version: validator.version }));`;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+  const out = execFileSync(process.execPath, [path.resolve(__dirname, '../harness/validateOpenApi.mjs')], {
     input: JSON.stringify(doc),
     cwd: path.resolve(__dirname, '../..'),
   });

@@ -52,7 +52,7 @@ function assertSameUniqueId(pathId: string, bodyId: string): void {
 const INTERVAL_RULE =
   'An event is returned when it overlaps [FromDate, ToDate): start < ToDate and end > FromDate; a zero-length event is returned when FromDate <= start < ToDate. Ordered by start, then uniqueId.';
 
-export const calendarEventsByCalendar = defineEndpoint({
+const calendarEventsByCalendar = defineEndpoint({
   service: 'calendars.events.bycalendar',
   operationId: 'listCalendarEventsOfCalendar',
   method: 'get',
@@ -74,7 +74,7 @@ export const calendarEventsByCalendar = defineEndpoint({
   },
 });
 
-export const calendarEventsList = defineEndpoint({
+const calendarEventsList = defineEndpoint({
   service: 'calendars.events.list',
   operationId: 'listCalendarEvents',
   method: 'get',
@@ -93,7 +93,7 @@ export const calendarEventsList = defineEndpoint({
   },
 });
 
-export const calendarEventCreate = defineEndpoint({
+const calendarEventCreate = defineEndpoint({
   service: 'calendars.events.create',
   operationId: 'createCalendarEvent',
   method: 'post',
@@ -115,7 +115,7 @@ export const calendarEventCreate = defineEndpoint({
   },
 });
 
-export const calendarEventReplace = defineEndpoint({
+const calendarEventReplace = defineEndpoint({
   service: 'calendars.events.update',
   operationId: 'updateCalendarEvent',
   method: 'put',
@@ -140,7 +140,7 @@ export const calendarEventReplace = defineEndpoint({
   },
 });
 
-export const calendarEventDelete = defineEndpoint({
+const calendarEventDelete = defineEndpoint({
   service: 'calendars.events.delete',
   operationId: 'deleteCalendarEvent',
   method: 'delete',

@@ -132,7 +132,7 @@ async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: Subject
   return sendExportBody(ctx, body);
 }
 
-export const listCalls = defineEndpoint({
+const listCalls = defineEndpoint({
   service: 'calls',
   operationId: 'listCalls',
   method: 'get',
@@ -178,7 +178,7 @@ function subjectCallsEndpoint(
   });
 }
 
-export const listUserCalls = subjectCallsEndpoint(USER_SUBJECT, {
+const listUserCalls = subjectCallsEndpoint(USER_SUBJECT, {
   service: 'users.calls',
   operationId: 'listUserCalls',
   path: '/users/{OrgCode}/calls',
@@ -186,7 +186,7 @@ export const listUserCalls = subjectCallsEndpoint(USER_SUBJECT, {
   subjectRule: '404 when no user has the org code.',
 });
 
-export const listOrgUnitCalls = subjectCallsEndpoint(UNIT_SUBJECT, {
+const listOrgUnitCalls = subjectCallsEndpoint(UNIT_SUBJECT, {
   service: 'organizationalunits.calls',
   operationId: 'listOrganizationalUnitCalls',
   path: '/organizationalunits/{OrgCode}/calls',
@@ -201,7 +201,7 @@ function fileNamePart(value: string): string {
   return value.replace(/[\\/:*?"<>|]|[^\u0020-\u007e\u0080-\uffff]/g, '_');
 }
 
-export const callsCsv = defineEndpoint({
+const callsCsv = defineEndpoint({
   service: 'calls.csv',
   operationId: 'exportCallsCsv',
   method: 'get',
@@ -237,7 +237,7 @@ export const callsCsv = defineEndpoint({
   },
 });
 
-export const callRecordings = defineEndpoint({
+const callRecordings = defineEndpoint({
   service: 'calls.recordings',
   operationId: 'listCallRecordings',
   method: 'get',
@@ -266,7 +266,7 @@ export const callRecordings = defineEndpoint({
   },
 });
 
-export const agentReadyPeriods = defineEndpoint({
+const agentReadyPeriods = defineEndpoint({
   service: 'calls.agentreadyperiods',
   operationId: 'listAgentReadyPeriods',
   method: 'get',

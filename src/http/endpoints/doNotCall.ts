@@ -29,7 +29,7 @@ function refusal(err: unknown): never {
   throw new HttpProblem('invalid_body', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 }
 
-export const listDoNotCallEndpoint = defineEndpoint({
+const listDoNotCallEndpoint = defineEndpoint({
   service: 'donotcallnumbers.list',
   operationId: 'listDoNotCallNumbers',
   method: 'get',
@@ -63,7 +63,7 @@ export const listDoNotCallEndpoint = defineEndpoint({
   },
 });
 
-export const addDoNotCallEndpoint = defineEndpoint({
+const addDoNotCallEndpoint = defineEndpoint({
   service: 'donotcallnumbers.add',
   operationId: 'addDoNotCallNumbers',
   method: 'post',
@@ -94,7 +94,7 @@ export const addDoNotCallEndpoint = defineEndpoint({
   },
 });
 
-export const removeDoNotCallEndpoint = defineEndpoint({
+const removeDoNotCallEndpoint = defineEndpoint({
   service: 'donotcallnumbers.delete',
   operationId: 'removeDoNotCallNumber',
   method: 'delete',

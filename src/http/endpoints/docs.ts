@@ -143,7 +143,7 @@ td.status{font-weight:600}.s2{color:#2b8a3e}.s4{color:#b7791f}.s5{color:#c0392b}
 td{white-space:normal}td p{margin:0 0 .3rem}
 `;
 
-export function renderDocsPage(doc: OpenApiDocument): string {
+function renderDocsPage(doc: OpenApiDocument): string {
   const byTag = new Map<string, { path: string; method: string; op: Operation }[]>();
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const method of METHODS) {

@@ -9,7 +9,7 @@ import { findVisibleLeadDefinition, listVisibleLeadDefinitions } from '../../dat
  * campaigns in the account's projects, each with the fields its entry access reaches.
  */
 
-export const listLeadDefinitionsEndpoint = defineEndpoint({
+const listLeadDefinitionsEndpoint = defineEndpoint({
   service: 'leaddefinitions.list',
   operationId: 'listLeadDefinitions',
   method: 'get',
@@ -26,7 +26,7 @@ export const listLeadDefinitionsEndpoint = defineEndpoint({
   },
 });
 
-export const getLeadDefinitionEndpoint = defineEndpoint({
+const getLeadDefinitionEndpoint = defineEndpoint({
   service: 'leaddefinitions.get',
   operationId: 'getLeadDefinition',
   method: 'get',

@@ -42,7 +42,7 @@ function refusal(err: unknown): never {
   throw forbidden(`campaign ${err.campaignCode} belongs to a project outside this account's project rights`);
 }
 
-export const importLeadEndpoint = defineEndpoint({
+const importLeadEndpoint = defineEndpoint({
   service: 'leads.import',
   operationId: 'importLead',
   method: 'post',
@@ -100,7 +100,7 @@ async function leadAnswer(ctx: LeadContext, uniqueId: string, includeParam?: unk
   return { body: expand(row), title: `Lead ${row.uniqueId}` };
 }
 
-export const getLeadEndpoint = defineEndpoint({
+const getLeadEndpoint = defineEndpoint({
   service: 'leads.get',
   operationId: 'getLead',
   method: 'get',
@@ -143,7 +143,7 @@ function unchangeableProperties(raw: unknown): string[] {
   return Object.keys(raw).filter((k) => !allowed.has(k.toLowerCase()));
 }
 
-export const patchLeadEndpoint = defineEndpoint({
+const patchLeadEndpoint = defineEndpoint({
   service: 'leads.patch',
   operationId: 'patchLead',
   method: 'patch',
@@ -186,7 +186,7 @@ export const patchLeadEndpoint = defineEndpoint({
   },
 });
 
-export const anonymizeLeadEndpoint = defineEndpoint({
+const anonymizeLeadEndpoint = defineEndpoint({
   service: 'leads.anonymize',
   operationId: 'anonymizeLead',
   method: 'post',
@@ -222,7 +222,7 @@ async function savedSearchFilter(db: Knex, account: AccountContext, searchName: 
   return savedSearchLeadFilter(search, modifiedFrom, project);
 }
 
-export const savedSearchEndpoint = defineEndpoint({
+const savedSearchEndpoint = defineEndpoint({
   service: 'leads.search',
   operationId: 'listSavedSearchLeads',
   method: 'get',
@@ -246,7 +246,7 @@ export const savedSearchEndpoint = defineEndpoint({
   },
 });
 
-export const savedSearchCsvEndpoint = defineEndpoint({
+const savedSearchCsvEndpoint = defineEndpoint({
   service: 'leads.csv',
   operationId: 'exportSavedSearchLeadsCsv',
   method: 'get',

@@ -30,7 +30,7 @@ import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/
 const INCLUDE_RULES =
   'Include: complex properties only when named; a nested name counts only when every property on its path is named; no loops or repeated objects; unknown names are ignored.';
 
-export const listUsersEndpoint = defineEndpoint({
+const listUsersEndpoint = defineEndpoint({
   service: 'users.list',
   operationId: 'listUsers',
   method: 'get',
@@ -54,7 +54,7 @@ export const listUsersEndpoint = defineEndpoint({
   },
 });
 
-export const getUserEndpoint = defineEndpoint({
+const getUserEndpoint = defineEndpoint({
   service: 'users.get',
   operationId: 'getUser',
   method: 'get',
@@ -133,7 +133,7 @@ function orgUnitGetEndpoint(
   });
 }
 
-export const listCampaignsEndpoint = defineEndpoint({
+const listCampaignsEndpoint = defineEndpoint({
   service: 'campaigns.list',
   operationId: 'listCampaigns',
   method: 'get',
@@ -150,7 +150,7 @@ export const listCampaignsEndpoint = defineEndpoint({
   },
 });
 
-export const getCampaignEndpoint = defineEndpoint({
+const getCampaignEndpoint = defineEndpoint({
   service: 'campaigns.get',
   operationId: 'getCampaign',
   method: 'get',
@@ -177,7 +177,7 @@ export const getCampaignEndpoint = defineEndpoint({
   },
 });
 
-export const listProjectsEndpoint = defineEndpoint({
+const listProjectsEndpoint = defineEndpoint({
   service: 'projects.list',
   operationId: 'listProjects',
   method: 'get',

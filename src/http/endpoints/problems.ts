@@ -32,7 +32,7 @@ function sendHtml(res: Response, title: string, body: string): undefined {
   return undefined;
 }
 
-export const listProblemTypesEndpoint = defineEndpoint({
+const listProblemTypesEndpoint = defineEndpoint({
   service: 'problems.list',
   operationId: 'listProblemTypes',
   method: 'get',
@@ -53,7 +53,7 @@ export const listProblemTypesEndpoint = defineEndpoint({
   },
 });
 
-export const getProblemTypeEndpoint = defineEndpoint({
+const getProblemTypeEndpoint = defineEndpoint({
   service: 'problems.get',
   operationId: 'getProblemType',
   method: 'get',

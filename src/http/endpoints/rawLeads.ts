@@ -3,7 +3,7 @@ import { leadFilterFromQuery, rawLeadsQuery } from '../schemas/leads';
 import { formatCompactLocal } from '../../domain/datetime';
 import { streamRawLeads } from '../leadExportResponse';
 
-export const rawLeadsEndpoint = defineEndpoint({
+const rawLeadsEndpoint = defineEndpoint({
   service: 'rawleads',
   operationId: 'exportRawLeadsCsv',
   method: 'get',

@@ -2,7 +2,7 @@ import { defineEndpoint, right } from '../endpoint';
 import { leadFilterFromQuery, leadsOut, simpleLeadsQuery } from '../schemas/leads';
 import { streamLeadsJson } from '../leadExportResponse';
 
-export const simpleLeadsEndpoint = defineEndpoint({
+const simpleLeadsEndpoint = defineEndpoint({
   service: 'simpleleads',
   operationId: 'listSimpleLeads',
   method: 'get',

@@ -13,9 +13,9 @@ import { LoginFailureStore, MemoryLoginFailures, loginFailureLimitsFrom } from '
 import type { Settings } from '../../config/settings';
 import type { Metrics } from '../metrics';
 
-export const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
+const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
 
-export function unauthorized(detail = 'valid HTTP Basic credentials are required'): HttpProblem {
+function unauthorized(detail = 'valid HTTP Basic credentials are required'): HttpProblem {
   return new HttpProblem('unauthorized', detail, undefined, { 'WWW-Authenticate': WWW_AUTHENTICATE });
 }
 

@@ -59,7 +59,7 @@ export const doNotCallOut = z
   })
   .meta({ id: 'DoNotCallNumber' });
 
-export const addedDoNotCallOut = doNotCallOut
+const addedDoNotCallOut = doNotCallOut
   .extend({
     movedLeads: z.number().int().meta({ description: 'How many open leads with this number this listing moved to DoNotCall.', example: 2 }),
   })

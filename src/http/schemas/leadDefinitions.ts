@@ -3,7 +3,7 @@ import { EntryAccess, FIELD_TYPES } from '../../domain/enums';
 
 /** Request and response schemas of the lead definition reads (docs/decisions.md, Lead definitions); they feed validation and the OpenAPI document. */
 
-export const leadDefinitionFieldOut = z
+const leadDefinitionFieldOut = z
   .object({
     name: z.string().meta({ example: 'Phone' }),
     importName: z.string().nullable().meta({ description: 'The alternative name imports may use; null when none.', example: 'Telefon' }),

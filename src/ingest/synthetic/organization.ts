@@ -8,7 +8,7 @@ import { ascii, CATEGORIES, Category, COUNTRIES, FIRST_NAMES, LAST_NAMES } from 
  * calls), eight agents per squad.
  */
 
-export interface Unit {
+interface Unit {
   uid: string;
   code: string;
   name: string;

@@ -17,7 +17,7 @@ const run = promisify(execFile);
  * creates. stop() kills both and removes the folder.
  */
 
-export interface PgServer {
+interface PgServer {
   port: number;
   url: string;
   dataDir: string;
@@ -38,7 +38,7 @@ export interface PgReplication {
 }
 
 /** The newest PostgreSQL server binaries of the OS packages. */
-export function postgresBinDir(): string {
+function postgresBinDir(): string {
   const base = '/usr/lib/postgresql';
   const versions = fs.existsSync(base)
     ? fs

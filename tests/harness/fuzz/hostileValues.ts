@@ -113,7 +113,7 @@ function spliced(base: string, inserted: fc.Arbitrary<string>): fc.Arbitrary<str
 }
 
 /** Long strings: long enough to pass any length limit, short enough for a request line (8 kB of URL stays below Node's 16 kB head limit). */
-export function longString(maxLength: number): fc.Arbitrary<string> {
+function longString(maxLength: number): fc.Arbitrary<string> {
   return fc
     .tuple(fc.integer({ min: 201, max: maxLength }), fc.constantFrom('x', 'æ', '€', '%', ' ', '😀'))
     .map(([n, c]) => c.repeat(Math.ceil(n / c.length)));

@@ -162,7 +162,7 @@ const pick = <T>(g: Gen, values: readonly T[]): T => g(() => fc.constantFrom(...
 const chance = (g: Gen, percent: number): boolean => g(() => fc.integer({ min: 1, max: 100 })) <= percent;
 
 /** UTF-8 bytes of each code point, lone surrogates included (WTF-8), as a Latin-1 string. */
-export function wtf8(value: string): string {
+function wtf8(value: string): string {
   let out = '';
   for (const ch of value) {
     const cp = ch.codePointAt(0)!;
