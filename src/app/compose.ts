@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import { redisTarget, Settings } from '../config/settings';
 import { configurePhoneRegion, configurePlatformZone } from '../config/platform';
-import { MemoryCounterStore } from '../ratelimit/memoryCounterStore';
+import { PostgresCounterStore } from '../ratelimit/postgresCounterStore';
 import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
 import { MemoryLoginFailures, loginFailureLimitsFrom } from '../ratelimit/loginFailures';
 import { RedisLoginFailures } from '../ratelimit/redisLoginFailures';
@@ -24,7 +24,7 @@ export interface ComposedApp {
 
 /**
  * The composition root shared by `lcm serve` and the HTTP tests: counter store (Redis or a Redis
- * Cluster with in-process failover, or in-process alone without REDIS_URL), the account-change
+ * Cluster with failover to Postgres, or Postgres alone without REDIS_URL), the account-change
  * subscription, and the app. Failed logins are counted beside the requests (Redis with the
  * same failover, or in process).
  */
@@ -73,12 +73,15 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
   });
 
   const redis = redisTarget(settings);
+  const clock = options.clock ?? (() => new Date());
   let services: AppServices;
   if (redis) {
     const counter = await createFailoverCounterStore({
       url: redis,
+      db,
       logger,
       commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
+      now: () => clock().getTime(),
     });
     closers.push(() => counter.close());
     // Failed logins are counted in the same Redis, through the counters' client and failover.
@@ -95,14 +98,13 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
       reads,
       exportConnections: reads,
       logger,
-      clock: options.clock ?? (() => new Date()),
+      clock,
       counter,
       loginFailures,
       redisHealthy: () => counter.redisHealthy,
     };
   } else {
-    const counter = new MemoryCounterStore();
-    closers.push(() => counter.close());
+    const counter = new PostgresCounterStore(db);
     const loginFailures = new MemoryLoginFailures(loginFailureLimitsFrom(settings));
     services = {
       settings,
@@ -111,7 +113,7 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
       reads,
       exportConnections: reads,
       logger,
-      clock: options.clock ?? (() => new Date()),
+      clock,
       counter,
       loginFailures,
     };

@@ -163,7 +163,7 @@ export class Metrics {
   /**
    * Gauges read at scrape time from the process's shared resources: the database pool (knex's
    * tarn pool: connections in use, idle, and requests waiting for one) and the request counter
-   * store (whether it counts in Redis, and how often it fell back to counting in process).
+   * store (whether it counts in Redis, and how often it fell back to counting in Postgres).
    */
   observe(resources: { db: Knex; counter: CounterStore }): void {
     const pool = () => poolOf(resources.db);
@@ -199,7 +199,7 @@ export class Metrics {
     if (resources.counter.fallbackStats === undefined) return; // no Redis configured
     new Gauge({
       name: 'lcm_redis_up',
-      help: '1 while requests are counted in Redis, 0 while counted in process because Redis is unreachable',
+      help: '1 while requests are counted in Redis, 0 while counted in Postgres because Redis is unreachable',
       registers: [this.registry],
       collect() {
         this.set(stats()?.redisHealthy ? 1 : 0);
@@ -208,13 +208,13 @@ export class Metrics {
     monotonic(
       this.registry,
       'lcm_redis_fallbacks_total',
-      'Times Redis became unreachable and request counting fell back to the in-process store',
+      'Times Redis became unreachable and request counting fell back to the Postgres counters',
       () => stats()?.fallbacks ?? 0,
     );
     monotonic(
       this.registry,
       'lcm_redis_fallback_operations_total',
-      'Counter store operations (counting, peeking, /myaccount/request/counts) answered in process because Redis was unreachable',
+      'Counter store operations (counting, peeking, /myaccount/request/counts) answered from Postgres because Redis was unreachable',
       () => stats()?.fallbackOperations ?? 0,
     );
   }

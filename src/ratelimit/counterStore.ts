@@ -4,7 +4,8 @@
  * starts at the first admitted request in it (a fixed window, not a calendar minute).
  *
  * The stores share the decision (`tally`) and the header choice (`toConsumeResult`); the Redis
- * store runs the same decision in a Lua script, so both stores answer identically.
+ * store runs the same decision in a Lua script and the Postgres store in a SQL function
+ * (count_request), so the stores answer identically.
  */
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
@@ -75,15 +76,15 @@ export interface CounterStore {
   /** The services with an unexpired daily period, sorted by name. */
   counts(accountId: number, now: number): Promise<ServiceCount[]>;
   close(): Promise<void>;
-  /** A store that fails over from Redis to counting in process: how that went (for metrics). */
+  /** A store that fails over from Redis to Postgres: how that went (for metrics). */
   fallbackStats?(): FallbackStats;
 }
 
 export interface FallbackStats {
   redisHealthy: boolean;
-  /** Times Redis became unreachable and counting moved in process. */
+  /** Times Redis became unreachable and counting moved to Postgres. */
   fallbacks: number;
-  /** Store operations answered in process because Redis was unreachable. */
+  /** Store operations answered from Postgres because Redis was unreachable. */
   fallbackOperations: number;
 }
 
@@ -98,6 +99,14 @@ export function currentWindow(w: Window | undefined, lengthMs: number, now: numb
   return w !== undefined && now < w.start + lengthMs ? w : undefined;
 }
 
+/** One (account, service) pair's windows as a store holds them (ended ones included). */
+export interface CounterEntry {
+  accountId: number;
+  service: string;
+  daily?: Window;
+  minute?: Window;
+}
+
 export interface Tally {
   exceeded?: 'daily' | 'minute';
   /** The current windows: after the increment when admitted, unchanged when refused. */
@@ -108,7 +117,8 @@ export interface Tally {
 /**
  * The decision for one request, given the windows current at `input.now`. The daily limit is
  * checked first: when both would be exceeded, the daily period is the one to wait for.
- * Mirrored line by line in the Lua script of redisCounterStore.ts.
+ * Mirrored line by line in the Lua script of redisCounterStore.ts and in the SQL function
+ * count_request (db/migrations/20261206000001_request_counters.ts).
  */
 export function tally(input: ConsumeInput, daily: Window | undefined, minute: Window | undefined): Tally {
   const { weight, now, minuteLimit } = input;
