@@ -110,7 +110,11 @@ async function serve(mode: Mode): Promise<void> {
     app = benchApp(
       composed.services,
       composed.app.endpoints,
-      createAuthenticator(db, new CredentialCache(settings.AUTH_CACHE_TTL_MS), loginProtectionFrom(settings)),
+      createAuthenticator(
+        db,
+        new CredentialCache(settings.AUTH_CACHE_TTL_MS),
+        loginProtectionFrom(settings, composed.services.loginFailures),
+      ),
     );
   } else if (mode === 'off') {
     const account = await findAccountByUsername(db, process.env.BENCH_USERNAME!);

@@ -3,8 +3,8 @@ import type { Logger } from '../config/logger';
 import { redisTarget, Settings } from '../config/settings';
 import { configurePhoneRegion, configurePlatformZone } from '../config/platform';
 import { PostgresCounterStore } from '../ratelimit/postgresCounterStore';
-import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
-import { MemoryLoginFailures, loginFailureLimitsFrom } from '../ratelimit/loginFailures';
+import { createFailoverCounterStore, outageScope } from '../ratelimit/failoverCounterStore';
+import { PostgresLoginFailures, loginFailureLimitsFrom } from '../ratelimit/loginFailures';
 import { RedisLoginFailures } from '../ratelimit/redisLoginFailures';
 import { FailoverLoginFailures } from '../ratelimit/failoverLoginFailures';
 import type { AppServices } from '../http/services';
@@ -26,7 +26,7 @@ export interface ComposedApp {
  * The composition root shared by `lcm serve` and the HTTP tests: counter store (Redis or a Redis
  * Cluster with failover to Postgres, or Postgres alone without REDIS_URL), the account-change
  * subscription, and the app. Failed logins are counted beside the requests (Redis with the
- * same failover, or in process).
+ * same failover, or Postgres).
  */
 export async function composeApp(options: { settings: Settings; db: Knex; logger: Logger; clock?: () => Date }): Promise<ComposedApp> {
   const { settings, db, logger } = options;
@@ -74,6 +74,7 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
 
   const redis = redisTarget(settings);
   const clock = options.clock ?? (() => new Date());
+  const limits = loginFailureLimitsFrom(settings);
   let services: AppServices;
   if (redis) {
     const counter = await createFailoverCounterStore({
@@ -85,10 +86,9 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
     });
     closers.push(() => counter.close());
     // Failed logins are counted in the same Redis, through the counters' client and failover.
-    const limits = loginFailureLimitsFrom(settings);
     const loginFailures = new FailoverLoginFailures(
       new RedisLoginFailures(counter.redisClient, limits),
-      new MemoryLoginFailures(limits),
+      new PostgresLoginFailures(db, limits, outageScope(redis)),
       counter,
     );
     services = {
@@ -104,8 +104,6 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
       redisHealthy: () => counter.redisHealthy,
     };
   } else {
-    const counter = new PostgresCounterStore(db);
-    const loginFailures = new MemoryLoginFailures(loginFailureLimitsFrom(settings));
     services = {
       settings,
       db,
@@ -114,8 +112,8 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
       exportConnections: reads,
       logger,
       clock,
-      counter,
-      loginFailures,
+      counter: new PostgresCounterStore(db),
+      loginFailures: new PostgresLoginFailures(db, limits),
     };
   }
   const app = createApp(services);

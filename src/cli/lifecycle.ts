@@ -3,6 +3,7 @@ import { CliError, OpenCliContext } from './context';
 import { sweepLeads } from '../data/lifecycleSweep';
 import { deleteExpiredIdempotencyKeys } from '../data/idempotency';
 import { deleteEndedRequestCounters } from '../data/requestCounters';
+import { deleteEndedLoginRecords } from '../data/loginRecords';
 import { parseDateTime } from '../domain/datetime';
 
 /** `lcm lifecycle sweep [--now DATETIME]`: the server's periodic sweep, run once on demand. */
@@ -27,11 +28,11 @@ export function registerLifecycle(program: Command, openCliContext: OpenCliConte
         const result = await sweepLeads(ctx.db, now, zone);
         const keys = await deleteExpiredIdempotencyKeys(ctx.db);
         // Counters end by the real clock, whatever --now says about leads.
-        const counters = await deleteEndedRequestCounters(ctx.db, Date.now());
+        const counters = (await deleteEndedRequestCounters(ctx.db, Date.now())) + (await deleteEndedLoginRecords(ctx.db));
         process.stdout.write(
           `swept: ${result.abandoned} abandoned, ${result.expired} expired` +
             (keys > 0 ? `; ${keys} expired idempotency keys deleted` : '') +
-            (counters > 0 ? `; ${counters} ended request counters deleted` : '') +
+            (counters > 0 ? `; ${counters} ended request and login counters deleted` : '') +
             '\n',
         );
       } finally {

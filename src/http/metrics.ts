@@ -88,6 +88,22 @@ export class Metrics {
     this.refused.inc({ reason });
   }
 
+  private readonly passwordChecks = (() => {
+    const counter = new Counter({
+      name: 'lcm_password_checks_total',
+      help: 'Password (scrypt) checks run, by outcome: passed or failed (each failed one a guess the login limits let through)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    for (const outcome of ['passed', 'failed']) counter.inc({ outcome }, 0);
+    return counter;
+  })();
+
+  /** One password check and whether it passed. */
+  countPasswordCheck(passed: boolean): void {
+    this.passwordChecks.inc({ outcome: passed ? 'passed' : 'failed' });
+  }
+
   /** The exports running now, read when scraped. */
   observeExports(running: () => number): void {
     new Gauge({

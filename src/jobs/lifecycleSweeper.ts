@@ -4,6 +4,7 @@ import type { Settings } from '../config/settings';
 import { sweepLeads, SweepResult } from '../data/lifecycleSweep';
 import { deleteExpiredIdempotencyKeys } from '../data/idempotency';
 import { deleteEndedRequestCounters } from '../data/requestCounters';
+import { deleteEndedLoginRecords } from '../data/loginRecords';
 import { JOB_NAMES } from '../data/scheduledJobs';
 import { startPeriodicJob } from './periodicJob';
 
@@ -18,8 +19,8 @@ export function startLifecycleSweeper(db: Knex, settings: Settings, logger: Logg
     async work() {
       const result = await sweepLeads(db, new Date(), settings.PLATFORM_TIMEZONE);
       const idempotencyKeysDeleted = await deleteExpiredIdempotencyKeys(db);
-      // Request counters whose periods have ended (Postgres counting).
-      const countersDeleted = await deleteEndedRequestCounters(db, Date.now());
+      // Request counters and failed-login windows that have ended (Postgres counting).
+      const countersDeleted = (await deleteEndedRequestCounters(db, Date.now())) + (await deleteEndedLoginRecords(db));
       return { ...result, idempotencyKeysDeleted, countersDeleted };
     },
     report(result, log) {

@@ -395,7 +395,7 @@ describe('exactness under concurrency', () => {
         }),
       );
       const ok = responses.filter((r) => r.status === 200);
-      // More than 100 means some requests were counted in process: a failover during the burst.
+      // More than 100 means some requests were counted in Postgres: a failover during the burst.
       expect(ok.length).toBe(100);
       expect(responses.filter((r) => r.status === 429).length).toBe(400);
       // Each admitted request saw a distinct counter value: no lost or doubled increment.
