@@ -43,6 +43,9 @@ export async function up(knex: Knex): Promise<void> {
       ms bigint;
       mc bigint := 0;
     BEGIN
+      -- A count need not wait for its WAL flush while it holds the row: a crash of Postgres may
+      -- lose the last fraction of a second of counts (docs/decisions.md, Request counting).
+      PERFORM set_config('synchronous_commit', 'off', true);
       SELECT * INTO r FROM request_counters c
        WHERE c.scope = p_scope AND c.account_id = p_account_id AND c.service = p_service
          FOR UPDATE;

@@ -33,6 +33,9 @@ export async function up(knex: Knex): Promise<void> {
       PRIMARY KEY (scope, key)
     ) WITH (fillfactor = 70);
 
+    -- The functions below commit without waiting for their WAL flush, as count_request does:
+    -- a crash of Postgres may lose the last fraction of a second of failures.
+
     -- One login attempt before its password check, in one step. With p_known_good_first, a
     -- current known-good record of the pair is returned as is (status 2, nothing counted).
     -- Otherwise: status 1 when the address or the pair is at its limit (wait_ms: until the
@@ -53,6 +56,7 @@ export async function up(knex: Knex): Promise<void> {
       wait bigint := 0;
       limited boolean := false;
     BEGIN
+      PERFORM set_config('synchronous_commit', 'off', true);
       IF p_known_good_first THEN
         SELECT * INTO kg FROM login_known_good k WHERE k.scope = p_scope AND k.key = p_known_good_key AND k.expires > t;
         IF FOUND THEN
@@ -61,27 +65,38 @@ export async function up(knex: Knex): Promise<void> {
         END IF;
       END IF;
 
-      -- Rows to lock, address before pair in every function (no deadlocks).
-      INSERT INTO login_failure_counts AS c (scope, key, count, window_ends)
-        VALUES (p_scope, p_address_key, 0, t), (p_scope, p_pair_key, 0, t)
-        ON CONFLICT DO NOTHING;
-      SELECT * INTO a FROM login_failure_counts c WHERE c.scope = p_scope AND c.key = p_address_key FOR UPDATE;
-      SELECT * INTO p FROM login_failure_counts c WHERE c.scope = p_scope AND c.key = p_pair_key FOR UPDATE;
-      IF a.window_ends > t THEN ac := a.count; END IF;
-      IF p.window_ends > t THEN pc := p.count; END IF;
-
-      IF ac >= p_per_address THEN
-        limited := true;
-        wait := greatest(wait, ceil(extract(epoch FROM a.window_ends - t) * 1000)::bigint);
-      END IF;
-      IF pc >= p_per_pair THEN
-        limited := true;
-        wait := greatest(wait, ceil(extract(epoch FROM p.window_ends - t) * 1000)::bigint);
-      END IF;
-      IF limited THEN
-        RETURN QUERY SELECT 1::smallint, wait, ac, ''::text, 0::bigint;
-        RETURN;
-      END IF;
+      -- First without locks: a refused attempt then writes nothing (a flood from a limited
+      -- address is only reads). A limit seen there holds: within a window counts only grow, but
+      -- for a success taking back its own reservation. Then with the rows locked, address
+      -- before pair in every function (no deadlocks), to decide and count in one step.
+      FOR pass IN 1..2 LOOP
+        IF pass = 1 THEN
+          SELECT * INTO a FROM login_failure_counts c WHERE c.scope = p_scope AND c.key = p_address_key;
+          SELECT * INTO p FROM login_failure_counts c WHERE c.scope = p_scope AND c.key = p_pair_key;
+        ELSE
+          INSERT INTO login_failure_counts AS c (scope, key, count, window_ends)
+            VALUES (p_scope, p_address_key, 0, t), (p_scope, p_pair_key, 0, t)
+            ON CONFLICT DO NOTHING;
+          SELECT * INTO a FROM login_failure_counts c WHERE c.scope = p_scope AND c.key = p_address_key FOR UPDATE;
+          SELECT * INTO p FROM login_failure_counts c WHERE c.scope = p_scope AND c.key = p_pair_key FOR UPDATE;
+        END IF;
+        ac := 0;
+        pc := 0;
+        IF a.window_ends > t THEN ac := a.count; END IF;
+        IF p.window_ends > t THEN pc := p.count; END IF;
+        IF ac >= p_per_address THEN
+          limited := true;
+          wait := greatest(wait, ceil(extract(epoch FROM a.window_ends - t) * 1000)::bigint);
+        END IF;
+        IF pc >= p_per_pair THEN
+          limited := true;
+          wait := greatest(wait, ceil(extract(epoch FROM p.window_ends - t) * 1000)::bigint);
+        END IF;
+        IF limited THEN
+          RETURN QUERY SELECT 1::smallint, wait, ac, ''::text, 0::bigint;
+          RETURN;
+        END IF;
+      END LOOP;
 
       UPDATE login_failure_counts c
          SET count = CASE WHEN c.window_ends > t THEN c.count + 1 ELSE 1 END,
@@ -101,6 +116,7 @@ export async function up(knex: Knex): Promise<void> {
     DECLARE
       t timestamptz := clock_timestamp();
     BEGIN
+      PERFORM set_config('synchronous_commit', 'off', true);
       IF p_reserved THEN
         UPDATE login_failure_counts c SET count = c.count - 1
          WHERE c.scope = p_scope AND c.key = p_address_key AND c.window_ends > t AND c.count > 0;
@@ -121,6 +137,7 @@ export async function up(knex: Knex): Promise<void> {
     DECLARE
       t timestamptz := clock_timestamp();
     BEGIN
+      PERFORM set_config('synchronous_commit', 'off', true);
       INSERT INTO login_failure_counts AS c (scope, key, count, window_ends)
         VALUES (p_scope, p_address_key, 1, t + p_window_ms * interval '1 millisecond'),
                (p_scope, p_pair_key, 1, t + p_window_ms * interval '1 millisecond')

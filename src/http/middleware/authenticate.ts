@@ -99,11 +99,13 @@ export function loginProtectionFrom(
 
 /**
  * The outcome of one password check that requests with the same Authorization value share:
- * the account, false for wrong credentials, or `gated` when the request that started it was
- * refused before any check (its address was limited; `retryAfter` is its wait): the others
- * then try on their own.
+ * the account, false for wrong credentials, or `unchecked` when there is no outcome to share
+ * (the request that started it was refused at its address, `retryAfter` its wait; or a
+ * background check could not run): the others then try on their own.
  */
-type CheckOutcome = StoredAccount | false | { gated: number };
+type CheckOutcome = StoredAccount | false | { unchecked: true; retryAfter: number };
+
+const isUnchecked = (o: CheckOutcome): o is { unchecked: true; retryAfter: number } => typeof o === 'object' && 'unchecked' in o;
 
 function tooManyFailures(wait: number): HttpProblem {
   return new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, {
@@ -159,7 +161,7 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
         attempt = await failures.attempt(address, username, false);
       }
     }
-    if (attempt.kind === 'limited') return { gated: attempt.retryAfter };
+    if (attempt.kind === 'limited') return { unchecked: true, retryAfter: attempt.retryAfter };
     const reserved = attempt.kind === 'reserved';
     const priority: WorkPriority =
       knownGoodUntil !== undefined ? 'high' : attempt.kind === 'reserved' && attempt.suspect ? 'low' : 'normal';
@@ -210,20 +212,24 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
   /**
    * The background check of a cached credential near the end of its time to live: the cache is
    * renewed (with the account as stored now), or the entry dropped if the password no longer
-   * holds. Errors and a full queue leave the entry to expire.
+   * holds. Errors and a full queue leave the entry to expire (requests waiting for this check
+   * then make their own).
    */
   const refresh = (key: string, address: string, username: string, password: string, mark: KnownGoodMark | undefined): void => {
     if (flights.has(key)) return;
     void fly(key, async () => {
       const generation = cache.generation;
-      const account = await checkPassword(username, password, 'high');
+      const account = await checkPassword(username, password, 'high').catch(() => null);
+      if (account === null) return { unchecked: true, retryAfter: 0 };
       if (!account) {
         cache.delete(key);
         cache.rememberFailure(key, protection.failureCacheMs);
         return false;
       }
       const known = mark?.address === address ? mark.until : undefined;
-      cache.set(key, account, generation, await recordSuccess(address, username, password, account, false, known));
+      // A known-good record not written now is written by a later check.
+      const written = await recordSuccess(address, username, password, account, false, known).catch(() => undefined);
+      cache.set(key, account, generation, written);
       return account;
     }).catch(() => undefined);
   };
@@ -241,8 +247,7 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
       const flight = flights.get(key);
       if (flight) {
         const outcome = await flight;
-        // The request that started it was refused at its address: this one asks for itself.
-        if (typeof outcome === 'object' && 'gated' in outcome) continue;
+        if (isUnchecked(outcome)) continue;
         // The same wrong credentials again: a failure of this address too.
         if (outcome === false) await failures.failed(address, username);
         return outcome;
@@ -256,9 +261,9 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
         return false; // the reserved failure stands
       }
       const outcome = await fly(key, () => login(key, address, username, password));
-      if (typeof outcome === 'object' && 'gated' in outcome) {
+      if (isUnchecked(outcome)) {
         metrics?.countRefused('login');
-        throw tooManyFailures(outcome.gated);
+        throw tooManyFailures(outcome.retryAfter);
       }
       return outcome;
     }
