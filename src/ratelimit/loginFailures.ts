@@ -68,7 +68,7 @@ export interface LoginFailureStore {
 }
 
 /** Whole seconds to wait (rounded up), at least 1. */
-export function waitSeconds(waitMs: number): number {
+function waitSeconds(waitMs: number): number {
   return Math.max(1, Math.ceil(waitMs / 1000));
 }
 
@@ -94,7 +94,7 @@ function digest(text: string): string {
 }
 
 /** Where the Postgres store's rows live: '' without Redis, else the scope of a Redis's outage counts. */
-export const PRIMARY_LOGIN_SCOPE = '';
+const PRIMARY_LOGIN_SCOPE = '';
 
 /**
  * Failed logins and known-good credentials in Postgres: the store without REDIS_URL, and the

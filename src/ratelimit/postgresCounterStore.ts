@@ -16,7 +16,7 @@ import {
 } from './counterStore';
 
 /** Where a store's rows live: '' for the store without Redis, else the scope of a Redis's outage counts. */
-export const PRIMARY_SCOPE = '';
+const PRIMARY_SCOPE = '';
 
 function windowOf(start: number | null, count: number): Window | undefined {
   return start === null ? undefined : { start, count };
