@@ -206,7 +206,7 @@ async function createPartitions(knex: Knex, table: string, months: string[]): Pr
 
 /** UTC months with rows in `source.column`, plus last month to three months ahead. */
 async function monthsToCreate(knex: Knex, source: string, column: string): Promise<string[]> {
-  const { rows } = await knex.raw(
+  const { rows } = await knex.raw<{ rows: { m: string }[] }>(
     `SELECT to_char(m, 'YYYY-MM-DD') AS m FROM (
        SELECT DISTINCT date_trunc('month', ${column} AT TIME ZONE 'UTC') AS m FROM ${source}
        UNION
@@ -214,7 +214,7 @@ async function monthsToCreate(knex: Knex, source: string, column: string): Promi
                               date_trunc('month', now() AT TIME ZONE 'UTC') + interval '3 months', interval '1 month')
      ) q WHERE m BETWEEN '0001-01-01' AND '9999-11-01' ORDER BY m`,
   );
-  return rows.map((r: { m: string }) => r.m);
+  return rows.map((r) => r.m);
 }
 
 export async function up(knex: Knex): Promise<void> {

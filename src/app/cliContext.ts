@@ -62,7 +62,7 @@ interface Database {
 }
 
 function external(url: string): Database {
-  return { url, embedded: false, freshCluster: false, stop: async () => undefined };
+  return { url, embedded: false, freshCluster: false, stop: () => Promise.resolve() };
 }
 
 async function embedded(settings: Settings, options: OpenOptions): Promise<Database> {
@@ -70,7 +70,7 @@ async function embedded(settings: Settings, options: OpenOptions): Promise<Datab
   assertWritableFolder(path.dirname(dataDir));
   const claim = await claimCluster(dataDir, options.command ?? 'lcm', options.server === true);
   // A running server's database: used, never stopped, by this command.
-  if (claim.kind === 'server') return { url: claim.holder.url, embedded: true, freshCluster: false, stop: async () => undefined };
+  if (claim.kind === 'server') return { url: claim.holder.url, embedded: true, freshCluster: false, stop: () => Promise.resolve() };
 
   const freshCluster = !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
   let cluster;

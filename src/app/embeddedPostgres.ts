@@ -144,9 +144,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       throw new Error(
         `cannot start the embedded Postgres in ${dataDir}: a Postgres (pid ${holder}) already runs on that folder ` +
           `without an lcm that holds it (see docs/cli.md); stop it (kill -INT ${holder}) and try again`,
+        { cause: err },
       );
     }
-    throw new Error(`cannot start the embedded Postgres in ${dataDir} on port ${options.port} (is the port in use?): ${reason}`);
+    throw new Error(`cannot start the embedded Postgres in ${dataDir} on port ${options.port} (is the port in use?): ${reason}`, {
+      cause: err,
+    });
   }
 
   // A process that ends without stopping its cluster (an uncaught error, process.exit) still

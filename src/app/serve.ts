@@ -38,7 +38,7 @@ export function registerServe(program: Command): void {
         await migrateLatest(ctx.db);
         let demoNote: string | undefined;
         if (ctx.embedded) {
-          const hasAccounts = await ctx.db('accounts').first('id');
+          const hasAccounts = await ctx.db('accounts').first<{ id: number } | undefined>('id');
           if (!hasAccounts) await seedDemo(ctx.db, ctx.settings.PLATFORM_TIMEZONE);
           demoNote = DEMO_CREDENTIALS.map((c) => `  ${c.username} / ${c.password}${c.note ? `  (${c.note})` : ''}`).join('\n');
         }

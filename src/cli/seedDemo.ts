@@ -21,7 +21,7 @@ export function registerSeedDemo(program: Command, openCliContext: OpenCliContex
             'username',
             DEMO_CREDENTIALS.map((c) => c.username),
           )
-          .pluck('id');
+          .pluck<number[]>('id');
         try {
           await notifyAccountChanged(redisTarget(ctx.settings), ids);
         } catch (err) {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { AccountContext } from '../domain/account';
-import { DateTimeFormat, DateTimeFormatName, EntryAccess, EntryAccessName, ResourceType, Verb } from '../domain/enums';
+import { DateTimeFormat, EntryAccess, ResourceType, Verb } from '../domain/enums';
 
 export interface StoredAccount extends AccountContext {
   passwordHash: string;
@@ -53,7 +53,7 @@ export async function findAccountByUsername(db: Knex, username: string): Promise
 }
 
 export async function accountVersion(db: Knex, id: number): Promise<number | undefined> {
-  const row = await db('accounts').where({ id }).first('version');
+  const row = await db<Pick<AccountRow, 'id' | 'version'>>('accounts').where({ id }).first('version');
   return row?.version;
 }
 

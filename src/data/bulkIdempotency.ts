@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { KEY_TTL } from './idempotency';
+import { KEY_TTL, type IdempotencyKeyRow } from './idempotency';
 
 /**
  * `Idempotency-Key` over a whole bulk import (docs/decisions.md, Bulk import). A bulk import
@@ -24,12 +24,20 @@ export type BulkKeyState =
   /** The key was used with other parameters, or by another endpoint. */
   | { kind: 'mismatch' };
 
+interface BulkPartRow {
+  account_id: number;
+  key: string;
+  last_row: number;
+  digest: string;
+  results: string;
+}
+
 const hashText = (paramsHash: string, digest = '') => `bulk:${paramsHash}:${digest}`;
 
 /** Claims the key, or says what an earlier request left under it. */
 export async function claimBulkKey(db: Knex, accountId: number, key: string, paramsHash: string): Promise<BulkKeyState> {
   return db.transaction(async (trx) => {
-    const claimed = await trx.raw(
+    const claimed = await trx.raw<{ rows: { account_id: number }[] }>(
       `insert into idempotency_keys (account_id, key, request_hash) values (?, ?, ?)
        on conflict (account_id, key) do update
          set request_hash = excluded.request_hash, status_code = null, response = null, created_at = now()
@@ -42,10 +50,12 @@ export async function claimBulkKey(db: Knex, accountId: number, key: string, par
       await trx('idempotency_bulk_parts').where({ account_id: accountId, key }).delete();
       return { kind: 'fresh' };
     }
-    const stored = await trx('idempotency_keys').where({ account_id: accountId, key }).first('request_hash', 'status_code', 'response');
-    const match = /^bulk:([^:]*):(.*)$/.exec(stored.request_hash as string);
+    const stored = (await trx<IdempotencyKeyRow>('idempotency_keys')
+      .where({ account_id: accountId, key })
+      .first('request_hash', 'status_code', 'response'))!;
+    const match = /^bulk:([^:]*):(.*)$/.exec(stored.request_hash);
     if (!match || match[1] !== paramsHash) return { kind: 'mismatch' };
-    const last = await trx('idempotency_bulk_parts')
+    const last = await trx<BulkPartRow>('idempotency_bulk_parts')
       .where({ account_id: accountId, key })
       .orderBy('last_row', 'desc')
       .first('last_row', 'digest');
@@ -53,19 +63,22 @@ export async function claimBulkKey(db: Knex, accountId: number, key: string, par
     if (stored.status_code !== null) {
       return { kind: 'finished', digest: match[2]!, rows, stop: (stored.response as { stop?: unknown } | null)?.stop ?? null };
     }
-    return { kind: 'unfinished', rows, ...(last ? { digest: last.digest as string } : {}) };
+    return { kind: 'unfinished', rows, ...(last ? { digest: last.digest } : {}) };
   });
 }
 
 /** Locks the key row and checks that it is unfinished and holds exactly `rows` rows. */
 async function holdsRows(trx: Knex.Transaction, accountId: number, key: string, rows: number): Promise<boolean> {
-  const locked = await trx.raw('select status_code from idempotency_keys where account_id = ? and key = ? for update', [accountId, key]);
-  if (locked.rows.length === 0 || locked.rows[0].status_code !== null) return false;
-  const { rows: counted } = await trx.raw(
+  const locked = await trx.raw<{ rows: { status_code: number | null }[] }>(
+    'select status_code from idempotency_keys where account_id = ? and key = ? for update',
+    [accountId, key],
+  );
+  if (locked.rows.length === 0 || locked.rows[0]!.status_code !== null) return false;
+  const { rows: counted } = await trx.raw<{ rows: { n: number }[] }>(
     'select coalesce(max(last_row), 0)::int as n from idempotency_bulk_parts where account_id = ? and key = ?',
     [accountId, key],
   );
-  return counted[0].n === rows;
+  return counted[0]!.n === rows;
 }
 
 /**
@@ -131,13 +144,9 @@ export async function* bulkParts(
 ): AsyncGenerator<{ lastRow: number; results: string; rows: number }> {
   let after = 0;
   for (;;) {
-    const page = (await db('idempotency_bulk_parts')
-      .where({ account_id: accountId, key })
-      .andWhere('last_row', '>', after)
-      .modify((q) => (throughRow === undefined ? q : q.andWhere('last_row', '<=', throughRow)))
-      .orderBy('last_row')
-      .limit(pageSize)
-      .select('last_row', 'results')) as { last_row: number; results: string }[];
+    const query = db<BulkPartRow>('idempotency_bulk_parts').where({ account_id: accountId, key }).andWhere('last_row', '>', after);
+    if (throughRow !== undefined) query.andWhere('last_row', '<=', throughRow);
+    const page = await query.orderBy('last_row').limit(pageSize).select('last_row', 'results');
     for (const p of page) {
       yield { lastRow: p.last_row, results: p.results, rows: p.last_row - after };
       after = p.last_row;

@@ -67,7 +67,11 @@ export async function calendarAccess(db: Knex, code: string, scope: ProjectScope
   const visible = projectVisibleSql('project', scope);
   const row = await db('calendars')
     .where({ code })
-    .first('id', 'project', db.raw(`${visible.sql} as visible`, sqlBindings(visible.bindings)));
+    .first<{ id: number; project: string; visible: boolean } | undefined>(
+      'id',
+      'project',
+      db.raw(`${visible.sql} as visible`, sqlBindings(visible.bindings)),
+    );
   if (!row) return { kind: 'unknown' };
   return row.visible ? { kind: 'visible', id: row.id, project: row.project } : { kind: 'invisible' };
 }

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import QueryStream from 'pg-query-stream';
+import { knexClient } from './db';
 
 /** SQL with native Postgres placeholders ($1, $2, ...), as `builder.toSQL().toNative()` gives it. */
 export interface NativeQuery {
@@ -79,11 +80,11 @@ interface PgCursor {
 
 /** A pooled connection; an abort while the pool is full gives up waiting (and returns it later). */
 export async function acquire(db: Knex, signal: AbortSignal | undefined): Promise<PgConnection> {
-  const acquiring = db.client.acquireConnection() as Promise<PgConnection>;
+  const acquiring = knexClient(db).acquireConnection() as Promise<PgConnection>;
   if (!signal) return acquiring;
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
+    onAbort = () => reject(signal.reason as Error);
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
@@ -91,7 +92,7 @@ export async function acquire(db: Knex, signal: AbortSignal | undefined): Promis
   } catch (err) {
     if (signal.aborted) {
       acquiring.then(
-        (conn) => db.client.releaseConnection(conn),
+        (conn) => knexClient(db).releaseConnection(conn),
         () => undefined,
       );
     }
@@ -273,7 +274,9 @@ class CursorStream extends QueryStream {
       this.conn.end().catch(() => undefined);
     }
     try {
-      void this.db.client.releaseConnection(this.conn).catch(() => undefined);
+      void knexClient(this.db)
+        .releaseConnection(this.conn)
+        .catch(() => undefined);
     } catch {
       // The pool is already destroyed (shutdown): nothing to give back to.
     }
@@ -319,9 +322,9 @@ export async function openCursor(db: Knex, query: CursorQuery, options: CursorOp
     stream.once('close', () => signal.removeEventListener('abort', onAbort));
   }
 
-  let settle: ((err?: unknown) => void) | undefined;
+  let settle: ((err?: Error) => void) | undefined;
   const onError = (err: Error): void => settle?.(err);
-  const onClose = (): void => settle?.(signal?.aborted ? signal.reason : new Error('cursor closed before its first batch'));
+  const onClose = (): void => settle?.(signal?.aborted ? (signal.reason as Error) : new Error('cursor closed before its first batch'));
   try {
     await new Promise<void>((resolve, reject) => {
       settle = (err) => (err === undefined ? resolve() : reject(err));

@@ -75,8 +75,9 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
     return applied;
   };
   // The lock holds one connection while knex migrates on another: a pool of one cannot.
-  if ((db.client.pool?.max ?? 2) < 2) return migrate();
-  const conn = (await db.client.acquireConnection()) as pg.Client;
+  if ((poolOf(db)?.max ?? 2) < 2) return migrate();
+  const client = knexClient(db);
+  const conn = await client.acquireConnection();
   try {
     await conn.query('select pg_advisory_lock($1, $2)', [...MIGRATION_LOCK]);
     try {
@@ -85,8 +86,21 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
       await conn.query('select pg_advisory_unlock($1, $2)', [...MIGRATION_LOCK]).catch(() => undefined);
     }
   } finally {
-    await db.client.releaseConnection(conn);
+    await client.releaseConnection(conn);
   }
+}
+
+/** The parts of knex's client (`db.client`, untyped in knex's types) this project uses. */
+export interface KnexClient {
+  /** The instance's configuration, shared by its transactions' clients. */
+  config: object;
+  pool?: PoolState;
+  acquireConnection(): Promise<pg.Client>;
+  releaseConnection(conn: pg.Client): Promise<void>;
+}
+
+export function knexClient(db: Knex): KnexClient {
+  return db.client as KnexClient;
 }
 
 /** What knex's pool (tarn) tells about its connections. */
@@ -100,7 +114,7 @@ export interface PoolState {
 
 /** The pool of `db`, for reading its state (metrics, spare connections); none on a transaction. */
 export function poolOf(db: Knex): PoolState | undefined {
-  return (db.client as { pool?: PoolState }).pool;
+  return knexClient(db).pool;
 }
 
 /**

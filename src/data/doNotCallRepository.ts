@@ -69,15 +69,17 @@ export async function doNotCallStatuses(
   if (phoneNumbers.every((p) => p === null)) return none();
   if (db.isTransaction) await lockLists(db, 'shared');
   // Most campaigns have no entries at all: then no number needs reading (a bulk import's batch costs one query).
-  const { rows: any } = await db.raw(ANY_ENTRY_SQL, [now, campaignId]);
-  if (!any[0].any) return none();
+  const { rows: any } = await db.raw<{ rows: { any: boolean }[] }>(ANY_ENTRY_SQL, [now, campaignId]);
+  if (!any[0]!.any) return none();
   const region = defaultPhoneRegion();
   const numbers = phoneNumbers.map((p) => (p === null ? null : (toE164(p, region) ?? null)));
   if (numbers.every((n) => n === null)) return none();
-  const { rows } = await db.raw(LISTED_SQL, [numbers as string[], now, campaignId]);
-  return (rows as { global: boolean | null; listed: boolean }[]).map((r) =>
-    !r.listed ? undefined : r.global ? 'GlobalDoNotCall' : 'DoNotCall',
-  );
+  const { rows } = await db.raw<{ rows: { global: boolean | null; listed: boolean }[] }>(LISTED_SQL, [
+    numbers as string[],
+    now,
+    campaignId,
+  ]);
+  return rows.map((r) => (!r.listed ? undefined : r.global ? 'GlobalDoNotCall' : 'DoNotCall'));
 }
 
 /** doNotCallStatuses for one number. */
@@ -137,7 +139,7 @@ export async function addDoNotCallNumbers(
   await lockLists(trx, 'exclusive');
   const stored: DoNotCallEntry[] = [];
   for (const e of entries) {
-    const { rows } = await trx.raw(
+    const { rows } = await trx.raw<{ rows: DoNotCallEntry[] }>(
       `insert into do_not_call_numbers as d (phone_number, global, project, note, expires_time, created_time, modified_time)
        values (?, ?, ?, ?, ?, ?, ?)
        on conflict (phone_number, global, lower(coalesce(project, '')))
@@ -145,7 +147,7 @@ export async function addDoNotCallNumbers(
        returning ${ENTRY_COLUMNS}`,
       [e.phoneNumber, list.global, list.global ? null : (e.project ?? null), e.note ?? null, e.expiresTime ?? null, change.now, change.now],
     );
-    stored.push(rows[0]);
+    stored.push(rows[0]!);
   }
   const { moved, perEntry } = await moveOpenLeads(trx, list, entries, change);
   await recordLeadEvents(trx, 'lead.statusChanged', moved, change.now);
@@ -162,7 +164,7 @@ async function moveOpenLeads(
   if (entries.length === 0) return { moved: [], perEntry };
   const forms = [...new Set(entries.flatMap((e) => digitForms(e.phoneNumber)))];
   const scoped = list.global ? '' : 'and lower(c.project) like any(?::text[])';
-  const { rows } = await trx.raw(
+  const { rows } = await trx.raw<{ rows: { id: number; phone_number: string; status: number; project: string }[] }>(
     `select l.id, l.phone_number, l.status, lower(c.project) as project
        from leads l join campaigns c on c.id = l.campaign_id
       where regexp_replace(l.phone_number, '[^0-9]', '', 'g') = any(?::text[])
@@ -173,7 +175,7 @@ async function moveOpenLeads(
   );
   const region = defaultPhoneRegion();
   const moved: MovedLead[] = [];
-  for (const r of rows as { id: number; phone_number: string; status: number; project: string }[]) {
+  for (const r of rows) {
     const number = toE164(r.phone_number, region);
     // A lead matched by a project's entry and by the every-project entry counts for the first.
     const hit = entries.findIndex((e) => e.phoneNumber === number && (e.project === undefined || e.project.toLowerCase() === r.project));
@@ -209,7 +211,10 @@ export async function removeDoNotCallNumber(
   if (!list.global) {
     const scope = list.scope;
     if (project !== undefined) query.whereRaw('lower(project) = lower(?)', [project]);
-    else query.where((q) => q.whereNull('project').orWhereRaw('lower(project) like any(?::text[])', [scope.likePatterns]));
+    else
+      query.where((q) => {
+        q.whereNull('project').orWhereRaw('lower(project) like any(?::text[])', [scope.likePatterns]);
+      });
   }
   return query.delete();
 }

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { acquire, CLOSE_TIMEOUT_MS, isBroken, PgConnection, sendCancelRequest } from './cursorStream';
 import { exportSlices } from './copyTranscode';
+import { knexClient } from './db';
 
 /**
  * One bulk export on one connection: a read-only REPEATABLE READ transaction holding the
@@ -38,7 +39,9 @@ export function poolConnections(db: Knex): ConnectionSource {
         conn.end().catch(() => undefined);
       }
       try {
-        void db.client.releaseConnection(conn).catch(() => undefined);
+        void knexClient(db)
+          .releaseConnection(conn)
+          .catch(() => undefined);
       } catch {
         // The pool is already destroyed (shutdown): nothing to give back to.
       }

@@ -78,7 +78,7 @@ export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], 
   // guesses 100) and, on a table of some thousands of deliveries, scans it all instead of
   // taking the primary key; `id = any(array)` leads it to the index at every size.
   const ids = idArray(requests.map((r) => r.deliveryId));
-  const { rows: work } = await db.raw(
+  const { rows: work } = await db.raw<{ rows: WorkRow[] }>(
     `with w as (select * from jsonb_to_recordset(?::jsonb) as w(id bigint, attempts integer)),
      c as (
        update hook_deliveries d set in_flight_until = now() + ? * interval '1 millisecond'
@@ -98,19 +98,19 @@ export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], 
        join hook_events e on e.id = c.event_id`,
     [wanted, leaseMs, ids],
   );
-  const claimed = new Map<number, WorkRow>((work as WorkRow[]).map((r) => [r.d_id, r]));
+  const claimed = new Map<number, WorkRow>(work.map((r) => [r.d_id, r]));
   const missed = requests.filter((r) => !claimed.has(r.deliveryId)).map((r) => r.deliveryId);
   // Why a request was not claimed: its attempt is being sent right now, or there is nothing to do.
   const busy = new Set<number>();
   if (missed.length > 0) {
-    const rows = (await db('hook_deliveries')
+    const rows = await db('hook_deliveries')
       .whereIn('id', missed)
-      .select('id', 'status', 'attempts', db.raw('coalesce(in_flight_until > now(), false) as busy'))) as {
-      id: number;
-      status: string;
-      attempts: number;
-      busy: boolean;
-    }[];
+      .select<{ id: number; status: string; attempts: number; busy: boolean }[]>(
+        'id',
+        'status',
+        'attempts',
+        db.raw('coalesce(in_flight_until > now(), false) as busy'),
+      );
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const r of requests) {
       const row = byId.get(r.deliveryId);
@@ -125,7 +125,25 @@ export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], 
 }
 
 /** A row of the claim: the hook's columns and the others prefixed (d_, a_, e_). */
-type WorkRow = Parameters<typeof toHook>[0] & { [column: string]: any; d_id: number };
+type WorkRow = Parameters<typeof toHook>[0] & {
+  d_id: number;
+  d_unique_id: string;
+  d_attempts: number;
+  d_first: Date | null;
+  a_enabled: boolean;
+  a_patterns: string[];
+  a_rights: Partial<Record<ResourceType, Verb[]>>;
+  a_access: number;
+  a_format: number | null;
+  e_type: string;
+  e_time: Date;
+  e_project: string | null;
+  e_campaign: string | null;
+  e_previous: number | null;
+  e_snapshot: unknown;
+  /** A lead event's lead definition fields (rows of lead_definition_fields); null for other events. */
+  fields: FieldRow[] | null;
+};
 
 function toWork(r: WorkRow): DeliveryWork {
   return {
@@ -147,7 +165,7 @@ function toWork(r: WorkRow): DeliveryWork {
       previousStatus: r.e_previous === null ? null : LeadStatus.toName(r.e_previous),
       snapshot: r.e_snapshot,
     },
-    ...(r.fields !== null ? { leadFields: (r.fields as FieldRow[]).map(toFieldRule) } : {}),
+    ...(r.fields !== null ? { leadFields: r.fields.map(toFieldRule) } : {}),
   };
 }
 
@@ -173,8 +191,10 @@ const toFieldRule = (f: FieldRow): LeadFieldRule => ({
 
 /** The fields of a lead definition as they are now (entry access decides what a hook account sees). */
 export async function leadDefinitionFieldsById(db: Knex, leadDefinitionId: number): Promise<LeadFieldRule[]> {
-  const rows = await db('lead_definition_fields').where({ lead_definition_id: leadDefinitionId }).orderBy(['sort_order', 'id']);
-  return (rows as FieldRow[]).map(toFieldRule);
+  const rows = await db<FieldRow & { id: number; lead_definition_id: number }>('lead_definition_fields')
+    .where({ lead_definition_id: leadDefinitionId })
+    .orderBy(['sort_order', 'id']);
+  return rows.map(toFieldRule);
 }
 
 export type AttemptOutcome = 'delivered' | 'http_error' | 'timeout' | 'network_error' | 'refused' | 'skipped';
@@ -218,7 +238,7 @@ export async function recordAttempt(
         : `select null::timestamptz as failing_since, null::boolean as enabled where false`;
   const hookBindings: Knex.RawBinding[] = health === 'failing' ? [a.attemptTime, a.hookId] : health === 'healthy' ? [a.hookId] : [];
   const job = a.next ? deliveryAttemptJobSql({ deliveryId: a.deliveryId, attempt: a.attempt + 1 }, a.next.delayMs) : undefined;
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: { failing_since: Date | null; enabled: boolean | null }[] }>(
     `with a as (
        insert into hook_delivery_attempts
          (delivery_id, attempt, attempt_time, outcome, status_code, duration_ms, error, response_body, next_attempt_time, worker_id)
@@ -254,7 +274,7 @@ export async function recordAttempt(
       ...(job?.bindings ?? []),
     ],
   );
-  const row = rows[0] as { failing_since: Date | null; enabled: boolean | null } | undefined;
+  const row = rows[0];
   return health === 'failing' && row?.enabled && row.failing_since ? row.failing_since : undefined;
 }
 
@@ -285,7 +305,7 @@ export async function recordDeliveredAttempts(db: Knex, attempts: DeliveredAttem
       worker_id: a.workerId ?? null,
     })),
   );
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: { id: number }[] }>(
     `with w as (
        select * from jsonb_to_recordset(?::jsonb) as w(delivery_id bigint, hook_id bigint, attempt integer, attempt_time timestamptz,
          status_code integer, duration_ms integer, error text, response_body text, worker_id text)),
@@ -308,7 +328,7 @@ export async function recordDeliveredAttempts(db: Knex, attempts: DeliveredAttem
      select id from d`,
     [w, idArray(attempts.map((a) => a.deliveryId))],
   );
-  return new Set((rows as { id: number }[]).map((r) => r.id));
+  return new Set(rows.map((r) => r.id));
 }
 
 export async function disableHook(trx: Knex.Transaction, hookId: number, reason: string, at: Date): Promise<void> {
@@ -333,13 +353,13 @@ export async function heartbeat(db: Knex, workerId: string, host: string): Promi
  * others pick them up, with the queue's own force_unlock_workers; returns the pools released.
  */
 export async function releaseDeadWorkers(db: Knex, staleMs: number): Promise<string[]> {
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: { ids: string[] }[] }>(
     `with dead as (delete from hook_workers where heartbeat_time < now() - ? * interval '1 millisecond' returning worker_id),
           ids as (select array_agg(worker_id) as ids from dead)
      select ids, ${JOB_QUEUE_SCHEMA}.force_unlock_workers(ids) from ids where ids is not null`,
     [staleMs],
   );
-  return rows.length === 0 ? [] : (rows[0].ids as string[]);
+  return rows.length === 0 ? [] : rows[0]!.ids;
 }
 
 export async function forgetWorker(db: Knex, workerId: string): Promise<void> {

@@ -83,11 +83,17 @@ const CALL_SNAPSHOT = `(
 const wanted = new WeakMap<object, Map<string, boolean>>();
 async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolean> {
   let byType = wanted.get(trx);
-  if (byType === undefined) wanted.set(trx, (byType = new Map()));
+  if (byType === undefined) {
+    byType = new Map();
+    wanted.set(trx, byType);
+  }
   let answer = byType.get(type);
   if (answer === undefined) {
-    const { rows } = await trx.raw(`select exists (select 1 from hooks where enabled and events @> array[?]::text[]) as wanted`, [type]);
-    answer = rows[0].wanted as boolean;
+    const { rows } = await trx.raw<{ rows: { wanted: boolean }[] }>(
+      `select exists (select 1 from hooks where enabled and events @> array[?]::text[]) as wanted`,
+      [type],
+    );
+    answer = rows[0]!.wanted;
     byType.set(type, answer);
   }
   return answer;
@@ -105,7 +111,7 @@ async function emit(
   snapshot: { sql: string; bindings: Knex.RawBinding[] },
 ): Promise<number> {
   if (!(await anyHookWants(trx, type))) return 0;
-  const { rows } = await trx.raw(
+  const { rows } = await trx.raw<{ rows: { count: number }[] }>(
     `with s as (${source.sql}),
      m as (
        select s.key, h.id as hook_id

@@ -118,19 +118,19 @@ function inputColumns(input: HookInput) {
 }
 
 export async function listHooks(db: Knex, accountId: number): Promise<HookRecord[]> {
-  const rows: HookRow[] = await db('hooks')
+  const rows = await db<HookRow>('hooks')
     .where({ account_id: accountId })
     .orderBy([{ column: 'created_time' }, { column: 'id' }]);
   return rows.map(toHook);
 }
 
 export async function findHook(db: Knex | Knex.Transaction, accountId: number, uniqueId: string): Promise<HookRecord | undefined> {
-  const row: HookRow | undefined = await db('hooks').where({ account_id: accountId, unique_id: uniqueId }).first();
+  const row = await db<HookRow>('hooks').where({ account_id: accountId, unique_id: uniqueId }).first();
   return row ? toHook(row) : undefined;
 }
 
 export async function createHook(db: Knex, accountId: number, input: HookInput): Promise<HookRecord> {
-  const [row] = await db('hooks')
+  const [row] = await db<HookRow>('hooks')
     .insert({
       unique_id: randomUUID(),
       account_id: accountId,
@@ -139,7 +139,7 @@ export async function createHook(db: Knex, accountId: number, input: HookInput):
       ...inputColumns(input),
     })
     .returning('*');
-  return toHook(row);
+  return toHook(row!);
 }
 
 /**
@@ -147,7 +147,7 @@ export async function createHook(db: Knex, accountId: number, input: HookInput):
  * again; disabling it by hand records no reason.
  */
 export async function replaceHook(db: Knex, accountId: number, uniqueId: string, input: HookInput): Promise<HookRecord | undefined> {
-  const [row] = await db('hooks')
+  const [row] = await db<HookRow>('hooks')
     .where({ account_id: accountId, unique_id: uniqueId })
     .update({
       ...inputColumns(input),
@@ -167,13 +167,22 @@ export async function deleteHook(db: Knex, accountId: number, uniqueId: string):
   return deleted > 0;
 }
 
+interface CampaignForHookRow {
+  id: number;
+  unique_id: string;
+  code: string;
+  project: string;
+  lead_definition_id: number;
+  visible: boolean;
+}
+
 /** A campaign by code with whether the account's project patterns reach it; undefined when unknown. */
 export async function findCampaignForHook(
   db: Knex,
   code: string,
   projectPatterns: string[],
 ): Promise<{ id: number; uniqueId: string; code: string; project: string; leadDefinitionId: number; visible: boolean } | undefined> {
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: CampaignForHookRow[] }>(
     `select c.id, c.unique_id, c.code, c.project, c.lead_definition_id,
             exists (select 1 from unnest(?::text[]) p where lower(c.project) like lcm_glob_to_like(p)) as visible
        from campaigns c where c.code = ?`,
@@ -216,9 +225,35 @@ export interface DeliveryRecord {
   attemptLog: DeliveryAttemptRecord[];
 }
 
+interface DeliveryRow {
+  unique_id: string;
+  type: string;
+  occurred_time: Date;
+  resource_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  created_time: Date;
+  last_attempt_time: Date | null;
+  next_attempt_time: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  completed_time: Date | null;
+  /** json_agg of the attempts: times are ISO text. */
+  attempt_log: {
+    attempt: number;
+    attemptTime: string;
+    outcome: string;
+    statusCode: number | null;
+    durationMs: number | null;
+    error: string | null;
+    responseBody: string | null;
+    nextAttemptTime: string | null;
+  }[];
+}
+
 /** Deliveries of a hook created in [from, to), oldest first, with their attempts. */
 export async function listDeliveries(db: Knex, hookId: number, from: Date, to: Date, limit: number): Promise<DeliveryRecord[]> {
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: DeliveryRow[] }>(
     `select d.unique_id, e.type, e.occurred_time, e.resource_id, d.status, d.attempts, d.created_time,
             d.last_attempt_time, d.next_attempt_time, d.last_status_code, d.last_error, d.completed_time,
             coalesce((select json_agg(json_build_object(
@@ -232,28 +267,28 @@ export async function listDeliveries(db: Knex, hookId: number, from: Date, to: D
       limit ?`,
     [hookId, from, to, limit],
   );
-  return rows.map((r: Record<string, unknown>) => ({
-    uniqueId: r.unique_id as string,
-    eventType: r.type as string,
-    eventTime: r.occurred_time as Date,
-    resourceId: r.resource_id as string,
-    status: r.status as DeliveryStatus,
-    attempts: r.attempts as number,
-    createdTime: r.created_time as Date,
-    lastAttemptTime: r.last_attempt_time as Date | null,
-    nextAttemptTime: r.next_attempt_time as Date | null,
-    lastStatusCode: r.last_status_code as number | null,
-    lastError: r.last_error as string | null,
-    completedTime: r.completed_time as Date | null,
-    attemptLog: (r.attempt_log as Record<string, unknown>[]).map((a) => ({
-      attempt: a.attempt as number,
-      attemptTime: new Date(a.attemptTime as string),
-      outcome: a.outcome as string,
-      statusCode: a.statusCode as number | null,
-      durationMs: a.durationMs as number | null,
-      error: a.error as string | null,
-      responseBody: a.responseBody as string | null,
-      nextAttemptTime: a.nextAttemptTime === null ? null : new Date(a.nextAttemptTime as string),
+  return rows.map((r) => ({
+    uniqueId: r.unique_id,
+    eventType: r.type,
+    eventTime: r.occurred_time,
+    resourceId: r.resource_id,
+    status: r.status,
+    attempts: r.attempts,
+    createdTime: r.created_time,
+    lastAttemptTime: r.last_attempt_time,
+    nextAttemptTime: r.next_attempt_time,
+    lastStatusCode: r.last_status_code,
+    lastError: r.last_error,
+    completedTime: r.completed_time,
+    attemptLog: r.attempt_log.map((a) => ({
+      attempt: a.attempt,
+      attemptTime: new Date(a.attemptTime),
+      outcome: a.outcome,
+      statusCode: a.statusCode,
+      durationMs: a.durationMs,
+      error: a.error,
+      responseBody: a.responseBody,
+      nextAttemptTime: a.nextAttemptTime === null ? null : new Date(a.nextAttemptTime),
     })),
   }));
 }
@@ -271,7 +306,7 @@ export async function redeliver(
     const row = await trx('hook_deliveries')
       .where({ hook_id: hookId, unique_id: deliveryUniqueId })
       .forUpdate()
-      .first('id', 'attempts', 'status');
+      .first<{ id: number; attempts: number; status: DeliveryStatus } | undefined>('id', 'attempts', 'status');
     if (!row) return undefined;
     await trx('hook_deliveries')
       .where({ id: row.id })
@@ -297,12 +332,12 @@ export async function queueTestDelivery(db: Knex, hookId: number, snapshot: Lead
         resource_id: snapshot.row.uniqueId,
         snapshot: JSON.stringify(snapshot),
       })
-      .returning('id');
+      .returning<{ id: number }[]>('id');
     const uniqueId = newMessageId();
     const [delivery] = await trx('hook_deliveries')
-      .insert({ unique_id: uniqueId, hook_id: hookId, event_id: event.id, status: 'pending', next_attempt_time: trx.fn.now() })
-      .returning('id');
-    await enqueueDeliveryAttempt(trx, { deliveryId: delivery.id, attempt: 1 });
+      .insert({ unique_id: uniqueId, hook_id: hookId, event_id: event!.id, status: 'pending', next_attempt_time: trx.fn.now() })
+      .returning<{ id: number }[]>('id');
+    await enqueueDeliveryAttempt(trx, { deliveryId: delivery!.id, attempt: 1 });
     return uniqueId;
   });
 }
@@ -325,7 +360,7 @@ export interface HookQueueStats {
 }
 
 export async function hookQueueStats(db: Knex): Promise<HookQueueStats> {
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: { pending: number; due: number; oldest: number; jobs: number }[] }>(
     `select count(*) as pending,
             count(*) filter (where next_attempt_time <= now()) as due,
             coalesce(extract(epoch from now() - min(next_attempt_time) filter (where next_attempt_time <= now())), 0)::float8 as oldest,
@@ -333,6 +368,6 @@ export async function hookQueueStats(db: Knex): Promise<HookQueueStats> {
        from hook_deliveries where status = 'pending'`,
     [HOOK_DELIVERY_TASK],
   );
-  const r = rows[0];
+  const r = rows[0]!;
   return { pending: Number(r.pending), due: Number(r.due), oldestDueSeconds: Number(r.oldest), queuedJobs: Number(r.jobs) };
 }

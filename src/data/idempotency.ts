@@ -13,6 +13,17 @@ import type { Knex } from 'knex';
  */
 export const KEY_TTL = '24 hours';
 
+/** A row of idempotency_keys. */
+export interface IdempotencyKeyRow {
+  account_id: number;
+  key: string;
+  request_hash: string;
+  status_code: number | null;
+  /** jsonb: written as JSON text, read parsed. */
+  response: unknown;
+  created_at: Date;
+}
+
 export interface StoredAnswer {
   status: number;
   body: unknown;
@@ -51,7 +62,7 @@ export async function runIdempotent(
 ): Promise<IdempotentOutcome> {
   const trx = await db.transaction();
   try {
-    const claimed = await trx.raw(
+    const claimed = await trx.raw<{ rows: { account_id: number }[] }>(
       `insert into idempotency_keys (account_id, key, request_hash) values (?, ?, ?)
        on conflict (account_id, key) do update
          set request_hash = excluded.request_hash, status_code = null, response = null, created_at = now()
@@ -61,10 +72,12 @@ export async function runIdempotent(
     );
     if (claimed.rows.length === 0) {
       // Held by a committed request: the conflict above waited for it if it was running.
-      const stored = await trx('idempotency_keys').where({ account_id: accountId, key }).first('request_hash', 'status_code', 'response');
+      const stored = (await trx<IdempotencyKeyRow>('idempotency_keys')
+        .where({ account_id: accountId, key })
+        .first('request_hash', 'status_code', 'response'))!;
       await trx.rollback();
       if (stored.request_hash !== hash) return { kind: 'mismatch' };
-      return { kind: 'replayed', answer: { status: stored.status_code, body: stored.response } };
+      return { kind: 'replayed', answer: { status: stored.status_code!, body: stored.response } };
     }
     const answer = await work(trx);
     await trx('idempotency_keys')

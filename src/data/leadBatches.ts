@@ -64,7 +64,7 @@ export async function ensureBatchPools(trx: Knex.Transaction, batch: LeadBatch, 
 export async function insertLeadBatch(trx: Knex.Transaction, batch: LeadBatch, scope: ProjectScope): Promise<InsertBatchResult> {
   if (batch.leads.length === 0) return { kind: 'inserted', leads: [] };
   const uniqueIds = batch.leads.map(() => randomUUID());
-  const { rows } = await trx.raw(INSERT_LEADS, [
+  const { rows } = await trx.raw<{ rows: { id: string | number; unique_id: string }[] }>(INSERT_LEADS, [
     batch.now,
     batch.now,
     batch.now,
@@ -83,6 +83,6 @@ export async function insertLeadBatch(trx: Knex.Transaction, batch: LeadBatch, s
     // The campaign left the account's projects or was removed: the caller rolls back.
     return { kind: 'campaign_unavailable' };
   }
-  const idByUniqueId = new Map<string, number>(rows.map((r: { id: string | number; unique_id: string }) => [r.unique_id, Number(r.id)]));
+  const idByUniqueId = new Map<string, number>(rows.map((r) => [r.unique_id, Number(r.id)]));
   return { kind: 'inserted', leads: uniqueIds.map((uniqueId) => ({ id: idByUniqueId.get(uniqueId)!, uniqueId })) };
 }

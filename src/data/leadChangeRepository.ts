@@ -29,7 +29,7 @@ export interface LockedLead {
 
 /** The row version of a lead (see LockedLead.version), or undefined when it is unknown or outside the scope. */
 export async function leadVersion(db: Knex | Knex.Transaction, uniqueId: string, scope: ProjectScope): Promise<string | undefined> {
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: { version: string }[] }>(
     `select l.xmin::text as version from leads l join campaigns c on c.id = l.campaign_id
       where l.unique_id = ? and lower(c.project) like any(?::text[])`,
     [uniqueId, scope.likePatterns],
@@ -37,9 +37,22 @@ export async function leadVersion(db: Knex | Knex.Transaction, uniqueId: string,
   return rows[0]?.version;
 }
 
+interface LockedLeadRow {
+  id: number;
+  unique_id: string;
+  campaign_id: number;
+  project: string;
+  status: number;
+  priority: number;
+  data: Record<string, string>;
+  phone_number: string | null;
+  version: string;
+  fields: (Omit<LeadFieldRule, 'access'> & { access: number; editable: boolean })[];
+}
+
 /** Locks a lead of the account's projects (`FOR UPDATE`) for the rest of the transaction; undefined when unknown or outside the scope. */
 export async function lockLead(trx: Knex.Transaction, uniqueId: string, scope: ProjectScope): Promise<LockedLead | undefined> {
-  const { rows } = await trx.raw(
+  const { rows } = await trx.raw<{ rows: LockedLeadRow[] }>(
     `select l.id, l.unique_id, l.campaign_id, c.project, l.status, l.priority, l.data, l.phone_number, l.xmin::text as version,
             coalesce((select json_agg(json_build_object('name', f.name, 'importName', f.import_name, 'type', f.type,
                         'required', f.required, 'access', f.access, 'externalKey', f.external_key, 'sortOrder', f.sort_order,
@@ -62,7 +75,7 @@ export async function lockLead(trx: Knex.Transaction, uniqueId: string, scope: P
     data: r.data,
     phoneNumber: r.phone_number,
     version: r.version,
-    fields: (r.fields as (Omit<LeadFieldRule, 'access'> & { access: number; editable: boolean })[]).map((f) => ({
+    fields: r.fields.map((f) => ({
       ...f,
       access: (['None', 'Partner', 'Full'] as const)[f.access]!,
     })),
@@ -116,7 +129,7 @@ export async function anonymizeLeadRows(trx: Knex.Transaction, lead: LockedLead,
     [LeadStatus.toNumber('Anonymized'), change.now, change.now, change.userId, lead.id],
   );
   // Calls name their lead by id, or only by unique id when the lead was unknown when the call was loaded.
-  const calls = await trx.raw(
+  const calls = await trx.raw<{ rows: { unique_id: string }[] }>(
     `update calls set lead_phone_number = '', lead_external_key = null
       where lead_id = ? or (lead_id is null and unique_lead_id = ?)
       returning unique_id`,
@@ -135,7 +148,7 @@ export async function anonymizeLeadRows(trx: Knex.Transaction, lead: LockedLead,
       where (resource_id = ? and type like 'lead.%')
          or (resource_id = any(?::text[]) and type = 'call.ended')
          or (resource_id = any(?::text[]) and type like 'calendarEvent.%')`,
-    [lead.uniqueId, (calls.rows as { unique_id: string }[]).map((c) => c.unique_id), events],
+    [lead.uniqueId, calls.rows.map((c) => c.unique_id), events],
   );
   if (lead.status !== 'Anonymized') {
     await recordLeadEvent(trx, { type: 'lead.statusChanged', leadId: lead.id, previousStatus: lead.status, time: change.now });

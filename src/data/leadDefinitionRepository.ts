@@ -44,8 +44,8 @@ const toDefinition = (r: DefinitionRow): LeadDefinition => ({
 
 /** The lead definitions the account can see, by name. */
 export async function listVisibleLeadDefinitions(db: Knex, scope: ProjectScope, access: EntryAccessName): Promise<LeadDefinition[]> {
-  const { rows } = await db.raw(DEFINITIONS_SQL(false), [EntryAccess.toNumber(access), scope.likePatterns]);
-  return (rows as DefinitionRow[]).map(toDefinition);
+  const { rows } = await db.raw<{ rows: DefinitionRow[] }>(DEFINITIONS_SQL(false), [EntryAccess.toNumber(access), scope.likePatterns]);
+  return rows.map(toDefinition);
 }
 
 /** One lead definition by unique id; undefined when unknown or used by no campaign of the account's projects. */
@@ -55,14 +55,18 @@ export async function findVisibleLeadDefinition(
   scope: ProjectScope,
   access: EntryAccessName,
 ): Promise<LeadDefinition | undefined> {
-  const { rows } = await db.raw(DEFINITIONS_SQL(true), [EntryAccess.toNumber(access), scope.likePatterns, uniqueId]);
-  const row = (rows as DefinitionRow[])[0];
+  const { rows } = await db.raw<{ rows: DefinitionRow[] }>(DEFINITIONS_SQL(true), [
+    EntryAccess.toNumber(access),
+    scope.likePatterns,
+    uniqueId,
+  ]);
+  const row = rows[0];
   return row === undefined ? undefined : toDefinition(row);
 }
 
 /** The lead definition of a campaign the caller has already found visible, with the fields within `access`. */
 export async function findLeadDefinition(db: Knex, uniqueId: string, access: EntryAccessName): Promise<LeadDefinition | undefined> {
-  const { rows } = await db.raw(DEFINITIONS_SQL(true, false), [EntryAccess.toNumber(access), uniqueId]);
-  const row = (rows as DefinitionRow[])[0];
+  const { rows } = await db.raw<{ rows: DefinitionRow[] }>(DEFINITIONS_SQL(true, false), [EntryAccess.toNumber(access), uniqueId]);
+  const row = rows[0];
   return row === undefined ? undefined : toDefinition(row);
 }

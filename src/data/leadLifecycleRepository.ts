@@ -84,6 +84,22 @@ export interface LeadStatusChange {
   status: LeadStatusName;
 }
 
+/** The call as applyCallOutcomeToLead reads it. */
+interface CallOutcomeRow {
+  id: number;
+  unique_lead_id: string;
+  lead_id: number | null;
+  user_id: number;
+  end_cause: number;
+  in_progress: boolean;
+  lead_status: number | null;
+  pre_call_lead_status: number | null;
+  lead_closure: number | null;
+  applied_outcome: AppliedOutcome | null;
+  start_time: Date;
+  wrap_up_time: Date;
+}
+
 /**
  * Applies the outcome of the call (its id and start time, which finds its month's partition)
  * to its lead inside `trx`. A call loaded again keeps the
@@ -91,14 +107,10 @@ export interface LeadStatusChange {
  * progress has no outcome yet: only its preCallLeadStatus is set. Returns the lead's status
  * change when there was one.
  */
-export async function applyCallOutcomeToLead(
-  trx: Knex.Transaction,
-  key: PartitionedKey,
-  _zone: string,
-): Promise<LeadStatusChange | undefined> {
+export async function applyCallOutcomeToLead(trx: Knex.Transaction, key: PartitionedKey): Promise<LeadStatusChange | undefined> {
   const callId = key.id;
   const byKey = { id: key.id, start_time: key.time };
-  const { rows } = await trx.raw(
+  const { rows } = await trx.raw<{ rows: CallOutcomeRow[] }>(
     `select c.id, c.unique_lead_id, c.lead_id, c.user_id, c.end_cause, c.in_progress, c.lead_status,
             c.pre_call_lead_status, c.lead_closure, c.applied_outcome, c.start_time,
             coalesce(c.end_time + coalesce(c.wrap_up_ms, 0) * interval '1 millisecond', c.end_time, c.start_time) as wrap_up_time
@@ -108,7 +120,7 @@ export async function applyCallOutcomeToLead(
   const call = rows[0];
   if (!call) throw new Error(`call ${callId} does not exist`);
 
-  const applied = call.applied_outcome as AppliedOutcome | null;
+  const applied = call.applied_outcome;
   if (applied !== null) {
     await trx('calls').where(byKey).update({
       lead_status: applied.leadStatus,
@@ -121,13 +133,15 @@ export async function applyCallOutcomeToLead(
     throw new Error(`applyOutcome needs the call's lead, and lead ${JSON.stringify(call.unique_lead_id)} does not exist`);
   }
 
-  const { rows: leadRows } = await trx.raw(
+  const { rows: leadRows } = await trx.raw<{
+    rows: { id: number; status: number; closure: number; attempts: number; max_attempts: number | null }[];
+  }>(
     `select l.id, l.status, l.closure, l.attempts, c.max_attempts
        from leads l join campaigns c on c.id = l.campaign_id
       where l.id = ? for update of l`,
     [call.lead_id],
   );
-  const lead = leadRows[0];
+  const lead = leadRows[0]!;
   const leadStatus = LeadStatus.toName(lead.status);
 
   if (call.in_progress) {
@@ -153,7 +167,7 @@ export async function applyCallOutcomeToLead(
     ...NO_LIMITS,
     maxAttempts: lead.max_attempts,
   });
-  const wrapUp = call.wrap_up_time as Date;
+  const wrapUp = call.wrap_up_time;
   await trx('leads')
     .where({ id: lead.id })
     .update({

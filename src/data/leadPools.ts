@@ -7,7 +7,7 @@ export function autoPoolName(localDate: string): string {
 
 /** The id of the campaign's pool with this name, created when missing (race-safe). */
 export async function ensurePool(db: Knex | Knex.Transaction, campaignId: number, name: string): Promise<number> {
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: { id: number }[] }>(
     `with ins as (
        insert into lead_pools (campaign_id, name) values (?, ?)
        on conflict (campaign_id, name) do nothing
@@ -18,8 +18,10 @@ export async function ensurePool(db: Knex | Knex.Transaction, campaignId: number
      limit 1`,
     [campaignId, name, campaignId, name],
   );
-  if (rows.length > 0) return rows[0].id;
+  if (rows.length > 0) return rows[0]!.id;
   // A concurrent insert committed between our statement's snapshot and now.
-  const row = await db('lead_pools').where({ campaign_id: campaignId, name }).first('id');
-  return row.id;
+  const row = await db<{ id: number; campaign_id: number; name: string }>('lead_pools')
+    .where({ campaign_id: campaignId, name })
+    .first('id');
+  return row!.id;
 }

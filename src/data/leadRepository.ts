@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import { EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
 import type { LeadFilter } from '../domain/leadFilters';
 import { openCursor } from './cursorStream';
-import { readAll } from './db';
+import { knexClient, readAll } from './db';
 import type { ProjectScope } from './projectScope';
 import { projectSelectedSql } from './projectRepository';
 import type { LeadLookups, LeadRow } from '../domain/leadRecords';
@@ -63,9 +64,12 @@ const campaignCache = new WeakMap<object, Map<string, { campaign: ImportCampaign
 
 function cacheOf(db: Knex | Knex.Transaction): Map<string, { campaign: ImportCampaign; expires: number }> {
   // A transaction's client shares its config object with the knex instance it came from.
-  const key = db.client.config as object;
+  const key = knexClient(db).config;
   let cache = campaignCache.get(key);
-  if (cache === undefined) campaignCache.set(key, (cache = new Map()));
+  if (cache === undefined) {
+    cache = new Map();
+    campaignCache.set(key, cache);
+  }
   return cache;
 }
 
@@ -76,6 +80,15 @@ export interface ImportCampaignLookup {
    * undefined when the campaign came from the cache: insertLead then decides it in its statement.
    */
   visible: boolean | undefined;
+}
+
+interface ImportCampaignRow {
+  id: number;
+  unique_id: string;
+  code: string;
+  project: string;
+  visible: boolean;
+  fields: FieldJson[];
 }
 
 /** The campaign a lead is imported into, with its lead definition's fields; undefined when unknown. */
@@ -89,7 +102,7 @@ export async function findImportCampaign(
   const now = Date.now();
   const hit = options.fresh ? undefined : cache.get(code);
   if (hit !== undefined && hit.expires > now) return { campaign: hit.campaign, visible: undefined };
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: ImportCampaignRow[] }>(
     `select c.id, c.unique_id, c.code, c.project, lower(c.project) like any(?::text[]) as visible, ${FIELDS_JSON} as fields
        from campaigns c where c.code = ?`,
     [scope.likePatterns, code],
@@ -104,7 +117,7 @@ export async function findImportCampaign(
     uniqueId: r.unique_id,
     code: r.code,
     project: r.project,
-    fields: (r.fields as FieldJson[]).map(toFieldRule),
+    fields: r.fields.map(toFieldRule),
   };
   if (cache.size >= MAX_CACHED_CAMPAIGNS) cache.clear();
   cache.set(code, { campaign, expires: now + IMPORT_CAMPAIGN_CACHE_MS });
@@ -113,7 +126,7 @@ export async function findImportCampaign(
 
 /** Whether the campaign's project matches one of the account's patterns, decided in SQL. */
 export async function isCampaignVisible(db: Knex | Knex.Transaction, campaignId: number, scope: ProjectScope): Promise<boolean> {
-  const { rows } = await db.raw(`select 1 from campaigns c where c.id = ? and lower(c.project) like any(?::text[])`, [
+  const { rows } = await db.raw<{ rows: unknown[] }>(`select 1 from campaigns c where c.id = ? and lower(c.project) like any(?::text[])`, [
     campaignId,
     scope.likePatterns,
   ]);
@@ -156,19 +169,18 @@ const INSERT_LEAD = `
  * Runs a statement as a named prepared statement on a pooled connection (or the transaction's):
  * Postgres parses and plans it once per connection instead of once per import.
  */
-async function queryPrepared(
+async function queryPrepared<R extends pg.QueryResultRow>(
   db: Knex | Knex.Transaction,
   name: string,
   text: string,
   values: unknown[],
-): Promise<{ rows: Record<string, unknown>[] }> {
-  const conn = (await db.client.acquireConnection()) as {
-    query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
-  };
+): Promise<{ rows: R[] }> {
+  const client = knexClient(db);
+  const conn = await client.acquireConnection();
   try {
-    return await conn.query({ name, text, values });
+    return await conn.query<R>({ name, text, values });
   } finally {
-    await db.client.releaseConnection(conn);
+    await client.releaseConnection(conn);
   }
 }
 
@@ -190,9 +202,9 @@ export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, sco
     LeadStatus.toNumber(lead.status ?? 'New'),
   ];
   for (let attempt = 0; attempt < 3; attempt++) {
-    const { rows } = await queryPrepared(db, 'lcm_insert_lead_with_status', INSERT_LEAD, values);
-    if (rows.length > 0) return { kind: 'inserted', id: rows[0]!.id as number, uniqueId: rows[0]!.unique_id as string };
-    const exists = await db('campaigns').where({ id: lead.campaignId }).first('id');
+    const { rows } = await queryPrepared<{ id: number; unique_id: string }>(db, 'lcm_insert_lead_with_status', INSERT_LEAD, values);
+    if (rows.length > 0) return { kind: 'inserted', id: rows[0]!.id, uniqueId: rows[0]!.unique_id };
+    const exists = await db<{ id: number }>('campaigns').where({ id: lead.campaignId }).first('id');
     if (!exists) return { kind: 'unknown_campaign' };
     if (!(await isCampaignVisible(db, lead.campaignId, scope))) return { kind: 'forbidden' };
   }
@@ -350,7 +362,7 @@ export async function findLead(
   access: EntryAccessName,
 ): Promise<(LeadRow & { version: string }) | undefined> {
   const where = leadConditions({ uniqueIds: [uniqueId] }, scope);
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: (LeadRow & { version: string })[] }>(
     `select ${LEAD_COLUMNS}, l.xmin::text as "version" from leads l ${VISIBLE_FIELDS_JOIN} where ${where.sql}`,
     [EntryAccess.toNumber(access), ...where.bindings],
   );
@@ -360,7 +372,7 @@ export async function findLead(
 /** Whether a lead with this unique id exists in a campaign the scope can see (a reference check). */
 export async function leadVisible(db: Knex, uniqueId: string, scope: ProjectScope): Promise<boolean> {
   const where = leadConditions({ uniqueIds: [uniqueId] }, scope);
-  const { rows } = await db.raw(`select 1 from leads l where ${where.sql} limit 1`, where.bindings);
+  const { rows } = await db.raw<{ rows: unknown[] }>(`select 1 from leads l where ${where.sql} limit 1`, where.bindings);
   return rows.length > 0;
 }
 
@@ -401,13 +413,13 @@ export async function loadLeadLookups(db: Knex, filter: LeadFilter, scope: Proje
 }
 
 async function definitionFields(db: Knex, campaigns: Sql): Promise<Map<number, LeadFieldRule[]>> {
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: { id: number; fields: FieldJson[] }[] }>(
     `select d.id, ${FIELDS_JSON.replace('c.lead_definition_id', 'd.id')} as fields
        from lead_definitions d
       where d.id in (select c.lead_definition_id from campaigns c where ${campaigns.sql})`,
     campaigns.bindings,
   );
-  return new Map(rows.map((r: { id: number; fields: FieldJson[] }) => [r.id, r.fields.map(toFieldRule)]));
+  return new Map(rows.map((r) => [r.id, r.fields.map(toFieldRule)]));
 }
 
 /**

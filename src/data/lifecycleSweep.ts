@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { LeadStatus, LeadStatusName } from '../domain/enums';
+import { LeadStatus } from '../domain/enums';
 import { recordLeadEvents } from './hookEvents';
 import { SWEEP_RULES, SweepRule } from '../domain/lifecycle';
 
@@ -37,7 +37,7 @@ async function sweepBatch(db: Knex, rule: SweepRule, now: Date, zone: string, op
   const onlyCampaigns = options.campaignIds === null ? '' : 'and c.id = any(?::bigint[])';
   return db.transaction(async (trx) => {
     await trx.raw(`select set_config('TimeZone', ?, true)`, [zone]);
-    const result = await trx.raw(
+    const result = await trx.raw<{ rows: { id: number; previous_status: number }[] }>(
       `with due as (
          select l.id, l.status as previous_status
            from campaigns c
@@ -64,7 +64,7 @@ async function sweepBatch(db: Knex, rule: SweepRule, now: Date, zone: string, op
         now,
       ],
     );
-    const moved = result.rows as { id: number; previous_status: number }[];
+    const moved = result.rows;
     // Each moved lead's lead.statusChanged, in the same transaction as the move.
     await recordLeadEvents(
       trx,

@@ -27,7 +27,8 @@ export function migrationSource(dir = MIGRATIONS_DIR): Knex.MigrationSource<Migr
       return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
     getMigrationName: (migration) => migration.name,
-    getMigration: async (migration) => require(migration.file) as Knex.Migration,
+    // module.require is the require of this module (also under jest); a rejection, not a throw, when loading fails.
+    getMigration: (migration) => new Promise((resolve) => resolve(module.require(migration.file) as Knex.Migration)),
   };
 }
 

@@ -30,10 +30,21 @@ const toUnit = (r: UnitRow): OrgUnitRecord => ({
 
 /** Every org unit, root levels first, then by org code. */
 export async function listOrgUnits(db: Knex): Promise<OrgUnitRecord[]> {
-  const rows: UnitRow[] = await db('org_units')
+  const rows = await db<UnitRow>('org_units')
     .select('id', 'unique_id', 'org_code', 'name', 'level', 'parent_id')
     .orderBy([{ column: 'level' }, { column: 'org_code' }]);
   return rows.map(toUnit);
+}
+
+interface CampaignRow {
+  id: number;
+  unique_id: string;
+  name: string;
+  code: string;
+  project: string;
+  lead_definition_unique_id: string;
+  campaign_type: number;
+  active: boolean;
 }
 
 /** The campaigns of the account's projects, by code; `key` narrows them to the one with that code (else unique id). */
@@ -56,13 +67,15 @@ export async function listVisibleCampaigns(db: Knex, scope: ProjectScope, option
   if (options.key !== undefined) {
     // A code wins over another campaign's unique id that happens to be spelled the same.
     query
-      .where((q) => q.where('c.code', options.key!).orWhere('c.unique_id', options.key!))
+      .where((q) => {
+        q.where('c.code', options.key!).orWhere('c.unique_id', options.key!);
+      })
       .clearOrder()
       .orderByRaw('c.code = ? desc', [options.key])
       .limit(1);
   }
-  const rows = await query;
-  return rows.map((r: Record<string, any>): CampaignRecord => ({
+  const rows = (await query) as CampaignRow[];
+  return rows.map((r): CampaignRecord => ({
     id: r.id,
     uniqueId: r.unique_id,
     name: r.name,
@@ -72,6 +85,21 @@ export async function listVisibleCampaigns(db: Knex, scope: ProjectScope, option
     campaignType: r.campaign_type,
     active: r.active,
   }));
+}
+
+interface UserRow {
+  id: number;
+  unique_id: string;
+  username: string;
+  name: string;
+  org_code: string;
+  email: string | null;
+  inbound_phone_number: string | null;
+  parent_id: number | null;
+  roles: string[] | null;
+  employee_number: string | null;
+  payroll_number: string | null;
+  campaign_ids: (string | number)[];
 }
 
 /**
@@ -102,8 +130,8 @@ export async function listUsers(db: Knex, scope: ProjectScope, options: { orgCod
     .orderBy('u.org_code');
   if (options.orgCode !== undefined) query.where('u.org_code', options.orgCode);
   if (options.limit !== undefined) query.limit(options.limit);
-  const rows = await query;
-  return rows.map((r: Record<string, any>): UserRecord => ({
+  const rows = (await query) as UserRow[];
+  return rows.map((r): UserRecord => ({
     id: r.id,
     uniqueId: r.unique_id,
     username: r.username,
@@ -116,7 +144,7 @@ export async function listUsers(db: Knex, scope: ProjectScope, options: { orgCod
     employeeNumber: r.employee_number,
     payrollNumber: r.payroll_number,
     // bigint[] arrives as strings: pg's global int8 parser does not apply to arrays.
-    campaignIds: (r.campaign_ids as (string | number)[]).map(Number),
+    campaignIds: r.campaign_ids.map(Number),
   }));
 }
 

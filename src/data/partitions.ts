@@ -62,23 +62,23 @@ const NAME = /_p(\d{4})_(\d{2})$/;
 
 /** The month partitions of `table` (by name), oldest first. */
 export async function listMonthPartitions(db: Knex, table: string): Promise<{ name: string; month: Date }[]> {
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: { name: string }[] }>(
     `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
       where i.inhparent = ?::regclass and pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT'`,
     [table],
   );
   return rows
-    .map((r: { name: string }) => {
+    .map((r) => {
       const m = NAME.exec(r.name);
       return m ? { name: r.name, month: new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, 1)) } : undefined;
     })
-    .filter((p: unknown): p is { name: string; month: Date } => p !== undefined)
-    .sort((a: { month: Date }, b: { month: Date }) => a.month.getTime() - b.month.getTime());
+    .filter((p) => p !== undefined)
+    .sort((a, b) => a.month.getTime() - b.month.getTime());
 }
 
 async function exists(db: Knex | Knex.Transaction, name: string): Promise<boolean> {
-  const { rows } = await db.raw('select to_regclass(?) is not null as ok', [name]);
-  return rows[0].ok;
+  const { rows } = await db.raw<{ rows: { ok: boolean }[] }>('select to_regclass(?) is not null as ok', [name]);
+  return rows[0]!.ok;
 }
 
 /** UTC months (first instants) that have rows in a family's default partitions. */
@@ -86,8 +86,10 @@ async function monthsInDefault(db: Knex, family: Family): Promise<Date[]> {
   const parts = family.members.map(
     (m) => `select distinct date_trunc('month', ${m.column} at time zone 'UTC') as m from ${m.table}_default`,
   );
-  const { rows } = await db.raw(`select to_char(m, 'YYYY-MM-DD') as m from (${parts.join(' union ')}) q order by 1`);
-  return rows.map((r: { m: string }) => new Date(`${r.m}T00:00:00Z`));
+  const { rows } = await db.raw<{ rows: { m: string }[] }>(
+    `select to_char(m, 'YYYY-MM-DD') as m from (${parts.join(' union ')}) q order by 1`,
+  );
+  return rows.map((r) => new Date(`${r.m}T00:00:00Z`));
 }
 
 export interface MaintenanceReport {
@@ -133,10 +135,10 @@ async function ensureMonth(db: Knex, family: Family, month: Date, lockTimeoutMs:
       for (const m of missing) {
         const name = partitionName(m.table, month);
         await trx.raw(`create table ${name} (like ${m.table} including defaults including constraints)`);
-        const r = await trx.raw(`insert into ${name} select * from ${m.table}_default where ${m.column} >= ? and ${m.column} < ?`, [
-          from,
-          to,
-        ]);
+        const r = await trx.raw<{ rowCount: number | null }>(
+          `insert into ${name} select * from ${m.table}_default where ${m.column} >= ? and ${m.column} < ?`,
+          [from, to],
+        );
         moved += r.rowCount ?? 0;
         created.push(name);
       }

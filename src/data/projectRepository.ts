@@ -27,7 +27,7 @@ export interface ProjectSummary {
 /** The projects of the campaigns the account can see, one per case-insensitive name, sorted by name. */
 export async function listVisibleProjects(db: Knex, scope: ProjectScope): Promise<ProjectSummary[]> {
   const visible = projectVisibleSql('c.project', scope);
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: ProjectSummary[] }>(
     `select ${projectUniqueIdSql('min(c.project)')} as "uniqueId", min(c.project) as name, bool_or(c.active) as active
        from campaigns c
       where ${visible.sql}
@@ -35,7 +35,7 @@ export async function listVisibleProjects(db: Knex, scope: ProjectScope): Promis
       order by name, "uniqueId"`,
     visible.bindings as Knex.RawBinding[],
   );
-  return rows as ProjectSummary[];
+  return rows;
 }
 
 /**
@@ -78,7 +78,7 @@ export async function findProject(
   nameOrUniqueId: string,
   scope: ProjectScope,
 ): Promise<ProjectRef | undefined> {
-  const { rows } = await db.raw(
+  const { rows } = await db.raw<{ rows: { name: string; unique_id: string; visible: boolean }[] }>(
     `select min(c.project) as name, ${projectUniqueIdSql('min(c.project)')} as unique_id,
             bool_or(lower(c.project) like any(?::text[])) as visible
        from campaigns c

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Knex } from 'knex';
-import type pg from 'pg';
+import { knexClient } from './db';
 
 /**
  * Background work that every API node schedules but only one may do at a time, and only once
@@ -37,19 +37,17 @@ export interface RunJobOptions {
   node?: string;
 }
 
-type PgConnection = pg.Client;
-
 /** Runs `work` if this node gets the job's lock and the interval is due; records the run. */
 export async function runScheduledJob<T>(db: Knex, job: string, options: RunJobOptions, work: () => Promise<T>): Promise<JobOutcome<T>> {
-  const conn = (await db.client.acquireConnection()) as PgConnection;
+  const conn = await knexClient(db).acquireConnection();
   let locked = false;
   try {
     const lock = options.wait ? 'pg_advisory_lock' : 'pg_try_advisory_lock';
-    const { rows } = await conn.query(`select ${lock}($1::int, hashtext($2))::text as ok`, [LOCK_NAMESPACE, job]);
-    locked = options.wait === true || rows[0].ok === 'true';
+    const { rows } = await conn.query<{ ok: string }>(`select ${lock}($1::int, hashtext($2))::text as ok`, [LOCK_NAMESPACE, job]);
+    locked = options.wait === true || rows[0]!.ok === 'true';
     if (!locked) return { ran: false, reason: 'busy' };
 
-    const claimed = await db.raw(
+    const claimed = await db.raw<{ rows: { runs: number }[] }>(
       `insert into scheduled_jobs as j (job, last_started_at, last_node, runs) values (?, now(), ?, 1)
        on conflict (job) do update set last_started_at = now(), last_node = excluded.last_node, runs = j.runs + 1
         where ?::boolean or j.last_started_at <= now() - ?::bigint * interval '1 millisecond'
@@ -72,7 +70,7 @@ export async function runScheduledJob<T>(db: Knex, job: string, options: RunJobO
     }
   } finally {
     if (locked) await conn.query('select pg_advisory_unlock($1::int, hashtext($2))', [LOCK_NAMESPACE, job]).catch(() => undefined);
-    await db.client.releaseConnection(conn);
+    await knexClient(db).releaseConnection(conn);
   }
 }
 
@@ -86,8 +84,19 @@ export interface ScheduledJobRow {
   lastResult: unknown;
 }
 
+/** A row of scheduled_jobs. */
+interface ScheduledJobsTableRow {
+  job: string;
+  runs: number;
+  last_started_at: Date | null;
+  last_finished_at: Date | null;
+  last_node: string | null;
+  last_error: string | null;
+  last_result: unknown;
+}
+
 export async function listScheduledJobs(db: Knex): Promise<ScheduledJobRow[]> {
-  const rows = await db('scheduled_jobs').orderBy('job');
+  const rows = await db<ScheduledJobsTableRow>('scheduled_jobs').orderBy('job');
   return rows.map((r) => ({
     job: r.job,
     runs: r.runs,

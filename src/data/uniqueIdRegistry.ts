@@ -41,7 +41,9 @@ export const READY_PERIODS: RegistrySpec = {
 
 /** The registered key of a unique id, or undefined. */
 export async function findKey(db: Knex | Knex.Transaction, spec: RegistrySpec, uniqueId: string): Promise<PartitionedKey | undefined> {
-  const row = await db(spec.registry).where({ unique_id: uniqueId }).first(`${spec.idColumn} as id`, `${spec.timeColumn} as time`);
+  const row = await db(spec.registry)
+    .where({ unique_id: uniqueId })
+    .first<PartitionedKey | undefined>(`${spec.idColumn} as id`, `${spec.timeColumn} as time`);
   return row ? { id: row.id, time: row.time } : undefined;
 }
 
@@ -58,21 +60,21 @@ export async function upsertByUniqueId(
   values: Record<string, unknown>,
 ): Promise<PartitionedKey> {
   const time = values[spec.timeColumn] as Date;
-  const { rows } = await trx.raw(
+  const { rows } = await trx.raw<{ rows: { id: number }[] }>(
     `insert into ${spec.registry} (unique_id, ${spec.idColumn}, ${spec.timeColumn}) values (?, nextval('${spec.sequence}'), ?)
      on conflict (unique_id) do nothing returning ${spec.idColumn} as id`,
     [uniqueId, time],
   );
   if (rows.length > 0) {
-    const id = Number(rows[0].id);
+    const id = Number(rows[0]!.id);
     await trx(spec.table).insert({ id, unique_id: uniqueId, ...values });
     return { id, time };
   }
-  const locked = await trx.raw(
+  const locked = await trx.raw<{ rows: PartitionedKey[] }>(
     `select ${spec.idColumn} as id, ${spec.timeColumn} as time from ${spec.registry} where unique_id = ? for update`,
     [uniqueId],
   );
-  const key = locked.rows[0] as { id: number; time: Date };
+  const key = locked.rows[0]!;
   await trx(spec.table)
     .where({ id: key.id, [spec.timeColumn]: key.time })
     .update(values);

@@ -196,7 +196,7 @@ export function writeInt(b: Buffer, p: number, n: number): number {
     b[--q] = 48 + d;
     n = (n - d) / 10;
   }
-  b[--q] = 48 + n;
+  b[q - 1] = 48 + n;
   return end;
 }
 

@@ -50,9 +50,10 @@ export interface MessageOptions {
 const EMPTY_ORG: OrgSnapshot = { units: new Map(), childrenOf: new Map(), users: new Map(), usersOf: new Map(), campaigns: new Map() };
 
 /** JSON.stringify drops absent values, as the API's JSON does. */
-const plain = (value: unknown): Record<string, unknown> => JSON.parse(JSON.stringify(value));
+const plain = (value: unknown): Record<string, unknown> => JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 
-const text = (value: unknown): string | undefined => (value === undefined || value === null ? undefined : String(value));
+const text = (value: string | number | null | undefined): string | undefined =>
+  value === undefined || value === null ? undefined : String(value);
 
 export function leadMessage(
   snapshot: LeadSnapshot,
@@ -91,7 +92,7 @@ export function leadMessage(
       CampaignCode: campaign.code,
       LeadStatus: status,
       PreviousStatus: options.previousStatus,
-      Closure: text(data.closure),
+      Closure: text(data.closure as string | undefined),
       PhoneNumber: text(row.phoneNumber),
       ExternalKey: text(row.externalKey),
       Pool: snapshot.pool,
@@ -100,7 +101,7 @@ export function leadMessage(
         ? formatDateTime(snapshot.statusChangedTime, options.zone, options.dateTimeFormat)
         : undefined,
     },
-    dataFields: visibleData(JSON.parse(row.dataJson), new Set(visible.get(campaign.leadDefinitionId) ?? [])),
+    dataFields: visibleData(JSON.parse(row.dataJson) as Record<string, string>, new Set(visible.get(campaign.leadDefinitionId) ?? [])),
   };
 }
 
@@ -119,8 +120,8 @@ export function callMessage(snapshot: CallSnapshot, options: MessageOptions): Ho
       UniqueId: snapshot.row.unique_id,
       LeadUniqueId: snapshot.row.unique_lead_id,
       CampaignCode: snapshot.campaignCode,
-      LeadStatus: text(data.leadStatus),
-      Closure: text(data.leadClosure),
+      LeadStatus: text(data.leadStatus as string | undefined),
+      Closure: text(data.leadClosure as string | undefined),
       PhoneNumber: snapshot.row.lead_phone_number,
       ExternalKey: text(snapshot.row.lead_external_key),
       AgentEmail: text(snapshot.agentEmail),

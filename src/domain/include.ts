@@ -24,28 +24,31 @@
 
 export type Resolved = object | readonly object[] | null | undefined;
 
-export interface IncludeProperty<T = any> {
+// The functions of a type are method signatures: a graph holds types of different objects
+// (IncludeType<LeadRow>, IncludeType<UserRecord>, ...) as IncludeType<object>, and the engine
+// calls each with objects of its own type only. `this: void`: they are called unbound.
+export interface IncludeProperty<T = object> {
   /** Type name (a key of the graph) of the value or of each element. */
   type: string;
   many: boolean;
-  resolve: (obj: T) => Resolved;
+  resolve(this: void, obj: T): Resolved;
 }
 
-export interface IncludeType<T = any> {
+export interface IncludeType<T = object> {
   /** Identifies an object within its type (e.g. its uniqueId). */
-  identity: (obj: T) => string | number;
+  identity(this: void, obj: T): string | number;
   /**
    * A fresh plain object without complex properties. To place an included property at a given
    * position, render it as `undefined` there: JSON leaves it out unless it is filled in.
    */
-  render: (obj: T) => Record<string, unknown>;
+  render(this: void, obj: T): Record<string, unknown>;
   /** Complex properties by output name (camelCase); names are matched case-insensitively. */
   properties: Record<string, IncludeProperty<T>>;
 }
 
 export type IncludeGraph = Record<string, IncludeType>;
 
-export type Expander<T = any> = (root: T) => Record<string, unknown>;
+export type Expander<T = object> = (root: T) => Record<string, unknown>;
 
 /** Requested names, lower case: from `include=a,b`, `include=a&include=b`, or both. */
 export function parseIncludeNames(raw: unknown): Set<string> {
@@ -66,7 +69,7 @@ interface ActiveProperty {
   name: string;
   typeIndex: number;
   many: boolean;
-  resolve: (obj: any) => Resolved;
+  resolve(this: void, obj: object): Resolved;
 }
 
 interface CompiledType {
@@ -91,7 +94,7 @@ export function expand(graph: IncludeGraph, rootType: string, root: object, name
  * once. When no object can be met twice (every reachable type is reached by one path and no
  * list is involved), the expander skips identity tracking altogether.
  */
-export function compileIncludes<T extends object = any>(graph: IncludeGraph, rootType: string, names: ReadonlySet<string>): Expander<T> {
+export function compileIncludes<T extends object = object>(graph: IncludeGraph, rootType: string, names: ReadonlySet<string>): Expander<T> {
   const lowered = new Set<string>();
   for (const n of names) lowered.add(n.toLowerCase());
 
@@ -111,7 +114,7 @@ export function compileIncludes<T extends object = any>(graph: IncludeGraph, roo
   };
   const root = compile(rootType);
 
-  if (root.active.length === 0) return root.def.render as Expander<T>;
+  if (root.active.length === 0) return root.def.render;
 
   // Each type reached at most once from the root, and no lists: objects cannot repeat.
   let tree = true;

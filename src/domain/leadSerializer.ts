@@ -129,7 +129,7 @@ export function renderLead(
     externalKey: row.externalKey ?? undefined,
     pool: poolOf(lookups, row.poolId),
     campaign: { uniqueId: campaign.uniqueId, code: campaign.code },
-    data: visibleData(JSON.parse(row.dataJson), visible.get(campaign.leadDefinitionId)),
+    data: visibleData(JSON.parse(row.dataJson) as Record<string, string>, visible.get(campaign.leadDefinitionId)),
     uploadTime: formatDateTime(row.uploadTime, zone, format),
     lastModifiedTime: formatDateTime(row.lastModifiedTime, zone, format),
     firstProcessedTime: row.firstProcessedTime === null ? undefined : formatDateTime(row.firstProcessedTime, zone, format),
@@ -308,7 +308,7 @@ export function dataColumns(definitions: Map<number, LeadFieldRule[]>, access: E
   }
   const byDefinition = new Map<number, (string | undefined)[]>();
   for (const [id, fields] of definitions) {
-    const cells: (string | undefined)[] = new Array(names.length).fill(undefined);
+    const cells = new Array<string | undefined>(names.length).fill(undefined);
     for (const f of fields) if (canSeeField(access, f.access)) cells[index.get(f.name.toLowerCase())!] = f.name;
     byDefinition.set(id, cells);
   }

@@ -2,7 +2,8 @@
 
 // Strings JSON can carry between quotes as they are: no quote, backslash, control character or
 // surrogate (JSON.stringify escapes lone surrogates; paired ones are rare enough to take it too).
-const JSON_PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+// The class lists the characters allowed: from space up, without `"` (22), `\` (5C) and D800–DFFF.
+const JSON_PLAIN = /^[\u0020\u0021\u0023-\u005b\u005d-\ud7ff\ue000-\uffff]*$/;
 
 /** A JSON string literal; the common plain case without JSON.stringify. */
 export function jsonString(value: string): string {

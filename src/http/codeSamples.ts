@@ -32,7 +32,7 @@ function exampleOf(p: { example?: unknown; examples?: Record<string, { value?: u
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   if (schema.default !== undefined) return schema.default;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  const type = (Array.isArray(schema.type) ? schema.type[0] : schema.type) as string | undefined;
   if (type === 'integer' || type === 'number') return 1;
   if (type === 'boolean') return true;
   if (type === 'array') return [];

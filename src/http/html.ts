@@ -68,7 +68,8 @@ function renderValue(value: unknown): string {
   if (isPlainObject(value)) return renderObject(value);
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (typeof value === 'number') return `<span class="number">${escapeHtml(String(value))}</span>`;
-  return renderString(String(value));
+  if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') return renderString(String(value));
+  return renderString(value as string);
 }
 
 function renderObject(obj: Record<string, unknown>): string {

@@ -1,3 +1,4 @@
+import { promisify } from 'node:util';
 import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
@@ -50,7 +51,7 @@ function databaseUnreachable(cause: unknown): HttpProblem {
 }
 
 function runMiddleware(handler: express.RequestHandler, req: Request, res: Response): Promise<void> {
-  return new Promise((resolve, reject) => handler(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+  return promisify(handler)(req, res);
 }
 
 /**

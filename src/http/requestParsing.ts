@@ -32,7 +32,16 @@ function flatten(value: unknown): string[] {
   if (value === undefined || value === null) return [];
   if (Array.isArray(value)) return value.flatMap(flatten);
   if (typeof value === 'object') return []; // bracket syntax objects are not part of this API
-  return [String(value)];
+  if (
+    typeof value === 'number' ||
+    typeof value === 'boolean' ||
+    typeof value === 'bigint' ||
+    typeof value === 'symbol' ||
+    typeof value === 'function'
+  ) {
+    return [String(value)];
+  }
+  return [value as string];
 }
 
 /** Maps raw query input onto the schema's canonical names, before validation. */

@@ -119,9 +119,9 @@ function validate(input: AccountInput): void {
 }
 
 async function userId(db: Knex, orgCode: string): Promise<number> {
-  const user = await db('users').where({ org_code: orgCode }).first('id');
+  const user = await db('users').where({ org_code: orgCode }).first<{ id: number } | undefined>('id');
   if (!user) throw new AccountCommandError(`no user with org code "${orgCode}"`);
-  return user.id as number;
+  return user.id;
 }
 
 async function accountValues(db: Knex, input: AccountInput) {
@@ -141,7 +141,7 @@ async function accountValues(db: Knex, input: AccountInput) {
 /** Creates a new account; an existing username is an error. */
 export async function createAccount(db: Knex, input: AccountInput): Promise<AccountChange> {
   const values = await accountValues(db, input);
-  const [row] = await db('accounts').insert(values).onConflict('username').ignore().returning(['id', 'version']);
+  const [row] = await db('accounts').insert(values).onConflict('username').ignore().returning<AccountChange[]>(['id', 'version']);
   if (!row) throw new AccountCommandError(`account "${input.username}" already exists`);
   return { id: row.id, version: row.version };
 }
@@ -153,15 +153,15 @@ export async function upsertAccount(db: Knex, input: AccountInput): Promise<Acco
     .insert(values)
     .onConflict('username')
     .merge({ ...values, version: db.raw('accounts.version + 1') })
-    .returning(['id', 'version']);
-  return { id: row.id, version: row.version };
+    .returning<AccountChange[]>(['id', 'version']);
+  return { id: row!.id, version: row!.version };
 }
 
 async function updateAccount(db: Knex, username: string, values: Record<string, unknown>): Promise<AccountChange> {
   const [row] = await db('accounts')
     .where({ username })
     .update({ ...values, version: db.raw('version + 1') })
-    .returning(['id', 'version']);
+    .returning<AccountChange[]>(['id', 'version']);
   if (!row) throw new AccountCommandError(`no account "${username}"`);
   return { id: row.id, version: row.version };
 }

@@ -12,6 +12,7 @@ import { copyReadyPeriods } from './synthetic/readyPeriods';
 import { claimRunPrefix, reserveIdBlocks } from './synthetic/runKeys';
 import type { RunRows } from './synthetic/runRows';
 import { ensureMonthPartitions } from '../data/partitions';
+import { knexClient } from '../data/db';
 
 /**
  * `lcm generate`: a realistic synthetic data set appended to the database in one transaction
@@ -105,7 +106,7 @@ export async function generateSyntheticData(db: Knex, options: GenerateOptions):
     options.onProgress?.(0, total, 'leads');
     phase('plan');
 
-    const conn = (await trx.client.acquireConnection()) as pg.PoolClient;
+    const conn = (await knexClient(trx).acquireConnection()) as pg.PoolClient;
     const rows: RunRows = { prefix, leadBase, callBase, window, campaigns, users: organization.users, leads, calls };
 
     const contacts = await copyLeads(conn, rows, new Prng(seed, STREAMS.leadData), progress('leads'));

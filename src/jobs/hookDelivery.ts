@@ -151,7 +151,6 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
 
   const attempt = {
     ...base,
-    outcome: result.outcome,
     ...(result.statusCode !== undefined ? { statusCode: result.statusCode } : {}),
     durationMs: result.durationMs,
     ...(result.error !== undefined ? { error: result.error } : {}),
@@ -159,8 +158,7 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
   };
   if (result.outcome === 'delivered') {
     // The common case: one statement records it all, for this and the other attempts delivered meanwhile.
-    const { outcome: _delivered, ...fields } = attempt;
-    if (!(await deps.batches.recordDelivered(fields))) {
+    if (!(await deps.batches.recordDelivered(attempt))) {
       deps.logger.warn(
         { deliveryId: work.delivery.id, attempt: job.attempt },
         'hook delivery attempt not recorded: another attempt of the delivery was recorded first, or the delivery was deleted',
@@ -175,6 +173,7 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
           trx,
           {
             ...attempt,
+            outcome: result.outcome,
             status: next ? 'pending' : 'failed',
             ...(next ? { next: { time: next, delayMs: next.getTime() - now.getTime() } } : {}),
           },

@@ -84,7 +84,9 @@ export function retryPolicyOf(settings: Settings): RetryPolicy {
 }
 
 function queueLogger(logger: Logger): QueueLogger {
-  return new QueueLogger((scope) => (level, message, meta) => {
+  return new QueueLogger((scope) => (logLevel, message, meta) => {
+    // The library's LogLevel is an ambient const enum (unusable with isolatedModules): read by its string values.
+    const level: string = logLevel;
     const fields = { ...scope, ...meta, component: 'job-queue' };
     if (level === 'error') logger.error(fields, message);
     // The library warns at every start when its pool is smaller than the concurrency; with its

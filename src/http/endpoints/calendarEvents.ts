@@ -133,7 +133,8 @@ export const calendarEventReplace = defineEndpoint({
   errorStatuses: [404],
   async handler({ params, body, scope, db, zone, dateTimeFormat, clock }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
-    const { uniqueId: _ignored, ...input } = body;
+    const { calendarCode, leadUniqueId, title, notes, start, end, source, externalId } = body;
+    const input = { calendarCode, leadUniqueId, title, notes, start, end, source, externalId };
     const event = writtenEvent(await replaceEvent(db, params.UniqueId, input, scope, clock()), body.calendarCode, params.UniqueId);
     return { body: toJson(event, zone, dateTimeFormat) };
   },

@@ -197,7 +197,8 @@ export const listOrgUnitCalls = subjectCallsEndpoint(UNIT_SUBJECT, {
 
 /** Characters a file name cannot hold on common systems become `_` (`TRYG Forsikring A/S`). */
 function fileNamePart(value: string): string {
-  return value.replace(/[\\/:*?"<>|\u0000-\u001f\u007f]/g, '_');
+  // Control characters are the ones outside 20–7E and 80–FFFF.
+  return value.replace(/[\\/:*?"<>|]|[^\u0020-\u007e\u0080-\uffff]/g, '_');
 }
 
 export const callsCsv = defineEndpoint({

@@ -199,8 +199,8 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     counted: false,
     representations: ['json'],
     response: z.object({ openapi: z.string() }).loose().meta({ description: 'An OpenAPI 3.1 document.' }),
-    async handler() {
-      return { body: document() };
+    handler() {
+      return Promise.resolve({ body: document() });
     },
   });
 
@@ -219,9 +219,9 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     counted: false,
     ownMediaType: true,
     representations: ['html'],
-    async handler({ res }) {
+    handler({ res }) {
       res.type('text/html; charset=utf-8').send((referencePage ??= renderApiReferencePage()));
-      return undefined;
+      return Promise.resolve(undefined);
     },
   });
 
@@ -263,10 +263,10 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     counted: false,
     ownMediaType: true,
     representations: ['html'],
-    async handler({ res }) {
+    handler({ res }) {
       page ??= renderDocsPage(document());
       res.type('text/html; charset=utf-8').send(page);
-      return undefined;
+      return Promise.resolve(undefined);
     },
   });
 

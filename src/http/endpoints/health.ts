@@ -24,8 +24,8 @@ export const healthz = defineEndpoint({
   counted: false,
   representations: ['json'],
   response: healthBody,
-  async handler() {
-    return { body: { status: 'ok' } };
+  handler() {
+    return Promise.resolve({ body: { status: 'ok' } });
   },
 });
 

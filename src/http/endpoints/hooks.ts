@@ -250,8 +250,8 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
     response: hookMetaOut,
-    async handler() {
-      return {
+    handler() {
+      return Promise.resolve({
         title: 'Hooks: events, placeholders, templates',
         body: {
           events: HOOK_EVENTS.map((name) => ({ name, description: HOOK_EVENT_DESCRIPTIONS[name] })),
@@ -267,7 +267,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
               'HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the hook secret (verify with the standardwebhooks package). webhook-id is the delivery id, the same on every retry: use it to de-duplicate.',
           },
         },
-      };
+      });
     },
   });
 

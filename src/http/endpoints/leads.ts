@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { defineEndpoint, EndpointContext, EndpointResult, right } from '../endpoint';
-import { forbidden, HttpProblem, invalidBody, invalidParameter, notFound } from '../problem';
+import { forbidden, HttpProblem, invalidBody, notFound } from '../problem';
 import { EMPTY_SNAPSHOT, streamLeadsCsv, streamLeadsJson } from '../leadExportResponse';
 import {
   importLeadBody,

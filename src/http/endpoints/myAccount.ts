@@ -69,8 +69,8 @@ export function myAccountEndpoints(
     access: anyAccount,
     representations: ['json', 'html'],
     response: myAccountBody,
-    async handler({ account }) {
-      return { body: describeAccount(account), title: 'My account' };
+    handler({ account }) {
+      return Promise.resolve({ body: describeAccount(account), title: 'My account' });
     },
   });
 
@@ -86,14 +86,14 @@ export function myAccountEndpoints(
     access: anyAccount,
     representations: ['json', 'html'],
     response: z.array(requestLimitBody),
-    async handler({ req }) {
+    handler({ req }) {
       // The stored account: its per-service limit overrides.
       const account = req.account!;
       const body = listServices().map((service) => {
         const dailyLimit = dailyLimitFor(service, account, settings);
         return { service: service.service, dailyLimit, highLimit: isHighLimit(dailyLimit), minuteLimit: minuteLimit(dailyLimit) };
       });
-      return { body, title: 'Request limits' };
+      return Promise.resolve({ body, title: 'Request limits' });
     },
   });
 

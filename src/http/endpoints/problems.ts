@@ -45,11 +45,11 @@ export const listProblemTypesEndpoint = defineEndpoint({
   counted: false,
   representations: ['json', 'html'],
   response: z.array(problemTypeOut),
-  async handler({ res, representation }) {
+  handler({ res, representation }) {
     const types = problemTypes();
-    if (representation !== 'html') return { body: types };
+    if (representation !== 'html') return Promise.resolve({ body: types });
     const index = `<ul>${types.map((p) => `<li><a href="/api/problems/${escapeHtml(p.code)}"><code>${escapeHtml(p.code)}</code></a> ${p.status} ${escapeHtml(p.title)}: ${prose(p.meaning)}</li>`).join('')}</ul>`;
-    return sendHtml(res, 'Problem types', index + types.map(problemSection).join(''));
+    return Promise.resolve(sendHtml(res, 'Problem types', index + types.map(problemSection).join('')));
   },
 });
 
@@ -68,11 +68,11 @@ export const getProblemTypeEndpoint = defineEndpoint({
   params: problemTypePath,
   response: problemTypeOut,
   errorStatuses: [404],
-  async handler({ res, params, representation }) {
+  handler({ res, params, representation }) {
     if (!isProblemCode(params.Code)) throw notFound(`no problem type ${params.Code}`);
     const p = problemType(params.Code);
-    if (representation !== 'html') return { body: p };
-    return sendHtml(res, `Problem: ${p.title}`, problemSection(p));
+    if (representation !== 'html') return Promise.resolve({ body: p });
+    return Promise.resolve(sendHtml(res, `Problem: ${p.title}`, problemSection(p)));
   },
 });
 

@@ -278,14 +278,13 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
   authenticator.use('basic', strategy);
 
   return (req, res, next) => {
-    // passport types the handler it returns as any.
-    const handler = authenticator.authenticate('basic', { session: false }, (err: unknown, account: StoredAccount | false) => {
+    const authenticate = authenticator.authenticate('basic', { session: false }, (err: unknown, account: StoredAccount | false) => {
       if (err) return next(err);
       if (!account) return next(unauthorized());
       req.account = account;
       next();
     }) as RequestHandler;
-    void handler(req, res, next);
+    void authenticate(req, res, next);
   };
 }
 

@@ -1,5 +1,6 @@
 import type express from 'express';
 import { randomUUID } from 'node:crypto';
+import type { SerializedRequest, SerializedResponse } from 'pino';
 import pinoHttp from 'pino-http';
 import type { Logger } from '../../config/logger';
 
@@ -18,10 +19,10 @@ export function requestLogging(logger: Logger): express.RequestHandler {
       res.setHeader('X-Request-Id', id);
       return id;
     },
-    customProps: (_req, res) => ({ endpoint: (res as express.Response).locals?.service }),
+    customProps: (_req, res) => ({ endpoint: (res as express.Response).locals?.service as string | undefined }),
     serializers: {
-      req: (req) => ({ id: req.id, method: req.method, url: req.url }),
-      res: (res) => ({ statusCode: res.statusCode }),
+      req: (req: SerializedRequest) => ({ id: req.id, method: req.method, url: req.url }),
+      res: (res: SerializedResponse) => ({ statusCode: res.statusCode }),
     },
     autoLogging: { ignore: (req) => req.url === '/api/healthz' || req.url === '/api/metrics' },
   });

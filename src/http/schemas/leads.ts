@@ -62,10 +62,10 @@ const leadFilterQuery = {
   UniqueId: listParam.optional().meta({ description: 'One or more lead unique ids.' }),
 };
 
-const leadFilterObject = z.object(leadFilterQuery);
+type LeadFilterQuery = z.output<z.ZodObject<typeof leadFilterQuery>>;
 
 /** The export filter the simpleleads parameters (shared by /simpleleads and /rawleads) describe. */
-export function leadFilterFromQuery(query: z.output<typeof leadFilterObject>): LeadFilter {
+export function leadFilterFromQuery(query: LeadFilterQuery): LeadFilter {
   return resolveLeadFilter({
     projects: query.Projects,
     campaigns: query.Campaigns,

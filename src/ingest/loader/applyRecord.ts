@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { LeadStatusName } from '../../domain/enums';
 import {
   CallEndCause,
   CallLeadStatus,
   CampaignType,
   EntryAccess,
-  EntryAccessName,
   FieldType,
   LeadClosure,
   LeadStatus,
@@ -20,8 +18,22 @@ import { AccountCommandError, upsertAccount } from '../accountCommands';
 import { ensurePool, autoPoolName } from '../../data/leadPools';
 import { applyCallOutcomeToLead } from '../../data/leadLifecycleRepository';
 import { CALLS, READY_PERIODS, PartitionedKey, findKey, upsertByUniqueId } from '../../data/uniqueIdRegistry';
-import { recordCallEvent, recordCalendarEvent, recordLeadEvent } from '../../data/hookEvents';
+import { recordCallEvent, recordLeadEvent } from '../../data/hookEvents';
 import type { LoadRecord, RecordType } from './recordSchemas';
+
+/** A row of lead_definition_fields. */
+interface FieldRow {
+  id: number;
+  lead_definition_id: number;
+  name: string;
+  import_name: string | null;
+  type: FieldType;
+  required: boolean;
+  sort_order: number;
+  editable: boolean;
+  access: number;
+  external_key: boolean;
+}
 
 /** A reason the record cannot be loaded; the loader prefixes the line number. */
 export class RecordError extends Error {}
@@ -66,7 +78,7 @@ export class RecordApplier {
   private async unit(orgCode: string): Promise<{ id: number; level: number; chain: number[] }> {
     const cached = this.units.get(orgCode);
     if (cached) return cached;
-    const { rows } = await this.trx.raw(
+    const { rows } = await this.trx.raw<{ rows: { id: number; level: number }[] }>(
       `with recursive up as (
          select id, parent_id, level from org_units where org_code = ?
          union all
@@ -75,8 +87,8 @@ export class RecordApplier {
       [orgCode],
     );
     if (rows.length === 0) throw new RecordError(`unknown org unit ${JSON.stringify(orgCode)}`);
-    const chain = rows.map((r: { id: number }) => r.id);
-    const found = { id: chain[chain.length - 1], level: rows[rows.length - 1].level, chain };
+    const chain = rows.map((r) => r.id);
+    const found = { id: chain[chain.length - 1]!, level: rows[rows.length - 1]!.level, chain };
     this.units.set(orgCode, found);
     return found;
   }
@@ -84,7 +96,9 @@ export class RecordApplier {
   private async userRef(orgCode: string): Promise<{ id: number; parentId: number | null }> {
     const cached = this.users.get(orgCode);
     if (cached) return cached;
-    const row = await this.trx('users').where({ org_code: orgCode }).first('id', 'parent_id');
+    const row = await this.trx('users')
+      .where({ org_code: orgCode })
+      .first<{ id: number; parent_id: number | null } | undefined>('id', 'parent_id');
     if (!row) throw new RecordError(`unknown user ${JSON.stringify(orgCode)}`);
     const found = { id: row.id, parentId: row.parent_id };
     this.users.set(orgCode, found);
@@ -94,7 +108,9 @@ export class RecordApplier {
   private async campaignRef(code: string) {
     const cached = this.campaigns.get(code);
     if (cached) return cached;
-    const row = await this.trx('campaigns').where({ code }).first('id', 'campaign_type', 'lead_definition_id');
+    const row = await this.trx('campaigns')
+      .where({ code })
+      .first<{ id: number; campaign_type: number; lead_definition_id: number } | undefined>('id', 'campaign_type', 'lead_definition_id');
     if (!row) throw new RecordError(`unknown campaign ${JSON.stringify(code)}`);
     const found = { id: row.id, campaignType: row.campaign_type, leadDefinitionId: row.lead_definition_id };
     this.campaigns.set(code, found);
@@ -104,15 +120,15 @@ export class RecordApplier {
   private async fieldRules(leadDefinitionId: number): Promise<LeadFieldRule[]> {
     const cached = this.fields.get(leadDefinitionId);
     if (cached) return cached;
-    const rows = await this.trx('lead_definition_fields').where({ lead_definition_id: leadDefinitionId }).orderBy('id');
+    const rows = await this.trx<FieldRow>('lead_definition_fields').where({ lead_definition_id: leadDefinitionId }).orderBy('id');
     const rules = rows.map((f) => ({
-      name: f.name as string,
-      importName: f.import_name as string | null,
-      type: f.type as FieldType,
-      required: f.required as boolean,
+      name: f.name,
+      importName: f.import_name,
+      type: f.type,
+      required: f.required,
       access: EntryAccess.toName(f.access),
-      externalKey: f.external_key as boolean,
-      sortOrder: f.sort_order as number,
+      externalKey: f.external_key,
+      sortOrder: f.sort_order,
     }));
     this.fields.set(leadDefinitionId, rules);
     return rules;
@@ -128,7 +144,9 @@ export class RecordApplier {
     const parent = r.parent === undefined ? undefined : await this.unit(r.parent);
     const level = parent ? parent.level + 1 : 0;
     if (level > 4) throw new RecordError(`org unit ${JSON.stringify(r.orgCode)} would be at level ${level}; levels go from 0 to 4`);
-    const existing = await this.trx('org_units').where({ org_code: r.orgCode }).first('id', 'level');
+    const existing = await this.trx('org_units')
+      .where({ org_code: r.orgCode })
+      .first<{ id: number; level: number } | undefined>('id', 'level');
     if (existing && existing.level !== level) {
       throw new RecordError(`org unit ${JSON.stringify(r.orgCode)} cannot move to another level (${existing.level} → ${level})`);
     }
@@ -142,7 +160,7 @@ export class RecordApplier {
 
   /** Gives a clear line error when the code is taken by the other kind (users vs units). */
   private async claimOrgCode(orgCode: string, kind: 'user' | 'unit') {
-    const row = await this.trx('org_codes').where({ org_code: orgCode }).first('kind');
+    const row = await this.trx('org_codes').where({ org_code: orgCode }).first<{ kind: 'user' | 'unit' } | undefined>('kind');
     if (row && row.kind !== kind) {
       throw new RecordError(`org code ${JSON.stringify(orgCode)} is already used by ${row.kind === 'user' ? 'a user' : 'an org unit'}`);
     }
@@ -166,13 +184,13 @@ export class RecordApplier {
       .insert({ unique_id: r.uniqueId ?? randomUUID(), ...values })
       .onConflict('org_code')
       .merge([...Object.keys(values).filter((k) => k !== 'org_code'), ...(r.uniqueId ? ['unique_id'] : [])])
-      .returning('id');
+      .returning<{ id: number }[]>('id');
     this.users.delete(r.orgCode);
     if (r.campaigns !== undefined) {
-      await this.trx('user_campaigns').where({ user_id: row.id }).delete();
+      await this.trx('user_campaigns').where({ user_id: row!.id }).delete();
       for (const code of r.campaigns) {
         const c = await this.campaignRef(code);
-        await this.trx('user_campaigns').insert({ user_id: row.id, campaign_id: c.id }).onConflict().ignore();
+        await this.trx('user_campaigns').insert({ user_id: row!.id, campaign_id: c.id }).onConflict().ignore();
       }
     }
   }
@@ -191,12 +209,12 @@ export class RecordApplier {
       .insert({ unique_id: r.uniqueId ?? randomUUID(), name: r.name })
       .onConflict('name')
       .merge(r.uniqueId ? ['unique_id'] : ['name'])
-      .returning('id');
+      .returning<{ id: number }[]>('id');
     // The definition's fields are replaced as a whole: the record is the full description.
-    await this.trx('lead_definition_fields').where({ lead_definition_id: def.id }).delete();
+    await this.trx('lead_definition_fields').where({ lead_definition_id: def!.id }).delete();
     await this.trx('lead_definition_fields').insert(
       r.fields.map((f, i) => ({
-        lead_definition_id: def.id,
+        lead_definition_id: def!.id,
         name: f.name,
         import_name: f.importName ?? null,
         type: f.type,
@@ -207,11 +225,11 @@ export class RecordApplier {
         external_key: f.externalKey ?? false,
       })),
     );
-    this.fields.delete(def.id);
+    this.fields.delete(def!.id);
   }
 
   private async campaign(r: LoadRecord<'campaign'>) {
-    const def = await this.trx('lead_definitions').where({ name: r.leadDefinition }).first('id');
+    const def = await this.trx('lead_definitions').where({ name: r.leadDefinition }).first<{ id: number } | undefined>('id');
     if (!def) throw new RecordError(`unknown lead definition ${JSON.stringify(r.leadDefinition)}`);
     const interval = (ts: TimeSpan | undefined) => (ts === undefined ? null : timeSpanToPgInterval(ts));
     const values = {
@@ -260,17 +278,20 @@ export class RecordApplier {
       last_modified_by_user_id: await this.optionalUserId(r.lastModifiedByUser),
       first_processed_by_user_id: await this.optionalUserId(r.firstProcessedByUser),
     };
-    const before = r.uniqueId === undefined ? undefined : await this.trx('leads').where({ unique_id: r.uniqueId }).first('status');
+    const before =
+      r.uniqueId === undefined
+        ? undefined
+        : await this.trx('leads').where({ unique_id: r.uniqueId }).first<{ status: number } | undefined>('status');
     const [row] = await this.trx('leads')
       .insert({ unique_id: r.uniqueId ?? randomUUID(), ...values })
       .onConflict('unique_id')
       .merge(Object.keys(values))
-      .returning('id');
+      .returning<{ id: number }[]>('id');
     // A new lead is lead.created; a reloaded one whose status moved is lead.statusChanged.
-    if (before === undefined) await recordLeadEvent(this.trx, { type: 'lead.created', leadId: row.id, time: this.now() });
+    if (before === undefined) await recordLeadEvent(this.trx, { type: 'lead.created', leadId: row!.id, time: this.now() });
     else if (before.status !== values.status) {
       const previousStatus = LeadStatus.toName(before.status);
-      await recordLeadEvent(this.trx, { type: 'lead.statusChanged', leadId: row.id, previousStatus, time: this.now() });
+      await recordLeadEvent(this.trx, { type: 'lead.statusChanged', leadId: row!.id, previousStatus, time: this.now() });
     }
   }
 
@@ -302,8 +323,8 @@ export class RecordApplier {
       );
     } else {
       rule(user.parentId !== null, `user ${JSON.stringify(r.user)} belongs to no org unit; give organizationalUnits`);
-      const row = await this.trx('org_units').where({ id: user.parentId! }).first('org_code');
-      chain = (await this.unit(row.org_code)).chain;
+      const row = await this.trx('org_units').where({ id: user.parentId! }).first<{ org_code: string } | undefined>('org_code');
+      chain = (await this.unit(row!.org_code)).chain;
     }
     const ms = (ts: TimeSpan | undefined) => {
       if (ts === undefined) return null;
@@ -313,11 +334,15 @@ export class RecordApplier {
         throw new RecordError((err as Error).message);
       }
     };
-    const lead = await this.trx('leads').where({ unique_id: r.uniqueLeadId }).first('id');
+    const lead = await this.trx('leads').where({ unique_id: r.uniqueLeadId }).first<{ id: number } | undefined>('id');
     // Through the registry: calls has no index on unique_id alone (month partitions).
     const known = r.uniqueId === undefined ? undefined : await findKey(this.trx, CALLS, r.uniqueId);
     const before =
-      known === undefined ? undefined : await this.trx('calls').where({ id: known.id, start_time: known.time }).first('in_progress');
+      known === undefined
+        ? undefined
+        : await this.trx('calls')
+            .where({ id: known.id, start_time: known.time })
+            .first<{ in_progress: boolean } | undefined>('in_progress');
     const values = {
       campaign_id: campaign.id,
       lead_id: lead?.id ?? null,
@@ -357,7 +382,7 @@ export class RecordApplier {
   /** Hook for the lead lifecycle: applies a loaded call's outcome to its lead. */
   private async applyOutcome(call: PartitionedKey): Promise<void> {
     try {
-      const change = await applyCallOutcomeToLead(this.trx, call, this.zone);
+      const change = await applyCallOutcomeToLead(this.trx, call);
       if (change) {
         await recordLeadEvent(this.trx, {
           type: 'lead.statusChanged',
@@ -408,7 +433,7 @@ export class RecordApplier {
   }
 
   private async calendarEvent(r: LoadRecord<'calendarEvent'>) {
-    const calendar = await this.trx('calendars').where({ code: r.calendarCode }).first('id');
+    const calendar = await this.trx('calendars').where({ code: r.calendarCode }).first<{ id: number } | undefined>('id');
     if (!calendar) throw new RecordError(`unknown calendar ${JSON.stringify(r.calendarCode)}`);
     if (r.start.getTime() > r.end.getTime()) throw new RecordError('start is after end');
     const values = {
@@ -466,7 +491,7 @@ export class RecordApplier {
   }
 
   private async requestLimit(r: LoadRecord<'requestLimit'>) {
-    const account = await this.trx('accounts').where({ username: r.account }).first('id');
+    const account = await this.trx('accounts').where({ username: r.account }).first<{ id: number } | undefined>('id');
     if (!account) throw new RecordError(`unknown account ${JSON.stringify(r.account)}`);
     await this.trx('request_limits')
       .insert({ account_id: account.id, service: r.service, daily_limit: r.dailyLimit })

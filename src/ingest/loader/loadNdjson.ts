@@ -1,7 +1,7 @@
 import readline from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Knex } from 'knex';
-import { recordSchemas, RECORD_TYPES, LoadRecord, RecordType } from './recordSchemas';
+import { recordSchemas, RECORD_TYPES, RecordType } from './recordSchemas';
 import { RecordApplier, RecordError } from './applyRecord';
 import { describeIssues, issueSentence } from './issueText';
 

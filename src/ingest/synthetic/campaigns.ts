@@ -199,11 +199,11 @@ export async function insertCampaigns(
     const name = i === 0 ? `B2B prospect ${P}` : `Consumer ${P}`;
     const [def] = await trx('lead_definitions')
       .insert({ unique_id: `${P}-ld${i}`, name })
-      .returning('id');
-    definitionIds.push(def.id);
+      .returning<{ id: number }[]>('id');
+    definitionIds.push(def!.id);
     await trx('lead_definition_fields').insert(
       fields.map((f, sortOrder) => ({
-        lead_definition_id: def.id,
+        lead_definition_id: def!.id,
         name: f.name,
         import_name: f.importName ?? null,
         type: f.type,
@@ -232,8 +232,8 @@ export async function insertCampaigns(
         expire_after: spec.expireDays === null ? null : `${spec.expireDays} days`,
         private_expire_after: spec.privateExpireDays === null ? null : `${spec.privateExpireDays} days`,
       })
-      .returning('id');
-    campaigns.push({ spec, uid: `${P}-c${i}`, code, id: row.id, typeNumber: CampaignType.toNumber(spec.type), agents: [], pools: [] });
+      .returning<{ id: number }[]>('id');
+    campaigns.push({ spec, uid: `${P}-c${i}`, code, id: row!.id, typeNumber: CampaignType.toNumber(spec.type), agents: [], pools: [] });
   }
 
   const links: { user_id: number; campaign_id: number }[] = [];

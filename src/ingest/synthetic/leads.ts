@@ -31,8 +31,8 @@ export async function copyLeads(conn: pg.PoolClient, run: RunRows, data: Prng, o
     clockMs: leadClockMs,
   } = leads;
   const { sortKey, msPart: callMsPart, flags: callFlags, user: callUser } = calls;
-  const leadPhone: string[] = new Array(L);
-  const leadKey: string[] = new Array(L);
+  const leadPhone = new Array<string>(L);
+  const leadKey = new Array<string>(L);
   await copyRows(
     conn,
     'leads',

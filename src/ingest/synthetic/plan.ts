@@ -343,12 +343,7 @@ function playCalls(plan: Prng, leads: LeadPlan, N: number, campaigns: GenCampaig
       callStatus[i] = CallLeadStatus.toNumber(r.callLeadStatus);
       callClosure[i] = r.callLeadClosure === null ? NULL8 : LeadClosure.toNumber(r.callLeadClosure);
       const wrappedUp =
-        windowStartMs +
-        times[k]! * 1000 +
-        callMsPart[i]! +
-        Math.max(callDialing[i]!, 0) +
-        Math.max(callConversation[i]!, 0) +
-        callWrapUp[i]!;
+        windowStartMs + times[k]! * 1000 + callMsPart[i] + Math.max(callDialing[i], 0) + Math.max(callConversation[i], 0) + callWrapUp[i];
       if (r.restartStatusClock) clockMs = wrappedUp;
       changedMs = wrappedUp;
       lead = { status: r.leadStatus, attempts: r.attempts, closure: r.closure };

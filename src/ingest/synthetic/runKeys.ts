@@ -17,12 +17,12 @@ export async function reserveIdBlocks(db: Knex, leads: number, calls: number): P
     await trx.raw('LOCK TABLE leads, calls IN EXCLUSIVE MODE');
     const reserve = async (table: string, count: number): Promise<number> => {
       if (count === 0) return 0;
-      const { rows } = await trx.raw(
+      const { rows } = await trx.raw<{ rows: { first: number }[] }>(
         `select setval(s, nextval(s) + ?::bigint - 1) - ?::bigint + 1 as first
            from (select pg_get_serial_sequence(?, 'id')::regclass as s) q`,
         [count, count, table],
       );
-      return Number(rows[0].first);
+      return Number(rows[0]!.first);
     };
     return { leadBase: await reserve('leads', leads), callBase: await reserve('calls', calls) };
   });
@@ -34,7 +34,7 @@ export async function claimRunPrefix(trx: Knex.Transaction, seed: number): Promi
     const prefix = run === 1 ? `g${seed}` : `g${seed}r${run}`;
     const taken = await trx('org_units')
       .where({ unique_id: `${prefix}-ou0` })
-      .first('id');
+      .first<{ id: number } | undefined>('id');
     if (!taken) return prefix;
   }
 }
