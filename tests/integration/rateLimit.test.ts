@@ -414,7 +414,7 @@ describe('counting without Redis', () => {
   const b = useTestApp({ REDIS_URL: '', AUTH_CACHE_TTL_MS: '600000' });
 
   it('when 60 requests race against a daily limit of 5 on two instances without Redis, then exactly 5 are admitted, and the counts outlive both instances', async () => {
-    expect((await request(a.app).get('/api/readyz').expect(200)).body.redis).toBe('not-configured');
+    expect(((await request(a.app).get('/api/readyz').expect(200)).body as { redis: string }).redis).toBe('not-configured');
     const auth = await newAccount(a, w, { myaccount: 5 });
     const servers = [await a.listen(), await b.listen()];
     try {
