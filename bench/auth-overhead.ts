@@ -4,9 +4,12 @@
  *   npm run bench:auth            (node bin/run-ts.js bench/auth-overhead.ts)
  *
  * The same small authenticated request — GET /api/campaigns, four rows from Postgres — against
- * three server processes built from the same code:
+ * four server processes built from the same code:
  *   on:   the production app (composeApp): Basic auth (credential cache) → right → one Redis
  *         counting round trip → handler;
+ *   pg:   the production app without REDIS_URL: the same, counted by one statement in Postgres
+ *         (count_request, which locks the account's row of the service: one account's requests
+ *         are counted one after the other);
  *   auth: the same chain in a bench-only app, with that endpoint not counted;
  *   off:  the same again, with authentication replaced by handing over the bench account.
  * autocannon drives each once per round in a rotated order, three rounds, after a warm-up; the
@@ -15,8 +18,9 @@
  * switch for any of this: the bench builds its own apps.
  *
  * Two passes: 1 connection (latency without queueing) and 10 connections (a saturated server,
- * where latency follows CPU per request). CPU time per request of the server process and of
- * redis-server is reported too: unlike latency it does not move with other load on the machine.
+ * where latency follows CPU per request). CPU time per request of the server process, of
+ * redis-server and of Postgres (the postmaster and its backends, when it runs on this machine)
+ * is reported too: unlike latency it does not move with other load on the machine.
  *
  * Environment: BENCH_CONNECTIONS (1,10), BENCH_DURATION_S (8), BENCH_WARMUP_S (3),
  * AUTH_CACHE_TTL_MS (the setting's default).
@@ -46,23 +50,9 @@ import type { AppServices } from '../src/http/services';
 import { ExportAdmission } from '../src/http/exportAdmission';
 import { Metrics } from '../src/http/metrics';
 import { freePort } from '../tests/harness/freePort';
-import { processCpuMs } from './support';
+import { parentPid, processCpuMs, processTreeCpuMs } from './support';
 import { startRedisServer } from '../tests/harness/redisServer';
-
-// autocannon ships no types; this is the part of its API the bench uses.
-interface AutocannonResult {
-  non2xx: number;
-  errors: number;
-  latency: { p50: number; average: number };
-  requests: { average: number; total: number };
-}
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as (options: {
-  url: string;
-  connections: number;
-  duration: number;
-  headers: Record<string, string>;
-}) => Promise<AutocannonResult>;
+import autocannon from 'autocannon';
 
 const PATH = '/api/campaigns';
 const SERVICE = 'campaigns.list';
@@ -70,9 +60,14 @@ const PASSWORD = 'bench-password';
 
 // ---- server side (child process) -----------------------------------------------------------
 
-type Mode = 'off' | 'auth' | 'on';
-const MODES: readonly [Mode, Mode, Mode] = ['off', 'auth', 'on'];
-const LABEL: Record<Mode, string> = { off: 'auth + counting off', auth: 'auth only', on: 'auth + counting on' };
+type Mode = 'off' | 'auth' | 'on' | 'pg';
+const MODES: readonly [Mode, Mode, Mode, Mode] = ['off', 'auth', 'on', 'pg'];
+const LABEL: Record<Mode, string> = {
+  off: 'auth + counting off',
+  auth: 'auth only',
+  on: 'counting in Redis',
+  pg: 'counting in Postgres',
+};
 
 /**
  * The bench-only apps: createApp's middleware (request id and logging, JSON body parsing, the
@@ -96,7 +91,8 @@ function benchApp(services: AppServices, endpoints: Endpoint[], authenticate: ex
 async function serve(mode: Mode): Promise<void> {
   const settings = loadSettings({
     DATABASE_URL: process.env.BENCH_DATABASE_URL,
-    REDIS_URL: process.env.BENCH_REDIS_URL,
+    // `pg`: no Redis, so the production app counts in Postgres.
+    REDIS_URL: mode === 'pg' ? undefined : process.env.BENCH_REDIS_URL,
     LOG_LEVEL: 'silent',
     HOST: '127.0.0.1',
     PORT: '0',
@@ -105,12 +101,16 @@ async function serve(mode: Mode): Promise<void> {
   });
   const db = createDb({ url: settings.DATABASE_URL!, timezone: settings.PLATFORM_TIMEZONE, poolMax: settings.DB_POOL_MAX });
   const composed = await composeApp({ settings, db, logger: createLogger('silent') });
-  let app = composed.app.express; // `on`: the production app
+  let app = composed.app.express; // `on` and `pg`: the production app
   if (mode === 'auth') {
     app = benchApp(
       composed.services,
       composed.app.endpoints,
-      createAuthenticator(db, new CredentialCache(settings.AUTH_CACHE_TTL_MS), loginProtectionFrom(settings)),
+      createAuthenticator(
+        db,
+        new CredentialCache(settings.AUTH_CACHE_TTL_MS),
+        loginProtectionFrom(settings, composed.services.loginFailures),
+      ),
     );
   } else if (mode === 'off') {
     const account = await findAccountByUsername(db, process.env.BENCH_USERNAME!);
@@ -151,6 +151,7 @@ function startServer(mode: Mode, env: Record<string, string>): Promise<{ child: 
 
 interface Run {
   p50: number;
+  p99: number;
   /** Mean time a request takes, in ms: connections ÷ requests per second. */
   mean: number;
   rps: number;
@@ -158,6 +159,8 @@ interface Run {
   serverCpuUs: number;
   /** CPU time of redis-server per request, in µs. */
   redisCpuUs: number;
+  /** CPU time of Postgres (every backend) per request, in µs; NaN when it runs elsewhere. */
+  pgCpuUs: number;
 }
 
 /** The part of a node-redis client the bench reads Redis's CPU time with. */
@@ -174,26 +177,31 @@ async function redisCpuMs(client: RedisInfo): Promise<number> {
 async function drive(
   server: { url: string; child: ChildProcess },
   redis: RedisInfo,
+  postmaster: number,
   auth: string,
   seconds: number,
   connections: number,
 ): Promise<Run> {
   const cpu0 = processCpuMs(server.child.pid!);
   const redis0 = await redisCpuMs(redis);
+  const pg0 = processTreeCpuMs(postmaster);
   const result = await autocannon({ url: server.url + PATH, connections, duration: seconds, headers: { authorization: auth } });
   const cpu = processCpuMs(server.child.pid!) - cpu0;
   const redisCpu = (await redisCpuMs(redis)) - redis0;
+  const pgCpu = processTreeCpuMs(postmaster) - pg0;
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`${server.url}: ${result.non2xx} non-2xx answers and ${result.errors} errors; the figures would be meaningless`);
   }
   const n = result.requests.total;
   return {
     p50: result.latency.p50,
+    p99: result.latency.p99,
     // autocannon's histogram keeps whole milliseconds; Little's law gives the mean exactly.
     mean: (connections * 1000) / result.requests.average,
     rps: result.requests.average,
     serverCpuUs: (cpu * 1000) / n,
     redisCpuUs: (redisCpu * 1000) / n,
+    pgCpuUs: (pgCpu * 1000) / n,
   };
 }
 
@@ -285,6 +293,18 @@ async function main(): Promise<void> {
     const redisInfo = createClient({ url: redis.url });
     await redisInfo.connect();
     cleanups.push(() => redisInfo.close());
+    // The postmaster, whose family of processes (the backends) does the Postgres side.
+    const postmaster = await (async () => {
+      const probe = createDb({ url: databaseUrl, timezone: 'Europe/Copenhagen', poolMax: 1 });
+      try {
+        const { rows } = await probe.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
+        return parentPid(rows[0]?.pid ?? NaN);
+      } catch {
+        return NaN; // Postgres on another machine: its CPU is not measured
+      } finally {
+        await probe.destroy();
+      }
+    })();
     const pct = (a: number, b: number) => `${a >= b ? '+' : ''}${(((a - b) / b) * 100).toFixed(1)}%`;
     const load = () =>
       os
@@ -294,35 +314,68 @@ async function main(): Promise<void> {
     process.stdout.write(`GET ${PATH} (4 rows), ${duration} s a run, warm-up ${warmup} s per mode and pass; load average ${load()}\n`);
     for (const connections of connectionCounts) {
       process.stdout.write(`\n${connections} connection${connections === 1 ? '' : 's'}:\n`);
-      for (const mode of MODES) await drive(servers[mode], redisInfo, auth, warmup, connections);
-      const runs: Record<Mode, Run[]> = { off: [], auth: [], on: [] };
+      for (const mode of MODES) await drive(servers[mode], redisInfo, postmaster, auth, warmup, connections);
+      const runs: Record<Mode, Run[]> = { off: [], auth: [], on: [], pg: [] };
       // Each mode once per round, in a rotated order, so drift in the machine's load is shared.
-      for (const order of [MODES, [MODES[1], MODES[2], MODES[0]], [MODES[2], MODES[0], MODES[1]]]) {
-        for (const mode of order) {
-          const run = await drive(servers[mode], redisInfo, auth, duration, connections);
+      for (let round = 0; round < 3; round++) {
+        for (const mode of [...MODES.slice(round), ...MODES.slice(0, round)]) {
+          const run = await drive(servers[mode], redisInfo, postmaster, auth, duration, connections);
           runs[mode].push(run);
           process.stdout.write(
-            `  ${LABEL[mode].padEnd(20)} p50 ${run.p50} ms  mean ${run.mean.toFixed(3)} ms  ${Math.round(run.rps)} req/s  ` +
-              `CPU/request: server ${Math.round(run.serverCpuUs)} µs, Redis ${Math.round(run.redisCpuUs)} µs\n`,
+            `  ${LABEL[mode].padEnd(20)} p50 ${run.p50} ms  p99 ${run.p99} ms  mean ${run.mean.toFixed(3)} ms  ${Math.round(run.rps)} req/s  ` +
+              `CPU/request: server ${Math.round(run.serverCpuUs)} µs, Redis ${Math.round(run.redisCpuUs)} µs, Postgres ${Math.round(run.pgCpuUs)} µs\n`,
           );
         }
       }
       const summary = (mode: Mode) => ({
         p50: median(runs[mode].map((r) => r.p50)),
+        p99: median(runs[mode].map((r) => r.p99)),
         mean: median(runs[mode].map((r) => r.mean)),
         rps: median(runs[mode].map((r) => r.rps)),
         cpu: median(runs[mode].map((r) => r.serverCpuUs + r.redisCpuUs)),
+        pgCpu: median(runs[mode].map((r) => r.pgCpuUs)),
       });
-      const [off, authOnly, on] = [summary('off'), summary('auth'), summary('on')];
+      const [off, authOnly, on, pg] = [summary('off'), summary('auth'), summary('on'), summary('pg')];
+      const row = (
+        name: string,
+        value: (x: ReturnType<typeof summary>) => string,
+        vs: (a: ReturnType<typeof summary>, b: ReturnType<typeof summary>) => string,
+      ) => `| ${name} | ${[off, authOnly, on, pg].map(value).join(' | ')} | ${vs(on, off)} | ${vs(pg, on)} |`;
       process.stdout.write(
         [
           '',
-          `| ${connections} connection${connections === 1 ? '' : 's'}, median of 3 runs | ${LABEL.off} | ${LABEL.auth} | ${LABEL.on} | on vs off |`,
-          '|---|---|---|---|---|',
-          `| p50 latency | ${off.p50} ms | ${authOnly.p50} ms | ${on.p50} ms | ${pct(on.p50, off.p50)} |`,
-          `| mean latency | ${off.mean.toFixed(3)} ms | ${authOnly.mean.toFixed(3)} ms | ${on.mean.toFixed(3)} ms | ${pct(on.mean, off.mean)} |`,
-          `| requests/s | ${Math.round(off.rps)} | ${Math.round(authOnly.rps)} | ${Math.round(on.rps)} | ${pct(on.rps, off.rps)} |`,
-          `| CPU per request (server + Redis) | ${Math.round(off.cpu)} µs | ${Math.round(authOnly.cpu)} µs | ${Math.round(on.cpu)} µs | ${pct(on.cpu, off.cpu)} |`,
+          `| ${connections} connection${connections === 1 ? '' : 's'}, median of 3 runs | ${MODES.map((m) => LABEL[m]).join(' | ')} | Redis vs off | Postgres vs Redis |`,
+          '|---|---|---|---|---|---|---|',
+          row(
+            'p50 latency',
+            (x) => `${x.p50} ms`,
+            (a, b) => pct(a.p50, b.p50),
+          ),
+          row(
+            'p99 latency',
+            (x) => `${x.p99} ms`,
+            (a, b) => pct(a.p99, b.p99),
+          ),
+          row(
+            'mean latency',
+            (x) => `${x.mean.toFixed(3)} ms`,
+            (a, b) => pct(a.mean, b.mean),
+          ),
+          row(
+            'requests/s',
+            (x) => String(Math.round(x.rps)),
+            (a, b) => pct(a.rps, b.rps),
+          ),
+          row(
+            'CPU per request (server + Redis)',
+            (x) => `${Math.round(x.cpu)} µs`,
+            (a, b) => pct(a.cpu, b.cpu),
+          ),
+          row(
+            'CPU per request (Postgres)',
+            (x) => `${Math.round(x.pgCpu)} µs`,
+            (a, b) => pct(a.pgCpu, b.pgCpu),
+          ),
           '',
           `target (auth + counting adds at most 30% latency): ${(on.mean - off.mean) / off.mean <= 0.3 ? 'met' : 'NOT met'} by mean latency (connections ÷ req/s; autocannon's p50 has 1 ms resolution)`,
           `load average: ${load()}`,

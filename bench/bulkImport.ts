@@ -3,7 +3,7 @@
  *   npm run bench:bulk [-- --rows 100000 --formats csv,json,ndjson --batch 1000 --parallel 2 --server-node-args "--cpu-prof"]
  *
  * For each format, one POST /api/leads/bulk with `--rows` leads against the real server
- * (`lcm serve` as a child process, Basic auth, request counting in process); the requests are
+ * (`lcm serve` as a child process, Basic auth, request counting in Postgres); the requests are
  * bench/bulkRequests.ts's. Reports rows/s, time to the first result, the server's RSS (start,
  * peak, growth) sampled every 50 ms, CPU time per row of the server, Postgres and the client,
  * and checks that the database holds one lead per successful row. `--parallel` sets

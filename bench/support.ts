@@ -108,6 +108,20 @@ export function processFamilyCpuMs(rootPid: number): number {
   return total;
 }
 
+/**
+ * CPU time of a process and of its children, ended ones included, in ms: the family of
+ * processFamilyCpuMs plus what the children that ended had used (the root's cutime and
+ * cstime). For a Postgres server whose backends come and go while it is measured.
+ */
+export function processTreeCpuMs(rootPid: number): number {
+  try {
+    const fields = procStat(rootPid);
+    return processFamilyCpuMs(rootPid) + ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;

@@ -2,9 +2,9 @@ import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import { redisTarget, Settings } from '../config/settings';
 import { configurePhoneRegion, configurePlatformZone } from '../config/platform';
-import { MemoryCounterStore } from '../ratelimit/memoryCounterStore';
-import { createFailoverCounterStore } from '../ratelimit/failoverCounterStore';
-import { MemoryLoginFailures, loginFailureLimitsFrom } from '../ratelimit/loginFailures';
+import { PostgresCounterStore } from '../ratelimit/postgresCounterStore';
+import { createFailoverCounterStore, outageScope } from '../ratelimit/failoverCounterStore';
+import { PostgresLoginFailures, loginFailureLimitsFrom } from '../ratelimit/loginFailures';
 import { RedisLoginFailures } from '../ratelimit/redisLoginFailures';
 import { FailoverLoginFailures } from '../ratelimit/failoverLoginFailures';
 import type { AppServices } from '../http/services';
@@ -26,9 +26,9 @@ export interface ComposedApp {
 
 /**
  * The composition root shared by `lcm serve` and the HTTP tests: counter store (Redis or a Redis
- * Cluster with in-process failover, or in-process alone without REDIS_URL), the account-change
+ * Cluster with failover to Postgres, or Postgres alone without REDIS_URL), the account-change
  * subscription, and the app. Failed logins are counted beside the requests (Redis with the
- * same failover, or in process).
+ * same failover, or Postgres).
  */
 export async function composeApp(options: { settings: Settings; db: Knex; logger: Logger; clock?: () => Date }): Promise<ComposedApp> {
   const { settings, db, logger } = options;
@@ -74,19 +74,22 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
   });
 
   const redis = redisTarget(settings);
+  const clock = options.clock ?? (() => new Date());
+  const limits = loginFailureLimitsFrom(settings);
   let services: AppServices;
   if (redis) {
     const counter = await createFailoverCounterStore({
       url: redis,
+      db,
       logger,
       commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
+      now: () => clock().getTime(),
     });
     closers.push(() => counter.close());
     // Failed logins are counted in the same Redis, through the counters' client and failover.
-    const limits = loginFailureLimitsFrom(settings);
     const loginFailures = new FailoverLoginFailures(
       new RedisLoginFailures(counter.redisClient, limits),
-      new MemoryLoginFailures(limits),
+      new PostgresLoginFailures(db, limits, outageScope(redis)),
       counter,
     );
     services = {
@@ -96,15 +99,12 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
       reads,
       exportConnections: reads,
       logger,
-      clock: options.clock ?? (() => new Date()),
+      clock,
       counter,
       loginFailures,
       redisHealthy: () => counter.redisHealthy,
     };
   } else {
-    const counter = new MemoryCounterStore();
-    closers.push(() => counter.close());
-    const loginFailures = new MemoryLoginFailures(loginFailureLimitsFrom(settings));
     services = {
       settings,
       db,
@@ -112,9 +112,9 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
       reads,
       exportConnections: reads,
       logger,
-      clock: options.clock ?? (() => new Date()),
-      counter,
-      loginFailures,
+      clock,
+      counter: new PostgresCounterStore(db),
+      loginFailures: new PostgresLoginFailures(db, limits),
     };
   }
   const app = createApp(services);

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { CliError, OpenCliContext } from './context';
 import { sweepLeads } from '../data/lifecycleSweep';
 import { deleteExpiredIdempotencyKeys } from '../data/idempotency';
+import { deleteEndedRequestCounters } from '../data/requestCounters';
+import { deleteEndedLoginRecords } from '../data/loginRecords';
 import { parseDateTime } from '../domain/datetime';
 
 /** `lcm lifecycle sweep [--now DATETIME]`: the server's periodic sweep, run once on demand. */
@@ -25,9 +27,12 @@ export function registerLifecycle(program: Command, openCliContext: OpenCliConte
         }
         const result = await sweepLeads(ctx.db, now, zone);
         const keys = await deleteExpiredIdempotencyKeys(ctx.db);
+        // Counters end by the real clock, whatever --now says about leads.
+        const counters = (await deleteEndedRequestCounters(ctx.db, Date.now())) + (await deleteEndedLoginRecords(ctx.db));
         process.stdout.write(
           `swept: ${result.abandoned} abandoned, ${result.expired} expired` +
             (keys > 0 ? `; ${keys} expired idempotency keys deleted` : '') +
+            (counters > 0 ? `; ${counters} ended request and login counters deleted` : '') +
             '\n',
         );
       } finally {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IANAZone } from 'luxon';
+import { Duration, IANAZone } from 'luxon';
 import { isSupportedCountry } from 'libphonenumber-js';
 import bytes from 'bytes';
 
@@ -16,6 +16,21 @@ const optionalString = z
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
 
 const positiveInt = z.coerce.number().int().positive();
+
+/**
+ * A positive ISO 8601 duration of fixed length (weeks, days, hours, minutes, seconds, e.g. P1D or
+ * PT12H), read as milliseconds. Years and months have no fixed length and are refused.
+ */
+const fixedDuration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((v) => v.trim())
+    .refine((v) => !/[YM]/.test(v.split('T')[0] ?? '') && Duration.fromISO(v).isValid, {
+      message: 'must be an ISO 8601 duration in weeks, days, hours, minutes or seconds, e.g. P1D or PT12H',
+    })
+    .transform((v) => Duration.fromISO(v).toMillis())
+    .refine((ms) => ms > 0, 'must be longer than zero');
 
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -60,7 +75,7 @@ const schema = z.object({
   /** Daily limit of the bulk services (calls, exports); above 10000 makes them high-limit. */
   DEFAULT_BULK_DAILY_LIMIT: positiveInt.default(20000),
   /**
-   * How long a counting call may wait for Redis before the request is counted in process.
+   * How long a counting call may wait for Redis before the request is counted in Postgres.
    * Generous: on a busy event loop a short timeout fires for a healthy Redis.
    */
   REDIS_COMMAND_TIMEOUT_MS: positiveInt.default(1000),
@@ -113,6 +128,11 @@ const schema = z.object({
    */
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(100),
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(30000),
+  /**
+   * A credential that logged in from an address stays known-good there this long: it is served
+   * while the address is limited for failed logins, and its password checks go first.
+   */
+  AUTH_KNOWN_GOOD_TTL: fixedDuration('P1D'),
   DB_POOL_MAX: positiveInt.default(10),
   /**
    * How long a request waits for a free connection of the pool before it is answered 503 with

@@ -1,4 +1,4 @@
-import { randomBytes, scrypt as scryptCb, timingSafeEqual, ScryptOptions } from 'node:crypto';
+import { createHmac, randomBytes, scrypt as scryptCb, timingSafeEqual, ScryptOptions } from 'node:crypto';
 
 /**
  * Passwords are stored only as scrypt hashes: `scrypt$N$r$p$salt$hash` (base64). The
@@ -30,4 +30,22 @@ export async function verifyPassword(password: string, stored: string): Promise<
     p: Number(p),
   });
   return key.length === expected.length && timingSafeEqual(key, expected);
+}
+
+/**
+ * A tag of a password that verified against `stored` (the account's scrypt hash), for the
+ * known-good record of a login (docs/decisions.md, Overload and timeouts): an HMAC keyed by
+ * the stored hash, so the tag alone cannot be tried offline (the key is the hash's salt and
+ * 256-bit output), a new password or hash makes old tags worthless, and comparing one costs a
+ * microsecond instead of a scrypt.
+ */
+export function credentialTag(stored: string, password: string): string {
+  return createHmac('sha256', stored).update('lcm known-good\u0000').update(password, 'utf8').digest('base64url');
+}
+
+/** Whether two tags are equal, in time that does not depend on where they differ. */
+export function sameTag(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }

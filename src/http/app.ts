@@ -49,7 +49,7 @@ export function createApp(services: AppServices): App {
   );
   metrics.observeExports(() => admission.running);
   const api = mountEndpoints(endpoints, services, {
-    authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, metrics, services.loginFailures)),
+    authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, services.loginFailures, metrics)),
     metrics,
     admission,
   });

@@ -1,17 +1,40 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { StoredAccount } from '../data/accountRepository';
 
+/** A cached credential as `get` returns it. */
+export interface CachedCredential {
+  account: StoredAccount;
+  /** In the last fifth of its time to live: time to check it again in the background. */
+  refreshDue: boolean;
+  /** The address whose known-good record this process last wrote or saw for it, and until when that record lasts (ms). */
+  knownGood?: KnownGoodMark;
+}
+
+export interface KnownGoodMark {
+  address: string;
+  until: number;
+}
+
+interface Entry {
+  account: StoredAccount;
+  expiresAt: number;
+  knownGood?: KnownGoodMark;
+}
+
 /**
  * Verified credentials, cached so a password hash is not verified on every request. Keys are
  * a keyed hash of the Authorization header (the header itself is never kept), entries live
  * for a short TTL and are dropped when their account changes (same process or, through a
- * Redis message, another process such as `lcm`).
+ * Redis message, another process such as `lcm`). An entry in the last fifth of its TTL asks
+ * to be checked again ahead of time (`refreshDue`), so a busy credential is re-checked once in
+ * the background rather than by every request that would find it expired.
  */
 export class CredentialCache {
   private readonly secret = randomBytes(32);
-  private readonly entries = new Map<string, { account: StoredAccount; expiresAt: number }>();
+  private readonly entries = new Map<string, Entry>();
   /** Credentials that failed, by the same keyed hash: a repeat is a 401 without a password check. */
   private readonly failures = new Map<string, number>();
+  private changes = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -19,28 +42,43 @@ export class CredentialCache {
     private readonly maxEntries = 10000,
   ) {}
 
+  /**
+   * Changes with every account change the cache hears of: a check that started before one must
+   * not cache what it read (pass the value taken at its start to `set`).
+   */
+  get generation(): number {
+    return this.changes;
+  }
+
   key(authorization: string): string {
     return createHmac('sha256', this.secret).update(authorization).digest('base64');
   }
 
-  get(key: string): StoredAccount | undefined {
+  get(key: string): CachedCredential | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
+    const now = this.now();
+    if (entry.expiresAt <= now) {
       this.entries.delete(key);
       return undefined;
     }
-    return entry.account;
+    return { account: entry.account, refreshDue: now >= entry.expiresAt - this.ttlMs / 5, knownGood: entry.knownGood };
   }
 
-  set(key: string, account: StoredAccount): void {
-    if (this.ttlMs <= 0) return;
+  /** Caches verified credentials, unless an account changed since `generation` was taken. */
+  set(key: string, account: StoredAccount, generation: number, knownGood?: KnownGoodMark): void {
+    if (this.ttlMs <= 0 || generation !== this.changes) return;
+    this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) {
       // Oldest insertion first: Map keeps insertion order.
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
-    this.entries.set(key, { account, expiresAt: this.now() + this.ttlMs });
+    this.entries.set(key, { account, expiresAt: this.now() + this.ttlMs, knownGood });
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
   }
 
   /**
@@ -68,11 +106,13 @@ export class CredentialCache {
   }
 
   invalidateAccount(accountId: number): void {
+    this.changes++;
     for (const [key, entry] of this.entries) if (entry.account.id === accountId) this.entries.delete(key);
     this.failures.clear();
   }
 
   clear(): void {
+    this.changes++;
     this.entries.clear();
     this.failures.clear();
   }

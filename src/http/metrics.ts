@@ -104,6 +104,22 @@ export class Metrics {
     this.refused.inc({ reason });
   }
 
+  private readonly passwordChecks = (() => {
+    const counter = new Counter({
+      name: 'lcm_password_checks_total',
+      help: 'Password (scrypt) checks run, by outcome: passed or failed (each failed one a guess the login limits let through)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    for (const outcome of ['passed', 'failed']) counter.inc({ outcome }, 0);
+    return counter;
+  })();
+
+  /** One password check and whether it passed. */
+  countPasswordCheck(passed: boolean): void {
+    this.passwordChecks.inc({ outcome: passed ? 'passed' : 'failed' });
+  }
+
   /** The exports running now, read when scraped. */
   observeExports(running: () => number): void {
     new Gauge({
@@ -181,7 +197,7 @@ export class Metrics {
   /**
    * Gauges read at scrape time from the process's shared resources: the database pool (knex's
    * tarn pool: connections in use, idle, and requests waiting for one) and the request counter
-   * store (whether it counts in Redis, and how often it fell back to counting in process).
+   * store (whether it counts in Redis, and how often it fell back to counting in Postgres).
    */
   observe(resources: { db: Knex; counter: CounterStore }): void {
     const pool = () => poolOf(resources.db);
@@ -218,7 +234,7 @@ export class Metrics {
     new Gauge({
       name: 'lcm_redis_up',
       aggregator: 'min',
-      help: '1 while requests are counted in Redis, 0 while counted in process because Redis is unreachable',
+      help: '1 while requests are counted in Redis, 0 while counted in Postgres because Redis is unreachable',
       registers: [this.registry],
       collect() {
         this.set(stats()?.redisHealthy ? 1 : 0);
@@ -227,13 +243,13 @@ export class Metrics {
     monotonic(
       this.registry,
       'lcm_redis_fallbacks_total',
-      'Times Redis became unreachable and request counting fell back to the in-process store',
+      'Times Redis became unreachable and request counting fell back to the Postgres counters',
       () => stats()?.fallbacks ?? 0,
     );
     monotonic(
       this.registry,
       'lcm_redis_fallback_operations_total',
-      'Counter store operations (counting, peeking, /myaccount/request/counts) answered in process because Redis was unreachable',
+      'Counter store operations (counting, peeking, /myaccount/request/counts) answered from Postgres because Redis was unreachable',
       () => stats()?.fallbackOperations ?? 0,
     );
   }

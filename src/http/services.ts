@@ -20,8 +20,8 @@ export interface AppServices {
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
   counter: CounterStore;
-  /** Failed logins per address and username; undefined: counted in this process. */
-  loginFailures?: LoginFailureStore;
+  /** Failed logins per address and username, and known-good credentials (Redis or Postgres, like `counter`). */
+  loginFailures: LoginFailureStore;
   /**
    * Bulk, lag-tolerant reads: connections on the read replica while it is up, else on the
    * primary (src/data/readSource.ts). Its replica state feeds /readyz and the metrics;

@@ -3,8 +3,14 @@
  * at the first admitted request, and under the fair use policy a minute window that likewise
  * starts at the first admitted request in it (a fixed window, not a calendar minute).
  *
- * The stores share the decision (`tally`) and the header choice (`toConsumeResult`); the Redis
- * store runs the same decision in a Lua script, so both stores answer identically.
+ * The decision for one request, given the windows current at its time: when adding its weight
+ * would pass the daily limit, it is refused on the daily period; else when it would pass the
+ * minute limit (fair use only), on the minute period; else the weight is added to each window
+ * that applies, opening a window that is not running. The daily limit is checked first: when
+ * both would be exceeded, the daily period is the one to wait for. The Redis store makes it in a
+ * Lua script, the Postgres store in a SQL function (count_request,
+ * db/migrations/20261206000001_request_counters.ts), each in one atomic step; both share the
+ * header choice (`toConsumeResult`), and one test matrix holds both to the same answers.
  */
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
@@ -75,15 +81,15 @@ export interface CounterStore {
   /** The services with an unexpired daily period, sorted by name. */
   counts(accountId: number, now: number): Promise<ServiceCount[]>;
   close(): Promise<void>;
-  /** A store that fails over from Redis to counting in process: how that went (for metrics). */
+  /** A store that fails over from Redis to Postgres: how that went (for metrics). */
   fallbackStats?(): FallbackStats;
 }
 
 export interface FallbackStats {
   redisHealthy: boolean;
-  /** Times Redis became unreachable and counting moved in process. */
+  /** Times Redis became unreachable and counting moved to Postgres. */
   fallbacks: number;
-  /** Store operations answered in process because Redis was unreachable. */
+  /** Store operations answered from Postgres because Redis was unreachable. */
   fallbackOperations: number;
 }
 
@@ -98,28 +104,19 @@ export function currentWindow(w: Window | undefined, lengthMs: number, now: numb
   return w !== undefined && now < w.start + lengthMs ? w : undefined;
 }
 
+/** One (account, service) pair's windows as a store holds them (ended ones included). */
+export interface CounterEntry {
+  accountId: number;
+  service: string;
+  daily?: Window;
+  minute?: Window;
+}
+
 export interface Tally {
   exceeded?: 'daily' | 'minute';
   /** The current windows: after the increment when admitted, unchanged when refused. */
   daily?: Window;
   minute?: Window;
-}
-
-/**
- * The decision for one request, given the windows current at `input.now`. The daily limit is
- * checked first: when both would be exceeded, the daily period is the one to wait for.
- * Mirrored line by line in the Lua script of redisCounterStore.ts.
- */
-export function tally(input: ConsumeInput, daily: Window | undefined, minute: Window | undefined): Tally {
-  const { weight, now, minuteLimit } = input;
-  if ((daily?.count ?? 0) + weight > input.dailyLimit) return { exceeded: 'daily', daily, minute };
-  if (minuteLimit !== null && (minute?.count ?? 0) + weight > minuteLimit) {
-    return { exceeded: 'minute', daily, minute };
-  }
-  return {
-    daily: { start: daily?.start ?? now, count: (daily?.count ?? 0) + weight },
-    minute: minuteLimit === null ? minute : { start: minute?.start ?? now, count: (minute?.count ?? 0) + weight },
-  };
 }
 
 export function resetSeconds(w: Window | undefined, lengthMs: number, now: number): number {

@@ -1,4 +1,4 @@
-import type { LoginFailureCheck, LoginFailureStore } from './loginFailures';
+import type { LoginAttempt, LoginFailureStore, LoginSuccess } from './loginFailures';
 
 /** The Redis health the request counters track (FailoverCounterStore), shared with this store. */
 export interface SharedRedisHealth {
@@ -7,9 +7,11 @@ export interface SharedRedisHealth {
 }
 
 /**
- * Failed logins counted in Redis while the request counters find it healthy, in process
- * otherwise: a failed Redis call marks Redis down for both (the counters' probe brings both
- * back). Counts made in process during an outage stay there, as for request counting.
+ * Failed logins counted in Redis while the request counters find it healthy, in Postgres
+ * otherwise (the counts every process shares during the outage): a failed Redis call marks
+ * Redis down for both (the counters' probe brings both back). Failures and known-good records
+ * kept in Postgres during an outage are not copied to Redis: windows are minutes long, and a
+ * credential missing its record is checked like any other.
  */
 export class FailoverLoginFailures implements LoginFailureStore {
   constructor(
@@ -18,16 +20,16 @@ export class FailoverLoginFailures implements LoginFailureStore {
     private readonly health: SharedRedisHealth,
   ) {}
 
-  check(address: string, username: string): Promise<LoginFailureCheck> {
-    return this.route((s) => s.check(address, username));
+  attempt(address: string, username: string, knownGoodFirst: boolean): Promise<LoginAttempt> {
+    return this.route((s) => s.attempt(address, username, knownGoodFirst));
   }
 
-  recordFailure(address: string, username: string): Promise<void> {
-    return this.route((s) => s.recordFailure(address, username));
+  succeeded(address: string, username: string, outcome: LoginSuccess): Promise<void> {
+    return this.route((s) => s.succeeded(address, username, outcome));
   }
 
-  recordSuccess(address: string, username: string): Promise<void> {
-    return this.route((s) => s.recordSuccess(address, username));
+  failed(address: string, username: string): Promise<void> {
+    return this.route((s) => s.failed(address, username));
   }
 
   private async route<T>(op: (store: LoginFailureStore) => Promise<T>): Promise<T> {

@@ -5,6 +5,7 @@ import { loginFailureScripts } from './redisLoginFailures';
 import {
   ConsumeInput,
   ConsumeResult,
+  CounterEntry,
   CounterStore,
   DAY_MS,
   MINUTE_MS,
@@ -17,7 +18,7 @@ import {
 } from './counterStore';
 
 /**
- * Check and count in one atomic round trip; mirrors tally() in counterStore.ts.
+ * Check and count in one atomic round trip: the decision counterStore.ts describes.
  * KEYS: daily hash, minute hash (fields start in ms, count), set of the account's used services.
  * ARGV: now, weight, dailyLimit, minuteLimit (0 = no fair use), dayMs, minuteMs, service.
  * Reply: { exceeded (0 none, 1 daily, 2 minute), dailyStart (-1 none), dailyCount, minuteStart, minuteCount }.
@@ -74,6 +75,49 @@ const consumeScript = defineScript({
   transformReply: (reply: unknown) => reply as [number, number, number, number, number],
 });
 
+/**
+ * Adds one pair's windows counted elsewhere (in Postgres during an outage) to its keys. A window
+ * that has ended at `now` is dropped; one current here too gets the sum of both counts and the
+ * earlier start (so it ends no later than either); one absent here is copied.
+ * KEYS: daily hash, minute hash, services set. ARGV: now, dailyStart (-1 none), dailyCount,
+ * minuteStart, minuteCount, dayMs, minuteMs, service.
+ */
+const MERGE_LUA = `
+local now = tonumber(ARGV[1])
+
+local function merge(key, start, count, length)
+  if start < 0 or now >= start + length then return false end
+  local v = redis.call('HMGET', key, 'start', 'count')
+  local here = tonumber(v[1])
+  if here ~= nil and now < here + length then
+    if here < start then start = here end
+    count = count + (tonumber(v[2]) or 0)
+  end
+  redis.call('HSET', key, 'start', start, 'count', count)
+  redis.call('PEXPIRE', key, start + length - now)
+  return true
+end
+
+local dayMs = tonumber(ARGV[6])
+if merge(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]), dayMs) then
+  redis.call('SADD', KEYS[3], ARGV[8])
+  -- The set lives as long as its newest period: only ever lengthen its lifetime.
+  if redis.call('PTTL', KEYS[3]) < dayMs then redis.call('PEXPIRE', KEYS[3], dayMs) end
+end
+merge(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]))
+return 0
+`;
+
+const mergeScript = defineScript({
+  SCRIPT: MERGE_LUA,
+  NUMBER_OF_KEYS: 3,
+  parseCommand(parser: CommandParser, keys: [string, string, string], args: string[]) {
+    parser.pushKeys(keys);
+    parser.push(...args);
+  },
+  transformReply: (reply: unknown) => reply as number,
+});
+
 // The {accountId} hash tag puts every key of one account in one Redis Cluster slot: the script
 // touches three of them, and a cluster only runs a script whose keys share a slot.
 export const dailyKey = (accountId: number, service: string) => `rl:{${accountId}}:d:${service}`;
@@ -103,7 +147,7 @@ export function createCounterRedisClient(options: CounterRedisClientOptions) {
     connectTimeoutMs: options.connectTimeoutMs,
     maxReconnectDelayMs: options.maxReconnectDelayMs,
     // The failed-login counts (redisLoginFailures.ts) share this client and its failover.
-    scripts: { rateLimitConsume: consumeScript, ...loginFailureScripts },
+    scripts: { rateLimitConsume: consumeScript, rateLimitMerge: mergeScript, ...loginFailureScripts },
   });
 }
 
@@ -191,6 +235,31 @@ export class RedisCounterStore implements CounterStore {
       }),
     );
     return rows.filter((r): r is ServiceCount => r !== undefined);
+  }
+
+  /**
+   * Adds counts kept elsewhere to Redis (each pair in one atomic script) and returns the entries
+   * that could not be added. Concurrent commands go out in one pipeline.
+   */
+  async merge(entries: CounterEntry[], now: number): Promise<CounterEntry[]> {
+    const results = await Promise.allSettled(
+      entries.map((e) =>
+        this.client.rateLimitMerge(
+          [dailyKey(e.accountId, e.service), minuteKey(e.accountId, e.service), servicesKey(e.accountId)],
+          [
+            String(now),
+            String(e.daily?.start ?? -1),
+            String(e.daily?.count ?? 0),
+            String(e.minute?.start ?? -1),
+            String(e.minute?.count ?? 0),
+            String(DAY_MS),
+            String(MINUTE_MS),
+            e.service,
+          ],
+        ),
+      ),
+    );
+    return entries.filter((_, i) => results[i]?.status === 'rejected');
   }
 
   async close(): Promise<void> {

@@ -5,10 +5,11 @@
  * delaying every valid login and every other thread-pool user (DNS, zlib, files). Also, with
  * no bound on the queue, for the hook workers' failed-attempt writes (src/jobs/hookDelivery.ts).
  *
- * Tasks run with `low` priority (logins from an address with recent failures) wait behind
- * every normal one and never take the last free slot: a flood of guesses keeps one slot busy
- * at most (of two), so a login from an address without failures starts at once rather than
- * behind every queued guess.
+ * Waiting tasks start by priority, then in arrival order: `high` (credentials known to be good)
+ * before `normal` before `low`. Tasks with `low` priority (logins from an address with recent
+ * failures) also never take the last free slot: a flood of guesses keeps one slot busy at most
+ * (of two), so a login from an address without failures starts at once rather than behind
+ * every queued guess.
  */
 export class BoundedWorkFull extends Error {
   constructor() {
@@ -16,13 +17,14 @@ export class BoundedWorkFull extends Error {
   }
 }
 
-export type WorkPriority = 'normal' | 'low';
+export type WorkPriority = 'high' | 'normal' | 'low';
+
+const ORDER: readonly WorkPriority[] = ['high', 'normal', 'low'];
 
 export class BoundedWork {
   private running = 0;
   private runningLow = 0;
-  private readonly waiting: (() => void)[] = [];
-  private readonly waitingLow: (() => void)[] = [];
+  private readonly waiting: Record<WorkPriority, (() => void)[]> = { high: [], normal: [], low: [] };
   /** Slots low-priority tasks may hold at once: all but one (at least one). */
   private readonly lowConcurrency: number;
 
@@ -35,12 +37,12 @@ export class BoundedWork {
 
   async run<T>(task: () => Promise<T>, priority: WorkPriority = 'normal'): Promise<T> {
     const low = priority === 'low';
-    if (this.mayStart(low) && (low ? this.waiting.length + this.waitingLow.length === 0 : this.waiting.length === 0)) {
+    if (this.mayStart(low) && this.waitingAhead(priority) === 0) {
       this.start(low);
     } else {
-      if (this.waiting.length + this.waitingLow.length >= this.queue) throw new BoundedWorkFull();
+      if (this.waitingTotal() >= this.queue) throw new BoundedWorkFull();
       // The slot is counted by `dispatch` before the waiter is woken.
-      await new Promise<void>((resolve) => (low ? this.waitingLow : this.waiting).push(resolve));
+      await new Promise<void>((resolve) => this.waiting[priority].push(resolve));
     }
     try {
       return await task();
@@ -49,6 +51,20 @@ export class BoundedWork {
       if (low) this.runningLow--;
       this.dispatch();
     }
+  }
+
+  /** Waiting tasks that would start before one of `priority`. */
+  private waitingAhead(priority: WorkPriority): number {
+    let n = 0;
+    for (const p of ORDER) {
+      n += this.waiting[p].length;
+      if (p === priority) break;
+    }
+    return n;
+  }
+
+  private waitingTotal(): number {
+    return this.waiting.high.length + this.waiting.normal.length + this.waiting.low.length;
   }
 
   private mayStart(low: boolean): boolean {
@@ -60,16 +76,13 @@ export class BoundedWork {
     if (low) this.runningLow++;
   }
 
-  /** Hands free slots to waiters: normal ones first, then low ones within their share. */
+  /** Hands free slots to waiters by priority (low ones within their share). */
   private dispatch(): void {
     for (;;) {
-      if (this.waiting.length > 0 && this.mayStart(false)) {
-        this.start(false);
-        this.waiting.shift()!();
-      } else if (this.waitingLow.length > 0 && this.mayStart(true)) {
-        this.start(true);
-        this.waitingLow.shift()!();
-      } else return;
+      const next = ORDER.find((p) => this.waiting[p].length > 0 && this.mayStart(p === 'low'));
+      if (next === undefined) return;
+      this.start(next === 'low');
+      this.waiting[next].shift()?.();
     }
   }
 }

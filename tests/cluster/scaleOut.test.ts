@@ -105,7 +105,7 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
         DATABASE_READ_MAX_LAG_MS: '120000',
         REDIS_URL: redis.urls,
         REDIS_CLUSTER: 'true',
-        // Generous: a count that times out is made in process, and this test is about exact counts.
+        // Generous: a count that times out is made in Postgres, and this test is about exact counts.
         REDIS_COMMAND_TIMEOUT_MS: '5000',
         AUTH_CACHE_TTL_MS: '600000',
         SWEEP_INTERVAL_MS: String(SWEEP_INTERVAL_MS),

@@ -5,7 +5,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Writable } from 'node:stream';
 import request from 'supertest';
+import { createClient } from 'redis';
+import type { Express } from 'express';
 import { basicAuth, createTestApp, databaseUrlNamed, uniq } from '../harness/testApp';
+import { freePort } from '../harness/freePort';
+import { startRedisServer, RedisServer } from '../harness/redisServer';
 import { ALL_RIGHTS, World } from '../harness/world';
 import { useTestWorld } from '../harness/useTestWorld';
 import { createLogger } from '../../src/config/logger';
@@ -395,6 +399,119 @@ describe('Credential cache', () => {
       expect(status).toBe(401);
     } finally {
       await own.close();
+    }
+  });
+});
+
+/** Password checks an app has run so far (its metrics). */
+async function passwordChecks(app: Express): Promise<number> {
+  const text = (await request(app).get('/api/metrics').expect(200)).text;
+  let sum = 0;
+  for (const m of text.matchAll(/^lcm_password_checks_total\{outcome="(?:passed|failed)"\} (\d+)$/gm)) sum += Number(m[1]);
+  return sum;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+describe('Credential checks without a stampede', () => {
+  const TTL_MS = 1500;
+  const { t, w } = useTestWorld({ AUTH_CACHE_TTL_MS: String(TTL_MS) });
+  let url: string;
+  beforeAll(async () => {
+    url = (await t.listen()).url;
+  });
+
+  async function newAuth(): Promise<string> {
+    const username = uniq('flight-');
+    await t.load({
+      type: 'account',
+      username,
+      password: 'flight-pass',
+      user: w.users.agent,
+      projects: ['*'],
+      rights: {},
+      entryAccess: 'None',
+    });
+    return basicAuth(username, 'flight-pass');
+  }
+
+  async function timedGet(auth: string): Promise<{ status: number; ms: number }> {
+    const start = performance.now();
+    const res = await fetch(`${url}/api/myaccount`, { headers: { Authorization: auth } });
+    await res.arrayBuffer();
+    return { status: res.status, ms: performance.now() - start };
+  }
+
+  it('when 32 requests of one credential arrive just after its cache entry expired, then one password check serves them all and none waits much longer than one uncached login', async () => {
+    // The time of one uncached login on this machine now (each the first of a new account).
+    const normal: number[] = [];
+    for (let i = 0; i < 5; i++) normal.push((await timedGet(await newAuth())).ms);
+    const auth = await newAuth();
+    expect((await timedGet(auth)).status).toBe(200);
+    await sleep(TTL_MS + 100); // expired, and no request came in its last fifth
+
+    const before = await passwordChecks(t.app);
+    const results = await Promise.all(Array.from({ length: 32 }, () => timedGet(auth)));
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 32 }, () => 200));
+    expect((await passwordChecks(t.app)) - before).toBe(1);
+    // Checked one after the other, two at a time, the last would wait 16 checks.
+    const slowest = Math.max(...results.map((r) => r.ms));
+    process.stdout.write(`single flight: uncached login ${median(normal).toFixed(1)} ms, slowest of 32 ${slowest.toFixed(1)} ms\n`);
+    expect(slowest).toBeLessThan(4 * median(normal) + 100);
+  });
+
+  it('when a cached credential is used in the last fifth of its time to live, then it is served at once and checked again in the background, and the renewed entry outlives the first', async () => {
+    const auth = await newAuth();
+    expect((await timedGet(auth)).status).toBe(200);
+    const cachedAt = Date.now();
+    const before = await passwordChecks(t.app);
+    await sleep(TTL_MS * 0.85);
+    expect((await timedGet(auth)).status).toBe(200);
+    const deadline = Date.now() + 5000;
+    while ((await passwordChecks(t.app)) === before && Date.now() < deadline) await sleep(20);
+    expect((await passwordChecks(t.app)) - before).toBe(1);
+
+    // Past the first entry's end: the renewed one answers, without a further check.
+    await sleep(Math.max(0, cachedAt + TTL_MS + 100 - Date.now()));
+    const results = await Promise.all(Array.from({ length: 8 }, () => timedGet(auth)));
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 8 }, () => 200));
+    expect((await passwordChecks(t.app)) - before).toBe(1);
+  });
+
+  it('when 16 requests of one wrong credential arrive at once, then one password check answers them all with 401', async () => {
+    const before = await passwordChecks(t.app);
+    const results = await Promise.all(Array.from({ length: 16 }, () => timedGet(basicAuth(w.accounts.full.username, 'not-it'))));
+    expect(results.map((r) => r.status)).toEqual(Array.from({ length: 16 }, () => 401));
+    expect((await passwordChecks(t.app)) - before).toBe(1);
+  });
+});
+
+describe('Cached logins and Redis', () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedisServer(await freePort());
+  });
+  // /api/metrics with METRICS_REQUIRE_AUTH is authenticated but not counted: only the login could write.
+  const { t, w } = useTestWorld(() => ({ REDIS_URL: redis.url, METRICS_REQUIRE_AUTH: 'true', AUTH_CACHE_TTL_MS: '600000' }));
+  afterAll(() => redis.stop()); // declared after useTestWorld: runs once the app is closed
+
+  it('when cached credentials are used, then nothing is sent to Redis', async () => {
+    await request(t.app).get('/api/metrics').set('Authorization', w.accounts.full.auth).expect(200);
+    const observer = createClient({ url: redis.url });
+    await observer.connect();
+    try {
+      await observer.configResetStat();
+      for (let i = 0; i < 20; i++) await request(t.app).get('/api/metrics').set('Authorization', w.accounts.full.auth).expect(200);
+      const stats = String(await observer.info('commandstats'));
+      const commands = [...stats.matchAll(/^cmdstat_(\w+):/gm)].map((m) => m[1]);
+      expect(commands.filter((c) => c !== 'info' && c !== 'config')).toEqual([]);
+      // The first, uncached login did write (its known-good record): the observer sees writes.
+      await request(t.app).get('/api/metrics').set('Authorization', w.accounts.none.auth).expect(200);
+      const after = String(await observer.info('commandstats'));
+      expect(after).toMatch(/^cmdstat_evalsha:/m);
+    } finally {
+      await observer.close();
     }
   });
 });

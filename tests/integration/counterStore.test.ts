@@ -1,8 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { ConsumeInput, CounterStore, DAY_MS, MINUTE_MS } from '../../src/ratelimit/counterStore';
-import { MemoryCounterStore } from '../../src/ratelimit/memoryCounterStore';
+import type { Knex } from 'knex';
+import { PostgresCounterStore } from '../../src/ratelimit/postgresCounterStore';
 import { RedisCounterStore, createCounterRedisClient, dailyKey } from '../../src/ratelimit/redisCounterStore';
-import { CounterLogger, createFailoverCounterStore } from '../../src/ratelimit/failoverCounterStore';
+import { CounterLogger, createFailoverCounterStore, outageScope } from '../../src/ratelimit/failoverCounterStore';
+import { createDb } from '../../src/data/db';
+import { deleteEndedRequestCounters } from '../../src/data/requestCounters';
+import { testDatabaseUrl } from '../harness/testApp';
 import { minuteLimit, requestWeight } from '../../src/ratelimit/requestWeight';
 import { freePort } from '../harness/freePort';
 import { startRedisServer } from '../harness/redisServer';
@@ -64,8 +68,20 @@ async function redisClusterStore(): Promise<CounterStore> {
   }
 }
 
+/** A pool of its own on the test database (as another process would have); closing the store closes it. */
+function testPool(poolMax = 5): Knex {
+  return createDb({ url: testDatabaseUrl(), timezone: ZONE, poolMax });
+}
+
+function postgresStore(): Promise<CounterStore> {
+  const db = testPool();
+  const store = new PostgresCounterStore(db);
+  store.close = () => db.destroy();
+  return Promise.resolve(store);
+}
+
 const stores: { name: string; make: () => Promise<CounterStore> }[] = [
-  { name: 'in-process store', make: () => Promise.resolve(new MemoryCounterStore()) },
+  { name: 'Postgres store', make: postgresStore },
   { name: 'Redis store', make: () => connectedRedisStore(redisUrl()) },
   { name: 'Redis Cluster store', make: redisClusterStore },
 ];
@@ -357,6 +373,62 @@ describe('Redis store shared by two clients', () => {
   });
 });
 
+describe('Postgres store shared by two pools (two processes)', () => {
+  it('when 500 requests arrive at once through two pools against a limit of 100, then exactly 100 are admitted, each seeing its own count', async () => {
+    const [one, two] = [await postgresStore(), await postgresStore()];
+    try {
+      const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
+      const results = await Promise.all(Array.from({ length: 500 }, (_, i) => (i % 2 ? one : two).consume({ ...input, now: T0 + i })));
+      const admitted = results.filter((r) => r.allowed);
+      expect(admitted).toHaveLength(100);
+      // No lost or doubled increment: every admitted request saw a different remainder.
+      expect(admitted.map((r) => r.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+      expect(results.filter((r) => !r.allowed).every((r) => r.exceeded === 'daily' && r.remaining === 0)).toBe(true);
+      expect((await one.counts(input.accountId, T0 + 500))[0]?.count).toBe(100);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
+  it('when the store is closed and a new one made (a restart), then the counts and periods go on', async () => {
+    const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 3, minuteLimit: 240 };
+    const before = await postgresStore();
+    try {
+      for (let i = 0; i < 2; i++) expect((await before.consume({ ...input, now: T0 + i * 1000 })).allowed).toBe(true);
+    } finally {
+      await before.close();
+    }
+    const after = await postgresStore();
+    try {
+      expect(await after.counts(input.accountId, T0 + 5000)).toEqual([
+        { service: input.service, count: 2, periodStart: new Date(T0), resetSeconds: 86395, minuteCount: 2 },
+      ]);
+      expect(await after.consume({ ...input, now: T0 + 6000 })).toMatchObject({ allowed: true, remaining: 237 });
+      expect(await after.consume({ ...input, now: T0 + 7000 })).toMatchObject({ allowed: false, exceeded: 'daily' });
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('when the sweep deletes ended counters, then rows whose periods all ended go and running ones stay', async () => {
+    const db = testPool(2);
+    const store = new PostgresCounterStore(db);
+    try {
+      const accountId = newAccount();
+      const base = { accountId, weight: 1, dailyLimit: 10, minuteLimit: null };
+      const [ended, running] = [newService(), newService()];
+      await store.consume({ ...base, service: ended, now: T0 - DAY_MS - 120_000 });
+      await store.consume({ ...base, service: running, now: T0 - HOUR_MS });
+      const deleted = await deleteEndedRequestCounters(db, T0);
+      expect(deleted).toBeGreaterThanOrEqual(1);
+      const left = await db('request_counters').where({ account_id: accountId }).pluck('service');
+      expect(left).toEqual([running]);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
 describe('failover store', () => {
   function recordingLogger() {
     const lines: { level: 'info' | 'warn'; msg: string }[] = [];
@@ -376,19 +448,42 @@ describe('failover store', () => {
   }
 
   /** Reads what Redis itself holds, through a separate client. */
-  async function countsInRedis(url: string, accountId: number) {
+  async function countsInRedis(url: string, accountId: number, now = T0 + HOUR_MS) {
     const observer = await connectedRedisStore(url);
     try {
-      return await observer.counts(accountId, T0 + HOUR_MS);
+      return await observer.counts(accountId, now);
     } finally {
       await observer.close();
     }
   }
 
-  it('when its Redis stops, then it counts in process and reports unhealthy; when Redis is back, it counts in Redis again', async () => {
+  /** A failover store with a pool of its own (one API process); closing it closes the pool. */
+  async function failoverStore(
+    url: Parameters<typeof createFailoverCounterStore>[0]['url'],
+    options: { logger?: CounterLogger; startupWaitMs?: number; now?: () => number; probeIntervalMs?: number } = {},
+  ) {
+    const db = testPool();
+    const store = await createFailoverCounterStore({
+      url,
+      db,
+      logger: options.logger ?? recordingLogger().logger,
+      probeIntervalMs: options.probeIntervalMs ?? 100,
+      maxReconnectDelayMs: 200,
+      ...(options.startupWaitMs === undefined ? {} : { startupWaitMs: options.startupWaitMs }),
+      ...(options.now ? { now: options.now } : {}),
+    });
+    const close = store.close.bind(store);
+    store.close = async () => {
+      await close();
+      await db.destroy();
+    };
+    return { store, db };
+  }
+
+  it('when its Redis stops, then it counts in Postgres and reports unhealthy; when Redis is back, the outage counts are added to Redis and it counts there again', async () => {
     const server = await startRedisServer(await freePort());
     const { logger, lines } = recordingLogger();
-    const store = await createFailoverCounterStore({ url: server.url, logger, probeIntervalMs: 100, maxReconnectDelayMs: 200 });
+    const { store, db } = await failoverStore(server.url, { logger, now: () => T0 + 20 });
     const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
     try {
       expect(store.redisHealthy).toBe(true);
@@ -400,25 +495,168 @@ describe('failover store', () => {
 
       await server.stop();
       for (let i = 1; i <= 3; i++) {
-        expect(await store.consume({ ...input, now: T0 + i })).toMatchObject({ allowed: true, limit: 100 });
+        expect(await store.consume({ ...input, now: T0 + i })).toMatchObject({ allowed: true, limit: 100, remaining: 100 - i });
       }
       expect(store.redisHealthy).toBe(false);
-      // The in-process store knows only what it counted during the outage.
-      expect(await store.counts(input.accountId, T0 + HOUR_MS)).toMatchObject([{ count: 3 }]);
-      expect(lines).toEqual([{ level: 'warn', msg: expect.stringMatching(/Redis unreachable/) as jest.AsymmetricMatcher }]);
+      // Postgres knows what was counted during the outage, under the Redis's scope.
+      expect(await store.counts(input.accountId, T0 + HOUR_MS)).toMatchObject([{ count: 3, periodStart: new Date(T0 + 1) }]);
+      expect(
+        await db('request_counters')
+          .where({ scope: outageScope({ cluster: false, url: server.url }), account_id: input.accountId })
+          .pluck('daily_count'),
+      ).toEqual([3]);
+      expect(lines).toEqual([
+        { level: 'warn', msg: expect.stringMatching(/Redis unreachable: counting requests in Postgres/) as jest.AsymmetricMatcher },
+      ]);
 
       await server.start();
       await waitFor(() => store.redisHealthy);
-      expect(lines).toHaveLength(2);
-      expect(lines[1]).toEqual({ level: 'info', msg: expect.stringMatching(/Redis reachable again/) as jest.AsymmetricMatcher });
-
-      // The restarted server lost its data (no persistence) and its script cache: EVAL fallback.
-      expect((await store.consume({ ...input, now: T0 + 10 })).remaining).toBe(99);
-      expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 1, periodStart: new Date(T0 + 10) }]);
+      expect(lines.map((l) => l.msg)).toEqual([
+        expect.stringMatching(/Redis unreachable/) as jest.AsymmetricMatcher,
+        expect.stringMatching(/added to Redis/) as jest.AsymmetricMatcher,
+        expect.stringMatching(/Redis reachable again/) as jest.AsymmetricMatcher,
+      ]);
+      // The restarted server lost its own data (no persistence) but has the outage's three.
+      expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 3, periodStart: new Date(T0 + 1) }]);
+      expect(await db('request_counters').where({ account_id: input.accountId })).toEqual([]);
+      expect((await store.consume({ ...input, now: T0 + 10 })).remaining).toBe(96);
       expect(store.redisHealthy).toBe(true);
-      expect(lines).toHaveLength(2);
     } finally {
       await store.close();
+      await server.stop();
+    }
+  });
+
+  it('when two processes count during an outage, then the limit holds across both, and once Redis is back their counts are added once', async () => {
+    const server = await startRedisServer(await freePort());
+    const [a, b] = [await failoverStore(server.url, { now: () => T0 }), await failoverStore(server.url, { now: () => T0 })];
+    const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 5, minuteLimit: null };
+    try {
+      await server.stop();
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).store.consume({ ...input, now: T0 + i })));
+      expect(results.filter((r) => r.allowed)).toHaveLength(5);
+      expect(a.store.redisHealthy || b.store.redisHealthy).toBe(false);
+
+      await server.start();
+      await waitFor(() => a.store.redisHealthy && b.store.redisHealthy);
+      // Both recovered; the rows were taken by one of them only.
+      expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 5 }]);
+      expect((await a.store.consume({ ...input, now: T0 + 100 })).allowed).toBe(false);
+    } finally {
+      await Promise.all([a.store.close(), b.store.close()]);
+      await server.stop();
+    }
+  });
+
+  it('when outage counts are merged into counts Redis kept, then both add up under the earlier period start; ended windows are dropped', async () => {
+    const server = await startRedisServer(await freePort());
+    // `kept` stays on Redis throughout; `cut` loses it (as a process that lost its connection) and counts in Postgres.
+    const kept = await failoverStore(server.url);
+    // Its probe comes after the counts below (a few ms), so they are all made in Postgres.
+    const cut = await failoverStore(server.url, { now: () => T0 + 2000, probeIntervalMs: 1500 });
+    const accountId = newAccount();
+    const [earlierInPostgres, earlierInRedis, endedInPostgres] = [newService(), newService(), newService()];
+    const base = { accountId, weight: 1, dailyLimit: 100 };
+    try {
+      cut.store.markDown(new Error('test: connection lost'));
+      expect(cut.store.redisHealthy).toBe(false);
+      await cut.store.consume({ ...base, service: earlierInPostgres, minuteLimit: 240, now: T0 });
+      await cut.store.consume({ ...base, service: earlierInPostgres, minuteLimit: 240, now: T0 + 100 });
+      await kept.store.consume({ ...base, service: earlierInPostgres, minuteLimit: 240, now: T0 + 500 });
+      await kept.store.consume({ ...base, service: earlierInRedis, minuteLimit: null, now: T0 });
+      await cut.store.consume({ ...base, service: earlierInRedis, minuteLimit: null, now: T0 + 700 });
+      await cut.store.consume({ ...base, service: endedInPostgres, minuteLimit: null, now: T0 - DAY_MS });
+
+      expect((await cut.db('request_counters').where({ account_id: accountId }).pluck('service')).sort()).toEqual(
+        [earlierInPostgres, earlierInRedis, endedInPostgres].sort(),
+      );
+
+      // The probe finds Redis answering and merges before switching back.
+      await waitFor(() => cut.store.redisHealthy);
+      expect(await countsInRedis(server.url, accountId, T0 + 2000)).toEqual(
+        [
+          { service: earlierInPostgres, count: 3, periodStart: new Date(T0), resetSeconds: 86398, minuteCount: 3 },
+          { service: earlierInRedis, count: 2, periodStart: new Date(T0), resetSeconds: 86398, minuteCount: 0 },
+        ].sort((x, y) => (x.service < y.service ? -1 : 1)),
+      );
+      // The merged minute window keeps the earlier start too: it ends 60 s after T0.
+      expect(await kept.store.consume({ ...base, service: earlierInPostgres, minuteLimit: 3, now: T0 + 59_000 })).toMatchObject({
+        allowed: false,
+        exceeded: 'minute',
+        retryAfterSeconds: 1,
+      });
+    } finally {
+      await Promise.all([kept.store.close(), cut.store.close()]);
+      await server.stop();
+    }
+  });
+
+  it('when two stores take the outage rows at the same moment, then every row goes to exactly one of them', async () => {
+    const scope = `test:${newService()}`;
+    const [db1, db2] = [testPool(2), testPool(2)];
+    const [one, two] = [new PostgresCounterStore(db1, scope), new PostgresCounterStore(db2, scope)];
+    try {
+      const accountId = newAccount();
+      for (let i = 0; i < 20; i++)
+        await one.consume({ accountId, service: `s${i}`, weight: 1, dailyLimit: 10, minuteLimit: null, now: T0 });
+      const taken: string[][] = [[], []];
+      const slowly = (into: string[]) => async (entries: { service: string }[]) => {
+        into.push(...entries.map((e) => e.service));
+        await new Promise((r) => setTimeout(r, 200));
+        return [];
+      };
+      const [first = [], second = []] = taken;
+      const placed = await Promise.all([one.takeAll(slowly(first)), two.takeAll(slowly(second))]);
+      expect(placed[0] + placed[1]).toBe(20);
+      expect([...first, ...second].sort()).toEqual(Array.from({ length: 20 }, (_, i) => `s${i}`).sort());
+    } finally {
+      await Promise.all([db1.destroy(), db2.destroy()]);
+    }
+  });
+
+  it('when the rows could not all be placed, then those left go back and are taken next time', async () => {
+    const scope = `test:${newService()}`;
+    const db = testPool(2);
+    const store = new PostgresCounterStore(db, scope);
+    try {
+      const accountId = newAccount();
+      for (const service of ['a', 'b', 'c'])
+        await store.consume({ accountId, service, weight: 2, dailyLimit: 10, minuteLimit: null, now: T0 });
+      expect(await store.takeAll((entries) => Promise.resolve(entries.filter((e) => e.service !== 'b')))).toBe(1);
+      expect(await store.counts(accountId, T0 + 1)).toMatchObject([
+        { service: 'a', count: 2 },
+        { service: 'c', count: 2 },
+      ]);
+      const second: string[] = [];
+      expect(
+        await store.takeAll((entries) => {
+          second.push(...entries.map((e) => e.service));
+          return Promise.resolve([]);
+        }),
+      ).toBe(2);
+      expect(second.sort()).toEqual(['a', 'c']);
+      expect(await store.counts(accountId, T0 + 1)).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('when a process left outage counts in Postgres, then the next store to start on that Redis adds them to it', async () => {
+    const server = await startRedisServer(await freePort());
+    const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
+    const first = await failoverStore(server.url);
+    try {
+      first.store.markDown(new Error('test: connection lost'));
+      for (let i = 0; i < 4; i++) await first.store.consume({ ...input, now: T0 + i });
+    } finally {
+      await first.store.close(); // as a process that ends before its probe brought it back
+    }
+    const next = await failoverStore(server.url, { now: () => T0 + 10 });
+    try {
+      expect(next.store.redisHealthy).toBe(true);
+      expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 4, periodStart: new Date(T0) }]);
+    } finally {
+      await next.store.close();
       await server.stop();
     }
   });
@@ -426,8 +664,7 @@ describe('failover store', () => {
   it('when the cluster master holding an account is killed, then it reports unhealthy before any count fails, and counts on in Redis after the fail-over', async () => {
     const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1 });
     const target = { cluster: true as const, rootUrls: [cluster.nodes[0]!.url] };
-    const { logger } = recordingLogger();
-    const store = await createFailoverCounterStore({ url: target, logger, probeIntervalMs: 100, maxReconnectDelayMs: 200 });
+    const { store } = await failoverStore(target);
     const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
     try {
       for (let i = 0; i < 5; i++) await store.consume({ ...input, now: T0 + i });
@@ -448,16 +685,10 @@ describe('failover store', () => {
     }
   });
 
-  it('when Redis is down at start-up, then it starts in process and moves to Redis once it is up', async () => {
+  it('when Redis is down at start-up, then it starts on Postgres and moves to Redis, with what it counted, once it is up', async () => {
     const port = await freePort();
     const { logger, lines } = recordingLogger();
-    const store = await createFailoverCounterStore({
-      url: `redis://127.0.0.1:${port}`,
-      logger,
-      startupWaitMs: 300,
-      probeIntervalMs: 100,
-      maxReconnectDelayMs: 200,
-    });
+    const { store } = await failoverStore(`redis://127.0.0.1:${port}`, { logger, startupWaitMs: 300, now: () => T0 });
     let server: Awaited<ReturnType<typeof startRedisServer>> | undefined;
     try {
       expect(store.redisHealthy).toBe(false);
@@ -467,8 +698,8 @@ describe('failover store', () => {
 
       server = await startRedisServer(port);
       await waitFor(() => store.redisHealthy);
-      await store.consume(input);
-      expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 1 }]);
+      expect((await store.consume(input)).remaining).toBe(3);
+      expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 2 }]);
     } finally {
       await store.close();
       await server?.stop();

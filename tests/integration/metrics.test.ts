@@ -120,7 +120,7 @@ describe('metrics of the Redis fallback', () => {
   const { t, w } = useTestWorld(() => ({ REDIS_URL: redis.url, AUTH_CACHE_TTL_MS: '600000' }));
   afterAll(() => redis.stop()); // declared after useTestWorld: runs once the app is closed
 
-  it('when Redis stops, then lcm_redis_up drops to 0 and the fallback and the operations answered in process are counted', async () => {
+  it('when Redis stops, then lcm_redis_up drops to 0 and the fallback and the operations answered from Postgres are counted', async () => {
     const get = () => request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth).expect(200);
     await get();
     let text = await scrape(t);
@@ -142,7 +142,7 @@ describe('metrics of the Redis fallback', () => {
     await get();
     text = await scrape(t);
     expect(sample(text, 'lcm_redis_up')).toBe(1);
-    // Counted in Redis again: nothing more answered in process.
+    // Counted in Redis again: nothing more answered from Postgres.
     expect(sample(text, 'lcm_redis_fallback_operations_total')).toBe(2);
   });
 });

@@ -403,7 +403,7 @@ describe('exactness under concurrency', () => {
         }),
       );
       const ok = responses.filter((r) => r.status === 200);
-      // More than 100 means some requests were counted in process: a failover during the burst.
+      // More than 100 means some requests were counted in Postgres: a failover during the burst.
       expect(ok.length).toBe(100);
       expect(responses.filter((r) => r.status === 429).length).toBe(400);
       // Each admitted request saw a distinct counter value: no lost or doubled increment.
@@ -412,6 +412,48 @@ describe('exactness under concurrency', () => {
       expect(counts['myaccount']!.count).toBe(100);
     } finally {
       for (const s of servers) await s.close();
+    }
+  });
+});
+
+describe('counting without Redis', () => {
+  // Two app instances on the same database and no REDIS_URL: two worker processes of one node.
+  const { t: a, w } = useTestWorld({ REDIS_URL: '', AUTH_CACHE_TTL_MS: '600000' });
+  const b = useTestApp({ REDIS_URL: '', AUTH_CACHE_TTL_MS: '600000' });
+
+  it('when 60 requests race against a daily limit of 5 on two instances without Redis, then exactly 5 are admitted, and the counts outlive both instances', async () => {
+    expect(((await request(a.app).get('/api/readyz').expect(200)).body as { redis: string }).redis).toBe('not-configured');
+    const auth = await newAccount(a, w, { myaccount: 5 });
+    const servers = [await a.listen(), await b.listen()];
+    try {
+      // Warm each instance's credential cache on another service, so the race is about counting.
+      for (const s of servers) {
+        expect((await fetch(`${s.url}/api/myaccount/request/limits`, { headers: { Authorization: auth } })).status).toBe(200);
+      }
+      const responses = await Promise.all(
+        Array.from({ length: 60 }, async (_, i) => {
+          const res = await fetch(`${servers[i % 2]!.url}/api/myaccount`, { headers: { Authorization: auth } });
+          await res.arrayBuffer();
+          return { status: res.status, remaining: Number(res.headers.get('x-rate-limit-remaining')) };
+        }),
+      );
+      const ok = responses.filter((r) => r.status === 200);
+      expect(ok.map((r) => r.remaining).sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4]);
+      expect(responses.filter((r) => r.status === 429)).toHaveLength(55);
+    } finally {
+      for (const s of servers) await s.close();
+    }
+
+    // Both instances end (a restart of the node); the next ones find the same counts.
+    const again = [await createTestApp({ REDIS_URL: '' }), await createTestApp({ REDIS_URL: '' })];
+    try {
+      const counts = await countsOf(again[0]!, auth);
+      expect(counts['myaccount']).toMatchObject({ count: 5 });
+      const refused = await request(again[1]!.app).get('/api/myaccount').set('Authorization', auth);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(86000);
+    } finally {
+      await Promise.all(again.map((x) => x.close()));
     }
   });
 });
@@ -440,35 +482,43 @@ describe('Redis outage', () => {
     }
   }
 
-  it('when Redis stops, then requests are still served and counted in process, readyz says down, and counting returns to Redis when it is back', async () => {
-    const auth = await newAccount(t, w, { myaccount: 1000 });
+  it('when Redis stops, then requests are counted in Postgres across instances and readyz says down; when it is back, the outage counts are in Redis and the limit holds', async () => {
+    const auth = await newAccount(t, w, { myaccount: 6 });
+    const get = (app: TestApp) => request(app.app).get('/api/myaccount').set('Authorization', auth);
     const remaining = async (app: TestApp) => {
-      const res = await request(app.app).get('/api/myaccount').set('Authorization', auth);
+      const res = await get(app);
       expect(res.status).toBe(200);
       return rateHeaders(res).remaining;
     };
     expect(await readyRedis(t)).toBe('up');
-    expect(await remaining(t)).toBe(999);
-    expect(await remaining(t)).toBe(998);
+    expect(await remaining(t)).toBe(5);
 
     await redis.stop();
-    // Served without Redis, counted by the in-process store (which starts its own period).
-    expect(await remaining(t)).toBe(999);
-    expect(await remaining(t)).toBe(998);
-    expect(await readyRedis(t)).toBe('down');
-    const limited = await request(t.app).get('/api/myaccount/request/counts').set('Authorization', auth);
-    expect(limited.status).toBe(200);
-    expect((limited.body as RequestCount[]).find((r) => r.service === 'myaccount')!.count).toBe(2);
-
-    await redis.start();
-    expect(await waitForRedis(t, 'up')).toBe('up');
-    // The restarted Redis is empty (no persistence): 999 here, where the in-process store would say 997.
-    expect(await remaining(t)).toBe(999);
-    // A second instance on the same Redis continues the same counter: proof it lives in Redis.
-    const other = await createTestApp({ REDIS_URL: redis.url, AUTH_CACHE_TTL_MS: '600000' });
+    let other: TestApp | undefined;
     try {
-      expect(await readyRedis(other)).toBe('up');
-      expect(await remaining(other)).toBe(998);
+      // Counted in Postgres during the outage (a budget of its own: Redis's count cannot be read).
+      expect(await remaining(t)).toBe(5);
+      expect(await remaining(t)).toBe(4);
+      expect(await readyRedis(t)).toBe('down');
+      // An instance that starts during the outage counts on the same Postgres rows.
+      other = await createTestApp({ REDIS_URL: redis.url, AUTH_CACHE_TTL_MS: '600000' });
+      expect(await readyRedis(other)).toBe('down');
+      expect(await remaining(other)).toBe(3);
+      const counts = await countsOf(t, auth);
+      expect(counts['myaccount']?.count).toBe(3);
+    } finally {
+      await redis.start();
+    }
+    try {
+      expect(await waitForRedis(t, 'up')).toBe('up');
+      expect(await waitForRedis(other, 'up')).toBe('up');
+      // The restarted Redis lost its own count (no persistence) and holds the outage's 3.
+      const counts = await countsOf(other, auth);
+      expect(counts['myaccount']?.count).toBe(3);
+      expect(await remaining(t)).toBe(2);
+      expect(await remaining(other)).toBe(1);
+      expect(await remaining(t)).toBe(0);
+      expect((await get(other)).status).toBe(429);
     } finally {
       await other.close();
     }

@@ -30,7 +30,7 @@ describe('API nodes on a Redis Cluster', () => {
     cluster = await startRedisCluster({ masters: 3 });
   }, 180_000);
   // Each app discovers the cluster through a different node. A generous command time-out: a
-  // count that times out is made in process, and this is about counting in the cluster.
+  // count that times out is made in Postgres, and this is about counting in the cluster.
   const common = { AUTH_CACHE_TTL_MS: '600000', REDIS_COMMAND_TIMEOUT_MS: '15000' };
   const { t: a, w } = useTestWorld(() => ({ ...common, REDIS_URL: cluster.nodes[0]!.url, REDIS_CLUSTER: 'true' }));
   const b = useTestApp(() => ({ ...common, REDIS_CLUSTER: `${cluster.nodes[2]!.url},${cluster.nodes[1]!.url}` }));

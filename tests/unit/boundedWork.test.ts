@@ -87,3 +87,44 @@ describe("BoundedWork without a bound on its queue (the hook workers' failed-att
     expect(await next).toBe('yes');
   });
 });
+
+describe('BoundedWork priorities', () => {
+  it('when high, normal and low tasks wait, then each freed slot goes to a high one first, then normal, then low', async () => {
+    const work = new BoundedWork(1, 10);
+    const order: string[] = [];
+    const gates: (() => void)[] = [];
+    const task = (name: string, priority: 'high' | 'normal' | 'low') =>
+      work.run(async () => {
+        order.push(name);
+        await new Promise<void>((r) => gates.push(r));
+      }, priority);
+    const tasks = [task('first', 'normal'), task('low', 'low'), task('normal', 'normal'), task('high1', 'high'), task('high2', 'high')];
+    while (order.length < 5 || gates.length > 0) {
+      await new Promise((r) => setImmediate(r));
+      gates.shift()?.();
+    }
+    await Promise.all(tasks);
+    expect(order).toEqual(['first', 'high1', 'high2', 'normal', 'low']);
+  });
+
+  it('when a high task comes while the slots are free, then it starts at once even with low tasks holding their share', async () => {
+    const work = new BoundedWork(2, 10);
+    const started: string[] = [];
+    const gates: (() => void)[] = [];
+    const task = (name: string, priority: 'high' | 'low') =>
+      work.run(async () => {
+        started.push(name);
+        await new Promise<void>((r) => gates.push(r));
+      }, priority);
+    const lows = [task('low1', 'low'), task('low2', 'low')];
+    await new Promise((r) => setImmediate(r));
+    const high = task('high', 'high');
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual(['low1', 'high']);
+    while (gates.length > 0 || started.length < 3) {
+      gates.shift()?.();
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all([...lows, high]);
+  });
+});

@@ -4,12 +4,12 @@ import passport from 'passport';
 import { BasicStrategy } from 'passport-http';
 import type { Knex } from 'knex';
 import { findAccountByUsername, StoredAccount } from '../../data/accountRepository';
-import { verifyPassword } from '../../domain/password';
+import { credentialTag, sameTag, verifyPassword } from '../../domain/password';
 import { textProblem } from '../../domain/textSafety';
 import { HttpProblem } from '../problem';
-import type { CredentialCache } from '../credentialCache';
-import { BoundedWork, BoundedWorkFull } from '../../streams/boundedWork';
-import { LoginFailureStore, MemoryLoginFailures, loginFailureLimitsFrom } from '../../ratelimit/loginFailures';
+import type { CredentialCache, KnownGoodMark } from '../credentialCache';
+import { BoundedWork, BoundedWorkFull, WorkPriority } from '../../streams/boundedWork';
+import type { LoginFailureStore } from '../../ratelimit/loginFailures';
 import type { Settings } from '../../config/settings';
 import type { Metrics } from '../metrics';
 
@@ -72,7 +72,9 @@ export interface LoginProtection {
   checks: BoundedWork;
   /** Longest time a failed credential is remembered (within the credential cache's TTL). */
   failureCacheMs: number;
-  metrics?: Pick<Metrics, 'countRefused'>;
+  /** How long a known-good record lasts (AUTH_KNOWN_GOOD_TTL): one with less than half of it left is written again. */
+  knownGoodTtlMs: number;
+  metrics?: Pick<Metrics, 'countRefused' | 'countPasswordCheck'>;
 }
 
 /** Password checks that may wait for a free slot; more are answered 503 at once. */
@@ -80,85 +82,191 @@ const PASSWORD_CHECK_QUEUE = 200;
 /** Longest time failed credentials are remembered (and answered 401 without a check). */
 const FAILED_CREDENTIAL_MS = 60_000;
 
-/**
- * The login protection the settings describe (one per app): failures counted in `failures`
- * (the Redis-backed store from the composition root), or in this process when none is given.
- */
+/** The login protection the settings describe (one per app), counting in `failures` (composition root). */
 export function loginProtectionFrom(
-  settings: Pick<
-    Settings,
-    'LOGIN_FAILURES_PER_ADDRESS' | 'LOGIN_FAILURES_PER_USER' | 'LOGIN_FAILURE_WINDOW_MS' | 'PASSWORD_CHECK_CONCURRENCY'
-  >,
-  metrics?: Pick<Metrics, 'countRefused'>,
-  failures: LoginFailureStore = new MemoryLoginFailures(loginFailureLimitsFrom(settings)),
+  settings: Pick<Settings, 'PASSWORD_CHECK_CONCURRENCY' | 'AUTH_KNOWN_GOOD_TTL'>,
+  failures: LoginFailureStore,
+  metrics?: Pick<Metrics, 'countRefused' | 'countPasswordCheck'>,
 ): LoginProtection {
   return {
     failures,
     checks: new BoundedWork(settings.PASSWORD_CHECK_CONCURRENCY, PASSWORD_CHECK_QUEUE),
     failureCacheMs: FAILED_CREDENTIAL_MS,
+    knownGoodTtlMs: settings.AUTH_KNOWN_GOOD_TTL,
     ...(metrics ? { metrics } : {}),
   };
 }
 
 /**
- * HTTP Basic through passport-http (no sessions). The verify step, cheapest first: verified
- * credentials from the cache; an address (or address and username) with too many recent
- * failures gets a 429 with Retry-After; credentials that failed recently are a 401 without a
- * password check; otherwise the account is loaded and its scrypt hash checked, at most a few
- * at once, those from addresses with recent failures behind the others and never in every
- * slot (more waiting than the queue holds: a 503), and the outcome is remembered
- * (docs/decisions.md, Overload and timeouts).
+ * The outcome of one password check that requests with the same Authorization value share:
+ * the account, false for wrong credentials, or `unchecked` when there is no outcome to share
+ * (the request that started it was refused at its address, `retryAfter` its wait; or a
+ * background check could not run): the others then try on their own.
+ */
+type CheckOutcome = StoredAccount | false | { unchecked: true; retryAfter: number };
+
+const isUnchecked = (o: CheckOutcome): o is { unchecked: true; retryAfter: number } => typeof o === 'object' && 'unchecked' in o;
+
+function tooManyFailures(wait: number): HttpProblem {
+  return new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, {
+    'Retry-After': String(wait),
+  });
+}
+
+/**
+ * HTTP Basic through passport-http (no sessions). The verify step, cheapest first
+ * (docs/decisions.md, Overload and timeouts):
+ * - verified credentials come from the cache, with no other work; one in the last fifth of its
+ *   time to live is checked again in the background, while requests go on being served;
+ * - a check already running for the same Authorization value is waited for, not repeated;
+ * - credentials that failed recently are a 401 without a password check;
+ * - otherwise one atomic step of the failure store (the address's known-good record of the
+ *   username, else a reserved failure or a 429), then the scrypt check, at most a few at once:
+ *   known-good credentials first, addresses with recent failures last and never in every slot
+ *   (more waiting than the queue holds: a 503). A passed check takes its reservation back and
+ *   records the credential as known-good from the address.
  */
 export function createAuthenticator(db: Knex, cache: CredentialCache, protection: LoginProtection): RequestHandler {
-  const { failures, checks, metrics } = protection;
-  // The failure stores answer in process when Redis fails, so they do not reject; should one
-  // anyway, the request ends in the error handler rather than hanging.
-  const forget = (p: Promise<void>) => p.catch(() => undefined);
-  const verify = async (req: express.Request, username: string, password: string): Promise<StoredAccount | false> => {
-    const key = cache.key(req.headers.authorization ?? '');
-    const address = req.ip ?? req.socket.remoteAddress ?? '';
-    const cached = cache.get(key);
-    if (cached) {
-      // Credentials already verified pass, also from an address that failed often (a shared NAT).
-      // Not awaited: the request need not wait for Redis (its commands keep their order).
-      void forget(failures.recordSuccess(address, username));
-      return cached;
+  const { failures, checks, metrics, knownGoodTtlMs } = protection;
+  const flights = new Map<string, Promise<CheckOutcome>>();
+
+  /** Runs `check` as the one check of `key` that later requests with the same key wait for. */
+  const fly = (key: string, check: () => Promise<CheckOutcome>): Promise<CheckOutcome> => {
+    const flight = check().finally(() => flights.delete(key));
+    flights.set(key, flight);
+    return flight;
+  };
+
+  /** One scrypt check of the stored account (loaded now unless given) in a bounded slot. */
+  const checkPassword = (username: string, password: string, priority: WorkPriority, loaded?: StoredAccount | null) =>
+    checks.run(async () => {
+      const found = loaded === undefined ? await findAccountByUsername(db, username) : (loaded ?? undefined);
+      // Verify against a dummy hash for unknown users so timing does not reveal them.
+      const passed = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
+      metrics?.countPasswordCheck(passed);
+      return passed && found?.enabled ? found : undefined;
+    }, priority);
+
+  /** A full login: the failure store's step, the check, and what the outcome changes. */
+  const login = async (key: string, address: string, username: string, password: string): Promise<CheckOutcome> => {
+    const generation = cache.generation;
+    let attempt = await failures.attempt(address, username, true);
+    let loaded: StoredAccount | null | undefined;
+    let knownGoodUntil: number | undefined;
+    if (attempt.kind === 'knownGood') {
+      loaded = (await findAccountByUsername(db, username)) ?? null;
+      if (loaded !== null && sameTag(credentialTag(loaded.passwordHash, password), attempt.tag)) {
+        knownGoodUntil = Date.now() + attempt.ttlMs;
+      } else {
+        attempt = await failures.attempt(address, username, false);
+      }
     }
-    const { retryAfter: wait, suspect } = await failures.check(address, username);
-    if (wait !== undefined) {
-      metrics?.countRefused('login');
-      throw new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, {
-        'Retry-After': String(wait),
-      });
-    }
-    const failed = async () => {
-      cache.rememberFailure(key, protection.failureCacheMs);
-      await failures.recordFailure(address, username);
-      return false as const;
-    };
-    if (cache.failedRecently(key)) return failed();
+    if (attempt.kind === 'limited') return { unchecked: true, retryAfter: attempt.retryAfter };
+    const reserved = attempt.kind === 'reserved';
+    const priority: WorkPriority =
+      knownGoodUntil !== undefined ? 'high' : attempt.kind === 'reserved' && attempt.suspect ? 'low' : 'normal';
     let account: StoredAccount | undefined;
     try {
-      account = await checks.run(
-        async () => {
-          const found = await findAccountByUsername(db, username);
-          // Verify against a dummy hash for unknown users so timing does not reveal them.
-          const ok = await verifyPassword(password, found?.passwordHash ?? DUMMY_HASH);
-          return ok && found?.enabled ? found : undefined;
-        },
-        suspect ? 'low' : 'normal',
-      ); // an address that guessed wrong waits behind the others
+      account = await checkPassword(username, password, priority, loaded);
     } catch (err) {
+      // A refused check stays counted as a failure: a flood that fills the queue is not let off.
       if (!(err instanceof BoundedWorkFull)) throw err;
       metrics?.countRefused('hashing');
       throw new HttpProblem('service_unavailable', 'too many logins are waiting for a password check; retry shortly', undefined, {
         'Retry-After': '1',
       });
     }
-    if (!account) return failed();
-    void forget(failures.recordSuccess(address, username));
-    cache.set(key, account);
+    if (!account) {
+      cache.rememberFailure(key, protection.failureCacheMs);
+      if (!reserved) await failures.failed(address, username);
+      return false;
+    }
+    const mark = await recordSuccess(address, username, password, account, reserved, knownGoodUntil);
+    cache.set(key, account, generation, mark);
     return account;
+  };
+
+  /**
+   * A passed check: the reservation taken back and the known-good record written, unless there
+   * is nothing to change (no reservation, and a record with more than half its time left).
+   */
+  const recordSuccess = async (
+    address: string,
+    username: string,
+    password: string,
+    account: StoredAccount,
+    reserved: boolean,
+    knownGoodUntil: number | undefined,
+  ): Promise<KnownGoodMark> => {
+    const now = Date.now();
+    const fresh = knownGoodUntil !== undefined && knownGoodUntil - now > knownGoodTtlMs / 2;
+    if (reserved || !fresh) {
+      await failures.succeeded(address, username, {
+        reserved,
+        ...(fresh ? {} : { knownGoodTag: credentialTag(account.passwordHash, password) }),
+      });
+    }
+    return { address, until: fresh ? knownGoodUntil : now + knownGoodTtlMs };
+  };
+
+  /**
+   * The background check of a cached credential near the end of its time to live: the cache is
+   * renewed (with the account as stored now), or the entry dropped if the password no longer
+   * holds. Errors and a full queue leave the entry to expire (requests waiting for this check
+   * then make their own).
+   */
+  const refresh = (key: string, address: string, username: string, password: string, mark: KnownGoodMark | undefined): void => {
+    if (flights.has(key)) return;
+    void fly(key, async () => {
+      const generation = cache.generation;
+      const account = await checkPassword(username, password, 'high').catch(() => null);
+      if (account === null) return { unchecked: true, retryAfter: 0 };
+      if (!account) {
+        cache.delete(key);
+        cache.rememberFailure(key, protection.failureCacheMs);
+        return false;
+      }
+      const known = mark?.address === address ? mark.until : undefined;
+      // A known-good record not written now is written by a later check.
+      const written = await recordSuccess(address, username, password, account, false, known).catch(() => undefined);
+      cache.set(key, account, generation, written);
+      return account;
+    }).catch(() => undefined);
+  };
+
+  const verify = async (req: express.Request, username: string, password: string): Promise<StoredAccount | false> => {
+    const key = cache.key(req.headers.authorization ?? '');
+    const address = req.ip ?? req.socket.remoteAddress ?? '';
+    for (;;) {
+      // Credentials already verified pass, also from an address that failed often (a shared NAT).
+      const cached = cache.get(key);
+      if (cached) {
+        if (cached.refreshDue) refresh(key, address, username, password, cached.knownGood);
+        return cached.account;
+      }
+      const flight = flights.get(key);
+      if (flight) {
+        const outcome = await flight;
+        if (isUnchecked(outcome)) continue;
+        // The same wrong credentials again: a failure of this address too.
+        if (outcome === false) await failures.failed(address, username);
+        return outcome;
+      }
+      if (cache.failedRecently(key)) {
+        const attempt = await failures.attempt(address, username, false);
+        if (attempt.kind === 'limited') {
+          metrics?.countRefused('login');
+          throw tooManyFailures(attempt.retryAfter);
+        }
+        return false; // the reserved failure stands
+      }
+      const outcome = await fly(key, () => login(key, address, username, password));
+      if (isUnchecked(outcome)) {
+        metrics?.countRefused('login');
+        throw tooManyFailures(outcome.retryAfter);
+      }
+      return outcome;
+    }
   };
   const strategy = new Rfc7617BasicStrategy((req, username, password, done) => {
     verify(req, username, password).then(
