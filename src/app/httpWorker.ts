@@ -9,8 +9,9 @@ import { whenAskedToStop } from './stopRequest';
 import { reasonOf } from './reasons';
 
 /**
- * One HTTP worker of `lcm serve`: the app on its own listening socket of the shared port
- * (SO_REUSEPORT), until asked to stop; then in-flight responses finish within SHUTDOWN_GRACE_MS.
+ * One HTTP worker of `lcm serve`: the app on listening sockets of its own on the shared port
+ * (LISTEN_SOCKETS, SO_REUSEPORT), until asked to stop; then in-flight responses finish within
+ * SHUTDOWN_GRACE_MS.
  */
 export async function runHttpWorker(): Promise<void> {
   const stop = whenAskedToStop();
@@ -26,7 +27,7 @@ export async function runHttpWorker(): Promise<void> {
     const composed = await composeApp({ settings: ctx.settings, db: ctx.db, logger });
     closers.push(() => composed.close());
     composed.app.metrics.gatherFrom(clusterMetricsSource(composed.app.metrics.registry));
-    const running = await listen(composed.app.express, ctx.settings, { reusePort: true });
+    const running = await listen(composed.app.express, ctx.settings, { sockets: ctx.settings.LISTEN_SOCKETS });
     closers.push(() => running.close());
     tellSupervisor({ type: 'listening', port: running.port });
   } catch (err) {

@@ -8,6 +8,7 @@ import { HttpProblem } from '../http/problem';
 import { startRequestDeadline } from '../http/requestDeadline';
 
 export interface RunningServer {
+  /** The first of the listening servers (they share the port and the handler). */
   server: http.Server;
   url: string;
   port: number;
@@ -107,13 +108,16 @@ function refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse):
 
 export interface ListenOptions {
   /**
-   * Bind with SO_REUSEPORT so that several worker processes each have a listening socket of
-   * their own on the same port and the kernel spreads new connections over them (Linux).
+   * Listening sockets of this process on the port, each a server of its own bound with
+   * SO_REUSEPORT (Linux): the kernel hands each new connection to one socket of every process's
+   * sockets on the port, and a turn of the event loop accepts one connection per socket, so a
+   * burst of new connections is taken several at a time while exports keep turns long. 1 (or a
+   * platform without reusePort): one socket, shared with the other workers through node:cluster.
    */
-  reusePort?: boolean;
+  sockets?: number;
 }
 
-/** Whether this platform lets several processes listen on one port, each with a socket of its own. */
+/** Whether this platform lets several sockets listen on one port, each with its own accept queue. */
 const REUSE_PORT_SUPPORTED = process.platform === 'linux';
 
 export async function listen(app: Express, settings: Settings, options: ListenOptions = {}): Promise<RunningServer> {
@@ -128,32 +132,50 @@ export async function listen(app: Express, settings: Settings, options: ListenOp
     );
     app(req, res);
   };
-  const server: http.Server = tls
-    ? https.createServer(
-        { ...serverOptions, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) },
-        handler,
-      )
-    : http.createServer(serverOptions, handler);
-  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) =>
-    answerUnparsableRequest(err, socket, inFlight.responding(socket)),
-  );
-  server.on('checkExpectation', refuseExpectation);
-
-  const reusePort = options.reusePort === true && REUSE_PORT_SUPPORTED;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    // exclusive: in a cluster worker, a socket of this process's own rather than the primary's shared one.
-    server.listen({ port: settings.PORT, host: settings.HOST, reusePort, exclusive: reusePort }, () => {
-      server.off('error', reject);
-      resolve();
+  const createServer = (): http.Server => {
+    const server: http.Server = tls
+      ? https.createServer(
+          { ...serverOptions, cert: fs.readFileSync(settings.TLS_CERT_FILE!), key: fs.readFileSync(settings.TLS_KEY_FILE!) },
+          handler,
+        )
+      : http.createServer(serverOptions, handler);
+    server.on('clientError', (err: Error & { code?: string }, socket: Duplex) =>
+      answerUnparsableRequest(err, socket, inFlight.responding(socket)),
+    );
+    server.on('checkExpectation', refuseExpectation);
+    return server;
+  };
+  const listenOn = (server: http.Server, port: number, reusePort: boolean) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      // exclusive: in a cluster worker, a socket of this process's own rather than the primary's shared one.
+      server.listen({ port, host: settings.HOST, reusePort, exclusive: reusePort }, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
-  const address = server.address();
+
+  const reusePort = (options.sockets ?? 1) > 1 && REUSE_PORT_SUPPORTED;
+  const first = createServer();
+  await listenOn(first, settings.PORT, reusePort);
+  const address = first.address();
   const port = typeof address === 'object' && address ? address.port : settings.PORT;
+  // The others on the port the first one got (PORT=0 picks a free one).
+  const servers = [first];
+  try {
+    for (let i = 1; reusePort && i < (options.sockets ?? 1); i++) {
+      const server = createServer();
+      await listenOn(server, port, true);
+      servers.push(server);
+    }
+  } catch (err) {
+    for (const server of servers) server.close();
+    throw err;
+  }
   const host = settings.HOST.includes(':') ? `[${settings.HOST}]` : settings.HOST;
   const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
 
-  const close = () =>
+  const closeOne = (server: http.Server) =>
     new Promise<void>((resolve) => {
       const deadline = setTimeout(() => server.closeAllConnections(), settings.SHUTDOWN_GRACE_MS);
       deadline.unref();
@@ -164,5 +186,5 @@ export async function listen(app: Express, settings: Settings, options: ListenOp
       // Idle keep-alive sockets would otherwise hold the close until they time out.
       server.closeIdleConnections();
     });
-  return { server, url, port, close };
+  return { server: first, url, port, close: () => Promise.all(servers.map(closeOne)).then(() => undefined) };
 }

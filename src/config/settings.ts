@@ -143,11 +143,11 @@ const schema = z.object({
    * Connections of the export pool: bulk exports (calls family, lead exports) read through a
    * pool of their own, so small requests and /readyz always find a connection in DB_POOL_MAX.
    */
-  EXPORT_POOL_MAX: positiveInt.default(10),
+  EXPORT_POOL_MAX: positiveInt.default(5),
   /** How long an admitted export waits for an export connection before a 503 with Retry-After. */
   EXPORT_ACQUIRE_TIMEOUT_MS: positiveInt.default(2000),
   /** Exports running at once in this process; one more is answered 503 with Retry-After. */
-  EXPORT_MAX_CONCURRENT: positiveInt.default(10),
+  EXPORT_MAX_CONCURRENT: positiveInt.default(5),
   /** Exports one account may run at once in this process; one more is answered 429 with Retry-After. */
   EXPORT_MAX_PER_ACCOUNT: positiveInt.default(4),
   /**
@@ -160,6 +160,13 @@ const schema = z.object({
    * may use (os.availableParallelism()).
    */
   WEB_CONCURRENCY: optionalString.pipe(z.coerce.number<string | undefined>().int().min(1).max(256).optional()),
+  /**
+   * Listening sockets each HTTP worker opens on the port (SO_REUSEPORT, Linux): a turn of the
+   * event loop accepts one new connection per socket, and turns are long while exports render,
+   * so several sockets take a burst of new connections several at a time. 1: one socket, shared
+   * by the workers through node:cluster.
+   */
+  LISTEN_SOCKETS: z.coerce.number().int().min(1).max(64).default(4),
   /** Node's server.headersTimeout: the request head must arrive within this time. */
   HEADERS_TIMEOUT_MS: positiveInt.default(20000),
   /**

@@ -30,8 +30,9 @@ import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
  * Latency: the probes' times are printed, with the baseline measured before the load. The
  * slow round is the first one, which meets the 50 exporters' connections: Node accepts one
  * connection per listening socket per turn of its event loop, and with exports rendering a turn
- * lasts milliseconds. Each worker process has its own event loop and its own socket on the port
- * (SO_REUSEPORT), so the kernel spreads the connections over them (docs/decisions.md, "Runtime").
+ * lasts milliseconds. Each worker process has its own event loop and LISTEN_SOCKETS sockets of
+ * its own on the port (SO_REUSEPORT), over which the kernel spreads the connections
+ * (docs/decisions.md, "Runtime"; figures in docs/benchmarks.md).
  */
 const EXPORTERS = 50;
 const EXPORTER_ACCOUNTS = 10;
@@ -166,7 +167,7 @@ describe('many large exports at once', () => {
     );
     const auth = (a: { username: string; password: string }) => ({ Authorization: basicAuth(a.username, a.password) });
 
-    // The deployment's export limits (EXPORT_MAX_CONCURRENT 10, EXPORT_MAX_PER_ACCOUNT 4, pools of 10, per worker); no daily quota in the way.
+    // The deployment's export limits (per worker: EXPORT_MAX_CONCURRENT 5, EXPORT_MAX_PER_ACCOUNT 4, an export pool of 5); no daily quota in the way.
     node = await startApiNode('exports-under-load', {
       WEB_CONCURRENCY: '2',
       DATABASE_URL: testDatabaseUrl(),
