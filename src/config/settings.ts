@@ -93,8 +93,8 @@ const schema = z.object({
   /** Failed logins one client address may have against one username per window before a 429. */
   LOGIN_FAILURES_PER_USER: positiveInt.default(10),
   LOGIN_FAILURE_WINDOW_MS: positiveInt.default(600_000),
-  /** Password checks (scrypt) running at once; the rest wait in a bounded queue. */
-  PASSWORD_CHECK_CONCURRENCY: positiveInt.default(2),
+  /** Password checks (scrypt, CPU-bound) running at once in this process; the rest wait in a bounded queue. */
+  PASSWORD_CHECK_CONCURRENCY: positiveInt.default(1),
   /** How deep a JSON request body may nest (the root object is 1); deeper is a 400. */
   BODY_MAX_DEPTH: positiveInt.default(32),
   /**
