@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { resolveLeadFilter, LeadFilter } from '../../domain/leadFilters';
-import { booleanParam, dateTimeOut, dateTimeParam, enumListParam, includeParam, listParam } from './common';
+import { booleanParam, dateTimeOut, dateTimeParam, enumListParam, includeParam, limitParam, listParam } from './common';
 import { encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
 import { LeadClosure, LeadStatus } from '../../domain/enums';
@@ -60,6 +60,9 @@ const leadFilterQuery = {
   AllClosedStatuses: booleanParam.optional().meta({ description: 'true adds every status that is not open.' }),
   LeadClosures: enumListParam(LeadClosure).optional(),
   UniqueId: listParam.optional().meta({ description: 'One or more lead unique ids.' }),
+  Limit: limitParam.optional().meta({
+    description: 'At most this many leads: the first ones in export order. A cap, not paging (nothing paginates).',
+  }),
 };
 
 type LeadFilterQuery = z.output<z.ZodObject<typeof leadFilterQuery>>;
@@ -76,6 +79,7 @@ export function leadFilterFromQuery(query: LeadFilterQuery): LeadFilter {
     allClosedStatuses: query.AllClosedStatuses,
     closures: query.LeadClosures,
     uniqueIds: query.UniqueId,
+    limit: query.Limit,
   });
 }
 
@@ -102,6 +106,9 @@ export const leadGetQuery = z.object({
 const savedSearchParams = {
   searchName: z.string().min(1).meta({ description: 'Name of a search saved by the user linked to the account.' }),
   modifiedFrom: dateTimeParam.meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
+  modifiedTo: dateTimeParam.optional().meta({
+    description: 'Leads last modified before this time (exclusive; a date is local midnight). Absent: no end.',
+  }),
   project: z.string().trim().min(1).optional().meta({
     description:
       'Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects).',

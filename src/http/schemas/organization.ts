@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { includeParam, limitParam } from './common';
+import { includeParam, limitParam, listParam } from './common';
 import { leadDefinitionOut } from './leadDefinitions';
 
 /** Request and response schemas of the organisation and campaign reads; they feed validation and the OpenAPI document. */
@@ -69,6 +69,27 @@ export const userPath = z.object({ OrgCode: orgCode });
 export const includeQuery = z.object({ Include: includeParam.optional() });
 export const orgUnitPathLower = z.object({ orgCode });
 export const orgUnitPath = z.object({ OrgCode: orgCode });
+
+/** `true`, `false` or `All` (any case), as clients of the live service send it. */
+const activeParam = z
+  .string()
+  .transform((value, ctx) => {
+    const v = value.trim().toLowerCase();
+    if (v === 'true' || v === 'false' || v === 'all') return v === 'all' ? undefined : v === 'true';
+    ctx.addIssue({ code: 'custom', message: 'must be true, false or All' });
+    return z.NEVER;
+  })
+  .meta({ description: '`true`: active campaigns only; `false`: inactive ones only; `All` (default): both.', example: 'All' });
+
+export const campaignsQuery = z.object({
+  Project: listParam.optional().meta({
+    description:
+      "Project patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects): only campaigns of those projects. Always limited by the account's project rights.",
+    example: ['B2B*'],
+  }),
+  Active: activeParam.optional(),
+  Limit: limitParam.optional().meta({ description: 'At most this many campaigns, by code. A cap, not paging.' }),
+});
 
 export const campaignPath = z.object({
   Code: z
