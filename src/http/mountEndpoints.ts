@@ -4,6 +4,7 @@ import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
 import type { ExportOptions } from './exportStream';
 import { negotiateCoding } from './compression';
+import { ifNoneMatchMatches } from './conditionalRequest';
 import { poolConnections } from '../data/exportSession';
 import { answersConditionally, toExpressPath } from './endpoint';
 import type { AppServices } from './services';
@@ -58,8 +59,9 @@ function runMiddleware(handler: express.RequestHandler, req: Request, res: Respo
  * Writes a handler's result. A conditional endpoint's 200 (answersConditionally) carries an
  * `ETag`: the handler's own when it set one (a lead's strong tag from its row version, which
  * If-Match on PATCH compares) on JSON, else a weak one from the rendered body (the `etag` library, as
- * Express makes it). A matching `If-None-Match` (weak comparison, RFC 9110) is a 304 with no
- * body; the rate-limit and Vary headers set so far stay on it. This is the only place ETags
+ * Express makes it). A matching `If-None-Match` (weak comparison, `*`, a list: RFC 9110, whatever
+ * the request's Cache-Control says; src/http/conditionalRequest.ts) is a 304 with no body; the
+ * rate-limit and Vary headers set so far stay on it. This is the only place ETags
  * are made (Express's own is switched off in app.ts), so errors and streams never get one.
  */
 function send(req: Request, res: Response, representation: Representation, endpoint: Endpoint, result: EndpointResult): void {
@@ -76,7 +78,7 @@ function send(req: Request, res: Response, representation: Representation, endpo
   if (status === 200 && answersConditionally(endpoint)) {
     // A strong tag names one representation: the HTML page of a lead gets a weak one of its own.
     if (html || !res.get('ETag')) res.set('ETag', etag(payload, { weak: true }));
-    if (req.fresh) {
+    if (ifNoneMatchMatches(req.get('If-None-Match'), res.get('ETag'))) {
       res.status(304).end();
       return;
     }
