@@ -156,6 +156,26 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
   }
   return router;
 
+  /**
+   * Reads the JSON body whatever the Content-Type says (a client that forgets the header gets
+   * the answer one that sends it gets). A body that is not JSON is a 400, unless the request
+   * said it is something else (`curl -d` sends application/x-www-form-urlencoded): then it is a
+   * 415 naming the type it was sent as and the type the endpoint reads.
+   */
+  async function readJsonBody(endpoint: Endpoint, req: Request, res: Response): Promise<void> {
+    try {
+      await runMiddleware(jsonBody, req, res);
+    } catch (err) {
+      const sentAs = req.get('Content-Type')?.split(';')[0]?.trim().toLowerCase();
+      if ((err as { type?: string }).type !== 'entity.parse.failed' || !sentAs || req.is(['json', '+json'])) throw err;
+      const reads = (endpoint.bodyMediaTypes ?? ['application/json']).join(' or ');
+      throw new HttpProblem(
+        'unsupported_media_type',
+        `the request body is sent as ${sentAs} and is not JSON; this endpoint reads ${reads}`,
+      );
+    }
+  }
+
   /** The chain of one endpoint, from authentication to the handler's answer. */
   async function handle(endpoint: Endpoint, req: Request, res: Response): Promise<void> {
     if (endpoint.access.kind !== 'public') {
@@ -182,7 +202,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     if (endpoint.body && endpoint.bodyMediaTypes && req.is(endpoint.bodyMediaTypes) === false) {
       throw new HttpProblem('unsupported_media_type', `the body must be sent as ${endpoint.bodyMediaTypes.join(' or ')}`);
     }
-    if (endpoint.body) await runMiddleware(jsonBody, req, res);
+    if (endpoint.body) await readJsonBody(endpoint, req, res);
     const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.
     const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';

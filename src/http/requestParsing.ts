@@ -168,8 +168,9 @@ export function parseBody<S extends z.ZodType>(
   const normalized = isArray
     ? (raw as unknown[]).map((element) => normalizeBodyKeys(element, item, aliases))
     : (normalizeBodyKeys(raw, item, aliases) as Record<string, unknown>);
-  const result = schema.safeParse(normalized);
-  if (result.success) return result.data;
+  // One object is checked against the object schema itself, so its errors name its fields, not the union.
+  const result = (isArray ? schema : item).safeParse(normalized);
+  if (result.success) return result.data as z.output<S>;
   const issues = isArray ? arrayIssues(result.error.issues) : result.error.issues;
   const { errors } = issuesToErrors(issues, 'field', isArray ? {} : (normalized as Record<string, unknown>));
   throw new HttpProblem('invalid_body', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);

@@ -86,7 +86,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
 
       load.stdin.end(JSON.stringify({ type: 'orgUnit', orgCode: 'Held', name: 'Loaded while others waited' }) + '\n');
       expect(await loadExit).toBe(0);
-      expect(loadOut).toBe('loaded 1 lines: 1 orgUnit\n');
+      expect(loadOut).toBe('loaded 1 line: 1 orgUnit\n');
       expect(fs.existsSync(runningFile())).toBe(false);
     } finally {
       if (load.exitCode === null) load.kill('SIGINT');
