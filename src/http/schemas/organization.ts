@@ -65,10 +65,10 @@ export const userOut = z
 const orgCode = z.string().min(1).meta({ description: 'Org code (any characters; percent-encoded in the path).' });
 
 export const usersQuery = z.object({ Limit: limitParam.optional(), Include: includeParam.optional() });
-export const userPath = z.object({ OrgCode: orgCode });
+export const userPath = z.object({ OrgCode: orgCode.meta({ example: 'anna.jensen@demo.example' }) });
 export const includeQuery = z.object({ Include: includeParam.optional() });
-export const orgUnitPathLower = z.object({ orgCode });
-export const orgUnitPath = z.object({ OrgCode: orgCode });
+export const orgUnitPathLower = z.object({ orgCode: orgCode.meta({ example: 'Salg Øst' }) });
+export const orgUnitPath = z.object({ OrgCode: orgCode.meta({ example: 'TRYG Forsikring A/S' }) });
 
 /** `true`, `false` or `All` (any case), as clients of the live service send it. */
 const activeParam = z
@@ -95,7 +95,7 @@ export const campaignPath = z.object({
   Code: z
     .string()
     .min(1)
-    .meta({ description: "The campaign's code (or its unique id); percent-encoded in the path.", example: 'B2B-2026' }),
+    .meta({ description: "The campaign's code (or its unique id); percent-encoded in the path.", example: 'B2B-SALES-Q4' }),
 });
 
 export const campaignWithDefinitionOut = campaignOut
