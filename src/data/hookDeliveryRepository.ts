@@ -362,6 +362,15 @@ export async function releaseDeadWorkers(db: Knex, staleMs: number): Promise<str
   return rows.length === 0 ? [] : rows[0]!.ids;
 }
 
+/** Releases the claimed jobs of the given worker pools now (pools known to have ended) and forgets their heartbeats. */
+export async function releaseWorkers(db: Knex, workerIds: string[]): Promise<void> {
+  await db.raw(
+    `with gone as (delete from hook_workers where worker_id = any(?::text[]))
+     select ${JOB_QUEUE_SCHEMA}.force_unlock_workers(?::text[])`,
+    [workerIds, workerIds],
+  );
+}
+
 export async function forgetWorker(db: Knex, workerId: string): Promise<void> {
   await db('hook_workers').where({ worker_id: workerId }).delete();
 }

@@ -1,5 +1,6 @@
 import { Logger, runMigrations } from 'graphile-worker';
 import type { Knex } from 'knex';
+import pg from 'pg';
 
 /**
  * The job queue (graphile-worker, docs/decisions.md "Hooks"): its tables live in the
@@ -21,9 +22,32 @@ export interface HookDeliveryJob {
 /** The queue's key of a delivery's job: adding it again moves the pending job instead of adding a second. */
 const deliveryJobKey = (deliveryId: number) => `hook-delivery:${deliveryId}`;
 
+/**
+ * The queue's own pg pool, kept by us rather than by the library. A pool the library makes from
+ * a connection string loses its 'error' listeners when the library releases it, before the pool
+ * has ended: an idle connection that Postgres cuts in that moment (a restart, a shutdown) then
+ * emits an 'error' nobody listens to, which ends the process. Ours keeps a listener on the pool
+ * and on every connection for as long as the pool lives, and is ended (awaited) by its owner.
+ */
+export function openJobQueuePool(
+  connectionString: string,
+  max: number,
+  onError: (err: Error, where: 'idle' | 'active') => void = () => undefined,
+): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on('error', (err) => onError(err, 'idle'));
+  pool.on('connect', (client) => client.on('error', (err) => onError(err, 'active')));
+  return pool;
+}
+
 /** Creates or upgrades the queue's schema (idempotent; the queue serialises concurrent runs). */
 export async function migrateJobQueue(connectionString: string): Promise<void> {
-  await runMigrations({ connectionString, schema: JOB_QUEUE_SCHEMA, logger: quietLogger() });
+  const pgPool = openJobQueuePool(connectionString, 2);
+  try {
+    await runMigrations({ pgPool, schema: JOB_QUEUE_SCHEMA, logger: quietLogger() });
+  } finally {
+    await pgPool.end();
+  }
 }
 
 // graphile-worker logs its migrations at info; they are part of `lcm migrate`, which says what it applied.
