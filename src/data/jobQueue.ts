@@ -20,7 +20,11 @@ export interface HookDeliveryJob {
 }
 
 /** The queue's key of a delivery's job: adding it again moves the pending job instead of adding a second. */
-const deliveryJobKey = (deliveryId: number) => `hook-delivery:${deliveryId}`;
+const DELIVERY_JOB_KEY_PREFIX = 'hook-delivery:';
+const deliveryJobKey = (deliveryId: number) => `${DELIVERY_JOB_KEY_PREFIX}${deliveryId}`;
+
+/** SQL of the job key of the delivery whose id is the expression `id` (binding-free). */
+export const deliveryJobKeySql = (id: string) => `'${DELIVERY_JOB_KEY_PREFIX}' || ${id}`;
 
 /**
  * The queue's own pg pool, kept by us rather than by the library. A pool the library makes from
@@ -75,6 +79,26 @@ export async function enqueueDeliveryAttempt(trx: Knex | Knex.Transaction, job: 
 export const ENQUEUE_FIRST_ATTEMPTS_SQL = `
   select count(*) from ${JOB_QUEUE_SCHEMA}.add_jobs(array(
     select row('${HOOK_DELIVERY_TASK}', json_build_object('deliveryId', d.id, 'attempt', 1), null, null, 25,
-               'hook-delivery:' || d.id, null, null)::${JOB_QUEUE_SCHEMA}.job_spec
+               ${deliveryJobKeySql('d.id')}, null, null)::${JOB_QUEUE_SCHEMA}.job_spec
       from d))
    where exists (select 1 from d)`;
+
+/**
+ * Removes up to `limit` finished jobs of hook deliveries from the queue, with its own
+ * complete_jobs: jobs that used up their attempts (the queue keeps them for inspection, for
+ * ever), and jobs whose delivery is gone or no longer pending (their hook was deleted, or the
+ * attempt they would make was made). Jobs running now are left alone. Returns the jobs removed.
+ */
+export async function pruneDeliveryJobs(db: Knex, limit: number): Promise<number> {
+  const { rows } = await db.raw<{ rows: { removed: number }[] }>(
+    `select count(*)::int as removed from ${JOB_QUEUE_SCHEMA}.complete_jobs(array(
+       select j.id from ${JOB_QUEUE_SCHEMA}.jobs j
+        where j.task_identifier = ? and j.locked_at is null
+          and (j.attempts >= j.max_attempts or j.key is null
+               or not exists (select 1 from hook_deliveries d
+                               where d.id = substring(j.key from '^${DELIVERY_JOB_KEY_PREFIX}([0-9]+)$')::bigint and d.status = 'pending'))
+        limit ?))`,
+    [HOOK_DELIVERY_TASK, limit],
+  );
+  return rows[0]?.removed ?? 0;
+}

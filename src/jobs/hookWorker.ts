@@ -141,7 +141,13 @@ export async function startHookWorker(options: HookWorkerOptions): Promise<HookW
   const onOutcome = deliveryMetrics(options.registry);
   const deps = {
     db,
-    batches: deliveryBatches(db, settings.HOOKS_TIMEOUT_MS),
+    batches: deliveryBatches(db, {
+      timeoutMs: settings.HOOKS_TIMEOUT_MS,
+      maxInFlight: settings.HOOKS_MAX_PER_HOOK,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.random ? { random: options.random } : {}),
+    }),
+    breakerFailures: settings.HOOKS_BREAKER_FAILURES,
     sender,
     policy: retryPolicyOf(settings),
     timeoutMs: settings.HOOKS_TIMEOUT_MS,
