@@ -11,7 +11,7 @@ import {
   Verb,
 } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
-import { toHook, HookRecord, DeliveryStatus } from './hookRepository';
+import { toHook, HookRecord, DeliveryStatus, lockDeliveryClaims } from './hookRepository';
 import { deliveryAttemptJobSql, deliveryJobKeySql, HOOK_DELIVERY_TASK, JOB_QUEUE_SCHEMA } from './jobQueue';
 
 /**
@@ -74,9 +74,6 @@ export interface ClaimRules {
   clock?: () => Date;
 }
 
-/** First key of the advisory locks that serialise claims per account (the second is the account id). */
-const CLAIM_LOCK_NAMESPACE = 0x484b43; // 'HKC'
-
 /**
  * Claims attempt `attempt` of each delivery for `leaseMs` and loads what each attempt needs
  * (the delivery, its hook, the hook's account, the event and, for lead events, the lead
@@ -107,11 +104,13 @@ export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], 
   // taking the primary key; `id = any(array)` leads it to the index at every size.
   const ids = idArray(requests.map((r) => r.deliveryId));
   const { work, deferred } = await db.transaction(async (trx) => {
-    await trx.raw(
-      `select count(pg_advisory_xact_lock(?::int, (x.account_id % 2147483647)::int)) from (
-         select distinct h.account_id from hook_deliveries d join hooks h on h.id = d.hook_id
-          where d.id = any(?::bigint[]) order by 1) x`,
-      [CLAIM_LOCK_NAMESPACE, ids],
+    const accounts = await trx('hook_deliveries as d')
+      .join('hooks as h', 'h.id', 'd.hook_id')
+      .whereRaw('d.id = any(?::bigint[])', [ids])
+      .distinct<{ account_id: number }[]>('h.account_id');
+    await lockDeliveryClaims(
+      trx,
+      accounts.map((a) => a.account_id),
     );
     const { rows } = await trx.raw<{ rows: (WorkRow | DeferredRow)[] }>(
       `with w as (select * from jsonb_to_recordset(?::jsonb) as w(id bigint, attempts integer, busy_delay_ms integer)),

@@ -186,6 +186,20 @@ export async function replaceHook(db: Knex, accountId: number, uniqueId: string,
   return row ? toHook(row) : undefined;
 }
 
+/** First key of the advisory locks that serialise the claims of an account's deliveries (the second is the account id). */
+const CLAIM_LOCK_NAMESPACE = 0x484b43; // 'HKC'
+
+/**
+ * Takes, for the transaction, the locks that serialise claiming the deliveries of these accounts
+ * (src/data/hookDeliveryRepository.ts), in account order so that no two transactions deadlock.
+ */
+export async function lockDeliveryClaims(trx: Knex.Transaction, accountIds: number[]): Promise<void> {
+  await trx.raw(
+    `select count(pg_advisory_xact_lock(?::int, (a % 2147483647)::int)) from (select distinct unnest(?::bigint[]) as a order by 1) x`,
+    [CLAIM_LOCK_NAMESPACE, `{${accountIds.map((id) => String(Math.trunc(id))).join(',')}}`],
+  );
+}
+
 /**
  * Deletes the hook with its deliveries log and, in the same transaction, the queue's jobs of its
  * pending deliveries (the queue's own remove_job: a job that is running keeps running, is not

@@ -43,7 +43,7 @@ export interface SampleSource {
   lead: { snapshot: LeadSnapshot; fields: LeadFieldRule[] };
 }
 
-export interface Sample {
+interface Sample {
   snapshot: unknown;
   fields?: LeadFieldRule[];
   previousStatus?: LeadStatusName;

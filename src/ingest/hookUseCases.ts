@@ -57,7 +57,7 @@ export interface HookBody {
 }
 
 /** The server's rules for hook URLs (HOOKS_ALLOW_HTTP, HOOKS_ALLOWED_HOSTS). */
-export interface HookUrlRules {
+interface HookUrlRules {
   allowHttp: boolean;
   allowedHosts: readonly string[];
 }
@@ -103,7 +103,7 @@ function refusedHost(url: string, rules: HookUrlRules): string | undefined {
  * projects 403), the account's rights on the events' resources (403), and filters that cannot
  * apply. Nothing is stored when this throws.
  */
-export async function checkedHookInput(body: HookBody, account: AccountContext, env: HookEnv): Promise<HookInput> {
+async function checkedHookInput(body: HookBody, account: AccountContext, env: HookEnv): Promise<HookInput> {
   const { rules, db } = env;
   const errors: { field: string; message: string }[] = [];
   const events = body.events ? [...new Set(body.events)] : DEFAULT_HOOK_EVENTS;
@@ -212,7 +212,7 @@ async function sampleSource(env: HookEnv, account: AccountContext, hook: HookRec
   return { ...base, lead: sampleLeadSnapshot({ now }), own: false };
 }
 
-export const HOOK_USER_AGENT = `lead-call-api-hooks/${version}`;
+const HOOK_USER_AGENT = `lead-call-api-hooks/${version}`;
 
 /** The request the hook would send for its first event, rendered from a sample; nothing is sent. */
 export async function hookExample(

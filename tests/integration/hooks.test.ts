@@ -339,7 +339,15 @@ describe('/hooks', () => {
           '{Data.FieldName}',
         ]),
       );
-      expect(meta.standardTemplates.map((p) => p.name)).toEqual(['Standard', 'Data']);
+      expect(meta.standardTemplates.map((p) => p.name)).toEqual([
+        'Standard',
+        'Data',
+        'StandardTemplate.PostJson',
+        'StandardTemplate.PutJson',
+        'StandardTemplate.PostForm',
+        'StandardTemplate.PutForm',
+      ]);
+      expect(meta.events.every((e) => e.example.startsWith(`{"type":"${e.name}"`))).toBe(true);
     });
 
     it('when the example of a hook with a JSON content template is asked for, then it is a signed request with valid JSON from the campaign’s fields', async () => {

@@ -114,11 +114,9 @@ export const hookBody = z
     leadStatus: enumNameParam(LeadStatus)
       .nullish()
       .meta({ description: 'Lead events only when the lead has (reached) this status, e.g. UserProcessed.' }),
-    leadReleaseType: enumNameParam(LeadClosure)
-      .nullish()
-      .meta({
-        description: 'lead.statusChanged only for leads closed this way (a LeadClosure name, e.g. Success); other events are not narrowed.',
-      }),
+    leadReleaseType: enumNameParam(LeadClosure).nullish().meta({
+      description: 'lead.statusChanged only for leads closed this way (a LeadClosure name, e.g. Success); other events are not narrowed.',
+    }),
     contentTemplate: z.string().max(20000).nullish().meta({
       description:
         'The body, with placeholders (GET /hooks/meta). With format Json it must be JSON with the placeholders inside strings; values are JSON-escaped. With Form they are form-encoded.',
