@@ -232,6 +232,12 @@ const schema = z.object({
   HOOKS_WORKER_STALE_MS: positiveInt.default(60000),
   /** How often idle workers look for deliveries scheduled for later (new ones arrive by notification). */
   HOOKS_POLL_INTERVAL_MS: positiveInt.default(2000),
+  /** Attempts sent at once for one hook, and for all hooks of one account together, across every worker. */
+  HOOKS_MAX_PER_HOOK: positiveInt.default(8),
+  /** Failed attempts in a row (none delivered between them) that pause a hook until its next retry time. */
+  HOOKS_BREAKER_FAILURES: positiveInt.default(5),
+  /** How often finished and orphaned jobs are removed from the job queue (once across all nodes); 0 switches it off. */
+  HOOKS_PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
 });
 
 export type Settings = z.output<typeof schema>;
