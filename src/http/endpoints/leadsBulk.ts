@@ -23,8 +23,6 @@ const FORMATS: Record<string, BulkFormat> = {
 
 /** A quiet body (a client sending slowly) still gets its rows stored and answered this soon. */
 const MAX_BATCH_DELAY_MS = 50;
-/** Longest NDJSON line (one lead): far above any real lead, far below the memory of a server. */
-const MAX_LINE_LENGTH = 1024 * 1024;
 
 function bodyFormat(req: Request): { format: BulkFormat; charset?: string } {
   const header = req.get('content-type') ?? '';
@@ -100,7 +98,15 @@ async function* answerText(pieces: AsyncIterable<BulkPiece>, onStop: (stop: Bulk
 }
 
 export function bulkImportEndpoint(
-  settings: Pick<Settings, 'BULK_BODY_LIMIT' | 'BULK_BATCH_SIZE' | 'BULK_PARALLEL_BATCHES' | 'BULK_BODY_IDLE_TIMEOUT_MS'>,
+  settings: Pick<
+    Settings,
+    | 'BULK_BODY_LIMIT'
+    | 'BULK_BATCH_SIZE'
+    | 'BULK_PARALLEL_BATCHES'
+    | 'BULK_BODY_IDLE_TIMEOUT_MS'
+    | 'BULK_ROW_MAX_BYTES'
+    | 'LEAD_VALUE_MAX_BYTES'
+  >,
 ) {
   return defineEndpoint({
     service: 'leads.bulk',
@@ -157,7 +163,7 @@ export function bulkImportEndpoint(
       liftRequestDeadline(req);
       const signal = responseAbortSignal(res);
       const deps = { db, clock, zone, logger };
-      const importer = { accountId: account.id, userId: account.userId, scope };
+      const importer = { accountId: account.id, userId: account.userId, scope, entryAccess: account.entryAccess };
       const request = { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}) };
       const body = {
         reader: new BodyReader(req, settings.BULK_BODY_LIMIT, undefined, settings.BULK_BODY_IDLE_TIMEOUT_MS),
@@ -169,7 +175,8 @@ export function bulkImportEndpoint(
         batchSize: settings.BULK_BATCH_SIZE,
         parallelBatches: settings.BULK_PARALLEL_BATCHES,
         maxBatchDelayMs: MAX_BATCH_DELAY_MS,
-        maxLineLength: MAX_LINE_LENGTH,
+        maxRowBytes: settings.BULK_ROW_MAX_BYTES,
+        maxValueBytes: settings.LEAD_VALUE_MAX_BYTES,
       };
       let pieces: AsyncIterable<BulkPiece>;
       if (key === undefined) {
