@@ -1,5 +1,5 @@
 import { EntryAccess, EntryAccessName, FieldType } from './enums';
-import { parseDateTime } from './datetime';
+import { isDateTimeText } from './datetime';
 
 /** A field of a lead definition, as the rules need it. */
 export interface LeadFieldRule {
@@ -48,12 +48,8 @@ function checkValue(type: FieldType, value: string, zone: string): string | unde
     case 'date':
     case 'datetime':
       if (type === 'date' && !DATE.test(v)) return 'must be a date (yyyy-MM-dd)';
-      try {
-        parseDateTime(v, zone);
-        return undefined;
-      } catch {
-        return type === 'date' ? 'must be a date (yyyy-MM-dd)' : 'must be an ISO 8601 date and time';
-      }
+      if (isDateTimeText(v, zone)) return undefined;
+      return type === 'date' ? 'must be a date (yyyy-MM-dd)' : 'must be an ISO 8601 date and time';
   }
 }
 
