@@ -116,7 +116,9 @@ export function bulkImportEndpoint(
     summary: 'Import many leads in one request',
     description:
       'The body is read as it arrives: a JSON array (of data objects, or of import bodies `{ CampaignCode?, Data, LeadPool? }`), NDJSON (one object a line) or CSV (a header row of field names, then one row per lead). ' +
-      "Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row's pool, the request's `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored.\n\n" +
+      "Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row's pool, the request's `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored. " +
+      "A field above the account's entry access counts as a field the definition does not have (a CSV header naming one is a 400). " +
+      "A row larger than the server's row limit (BULK_ROW_MAX_BYTES, 1 MiB of UTF-8 by default) fails alone and the rows after it are read; a row holding a value over LEAD_VALUE_MAX_BYTES (64 KiB by default) fails naming it.\n\n" +
       'The answer is a JSON array streamed as the batches are stored, one result per row in input order: `{ row, success, uniqueId?, status?, errors? }`. ' +
       'Every result received is a stored row. Rows are numbered from 1; a CSV header row and blank lines are not counted. ' +
       'A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). ' +
