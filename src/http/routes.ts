@@ -37,7 +37,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...problemTypeEndpoints,
     ...callEndpoints,
     ...organizationEndpoints,
-    ...leadEndpoints,
+    ...leadEndpoints(services.settings),
     bulkImportEndpoint(services.settings),
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
