@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import type { Logger } from '../config/logger';
 import type { LeadFieldRule } from '../domain/leadData';
 import { matchesAny } from '../domain/projectPatterns';
-import { EVENT_RESOURCE, HookEventName, HookMessage, TEST_EVENT } from '../domain/hooks';
-import { calendarEventMessage, callMessage, CalendarEventSnapshot, CallSnapshot, leadMessage, LeadSnapshot } from '../domain/hookMessages';
+import { EVENT_RESOURCE, HookEventName, HookMessage, isLeadEvent, TEST_EVENT } from '../domain/hooks';
+import { hookEventMessage, leadMessage, LeadSnapshot } from '../domain/hookMessages';
 import { nextAttemptTime, RetryPolicy, shouldDisableHook } from '../domain/hookRetry';
 import { signedHookRequest } from '../domain/hookSignature';
 import {
@@ -106,21 +106,22 @@ function skipReason(work: DeliveryWork): string | undefined {
 
 async function buildMessage(deps: DeliveryDeps, work: DeliveryWork): Promise<HookMessage> {
   const { event, account } = work;
-  const options = { type: event.type, occurredTime: event.occurredTime.getTime(), zone: deps.zone, dateTimeFormat: account.dateTimeFormat };
-  if (event.type.startsWith('lead.') || event.type === TEST_EVENT) {
+  const reader = { zone: deps.zone, dateTimeFormat: account.dateTimeFormat, entryAccess: account.entryAccess };
+  const occurredTime = event.occurredTime.getTime();
+  if (event.type === TEST_EVENT) {
     // A test delivery without a campaign carries the sample's fields itself.
     const snapshot = event.snapshot as LeadSnapshot & { sampleFields?: LeadFieldRule[] };
     const fields =
       snapshot.sampleFields ?? work.leadFields ?? (await leadDefinitionFieldsById(deps.db, snapshot.campaign.leadDefinitionId));
-    return leadMessage(snapshot, {
-      ...options,
-      entryAccess: account.entryAccess,
-      fields,
-      ...(event.previousStatus !== null ? { previousStatus: event.previousStatus } : {}),
-    });
+    return leadMessage(snapshot, { ...reader, type: event.type, occurredTime, fields });
   }
-  if (event.type === 'call.ended') return callMessage(event.snapshot as CallSnapshot, options);
-  return calendarEventMessage(event.snapshot as CalendarEventSnapshot, options);
+  const leadFields = isLeadEvent(event.type)
+    ? (work.leadFields ?? (await leadDefinitionFieldsById(deps.db, (event.snapshot as LeadSnapshot).campaign.leadDefinitionId)))
+    : undefined;
+  return hookEventMessage(
+    { type: event.type as HookEventName, occurredTime, previousStatus: event.previousStatus, snapshot: event.snapshot },
+    { ...reader, ...(leadFields ? { leadFields } : {}) },
+  );
 }
 
 export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJob): Promise<AttemptOutcome | 'done'> {
