@@ -232,6 +232,14 @@ const schema = z.object({
   HOOKS_WORKER_STALE_MS: positiveInt.default(60000),
   /** How often idle workers look for deliveries scheduled for later (new ones arrive by notification). */
   HOOKS_POLL_INTERVAL_MS: positiveInt.default(2000),
+  /** How long live events (GET /events) are kept for clients to resume or catch up (ISO 8601 duration of fixed length). */
+  EVENTS_RETENTION: fixedDuration('P7D'),
+  /** How often the jobs process removes events older than EVENTS_RETENTION (once across all nodes); 0 switches it off. */
+  EVENTS_PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
+  /** Event streams (GET /events as text/event-stream) one account may have open at once, across all processes and nodes. */
+  EVENTS_MAX_STREAMS: z.coerce.number().int().min(1).max(4096).default(20),
+  /** How often an open event stream gets a heartbeat comment, so proxies do not take it for dead. */
+  EVENTS_HEARTBEAT_MS: positiveInt.default(15_000),
 });
 
 export type Settings = z.output<typeof schema>;

@@ -13,7 +13,7 @@ const HookMethodEnum = new Enumeration('HookMethod', { POST: 0, PUT: 1 } as cons
 const HookFormatEnum = new Enumeration('HookFormat', { Json: 0, Form: 1 } as const);
 const StandardTemplateEnum = new Enumeration('StandardTemplate', { Standard: 0, Data: 1 } as const);
 
-const hookEvent = z
+export const hookEvent = z
   .string()
   .transform((value, ctx) => {
     const name = parseHookEvent(value);
