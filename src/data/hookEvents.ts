@@ -24,7 +24,7 @@ import { projectSelectedByColumnSql } from './projectRepository';
  * such hook with the first attempt's job.
  */
 
-export type LeadEventType = 'lead.created' | 'lead.statusChanged';
+export type LeadEventType = 'lead.created' | 'lead.updated' | 'lead.statusChanged';
 
 export interface LeadEventInput {
   leadId: number;
@@ -102,7 +102,7 @@ async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolea
 
 /**
  * The statement: `source` selects (key, resource_id, campaign_code, project, lead_status,
- * previous_status) per changed resource; `snapshot` is an expression over `s` giving its jsonb.
+ * lead_closure, previous_status) per changed resource; `snapshot` is an expression over `s` giving its jsonb.
  * Returns the deliveries queued.
  */
 async function emit(
@@ -127,6 +127,7 @@ async function emit(
          join accounts a on a.id = h.account_id and a.enabled
         where (h.campaign_code is null or h.campaign_code = s.campaign_code)
           and (h.lead_status is null or not ?::boolean or h.lead_status = s.lead_status)
+          and (h.lead_release_type is null or ?::text <> 'lead.statusChanged' or h.lead_release_type = s.lead_closure)
           and (h.projects is null or ${projectSelectedByColumnSql('s.project', 'h.projects')})
           and exists (select 1 from unnest(a.project_patterns) p where lower(s.project) like lcm_glob_to_like(p))),
      e as (${storeEvents} returning id, resource_id),
@@ -136,7 +137,7 @@ async function emit(
          from m join s on s.key = m.key join e on e.resource_id = s.resource_id
        returning id)
      ${ENQUEUE_FIRST_ATTEMPTS_SQL}`,
-    [...source.bindings, type, isLeadEvent(type), type, time, ...snapshot.bindings],
+    [...source.bindings, type, isLeadEvent(type), type, type, time, ...snapshot.bindings],
   );
   return Number(rows[0]?.count ?? 0);
 }
@@ -151,7 +152,7 @@ export async function recordLeadEvents(trx: Knex.Transaction, type: LeadEventTyp
     time,
     {
       sql: `select l.id as key, l.unique_id as resource_id, c.code as campaign_code, c.project, l.status as lead_status,
-                   i.previous_status
+                   l.closure as lead_closure, i.previous_status
               from unnest(?::bigint[], ?::smallint[]) as i(lead_id, previous_status)
               join leads l on l.id = i.lead_id join campaigns c on c.id = l.campaign_id`,
       bindings: [leads.map((l) => l.leadId), previous as unknown as Knex.RawBinding],
@@ -180,7 +181,7 @@ export function recordCallEvent(trx: Knex.Transaction, event: { callId: number; 
     event.time,
     {
       sql: `select c.id as key, c.unique_id as resource_id, k.code as campaign_code, k.project,
-                   null::smallint as lead_status, null::smallint as previous_status, c.start_time as call_start
+                   null::smallint as lead_status, null::smallint as lead_closure, null::smallint as previous_status, c.start_time as call_start
               from calls c join campaigns k on k.id = c.campaign_id where c.id = ? and c.start_time = ?`,
       bindings: [event.callId, event.startTime],
     },
@@ -205,7 +206,7 @@ export function recordCalendarEvent(
     change.time,
     {
       sql: `select 0::bigint as key, ?::text as resource_id, null::text as campaign_code, ?::text as project,
-                   null::smallint as lead_status, null::smallint as previous_status`,
+                   null::smallint as lead_status, null::smallint as lead_closure, null::smallint as previous_status`,
       bindings: [change.event.uniqueId, change.project],
     },
     { sql: '?::jsonb', bindings: [JSON.stringify(change.event)] },

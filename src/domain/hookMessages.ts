@@ -6,7 +6,7 @@ import { leadToJson, visibleData, visibleFieldsByDefinition } from './leadSerial
 import { callToJson, CallRow } from './callSerializer';
 import { calendarEventToJson, CalendarEvent } from './calendarEventSerializer';
 import type { OrgSnapshot, OrgUnitRecord } from './organization';
-import type { HookEventName, HookMessage } from './hooks';
+import type { HookMessage } from './hooks';
 
 /**
  * Hook messages from event snapshots, through the API's own serializers: a lead event's data is
@@ -144,66 +144,6 @@ export function calendarEventMessage(snapshot: CalendarEventSnapshot, options: M
     },
     dataFields: {},
   };
-}
-
-/** An event as src/data/hookEvents.ts stored it: its kind, when it happened and the resource's snapshot. */
-export interface StoredHookEvent {
-  type: HookEventName;
-  /** Epoch milliseconds of the change. */
-  occurredTime: number;
-  previousStatus: LeadStatusName | null;
-  snapshot: unknown;
-}
-
-/** Whom a stored event is rendered for: the platform zone and the reading account's formats. */
-export interface EventReader {
-  zone: string;
-  dateTimeFormat: DateTimeFormatName;
-  entryAccess: EntryAccessName;
-  /** A lead event's lead definition fields as they are now (entry access decides which are shown). */
-  leadFields?: LeadFieldRule[];
-}
-
-type MessageBuilder = (event: StoredHookEvent, reader: EventReader) => HookMessage;
-
-const leadEventMessage: MessageBuilder = (event, reader) => {
-  if (reader.leadFields === undefined) throw new Error(`${event.type} needs its lead definition's fields`);
-  return leadMessage(event.snapshot as LeadSnapshot, {
-    type: event.type,
-    occurredTime: event.occurredTime,
-    zone: reader.zone,
-    dateTimeFormat: reader.dateTimeFormat,
-    entryAccess: reader.entryAccess,
-    fields: reader.leadFields,
-    ...(event.previousStatus !== null ? { previousStatus: event.previousStatus } : {}),
-  });
-};
-
-const callEventMessage: MessageBuilder = (event, reader) =>
-  callMessage(event.snapshot as CallSnapshot, { type: event.type, occurredTime: event.occurredTime, ...reader });
-
-const calendarEventEventMessage: MessageBuilder = (event, reader) =>
-  calendarEventMessage(event.snapshot as CalendarEventSnapshot, { type: event.type, occurredTime: event.occurredTime, ...reader });
-
-/** The message of each event kind, from its stored snapshot: a kind without one does not compile. */
-const MESSAGE_BUILDERS: Record<HookEventName, MessageBuilder> = {
-  'lead.created': leadEventMessage,
-  'lead.statusChanged': leadEventMessage,
-  'call.ended': callEventMessage,
-  'calendarEvent.created': calendarEventEventMessage,
-  'calendarEvent.updated': calendarEventEventMessage,
-  'calendarEvent.deleted': calendarEventEventMessage,
-};
-
-/**
- * A stored event rendered for one reader with the API's serializers: what a hook delivers and
- * what the live event stream sends. A kind this version does not know is an error, never another
- * kind's rendering.
- */
-export function hookEventMessage(event: StoredHookEvent, reader: EventReader): HookMessage {
-  const build = (MESSAGE_BUILDERS as Partial<Record<string, MessageBuilder>>)[event.type];
-  if (build === undefined) throw new Error(`no message for events of kind ${event.type}`);
-  return build(event, reader);
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import type { DateTimeFormatName, EntryAccessName } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
-import { hookEnvelope, HookEventName, isLeadEvent } from '../domain/hooks';
-import { hookEventMessage, LeadSnapshot } from '../domain/hookMessages';
+import { hookEnvelope, isLeadEvent } from '../domain/hooks';
+import { EVENT_KINDS, eventKindOf } from '../domain/hookEventKinds';
+import type { LeadSnapshot } from '../domain/hookMessages';
 import { sseEvent } from '../domain/liveEvents';
 import { LiveEventRow, readEventsAfter } from '../data/liveEvents';
 import { leadDefinitionFieldsById } from '../data/hookDeliveryRepository';
@@ -48,15 +49,17 @@ export class FeedEvent {
     let listed = this.rendered.get(key);
     if (listed === undefined) {
       try {
-        const message = hookEventMessage(
-          {
-            type: this.row.type as HookEventName,
-            occurredTime: this.row.occurredTime.getTime(),
-            previousStatus: this.row.previousStatus,
-            snapshot: this.row.snapshot,
-          },
-          { zone: this.zone, ...reader, ...(this.leadFields ? { leadFields: this.leadFields } : {}) },
-        );
+        // The payload of the event's kind, built as hook delivery builds it (src/domain/hookEventKinds.ts).
+        const kind = eventKindOf(this.row.type);
+        if (kind === undefined) throw new Error(`unknown event type ${JSON.stringify(this.row.type)}`);
+        const message = EVENT_KINDS[kind].payload(this.row.snapshot, {
+          type: kind,
+          occurredTime: this.row.occurredTime.getTime(),
+          zone: this.zone,
+          ...reader,
+          ...(this.leadFields ? { fields: this.leadFields } : {}),
+          ...(this.row.previousStatus !== null ? { previousStatus: this.row.previousStatus } : {}),
+        });
         listed = { id: this.row.position, ...hookEnvelope(message) };
       } catch (err) {
         this.onRenderError(err, this.row);

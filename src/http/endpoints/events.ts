@@ -21,7 +21,7 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
     path: '/events',
     summary: 'Live events: a Server-Sent Events stream, or a JSON list to poll',
     description:
-      'The events hooks deliver (`lead.created`, `lead.statusChanged`, `call.ended`, `calendarEvent.*`), each the hook envelope `{ type, timestamp, data }` ' +
+      'The events hooks deliver (`lead.created`, `lead.updated`, `lead.statusChanged`, `call.ended`, `calendarEvent.*`), each the hook envelope `{ type, timestamp, data }` ' +
       'with `data` the resource as this API serializes it for this account, in the order their changes committed. ' +
       'An account receives the kinds whose resource it has the Get right on (naming another in `Events` is a 403), of campaigns and calendars in its project rights. ' +
       '\n\nWith `Accept: text/event-stream` the answer is a stream that does not end: each event as `id: <id>`, `event: <type>`, `data: <envelope>`, ' +
