@@ -82,7 +82,7 @@ const now = () => performance.timeOrigin + performance.now();
  */
 function runClients(): void {
   const streams: (StreamReport & { req: http.ClientRequest; seen: Set<number> })[] = [];
-  const send = (message: FromClient) => process.send!(message);
+  const send = (message: FromClient, sent?: () => void) => process.send!(message, undefined, {}, sent);
   const open = (port: number, plan: StreamPlan) =>
     new Promise<void>((resolve, reject) => {
       const query = plan.project === undefined ? '' : `?Projects=${encodeURIComponent(`Project ${plan.project}`)}`;
@@ -137,9 +137,11 @@ function runClients(): void {
         }
       })();
     } else {
-      send({ kind: 'report', streams: streams.map(({ project, repeated, arrivals }) => ({ project, repeated, arrivals })) });
       for (const s of streams) s.req.destroy();
-      process.disconnect();
+      // Disconnecting at once could drop the report (a large message) before it is written.
+      send({ kind: 'report', streams: streams.map(({ project, repeated, arrivals }) => ({ project, repeated, arrivals })) }, () =>
+        process.disconnect(),
+      );
     }
   });
 }
@@ -256,17 +258,24 @@ async function main(): Promise<void> {
       account: Math.floor(i / PER_ACCOUNT),
       project: i < ALL_STREAMS ? undefined : i % PROJECTS,
     }));
+    // A client process that ends before it answers fails the run (instead of leaving it waiting).
     const ask = (client: ChildProcess, message: ToClient) =>
-      new Promise<FromClient>((resolve) => {
-        client.once('message', (answer: FromClient) => resolve(answer));
+      new Promise<FromClient>((resolve, reject) => {
+        const ended = (code: number | null, signal: string | null) =>
+          reject(new Error(`a client process ended before answering ${message.kind} (code ${code}, signal ${signal})`));
+        client.once('exit', ended);
+        client.once('message', (answer: FromClient) => {
+          client.off('exit', ended);
+          resolve(answer);
+        });
         client.send(message);
       });
     for (let c = 0; c < CLIENT_PROCESSES; c++) {
-      clients.push(
-        spawn(process.execPath, [path.resolve(__dirname, '../bin/run-ts.js'), __filename, '--clients'], {
-          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-        }),
-      );
+      const client = spawn(process.execPath, [path.resolve(__dirname, '../bin/run-ts.js'), __filename, '--clients'], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      client.once('exit', (code, signal) => console.error(`client process ${client.pid} ended (code ${code}, signal ${signal})`));
+      clients.push(client);
     }
     const opening = await Promise.all(
       clients.map((client, c) => ask(client, { kind: 'open', port, plans: plans.filter((_, i) => i % CLIENT_PROCESSES === c) })),
