@@ -39,7 +39,7 @@ export function allEndpoints(
     ...problemTypeEndpoints,
     ...callEndpoints,
     ...organizationEndpoints,
-    ...leadEndpoints,
+    ...leadEndpoints(services.settings),
     bulkImportEndpoint(services.settings),
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
