@@ -5,6 +5,7 @@ import type { CounterStore } from '../ratelimit/counterStore';
 import type { LoginFailureStore } from '../ratelimit/loginFailures';
 import type { ReadSource } from '../data/readSource';
 import type { ConnectionSource } from '../data/exportSession';
+import type { EventFeed } from './eventFeed';
 
 /** What the HTTP layer is given by the composition root (server start or a test). */
 export interface AppServices {
@@ -32,4 +33,6 @@ export interface AppServices {
   redisHealthy?: () => boolean;
   /** Where bulk exports take their connection; undefined: the pool of `exportDb`. */
   exportConnections?: ConnectionSource;
+  /** This process's live events: the one reader behind every event stream it serves (src/http/eventFeed.ts). */
+  events: EventFeed;
 }
