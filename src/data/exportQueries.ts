@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { CALL_COPY_COLUMNS, READY_PERIOD_COPY_COLUMNS } from '../domain/callTranscoder';
-import { LEAD_COPY_COLUMNS, RAW_LEAD_COPY_COLUMNS } from '../domain/leadTranscoder';
+import { CALL_COPY_COLUMNS, READY_PERIOD_COPY_COLUMNS } from '../domain/callFields';
+import { LEAD_COPY_COLUMNS, RAW_LEAD_COPY_COLUMNS } from '../domain/leadFields';
 import type { LeadFilter } from '../domain/leadFilters';
 import type { CallWindow } from './callRepository';
 import { inlineBindings } from './exportSession';

@@ -34,9 +34,9 @@ import { parseIncludeNames } from '../../domain/include';
 import type { OrgSnapshot } from '../../domain/organization';
 import { addTimeSpan, TimeSpan } from '../../domain/timespan';
 import { formatCompactLocal } from '../../domain/datetime';
-import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../domain/callTranscoder';
+import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../export/callTranscoder';
 import { callCopySql, readyPeriodCopySql } from '../../data/exportQueries';
-import { transcodeCopy } from '../../data/copyTranscode';
+import { transcodeCopy } from '../../export/copyTranscode';
 
 /**
  * The calls family (the OpenAPI document; docs/decisions.md, Calls family; Organisation).

@@ -1,5 +1,5 @@
-import { formatDateTime, zoneOffsetMs } from './datetime';
-import type { DateTimeFormatName } from './enums';
+import { formatDateTime, zoneOffsetMs } from '../domain/datetime';
+import type { DateTimeFormatName } from '../domain/enums';
 import type { ByteWriter } from './byteWriter';
 
 /**

@@ -1,11 +1,20 @@
 import { ByteWriter, CsvQuoting, TupleRenderer } from './byteWriter';
 import { DateTimeWriter, writeMillis } from './byteFormats';
-import { callToJson, CallRow, flattenedCallHeader } from './callSerializer';
-import { CallEndCause, CallLeadStatus, CampaignType, DateTimeFormatName, Enumeration, LeadClosure, PreCallLeadStatus } from './enums';
-import { formatDateTime } from './datetime';
-import { formatMillis } from './timespan';
+import { callToJson, CallRow, flattenedCallHeader } from '../domain/callSerializer';
+import {
+  CallEndCause,
+  CallLeadStatus,
+  CampaignType,
+  DateTimeFormatName,
+  Enumeration,
+  LeadClosure,
+  PreCallLeadStatus,
+} from '../domain/enums';
+import { formatDateTime } from '../domain/datetime';
+import { formatMillis } from '../domain/timespan';
 import { bool, integer, int64, isNull, timestampMs, Tuple } from './pgBinary';
-import type { OrgSnapshot, OrgUnitRecord } from './organization';
+import type { OrgSnapshot, OrgUnitRecord } from '../domain/organization';
+import { CALL_COPY_COLUMNS } from '../domain/callFields';
 
 /**
  * Binary COPY tuples of the calls export → the API's bytes, byte for byte what the reference
@@ -15,36 +24,6 @@ import type { OrgSnapshot, OrgUnitRecord } from './organization';
  * written as digits, enum names and every campaign, user and org-unit chain pre-rendered once
  * per request.
  */
-
-/** The columns of the calls COPY, in order (src/data/callExportQuery.ts selects them). */
-export const CALL_COPY_COLUMNS = [
-  'unique_id',
-  'unique_lead_id',
-  'lead_phone_number',
-  'lead_external_key',
-  'end_cause',
-  'in_progress',
-  'connected',
-  'incoming',
-  'start_time',
-  'connect_time',
-  'end_time',
-  'preview_ms',
-  'dialing_ms',
-  'conversation_ms',
-  'wrap_up_ms',
-  'lead_status',
-  'pre_call_lead_status',
-  'lead_closure',
-  'campaign_type',
-  'campaign_id',
-  'user_id',
-  'ou0_id',
-  'ou1_id',
-  'ou2_id',
-  'ou3_id',
-  'ou4_id',
-] as const;
 
 const C = Object.fromEntries(CALL_COPY_COLUMNS.map((name, i) => [name, i])) as Record<(typeof CALL_COPY_COLUMNS)[number], number>;
 const OU0 = C.ou0_id;
@@ -353,9 +332,6 @@ export function callCsvTranscoder(options: CallTranscoderOptions & { separator: 
 }
 
 // ---- agent ready periods ------------------------------------------------------------------------
-
-/** The columns of the ready-periods COPY, in order. */
-export const READY_PERIOD_COPY_COLUMNS = ['unique_id', 'org_code', 'campaign_id', 'start_time', 'seconds', 'campaign_type'] as const;
 
 const RP_CAMPAIGN_TYPE = enumFragments(CampaignType, (n) => `,"campaignType":"${n}"}`);
 

@@ -1,11 +1,12 @@
 import { ByteWriter, CsvQuoting, TupleRenderer } from './byteWriter';
 import { DateTimeWriter } from './byteFormats';
-import { formatDateTime } from './datetime';
-import { DateTimeFormatName, Enumeration, LeadClosure, LeadStatus } from './enums';
+import { formatDateTime } from '../domain/datetime';
+import { DateTimeFormatName, Enumeration, LeadClosure, LeadStatus } from '../domain/enums';
 import { FlatJsonObject } from './jsonObjectScan';
-import { DataColumns, leadCsvHeader, rawLeadsHeader, VisibleFields } from './leadSerializer';
-import type { LeadCampaign, LeadLookups } from './leadRecords';
+import { DataColumns, leadCsvHeader, rawLeadsHeader, VisibleFields } from '../domain/leadSerializer';
+import type { LeadCampaign, LeadLookups } from '../domain/leadRecords';
 import { bool, int64, integer, isNull, jsonbStart, timestampMs, Tuple } from './pgBinary';
+import { LEAD_COPY_COLUMNS } from '../domain/leadFields';
 
 /**
  * Binary COPY tuples of the lead exports → the API's bytes, byte for byte what the reference
@@ -15,31 +16,6 @@ import { bool, int64, integer, isNull, jsonbStart, timestampMs, Tuple } from './
  * found in that text by FlatJsonObject, with the reference's JSON.parse as the fallback for
  * anything but a flat object of strings.
  */
-
-/** The columns of the lead COPY, in order (src/data/leadExportQuery.ts selects them). */
-export const LEAD_COPY_COLUMNS = [
-  'unique_id',
-  'status',
-  'closure',
-  'priority',
-  'phone_number',
-  'external_key',
-  'campaign_id',
-  'pool_id',
-  'data',
-  'upload_time',
-  'last_modified_time',
-  'first_processed_time',
-  'owner_org_unit_id',
-  'uploaded_by_user_id',
-  'last_modified_by_user_id',
-  'first_processed_by_user_id',
-  'closure_data',
-  'data_visible',
-] as const;
-
-/** The columns of the RawLeads COPY, in order. */
-export const RAW_LEAD_COPY_COLUMNS = ['unique_id', 'campaign_id', 'data'] as const;
 
 const L = Object.fromEntries(LEAD_COPY_COLUMNS.map((name, i) => [name, i])) as Record<(typeof LEAD_COPY_COLUMNS)[number], number>;
 
