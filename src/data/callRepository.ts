@@ -6,6 +6,8 @@ import { projectVisibleSql, whereCampaignVisible } from './projectScope';
 import type { RecordingRow } from '../domain/callSerializer';
 import type { CallSubject } from '../domain/callSubject';
 import { CALLS, findKey, PartitionedKey } from './uniqueIdRegistry';
+import { CALL_FIELDS } from '../domain/callFields';
+import { fieldSelect } from './fieldColumns';
 
 /**
  * Queries of the calls family. Every query applies the account's project scope in SQL, and
@@ -27,27 +29,7 @@ export interface CallWindow {
 
 const epochMs = (column: string) => `floor(extract(epoch from ${column}) * 1000)::int8`;
 
-const CALL_COLUMNS = [
-  'c.unique_id',
-  'c.unique_lead_id',
-  'c.lead_phone_number',
-  'c.lead_external_key',
-  'c.end_cause',
-  'c.in_progress',
-  'c.connected',
-  'c.incoming',
-  `${epochMs('c.start_time')} as start_ms`,
-  `${epochMs('c.connect_time')} as connect_ms`,
-  `${epochMs('c.end_time')} as end_ms`,
-  'c.preview_ms',
-  'c.dialing_ms',
-  'c.conversation_ms',
-  'c.wrap_up_ms',
-  'c.lead_status',
-  'c.pre_call_lead_status',
-  'c.lead_closure',
-  'c.campaign_type',
-];
+const CALL_COLUMNS = fieldSelect(CALL_FIELDS, 'c');
 
 // References resolved from the request's in-memory snapshot (campaigns, users, org units):
 // no joins, and the chain travels as one text key instead of five columns.

@@ -1,32 +1,25 @@
-import { ByteWriter, CsvQuoting, TupleRenderer } from './byteWriter';
-import { DateTimeWriter, writeMillis } from './byteFormats';
-import { callToJson, CallRow, flattenedCallHeader } from '../domain/callSerializer';
-import {
-  CallEndCause,
-  CallLeadStatus,
-  CampaignType,
-  DateTimeFormatName,
-  Enumeration,
-  LeadClosure,
-  PreCallLeadStatus,
-} from '../domain/enums';
-import { formatDateTime } from '../domain/datetime';
-import { formatMillis } from '../domain/timespan';
-import { bool, integer, int64, isNull, timestampMs, Tuple } from './pgBinary';
+import { CsvQuoting, TupleRenderer } from './byteWriter';
+import { DateTimeWriter } from './byteFormats';
+import { callToJson, flattenedCallHeader } from '../domain/callSerializer';
+import { CALL_FIELDS, CallRow } from '../domain/callFields';
+import { CallEndCause, CampaignType, DateTimeFormatName, Enumeration } from '../domain/enums';
+import { csvFieldWriters, FieldWriter, jsonFieldWriters } from './fieldBytes';
+import { integer, int64, isNull, timestampMs, Tuple } from './pgBinary';
 import type { OrgSnapshot, OrgUnitRecord } from '../domain/organization';
-import { CALL_COPY_COLUMNS } from '../domain/callFields';
 
 /**
  * Binary COPY tuples of the calls export → the API's bytes, byte for byte what the reference
  * serializers (src/domain/callSerializer.ts: callToJsonText, callToCsvLine,
  * readyPeriodToJson) write for the same rows; golden tests compare the two over generated
- * data. Text fields are copied as bytes (escaped only where they must be), numbers and times
- * written as digits, enum names and every campaign, user and org-unit chain pre-rendered once
- * per request.
+ * data. The call's own fields are written by the writers derived from its field table
+ * (src/domain/callFields.ts, src/export/fieldBytes.ts); every campaign, user and org-unit
+ * chain is pre-rendered once per request.
  */
 
-const C = Object.fromEntries(CALL_COPY_COLUMNS.map((name, i) => [name, i])) as Record<(typeof CALL_COPY_COLUMNS)[number], number>;
-const OU0 = C.ou0_id;
+// The COPY columns: the fields of CALL_FIELDS, then CALL_REFERENCE_COLUMNS.
+const CAMPAIGN_ID = CALL_FIELDS.length;
+const USER_ID = CAMPAIGN_ID + 1;
+const OU0 = CAMPAIGN_ID + 2;
 
 export interface CallTranscoderOptions {
   zone: string;
@@ -64,8 +57,8 @@ class ReferenceFragments {
   ) {}
 
   get(t: Tuple): Buffer {
-    const campaign = this.keyed.campaign ? int64(t, C.campaign_id) : 0;
-    const user = this.keyed.user ? int64(t, C.user_id) : 0;
+    const campaign = this.keyed.campaign ? int64(t, CAMPAIGN_ID) : 0;
+    const user = this.keyed.user ? int64(t, USER_ID) : 0;
     const ou = this.ou;
     let deepest = 0;
     for (let i = 0; i < 5; i++) {
@@ -86,7 +79,7 @@ class ReferenceFragments {
       }
     }
     const units = ou.filter((v) => v >= 0);
-    const text = Buffer.from(this.render(int64(t, C.campaign_id), int64(t, C.user_id), units), 'utf8');
+    const text = Buffer.from(this.render(int64(t, CAMPAIGN_ID), int64(t, USER_ID), units), 'utf8');
     const entry: ReferenceEntry = { campaign, user, ou: [...ou], text };
     list.push(entry);
     this.last = entry;
@@ -135,28 +128,6 @@ function referenceRow(campaignId: number, userId: number, units: number[]): Call
 
 // ---- JSON -------------------------------------------------------------------------------------
 
-const JSON_END_CAUSE = enumFragments(CallEndCause, (n) => `,"endCause":"${n}"`);
-const JSON_LEAD_STATUS = enumFragments(CallLeadStatus, (n) => `,"leadStatus":"${n}"`);
-const JSON_PRE_CALL_LEAD_STATUS = enumFragments(PreCallLeadStatus, (n) => `,"preCallLeadStatus":"${n}"`);
-const JSON_LEAD_CLOSURE = enumFragments(LeadClosure, (n) => `,"leadClosure":"${n}"`);
-const JSON_CAMPAIGN_TYPE = enumFragments(CampaignType, (n) => `,"campaignType":"${n}"`);
-const JSON_BOOL = (name: string) => [utf8(`,"${name}":false`), utf8(`,"${name}":true`)];
-const IN_PROGRESS = JSON_BOOL('inProgress');
-const CONNECTED = JSON_BOOL('connected');
-const INCOMING = JSON_BOOL('incoming');
-const F = (s: string) => utf8(s);
-const UNIQUE_ID = F(',"uniqueId":');
-const UNIQUE_LEAD_ID = F(',"uniqueLeadId":');
-const LEAD_PHONE_NUMBER = F(',"leadPhoneNumber":');
-const LEAD_EXTERNAL_KEY = F(',"leadExternalKey":');
-const START_TIME = F(',"startTime":"');
-const CONNECT_TIME = F(',"connectTime":"');
-const END_TIME = F(',"endTime":"');
-const PREVIEW = F(',"previewDuration":"');
-const DIALING = F(',"dialingDuration":"');
-const CONVERSATION = F(',"conversationDuration":"');
-const WRAP_UP = F(',"wrapUpDuration":"');
-
 /**
  * Call tuples → a JSON array of Call objects, as callToJsonText writes them, for every
  * `Include`: the complex properties (`campaign`, `user`, `organizationalUnits`, with whatever
@@ -166,7 +137,6 @@ const WRAP_UP = F(',"wrapUpDuration":"');
  */
 export function callJsonTranscoder(options: CallTranscoderOptions & { include: ReadonlySet<string> }): TupleRenderer {
   const expand = callToJson({ zone: options.zone, dateTimeFormat: options.dateTimeFormat, include: options.include, org: options.org });
-  const time = new DateTimeWriter(options.zone, options.dateTimeFormat);
   const keyed = options.include.size > 0;
   const references = new ReferenceFragments({ campaign: keyed, user: keyed }, (campaignId, userId, units) => {
     const call = expand(referenceRow(campaignId, userId, units));
@@ -174,6 +144,7 @@ export function callJsonTranscoder(options: CallTranscoderOptions & { include: R
     const text = JSON.stringify({ campaign: call.campaign, user: call.user, organizationalUnits: call.organizationalUnits });
     return text.slice(0, text.length - 1);
   });
+  const fields = jsonFieldWriters(CALL_FIELDS, 0, new DateTimeWriter(options.zone, options.dateTimeFormat));
   let first = true;
   return {
     head: (w) => w.byte(0x5b),
@@ -182,63 +153,13 @@ export function callJsonTranscoder(options: CallTranscoderOptions & { include: R
       if (first) first = false;
       else w.byte(0x2c);
       w.frag(references.get(t));
-      w.frag(UNIQUE_ID);
-      w.jsonText(t, C.unique_id);
-      w.frag(UNIQUE_LEAD_ID);
-      w.jsonText(t, C.unique_lead_id);
-      w.frag(LEAD_PHONE_NUMBER);
-      w.jsonText(t, C.lead_phone_number);
-      if (!isNull(t, C.lead_external_key)) {
-        w.frag(LEAD_EXTERNAL_KEY);
-        w.jsonText(t, C.lead_external_key);
-      }
-      w.frag(enumFragment(JSON_END_CAUSE, integer(t, C.end_cause), 'end cause'));
-      w.frag(IN_PROGRESS[+bool(t, C.in_progress)]!);
-      w.frag(CONNECTED[+bool(t, C.connected)]!);
-      w.frag(INCOMING[+bool(t, C.incoming)]!);
-      w.frag(START_TIME);
-      time.write(w, timestampMs(t, C.start_time, 'floor'));
-      w.byte(0x22);
-      if (!isNull(t, C.connect_time)) {
-        w.frag(CONNECT_TIME);
-        time.write(w, timestampMs(t, C.connect_time, 'floor'));
-        w.byte(0x22);
-      }
-      if (!isNull(t, C.end_time)) {
-        w.frag(END_TIME);
-        time.write(w, timestampMs(t, C.end_time, 'floor'));
-        w.byte(0x22);
-      }
-      w.frag(PREVIEW);
-      writeMillis(w, integer(t, C.preview_ms));
-      w.byte(0x22);
-      duration(w, t, C.dialing_ms, DIALING);
-      duration(w, t, C.conversation_ms, CONVERSATION);
-      duration(w, t, C.wrap_up_ms, WRAP_UP);
-      optionalEnum(w, t, C.lead_status, JSON_LEAD_STATUS, 'call lead status');
-      optionalEnum(w, t, C.pre_call_lead_status, JSON_PRE_CALL_LEAD_STATUS, 'pre-call lead status');
-      optionalEnum(w, t, C.lead_closure, JSON_LEAD_CLOSURE, 'lead closure');
-      optionalEnum(w, t, C.campaign_type, JSON_CAMPAIGN_TYPE, 'campaign type');
+      for (const write of fields) write(t, w);
       w.byte(0x7d);
     },
   };
 }
 
-function duration(w: ByteWriter, t: Tuple, i: number, name: Buffer): void {
-  if (isNull(t, i)) return;
-  w.frag(name);
-  writeMillis(w, integer(t, i));
-  w.byte(0x22);
-}
-
-function optionalEnum(w: ByteWriter, t: Tuple, i: number, table: (Buffer | undefined)[], what: string): void {
-  if (!isNull(t, i)) w.frag(enumFragment(table, integer(t, i), what));
-}
-
 // ---- CSV --------------------------------------------------------------------------------------
-
-/** Separators that can occur in generated values (times, durations, enum names, booleans) make those quotable. */
-const GENERATED_ALPHABET = /[0-9A-Za-z:.+\-"\r\n]/;
 
 /**
  * Call tuples → FlattenedCall CSV lines, as callToCsvLine writes them (header line first).
@@ -246,25 +167,16 @@ const GENERATED_ALPHABET = /[0-9A-Za-z:.+\-"\r\n]/;
  * reference formatters and the quoting function (the slow path for an odd separator).
  */
 export function callCsvTranscoder(options: CallTranscoderOptions & { separator: string }): TupleRenderer {
-  const { org, zone } = options;
-  const separator = options.separator;
+  const { org, separator } = options;
   const csv = new CsvQuoting(separator);
   const s = csv.separator;
   const sepText = separator;
-  const generatedSafe = !GENERATED_ALPHABET.test(separator);
-  const gen = (v: string) => (generatedSafe ? v : csv.quoted(v));
-  const fragments = (e: Enumeration<string>) => enumFragments(e, (n) => gen(n));
-  const endCause = fragments(CallEndCause);
-  const leadStatus = fragments(CallLeadStatus);
-  const preCall = fragments(PreCallLeadStatus);
-  const closure = fragments(LeadClosure);
-  const campaignType = fragments(CampaignType);
-  const bools = [Buffer.from(gen('false')), Buffer.from(gen('true'))];
-  const time = new DateTimeWriter(zone, options.dateTimeFormat);
-  // The slow path for separators found in generated values.
-  const writeTime = (w: ByteWriter, ms: number) =>
-    generatedSafe ? time.write(w, ms) : w.utf8(gen(formatDateTime(ms, zone, options.dateTimeFormat)));
-  const writeDuration = (w: ByteWriter, ms: number) => (generatedSafe ? writeMillis(w, ms) : w.utf8(gen(formatMillis(ms))));
+  const fields: FieldWriter[] = csvFieldWriters(CALL_FIELDS, 0, {
+    csv,
+    separator,
+    zone: options.zone,
+    dateTimeFormat: options.dateTimeFormat,
+  });
   const q = (v: string) => csv.quoted(v);
   const references = new ReferenceFragments({ campaign: true, user: true }, (campaignId, userId, units) => {
     const c = org.campaigns.get(campaignId);
@@ -289,43 +201,11 @@ export function callCsvTranscoder(options: CallTranscoderOptions & { separator: 
     head: (w) => w.frag(header),
     tail: () => undefined,
     row(t, w) {
-      csv.text(w, t, C.unique_id);
-      w.frag(s);
-      csv.text(w, t, C.unique_lead_id);
-      w.frag(s);
-      csv.text(w, t, C.lead_phone_number);
-      w.frag(s);
-      if (!isNull(t, C.lead_external_key)) csv.text(w, t, C.lead_external_key);
-      w.frag(s);
-      w.frag(enumFragment(endCause, integer(t, C.end_cause), 'end cause'));
-      w.frag(s);
-      w.frag(bools[+bool(t, C.in_progress)]!);
-      w.frag(s);
-      w.frag(bools[+bool(t, C.connected)]!);
-      w.frag(s);
-      w.frag(bools[+bool(t, C.incoming)]!);
-      w.frag(s);
-      writeTime(w, timestampMs(t, C.start_time, 'floor'));
-      w.frag(s);
-      if (!isNull(t, C.connect_time)) writeTime(w, timestampMs(t, C.connect_time, 'floor'));
-      w.frag(s);
-      if (!isNull(t, C.end_time)) writeTime(w, timestampMs(t, C.end_time, 'floor'));
-      w.frag(s);
-      writeDuration(w, integer(t, C.preview_ms));
-      w.frag(s);
-      if (!isNull(t, C.dialing_ms)) writeDuration(w, integer(t, C.dialing_ms));
-      w.frag(s);
-      if (!isNull(t, C.conversation_ms)) writeDuration(w, integer(t, C.conversation_ms));
-      w.frag(s);
-      if (!isNull(t, C.wrap_up_ms)) writeDuration(w, integer(t, C.wrap_up_ms));
-      w.frag(s);
-      if (!isNull(t, C.lead_status)) w.frag(enumFragment(leadStatus, integer(t, C.lead_status), 'call lead status'));
-      w.frag(s);
-      if (!isNull(t, C.pre_call_lead_status)) w.frag(enumFragment(preCall, integer(t, C.pre_call_lead_status), 'pre-call lead status'));
-      w.frag(s);
-      if (!isNull(t, C.lead_closure)) w.frag(enumFragment(closure, integer(t, C.lead_closure), 'lead closure'));
-      w.frag(s);
-      if (!isNull(t, C.campaign_type)) w.frag(enumFragment(campaignType, integer(t, C.campaign_type), 'campaign type'));
+      fields[0]!(t, w);
+      for (let k = 1; k < fields.length; k++) {
+        w.frag(s);
+        fields[k]!(t, w);
+      }
       w.frag(references.get(t));
     },
   };
@@ -358,9 +238,9 @@ export function readyPeriodJsonTranscoder(options: CallTranscoderOptions): Tuple
     }
     return text;
   };
-  const UNIQUE = F('{"uniqueId":');
-  const ORG_CODE = F(',"orgCode":');
-  const SECONDS = F('","seconds":');
+  const UNIQUE = utf8('{"uniqueId":');
+  const ORG_CODE = utf8(',"orgCode":');
+  const SECONDS = utf8('","seconds":');
   let first = true;
   return {
     head: (w) => w.byte(0x5b),
