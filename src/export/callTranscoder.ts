@@ -2,8 +2,8 @@ import { CsvQuoting, TupleRenderer } from './byteWriter';
 import { DateTimeWriter } from './byteFormats';
 import { callToJson, flattenedCallHeader } from '../domain/callSerializer';
 import { CALL_FIELDS, CallRow } from '../domain/callFields';
-import { CallEndCause, CampaignType, DateTimeFormatName, Enumeration } from '../domain/enums';
-import { csvFieldWriters, FieldWriter, jsonFieldWriters } from './fieldBytes';
+import { CallEndCause, CampaignType, DateTimeFormatName } from '../domain/enums';
+import { csvFieldWriters, enumFragments, FieldWriter, jsonFieldWriters } from './fieldBytes';
 import { integer, int64, isNull, timestampMs, Tuple } from './pgBinary';
 import type { OrgSnapshot, OrgUnitRecord } from '../domain/organization';
 
@@ -28,19 +28,6 @@ export interface CallTranscoderOptions {
 }
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
-
-/** Per stored number, a fragment holding the enum's name (`undefined` for numbers the enumeration lacks). */
-function enumFragments(e: Enumeration<string>, render: (name: string) => string): (Buffer | undefined)[] {
-  const out: (Buffer | undefined)[] = [];
-  for (const name of e.names) out[e.toNumber(name)] = utf8(render(name));
-  return out;
-}
-
-function enumFragment(table: (Buffer | undefined)[], n: number, what: string): Buffer {
-  const f = table[n];
-  if (f === undefined) throw new Error(`unknown ${what} number ${n}`);
-  return f;
-}
 
 /**
  * Pre-rendered text per (campaign, user, org-unit chain) of a call, rendered once per distinct
@@ -213,7 +200,7 @@ export function callCsvTranscoder(options: CallTranscoderOptions & { separator: 
 
 // ---- agent ready periods ------------------------------------------------------------------------
 
-const RP_CAMPAIGN_TYPE = enumFragments(CampaignType, (n) => `,"campaignType":"${n}"}`);
+const RP_CAMPAIGN_TYPE = enumFragments(CampaignType, 'campaign type', (n) => `,"campaignType":"${n}"}`);
 
 /** Ready-period tuples → a JSON array, as readyPeriodToJson and JSON.stringify write it. */
 export function readyPeriodJsonTranscoder(options: CallTranscoderOptions): TupleRenderer {
@@ -256,7 +243,7 @@ export function readyPeriodJsonTranscoder(options: CallTranscoderOptions): Tuple
       time.write(w, timestampMs(t, 3, 'floor'));
       w.frag(SECONDS);
       w.int(integer(t, 4));
-      w.frag(enumFragment(RP_CAMPAIGN_TYPE, integer(t, 5), 'campaign type'));
+      w.frag(RP_CAMPAIGN_TYPE(integer(t, 5)));
     },
   };
 }

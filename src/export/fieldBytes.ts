@@ -1,6 +1,7 @@
 import type { DateTimeFormatName } from '../domain/enums';
 import { formatDateTime } from '../domain/datetime';
-import { enumNames, Field, FieldType, GENERATED_ALPHABET } from '../domain/fieldTable';
+import type { Enumeration } from '../domain/enums';
+import { enumNames, Field, GENERATED_ALPHABET } from '../domain/fieldTable';
 import { formatMillis } from '../domain/timespan';
 import { ByteWriter, CsvQuoting } from './byteWriter';
 import { DateTimeWriter, writeMillis } from './byteFormats';
@@ -19,14 +20,13 @@ export type FieldWriter = (t: Tuple, w: ByteWriter) => void;
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
-/** Per stored number, the bytes of the enumeration's name rendered by `render`. */
-function enumFragments(type: FieldType & { kind: 'enum' }, render: (name: string) => string): (t: Tuple, i: number) => Buffer {
+/** Per stored number, the bytes of the enumeration's name rendered by `render`; an unknown number is an error naming `what`. */
+export function enumFragments(e: Enumeration<string>, what: string, render: (name: string) => string): (n: number) => Buffer {
   const table: (Buffer | undefined)[] = [];
-  for (const [n, name] of enumNames(type.enumeration).entries()) if (name !== undefined) table[n] = utf8(render(name));
-  return (t, i) => {
-    const n = integer(t, i);
+  for (const [n, name] of enumNames(e).entries()) if (name !== undefined) table[n] = utf8(render(name));
+  return (n) => {
     const f = table[n];
-    if (f === undefined) throw new Error(`unknown ${type.what} number ${n}`);
+    if (f === undefined) throw new Error(`unknown ${what} number ${n}`);
     return f;
   };
 }
@@ -80,8 +80,8 @@ export function jsonFieldWriters<Row>(fields: readonly Field<Row>[], first: numb
         };
         break;
       case 'enum': {
-        const fragment = enumFragments(f.type, (n) => `,${JSON.stringify(f.name)}:${JSON.stringify(n)}`);
-        write = (t, w) => w.frag(fragment(t, i));
+        const fragment = enumFragments(f.type.enumeration, f.type.what, (n) => `,${JSON.stringify(f.name)}:${JSON.stringify(n)}`);
+        write = (t, w) => w.frag(fragment(integer(t, i)));
         break;
       }
     }
@@ -126,8 +126,8 @@ export function csvFieldWriters<Row>(
         write = generatedSafe ? (t, w) => writeMillis(w, integer(t, i)) : (t, w) => w.utf8(gen(formatMillis(integer(t, i))));
         break;
       case 'enum': {
-        const fragment = enumFragments(f.type, gen);
-        write = (t, w) => w.frag(fragment(t, i));
+        const fragment = enumFragments(f.type.enumeration, f.type.what, gen);
+        write = (t, w) => w.frag(fragment(integer(t, i)));
         break;
       }
     }

@@ -1,10 +1,11 @@
 import { ByteWriter, CsvQuoting, TupleRenderer } from './byteWriter';
 import { DateTimeWriter } from './byteFormats';
 import { formatDateTime } from '../domain/datetime';
-import { DateTimeFormatName, Enumeration, LeadClosure, LeadStatus } from '../domain/enums';
+import { DateTimeFormatName, LeadClosure, LeadStatus } from '../domain/enums';
 import { FlatJsonObject } from './jsonObjectScan';
-import { DataColumns, leadCsvHeader, rawLeadsHeader, VisibleFields } from '../domain/leadSerializer';
-import type { LeadCampaign, LeadLookups } from '../domain/leadRecords';
+import { campaignOf, DataColumns, leadCsvHeader, poolOf, rawLeadsHeader, VisibleFields } from '../domain/leadSerializer';
+import { enumFragments } from './fieldBytes';
+import type { LeadLookups } from '../domain/leadRecords';
 import { bool, int64, integer, isNull, jsonbStart, timestampMs, Tuple } from './pgBinary';
 import { LEAD_COPY_COLUMNS } from '../domain/leadFields';
 
@@ -20,30 +21,6 @@ import { LEAD_COPY_COLUMNS } from '../domain/leadFields';
 const L = Object.fromEntries(LEAD_COPY_COLUMNS.map((name, i) => [name, i])) as Record<(typeof LEAD_COPY_COLUMNS)[number], number>;
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
-
-function enumFragments(e: Enumeration<string>, render: (name: string) => string): (Buffer | undefined)[] {
-  const out: (Buffer | undefined)[] = [];
-  for (const name of e.names) out[e.toNumber(name)] = utf8(render(name));
-  return out;
-}
-
-function enumFragment(table: (Buffer | undefined)[], n: number, what: string): Buffer {
-  const f = table[n];
-  if (f === undefined) throw new Error(`unknown ${what} number ${n}`);
-  return f;
-}
-
-function campaignOf(lookups: LeadLookups, id: number): LeadCampaign {
-  const c = lookups.campaigns.get(id);
-  if (c === undefined) throw new Error(`campaign ${id} of an exported lead is not in the request's lookups`);
-  return c;
-}
-
-function poolOf(lookups: LeadLookups, id: number): string {
-  const p = lookups.pools.get(id);
-  if (p === undefined) throw new Error(`pool ${id} of an exported lead is not in the request's lookups`);
-  return p;
-}
 
 /** Fragments by id, rendered once each. */
 function byId(render: (id: number) => Buffer): (id: number) => Buffer {
@@ -70,8 +47,8 @@ export interface LeadTranscoderOptions {
 
 // ---- JSON -------------------------------------------------------------------------------------
 
-const JSON_STATUS = enumFragments(LeadStatus, (n) => `,"status":"${n}"`);
-const JSON_CLOSURE = enumFragments(LeadClosure, (n) => `,"closure":"${n}","priority":`);
+const JSON_STATUS = enumFragments(LeadStatus, 'lead status', (n) => `,"status":"${n}"`);
+const JSON_CLOSURE = enumFragments(LeadClosure, 'lead closure', (n) => `,"closure":"${n}","priority":`);
 const UNIQUE_ID = utf8('{"uniqueId":');
 const PHONE = utf8(',"phoneNumber":');
 const EXTERNAL_KEY = utf8(',"externalKey":');
@@ -123,8 +100,8 @@ export function leadJsonTranscoder(options: LeadTranscoderOptions & { visible: V
       else w.byte(0x2c);
       w.frag(UNIQUE_ID);
       w.jsonText(t, L.unique_id);
-      w.frag(enumFragment(JSON_STATUS, integer(t, L.status), 'lead status'));
-      w.frag(enumFragment(JSON_CLOSURE, integer(t, L.closure), 'lead closure'));
+      w.frag(JSON_STATUS(integer(t, L.status)));
+      w.frag(JSON_CLOSURE(integer(t, L.closure)));
       w.int(integer(t, L.priority));
       if (!isNull(t, L.phone_number)) {
         w.frag(PHONE);
@@ -220,8 +197,8 @@ export function leadCsvTranscoder(options: LeadTranscoderOptions & { separator: 
   const quote = (v: string) => csv.quoted(v);
   const generatedSafe = !GENERATED_ALPHABET.test(sepText);
   const digitsSafe = !/[0-9-]/.test(sepText);
-  const status = enumFragments(LeadStatus, (n) => quote(n) + sepText);
-  const closure = enumFragments(LeadClosure, (n) => quote(n) + sepText);
+  const status = enumFragments(LeadStatus, 'lead status', (n) => quote(n) + sepText);
+  const closure = enumFragments(LeadClosure, 'lead closure', (n) => quote(n) + sepText);
   const time = new DateTimeWriter(zone, options.dateTimeFormat);
   const timeText = (ms: number) => formatDateTime(ms, zone, options.dateTimeFormat);
   const writeTime = (w: ByteWriter, t: Tuple, i: number) => {
@@ -253,8 +230,8 @@ export function leadCsvTranscoder(options: LeadTranscoderOptions & { separator: 
     row(t, w) {
       csv.text(w, t, L.unique_id);
       w.frag(s);
-      w.frag(enumFragment(status, integer(t, L.status), 'lead status'));
-      w.frag(enumFragment(closure, integer(t, L.closure), 'lead closure'));
+      w.frag(status(integer(t, L.status)));
+      w.frag(closure(integer(t, L.closure)));
       const priority = integer(t, L.priority);
       if (digitsSafe) w.int(priority);
       else csv.string(w, String(priority));
