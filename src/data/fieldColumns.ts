@@ -8,15 +8,19 @@ import type { Field } from '../domain/fieldTable';
 const epochMs = (column: string) => `floor(extract(epoch from ${column}) * 1000)::int8`;
 
 function expression<Row>(f: Field<Row>, alias: string): string {
-  const column = `${alias}.${f.column}`;
+  const column = `${f.source ?? alias}.${f.column}`;
   return f.type.kind === 'dateTime' ? epochMs(column) : column;
 }
 
-/** Select-list items: `c.unique_id`, `floor(...) as start_ms`. */
-export function fieldSelect<Row>(fields: readonly Field<Row>[], alias: string): string[] {
+/**
+ * Select-list items. For a cursor (rows): `c.unique_id`, `floor(...) as start_ms`; for the
+ * binary COPY: the columns as stored (`c.start_time`), in table order.
+ */
+export function fieldSelect<Row>(fields: readonly Field<Row>[], alias: string, form: 'rows' | 'copy' = 'rows'): string[] {
   return fields.map((f) => {
+    if (form === 'copy') return `${f.source ?? alias}.${f.column}`;
     const e = expression(f, alias);
-    return e === `${alias}.${f.row}` ? e : `${e} as ${f.row}`;
+    return f.type.kind !== 'dateTime' && f.column === f.row ? e : `${e} as ${f.row}`;
   });
 }
 

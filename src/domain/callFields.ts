@@ -1,5 +1,5 @@
-import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, PreCallLeadStatus } from './enums';
-import { BOOL, DATE_TIME, enumType, Field, TEXT, TIME_SPAN } from './fieldTable';
+import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, PreCallLeadStatus, RecordingType } from './enums';
+import { BOOL, DATE_TIME, enumType, Field, INT, TEXT, TIME_SPAN } from './fieldTable';
 
 /** A call row from a cursor: the call's fields (times in epoch milliseconds) and its references. */
 export interface CallRow {
@@ -94,5 +94,54 @@ export const CALL_REFERENCE_CSV_NAMES = [
 /** The columns of the calls COPY, in order (src/data/exportQueries.ts selects them). */
 export const CALL_COPY_COLUMNS: readonly string[] = [...CALL_FIELDS.map((f) => f.column), ...CALL_REFERENCE_COLUMNS];
 
-/** The columns of the ready-periods COPY, in order. */
-export const READY_PERIOD_COPY_COLUMNS = ['unique_id', 'org_code', 'campaign_id', 'start_time', 'seconds', 'campaign_type'] as const;
+/** A ready-period row of /calls/agentreadyperiods. */
+export interface ReadyPeriodRow {
+  unique_id: string;
+  org_code: string;
+  campaign_id: number;
+  start_ms: number;
+  seconds: number;
+  campaign_type: number;
+}
+
+/** The fields of an AgentReadyPeriod before its `campaign` object (from `ready_periods r` and `users u`). */
+export const READY_PERIOD_HEAD_FIELDS: readonly Field<ReadyPeriodRow>[] = [
+  { name: 'uniqueId', column: 'unique_id', row: 'unique_id', type: TEXT, present: 'always' },
+  { name: 'orgCode', column: 'org_code', source: 'u', row: 'org_code', type: TEXT, present: 'always' },
+];
+
+/** The fields of an AgentReadyPeriod after its `campaign` object (from `ready_periods r` and `campaigns cp`). */
+export const READY_PERIOD_TAIL_FIELDS: readonly Field<ReadyPeriodRow>[] = [
+  { name: 'startTime', column: 'start_time', row: 'start_ms', type: DATE_TIME, present: 'always' },
+  { name: 'seconds', column: 'seconds', row: 'seconds', type: INT, present: 'always' },
+  {
+    name: 'campaignType',
+    column: 'campaign_type',
+    source: 'cp',
+    row: 'campaign_type',
+    type: enumType(CampaignType, 'campaign type'),
+    present: 'always',
+  },
+];
+
+/** A recording row of /calls/{UniqueId}/recordings. */
+export interface RecordingRow {
+  start_ms: number;
+  end_ms: number | null;
+  recording_type: number;
+  file_name: string;
+}
+
+/** The fields of a Recording (from `recordings`). */
+export const RECORDING_FIELDS: readonly Field<RecordingRow>[] = [
+  { name: 'startTime', column: 'start_time', row: 'start_ms', type: DATE_TIME, present: 'always' },
+  { name: 'endTime', column: 'end_time', row: 'end_ms', type: DATE_TIME, present: 'optional' },
+  {
+    name: 'recordingType',
+    column: 'recording_type',
+    row: 'recording_type',
+    type: enumType(RecordingType, 'recording type'),
+    present: 'always',
+  },
+  { name: 'fileName', column: 'file_name', row: 'file_name', type: TEXT, present: 'always' },
+];

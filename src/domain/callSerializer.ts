@@ -1,10 +1,18 @@
-import { CALL_FIELDS, CALL_REFERENCE_CSV_NAMES, CallRow } from './callFields';
-import { dateTimeFormatter, formatDateTime } from './datetime';
-import { CampaignType, DateTimeFormatName, RecordingType } from './enums';
-import { csvCells, csvNames, enumName, enumNames, objectRenderer } from './fieldTable';
+import {
+  CALL_FIELDS,
+  CALL_REFERENCE_CSV_NAMES,
+  CallRow,
+  READY_PERIOD_HEAD_FIELDS,
+  READY_PERIOD_TAIL_FIELDS,
+  ReadyPeriodRow,
+  RECORDING_FIELDS,
+  RecordingRow,
+} from './callFields';
+import type { DateTimeFormatName } from './enums';
+import { csvCells, csvNames, objectRenderer } from './fieldTable';
 import { compileIncludes, Expander, IncludeType } from './include';
 import { csvQuoter } from './textEscaping';
-import type { OrgSnapshot, OrgUnitRecord } from './organization';
+import type { CampaignRecord, OrgSnapshot, OrgUnitRecord } from './organization';
 import { CAMPAIGN, ORG_UNIT, ORG_UNIT_PROPERTIES, organizationGraph, renderOrgUnit, USER } from './organizationGraph';
 
 /**
@@ -20,9 +28,6 @@ export type { CallRow } from './callFields';
 
 /** FlattenedCall columns in their documented order (the OpenAPI document, /calls/csv). */
 const FLATTENED_CALL_COLUMNS = [...csvNames(CALL_FIELDS), ...CALL_REFERENCE_CSV_NAMES];
-
-const CAMPAIGN_TYPE = enumNames(CampaignType);
-const RECORDING_TYPE = enumNames(RecordingType);
 
 /** The org units of a stored chain key (`ou0 ou1 ...`), root first. */
 function chainUnits(chain: string, units: Map<number, OrgUnitRecord>): OrgUnitRecord[] {
@@ -144,62 +149,44 @@ export function callToCsvLine(options: {
   return (r) => cells(fields(r, {})) + s + campaign(r.campaign_id) + s + user(r.user_id) + s + chain(r.ou_chain) + '\r\n';
 }
 
-/** Recording rows of /calls/{UniqueId}/recordings. */
-export interface RecordingRow {
-  start_ms: number;
-  end_ms: number | null;
-  recording_type: number;
-  file_name: string;
+export type { ReadyPeriodRow, RecordingRow } from './callFields';
+
+export function recordingToJson(zone: string, format?: DateTimeFormatName): (row: RecordingRow) => Record<string, unknown> {
+  const fields = objectRenderer(RECORDING_FIELDS, zone, format);
+  return (row) => fields(row, {});
 }
 
-export function recordingToJson(row: RecordingRow, zone: string, format?: DateTimeFormatName): Record<string, unknown> {
-  return {
-    startTime: formatDateTime(row.start_ms, zone, format),
-    endTime: row.end_ms === null ? undefined : formatDateTime(row.end_ms, zone, format),
-    recordingType: enumName(RECORDING_TYPE, row.recording_type, 'recording type'),
-    fileName: row.file_name,
-  };
-}
-
-/** Ready-period rows of /calls/agentreadyperiods. */
-export interface ReadyPeriodRow {
-  unique_id: string;
-  org_code: string;
-  campaign_id: number;
-  start_ms: number;
-  seconds: number;
-  campaign_type: number;
-}
-
+/** Ready-period row → AgentReadyPeriod object: its fields, with the campaign (from the snapshot) after `orgCode`. */
 export function readyPeriodToJson(
   org: OrgSnapshot,
   zone: string,
   format?: DateTimeFormatName,
 ): (row: ReadyPeriodRow) => Record<string, unknown> {
-  const time = dateTimeFormatter(zone, format);
+  const head = objectRenderer(READY_PERIOD_HEAD_FIELDS, zone, format);
+  const tail = objectRenderer(READY_PERIOD_TAIL_FIELDS, zone, format);
   const campaigns = new Map<number, Record<string, unknown>>();
   return (row) => {
     let campaign = campaigns.get(row.campaign_id);
     if (campaign === undefined) {
       const c = org.campaigns.get(row.campaign_id);
       if (c === undefined) throw new Error(`campaign ${row.campaign_id} is not in the snapshot`);
-      campaign = {
-        uniqueId: c.uniqueId,
-        name: c.name,
-        code: c.code,
-        project: c.project,
-        leadDefinitionUniqueId: c.leadDefinitionUniqueId,
-        active: c.active,
-      };
+      campaign = readyPeriodCampaign(c);
       campaigns.set(row.campaign_id, campaign);
     }
-    return {
-      uniqueId: row.unique_id,
-      orgCode: row.org_code,
-      campaign,
-      startTime: time(row.start_ms),
-      seconds: row.seconds,
-      campaignType: enumName(CAMPAIGN_TYPE, row.campaign_type, 'campaign type'),
-    };
+    const out = head(row, {});
+    out.campaign = campaign;
+    return tail(row, out);
+  };
+}
+
+/** The campaign object of an AgentReadyPeriod. */
+export function readyPeriodCampaign(c: CampaignRecord): Record<string, unknown> {
+  return {
+    uniqueId: c.uniqueId,
+    name: c.name,
+    code: c.code,
+    project: c.project,
+    leadDefinitionUniqueId: c.leadDefinitionUniqueId,
+    active: c.active,
   };
 }

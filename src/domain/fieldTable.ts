@@ -34,6 +34,8 @@ export interface Field<Row> {
   csv?: string;
   /** The column the export SELECT reads. */
   column: string;
+  /** The alias of the joined table holding the column, when it is not the resource's own table. */
+  source?: string;
   /** The property of a cursor row holding the value (`dateTime`: epoch milliseconds). */
   row: keyof Row & string;
   type: FieldType;
@@ -43,6 +45,7 @@ export interface Field<Row> {
 
 export const TEXT: FieldType = { kind: 'text' };
 export const BOOL: FieldType = { kind: 'bool' };
+export const INT: FieldType = { kind: 'int' };
 export const DATE_TIME: FieldType = { kind: 'dateTime' };
 export const TIME_SPAN: FieldType = { kind: 'timeSpan' };
 export const enumType = (enumeration: Enumeration<string>, what: string): FieldType => ({ kind: 'enum', enumeration, what });
@@ -57,7 +60,7 @@ export function enumNames(e: Enumeration<string>): string[] {
   return table;
 }
 
-export function enumName(table: string[], value: number, what: string): string {
+function enumName(table: string[], value: number, what: string): string {
   const name = table[value];
   if (name === undefined) throw new Error(`unknown ${what} number ${value}`);
   return name;

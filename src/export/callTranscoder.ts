@@ -1,10 +1,10 @@
 import { CsvQuoting, TupleRenderer } from './byteWriter';
 import { DateTimeWriter } from './byteFormats';
-import { callToJson, flattenedCallHeader } from '../domain/callSerializer';
-import { CALL_FIELDS, CallRow } from '../domain/callFields';
-import { CallEndCause, CampaignType, DateTimeFormatName } from '../domain/enums';
-import { csvFieldWriters, enumFragments, FieldWriter, jsonFieldWriters } from './fieldBytes';
-import { integer, int64, isNull, timestampMs, Tuple } from './pgBinary';
+import { callToJson, flattenedCallHeader, readyPeriodCampaign } from '../domain/callSerializer';
+import { CALL_FIELDS, CallRow, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS } from '../domain/callFields';
+import { CallEndCause, DateTimeFormatName } from '../domain/enums';
+import { csvFieldWriters, FieldWriter, jsonFieldWriters } from './fieldBytes';
+import { int64, isNull, Tuple } from './pgBinary';
 import type { OrgSnapshot, OrgUnitRecord } from '../domain/organization';
 
 /**
@@ -200,34 +200,26 @@ export function callCsvTranscoder(options: CallTranscoderOptions & { separator: 
 
 // ---- agent ready periods ------------------------------------------------------------------------
 
-const RP_CAMPAIGN_TYPE = enumFragments(CampaignType, 'campaign type', (n) => `,"campaignType":"${n}"}`);
+// The COPY columns: READY_PERIOD_HEAD_FIELDS, the campaign id, READY_PERIOD_TAIL_FIELDS.
+const RP_CAMPAIGN_ID = READY_PERIOD_HEAD_FIELDS.length;
 
 /** Ready-period tuples → a JSON array, as readyPeriodToJson and JSON.stringify write it. */
 export function readyPeriodJsonTranscoder(options: CallTranscoderOptions): TupleRenderer {
   const { org } = options;
   const time = new DateTimeWriter(options.zone, options.dateTimeFormat);
+  const head = jsonFieldWriters(READY_PERIOD_HEAD_FIELDS, 0, time, true);
+  const tail = jsonFieldWriters(READY_PERIOD_TAIL_FIELDS, RP_CAMPAIGN_ID + 1, time);
   const campaigns = new Map<number, Buffer>();
   const campaignText = (id: number): Buffer => {
     let text = campaigns.get(id);
     if (text === undefined) {
       const c = org.campaigns.get(id);
       if (c === undefined) throw new Error(`campaign ${id} is not in the snapshot`);
-      const campaign = {
-        uniqueId: c.uniqueId,
-        name: c.name,
-        code: c.code,
-        project: c.project,
-        leadDefinitionUniqueId: c.leadDefinitionUniqueId,
-        active: c.active,
-      };
-      text = Buffer.from(',"campaign":' + JSON.stringify(campaign) + ',"startTime":"', 'utf8');
+      text = utf8(',"campaign":' + JSON.stringify(readyPeriodCampaign(c)));
       campaigns.set(id, text);
     }
     return text;
   };
-  const UNIQUE = utf8('{"uniqueId":');
-  const ORG_CODE = utf8(',"orgCode":');
-  const SECONDS = utf8('","seconds":');
   let first = true;
   return {
     head: (w) => w.byte(0x5b),
@@ -235,15 +227,10 @@ export function readyPeriodJsonTranscoder(options: CallTranscoderOptions): Tuple
     row(t, w) {
       if (first) first = false;
       else w.byte(0x2c);
-      w.frag(UNIQUE);
-      w.jsonText(t, 0);
-      w.frag(ORG_CODE);
-      w.jsonText(t, 1);
-      w.frag(campaignText(int64(t, 2)));
-      time.write(w, timestampMs(t, 3, 'floor'));
-      w.frag(SECONDS);
-      w.int(integer(t, 4));
-      w.frag(RP_CAMPAIGN_TYPE(integer(t, 5)));
+      for (const write of head) write(t, w);
+      w.frag(campaignText(int64(t, RP_CAMPAIGN_ID)));
+      for (const write of tail) write(t, w);
+      w.byte(0x7d);
     },
   };
 }

@@ -39,13 +39,15 @@ function optional(i: number, write: FieldWriter): FieldWriter {
 
 /**
  * JSON: each writer writes `,"name":value` (an absent optional field writes nothing), so a
- * caller opens the object with the fields before them.
+ * caller opens the object with the fields before them; with `open`, the first field opens the
+ * object itself (`{"name":value`).
  */
-export function jsonFieldWriters<Row>(fields: readonly Field<Row>[], first: number, time: DateTimeWriter): FieldWriter[] {
+export function jsonFieldWriters<Row>(fields: readonly Field<Row>[], first: number, time: DateTimeWriter, open = false): FieldWriter[] {
   return fields.map((f, k) => {
     const i = first + k;
-    const name = utf8(`,${JSON.stringify(f.name)}:`);
-    const quoted = utf8(`,${JSON.stringify(f.name)}:"`);
+    const key = `${k === 0 && open ? '{' : ','}${JSON.stringify(f.name)}:`;
+    const name = utf8(key);
+    const quoted = utf8(`${key}"`);
     let write: FieldWriter;
     switch (f.type.kind) {
       case 'text':
@@ -55,7 +57,7 @@ export function jsonFieldWriters<Row>(fields: readonly Field<Row>[], first: numb
         };
         break;
       case 'bool': {
-        const values = [utf8(`,${JSON.stringify(f.name)}:false`), utf8(`,${JSON.stringify(f.name)}:true`)];
+        const values = [utf8(`${key}false`), utf8(`${key}true`)];
         write = (t, w) => w.frag(values[+bool(t, i)]!);
         break;
       }
@@ -80,7 +82,7 @@ export function jsonFieldWriters<Row>(fields: readonly Field<Row>[], first: numb
         };
         break;
       case 'enum': {
-        const fragment = enumFragments(f.type.enumeration, f.type.what, (n) => `,${JSON.stringify(f.name)}:${JSON.stringify(n)}`);
+        const fragment = enumFragments(f.type.enumeration, f.type.what, (n) => key + JSON.stringify(n));
         write = (t, w) => w.frag(fragment(integer(t, i)));
         break;
       }

@@ -262,7 +262,7 @@ const callRecordings = defineEndpoint({
     if (call === undefined) throw notFound(`no call ${params.UniqueId}`);
     const end = query.StartTime && query.TimeSpan ? windowEnd(query.StartTime, query.TimeSpan, zone) : undefined;
     const rows = await listRecordings(db, call, { start: query.StartTime, end, limit: query.Limit });
-    return { body: rows.map((r) => recordingToJson(r, zone, dateTimeFormat)), title: `Recordings of call ${params.UniqueId}` };
+    return { body: rows.map(recordingToJson(zone, dateTimeFormat)), title: `Recordings of call ${params.UniqueId}` };
   },
 });
 
