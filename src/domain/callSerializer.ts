@@ -12,8 +12,8 @@ import type { DateTimeFormatName } from './enums';
 import { csvCells, csvNames, objectRenderer } from './fieldTable';
 import { compileIncludes, Expander, IncludeType } from './include';
 import { csvQuoter } from './textEscaping';
-import type { CampaignRecord, OrgSnapshot, OrgUnitRecord } from './organization';
-import { CAMPAIGN, ORG_UNIT, ORG_UNIT_PROPERTIES, organizationGraph, renderOrgUnit, USER } from './organizationGraph';
+import type { OrgSnapshot, OrgUnitRecord } from './organization';
+import { CAMPAIGN, ORG_UNIT, ORG_UNIT_PROPERTIES, organizationGraph, renderCampaign, renderOrgUnit, USER } from './organizationGraph';
 
 /**
  * Call rows (as src/data/callRepository.ts selects them) → the Call object form (includes,
@@ -170,23 +170,11 @@ export function readyPeriodToJson(
     if (campaign === undefined) {
       const c = org.campaigns.get(row.campaign_id);
       if (c === undefined) throw new Error(`campaign ${row.campaign_id} is not in the snapshot`);
-      campaign = readyPeriodCampaign(c);
+      campaign = renderCampaign(c);
       campaigns.set(row.campaign_id, campaign);
     }
     const out = head(row, {});
     out.campaign = campaign;
     return tail(row, out);
-  };
-}
-
-/** The campaign object of an AgentReadyPeriod. */
-export function readyPeriodCampaign(c: CampaignRecord): Record<string, unknown> {
-  return {
-    uniqueId: c.uniqueId,
-    name: c.name,
-    code: c.code,
-    project: c.project,
-    leadDefinitionUniqueId: c.leadDefinitionUniqueId,
-    active: c.active,
   };
 }

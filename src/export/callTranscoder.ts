@@ -1,9 +1,10 @@
 import { CsvQuoting, TupleRenderer } from './byteWriter';
 import { DateTimeWriter } from './byteFormats';
-import { callToJson, flattenedCallHeader, readyPeriodCampaign } from '../domain/callSerializer';
+import { callToJson, flattenedCallHeader } from '../domain/callSerializer';
+import { renderCampaign } from '../domain/organizationGraph';
 import { CALL_FIELDS, CallRow, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS } from '../domain/callFields';
 import { CallEndCause, DateTimeFormatName } from '../domain/enums';
-import { csvFieldWriters, FieldWriter, jsonFieldWriters } from './fieldBytes';
+import { csvFieldWriters, FieldWriter, jsonArrayRenderer, jsonFieldWriters } from './fieldBytes';
 import { int64, isNull, Tuple } from './pgBinary';
 import type { OrgSnapshot, OrgUnitRecord } from '../domain/organization';
 
@@ -132,18 +133,11 @@ export function callJsonTranscoder(options: CallTranscoderOptions & { include: R
     return text.slice(0, text.length - 1);
   });
   const fields = jsonFieldWriters(CALL_FIELDS, 0, new DateTimeWriter(options.zone, options.dateTimeFormat));
-  let first = true;
-  return {
-    head: (w) => w.byte(0x5b),
-    tail: (w) => w.byte(0x5d),
-    row(t, w) {
-      if (first) first = false;
-      else w.byte(0x2c);
-      w.frag(references.get(t));
-      for (const write of fields) write(t, w);
-      w.byte(0x7d);
-    },
-  };
+  return jsonArrayRenderer((t, w) => {
+    w.frag(references.get(t));
+    for (const write of fields) write(t, w);
+    w.byte(0x7d);
+  });
 }
 
 // ---- CSV --------------------------------------------------------------------------------------
@@ -215,22 +209,15 @@ export function readyPeriodJsonTranscoder(options: CallTranscoderOptions): Tuple
     if (text === undefined) {
       const c = org.campaigns.get(id);
       if (c === undefined) throw new Error(`campaign ${id} is not in the snapshot`);
-      text = utf8(',"campaign":' + JSON.stringify(readyPeriodCampaign(c)));
+      text = utf8(',"campaign":' + JSON.stringify(renderCampaign(c)));
       campaigns.set(id, text);
     }
     return text;
   };
-  let first = true;
-  return {
-    head: (w) => w.byte(0x5b),
-    tail: (w) => w.byte(0x5d),
-    row(t, w) {
-      if (first) first = false;
-      else w.byte(0x2c);
-      for (const write of head) write(t, w);
-      w.frag(campaignText(int64(t, RP_CAMPAIGN_ID)));
-      for (const write of tail) write(t, w);
-      w.byte(0x7d);
-    },
-  };
+  return jsonArrayRenderer((t, w) => {
+    for (const write of head) write(t, w);
+    w.frag(campaignText(int64(t, RP_CAMPAIGN_ID)));
+    for (const write of tail) write(t, w);
+    w.byte(0x7d);
+  });
 }

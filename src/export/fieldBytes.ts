@@ -3,7 +3,7 @@ import { formatDateTime } from '../domain/datetime';
 import type { Enumeration } from '../domain/enums';
 import { enumNames, Field, GENERATED_ALPHABET } from '../domain/fieldTable';
 import { formatMillis } from '../domain/timespan';
-import { ByteWriter, CsvQuoting } from './byteWriter';
+import { ByteWriter, CsvQuoting, TupleRenderer } from './byteWriter';
 import { DateTimeWriter, writeMillis } from './byteFormats';
 import { bool, integer, isNull, timestampMs, Tuple } from './pgBinary';
 
@@ -135,4 +135,18 @@ export function csvFieldWriters<Row>(
     }
     return f.present === 'optional' ? optional(i, write) : write;
   });
+}
+
+/** A JSON array of one object per tuple: `[`, the objects `object` writes separated by commas, `]`. */
+export function jsonArrayRenderer(object: (t: Tuple, w: ByteWriter) => void): TupleRenderer {
+  let first = true;
+  return {
+    head: (w) => w.byte(0x5b),
+    tail: (w) => w.byte(0x5d),
+    row(t, w) {
+      if (first) first = false;
+      else w.byte(0x2c);
+      object(t, w);
+    },
+  };
 }

@@ -4,7 +4,7 @@ import { formatDateTime } from '../domain/datetime';
 import { DateTimeFormatName, LeadClosure, LeadStatus } from '../domain/enums';
 import { FlatJsonObject } from './jsonObjectScan';
 import { campaignOf, DataColumns, leadCsvHeader, poolOf, rawLeadsHeader, VisibleFields } from '../domain/leadSerializer';
-import { enumFragments } from './fieldBytes';
+import { enumFragments, jsonArrayRenderer } from './fieldBytes';
 import type { LeadLookups } from '../domain/leadRecords';
 import { bool, int64, integer, isNull, jsonbStart, timestampMs, Tuple } from './pgBinary';
 import { LEAD_COPY_COLUMNS } from '../domain/leadFields';
@@ -91,53 +91,46 @@ export function leadJsonTranscoder(options: LeadTranscoderOptions & { visible: V
   const uploadedBy = reference('uploadedByUser', lookups.users);
   const lastModifiedBy = reference('lastModifiedByUser', lookups.users);
   const firstProcessedBy = reference('firstProcessedByUser', lookups.users);
-  let first = true;
-  return {
-    head: (w) => w.byte(0x5b),
-    tail: (w) => w.byte(0x5d),
-    row(t, w) {
-      if (first) first = false;
-      else w.byte(0x2c);
-      w.frag(UNIQUE_ID);
-      w.jsonText(t, L.unique_id);
-      w.frag(JSON_STATUS(integer(t, L.status)));
-      w.frag(JSON_CLOSURE(integer(t, L.closure)));
-      w.int(integer(t, L.priority));
-      if (!isNull(t, L.phone_number)) {
-        w.frag(PHONE);
-        w.jsonText(t, L.phone_number);
-      }
-      if (!isNull(t, L.external_key)) {
-        w.frag(EXTERNAL_KEY);
-        w.jsonText(t, L.external_key);
-      }
-      w.frag(pool(int64(t, L.pool_id)));
-      const c = campaignText(int64(t, L.campaign_id));
-      w.frag(c.text);
-      const dataFrom = jsonbStart(t, L.data);
-      const dataTo = t.pos[L.data]! + t.len[L.data]!;
-      if (bool(t, L.data_visible)) w.copy(t.buf, dataFrom, dataTo);
-      else w.utf8(visibleDataText(t.buf.toString('utf8', dataFrom, dataTo), c.visible));
-      w.frag(UPLOAD_TIME);
-      time.write(w, timestampMs(t, L.upload_time, 'float'));
-      w.frag(LAST_MODIFIED_TIME);
-      time.write(w, timestampMs(t, L.last_modified_time, 'float'));
+  return jsonArrayRenderer((t, w) => {
+    w.frag(UNIQUE_ID);
+    w.jsonText(t, L.unique_id);
+    w.frag(JSON_STATUS(integer(t, L.status)));
+    w.frag(JSON_CLOSURE(integer(t, L.closure)));
+    w.int(integer(t, L.priority));
+    if (!isNull(t, L.phone_number)) {
+      w.frag(PHONE);
+      w.jsonText(t, L.phone_number);
+    }
+    if (!isNull(t, L.external_key)) {
+      w.frag(EXTERNAL_KEY);
+      w.jsonText(t, L.external_key);
+    }
+    w.frag(pool(int64(t, L.pool_id)));
+    const c = campaignText(int64(t, L.campaign_id));
+    w.frag(c.text);
+    const dataFrom = jsonbStart(t, L.data);
+    const dataTo = t.pos[L.data]! + t.len[L.data]!;
+    if (bool(t, L.data_visible)) w.copy(t.buf, dataFrom, dataTo);
+    else w.utf8(visibleDataText(t.buf.toString('utf8', dataFrom, dataTo), c.visible));
+    w.frag(UPLOAD_TIME);
+    time.write(w, timestampMs(t, L.upload_time, 'float'));
+    w.frag(LAST_MODIFIED_TIME);
+    time.write(w, timestampMs(t, L.last_modified_time, 'float'));
+    w.byte(0x22);
+    if (!isNull(t, L.first_processed_time)) {
+      w.frag(FIRST_PROCESSED_TIME);
+      time.write(w, timestampMs(t, L.first_processed_time, 'float'));
       w.byte(0x22);
-      if (!isNull(t, L.first_processed_time)) {
-        w.frag(FIRST_PROCESSED_TIME);
-        time.write(w, timestampMs(t, L.first_processed_time, 'float'));
-        w.byte(0x22);
-      }
-      optionalId(w, t, L.owner_org_unit_id, owner);
-      optionalId(w, t, L.uploaded_by_user_id, uploadedBy);
-      optionalId(w, t, L.last_modified_by_user_id, lastModifiedBy);
-      optionalId(w, t, L.first_processed_by_user_id, firstProcessedBy);
-      w.frag(CLOSURE_DATA);
-      const closureFrom = jsonbStart(t, L.closure_data);
-      w.copy(t.buf, closureFrom, t.pos[L.closure_data]! + t.len[L.closure_data]!);
-      w.byte(0x7d);
-    },
-  };
+    }
+    optionalId(w, t, L.owner_org_unit_id, owner);
+    optionalId(w, t, L.uploaded_by_user_id, uploadedBy);
+    optionalId(w, t, L.last_modified_by_user_id, lastModifiedBy);
+    optionalId(w, t, L.first_processed_by_user_id, firstProcessedBy);
+    w.frag(CLOSURE_DATA);
+    const closureFrom = jsonbStart(t, L.closure_data);
+    w.copy(t.buf, closureFrom, t.pos[L.closure_data]! + t.len[L.closure_data]!);
+    w.byte(0x7d);
+  });
 }
 
 /** The visible keys of the stored data only, as leadToJsonText writes them when some are hidden. */
