@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
-import { CALL_COPY_COLUMNS, READY_PERIOD_COPY_COLUMNS } from '../domain/callTranscoder';
-import { LEAD_COPY_COLUMNS, RAW_LEAD_COPY_COLUMNS } from '../domain/leadTranscoder';
+import { CALL_COPY_COLUMNS, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS } from '../domain/callFields';
+import { fieldSelect } from './fieldColumns';
+import { LEAD_COPY_COLUMNS, RAW_LEAD_COPY_COLUMNS } from '../domain/leadFields';
 import type { LeadFilter } from '../domain/leadFilters';
 import type { CallWindow } from './callRepository';
 import { inlineBindings } from './exportSession';
@@ -39,18 +40,15 @@ function checkedLevel(level: number): number {
   return level;
 }
 
-/** Ready periods that ended in `[from, to)` (as streamReadyPeriods), READY_PERIOD_COPY_COLUMNS. */
+/** Ready periods that ended in `[from, to)` (as streamReadyPeriods): the head fields, the campaign id, the tail fields. */
 export function readyPeriodCopySql(db: Knex, window: { from: Date; to: Date; limit?: number }, visibleCampaignIds: number[]): string {
-  const columns: Record<(typeof READY_PERIOD_COPY_COLUMNS)[number], string> = {
-    unique_id: 'r.unique_id',
-    org_code: 'u.org_code',
-    campaign_id: 'r.campaign_id',
-    start_time: 'r.start_time',
-    seconds: 'r.seconds',
-    campaign_type: 'cp.campaign_type',
-  };
+  const columns = [
+    ...fieldSelect(READY_PERIOD_HEAD_FIELDS, 'r', 'copy'),
+    'r.campaign_id',
+    ...fieldSelect(READY_PERIOD_TAIL_FIELDS, 'r', 'copy'),
+  ];
   const raw = db.raw(
-    `select ${READY_PERIOD_COPY_COLUMNS.map((c) => columns[c]).join(', ')}
+    `select ${columns.join(', ')}
        from ready_periods r
        join users u on u.id = r.user_id
        join campaigns cp on cp.id = r.campaign_id

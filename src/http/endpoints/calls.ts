@@ -34,9 +34,9 @@ import { parseIncludeNames } from '../../domain/include';
 import type { OrgSnapshot } from '../../domain/organization';
 import { addTimeSpan, TimeSpan } from '../../domain/timespan';
 import { formatCompactLocal } from '../../domain/datetime';
-import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../domain/callTranscoder';
+import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../export/callTranscoder';
 import { callCopySql, readyPeriodCopySql } from '../../data/exportQueries';
-import { transcodeCopy } from '../../data/copyTranscode';
+import { transcodeCopy } from '../../export/copyTranscode';
 
 /**
  * The calls family (the OpenAPI document; docs/decisions.md, Calls family; Organisation).
@@ -264,7 +264,7 @@ const callRecordings = defineEndpoint({
     if (call === undefined) throw notFound(`no call ${params.UniqueId}`);
     const end = query.StartTime && query.TimeSpan ? windowEnd(query.StartTime, query.TimeSpan, zone) : undefined;
     const rows = await listRecordings(db, call, { start: query.StartTime, end, limit: query.Limit });
-    return { body: rows.map((r) => recordingToJson(r, zone, dateTimeFormat)), title: `Recordings of call ${params.UniqueId}` };
+    return { body: rows.map(recordingToJson(zone, dateTimeFormat)), title: `Recordings of call ${params.UniqueId}` };
   },
 });
 
