@@ -38,6 +38,7 @@ export function createApp(services: AppServices): App {
   metrics.observe({ db: services.db, counter: services.counter });
   metrics.observeReads(services.reads);
   metrics.watchHookQueue(services.db);
+  if (services.requestLog) metrics.observeRequestLog(services.requestLog);
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
   const endpoints = allEndpoints(metrics, services);
 

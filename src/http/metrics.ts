@@ -5,6 +5,7 @@ import type { CounterStore } from '../ratelimit/counterStore';
 import type { ReadSource } from '../data/readSource';
 import { hookQueueStats, HookQueueStats } from '../data/hookRepository';
 import { poolOf } from '../data/db';
+import type { RequestLogWriter } from '../data/requestLog';
 
 /**
  * Prometheus metrics of one app instance (a registry each, so test apps don't collide): the
@@ -118,6 +119,29 @@ export class Metrics {
   /** One password check and whether it passed. */
   countPasswordCheck(passed: boolean): void {
     this.passwordChecks.inc({ outcome: passed ? 'passed' : 'failed' });
+  }
+
+  /**
+   * The request log's entries that were not written (by reason: overflow, the pending entries
+   * were at REQUEST_LOG_MAX_PENDING; rejected, Postgres refused the batch) and those waiting.
+   */
+  observeRequestLog(log: RequestLogWriter): void {
+    const dropped = new Counter({
+      name: 'lcm_request_log_dropped_total',
+      help: 'Request log entries not written, by reason: overflow (REQUEST_LOG_MAX_PENDING entries were waiting) or rejected (Postgres refused the batch)',
+      labelNames: ['reason'],
+      registers: [this.registry],
+    });
+    for (const reason of ['overflow', 'rejected']) dropped.inc({ reason }, 0);
+    log.on('dropped', (reason, entries) => dropped.inc({ reason }, entries));
+    new Gauge({
+      name: 'lcm_request_log_pending',
+      help: 'Request log entries waiting to be written',
+      registers: [this.registry],
+      collect() {
+        this.set(log.size);
+      },
+    });
   }
 
   /** The exports running now, read when scraped. */

@@ -20,6 +20,7 @@ import type { Metrics } from './metrics';
 import type { ExportAdmission } from './exportAdmission';
 import { isAcquireTimeout } from '../data/db';
 import { isConnectionFailure } from '../data/readSource';
+import { logAccountRequest } from './accountRequestLog';
 
 export interface MountOptions {
   authenticate: express.RequestHandler;
@@ -159,6 +160,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     if (endpoint.access.kind !== 'public') {
       await runMiddleware(options.authenticate, req, res);
       const account = req.account!;
+      if (services.requestLog) logAccountRequest(req, res, account.id, endpoint.service, services.requestLog);
       if (endpoint.access.kind === 'right' && !hasRight(account, endpoint.access.resource, endpoint.access.verb)) {
         if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
         throw new HttpProblem('forbidden', `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`);
@@ -169,6 +171,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       }
       if (endpoint.counted !== false) {
         const counted = await countRequest(endpoint, account, req, res, services);
+        (res.locals as { weight?: number }).weight = counted.weight;
         if (!counted.allowed) throw rateLimited(endpoint.service, counted);
       }
     }
