@@ -1,4 +1,3 @@
-import { promisify } from 'node:util';
 import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
@@ -51,8 +50,14 @@ function databaseUnreachable(cause: unknown): HttpProblem {
   return problem;
 }
 
+/** Runs an Express middleware as a promise (without promisify, which makes a function per call). */
 function runMiddleware(handler: express.RequestHandler, req: Request, res: Response): Promise<void> {
-  return promisify(handler)(req, res);
+  return new Promise((resolve, reject) => {
+    void handler(req, res, (err?: unknown) => {
+      if (err === undefined || err === null) resolve();
+      else reject(err instanceof Error ? err : new Error('middleware failed', { cause: err }));
+    });
+  });
 }
 
 /**
