@@ -166,7 +166,7 @@ async function queryPrepared<R extends pg.QueryResultRow>(
   }
 }
 
-// The database function of db/migrations/20261215000001_import_lead_function.ts, its parameters by name.
+// The database function of db/migrations/20261222000001_import_lead_function.ts, its parameters by name.
 const IMPORT_LEAD = `
   select outcome, lead_id, lead_status from lcm_import_lead(
     p_campaign_id => $1, p_like_patterns => $2, p_pool_name => $3, p_unique_id => $4, p_phone_number => $5,

@@ -5,6 +5,7 @@ import { startHookReceiver, HookReceiver, ReceivedDelivery } from '../harness/ho
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
 import { createLogger } from '../../src/config/logger';
 import { sweepLeads } from '../../src/data/lifecycleSweep';
+import { recordLeadEvents } from '../../src/data/hookEvents';
 
 /**
  * Every event source writes its event with the change, and the delivered `data` is what the
@@ -286,5 +287,77 @@ describe('hook events', () => {
     ).rejects.toThrow(/line 2/);
     await new Promise((r) => setTimeout(r, 800));
     expect(receiver.at(path)).toHaveLength(0);
+  });
+
+  it('when a public client of the live service posts its exact body with a leadReleaseType, then lead.statusChanged reaches it only for leads closed that way', async () => {
+    const path = `/release-${w.id}`;
+    const res = await request(t.app)
+      .post('/api/hooks')
+      .set('Authorization', w.accounts.full.auth)
+      .send({
+        name: 'Closed as success',
+        campaignCode: w.campaigns.b2b,
+        leadStatus: 'UserProcessed',
+        method: 'POST',
+        urlTemplate: `${receiver.url}${path}`,
+        format: 'Json',
+        standardTemplateName: 'StandardTemplate.PostJson',
+        leadReleaseType: 'Success',
+      });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ leadReleaseType: 'Success', method: 'POST', format: 'Json', standardTemplateName: 'Standard' });
+    receiver.secret(path, (res.body as { secret: string }).secret);
+    const success = uniq('release-ok-');
+    const other = uniq('release-no-');
+    for (const id of [success, other])
+      await t.load({ type: 'lead', uniqueId: id, campaign: w.campaigns.b2b, data: { Name: 'Release', Phone: '+4512121299' } });
+    await t.load(
+      {
+        type: 'lead',
+        uniqueId: other,
+        campaign: w.campaigns.b2b,
+        data: { Name: 'Release', Phone: '+4512121299' },
+        status: 'UserProcessed',
+        closure: 'NotInterested',
+      },
+      {
+        type: 'lead',
+        uniqueId: success,
+        campaign: w.campaigns.b2b,
+        data: { Name: 'Release', Phone: '+4512121299' },
+        status: 'UserProcessed',
+        closure: 'Success',
+      },
+    );
+    const [got] = await receiver.waitFor(path, 1);
+    expect(envelope(got!)).toMatchObject({
+      type: 'lead.statusChanged',
+      data: { uniqueId: success, closure: 'Success', status: 'UserProcessed' },
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.at(path).map((d) => envelope(d).data.uniqueId)).toEqual([success]);
+  });
+
+  it('when an import merges into an existing lead (lead.updated), then only hooks subscribed to lead.updated receive it, with the lead as the API answers it', async () => {
+    const updatedPath = `/updated-${w.id}`;
+    const createdPath = `/created-only-${w.id}`;
+    await hook(updatedPath, { events: ['lead.updated'], campaignCode: w.campaigns.b2b });
+    await hook(createdPath, { events: ['lead.created'], campaignCode: w.campaigns.b2b });
+    const leadId = uniq('updated-');
+    await t.load({ type: 'lead', uniqueId: leadId, campaign: w.campaigns.b2b, data: { Name: 'Before', Phone: '+4512121288' } });
+    const row = (await t.db<{ id: number; unique_id: string }>('leads').where({ unique_id: leadId }).first('id'))!;
+    await t.db.transaction(async (trx) => {
+      await trx('leads')
+        .where({ id: row.id })
+        .update({ data: JSON.stringify({ Name: 'After', Phone: '+4512121288' }) });
+      await recordLeadEvents(trx, 'lead.updated', [{ leadId: row.id }], new Date());
+    });
+    const [got] = await receiver.waitFor(updatedPath, 1);
+    const body = envelope(got!);
+    expect(body.type).toBe('lead.updated');
+    expect(body.data).toEqual((await get(`/api/leads/${leadId}`)).body);
+    await new Promise((r) => setTimeout(r, 500));
+    // The lead.created-only hook got the load's lead.created, and no lead.updated.
+    expect(receiver.at(createdPath).map((d) => envelope(d).type)).not.toContain('lead.updated');
   });
 });
