@@ -42,10 +42,11 @@ export async function up(knex: Knex): Promise<void> {
 
     -- Lead events of one type (docs/decisions.md, Hooks): the hooks that want each event
     -- (enabled, of an enabled account, subscribed, campaign / projects / lead status filters,
-    -- for lead.statusChanged the lead release type (closure), the account's project rights); only when some do, the event with the lead as it is now in
-    -- this transaction, one delivery per hook and the first attempt's job. Nothing is written
-    -- when no hook is interested. Answers the deliveries queued. The hook filters are those of
-    -- the call and calendar events' statement (src/data/hookEvents.ts, emit): a new one goes into both.
+    -- for lead.statusChanged the lead release type (closure), the account's project rights);
+    -- only when some do, the event with the lead as it is now in this transaction, one delivery
+    -- per hook and the first attempt's job. Nothing is written when no hook is interested.
+    -- Answers the deliveries queued. The hook filters are those of the call and calendar
+    -- events' statement (src/data/hookEvents.ts, emit): a new one goes into both.
     CREATE FUNCTION lcm_record_lead_events(p_type text, p_lead_ids bigint[], p_previous smallint[], p_time timestamptz)
     RETURNS integer
     LANGUAGE plpgsql AS $fn$
