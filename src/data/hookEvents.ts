@@ -18,12 +18,13 @@ import { fieldJsonbPairs } from './fieldColumns';
  *   await recordCallEvent(trx, { callId, startTime, time });
  *   await recordCalendarEvent(trx, { type: 'calendarEvent.deleted', event, project, time });
  *
- * Each is one SQL statement. It stores the event with the resource as it is now in the
- * transaction (a snapshot the delivery and the live event stream render with the API's
- * serializers; every event is kept for the stream, docs/decisions.md "Live events"), matches the
- * hooks that want it (enabled, of an enabled account, subscribed to the type, campaign /
- * projects / lead status filters, and the account's project rights) and queues one delivery per
- * such hook with the first attempt's job.
+ * Each is one SQL statement (lead events: the database function lcm_record_lead_events). It
+ * stores the event with the resource as it is now in the transaction (a snapshot the delivery
+ * and the live event stream render with the API's serializers; every event is kept for the
+ * stream, docs/decisions.md "Live events"), matches the hooks that want it (enabled, of an
+ * enabled account, subscribed to the type, campaign / projects / lead status / lead release type
+ * filters, and the account's project rights) and queues one delivery per such hook with the
+ * first attempt's job.
  */
 
 export type LeadEventType = 'lead.created' | 'lead.updated' | 'lead.statusChanged';
@@ -33,29 +34,6 @@ export interface LeadEventInput {
   /** The status before the change (lead.statusChanged). */
   previousStatus?: LeadStatusName;
 }
-
-const epochMs = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
-
-/** The lead as src/domain/hookMessages.ts LeadSnapshot, from `leads l` (binding-free). */
-const LEAD_SNAPSHOT = `(
-  select jsonb_build_object(
-    'row', jsonb_build_object(
-      'uniqueId', l.unique_id, 'status', l.status, 'closure', l.closure, 'priority', l.priority,
-      'phoneNumber', l.phone_number, 'externalKey', l.external_key, 'campaignId', l.campaign_id, 'poolId', l.pool_id,
-      'dataJson', l.data::text, 'dataVisible', false,
-      'uploadTime', ${epochMs('l.upload_time')}, 'lastModifiedTime', ${epochMs('l.last_modified_time')},
-      'firstProcessedTime', ${epochMs('l.first_processed_time')},
-      'ownerOrgUnitId', l.owner_org_unit_id, 'uploadedByUserId', l.uploaded_by_user_id,
-      'lastModifiedByUserId', l.last_modified_by_user_id, 'firstProcessedByUserId', l.first_processed_by_user_id,
-      'closureDataJson', l.closure_data::text),
-    'campaign', jsonb_build_object('uniqueId', c.unique_id, 'code', c.code, 'leadDefinitionId', c.lead_definition_id),
-    'pool', (select p.name from lead_pools p where p.id = l.pool_id),
-    'users', coalesce((select jsonb_object_agg(u.id::text, u.org_code) from users u
-                        where u.id in (l.uploaded_by_user_id, l.last_modified_by_user_id, l.first_processed_by_user_id)), '{}'),
-    'units', coalesce((select jsonb_object_agg(o.id::text, o.org_code) from org_units o where o.id = l.owner_org_unit_id), '{}'),
-    'agentEmail', (select u.email from users u where u.id = l.last_modified_by_user_id),
-    'statusChangedTime', ${epochMs('l.status_changed_time')})
-  from leads l join campaigns c on c.id = l.campaign_id where l.id = s.key)`;
 
 /** The call as src/domain/hookMessages.ts CallSnapshot, from `calls c` (binding-free). */
 const CALL_SNAPSHOT = `(
@@ -71,9 +49,10 @@ const CALL_SNAPSHOT = `(
   from calls c join campaigns k on k.id = c.campaign_id where c.id = s.key and c.start_time = s.call_start)`;
 
 /**
- * Whether any enabled hook is subscribed to `type`, asked once per transaction and type: a long
- * transaction (a loader file, a sweep batch) then stores its events without matching hooks row
- * by row while no hook wants them. A hook created while such a transaction runs receives the events of later ones.
+ * Whether any enabled hook is subscribed to `type`, asked once per transaction and type (call and
+ * calendar events; lcm_record_lead_events asks for lead events): a long transaction (a loader
+ * file) then stores its events without matching hooks row by row while no hook wants them. A
+ * hook created while such a transaction runs receives the events of later ones.
  */
 const wanted = new WeakMap<object, Map<string, boolean>>();
 async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolean> {
@@ -95,9 +74,10 @@ async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolea
 }
 
 /**
- * The statement: `source` selects (key, resource_id, campaign_code, project, lead_status,
- * lead_closure, previous_status) per changed resource; `snapshot` is an expression over `s` giving its jsonb.
- * Returns the deliveries queued.
+ * The statement of call and calendar events: `source` selects (key, resource_id, campaign_code,
+ * project, lead_status, lead_closure, previous_status) per changed resource; `snapshot` is an
+ * expression over `s` giving its jsonb. Returns the deliveries queued. Its hook filters are those
+ * of lcm_record_lead_events (the lead events' function in its migration): a new filter goes into both.
  */
 async function emit(
   trx: Knex.Transaction,
@@ -136,23 +116,19 @@ async function emit(
   return Number(rows[0]?.count ?? 0);
 }
 
-/** Events of many leads of one type (a sweep batch, a bulk import); returns the deliveries queued. */
+/**
+ * Events of many leads of one type (a sweep batch, a bulk import); returns the deliveries queued.
+ * Lead events are the database function lcm_record_lead_events (its migration has the statement),
+ * which the single import's function calls in the same statement as its insert.
+ */
 export async function recordLeadEvents(trx: Knex.Transaction, type: LeadEventType, leads: LeadEventInput[], time: Date): Promise<number> {
   if (leads.length === 0) return 0;
   const previous = leads.map((l) => (l.previousStatus === undefined ? null : LeadStatus.toNumber(l.previousStatus)));
-  return emit(
-    trx,
-    type,
-    time,
-    {
-      sql: `select l.id as key, l.unique_id as resource_id, c.code as campaign_code, c.project, l.status as lead_status,
-                   l.closure as lead_closure, i.previous_status
-              from unnest(?::bigint[], ?::smallint[]) as i(lead_id, previous_status)
-              join leads l on l.id = i.lead_id join campaigns c on c.id = l.campaign_id`,
-      bindings: [leads.map((l) => l.leadId), previous as unknown as Knex.RawBinding],
-    },
-    { sql: LEAD_SNAPSHOT, bindings: [] },
+  const { rows } = await trx.raw<{ rows: { queued: number }[] }>(
+    `select lcm_record_lead_events(?, ?::bigint[], ?::smallint[], ?) as queued`,
+    [type, leads.map((l) => l.leadId), previous as unknown as Knex.RawBinding, time],
   );
+  return Number(rows[0]?.queued ?? 0);
 }
 
 export function recordLeadEvent(

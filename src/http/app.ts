@@ -1,10 +1,11 @@
 import express, { Express } from 'express';
-import helmet from 'helmet';
 import type { AppServices } from './services';
 import { allEndpoints } from './routes';
 import { mountEndpoints } from './mountEndpoints';
 import { errorHandler } from './middleware/errorHandler';
 import { requestLogging } from './middleware/requestLogging';
+import { securityHeaderList, securityHeaders } from './securityHeaders';
+import { healthProbe } from './healthProbe';
 import { requireHttps } from './middleware/requireHttps';
 import { createAuthenticator, loginProtectionFrom } from './middleware/authenticate';
 import { CredentialCache } from './credentialCache';
@@ -37,11 +38,15 @@ export function createApp(services: AppServices): App {
   metrics.observe({ db: services.db, counter: services.counter });
   metrics.observeReads(services.reads);
   metrics.watchHookQueue(services.db);
+  if (services.requestLog) metrics.observeRequestLog(services.requestLog);
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
   const endpoints = allEndpoints(metrics, services);
 
+  const https = settings.REQUIRE_HTTPS || settings.TLS_CERT_FILE !== undefined;
+  // Probes first: answered before any other middleware, with the headers the chain would give.
+  app.use(healthProbe(securityHeaderList(https), metrics, settings.REQUIRE_HTTPS));
   app.use(requestLogging(logger));
-  app.use(securityHeaders(settings.REQUIRE_HTTPS || settings.TLS_CERT_FILE !== undefined));
+  app.use(securityHeaders(https));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());
 
   const admission = new ExportAdmission(settings.EXPORT_MAX_CONCURRENT, settings.EXPORT_MAX_PER_ACCOUNT, (reason) =>
@@ -58,32 +63,4 @@ export function createApp(services: AppServices): App {
   app.use((req, _res, next) => next(new HttpProblem('not_found', `no resource at ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
   return { express: app, credentials, metrics, endpoints };
-}
-
-/**
- * Security headers (helmet) on every response: a Content-Security-Policy that lets the HTML
- * pages and the docs page load only their own scripts, styles and fonts and never be framed,
- * `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer` and helmet's other defaults.
- * None changes how a client reads JSON or CSV. HSTS only where the server speaks HTTPS itself
- * or requires it (docs/decisions.md, Wire conventions).
- */
-function securityHeaders(https: boolean): express.RequestHandler {
-  return helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        fontSrc: ["'self'", 'data:'],
-        connectSrc: ["'self'"],
-        objectSrc: ["'none'"],
-        baseUri: ["'none'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-      },
-    },
-    strictTransportSecurity: https ? { maxAge: 15552000 } : false,
-  });
 }

@@ -5,6 +5,7 @@ import type { CounterStore } from '../ratelimit/counterStore';
 import type { ReadSource } from '../data/readSource';
 import { hookQueueStats, HookQueueStats } from '../data/hookRepository';
 import { poolOf } from '../data/db';
+import type { RequestLogWriter } from '../data/requestLog';
 
 /**
  * Prometheus metrics of one app instance (a registry each, so test apps don't collide): the
@@ -120,6 +121,29 @@ export class Metrics {
     this.passwordChecks.inc({ outcome: passed ? 'passed' : 'failed' });
   }
 
+  /**
+   * The request log's entries that were not written (by reason: overflow, the pending entries
+   * were at REQUEST_LOG_MAX_PENDING; rejected, Postgres refused the batch) and those waiting.
+   */
+  observeRequestLog(log: RequestLogWriter): void {
+    const dropped = new Counter({
+      name: 'lcm_request_log_dropped_total',
+      help: 'Request log entries not written, by reason: overflow (REQUEST_LOG_MAX_PENDING entries were waiting) or rejected (Postgres refused the batch)',
+      labelNames: ['reason'],
+      registers: [this.registry],
+    });
+    for (const reason of ['overflow', 'rejected']) dropped.inc({ reason }, 0);
+    log.on('dropped', (reason, entries) => dropped.inc({ reason }, entries));
+    new Gauge({
+      name: 'lcm_request_log_pending',
+      help: 'Request log entries waiting to be written',
+      registers: [this.registry],
+      collect() {
+        this.set(log.size);
+      },
+    });
+  }
+
   /** The exports running now, read when scraped. */
   observeExports(running: () => number): void {
     new Gauge({
@@ -149,13 +173,27 @@ export class Metrics {
    * (see recordExportedRows). The returned function ends the timer.
    */
   startRequest(service: string, res?: Response): (status: number, aborted: boolean) => void {
-    const end = this.duration.startTimer({ service });
+    const started = performance.now();
     if (res) rowCounters.set(res, (rows) => this.exportedRows.inc({ service }, rows));
     return (status, aborted) => {
-      end({ status: String(status) });
+      this.observeRequest(service, status, performance.now() - started);
       if (status === 429) this.rateLimited.inc({ service });
       if (aborted) this.aborted.inc({ service });
     };
+  }
+
+  /** The histogram's child per service and status, looked up once: labelling per request costs more than observing. */
+  private readonly durationChildren = new Map<string, { observe(value: number): void }>();
+
+  /** One request of `service` answered with `status` after `ms` milliseconds. */
+  observeRequest(service: string, status: number, ms: number): void {
+    const key = `${service} ${status}`;
+    let child = this.durationChildren.get(key);
+    if (child === undefined) {
+      child = this.duration.labels(service, String(status));
+      this.durationChildren.set(key, child);
+    }
+    child.observe(ms / 1000);
   }
 
   /**
