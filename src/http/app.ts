@@ -9,6 +9,10 @@ import { requireHttps } from './middleware/requireHttps';
 import { createAuthenticator, loginProtectionFrom } from './middleware/authenticate';
 import { CredentialCache } from './credentialCache';
 import { Metrics } from './metrics';
+import { collectPoolMetrics } from './metrics/poolMetrics';
+import { collectReplicaMetrics } from './metrics/replicaMetrics';
+import { collectRedisMetrics } from './metrics/redisMetrics';
+import { collectHookQueueMetrics } from './metrics/hookQueueMetrics';
 import { ExportAdmission } from './exportAdmission';
 import { HttpProblem } from './problem';
 import type { Endpoint } from './endpoint';
@@ -34,9 +38,10 @@ export function createApp(services: AppServices): App {
   }
 
   const metrics = new Metrics();
-  metrics.observe({ db: services.db, counter: services.counter });
-  metrics.observeReads(services.reads);
-  metrics.watchHookQueue(services.db);
+  collectPoolMetrics(metrics.registry, services.db);
+  collectRedisMetrics(metrics.registry, services.counter);
+  collectReplicaMetrics(metrics.registry, services.reads);
+  collectHookQueueMetrics(metrics.registry, services.db);
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
   const endpoints = allEndpoints(metrics, services);
 
@@ -45,11 +50,11 @@ export function createApp(services: AppServices): App {
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());
 
   const admission = new ExportAdmission(settings.EXPORT_MAX_CONCURRENT, settings.EXPORT_MAX_PER_ACCOUNT, (reason) =>
-    metrics.countRefused(reason),
+    metrics.overload.countRefused(reason),
   );
-  metrics.observeExports(() => admission.running);
+  metrics.overload.observeExports(() => admission.running);
   const api = mountEndpoints(endpoints, services, {
-    authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, services.loginFailures, metrics)),
+    authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, services.loginFailures, metrics.logins)),
     metrics,
     admission,
   });

@@ -132,7 +132,7 @@ export function bulkImportEndpoint(
     response: bulkImportResponse,
     errorStatuses: [403, 409],
     headers: [IDEMPOTENCY_KEY_HEADER],
-    async handler({ req, res, query, account, scope, db, clock, zone, logger }) {
+    async handler({ req, res, query, account, scope, db, clock, zone, logger, countRows }) {
       const key = idempotencyKey(req);
       const { format, charset } = bodyFormat(req);
       if (charset !== undefined && query.Encoding === undefined && !isKnownEncoding(charset)) {
@@ -189,7 +189,7 @@ export function bulkImportEndpoint(
       const first = await answer.next();
       if (first.done || signal.aborted) return undefined;
       res.status(200).type('application/json; charset=utf-8');
-      await streamToResponse(res, Readable.from(prepend(first.value, answer)), [], logger);
+      await streamToResponse(res, Readable.from(prepend(first.value, answer)), [], { logger, countRows });
       return undefined;
     },
   });
