@@ -113,6 +113,20 @@ const schema = z.object({
    * stay stored and answered, and the answer ends with a request-timeout element (or is a 408).
    */
   BULK_BODY_IDLE_TIMEOUT_MS: positiveInt.default(30000),
+  /**
+   * Largest bulk import row (a JSON array element, an NDJSON line, a CSV row), in UTF-8 bytes.
+   * A larger row fails alone, dropped as it streams in: memory is bounded by this, not by the row.
+   */
+  BULK_ROW_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  /**
+   * Largest lead data value, in UTF-8 bytes: above it a single import or change is a 413, a bulk
+   * import row fails.
+   */
+  LEAD_VALUE_MAX_BYTES: z.coerce.number().int().min(1).default(65536),
   /** Rows per transaction of a bulk import. */
   BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(10000).default(1000),
   /**

@@ -35,7 +35,7 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...problemTypeEndpoints,
     ...callEndpoints,
     ...organizationEndpoints,
-    ...leadEndpoints,
+    ...leadEndpoints(services.settings),
     bulkImportEndpoint(services.settings),
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
