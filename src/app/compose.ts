@@ -14,6 +14,7 @@ import { PgListener } from '../data/notifications';
 import { connectionStringOf, createDb } from '../data/db';
 import { ReadSource } from '../data/readSource';
 import { poolConnections } from '../data/exportSession';
+import { RequestLogWriter } from '../data/requestLog';
 
 export interface ComposedApp {
   app: App;
@@ -116,6 +117,16 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
       counter: new PostgresCounterStore(db),
       loginFailures: new PostgresLoginFailures(db, limits),
     };
+  }
+  if (settings.REQUEST_LOG) {
+    const requestLog = new RequestLogWriter(db, { flushMs: settings.REQUEST_LOG_FLUSH_MS, maxPending: settings.REQUEST_LOG_MAX_PENDING });
+    requestLog.on('unreachable', (down, err) => {
+      if (down) logger.warn({ err }, 'request log: the database cannot be reached; entries wait (up to REQUEST_LOG_MAX_PENDING)');
+      else logger.info({}, 'request log: the database is reachable again; waiting entries written');
+    });
+    // Closing writes what is pending: the database is the caller's and is still open then.
+    closers.push(() => requestLog.close());
+    services.requestLog = requestLog;
   }
   const app = createApp(services);
 

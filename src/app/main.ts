@@ -10,6 +10,7 @@ import { registerGenerate } from '../cli/generate';
 import { registerSeedDemo } from '../cli/seedDemo';
 import { registerMaintain } from '../cli/maintain';
 import { registerDoNotCall } from '../cli/doNotCall';
+import { registerRequests } from '../cli/requests';
 import { registerHooks } from '../cli/hooks';
 import { startBackgroundWork } from './backgroundWork';
 import { logUnhandledRejections } from './unhandledRejections';
@@ -46,6 +47,7 @@ export async function main(argv: string[]): Promise<number> {
   registerSeedDemo(program, open);
   registerMaintain(program, open);
   registerDoNotCall(program, open);
+  registerRequests(program, open);
   // Like a server, `lcm hooks work` and `lcm jobs work` stop on SIGTERM/SIGINT themselves: their
   // workers finish their deliveries before the context stops an embedded cluster it started.
   registerHooks(program, open, (ctx) => {

@@ -212,6 +212,17 @@ const schema = z.object({
   PARTITION_MONTHS_AHEAD: z.coerce.number().int().min(1).max(24).default(3),
   /** Keep this many whole months before the current one and drop older partitions; unset = keep everything. */
   RETENTION_MONTHS: optionalString.pipe(z.coerce.number<string | undefined>().int().positive().optional()),
+  /** Every authenticated request is written to its account's request log (GET /api/myaccount/requests). */
+  REQUEST_LOG: boolean.default(true),
+  /** How long the request log is kept; older whole days are dropped by partition maintenance. */
+  REQUEST_LOG_RETENTION: fixedDuration('P30D'),
+  /** How often a worker writes the request log entries it has collected (one statement per batch). */
+  REQUEST_LOG_FLUSH_MS: positiveInt.default(1000),
+  /**
+   * Entries a worker holds while they wait to be written; past this (Postgres down or too slow)
+   * new entries are dropped and counted (lcm_request_log_dropped_total), so memory stays bounded.
+   */
+  REQUEST_LOG_MAX_PENDING: positiveInt.default(50000),
   /** Hook delivery workers inside `lcm serve` (each node claims due deliveries from Postgres). */
   HOOKS_WORKER: boolean.default(true),
   /** Deliveries one worker process sends at once. */

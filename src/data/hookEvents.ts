@@ -16,9 +16,10 @@ import { projectSelectedByColumnSql } from './projectRepository';
  *   await recordCallEvent(trx, { callId, startTime, time });
  *   await recordCalendarEvent(trx, { type: 'calendarEvent.deleted', event, project, time });
  *
- * Each is one SQL statement. It matches the hooks that want the event (enabled, of an enabled
- * account, subscribed to the type, campaign / projects / lead status filters, and the account's
- * project rights) and, only when some do, stores the resource as it is now in the transaction
+ * Each is one SQL statement (lead events: the database function lcm_record_lead_events). It
+ * matches the hooks that want the event (enabled, of an enabled account, subscribed to the type,
+ * campaign / projects / lead status / lead release type filters, and the account's project
+ * rights) and, only when some do, stores the resource as it is now in the transaction
  * (a snapshot the delivery renders with the API's serializers), one delivery per hook, and the
  * first attempt's job on the queue. With no hook interested it writes nothing.
  */
@@ -30,29 +31,6 @@ export interface LeadEventInput {
   /** The status before the change (lead.statusChanged). */
   previousStatus?: LeadStatusName;
 }
-
-const epochMs = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
-
-/** The lead as src/domain/hookMessages.ts LeadSnapshot, from `leads l` (binding-free). */
-const LEAD_SNAPSHOT = `(
-  select jsonb_build_object(
-    'row', jsonb_build_object(
-      'uniqueId', l.unique_id, 'status', l.status, 'closure', l.closure, 'priority', l.priority,
-      'phoneNumber', l.phone_number, 'externalKey', l.external_key, 'campaignId', l.campaign_id, 'poolId', l.pool_id,
-      'dataJson', l.data::text, 'dataVisible', false,
-      'uploadTime', ${epochMs('l.upload_time')}, 'lastModifiedTime', ${epochMs('l.last_modified_time')},
-      'firstProcessedTime', ${epochMs('l.first_processed_time')},
-      'ownerOrgUnitId', l.owner_org_unit_id, 'uploadedByUserId', l.uploaded_by_user_id,
-      'lastModifiedByUserId', l.last_modified_by_user_id, 'firstProcessedByUserId', l.first_processed_by_user_id,
-      'closureDataJson', l.closure_data::text),
-    'campaign', jsonb_build_object('uniqueId', c.unique_id, 'code', c.code, 'leadDefinitionId', c.lead_definition_id),
-    'pool', (select p.name from lead_pools p where p.id = l.pool_id),
-    'users', coalesce((select jsonb_object_agg(u.id::text, u.org_code) from users u
-                        where u.id in (l.uploaded_by_user_id, l.last_modified_by_user_id, l.first_processed_by_user_id)), '{}'),
-    'units', coalesce((select jsonb_object_agg(o.id::text, o.org_code) from org_units o where o.id = l.owner_org_unit_id), '{}'),
-    'agentEmail', (select u.email from users u where u.id = l.last_modified_by_user_id),
-    'statusChangedTime', ${epochMs('l.status_changed_time')})
-  from leads l join campaigns c on c.id = l.campaign_id where l.id = s.key)`;
 
 const epochMsInt = (column: string) => `floor(extract(epoch from ${column}) * 1000)::int8`;
 
@@ -100,8 +78,10 @@ async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolea
 }
 
 /**
- * The statement: `source` selects (key, resource_id, campaign_code, project, lead_status,
- * lead_closure, previous_status) per changed resource; `snapshot` is an expression over `s` giving its jsonb.
+ * The statement of call and calendar events: `source` selects (key, resource_id, campaign_code,
+ * project, lead_status, lead_closure, previous_status) per changed resource; `snapshot` is an
+ * expression over `s` giving its jsonb. Its hook filters are those of lcm_record_lead_events (the
+ * lead events' function in its migration): a new filter goes into both.
  */
 async function emit(
   trx: Knex.Transaction,
@@ -139,23 +119,19 @@ async function emit(
   return Number(rows[0]?.count ?? 0);
 }
 
-/** Events of many leads of one type (a sweep batch, a bulk import); returns the deliveries queued. */
+/**
+ * Events of many leads of one type (a sweep batch, a bulk import); returns the deliveries queued.
+ * Lead events are the database function lcm_record_lead_events (its migration has the statement),
+ * which the single import's function calls in the same statement as its insert.
+ */
 export async function recordLeadEvents(trx: Knex.Transaction, type: LeadEventType, leads: LeadEventInput[], time: Date): Promise<number> {
-  if (leads.length === 0) return 0;
+  if (leads.length === 0 || !(await anyHookWants(trx, type))) return 0;
   const previous = leads.map((l) => (l.previousStatus === undefined ? null : LeadStatus.toNumber(l.previousStatus)));
-  return emit(
-    trx,
-    type,
-    time,
-    {
-      sql: `select l.id as key, l.unique_id as resource_id, c.code as campaign_code, c.project, l.status as lead_status,
-                   l.closure as lead_closure, i.previous_status
-              from unnest(?::bigint[], ?::smallint[]) as i(lead_id, previous_status)
-              join leads l on l.id = i.lead_id join campaigns c on c.id = l.campaign_id`,
-      bindings: [leads.map((l) => l.leadId), previous as unknown as Knex.RawBinding],
-    },
-    { sql: LEAD_SNAPSHOT, bindings: [] },
+  const { rows } = await trx.raw<{ rows: { queued: number }[] }>(
+    `select lcm_record_lead_events(?, ?::bigint[], ?::smallint[], ?) as queued`,
+    [type, leads.map((l) => l.leadId), previous as unknown as Knex.RawBinding, time],
   );
+  return Number(rows[0]?.queued ?? 0);
 }
 
 export function recordLeadEvent(

@@ -10,9 +10,11 @@ import { knexClient, readAll } from './db';
 import type { ProjectScope } from './projectScope';
 import { projectSelectedSql } from './projectRepository';
 import type { LeadLookups, LeadRow } from '../domain/leadRecords';
+import { toE164 } from '../domain/phoneNumber';
+import { defaultPhoneRegion } from '../config/platform';
 
 /**
- * Leads in and out: the import insert (pool and lead in one statement), and the lead rows of
+ * Leads in and out: the import (one database function: do-not-call, pool, lead, hook event), and the lead rows of
  * the exports, filtered in SQL by the account's project scope and the export filters and
  * read through a cursor.
  */
@@ -143,27 +145,7 @@ export interface NewLead {
   now: Date;
   /** The account's linked user: uploader and last modifier. */
   userId: number;
-  /** New unless the number is on a do-not-call list. */
-  status?: LeadStatusName;
 }
-
-// One statement: the project check (the account's patterns, in SQL), the pool found or created,
-// the lead inserted. No row comes back when the campaign is not visible (or gone), or when
-// another transaction created the same pool concurrently: `ins` then waits for it and does
-// nothing, and the pool is not in this statement's snapshot; the caller tells these apart.
-const INSERT_LEAD = `
-  with c as (select id from campaigns where id = $1 and lower(project) like any($2::text[])),
-  existing as (select p.id from lead_pools p join c on p.campaign_id = c.id where p.name = $3),
-  ins as (
-    insert into lead_pools (campaign_id, name)
-    select c.id, $3 from c where not exists (select 1 from existing)
-    on conflict (campaign_id, name) do nothing
-    returning id),
-  pool as (select id from existing union all select id from ins limit 1)
-  insert into leads (unique_id, campaign_id, pool_id, status, closure, phone_number, external_key, data,
-                     upload_time, last_modified_time, status_changed_time, uploaded_by_user_id, last_modified_by_user_id)
-  select $4, $1, pool.id, $10, 0, $5, $6, $7::jsonb, $8, $8, $8, $9, $9 from pool
-  returning id, unique_id`;
 
 /**
  * Runs a statement as a named prepared statement on a pooled connection (or the transaction's):
@@ -184,31 +166,45 @@ async function queryPrepared<R extends pg.QueryResultRow>(
   }
 }
 
-export type InsertLeadResult = { kind: 'inserted'; id: number; uniqueId: string } | { kind: 'forbidden' } | { kind: 'unknown_campaign' };
+// The database function of db/migrations/20261222000001_import_lead_function.ts, its parameters by name.
+const IMPORT_LEAD = `
+  select outcome, lead_id, lead_status from lcm_import_lead(
+    p_campaign_id => $1, p_like_patterns => $2, p_pool_name => $3, p_unique_id => $4, p_phone_number => $5,
+    p_phone_e164 => $6, p_external_key => $7, p_data => $8::jsonb, p_now => $9, p_user_id => $10)`;
 
-/** Inserts a lead (New unless told otherwise) into its pool (created when missing) if the campaign is in the account's projects. */
+export type InsertLeadResult =
+  { kind: 'inserted'; id: number; uniqueId: string; status: LeadStatusName } | { kind: 'forbidden' } | { kind: 'unknown_campaign' };
+
+/**
+ * Imports a lead in one statement (one round trip, and outside a transaction one transaction of
+ * its own): if the campaign is in the account's projects, the do-not-call lists decide its
+ * status (under their shared lock), its pool is found or created, the lead inserted and its
+ * lead.created hook event recorded.
+ */
 export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, scope: ProjectScope): Promise<InsertLeadResult> {
   const uniqueId = randomUUID();
-  const values = [
-    lead.campaignId,
-    scope.likePatterns,
-    lead.poolName,
-    uniqueId,
-    lead.phoneNumber,
-    lead.externalKey,
-    JSON.stringify(lead.data),
-    lead.now,
-    lead.userId,
-    LeadStatus.toNumber(lead.status ?? 'New'),
-  ];
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const { rows } = await queryPrepared<{ id: number; unique_id: string }>(db, 'lcm_insert_lead_with_status', INSERT_LEAD, values);
-    if (rows.length > 0) return { kind: 'inserted', id: rows[0]!.id, uniqueId: rows[0]!.unique_id };
-    const exists = await db<{ id: number }>('campaigns').where({ id: lead.campaignId }).first('id');
-    if (!exists) return { kind: 'unknown_campaign' };
-    if (!(await isCampaignVisible(db, lead.campaignId, scope))) return { kind: 'forbidden' };
-  }
-  throw new Error(`lead pool ${JSON.stringify(lead.poolName)} could not be found or created`);
+  const e164 = lead.phoneNumber === null ? null : (toE164(lead.phoneNumber, defaultPhoneRegion()) ?? null);
+  const { rows } = await queryPrepared<{ outcome: string; lead_id: number | null; lead_status: number | null }>(
+    db,
+    'lcm_import_lead',
+    IMPORT_LEAD,
+    [
+      lead.campaignId,
+      scope.likePatterns,
+      lead.poolName,
+      uniqueId,
+      lead.phoneNumber,
+      e164,
+      lead.externalKey,
+      JSON.stringify(lead.data),
+      lead.now,
+      lead.userId,
+    ],
+  );
+  const row = rows[0]!;
+  if (row.outcome === 'forbidden') return { kind: 'forbidden' };
+  if (row.outcome === 'unknown_campaign') return { kind: 'unknown_campaign' };
+  return { kind: 'inserted', id: Number(row.lead_id), uniqueId, status: LeadStatus.toName(row.lead_status!) };
 }
 
 // ---- export ---------------------------------------------------------------------------------

@@ -11,6 +11,9 @@ import type { Settings } from '../config/settings';
  * share a month: the two tables are created, split and dropped together, calls first on the
  * way in and recordings first on the way out (recordings reference calls).
  *
+ * The account's request log is partitioned by UTC day (`request_log_pYYYY_MM_DD`, a week ahead)
+ * and kept REQUEST_LOG_RETENTION: old days are dropped whole, never deleted row by row.
+ *
  * Every change runs in a short transaction with a lock timeout: attaching a partition needs a
  * brief lock on the default partition and the referenced tables, and waiting behind a long
  * export must not queue everyone else behind the maintenance. A timed-out step is reported
@@ -210,12 +213,104 @@ async function dropBefore(db: Knex, family: Family, cutoff: Date, lockTimeoutMs:
   );
 }
 
+// ---- the request log: UTC days ----------------------------------------------------------------
+
+/** The request log's days (db/migrations/20261222000002_request_log.ts): `request_log_pYYYY_MM_DD`. */
+const REQUEST_LOG = 'request_log';
+const DAY_MS = 86_400_000;
+/** Days after today that get their request log partition ahead of time. */
+const REQUEST_LOG_DAYS_AHEAD = 7;
+
+const dayStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+const addDays = (day: Date, n: number) => new Date(day.getTime() + n * DAY_MS);
+
+function dayPartitionName(table: string, day: Date): string {
+  return `${table}_p${day.toISOString().slice(0, 10).replace(/-/g, '_')}`;
+}
+
+const DAY_NAME = /_p(\d{4})_(\d{2})_(\d{2})$/;
+
+/** The day partitions of `table` (by name), oldest first. */
+export async function listDayPartitions(db: Knex, table: string): Promise<{ name: string; day: Date }[]> {
+  const { rows } = await db.raw<{ rows: { name: string }[] }>(
+    `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+      where i.inhparent = ?::regclass and pg_get_expr(c.relpartbound, c.oid) <> 'DEFAULT'`,
+    [table],
+  );
+  return rows
+    .map((r) => {
+      const m = DAY_NAME.exec(r.name);
+      return m ? { name: r.name, day: new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) } : undefined;
+    })
+    .filter((p) => p !== undefined)
+    .sort((a, b) => a.day.getTime() - b.day.getTime());
+}
+
+/** A day partition of the request log, with the day's rows waiting in the default partition moved into it. */
+async function ensureRequestLogDay(db: Knex, day: Date, lockTimeoutMs: number, report: MaintenanceReport): Promise<void> {
+  const name = dayPartitionName(REQUEST_LOG, day);
+  if (await exists(db, name)) return;
+  const from = day.toISOString();
+  const to = addDays(day, 1).toISOString();
+  await step(report, `create ${name}`, () =>
+    db.transaction(async (trx) => {
+      await trx.raw(`select set_config('lock_timeout', ?, true)`, [`${lockTimeoutMs}ms`]);
+      await trx.raw(`create table ${name} (like ${REQUEST_LOG} including defaults including constraints)`);
+      const r = await trx.raw<{ rowCount: number | null }>(
+        `with moved as (delete from ${REQUEST_LOG}_default where time >= ? and time < ? returning *) insert into ${name} select * from moved`,
+        [from, to],
+      );
+      // DDL takes no bind parameters; the bounds are ISO instants made here.
+      await trx.raw(`alter table ${REQUEST_LOG} attach partition ${name} for values from ('${from}') to ('${to}')`);
+      report.created.push(name);
+      report.moved += r.rowCount ?? 0;
+    }),
+  );
+}
+
+/**
+ * The request log's partitions from yesterday to a week ahead and, with a retention, whole days
+ * that ended before `now - retentionMs` dropped (and such rows left in the default partition
+ * deleted): what is kept is never less than the retention.
+ */
+export async function maintainRequestLog(
+  db: Knex,
+  now: Date,
+  retentionMs: number | undefined,
+  lockTimeoutMs = 5000,
+  report: MaintenanceReport = emptyReport(),
+): Promise<MaintenanceReport> {
+  const today = dayStart(now);
+  for (let d = addDays(today, -1); d <= addDays(today, REQUEST_LOG_DAYS_AHEAD); d = addDays(d, 1)) {
+    await ensureRequestLogDay(db, d, lockTimeoutMs, report);
+  }
+  if (retentionMs === undefined) return report;
+  const cutoff = dayStart(new Date(now.getTime() - retentionMs));
+  for (const { name, day } of await listDayPartitions(db, REQUEST_LOG)) {
+    if (day >= cutoff) continue;
+    await step(report, `drop ${name}`, () =>
+      db.transaction(async (trx) => {
+        await trx.raw(`select set_config('lock_timeout', ?, true)`, [`${lockTimeoutMs}ms`]);
+        await trx.raw(`alter table ${REQUEST_LOG} detach partition ${name}`);
+        await trx.raw(`drop table ${name}`);
+        report.dropped.push(name);
+      }),
+    );
+  }
+  await step(report, `delete rows before ${cutoff.toISOString()} from ${REQUEST_LOG}_default`, async () => {
+    await db.raw(`delete from ${REQUEST_LOG}_default where time < ?`, [cutoff.toISOString()]);
+  });
+  return report;
+}
+
 export interface MaintenanceOptions {
   now: Date;
   /** Months after the current one that get a partition ahead of time. */
   monthsAhead: number;
   /** Keep this many whole months before the current one; older ones are dropped. Unset = keep all. */
   retentionMonths?: number;
+  /** Keep the request log this long (ms); older whole days are dropped. Unset = keep all. */
+  requestLogRetentionMs?: number;
   lockTimeoutMs?: number;
 }
 
@@ -236,16 +331,22 @@ export async function maintainPartitions(db: Knex, options: MaintenanceOptions):
     }
     if (cutoff !== undefined) await dropBefore(db, family, cutoff, lockTimeoutMs, report);
   }
+  await maintainRequestLog(db, options.now, options.requestLogRetentionMs, lockTimeoutMs, report);
   return report;
 }
 
 /** The maintenance pass the settings ask for, as of `now` (`lcm maintain` and the server job). */
 export function maintainAsConfigured(
   db: Knex,
-  settings: Pick<Settings, 'PARTITION_MONTHS_AHEAD' | 'RETENTION_MONTHS'>,
+  settings: Pick<Settings, 'PARTITION_MONTHS_AHEAD' | 'RETENTION_MONTHS' | 'REQUEST_LOG_RETENTION'>,
   now = new Date(),
 ): Promise<MaintenanceReport> {
-  return maintainPartitions(db, { now, monthsAhead: settings.PARTITION_MONTHS_AHEAD, retentionMonths: settings.RETENTION_MONTHS });
+  return maintainPartitions(db, {
+    now,
+    monthsAhead: settings.PARTITION_MONTHS_AHEAD,
+    retentionMonths: settings.RETENTION_MONTHS,
+    requestLogRetentionMs: settings.REQUEST_LOG_RETENTION,
+  });
 }
 
 /** Partitions from last month to the months ahead the settings ask for (what `lcm migrate` adds). */

@@ -1,10 +1,11 @@
 import express, { Express } from 'express';
-import helmet from 'helmet';
 import type { AppServices } from './services';
 import { allEndpoints } from './routes';
 import { mountEndpoints } from './mountEndpoints';
 import { errorHandler } from './middleware/errorHandler';
 import { requestLogging } from './middleware/requestLogging';
+import { securityHeaderList, securityHeaders } from './securityHeaders';
+import { healthProbe } from './healthProbe';
 import { requireHttps } from './middleware/requireHttps';
 import { createAuthenticator, loginProtectionFrom } from './middleware/authenticate';
 import { CredentialCache } from './credentialCache';
@@ -13,6 +14,7 @@ import { collectPoolMetrics } from './metrics/poolMetrics';
 import { collectReplicaMetrics } from './metrics/replicaMetrics';
 import { collectRedisMetrics } from './metrics/redisMetrics';
 import { collectHookQueueMetrics } from './metrics/hookQueueMetrics';
+import { collectRequestLogMetrics } from './metrics/requestLogMetrics';
 import { ExportAdmission } from './exportAdmission';
 import { HttpProblem } from './problem';
 import type { Endpoint } from './endpoint';
@@ -42,11 +44,15 @@ export function createApp(services: AppServices): App {
   collectRedisMetrics(metrics.registry, services.counter);
   collectReplicaMetrics(metrics.registry, services.reads);
   collectHookQueueMetrics(metrics.registry, services.db);
+  if (services.requestLog) collectRequestLogMetrics(metrics.registry, services.requestLog);
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
   const endpoints = allEndpoints(metrics, services);
 
+  const https = settings.REQUIRE_HTTPS || settings.TLS_CERT_FILE !== undefined;
+  // Probes first: answered before any other middleware, with the headers the chain would give.
+  app.use(healthProbe(securityHeaderList(https), metrics.requests, settings.REQUIRE_HTTPS));
   app.use(requestLogging(logger));
-  app.use(securityHeaders(settings.REQUIRE_HTTPS || settings.TLS_CERT_FILE !== undefined));
+  app.use(securityHeaders(https));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());
 
   const admission = new ExportAdmission(settings.EXPORT_MAX_CONCURRENT, settings.EXPORT_MAX_PER_ACCOUNT, (reason) =>
@@ -62,32 +68,4 @@ export function createApp(services: AppServices): App {
   app.use((req, _res, next) => next(new HttpProblem('not_found', `no resource at ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
   return { express: app, credentials, metrics, endpoints };
-}
-
-/**
- * Security headers (helmet) on every response: a Content-Security-Policy that lets the HTML
- * pages and the docs page load only their own scripts, styles and fonts and never be framed,
- * `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer` and helmet's other defaults.
- * None changes how a client reads JSON or CSV. HSTS only where the server speaks HTTPS itself
- * or requires it (docs/decisions.md, Wire conventions).
- */
-function securityHeaders(https: boolean): express.RequestHandler {
-  return helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        fontSrc: ["'self'", 'data:'],
-        connectSrc: ["'self'"],
-        objectSrc: ["'none'"],
-        baseUri: ["'none'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-      },
-    },
-    strictTransportSecurity: https ? { maxAge: 15552000 } : false,
-  });
 }

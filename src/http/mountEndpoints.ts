@@ -1,4 +1,3 @@
-import { promisify } from 'node:util';
 import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
@@ -21,6 +20,7 @@ import type { RequestTimer } from './metrics/requestMetrics';
 import type { ExportAdmission } from './exportAdmission';
 import { isAcquireTimeout } from '../data/db';
 import { isConnectionFailure } from '../data/readSource';
+import { logAccountRequest } from './accountRequestLog';
 
 export interface MountOptions {
   authenticate: express.RequestHandler;
@@ -51,8 +51,14 @@ function databaseUnreachable(cause: unknown): HttpProblem {
   return problem;
 }
 
+/** Runs an Express middleware as a promise (without promisify, which makes a function per call). */
 function runMiddleware(handler: express.RequestHandler, req: Request, res: Response): Promise<void> {
-  return promisify(handler)(req, res);
+  return new Promise((resolve, reject) => {
+    void handler(req, res, (err?: unknown) => {
+      if (err === undefined || err === null) resolve();
+      else reject(err instanceof Error ? err : new Error('middleware failed', { cause: err }));
+    });
+  });
 }
 
 /**
@@ -160,6 +166,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     if (endpoint.access.kind !== 'public') {
       await runMiddleware(options.authenticate, req, res);
       const account = req.account!;
+      if (services.requestLog) logAccountRequest(req, res, account.id, endpoint.service, services.requestLog);
       if (endpoint.access.kind === 'right' && !hasRight(account, endpoint.access.resource, endpoint.access.verb)) {
         if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
         throw new HttpProblem('forbidden', `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`);
@@ -170,6 +177,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       }
       if (endpoint.counted !== false) {
         const counted = await countRequest(endpoint, account, req, res, services);
+        (res.locals as { weight?: number }).weight = counted.weight;
         if (!counted.allowed) throw rateLimited(endpoint.service, counted);
       }
     }

@@ -5,6 +5,7 @@ import type { CounterStore } from '../ratelimit/counterStore';
 import type { LoginFailureStore } from '../ratelimit/loginFailures';
 import type { ReadSource } from '../data/readSource';
 import type { ConnectionSource } from '../data/exportSession';
+import type { RequestLogWriter } from '../data/requestLog';
 
 /** What the HTTP layer is given by the composition root (server start or a test). */
 export interface AppServices {
@@ -32,4 +33,6 @@ export interface AppServices {
   redisHealthy?: () => boolean;
   /** Where bulk exports take their connection; undefined: the pool of `exportDb`. */
   exportConnections?: ConnectionSource;
+  /** The accounts' request log (REQUEST_LOG); undefined when it is off. */
+  requestLog?: RequestLogWriter;
 }

@@ -5,8 +5,7 @@ import { ImportRefused, poolNameAt } from './leadImportRules';
 import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
-import { doNotCallStatus, DoNotCallStatus } from '../data/doNotCallRepository';
-import { recordLeadEvent } from '../data/hookEvents';
+import type { DoNotCallStatus } from '../data/doNotCallRepository';
 
 export { ImportRefused } from './leadImportRules';
 
@@ -66,9 +65,9 @@ export async function importLead(
   idempotencyKey?: string,
 ): Promise<ImportLeadOutcome> {
   if (idempotencyKey === undefined) {
-    // One transaction: the lead and its lead.created event are committed together, and the
-    // do-not-call check holds its lock on the number until the lead is in.
-    const answer = await deps.db.transaction((trx) => importOnce(trx, deps, importer, request));
+    // No transaction around it: the insert is one statement (insertLead) that commits the lead
+    // with its lead.created event, and holds the do-not-call lock until then.
+    const answer = await importOnce(deps.db, deps, importer, request);
     return { kind: 'answered', answer, replayed: false };
   }
   const outcome = await runIdempotent(deps.db, importer.accountId, idempotencyKey, requestHash(request), async (trx) => ({
@@ -80,7 +79,7 @@ export async function importLead(
 }
 
 async function importOnce(
-  db: Knex.Transaction,
+  db: Knex | Knex.Transaction,
   deps: ImportLeadDeps,
   importer: Importer,
   request: ImportLeadRequest,
@@ -99,7 +98,6 @@ async function importOnce(
   }
   const now = deps.clock();
   const pool = poolNameAt(request.pool, now, deps.zone);
-  const listed = await doNotCallStatus(db, campaign.id, mapped.phoneNumber, now);
   const inserted = await insertLead(
     db,
     {
@@ -110,7 +108,6 @@ async function importOnce(
       externalKey: mapped.externalKey,
       now,
       userId: importer.userId,
-      ...(listed ? { status: listed } : {}),
     },
     scope,
   );
@@ -121,6 +118,6 @@ async function importOnce(
     if (!fresh) throw new ImportRefused('unknown_campaign', request.campaignCode);
     return importOnce(db, deps, importer, request);
   }
-  await recordLeadEvent(db, { type: 'lead.created', leadId: inserted.id, time: now });
+  const listed = inserted.status === 'DoNotCall' || inserted.status === 'GlobalDoNotCall' ? inserted.status : undefined;
   return { success: true, uniqueId: inserted.uniqueId, pool, ...(listed ? { status: listed } : {}) };
 }

@@ -80,17 +80,21 @@ function setRateHeaders(res: Response, result: ConsumeResult): void {
   res.setHeader('RateLimit', rateLimitField(current));
 }
 
-/** Counts one request and sets its rate-limit headers; the result says whether it was admitted. */
+/**
+ * Counts one request and sets its rate-limit headers; the result says whether it was admitted
+ * and what it spent (`weight`, 0 when refused).
+ */
 export async function countRequest(
   service: CountedService,
   account: CountedAccount,
   req: Request,
   res: Response,
   deps: CountingDeps,
-): Promise<ConsumeResult> {
-  const result = await deps.counter.consume(consumeInput(service, account, req, deps));
+): Promise<ConsumeResult & { weight: number }> {
+  const input = consumeInput(service, account, req, deps);
+  const result = await deps.counter.consume(input);
   setRateHeaders(res, result);
-  return result;
+  return { ...result, weight: result.allowed ? input.weight : 0 };
 }
 
 /** The rate-limit headers of the current periods for a response that spends nothing (403). */

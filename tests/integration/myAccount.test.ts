@@ -29,6 +29,7 @@ describe('GET /api/myaccount', () => {
       projectRights: ['*'],
       resourceRights: ALL_RIGHTS,
       leadDefinitionEntryAccess: 'Full',
+      logRequestData: true,
     });
   });
 
@@ -66,11 +67,12 @@ describe('GET /api/myaccount', () => {
     expect(account.projectRights).toEqual(['b*', 'A?c']);
   });
 
-  it('when the answer is JSON, then it carries nothing but the seven documented properties (no hash, no ids)', async () => {
+  it('when the answer is JSON, then it carries nothing but the eight documented properties (no hash, no ids)', async () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth);
     expect(Object.keys(res.body as MyAccount).sort()).toEqual([
       'dateTimeFormat',
       'leadDefinitionEntryAccess',
+      'logRequestData',
       'orgCode',
       'projectRights',
       'resourceRights',

@@ -2,11 +2,18 @@ import { z } from 'zod';
 import { anyAccount, defineEndpoint, Endpoint } from '../endpoint';
 import type { AppServices } from '../services';
 import { dailyLimitFor } from '../../ratelimit/countRequests';
-import { myAccountBody, requestCountBody, requestLimitBody } from '../schemas/myAccount';
+import { myAccountBody, requestCountBody, requestLimitBody, requestLogEntryBody, requestLogQuery } from '../schemas/myAccount';
+import { openRequestLogCursor } from '../../data/requestLog';
+import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLogRow } from '../../domain/requestLog';
+import { openExport, sendExportBody } from '../exportStream';
+import { csvEncoding, csvText, setCsvHeaders } from '../csvResponse';
+import { jsonArrayText } from '../../streams/rowsToText';
+import { addTimeSpan, TimeSpan } from '../../domain/timespan';
+import { invalidParameter } from '../problem';
 import { RESOURCE_TYPES, VERBS } from '../../domain/enums';
 import type { AccountContext } from '../../domain/account';
 import { isHighLimit, minuteLimit } from '../../ratelimit/requestWeight';
-import { formatDateTime } from '../../domain/datetime';
+import { formatCompactLocal, formatDateTime } from '../../domain/datetime';
 
 /** A service as request counting sees it: its name and whether it has the bulk default limit. */
 export type CountedService = Pick<Endpoint, 'service' | 'bulk'>;
@@ -25,7 +32,7 @@ export function countedServices(endpoints: readonly Endpoint[]): CountedService[
 }
 
 /** The account as its owner may see it: never the password hash, the limits or internal ids. */
-function describeAccount(account: AccountContext) {
+function describeAccount(account: AccountContext, logRequestData: boolean) {
   const resourceRights: Partial<Record<string, string[]>> = {};
   // Canonical order of resource types and verbs, so the answer does not depend on storage order.
   for (const resource of RESOURCE_TYPES) {
@@ -41,6 +48,7 @@ function describeAccount(account: AccountContext) {
     projectRights: [...account.projectPatterns],
     resourceRights,
     leadDefinitionEntryAccess: account.entryAccess,
+    logRequestData,
   };
 }
 
@@ -70,7 +78,7 @@ export function myAccountEndpoints(
     representations: ['json', 'html'],
     response: myAccountBody,
     handler({ account }) {
-      return Promise.resolve({ body: describeAccount(account), title: 'My account' });
+      return Promise.resolve({ body: describeAccount(account, settings.REQUEST_LOG), title: 'My account' });
     },
   });
 
@@ -123,5 +131,58 @@ export function myAccountEndpoints(
     },
   });
 
-  return [myAccount, limits, counts];
+  const requests = defineEndpoint({
+    service: 'myaccount.requests',
+    operationId: 'getMyAccountRequests',
+    method: 'get',
+    path: '/myaccount/requests',
+    summary: 'The request log of the calling account',
+    description:
+      "The account's own authenticated requests that arrived in [FromTime, FromTime + TimeSpan), oldest first, streamed: time, request id, method, path and query, service, status, " +
+      'the weight counted, duration, bytes sent and client address; never a header or a body. `Status` and `Service` narrow it. ' +
+      'JSON (default) or CSV (`Accept: text/csv`: a header row, RFC 4180 quoting with CsvFieldSeparator, CRLF line ends, Encoding). ' +
+      `Entries are written in batches within about a second and kept for the server's retention (REQUEST_LOG_RETENTION, default P30D); ` +
+      'without the request log (`logRequestData: false` on /myaccount) the answer is empty.',
+    tags: ['Account'],
+    access: anyAccount,
+    representations: ['json', 'csv'],
+    bulk: true,
+    query: requestLogQuery,
+    response: z.array(requestLogEntryBody),
+    dateTimes: true,
+    async handler(ctx) {
+      const { query, zone, dateTimeFormat, account, representation } = ctx;
+      const filter = {
+        from: query.FromTime,
+        to: windowEnd(query.FromTime, query.TimeSpan, zone),
+        ...(query.Status ? { statuses: query.Status } : {}),
+        ...(query.Service ? { services: query.Service } : {}),
+      };
+      const csv = representation === 'csv';
+      const separator = query.CsvFieldSeparator ?? ';';
+      const encoding = query.Encoding ?? 'utf-8';
+      const body = await openExport(ctx, async (session) => {
+        const rows = await openRequestLogCursor(session.db, account.id, filter, ctx.cursor);
+        return csv
+          ? csvText<RequestLogRow>(rows, requestLogCsvHeader(separator), requestLogCsvLine(separator, zone, dateTimeFormat))
+          : jsonArrayText<RequestLogRow>(rows, (row) => JSON.stringify(renderRequestLogRow(row, zone, dateTimeFormat)));
+      });
+      if (csv) {
+        setCsvHeaders(ctx.res, encoding, `Requests-${formatCompactLocal(filter.from, zone)}-${formatCompactLocal(filter.to, zone)}.csv`);
+      } else {
+        ctx.res.status(200).type('application/json; charset=utf-8');
+      }
+      return sendExportBody(ctx, body, csv ? csvEncoding(encoding) : []);
+    },
+  });
+
+  return [myAccount, limits, counts, requests];
+}
+
+/** The end of a request log window; a negative or unreachable span is a 400. */
+function windowEnd(start: Date, span: TimeSpan, zone: string): Date {
+  if (span.negative) throw invalidParameter('TimeSpan', 'must not be negative');
+  const end = addTimeSpan(start, span, zone);
+  if (!Number.isFinite(end.getTime()) || end.getUTCFullYear() > 9999) throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
+  return end;
 }

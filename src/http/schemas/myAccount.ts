@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DateTimeFormat, EntryAccess, RESOURCE_TYPES, VERBS } from '../../domain/enums';
-import { dateTimeOut } from './common';
+import { dateTimeOut, dateTimeParam, listParam, positiveIntParam, timeSpanParam } from './common';
+import { encodingParam, separatorParam } from './calls';
 
 /** Response bodies of the /myaccount services (docs/decisions.md, Request counting); they document the OpenAPI output. */
 
@@ -21,6 +22,9 @@ export const myAccountBody = z
       example: { Calls: ['Get'], Leads: ['Get', 'Post'] },
     }),
     leadDefinitionEntryAccess: z.enum(EntryAccess.names as [string, ...string[]]),
+    logRequestData: z.boolean().meta({
+      description: "Whether this server writes the account's requests to its request log (GET /myaccount/requests).",
+    }),
   })
   .meta({ id: 'MyAccount' });
 
@@ -42,3 +46,27 @@ export const requestCountBody = z
     minuteCount: z.number().int().meta({ description: 'Spent in the current fair use minute window; 0 when none is open.' }),
   })
   .meta({ id: 'RequestCount' });
+
+export const requestLogQuery = z.object({
+  FromTime: dateTimeParam.meta({ description: 'Start of the window (inclusive), matched against the time each request arrived.' }),
+  TimeSpan: timeSpanParam.meta({ description: 'Length of the window; requests that arrived before FromTime + TimeSpan.' }),
+  Status: z.array(positiveIntParam(999)).optional().meta({ description: 'Only requests answered with one of these HTTP status codes.' }),
+  Service: listParam.optional().meta({ description: 'Only requests of these services (case-insensitive), e.g. `leads.import`.' }),
+  Encoding: encodingParam.optional().meta({ description: 'CSV only: character encoding of the file (default utf-8).' }),
+  CsvFieldSeparator: separatorParam.optional().meta({ description: 'CSV only: field separator, one character (default `;`).' }),
+});
+
+export const requestLogEntryBody = z
+  .object({
+    time: dateTimeOut.meta({ description: 'When the request arrived.' }),
+    requestId: z.string().meta({ description: 'The request id (X-Request-Id of the answer).' }),
+    method: z.string(),
+    path: z.string().meta({ description: 'Path and query as sent (values of credential-like query parameters replaced by `[redacted]`).' }),
+    service: z.string().meta({ description: 'The service the request was counted under.' }),
+    status: z.number().int().meta({ description: 'HTTP status of the answer.' }),
+    weight: z.number().int().meta({ description: 'Counter units the request spent (0 when refused or not counted).' }),
+    durationMs: z.number().meta({ description: 'From arrival to the end of the answer, in milliseconds.' }),
+    bytesSent: z.number().int().meta({ description: 'Bytes of the answer on the connection (headers and body, after compression).' }),
+    clientAddress: z.string().nullable().meta({ description: "The client's address (behind a trusted proxy, the one it forwarded)." }),
+  })
+  .meta({ id: 'RequestLogEntry' });

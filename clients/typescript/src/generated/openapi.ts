@@ -143,6 +143,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/myaccount/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The request log of the calling account
+         * @description The account's own authenticated requests that arrived in [FromTime, FromTime + TimeSpan), oldest first, streamed: time, request id, method, path and query, service, status, the weight counted, duration, bytes sent and client address; never a header or a body. `Status` and `Service` narrow it. JSON (default) or CSV (`Accept: text/csv`: a header row, RFC 4180 quoting with CsvFieldSeparator, CRLF line ends, Encoding). Entries are written in batches within about a second and kept for the server's retention (REQUEST_LOG_RETENTION, default P30D); without the request log (`logRequestData: false` on /myaccount) the answer is empty.
+         *
+         *     Any authenticated account.
+         *
+         *     Counted as service `myaccount.requests` (a large-data service with the bulk default daily limit).
+         *
+         *     Query parameter names are case-insensitive; unknown parameters are ignored.
+         */
+        get: operations["getMyAccountRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/calendars/events": {
         parameters: {
             query?: never;
@@ -1485,6 +1511,8 @@ export interface components {
             };
             /** @enum {string} */
             leadDefinitionEntryAccess: "None" | "Partner" | "Full";
+            /** @description Whether this server writes the account's requests to its request log (GET /myaccount/requests). */
+            logRequestData: boolean;
         };
         RequestLimit: {
             service: string;
@@ -1508,6 +1536,30 @@ export interface components {
             resetSeconds: number;
             /** @description Spent in the current fair use minute window; 0 when none is open. */
             minuteCount: number;
+        };
+        RequestLogEntry: {
+            /**
+             * @description When the request arrived.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            time: string;
+            /** @description The request id (X-Request-Id of the answer). */
+            requestId: string;
+            method: string;
+            /** @description Path and query as sent (values of credential-like query parameters replaced by `[redacted]`). */
+            path: string;
+            /** @description The service the request was counted under. */
+            service: string;
+            /** @description HTTP status of the answer. */
+            status: number;
+            /** @description Counter units the request spent (0 when refused or not counted). */
+            weight: number;
+            /** @description From arrival to the end of the answer, in milliseconds. */
+            durationMs: number;
+            /** @description Bytes of the answer on the connection (headers and body, after compression). */
+            bytesSent: number;
+            /** @description The client's address (behind a trusted proxy, the one it forwarded). */
+            clientAddress: string | null;
         };
         CalendarEvent: {
             uniqueId: string;
@@ -2774,6 +2826,127 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMyAccountRequests: {
+        parameters: {
+            query: {
+                /** @description Start of the window (inclusive), matched against the time each request arrived. The name is case-insensitive. */
+                FromTime: string;
+                /** @description Length of the window; requests that arrived before FromTime + TimeSpan. The name is case-insensitive. */
+                TimeSpan: string;
+                /** @description Only requests answered with one of these HTTP status codes. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                Status?: number[];
+                /** @description Only requests of these services (case-insensitive), e.g. `leads.import`. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                Service?: string[];
+                /** @description CSV only: character encoding of the file (default utf-8). The name is case-insensitive. */
+                Encoding?: string;
+                /** @description CSV only: field separator, one character (default `;`). The name is case-insensitive. */
+                CsvFieldSeparator?: string;
+            };
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestLogEntry"][];
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Authentication failed or no credentials were sent. */
             401: {

@@ -1,0 +1,233 @@
+/**
+ * Small requests at the platform's speed (figures: docs/benchmarks.md, "Small requests"), run on demand:
+ *   npm run bench:small [-- --duration 8 --warmup 3 --rounds 3 --connections 32]
+ *
+ * One run, side by side, each rung driven by autocannon with `--connections` keep-alive clients:
+ *   bare node:http    a server answering {"status":"ok"} and nothing else: the ceiling;
+ *   bare Express 5    the same in an Express app with one route: what Express itself costs;
+ *   healthz           GET /api/healthz of `lcm serve`;
+ *   myaccount         GET /api/myaccount, authenticated (Basic, the credential cache) and counted;
+ *   import            POST /api/leads, one lead each;
+ * the three last with one HTTP worker and with WEB_CONCURRENCY=2, and the small read once more
+ * with one worker and the account request log off (REQUEST_LOG=false), to show what the log costs.
+ * The servers run the production code (`lcm serve` as `npm start` runs it, LOG_LEVEL=info with
+ * the lines written to /dev/null, request counting in a throwaway redis-server) on a throwaway
+ * embedded Postgres. Each round drives every rung once, in a rotated order, so drift in the
+ * machine's load is shared; the figures are medians of the rounds. CPU per request is read from
+ * /proc: the server's process tree (supervisor, workers, jobs process), redis-server and Postgres.
+ */
+import { spawn, ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import autocannon from 'autocannon';
+import { loadNdjson } from '../src/ingest/loader/loadNdjson';
+import { numberOption as option, freePort, waitFor, httpGet, median, fmt, processCpuMs, processTreeCpuMs, log } from './support';
+import { benchRun, loadBenchWorld, startBenchDatabase, startBenchServer, BENCH_CAMPAIGN, BENCH_ZONE, BenchRun } from './benchWorld';
+import { startRedisServer } from '../tests/harness/redisServer';
+
+const settings = {
+  duration: option('duration', 8),
+  warmup: option('warmup', 3),
+  rounds: option('rounds', 3),
+  connections: option('connections', 32),
+};
+const ROOT = path.resolve(__dirname, '..');
+
+// ---- the bare servers ---------------------------------------------------------------------------
+
+const BARE_NODE = `
+  const http = require('node:http');
+  const body = JSON.stringify({ status: 'ok' });
+  http.createServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  }).listen(Number(process.env.PORT), '127.0.0.1');`;
+
+const BARE_EXPRESS = `
+  const express = require('express');
+  const app = express();
+  app.get('/api/healthz', (req, res) => void res.json({ status: 'ok' }));
+  app.listen(Number(process.env.PORT), '127.0.0.1');`;
+
+async function startBare(run: BenchRun, code: string): Promise<{ base: string; pid: number }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, ['-e', code], {
+    cwd: ROOT,
+    stdio: 'ignore',
+    env: { ...process.env, PORT: String(port) },
+  });
+  run.cleanups.push(() => child.kill('SIGTERM'));
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await httpGet(`${base}/api/healthz`)) === 200, 'a bare server');
+  return { base, pid: child.pid! };
+}
+
+// ---- rungs --------------------------------------------------------------------------------------
+
+interface Rung {
+  name: string;
+  /** Which server and how its CPU is read. */
+  server: { base: string; cpuMs: () => number };
+  request: { path: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string };
+}
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  serverCpuUs: number;
+  redisCpuUs: number;
+  pgCpuUs: number;
+}
+
+async function drive(rung: Rung, seconds: number, redisPid: number, postmasterPid: number): Promise<Run> {
+  const cpu0 = rung.server.cpuMs();
+  const redis0 = processCpuMs(redisPid);
+  const pg0 = processTreeCpuMs(postmasterPid);
+  const result = await autocannon({
+    url: rung.server.base + rung.request.path,
+    method: rung.request.method ?? 'GET',
+    headers: rung.request.headers,
+    body: rung.request.body,
+    connections: settings.connections,
+    duration: seconds,
+  });
+  const n = result.requests.total;
+  if (result.non2xx > 0 || result.errors > 0 || n === 0) {
+    throw new Error(`${rung.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors of ${n}; the figures would be meaningless`);
+  }
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    serverCpuUs: ((rung.server.cpuMs() - cpu0) * 1000) / n,
+    redisCpuUs: ((processCpuMs(redisPid) - redis0) * 1000) / n,
+    pgCpuUs: ((processTreeCpuMs(postmasterPid) - pg0) * 1000) / n,
+  };
+}
+
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+async function main(): Promise<void> {
+  const run = benchRun('small');
+  try {
+    const database = await startBenchDatabase(run, 4);
+    const auth = await loadBenchWorld(database.db);
+    // The small read is counted like any request: a limit no run reaches.
+    const limits = ['myaccount'].map((service) => ({ type: 'requestLimit', account: 'bench', service, dailyLimit: 2_000_000_000 }));
+    await loadNdjson(database.db, Readable.from(limits.map((r) => JSON.stringify(r) + '\n')), { zone: BENCH_ZONE });
+    const redis = await startRedisServer(await freePort());
+    run.cleanups.push(() => redis.stop());
+    const redisPid = Number(/process_id:(\d+)/.exec(await redisInfo(redis.url))?.[1]);
+
+    const serve = async (env: Record<string, string>) => {
+      const server = await startBenchServer(run, database.url, { LOG_LEVEL: 'info', REDIS_URL: redis.url, ...env });
+      return { base: server.base, cpuMs: () => processTreeCpuMs(server.pid) };
+    };
+    const bareNode = await startBare(run, BARE_NODE);
+    const bareExpress = await startBare(run, BARE_EXPRESS);
+    const one = await serve({ WEB_CONCURRENCY: '1' });
+    const oneNoLog = await serve({ WEB_CONCURRENCY: '1', REQUEST_LOG: 'false' });
+    const two = await serve({ WEB_CONCURRENCY: '2' });
+
+    const lead = JSON.stringify({
+      CampaignCode: BENCH_CAMPAIGN,
+      Data: { Name: 'Bench Lead', Telefon: '+45 12 34 56 78', Customer: 'C-1' },
+    });
+    const healthz = { path: '/api/healthz' };
+    const myaccount = { path: '/api/myaccount', headers: { authorization: auth } };
+    const importLead = {
+      path: '/api/leads',
+      method: 'POST' as const,
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: lead,
+    };
+    const rungs: Rung[] = [
+      { name: 'bare node:http', server: { base: bareNode.base, cpuMs: () => processCpuMs(bareNode.pid) }, request: healthz },
+      { name: 'bare Express 5', server: { base: bareExpress.base, cpuMs: () => processCpuMs(bareExpress.pid) }, request: healthz },
+      { name: 'healthz, 1 worker', server: one, request: healthz },
+      { name: 'myaccount, 1 worker', server: one, request: myaccount },
+      { name: 'myaccount, 1 worker, log off', server: oneNoLog, request: myaccount },
+      { name: 'import, 1 worker', server: one, request: importLead },
+      { name: 'healthz, 2 workers', server: two, request: healthz },
+      { name: 'myaccount, 2 workers', server: two, request: myaccount },
+      { name: 'import, 2 workers', server: two, request: importLead },
+    ];
+
+    log(
+      `bench:small: ${settings.connections} keep-alive connections, ${settings.duration} s a run, ${settings.rounds} rounds (rotated), ` +
+        `warm-up ${settings.warmup} s per rung; ${os.availableParallelism()} cores; load average ${load()}`,
+    );
+    for (const rung of rungs) await drive(rung, settings.warmup, redisPid, database.postmasterPid);
+    const runs = new Map<string, Run[]>(rungs.map((r) => [r.name, []]));
+    for (let round = 0; round < settings.rounds; round++) {
+      const shift = round % rungs.length;
+      for (const rung of [...rungs.slice(shift), ...rungs.slice(0, shift)]) {
+        const r = await drive(rung, settings.duration, redisPid, database.postmasterPid);
+        runs.get(rung.name)!.push(r);
+        log(
+          `  round ${round + 1} ${rung.name.padEnd(30)} ${fmt(r.rps).padStart(7)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  max ${r.max} ms  ` +
+            `CPU/request: server ${fmt(r.serverCpuUs)} µs, Redis ${fmt(r.redisCpuUs)} µs, Postgres ${fmt(r.pgCpuUs)} µs`,
+        );
+      }
+    }
+
+    const m = (name: string, key: keyof Run) => median(runs.get(name)!.map((r) => r[key]));
+    const express = m('bare Express 5', 'rps');
+    log('');
+    log(
+      `| rung (${settings.connections} connections, median of ${settings.rounds}) | req/s | × Express | p50 | p99 | max | server CPU/req | Redis CPU/req | Postgres CPU/req |`,
+    );
+    log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const rung of rungs) {
+      const n = rung.name;
+      log(
+        `| ${n} | ${fmt(m(n, 'rps'))} | ${(m(n, 'rps') / express).toFixed(2)}× | ${m(n, 'p50')} ms | ${m(n, 'p99')} ms | ${m(n, 'max')} ms | ` +
+          `${fmt(m(n, 'serverCpuUs'))} µs | ${fmt(m(n, 'redisCpuUs'))} µs | ${fmt(m(n, 'pgCpuUs'))} µs |`,
+      );
+    }
+    const ratio = (a: string, b: string) => m(a, 'rps') / m(b, 'rps');
+    const target = (what: string, value: number, goal: number, extra = '') =>
+      log(`- ${what}: ${value.toFixed(2)} (target ${goal})${extra} — ${value >= goal ? 'met' : 'NOT met'}`);
+    log('');
+    target('healthz ÷ bare Express, 1 worker', ratio('healthz, 1 worker', 'bare Express 5'), 0.8);
+    target('authenticated small read ÷ bare Express, 1 worker', ratio('myaccount, 1 worker', 'bare Express 5'), 0.6);
+    const importP99 = m('import, 1 worker', 'p99');
+    log(
+      `- single import ÷ bare Express, 1 worker: ${ratio('import, 1 worker', 'bare Express 5').toFixed(2)} (target 0.25) — ` +
+        `${ratio('import, 1 worker', 'bare Express 5') >= 0.25 ? 'met' : 'NOT met'}; p99 ${importP99} ms (target < 50) — ${importP99 < 50 ? 'met' : 'NOT met'}`,
+    );
+    target('healthz, 2 workers ÷ 1 worker', ratio('healthz, 2 workers', 'healthz, 1 worker'), 1.6);
+    const logCost = 1 - ratio('myaccount, 1 worker', 'myaccount, 1 worker, log off');
+    log(
+      `- request log cost on the small read: ${(logCost * 100).toFixed(1)}% of its throughput (target at most 5%) — ${logCost <= 0.05 ? 'met' : 'NOT met'}`,
+    );
+    log(`load average at the end: ${load()}`);
+  } finally {
+    await run.cleanup();
+  }
+}
+
+/** redis-server's INFO server section (its process id is read from it). */
+async function redisInfo(url: string): Promise<string> {
+  const { createClient } = await import('redis');
+  const client = createClient({ url });
+  await client.connect();
+  try {
+    return String(await client.info('server'));
+  } finally {
+    await client.close();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,65 @@
+import type { DateTimeFormatName } from './enums';
+import { formatDateTime } from './datetime';
+import { csvQuoter } from './textEscaping';
+
+/**
+ * An entry of an account's request log as it is read back (time in ms since the epoch), and
+ * its JSON and CSV forms: GET /myaccount/requests and `lcm requests` render it the same way.
+ */
+export interface RequestLogRow {
+  time: number;
+  requestId: string;
+  method: string;
+  /** Path and query as the client sent them. */
+  path: string;
+  service: string;
+  status: number;
+  /** Counter units the request spent. */
+  weight: number;
+  durationMs: number;
+  bytesSent: number;
+  clientAddress: string | null;
+}
+
+/** The entry as the API writes it: the time in the answer's DateTime format, the duration to 0.1 ms. */
+export function renderRequestLogRow(row: RequestLogRow, zone: string, format: DateTimeFormatName) {
+  return {
+    time: formatDateTime(row.time, zone, format),
+    requestId: row.requestId,
+    method: row.method,
+    path: row.path,
+    service: row.service,
+    status: row.status,
+    weight: row.weight,
+    durationMs: Math.round(row.durationMs * 10) / 10,
+    bytesSent: row.bytesSent,
+    clientAddress: row.clientAddress,
+  };
+}
+
+const CSV_COLUMNS = [
+  'time',
+  'requestId',
+  'method',
+  'path',
+  'service',
+  'status',
+  'weight',
+  'durationMs',
+  'bytesSent',
+  'clientAddress',
+] as const;
+
+/** The CSV header row (CRLF-terminated). */
+export function requestLogCsvHeader(separator: string): string {
+  return CSV_COLUMNS.join(separator) + '\r\n';
+}
+
+/** One CSV row per entry: RFC 4180 quoting with `separator`, CRLF, an absent address empty. */
+export function requestLogCsvLine(separator: string, zone: string, format: DateTimeFormatName): (row: RequestLogRow) => string {
+  const quote = csvQuoter(separator);
+  return (row) => {
+    const r = renderRequestLogRow(row, zone, format);
+    return CSV_COLUMNS.map((c) => quote(r[c] === null ? '' : String(r[c]))).join(separator) + '\r\n';
+  };
+}

@@ -1,0 +1,271 @@
+import request from 'supertest';
+import { useTestWorld } from '../harness/useTestWorld';
+import { lcmEnv, runLcm } from '../harness/lcmProcess';
+import { uniq } from '../harness/testApp';
+import { createDb } from '../../src/data/db';
+import { RequestLogWriter, RequestLogEntry } from '../../src/data/requestLog';
+import { maintainRequestLog, listDayPartitions } from '../../src/data/partitions';
+
+interface LoggedRequest {
+  time: string;
+  requestId: string;
+  method: string;
+  path: string;
+  service: string;
+  status: number;
+  weight: number;
+  durationMs: number;
+  bytesSent: number;
+  clientAddress: string | null;
+}
+
+/**
+ * The account's request log: what is written for each authenticated request, what an account
+ * reads of it (its own requests only, JSON or CSV), what `lcm requests` prints, and what the
+ * writer does when Postgres cannot take its batches.
+ */
+describe('the account request log', () => {
+  const { t, w } = useTestWorld({ REQUEST_LOG_FLUSH_MS: '50' });
+  const started = new Date(Date.now() - 60_000);
+  const window = () => ({ FromTime: started.toISOString(), TimeSpan: 'PT1H' });
+
+  const logOf = (auth: string, query: Record<string, string> = {}) =>
+    request(t.app)
+      .get('/api/myaccount/requests')
+      .query({ ...window(), ...query })
+      .set('Authorization', auth);
+
+  /** The entry of the request with this id, once the writer has written it. */
+  async function entryOf(auth: string, requestId: string): Promise<LoggedRequest> {
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const res = await logOf(auth);
+      expect(res.status).toBe(200);
+      const found = (res.body as LoggedRequest[]).find((e) => e.requestId === requestId);
+      if (found) return found;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`request ${requestId} never reached the log`);
+  }
+
+  it('when an account reads /myaccount, then it says the requests are logged', async () => {
+    const res = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth);
+    expect(res.body).toMatchObject({ logRequestData: true });
+  });
+
+  it('when an authenticated request is answered, then its entry has time, id, method, path and query, service, status, weight, duration, bytes and address', async () => {
+    const id = uniq('log-');
+    const before = Date.now();
+    const res = await request(t.app)
+      .get('/api/myaccount/request/limits?Extra=1&other=%C3%A6')
+      .set('Authorization', w.accounts.full.auth)
+      .set('X-Request-Id', id);
+    expect(res.status).toBe(200);
+    const entry = await entryOf(w.accounts.full.auth, id);
+    expect(entry).toEqual({
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/) as unknown,
+      requestId: id,
+      method: 'GET',
+      path: '/api/myaccount/request/limits?Extra=1&other=%C3%A6',
+      service: 'myaccount.limits',
+      status: 200,
+      weight: expect.any(Number) as unknown,
+      durationMs: expect.any(Number) as unknown,
+      bytesSent: expect.any(Number) as unknown,
+      clientAddress: expect.stringContaining('127.0.0.1') as unknown,
+    });
+    expect(entry.weight).toBeGreaterThanOrEqual(1);
+    expect(entry.durationMs).toBeGreaterThanOrEqual(0);
+    // Headers and body on the wire: more than the body alone.
+    expect(entry.bytesSent).toBeGreaterThan(Buffer.byteLength(res.text));
+    expect(Math.abs(new Date(entry.time).getTime() - before)).toBeLessThan(10_000);
+  });
+
+  it('when a request is refused for a missing right, then it is logged with its status and no weight', async () => {
+    const id = uniq('log-403-');
+    const res = await request(t.app).get('/api/campaigns').set('Authorization', w.accounts.none.auth).set('X-Request-Id', id);
+    expect(res.status).toBe(403);
+    expect(await entryOf(w.accounts.none.auth, id)).toMatchObject({ status: 403, weight: 0, service: 'campaigns.list' });
+  });
+
+  it('when a request carries credentials, then neither the Authorization header nor a password-like query value is logged', async () => {
+    const id = uniq('log-secret-');
+    await request(t.app)
+      .get('/api/myaccount?password=hunter2&Token=abc123&keep=1')
+      .set('Authorization', w.accounts.full.auth)
+      .set('X-Request-Id', id)
+      .expect(200);
+    const entry = await entryOf(w.accounts.full.auth, id);
+    expect(entry.path).toBe('/api/myaccount?password=[redacted]&Token=[redacted]&keep=1');
+    const { rows } = await t.db.raw<{ rows: unknown[] }>('select * from request_log where request_id = ?', [id]);
+    const stored = JSON.stringify(rows);
+    expect(stored).not.toContain('hunter2');
+    expect(stored).not.toContain('abc123');
+    expect(stored).not.toContain(w.accounts.full.password);
+    expect(stored).not.toContain(w.accounts.full.auth.slice('Basic '.length));
+  });
+
+  it('when a request has no valid credentials, then nothing is logged for it', async () => {
+    const id = uniq('log-401-');
+    await request(t.app).get('/api/myaccount').set('Authorization', 'Basic bm9ib2R5Om5vcGU=').set('X-Request-Id', id).expect(401);
+    // A later request of a real account has reached the table: the 401 would have been written by then.
+    const marker = uniq('log-marker-');
+    await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth).set('X-Request-Id', marker).expect(200);
+    await entryOf(w.accounts.full.auth, marker);
+    expect(await t.db('request_log').where({ request_id: id }).first()).toBeUndefined();
+  });
+
+  it('when two accounts make requests, then each reads only its own', async () => {
+    const mine = uniq('log-mine-');
+    const theirs = uniq('log-theirs-');
+    await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth).set('X-Request-Id', mine).expect(200);
+    await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.b2b.auth).set('X-Request-Id', theirs).expect(200);
+    await entryOf(w.accounts.b2b.auth, theirs);
+    await entryOf(w.accounts.full.auth, mine);
+    const full = (await logOf(w.accounts.full.auth)).body as LoggedRequest[];
+    const b2b = (await logOf(w.accounts.b2b.auth)).body as LoggedRequest[];
+    expect(full.map((e) => e.requestId)).not.toContain(theirs);
+    expect(b2b.map((e) => e.requestId)).not.toContain(mine);
+    expect(b2b.every((e) => e.requestId !== mine)).toBe(true);
+  });
+
+  it('when Status and Service are given, then only matching entries come back', async () => {
+    const ok = uniq('log-ok-');
+    const missing = uniq('log-404-');
+    await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth).set('X-Request-Id', ok).expect(200);
+    await request(t.app).get('/api/leads/no-such-lead').set('Authorization', w.accounts.full.auth).set('X-Request-Id', missing).expect(404);
+    await entryOf(w.accounts.full.auth, missing);
+    const notFound = (await logOf(w.accounts.full.auth, { Status: '404' })).body as LoggedRequest[];
+    expect(notFound.map((e) => e.requestId)).toContain(missing);
+    expect(notFound.every((e) => e.status === 404)).toBe(true);
+    const myaccount = (await logOf(w.accounts.full.auth, { Service: 'MyAccount' })).body as LoggedRequest[];
+    expect(myaccount.map((e) => e.requestId)).toContain(ok);
+    expect(myaccount.every((e) => e.service === 'myaccount')).toBe(true);
+  });
+
+  it('when the log is asked for as CSV, then it streams a header row and one quoted row per entry', async () => {
+    const id = uniq('log-csv-');
+    await request(t.app).get('/api/myaccount?a=1;b="2"').set('Authorization', w.accounts.full.auth).set('X-Request-Id', id).expect(200);
+    await entryOf(w.accounts.full.auth, id);
+    const res = await logOf(w.accounts.full.auth, { Service: 'myaccount' }).set('Accept', 'text/csv');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    const lines = res.text.split('\r\n');
+    expect(lines[0]).toBe('time;requestId;method;path;service;status;weight;durationMs;bytesSent;clientAddress');
+    const row = lines.find((l) => l.includes(id));
+    // The separator inside the path makes the field quoted.
+    expect(row).toContain(`;${id};GET;"/api/myaccount?a=1;b=%222%22";myaccount;200;`);
+  });
+
+  it('when the log is asked for as HTML or with a bad window, then it is a 406 or a 400', async () => {
+    expect((await logOf(w.accounts.full.auth).set('Accept', 'text/html')).status).toBe(406);
+    const bad = await request(t.app)
+      .get('/api/myaccount/requests')
+      .query({ FromTime: 'yesterday', TimeSpan: 'PT1H' })
+      .set('Authorization', w.accounts.full.auth);
+    expect(bad.status).toBe(400);
+    expect((await request(t.app).get('/api/myaccount/requests').set('Authorization', w.accounts.full.auth)).status).toBe(400);
+  });
+
+  it('when lcm requests reads an account, then it prints that account’s entries as JSON lines or CSV', async () => {
+    const id = uniq('log-cli-');
+    await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.b2b.auth).set('X-Request-Id', id).expect(200);
+    await entryOf(w.accounts.b2b.auth, id);
+    const env = lcmEnv({ DATABASE_URL: process.env.TEST_DATABASE_URL });
+    const args = ['requests', '--account', w.accounts.b2b.username, '--from-time', started.toISOString(), '--time-span', 'PT1H'];
+    const json = await runLcm(args, { env });
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    const entries = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as LoggedRequest);
+    expect(entries.find((e) => e.requestId === id)).toMatchObject({
+      method: 'GET',
+      path: '/api/myaccount',
+      service: 'myaccount',
+      status: 200,
+    });
+    const csv = await runLcm([...args, '--format', 'csv', '--status', '200', '--service', 'myaccount'], { env });
+    expect(csv.code).toBe(0);
+    expect(csv.stdout.split('\r\n')[0]).toBe('time;requestId;method;path;service;status;weight;durationMs;bytesSent;clientAddress');
+    expect(csv.stdout).toContain(`;${id};GET;/api/myaccount;myaccount;200;`);
+    const unknown = await runLcm(['requests', '--account', 'no-such-account', '--from-time', '2026-01-01', '--time-span', 'P1D'], { env });
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain('no account no-such-account');
+  });
+
+  describe('the writer', () => {
+    const entry = (n: number): RequestLogEntry => ({
+      accountId: 1,
+      time: Date.now(),
+      requestId: `writer-${n}`,
+      method: 'GET',
+      path: '/api/x',
+      service: 'x',
+      status: 200,
+      weight: 1,
+      durationMs: 1,
+      bytesSent: 10,
+      clientAddress: undefined,
+    });
+
+    it('when Postgres cannot be reached, then entries wait up to the cap, newer ones are dropped and counted, and nothing throws', async () => {
+      const unreachable = createDb({
+        url: 'postgres://nobody:nothing@127.0.0.1:1/none',
+        timezone: 'UTC',
+        connectTimeoutMs: 500,
+        quiet: true,
+      });
+      const writer = new RequestLogWriter(unreachable, { flushMs: 60_000, maxPending: 5 });
+      const dropped: [string, number][] = [];
+      const states: boolean[] = [];
+      writer.on('dropped', (reason, n) => dropped.push([reason, n]));
+      writer.on('unreachable', (down) => states.push(down));
+      try {
+        for (let i = 0; i < 8; i++) writer.record(entry(i));
+        await writer.flush();
+        expect(writer.size).toBe(5);
+        expect(dropped).toEqual([
+          ['overflow', 1],
+          ['overflow', 1],
+          ['overflow', 1],
+        ]);
+        expect(states).toEqual([true]);
+        await writer.flush(); // still down: told once
+        expect(states).toEqual([true]);
+      } finally {
+        await writer.close();
+        await unreachable.destroy();
+      }
+    });
+
+    it('when Postgres refuses a batch for its content, then the batch is dropped and counted instead of retried', async () => {
+      const writer = new RequestLogWriter(t.db, { flushMs: 60_000, maxPending: 100 });
+      const dropped: [string, number][] = [];
+      writer.on('dropped', (reason, n) => dropped.push([reason, n]));
+      try {
+        writer.record({ ...entry(1), status: 1_000_000 }); // not a smallint
+        writer.record(entry(2));
+        await writer.flush();
+        expect(dropped).toEqual([['rejected', 2]]);
+        expect(writer.size).toBe(0);
+      } finally {
+        await writer.close();
+      }
+    });
+  });
+
+  it('when maintenance runs with a retention, then request log days older than it are dropped whole and the days ahead exist', async () => {
+    const longAgo = new Date(Date.now() - 400 * 86_400_000);
+    // A pass as of then creates that time's days.
+    await maintainRequestLog(t.db, longAgo, undefined);
+    const oldDay = `request_log_p${new Date(longAgo.getTime() - 86_400_000).toISOString().slice(0, 10).replace(/-/g, '_')}`;
+    expect((await listDayPartitions(t.db, 'request_log')).map((p) => p.name)).toContain(oldDay);
+    const report = await maintainRequestLog(t.db, new Date(), 30 * 86_400_000);
+    expect(report.dropped).toContain(oldDay);
+    const days = (await listDayPartitions(t.db, 'request_log')).map((p) => p.day.getTime());
+    const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
+    expect(Math.min(...days)).toBeGreaterThanOrEqual(today - 31 * 86_400_000);
+    expect(days).toContain(today + 7 * 86_400_000);
+  });
+});
