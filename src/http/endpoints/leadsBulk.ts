@@ -182,9 +182,9 @@ export function bulkImportEndpoint(
       };
       let pieces: AsyncIterable<BulkPiece>;
       if (key === undefined) {
-        pieces = runBulkImport(deps, importer, request, body, options, signal);
+        pieces = runBulkImport({ deps, importer, request, body, options, signal });
       } else {
-        const keyed = await startKeyedBulkImport(deps, importer, request, body, options, signal, key).catch((err: unknown) => {
+        const keyed = await startKeyedBulkImport({ deps, importer, request, body, options, signal }, key).catch((err: unknown) => {
           throw err instanceof BulkKeyReused ? idempotencyKeyReused() : err;
         });
         if (keyed.replayed) res.setHeader('Idempotent-Replayed', 'true');
