@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { resolveLeadFilter, LeadFilter } from '../../domain/leadFilters';
-import { booleanParam, dateTimeOut, dateTimeParam, enumListParam, includeParam, listParam } from './common';
+import { booleanParam, dateTimeOut, dateTimeParam, enumListParam, includeParam, limitParam, listParam } from './common';
 import { encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
 import { LeadClosure, LeadStatus } from '../../domain/enums';
@@ -14,10 +14,10 @@ export const importLeadBody = z.object({
     .string({ message: 'must be a string' })
     .trim()
     .min(1, 'must not be empty')
-    .meta({ description: 'Code of the campaign the lead is imported into.' }),
+    .meta({ description: 'Code of the campaign the lead is imported into.', example: 'B2B-SALES-Q4' }),
   Data: z.record(z.string(), z.string({ message: 'every value must be a string' }), { message: 'must be an object of strings' }).meta({
     description: "Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string.",
-    example: { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' },
+    example: { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' },
   }),
   LeadPool: z.string({ message: 'must be a string' }).max(200, 'must be at most 200 characters').nullish().meta({
     description:
@@ -52,7 +52,7 @@ const leadFilterQuery = {
   }),
   Campaigns: listParam.optional().meta({ description: 'Campaign codes or unique ids.' }),
   ModifiedFrom: dateTimeParam.optional().meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
-  ModifiedTo: dateTimeParam.optional().meta({ description: 'Leads last modified before this time (exclusive).' }),
+  ModifiedTo: dateTimeParam.optional().meta({ description: 'Leads last modified before this time (exclusive).', example: '2026-11-21' }),
   Statuses: enumListParam(LeadStatus).optional(),
   AllOpenStatuses: booleanParam.optional().meta({
     description: 'true adds New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial and Unresolved.',
@@ -60,6 +60,9 @@ const leadFilterQuery = {
   AllClosedStatuses: booleanParam.optional().meta({ description: 'true adds every status that is not open.' }),
   LeadClosures: enumListParam(LeadClosure).optional(),
   UniqueId: listParam.optional().meta({ description: 'One or more lead unique ids.' }),
+  Limit: limitParam.optional().meta({
+    description: 'At most this many leads: the first ones in export order. A cap, not paging (nothing paginates).',
+  }),
 };
 
 type LeadFilterQuery = z.output<z.ZodObject<typeof leadFilterQuery>>;
@@ -76,6 +79,7 @@ export function leadFilterFromQuery(query: LeadFilterQuery): LeadFilter {
     allClosedStatuses: query.AllClosedStatuses,
     closures: query.LeadClosures,
     uniqueIds: query.UniqueId,
+    limit: query.Limit,
   });
 }
 
@@ -92,7 +96,7 @@ export const rawLeadsQuery = z.object({
   CsvFieldSeparator: separatorParam.optional(),
 });
 
-export const leadPath = z.object({ UniqueId: z.string().min(1).meta({ description: 'Unique id of the lead.' }) });
+export const leadPath = z.object({ UniqueId: z.string().min(1).meta({ description: 'Unique id of the lead.', example: 'demo-lead-001' }) });
 export const leadGetQuery = z.object({
   Include: includeParam.optional().meta({
     description: 'campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser.',
@@ -100,8 +104,15 @@ export const leadGetQuery = z.object({
 });
 
 const savedSearchParams = {
-  searchName: z.string().min(1).meta({ description: 'Name of a search saved by the user linked to the account.' }),
+  searchName: z
+    .string()
+    .min(1)
+    .meta({ description: 'Name of a search saved by the user linked to the account.', example: 'Open B2B leads' }),
   modifiedFrom: dateTimeParam.meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
+  modifiedTo: dateTimeParam.optional().meta({
+    description: 'Leads last modified before this time (exclusive; a date is local midnight). Absent: no end.',
+    example: '2026-11-21',
+  }),
   project: z.string().trim().min(1).optional().meta({
     description:
       'Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects).',
@@ -191,7 +202,7 @@ export const leadPatchBody = z
         description:
           'Field name or import name → new value (a string, checked as an import checks it), or null (or an empty string) to remove the value. ' +
           "Only fields that are `editable` in the lead definition and within the account's entry access; fields not named keep their values.",
-        example: { Email: 'jens@example.com', Phone: null },
+        example: { Email: 'emil.jensen@nordlys.example', ContactPerson: null },
       }),
     priority: z
       .number({ message: 'must be an integer' })
@@ -212,7 +223,7 @@ export const leadPatchBody = z
   .meta({
     id: 'LeadPatch',
     description: 'A JSON merge patch (RFC 7396) of a lead: properties left out stay as they are.',
-    example: { priority: 10, data: { Email: 'jens@example.com' } },
+    example: { priority: 10, data: { Email: 'emil.jensen@nordlys.example' } },
   });
 
 export const IF_MATCH_HEADER = {
@@ -230,14 +241,14 @@ export const bulkImportQuery = z.object({
     .string()
     .trim()
     .min(1, 'must not be empty')
-    .meta({ description: 'Code of the campaign the leads are imported into; checked before the body is read.', example: 'B2B-1' }),
+    .meta({ description: 'Code of the campaign the leads are imported into; checked before the body is read.', example: 'B2B-SALES-Q4' }),
   LeadPool: z.string().trim().max(200, 'must be at most 200 characters').optional().meta({
     description:
       'Pool of every row that names none (created when missing). Absent: `(auto) yyyy-MM-dd` of the platform-local date at the moment each batch is stored.',
   }),
   Encoding: encodingParam.optional().meta({
     description: 'Character encoding of the body (any encoding iconv-lite knows); default the `charset` of Content-Type, else utf-8.',
-    example: 'windows-1252',
+    example: 'utf-8',
   }),
   CsvFieldSeparator: separatorParam
     .optional()
@@ -279,7 +290,7 @@ const bulkStopElement = z
 export const bulkImportResponse = z.array(z.union([bulkRowResult, bulkStopElement])).meta({
   example: [
     { row: 1, success: true, uniqueId: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11', status: 'New' },
-    { row: 2, success: false, errors: [{ field: 'Telefon', message: 'must be a phone number' }] },
+    { row: 2, success: false, errors: [{ field: 'Phone', message: 'must be a phone number' }] },
   ],
 });
 
@@ -298,15 +309,15 @@ export const bulkImportBodies = {
       data: {
         summary: 'Data objects',
         value: [
-          { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' },
-          { Name: 'Åse Ærø', Telefon: '+45 87 65 43 21', Email: 'aase@example.com' },
+          { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' },
+          { Company: 'Ærø Fisk A/S', Phone: '+45 87 65 43 21', Email: 'kontakt@aeroefisk.example' },
         ],
       },
       importBodies: {
         summary: 'Import bodies',
         value: [
-          { CampaignCode: 'B2B-1', Data: { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' } },
-          { Data: { Name: 'Åse Ærø', Telefon: '+45 87 65 43 21' }, LeadPool: 'Spring fair' },
+          { CampaignCode: 'B2B-SALES-Q4', Data: { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' } },
+          { Data: { CompanyName: 'Ærø Fisk A/S', Phone: '+45 87 65 43 21' }, LeadPool: 'Spring fair' },
         ],
       },
     },
@@ -317,7 +328,7 @@ export const bulkImportBodies = {
       ndjson: {
         summary: 'One object a line',
         value:
-          '{"Name":"Jens Hansen","Telefon":"+45 12 34 56 78"}\n{"Data":{"Name":"Åse Ærø","Telefon":"+45 87 65 43 21"},"LeadPool":"Spring fair"}\n',
+          '{"CompanyName":"Acme ApS","Phone":"+45 12 34 56 78"}\n{"Data":{"CompanyName":"Ærø Fisk A/S","Phone":"+45 87 65 43 21"},"LeadPool":"Spring fair"}\n',
       },
     },
   },
@@ -329,7 +340,7 @@ export const bulkImportBodies = {
     examples: {
       csv: {
         summary: 'Semicolon-separated',
-        value: 'Name;Telefon;Email\r\nJens Hansen;+45 12 34 56 78;\r\nÅse Ærø;+45 87 65 43 21;aase@example.com\r\n',
+        value: 'CompanyName;Phone;Email\r\nAcme ApS;+45 12 34 56 78;\r\nÆrø Fisk A/S;+45 87 65 43 21;kontakt@aeroefisk.example\r\n',
       },
     },
   },
