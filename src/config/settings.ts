@@ -263,6 +263,14 @@ const schema = z.object({
   HOOKS_BREAKER_FAILURES: positiveInt.default(5),
   /** How often finished and orphaned jobs are removed from the job queue (once across all nodes); 0 switches it off. */
   HOOKS_PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
+  /** How long live events (GET /events) are kept for clients to resume or catch up (ISO 8601 duration of fixed length). */
+  EVENTS_RETENTION: fixedDuration('P7D'),
+  /** How often the jobs process removes events older than EVENTS_RETENTION (once across all nodes); 0 switches it off. */
+  EVENTS_PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
+  /** Event streams (GET /events as text/event-stream) one account may have open at once, across all processes and nodes. */
+  EVENTS_MAX_STREAMS: z.coerce.number().int().min(1).max(4096).default(20),
+  /** How often an open event stream gets a heartbeat comment, so proxies do not take it for dead. */
+  EVENTS_HEARTBEAT_MS: positiveInt.default(15_000),
 });
 
 export type Settings = z.output<typeof schema>;

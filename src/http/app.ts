@@ -15,6 +15,7 @@ import { collectReplicaMetrics } from './metrics/replicaMetrics';
 import { collectRedisMetrics } from './metrics/redisMetrics';
 import { collectHookQueueMetrics } from './metrics/hookQueueMetrics';
 import { collectRequestLogMetrics } from './metrics/requestLogMetrics';
+import { collectEventStreamMetrics } from './metrics/eventStreamMetrics';
 import { ExportAdmission } from './exportAdmission';
 import { HttpProblem } from './problem';
 import type { Endpoint } from './endpoint';
@@ -59,6 +60,7 @@ export function createApp(services: AppServices): App {
     metrics.overload.countRefused(reason),
   );
   metrics.overload.observeExports(() => admission.running);
+  collectEventStreamMetrics(metrics.registry, () => services.events.open);
   const api = mountEndpoints(endpoints, services, {
     authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, services.loginFailures, metrics.logins)),
     metrics,
