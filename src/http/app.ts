@@ -10,6 +10,12 @@ import { requireHttps } from './middleware/requireHttps';
 import { createAuthenticator, loginProtectionFrom } from './middleware/authenticate';
 import { CredentialCache } from './credentialCache';
 import { Metrics } from './metrics';
+import { collectPoolMetrics } from './metrics/poolMetrics';
+import { collectReplicaMetrics } from './metrics/replicaMetrics';
+import { collectRedisMetrics } from './metrics/redisMetrics';
+import { collectHookQueueMetrics } from './metrics/hookQueueMetrics';
+import { collectRequestLogMetrics } from './metrics/requestLogMetrics';
+import { collectEventStreamMetrics } from './metrics/eventStreamMetrics';
 import { ExportAdmission } from './exportAdmission';
 import { HttpProblem } from './problem';
 import type { Endpoint } from './endpoint';
@@ -35,27 +41,28 @@ export function createApp(services: AppServices): App {
   }
 
   const metrics = new Metrics();
-  metrics.observe({ db: services.db, counter: services.counter });
-  metrics.observeReads(services.reads);
-  metrics.watchHookQueue(services.db);
-  if (services.requestLog) metrics.observeRequestLog(services.requestLog);
+  collectPoolMetrics(metrics.registry, services.db);
+  collectRedisMetrics(metrics.registry, services.counter);
+  collectReplicaMetrics(metrics.registry, services.reads);
+  collectHookQueueMetrics(metrics.registry, services.db);
+  if (services.requestLog) collectRequestLogMetrics(metrics.registry, services.requestLog);
   const credentials = new CredentialCache(settings.AUTH_CACHE_TTL_MS);
   const endpoints = allEndpoints(metrics, services);
 
   const https = settings.REQUIRE_HTTPS || settings.TLS_CERT_FILE !== undefined;
   // Probes first: answered before any other middleware, with the headers the chain would give.
-  app.use(healthProbe(securityHeaderList(https), metrics, settings.REQUIRE_HTTPS));
+  app.use(healthProbe(securityHeaderList(https), metrics.requests, settings.REQUIRE_HTTPS));
   app.use(requestLogging(logger));
   app.use(securityHeaders(https));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());
 
   const admission = new ExportAdmission(settings.EXPORT_MAX_CONCURRENT, settings.EXPORT_MAX_PER_ACCOUNT, (reason) =>
-    metrics.countRefused(reason),
+    metrics.overload.countRefused(reason),
   );
-  metrics.observeExports(() => admission.running);
-  metrics.observeEventStreams(() => services.events.open);
+  metrics.overload.observeExports(() => admission.running);
+  collectEventStreamMetrics(metrics.registry, () => services.events.open);
   const api = mountEndpoints(endpoints, services, {
-    authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, services.loginFailures, metrics)),
+    authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, services.loginFailures, metrics.logins)),
     metrics,
     admission,
   });

@@ -56,6 +56,8 @@ export interface EndpointContext<Q, P, B> {
   readonly cursor: ResponseCursorOptions;
   /** How a bulk export of this request runs: its connection source, the transcoder, compression. */
   readonly exports: ExportOptions;
+  /** Adds rows this request's streamed body wrote to its service's exported rows (lcm_export_rows_total). */
+  countRows: (rows: number) => void;
   /** The primary: writes, reads right after a write, small lookups. Exports use `exports.source`. */
   db: Knex;
   /** Injected so tests can move through production hours, periods and midnights. */

@@ -3,7 +3,6 @@ import type { Readable, Transform, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream';
 import { compressor, ContentCoding, flushCompressor } from './compression';
 import type { StreamLogger } from './streamResponse';
-import { recordExportedRows } from './metrics';
 import { ROWS_EVENT } from '../streams/rowsToText';
 
 /**
@@ -26,6 +25,8 @@ import { ROWS_EVENT } from '../streams/rowsToText';
  */
 export interface ExportSendOptions {
   logger?: StreamLogger;
+  /** Told the rows the source reports as it writes them (the request's exported-rows metric). */
+  countRows?: (rows: number) => void;
   /** Stages before the compression, e.g. the encoder of a charset other than UTF-8. */
   transforms?: Transform[];
   /** Present when responses may be compressed (the setting is on). */
@@ -221,7 +222,7 @@ export function sendExport(res: Response, source: Readable, options: ExportSendO
       else finished(source, () => settle());
     };
 
-    const onRows = (rows: number): void => recordExportedRows(res, rows);
+    const onRows = (rows: number): void => options.countRows?.(rows);
     source.on(ROWS_EVENT, onRows);
     source.on('readable', onReadable);
     source.once('end', onEnd);

@@ -29,6 +29,7 @@ export interface ExportOptions {
 export interface ExportRequest {
   res: Response;
   logger: StreamLogger;
+  countRows: (rows: number) => void;
   /** The client's abort: an export whose client leaves while it is being prepared gives its session back. */
   cursor: { signal: AbortSignal };
   exports: ExportOptions;
@@ -68,6 +69,7 @@ export async function openExport(ctx: ExportRequest, build: (session: ExportSess
 export async function sendExportBody(ctx: ExportRequest, body: ExportBody, transforms: Transform[] = []): Promise<undefined> {
   await sendExport(ctx.res, body.stream, {
     logger: ctx.logger,
+    countRows: ctx.countRows,
     transforms,
     compression: ctx.exports.compression,
     recycle: body.recycle,

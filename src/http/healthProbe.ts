@@ -1,6 +1,6 @@
 import type express from 'express';
 import etag from 'etag';
-import type { Metrics } from './metrics';
+import type { RequestMetrics } from './metrics/requestMetrics';
 import { requestIdOf } from './middleware/requestLogging';
 
 const BODY = JSON.stringify({ status: 'ok' });
@@ -13,7 +13,7 @@ const BODY = JSON.stringify({ status: 'ok' });
  * probe the endpoint would answer otherwise (an Accept without JSON: 406, If-None-Match: 304,
  * plain HTTP where HTTPS is required: 403) takes the full chain.
  */
-export function healthProbe(securityHeaders: [string, string][], metrics: Metrics, requireHttps: boolean): express.RequestHandler {
+export function healthProbe(securityHeaders: [string, string][], requests: RequestMetrics, requireHttps: boolean): express.RequestHandler {
   const headers = [
     ...securityHeaders.flat(),
     'Vary',
@@ -35,6 +35,6 @@ export function healthProbe(securityHeaders: [string, string][], metrics: Metric
     const started = performance.now();
     res.writeHead(200, ['X-Request-Id', requestIdOf(req), ...headers]);
     res.end(BODY);
-    metrics.observeRequest('healthz', 200, performance.now() - started);
+    requests.observe('healthz', 200, performance.now() - started);
   };
 }

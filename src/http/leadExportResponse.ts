@@ -45,7 +45,7 @@ export const EMPTY_SNAPSHOT: OrgSnapshot = {
 /** What a lead export reads from its request's context. */
 export type LeadExportContext = Pick<
   EndpointContext<unknown, unknown, unknown>,
-  'res' | 'account' | 'scope' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports'
+  'res' | 'account' | 'scope' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports' | 'countRows'
 >;
 
 /** Per campaign in scope, the data field names the account's entry access reaches. */

@@ -17,6 +17,7 @@ import { projectScope, ProjectScope } from '../data/projectScope';
 import { cursorOptions } from './streamResponse';
 import { answerDateTimeFormat } from './preferDateTime';
 import type { Metrics } from './metrics';
+import type { RequestTimer } from './metrics/requestMetrics';
 import type { ExportAdmission } from './exportAdmission';
 import { isAcquireTimeout } from '../data/db';
 import { isConnectionFailure } from '../data/readSource';
@@ -24,7 +25,7 @@ import { logAccountRequest } from './accountRequestLog';
 
 export interface MountOptions {
   authenticate: express.RequestHandler;
-  metrics: Metrics;
+  metrics: Pick<Metrics, 'requests' | 'overload'>;
   /** Admission control of the bulk endpoints (their exports). */
   admission: ExportAdmission;
 }
@@ -97,7 +98,7 @@ const NO_PROJECTS: ProjectScope = projectScope([]);
 
 type Input = Record<string, unknown>;
 type Context = EndpointContext<Input, Input, Input>;
-type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation' | 'dateTimeFormat'>;
+type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation' | 'dateTimeFormat' | 'countRows'>;
 
 /**
  * A handler's context, computed once here so handlers do not repeat it: the project scope,
@@ -148,14 +149,14 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
   for (const endpoint of endpoints) {
     router[endpoint.method](toExpressPath(endpoint.path), async (req: Request, res: Response) => {
       res.locals.service = endpoint.service;
-      const stopTimer = options.metrics.startRequest(endpoint.service, res);
-      res.once('close', () => stopTimer(res.statusCode, !res.writableFinished));
+      const timer = options.metrics.requests.start(endpoint.service);
+      res.once('close', () => timer.end(res.statusCode, !res.writableFinished));
       try {
-        await handle(endpoint, req, res);
+        await handle(endpoint, req, res, timer);
       } catch (err) {
         if (isConnectionFailure(err)) throw databaseUnreachable(err);
         if (!isAcquireTimeout(err)) throw err;
-        options.metrics.countRefused('connection');
+        options.metrics.overload.countRefused('connection');
         throw connectionUnavailable();
       }
     });
@@ -183,7 +184,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
   }
 
   /** The chain of one endpoint, from authentication to the handler's answer. */
-  async function handle(endpoint: Endpoint, req: Request, res: Response): Promise<void> {
+  async function handle(endpoint: Endpoint, req: Request, res: Response, timer: RequestTimer): Promise<void> {
     if (endpoint.access.kind !== 'public') {
       await runMiddleware(options.authenticate, req, res);
       const account = req.account!;
@@ -214,7 +215,11 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.
     const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';
-    const context = endpointContext({ req, res, query, params, body, representation, dateTimeFormat }, req.account, services);
+    const context = endpointContext(
+      { req, res, query, params, body, representation, dateTimeFormat, countRows: timer.countRows },
+      req.account,
+      services,
+    );
     const result = await endpoint.handler(context);
     send(req, res, representation, endpoint, result);
   }

@@ -3,12 +3,17 @@ import type { Readable, Transform } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { coalesce } from '../streams/coalesce';
 import { ROWS_EVENT } from '../streams/rowsToText';
-import { recordExportedRows } from './metrics';
 
 /** The part of a pino logger streamToResponse uses. */
 export interface StreamLogger {
   error(obj: object, msg?: string): void;
   info?(obj: object, msg?: string): void;
+}
+
+export interface StreamOptions {
+  logger?: StreamLogger;
+  /** Told the rows the source reports as it writes them (the request's exported-rows metric). */
+  countRows?: (rows: number) => void;
 }
 
 /**
@@ -25,7 +30,13 @@ export interface StreamLogger {
  * releases its connection). The promise always resolves, once every stream is closed; it never
  * rejects, so callers need no error handling and there is no unhandled rejection.
  */
-export async function streamToResponse(res: Response, source: Readable, transforms: Transform[], logger?: StreamLogger): Promise<void> {
+export async function streamToResponse(
+  res: Response,
+  source: Readable,
+  transforms: Transform[],
+  options: StreamOptions = {},
+): Promise<void> {
+  const { logger, countRows } = options;
   // The abort signal, the pipeline's stages, the metrics and the logger each listen for 'close'
   // on a streamed response: more than the default 10, which is no leak.
   res.setMaxListeners(Math.max(res.getMaxListeners(), 20));
@@ -40,7 +51,7 @@ export async function streamToResponse(res: Response, source: Readable, transfor
   };
   for (const s of streams) s.once('error', onStreamError);
   res.once('close', onResponseClose);
-  const onRows = (rows: number): void => recordExportedRows(res, rows);
+  const onRows = (rows: number): void => countRows?.(rows);
   source.on(ROWS_EVENT, onRows);
 
   try {

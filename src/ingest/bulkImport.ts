@@ -1,13 +1,9 @@
 import type { Knex } from 'knex';
-import { LeadStatus, LeadStatusName } from '../domain/enums';
 import type { EntryAccessName } from '../domain/enums';
 import { canSeeField, LeadDataError, leadDataMapper, MappedLeadData } from '../domain/leadData';
 import { parseBulkRow, unreadableRow } from '../domain/bulkRows';
 import type { ImportCampaign } from '../data/leadRepository';
-import { ensureBatchPools, insertLeadBatch } from '../data/leadBatches';
 import { hasSpareConnections } from '../data/db';
-import { recordLeadEvents } from '../data/hookEvents';
-import { doNotCallStatuses, DoNotCallStatus } from '../data/doNotCallRepository';
 import type { ProjectScope } from '../data/projectScope';
 import {
   BodyIdleError,
@@ -21,23 +17,27 @@ import {
   ndjsonRecords,
 } from '../streams/bodyRecords';
 import { isUtf8 } from '../streams/encoding';
-import { poolNameAt } from './leadImportRules';
+import { batchesOf } from '../streams/batches';
+import { BoundedWork } from '../streams/boundedWork';
+import { storeBatch, type BatchHook, type BatchInFlight, type BatchTarget, type CheckedRow, type StoredBatch } from './bulkStoreBatch';
 
 /**
- * Bulk import (docs/decisions.md, Bulk import): the rows of one request body are read as they
- * arrive, checked one by one with the single import's rules, and stored in batches (one
- * transaction per batch). The import yields the results of each batch only after the batch is
- * committed, so every result a client receives is a stored row; a batch whose results are
- * never asked for (the client left) is rolled back instead of committed where still possible.
+ * Bulk import (docs/decisions.md, Bulk import), a pipeline of four stages: the rows of one
+ * request body are read as they arrive (rowItems), checked one by one with the single import's
+ * rules, grouped into batches (batchesOf), and each batch stored by storeBatch in a transaction
+ * of its own, at most BULK_PARALLEL_BATCHES at once (storeInOrder, through BoundedWork). The
+ * import yields the results of each batch only after the batch is committed, and in body
+ * order, so every result a client receives is a stored row; a batch whose results are never
+ * asked for (the client left) is rolled back instead of committed where still possible.
  *
- * Backpressure: the next batch is prepared while one is committed; nothing more is read until
+ * Backpressure: one batch is prepared while the others are stored; nothing more is read until
  * the consumer takes the committed results. So a slow reader of the answer slows the reading
- * of the body, and memory holds at most two batches.
+ * of the body, and memory holds at most BULK_PARALLEL_BATCHES + 1 batches.
  */
 
 export type BulkFormat = 'json' | 'ndjson' | 'csv';
 
-export interface BulkBody {
+interface BulkBody {
   reader: BodyReader;
   format: BulkFormat;
   /** Character encoding of the body (iconv-lite name). */
@@ -54,7 +54,7 @@ export interface BulkImportDeps {
   logger: { error(obj: object, msg?: string): void };
 }
 
-export interface BulkImportOptions {
+interface BulkImportOptions {
   /** Rows per batch (per transaction). */
   batchSize: number;
   /** A partial batch is stored once the body has been quiet this long. */
@@ -74,7 +74,7 @@ export interface BulkImporter {
   entryAccess: EntryAccessName;
 }
 
-export interface BulkImportRequest {
+interface BulkImportRequest {
   campaign: ImportCampaign;
   /** The request's pool (a row may name its own); none: the automatic pool. */
   pool?: string;
@@ -96,23 +96,6 @@ export type BulkPiece =
   /** The results of a committed batch: JSON objects joined by ",\n", one per row in order. */
   { kind: 'results'; text: string; rows: number } | { kind: 'stopped'; stop: BulkStop };
 
-/**
- * Lets a caller add its own writes to each batch's transaction (the idempotency record).
- * `digest`: the row digest after the batch's last row (when a RowDigest is given).
- */
-export type BatchHook = (
-  trx: Knex.Transaction,
-  batch: { text: string; rows: number; rowsBefore: number; lastRow: number; digest?: string },
-) => Promise<void>;
-
-/** Thrown by a BatchHook: the batch is rolled back and the import ends with a key_conflict stop. */
-export class BulkKeyConflict extends Error {
-  constructor() {
-    super('another request with the same Idempotency-Key stored rows meanwhile');
-    this.name = 'BulkKeyConflict';
-  }
-}
-
 /** A running digest of the rows read: each record, then how the body ended. */
 export interface RowDigest {
   add(entry: unknown): void;
@@ -124,20 +107,13 @@ export interface RowDigest {
  * stored by an earlier request and are only checked (the digest after row skipRows must be
  * `prefixDigest`), not stored again.
  */
-export interface RowTracking {
+interface RowTracking {
   chain: RowDigest;
   skipRows: number;
   prefixDigest?: string;
 }
 
-interface PreparedLead {
-  data: Record<string, string>;
-  phoneNumber: string | null;
-  externalKey: string | null;
-  pool?: string;
-}
-
-type RowItem = ({ row: number; lead: PreparedLead } | { row: number; errors: LeadDataError[] }) & { digest?: string };
+type RowItem = CheckedRow;
 type StopItem = { stop: BulkStop };
 
 class HeaderRefused extends Error {
@@ -263,14 +239,14 @@ async function* afterPrefix(items: AsyncIterable<RowItem | StopItem>, tracking: 
  * Idempotency-Key sends the same request.
  */
 export async function readBulkBody(
-  deps: Pick<BulkImportDeps, 'zone'>,
-  importer: Pick<BulkImporter, 'entryAccess'>,
-  request: BulkImportRequest,
-  body: BulkBody,
-  options: BulkImportOptions,
+  run: { deps: Pick<BulkImportDeps, 'zone'>; importer: Pick<BulkImporter, 'entryAccess'> } & Pick<
+    BulkImportRun,
+    'request' | 'body' | 'options'
+  >,
   chain: RowDigest,
 ): Promise<void> {
-  const { entryAccess } = importer;
+  const { deps, request, body, options } = run;
+  const { entryAccess } = run.importer;
   const records = bodyRecords(body, request.campaign, entryAccess, options);
   for await (const _ of rowItems(records, request, { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes }, chain));
 }
@@ -301,236 +277,151 @@ function prepareRow(
   };
 }
 
-const NEW: LeadStatusName = 'New';
-
-type Committed = { ok: true; text: string; rows: number } | { ok: false; stop?: 'campaign_unavailable' | 'key_conflict' | 'failed' };
-type Pulled = { done: true } | { done: false; item: RowItem | StopItem } | { error: unknown };
-type Wake = { kind: 'pulled'; pulled: Pulled } | { kind: 'committed'; committed: Committed } | { kind: 'tick' } | { kind: 'aborted' };
-/** A batch being stored: `locked` once it holds its locks (or gave up), `outcome` once it committed or not. */
-type Flight = { locked: Promise<void>; outcome: Promise<Committed> };
-/** How long a batch stored beside another waits for a lock (see `store` in runBulkImport). */
-const PARALLEL_LOCK_TIMEOUT = '10s';
+/** One bulk import: who imports what, from which body, with which limits. */
+export interface BulkImportRun {
+  deps: BulkImportDeps;
+  importer: BulkImporter;
+  request: BulkImportRequest;
+  body: BulkBody;
+  options: BulkImportOptions;
+  /** The client's abort: the import stops, and a batch not yet committing is rolled back. */
+  signal: AbortSignal;
+  /** Writes of the caller's own in each batch's transaction (the idempotency record). */
+  onBatch?: BatchHook;
+  /** Resuming under an Idempotency-Key. */
+  tracking?: RowTracking;
+}
 
 /**
  * Runs one bulk import, yielding the results of each committed batch and, when the body broke
  * or a batch could not be stored, a final stop. Stops (returns) when `signal` aborts: the
  * batch in flight is then rolled back unless its commit had already begun.
  */
-export async function* runBulkImport(
-  deps: BulkImportDeps,
-  importer: BulkImporter,
-  request: BulkImportRequest,
-  body: BulkBody,
-  options: BulkImportOptions,
-  signal: AbortSignal,
-  onBatch?: BatchHook,
-  tracking?: RowTracking,
-): AsyncGenerator<BulkPiece> {
+export async function* runBulkImport(run: BulkImportRun): AsyncGenerator<BulkPiece> {
+  const { deps, importer, request, body, options, signal, tracking } = run;
   const { entryAccess } = importer;
   const mapping = { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes };
   const items = rowItems(bodyRecords(body, request.campaign, entryAccess, options), request, mapping, tracking?.chain);
-  const source = tracking ? afterPrefix(items, tracking) : items;
-  const pull = (): Promise<Pulled> =>
-    source.next().then(
-      (r): Pulled => (r.done ? { done: true } : { done: false, item: r.value }),
-      (error: unknown): Pulled => ({ error }),
-    );
-  // A wait for the abort, made afresh for each wait of the loop below and dropped after it: a
-  // single promise raced again and again would keep every race's outcome (each row read) until
-  // the request ends, as memory growing with the body.
-  const abortWait = (): { wake: Promise<Wake>; drop(): void } => {
-    let listener: (() => void) | undefined;
-    const wake = new Promise<Wake>((resolve) => {
-      listener = () => resolve({ kind: 'aborted' });
-      signal.addEventListener('abort', listener, { once: true });
-    });
-    return { wake, drop: () => signal.removeEventListener('abort', listener!) };
+  let stop: BulkStop | undefined;
+  const rows = untilStop(tracking ? afterPrefix(items, tracking) : items, (s) => (stop = s));
+  const batches = batchesOf(rows, options.batchSize, options.maxBatchDelayMs);
+  const target: BatchTarget = {
+    ...deps,
+    userId: importer.userId,
+    scope: importer.scope,
+    campaign: request.campaign,
+    ...(request.pool !== undefined ? { pool: request.pool } : {}),
+    parallel: options.parallelBatches > 1,
+    signal,
+    ...(run.onBatch ? { onBatch: run.onBatch } : {}),
   };
-
   // Rows numbers go on after the rows an earlier request with the same key stored.
   let answered = tracking?.skipRows ?? 0;
-  let batch: RowItem[] = [];
-  let batchStarted = 0;
-  let pending: Promise<Pulled> | undefined;
-  /** Batches being stored, oldest first; their results are yielded in this order. */
-  const flights: Flight[] = [];
-  let ended = false;
-  let stop: BulkStop | undefined;
-
-  /**
-   * Stores one batch in a transaction of its own. With a batch before it still in flight, the
-   * expensive part (the insert) runs beside that batch's, and everything that must keep input
-   * order waits for it: the locks (the do-not-call lists' and new pools', taken after the
-   * earlier batch took its own), then the events, the idempotency record and the commit (only
-   * once the earlier batch committed; rolled back if it did not). Every wait is on the batch
-   * before, so two batches never wait on each other; a lock wait that other work turns into a
-   * cycle anyway ends at lock_timeout (the import stops) instead of hanging.
-   */
-  const store = async (items: RowItem[], before: Flight | undefined, locked: () => void): Promise<Committed> => {
-    try {
-      const valid = items.filter((i): i is Extract<RowItem, { lead: PreparedLead }> => 'lead' in i);
-      let stored: { id: number; uniqueId: string }[] = [];
-      // The status of each valid row: New, or the do-not-call list's when its number is listed.
-      let statuses: (DoNotCallStatus | undefined)[] = [];
-      const results = (leads: { uniqueId: string }[]) => {
-        let k = 0;
-        return items
-          .map((item) =>
-            'lead' in item
-              ? JSON.stringify({ row: item.row, success: true, uniqueId: leads[k]!.uniqueId, status: statuses[k++] ?? NEW })
-              : JSON.stringify({ row: item.row, success: false, errors: item.errors }),
-          )
-          .join(',\n');
-      };
-      // Nothing to store: no locks to take (the `finally` below lets the next batch go on).
-      if (valid.length === 0 && onBatch === undefined) return { ok: true, text: results([]), rows: items.length };
-      const trx = await deps.db.transaction();
-      try {
-        if (options.parallelBatches > 1) await trx.raw(`set local lock_timeout = '${PARALLEL_LOCK_TIMEOUT}'`);
-        const now = deps.clock();
-        await before?.locked;
-        statuses = await doNotCallStatuses(
-          trx,
-          request.campaign.id,
-          valid.map(({ lead }) => lead.phoneNumber),
-          now,
-        );
-        const leadBatch = {
-          campaignId: request.campaign.id,
-          now,
-          userId: importer.userId,
-          leads: valid.map(({ lead }, i) => ({
-            poolName: poolNameAt(lead.pool ?? request.pool, now, deps.zone),
-            status: LeadStatus.toNumber(statuses[i] ?? NEW),
-            data: lead.data,
-            phoneNumber: lead.phoneNumber,
-            externalKey: lead.externalKey,
-          })),
-        };
-        await ensureBatchPools(trx, leadBatch, importer.scope);
-        locked();
-        const inserted = await insertLeadBatch(trx, leadBatch, importer.scope);
-        if (before !== undefined && !(await before.outcome).ok) {
-          await trx.rollback();
-          return { ok: false };
-        }
-        if (inserted.kind === 'campaign_unavailable') {
-          await trx.rollback();
-          return { ok: false, stop: 'campaign_unavailable' };
-        }
-        stored = inserted.leads;
-        // lead.created for each stored lead, in the batch's transaction (no lead without its event).
-        await recordLeadEvents(
-          trx,
-          'lead.created',
-          stored.map((l) => ({ leadId: l.id })),
-          now,
-        );
-        const text = results(stored);
-        const last = items[items.length - 1]!;
-        await onBatch?.(trx, {
-          text,
-          rows: items.length,
-          rowsBefore: items[0]!.row - 1,
-          lastRow: last.row,
-          ...(last.digest !== undefined ? { digest: last.digest } : {}),
-        });
-        // A client that left gets no acknowledgement: its batch is not committed either.
-        if (signal.aborted) {
-          await trx.rollback();
-          return { ok: false };
-        }
-        await trx.commit();
-        return { ok: true, text, rows: items.length };
-      } catch (err) {
-        if (!trx.isCompleted()) await trx.rollback().catch(() => undefined);
-        throw err;
+  try {
+    for await (const stored of storeInOrder(batches, target, options.parallelBatches)) {
+      if (!stored.ok) {
+        if (stored.stop) stop = { reason: stored.stop, rows: answered };
+        break;
       }
-    } catch (err) {
-      if (err instanceof BulkKeyConflict) return { ok: false, stop: 'key_conflict' };
-      if (!signal.aborted) deps.logger.error({ err }, 'bulk import: a batch could not be stored');
-      return { ok: false, stop: 'failed' };
-    } finally {
-      locked();
+      answered += stored.rows;
+      yield { kind: 'results', text: stored.text, rows: stored.rows };
     }
-  };
+  } catch (err) {
+    // The body fails to read once its client has gone: nothing to tell anyone.
+    if (signal.aborted) return;
+    throw err;
+  }
+  if (signal.aborted) return;
+  if (stop !== undefined) yield { kind: 'stopped', stop };
+}
 
-  const launch = (items: RowItem[]): void => {
+/** The rows of `items`; a stop item ends them and goes to `onStop`. */
+async function* untilStop(items: AsyncIterable<RowItem | StopItem>, onStop: (stop: BulkStop) => void): AsyncGenerator<RowItem> {
+  for await (const item of items) {
+    if ('stop' in item) {
+      onStop(item.stop);
+      return;
+    }
+    yield item;
+  }
+}
+
+/**
+ * Stores each batch as it comes, at most `parallel` at once (BoundedWork runs them in arrival
+ * order; one more batch, the one prepared meanwhile, may wait for a slot), and yields their
+ * outcomes in batch order, each as soon as it and those before it are known. Ends after the
+ * first batch that was not committed, when the batches end, or at once when the client leaves;
+ * either way only after every batch in flight has finished.
+ */
+async function* storeInOrder(batches: AsyncGenerator<RowItem[]>, target: BatchTarget, parallel: number): AsyncGenerator<StoredBatch> {
+  const { db, signal } = target;
+  const work = new BoundedWork(parallel, 1);
+  /** Batches launched, oldest first: stored or waiting for a slot. */
+  const flights: BatchInFlight[] = [];
+  let next: Promise<IteratorResult<RowItem[]>> | undefined;
+  let ended = false;
+
+  const launch = (rows: RowItem[]): void => {
+    const earlier = [...flights];
+    const before = earlier[earlier.length - 1];
     let markLocked!: () => void;
     const locked = new Promise<void>((resolve) => (markLocked = resolve));
-    flights.push({ locked, outcome: store(items, flights[flights.length - 1], markLocked) });
+    const outcome = work
+      .run(async (): Promise<StoredBatch> => {
+        if (signal.aborted) return { ok: false };
+        // Beside the batches before it only when the pool has connections to spare (one for it
+        // and one for everyone else): never wait for a connection while holding one.
+        if (earlier.length > 0 && !hasSpareConnections(db, 2)) await Promise.all(earlier.map((f) => f.outcome));
+        return storeBatch(rows, target, { before, locked: markLocked });
+      })
+      .finally(markLocked);
+    flights.push({ locked, outcome });
   };
-
-  // A second batch goes to Postgres beside the first only when the pool has connections to
-  // spare (one for it and one for everyone else): never wait for a connection while holding one.
-  const mayLaunch = (): boolean => flights.length === 0 || (flights.length < options.parallelBatches && hasSpareConnections(deps.db, 2));
 
   try {
     for (;;) {
-      if (signal.aborted) return;
-      const full = batch.length >= options.batchSize;
-      if (batch.length > 0 && (full || ended || Date.now() - batchStarted >= options.maxBatchDelayMs) && mayLaunch()) {
-        launch(batch);
-        batch = [];
+      const mayTake = !ended && flights.length <= parallel;
+      if (mayTake) next ??= batches.next();
+      else if (flights.length === 0) return;
+      const wake = await unlessAborted<{ batch: IteratorResult<RowItem[]> } | { stored: StoredBatch }>(signal, [
+        ...(mayTake ? [next!.then((batch) => ({ batch }))] : []),
+        ...(flights.length > 0 ? [flights[0]!.outcome.then((stored) => ({ stored }))] : []),
+      ]);
+      if (wake === undefined) return;
+      if ('batch' in wake) {
+        next = undefined;
+        if (wake.batch.done) ended = true;
+        else launch(wake.batch.value);
         continue;
       }
-      if (ended && flights.length === 0) break;
-
-      const abort = abortWait();
-      const waits: Promise<Wake>[] = [abort.wake];
-      if (!ended && !full) {
-        pending ??= pull();
-        waits.push(pending.then((pulled): Wake => ({ kind: 'pulled', pulled })));
-      }
-      let timer: NodeJS.Timeout | undefined;
-      if (flights.length > 0) {
-        waits.push(flights[0]!.outcome.then((committed): Wake => ({ kind: 'committed', committed })));
-      } else if (batch.length > 0) {
-        const wait = Math.max(0, batchStarted + options.maxBatchDelayMs - Date.now());
-        waits.push(new Promise<Wake>((resolve) => (timer = setTimeout(() => resolve({ kind: 'tick' }), wait))));
-      }
-      const wake = await Promise.race(waits);
-      abort.drop();
-      if (timer !== undefined) clearTimeout(timer);
-
-      if (wake.kind === 'aborted') return;
-      if (wake.kind === 'committed') {
-        flights.shift();
-        const c = wake.committed;
-        if (!c.ok) {
-          if (c.stop) stop = { reason: c.stop, rows: answered };
-          break;
-        }
-        answered += c.rows;
-        yield { kind: 'results', text: c.text, rows: c.rows };
-        continue;
-      }
-      if (wake.kind === 'pulled') {
-        pending = undefined;
-        const p = wake.pulled;
-        if ('error' in p) {
-          if (signal.aborted) return;
-          throw p.error;
-        }
-        if (p.done) {
-          ended = true;
-          continue;
-        }
-        if ('stop' in p.item) {
-          stop = p.item.stop;
-          ended = true;
-          continue;
-        }
-        if (batch.length === 0) batchStarted = Date.now();
-        batch.push(p.item);
-      }
+      flights.shift();
+      yield wake.stored;
+      if (!wake.stored.ok) return;
     }
-    if (stop !== undefined) yield { kind: 'stopped', stop };
   } finally {
     // Stop reading the body (without waiting for a row that may never come), and let the
     // batches in flight finish: committed, or rolled back when the client left or one before
     // them failed.
-    void source.return(undefined).catch(() => undefined);
+    void batches.return(undefined).catch(() => undefined);
     for (const flight of flights) await flight.outcome;
+  }
+}
+
+/**
+ * The first of `waits` to settle, or undefined once `signal` aborts. The abort listener is made
+ * for this wait and dropped after it: one promise raced again and again would keep every
+ * race's outcome until the request ends, as memory growing with the body.
+ */
+async function unlessAborted<T>(signal: AbortSignal, waits: Promise<T>[]): Promise<T | undefined> {
+  if (signal.aborted) return undefined;
+  let listener: (() => void) | undefined;
+  const aborted = new Promise<undefined>((resolve) => {
+    listener = () => resolve(undefined);
+    signal.addEventListener('abort', listener, { once: true });
+  });
+  try {
+    return await Promise.race([aborted, ...waits]);
+  } finally {
+    signal.removeEventListener('abort', listener!);
   }
 }

@@ -1,20 +1,8 @@
 import { createHash } from 'node:crypto';
 import { requestHash } from '../data/idempotency';
 import { addBulkPart, bulkParts, claimBulkKey, finishBulkKey, releaseBulkKey } from '../data/bulkIdempotency';
-import {
-  BatchHook,
-  BulkBody,
-  BulkImportDeps,
-  BulkImporter,
-  BulkImportOptions,
-  BulkImportRequest,
-  BulkKeyConflict,
-  BulkPiece,
-  BulkStop,
-  readBulkBody,
-  RowDigest,
-  runBulkImport,
-} from './bulkImport';
+import { type BatchHook, BulkKeyConflict } from './bulkStoreBatch';
+import { BulkImporter, BulkImportRun, BulkPiece, BulkStop, readBulkBody, RowDigest, runBulkImport } from './bulkImport';
 
 /**
  * A bulk import under an `Idempotency-Key` (docs/decisions.md, Bulk import): the key covers
@@ -65,15 +53,12 @@ export interface KeyedBulkImport {
 /** Why a body's end leaves the key finished: the body was read as far as it can be. */
 const BODY_STOPS = new Set<BulkStop['reason']>(['malformed', 'too_large', 'header']);
 
+/** Runs `run` under the Idempotency-Key `key` of the importer's account (see the module's description). */
 export async function startKeyedBulkImport(
-  deps: BulkImportDeps,
-  importer: BulkImporter & { accountId: number },
-  request: BulkImportRequest,
-  body: BulkBody,
-  options: BulkImportOptions,
-  signal: AbortSignal,
+  run: Omit<BulkImportRun, 'onBatch' | 'tracking'> & { importer: BulkImporter & { accountId: number } },
   key: string,
 ): Promise<KeyedBulkImport> {
+  const { deps, importer, request, signal } = run;
   const { db } = deps;
   const { accountId } = importer;
   const paramsHash = requestHash({ campaign: request.campaign.code, pool: request.pool ?? null });
@@ -83,7 +68,7 @@ export async function startKeyedBulkImport(
 
   if (state.kind === 'finished') {
     try {
-      await readBulkBody(deps, importer, request, body, options, chain);
+      await readBulkBody(run, chain);
     } catch (err) {
       // The client left while its body was read: nothing to answer.
       if (signal.aborted) return { replayed: false, pieces: (async function* () {})() };
@@ -114,10 +99,14 @@ export async function startKeyedBulkImport(
   const conflict = (rows: number): BulkPiece => ({ kind: 'stopped', stop: { reason: 'key_conflict', rows } });
 
   async function* pieces(): AsyncGenerator<BulkPiece> {
-    const inner = runBulkImport(deps, importer, request, body, options, signal, onBatch, {
-      chain,
-      skipRows: skip,
-      ...(state.kind === 'unfinished' && state.digest !== undefined ? { prefixDigest: state.digest } : {}),
+    const inner = runBulkImport({
+      ...run,
+      onBatch,
+      tracking: {
+        chain,
+        skipRows: skip,
+        ...(state.kind === 'unfinished' && state.digest !== undefined ? { prefixDigest: state.digest } : {}),
+      },
     });
     let first = true;
     const finish = async (stop: BulkStop | null): Promise<boolean> =>

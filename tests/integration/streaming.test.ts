@@ -90,7 +90,7 @@ function jsonRoute(query: string, bindings: unknown[] = [], batchSize = 100, bef
     }
     await beforeStreaming?.();
     res.type('application/json');
-    await streamToResponse(res, jsonArrayText(rows, JSON.stringify), [], logger);
+    await streamToResponse(res, jsonArrayText(rows, JSON.stringify), [], { logger });
   };
 }
 
@@ -400,7 +400,7 @@ describe('streamToResponse', () => {
         res,
         rows,
         [toArray, csvFormatter({ headers: ['name', 'note', 'ok', 'nothing'], separator: ';' }), encoderStream('windows-1252')],
-        logger,
+        { logger },
       );
     };
     const res = await get('/stream');

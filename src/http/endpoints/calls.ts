@@ -78,7 +78,7 @@ const UNIT_SUBJECT: SubjectRule = { kind: 'unit', unknown: (orgCode) => notFound
 
 type CallsContext = Pick<
   EndpointContext<unknown, unknown, unknown>,
-  'res' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports'
+  'res' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports' | 'countRows'
 >;
 
 /**

@@ -49,7 +49,7 @@ const listDoNotCallEndpoint = defineEndpoint({
   query: doNotCallQuery,
   response: z.array(doNotCallOut),
   dateTimes: true,
-  async handler({ res, query, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger }) {
+  async handler({ res, query, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger, countRows }) {
     const cursor = await openDoNotCallCursor(
       db,
       { global: false, scope },
@@ -62,7 +62,7 @@ const listDoNotCallEndpoint = defineEndpoint({
     );
     res.status(200).type('application/json; charset=utf-8');
     const toJson = (entry: DoNotCallEntry) => JSON.stringify(renderDoNotCallEntry(entry, zone, dateTimeFormat));
-    await streamToResponse(res, jsonArrayText(cursor, toJson), [], logger);
+    await streamToResponse(res, jsonArrayText(cursor, toJson), [], { logger, countRows });
     return undefined;
   },
 });

@@ -140,7 +140,7 @@ export function bulkImportEndpoint(
     response: bulkImportResponse,
     errorStatuses: [403, 409],
     headers: [IDEMPOTENCY_KEY_HEADER],
-    async handler({ req, res, query, account, scope, db, clock, zone, logger }) {
+    async handler({ req, res, query, account, scope, db, clock, zone, logger, countRows }) {
       const key = idempotencyKey(req);
       const { format, charset } = bodyFormat(req);
       if (charset !== undefined && query.Encoding === undefined && !isKnownEncoding(charset)) {
@@ -182,9 +182,9 @@ export function bulkImportEndpoint(
       };
       let pieces: AsyncIterable<BulkPiece>;
       if (key === undefined) {
-        pieces = runBulkImport(deps, importer, request, body, options, signal);
+        pieces = runBulkImport({ deps, importer, request, body, options, signal });
       } else {
-        const keyed = await startKeyedBulkImport(deps, importer, request, body, options, signal, key).catch((err: unknown) => {
+        const keyed = await startKeyedBulkImport({ deps, importer, request, body, options, signal }, key).catch((err: unknown) => {
           throw err instanceof BulkKeyReused ? idempotencyKeyReused() : err;
         });
         if (keyed.replayed) res.setHeader('Idempotent-Replayed', 'true');
@@ -198,7 +198,7 @@ export function bulkImportEndpoint(
       const first = await answer.next();
       if (first.done || signal.aborted) return undefined;
       res.status(200).type('application/json; charset=utf-8');
-      await streamToResponse(res, Readable.from(prepend(first.value, answer)), [], logger);
+      await streamToResponse(res, Readable.from(prepend(first.value, answer)), [], { logger, countRows });
       return undefined;
     },
   });

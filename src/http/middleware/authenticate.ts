@@ -11,7 +11,7 @@ import type { CredentialCache, KnownGoodMark } from '../credentialCache';
 import { BoundedWork, BoundedWorkFull, WorkPriority } from '../../streams/boundedWork';
 import type { LoginFailureStore } from '../../ratelimit/loginFailures';
 import type { Settings } from '../../config/settings';
-import type { Metrics } from '../metrics';
+import type { LoginMetrics } from '../metrics/loginMetrics';
 
 const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
 
@@ -74,7 +74,7 @@ export interface LoginProtection {
   failureCacheMs: number;
   /** How long a known-good record lasts (AUTH_KNOWN_GOOD_TTL): one with less than half of it left is written again. */
   knownGoodTtlMs: number;
-  metrics?: Pick<Metrics, 'countRefused' | 'countPasswordCheck'>;
+  metrics?: Pick<LoginMetrics, 'countRefused' | 'countPasswordCheck'>;
 }
 
 /** Password checks that may wait for a free slot; more are answered 503 at once. */
@@ -86,7 +86,7 @@ const FAILED_CREDENTIAL_MS = 60_000;
 export function loginProtectionFrom(
   settings: Pick<Settings, 'PASSWORD_CHECK_CONCURRENCY' | 'AUTH_KNOWN_GOOD_TTL'>,
   failures: LoginFailureStore,
-  metrics?: Pick<Metrics, 'countRefused' | 'countPasswordCheck'>,
+  metrics?: Pick<LoginMetrics, 'countRefused' | 'countPasswordCheck'>,
 ): LoginProtection {
   return {
     failures,

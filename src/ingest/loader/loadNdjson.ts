@@ -2,7 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { recordSchemas, RECORD_TYPES, RecordType } from './recordSchemas';
-import { RecordApplier, RecordError } from './applyRecord';
+import { RecordApplier } from './applyRecord';
+import { RecordError } from './recordError';
 import { describeIssues, issueSentence } from './issueText';
 import { byteLines } from '../../streams/byteLines';
 
