@@ -208,10 +208,14 @@ export async function lockDeliveryClaims(trx: Knex.Transaction, accountIds: numb
  */
 export async function deleteHook(db: Knex, accountId: number, uniqueId: string): Promise<{ cancelled: number } | undefined> {
   return db.transaction(async (trx) => {
-    const hook = await trx('hooks')
-      .where({ account_id: accountId, unique_id: uniqueId })
-      .forUpdate()
-      .first<{ id: number } | undefined>('id');
+    const found = await trx('hooks').where({ account_id: accountId, unique_id: uniqueId }).first<{ id: number } | undefined>('id');
+    if (!found) return undefined;
+    // Locks in the order the delivery workers take them (the account's claim lock, the
+    // deliveries, then the hook): an attempt being recorded finishes first and its next job is
+    // then removed below, instead of a deadlock or a job left behind for a deleted delivery.
+    await lockDeliveryClaims(trx, [accountId]);
+    await trx.raw(`select count(*) from (select 1 from hook_deliveries where hook_id = ? for update) locked`, [found.id]);
+    const hook = await trx('hooks').where({ id: found.id }).forUpdate().first<{ id: number } | undefined>('id');
     if (!hook) return undefined;
     const { rows } = await trx.raw<{ rows: { cancelled: number }[] }>(
       `select count(${JOB_QUEUE_SCHEMA}.remove_job(${deliveryJobKeySql('d.id')}))::int as cancelled
