@@ -23,7 +23,7 @@ import { projectSelectedByColumnSql } from './projectRepository';
  * first attempt's job on the queue. With no hook interested it writes nothing.
  */
 
-export type LeadEventType = 'lead.created' | 'lead.statusChanged';
+export type LeadEventType = 'lead.created' | 'lead.statusChanged' | 'lead.updated';
 
 export interface LeadEventInput {
   leadId: number;

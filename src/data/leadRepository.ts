@@ -120,6 +120,19 @@ function campaignDuplicateSettings(r: {
   };
 }
 
+/** A campaign's duplicate check defaults (GET /campaigns/{Code}). */
+export async function findCampaignDuplicateDefaults(db: Knex, campaignId: number): Promise<DuplicateSettings> {
+  const row = await db('campaigns')
+    .where({ id: campaignId })
+    .first<Parameters<typeof campaignDuplicateSettings>[0] | undefined>(
+      'duplicate_check',
+      'duplicate_key',
+      'duplicate_window',
+      'on_duplicate',
+    );
+  return row === undefined ? {} : campaignDuplicateSettings(row);
+}
+
 /** The campaign a lead is imported into, with its lead definition's fields; undefined when unknown. */
 export async function findImportCampaign(
   db: Knex | Knex.Transaction,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { LeadStatus, LeadStatusName } from '../domain/enums';
 import { LeadDataError, leadDataMapper, MappedLeadData } from '../domain/leadData';
@@ -21,6 +22,11 @@ import {
 } from '../streams/bodyRecords';
 import { isUtf8 } from '../streams/encoding';
 import { poolNameAt } from './leadImportRules';
+import { countedStatusNumbers, duplicateField, duplicateMessage, DuplicateRule, windowStart } from '../domain/duplicates';
+import { toE164 } from '../domain/phoneNumber';
+import { defaultPhoneRegion } from '../config/platform';
+import { findStoredDuplicates, lockDuplicateKeys, updateStoredDuplicates, StoredDuplicate } from '../data/duplicateLookup';
+import { CheckedRow, decideBatch, RowDecision, rowKeys } from './bulkDuplicates';
 
 /**
  * Bulk import (docs/decisions.md, Bulk import): the rows of one request body are read as they
@@ -73,6 +79,8 @@ export interface BulkImportRequest {
   campaign: ImportCampaign;
   /** The request's pool (a row may name its own); none: the automatic pool. */
   pool?: string;
+  /** The duplicate check (the request's parameters over the campaign's defaults); none: every valid row is stored. */
+  duplicates?: DuplicateRule;
 }
 
 /** Why the import ended before the end of the body. `rows`: how many rows were answered. */
@@ -284,6 +292,33 @@ function prepareRow(
 
 const NEW: LeadStatusName = 'New';
 
+const SCOPES = { Campaign: 'campaign', Project: 'project', Account: 'account' } as const;
+
+/** A valid row's result: stored (with its status), or what the duplicate check made of it. */
+function rowResult(
+  row: number,
+  checked: CheckedRow,
+  decision: RowDecision,
+  status: DoNotCallStatus | undefined,
+  onDuplicate: DuplicateRule['onDuplicate'] | undefined,
+): object {
+  switch (decision.kind) {
+    case 'insert':
+      return { row, success: true, uniqueId: checked.uniqueId, status: status ?? NEW };
+    case 'updated':
+      return { row, success: true, uniqueId: decision.uniqueId, updated: true };
+    case 'duplicate':
+      return onDuplicate === 'Skip'
+        ? { row, success: true, uniqueId: decision.uniqueId, duplicate: true }
+        : {
+            row,
+            success: false,
+            duplicateOf: decision.uniqueId,
+            errors: [{ field: duplicateField(decision.matched), message: duplicateMessage(decision.uniqueId) }],
+          };
+  }
+}
+
 type Committed = { ok: true; text: string; rows: number } | { ok: false; stop?: 'campaign_unavailable' | 'key_conflict' | 'failed' };
 type Pulled = { done: true } | { done: false; item: RowItem | StopItem } | { error: unknown };
 type Wake = { kind: 'pulled'; pulled: Pulled } | { kind: 'committed'; committed: Committed } | { kind: 'tick' } | { kind: 'aborted' };
@@ -326,6 +361,13 @@ export async function* runBulkImport(
     return { wake, drop: () => signal.removeEventListener('abort', listener!) };
   };
 
+  const rule = request.duplicates;
+  const statusNumbers = rule === undefined ? undefined : countedStatusNumbers(rule);
+  const since = (now: Date): { since?: Date } => {
+    const start = rule === undefined ? undefined : windowStart(rule, now, deps.zone);
+    return start === undefined ? {} : { since: start };
+  };
+
   // Rows numbers go on after the rows an earlier request with the same key stored.
   let answered = tracking?.skipRows ?? 0;
   let batch: RowItem[] = [];
@@ -348,42 +390,70 @@ export async function* runBulkImport(
   const store = async (items: RowItem[], before: Flight | undefined, locked: () => void): Promise<Committed> => {
     try {
       const valid = items.filter((i): i is Extract<RowItem, { lead: PreparedLead }> => 'lead' in i);
-      let stored: { id: number; uniqueId: string }[] = [];
-      // The status of each valid row: New, or the do-not-call list's when its number is listed.
-      let statuses: (DoNotCallStatus | undefined)[] = [];
-      const results = (leads: { uniqueId: string }[]) => {
+      const region = defaultPhoneRegion();
+      const checked: CheckedRow[] = valid.map(({ lead }) => ({
+        uniqueId: randomUUID(),
+        data: lead.data,
+        phoneNumber: lead.phoneNumber,
+        phoneE164: lead.phoneNumber === null ? null : (toE164(lead.phoneNumber, region) ?? null),
+        externalKey: lead.externalKey,
+      }));
+      // What the duplicate check decided for each valid row (all inserted without a check).
+      let decisions: RowDecision[] = checked.map(() => ({ kind: 'insert' }));
+      // The status of each inserted row: New, or the do-not-call list's when its number is listed.
+      const statuses = new Map<CheckedRow, DoNotCallStatus | undefined>();
+      const results = () => {
         let k = 0;
         return items
-          .map((item) =>
-            'lead' in item
-              ? JSON.stringify({ row: item.row, success: true, uniqueId: leads[k]!.uniqueId, status: statuses[k++] ?? NEW })
-              : JSON.stringify({ row: item.row, success: false, errors: item.errors }),
-          )
+          .map((item) => {
+            if (!('lead' in item)) return JSON.stringify({ row: item.row, success: false, errors: item.errors });
+            const row = checked[k]!;
+            const decision = decisions[k++]!;
+            return JSON.stringify(rowResult(item.row, row, decision, statuses.get(row), rule?.onDuplicate));
+          })
           .join(',\n');
       };
       // Nothing to store: no locks to take (the `finally` below lets the next batch go on).
-      if (valid.length === 0 && onBatch === undefined) return { ok: true, text: results([]), rows: items.length };
+      if (valid.length === 0 && onBatch === undefined) return { ok: true, text: results(), rows: items.length };
       const trx = await deps.db.transaction();
       try {
         if (options.parallelBatches > 1) await trx.raw(`set local lock_timeout = '${PARALLEL_LOCK_TIMEOUT}'`);
         const now = deps.clock();
         await before?.locked;
-        statuses = await doNotCallStatuses(
+        let updates: Parameters<typeof updateStoredDuplicates>[1] = [];
+        if (rule !== undefined && checked.length > 0) {
+          // The same locks and lookup as the single import, before the do-not-call lock as there.
+          const keys = checked.map((row) => rowKeys(rule, row));
+          await lockDuplicateKeys(trx, keys);
+          const stored: (StoredDuplicate | undefined)[] = await findStoredDuplicates(
+            trx,
+            { scope: SCOPES[rule.check], ...since(now), ...(statusNumbers !== undefined ? { statuses: statusNumbers } : {}) },
+            request.campaign,
+            importer.scope.likePatterns,
+            keys,
+          );
+          ({ decisions, updates } = decideBatch(rule, request.campaign, checked, stored));
+        }
+        const inserting = valid.flatMap(({ lead }, i) => (decisions[i]!.kind === 'insert' ? [{ lead, row: checked[i]! }] : []));
+        const listed = await doNotCallStatuses(
           trx,
           request.campaign.id,
-          valid.map(({ lead }) => lead.phoneNumber),
+          inserting.map(({ row }) => row.phoneNumber),
           now,
         );
+        inserting.forEach(({ row }, i) => statuses.set(row, listed[i]));
         const leadBatch = {
           campaignId: request.campaign.id,
           now,
           userId: importer.userId,
-          leads: valid.map(({ lead }, i) => ({
+          leads: inserting.map(({ lead, row }, i) => ({
+            uniqueId: row.uniqueId,
             poolName: poolNameAt(lead.pool ?? request.pool, now, deps.zone),
-            status: LeadStatus.toNumber(statuses[i] ?? NEW),
-            data: lead.data,
-            phoneNumber: lead.phoneNumber,
-            externalKey: lead.externalKey,
+            status: LeadStatus.toNumber(listed[i] ?? NEW),
+            data: row.data,
+            phoneNumber: row.phoneNumber,
+            phoneE164: row.phoneE164,
+            externalKey: row.externalKey,
           })),
         };
         await ensureBatchPools(trx, leadBatch, importer.scope);
@@ -397,15 +467,15 @@ export async function* runBulkImport(
           await trx.rollback();
           return { ok: false, stop: 'campaign_unavailable' };
         }
-        stored = inserted.leads;
         // lead.created for each stored lead, in the batch's transaction (no lead without its event).
         await recordLeadEvents(
           trx,
           'lead.created',
-          stored.map((l) => ({ leadId: l.id })),
+          inserted.leads.map((l) => ({ leadId: l.id })),
           now,
         );
-        const text = results(stored);
+        await updateStoredDuplicates(trx, updates, { now, userId: importer.userId });
+        const text = results();
         const last = items[items.length - 1]!;
         await onBatch?.(trx, {
           text,

@@ -221,6 +221,34 @@ describe('duplicates on POST /leads', () => {
     expect(await leadsWithPhone(p.e164)).toBe(1);
   });
 
+  it("when the campaign carries defaults, then GET /campaigns/{Code} shows them, an import follows them and the request's parameters override them", async () => {
+    const code = `DEF-${w.id}`;
+    await t.load({
+      type: 'campaign',
+      code,
+      name: 'Defaults',
+      project: w.projects.b2b,
+      leadDefinition: w.leadDefinition,
+      campaignType: 'PowerDialer',
+      duplicateCheck: 'campaign',
+      duplicateWindow: 'P7D',
+      onDuplicate: 'Skip',
+    });
+    const shown = await request(t.app).get(`/api/campaigns/${code}`).set('Authorization', w.accounts.full.auth);
+    expect(shown.body).toMatchObject({ duplicateCheck: 'Campaign', duplicateKey: 'Phone', duplicateWindow: 'P7D', onDuplicate: 'Skip' });
+    const plain = await request(t.app).get(`/api/campaigns/${w.campaigns.b2b}`).set('Authorization', w.accounts.full.auth);
+    expect(plain.body).toMatchObject({ duplicateCheck: 'None', duplicateKey: 'Phone', duplicateWindow: null, onDuplicate: 'Reject' });
+
+    const p = phone();
+    const a = await importLead({ CampaignCode: code, Data: { Name: 'A', Telefon: p.international } });
+    const skipped = await importLead({ CampaignCode: code, Data: { Name: 'B', Telefon: p.international } });
+    expect(skipped.body).toEqual({ success: true, uniqueId: a.body.uniqueId, duplicate: true });
+    const rejected = await importLead({ CampaignCode: code, Data: { Name: 'C', Telefon: p.international } }, '?OnDuplicate=Reject');
+    expect(rejected.body).toMatchObject({ success: false, duplicateOf: a.body.uniqueId });
+    const unchecked = await importLead({ CampaignCode: code, Data: { Name: 'D', Telefon: p.international }, DuplicateCheck: 'None' });
+    expect(unchecked.body).toMatchObject({ success: true, pool: expect.any(String) as string });
+  });
+
   it('when 12 imports of one new number arrive at once over real sockets, then one lead is stored and the others name it', async () => {
     const p = phone();
     const app = await t.listen();
@@ -239,6 +267,77 @@ describe('duplicates on POST /leads', () => {
     expect(stored).toHaveLength(1);
     expect(answers.filter((a) => a.duplicateOf === stored[0]!.uniqueId)).toHaveLength(11);
     expect(await leadsWithPhone(p.e164)).toBe(1);
+  });
+
+  async function bulk(rows: Record<string, string>[], query: Record<string, string>) {
+    const res = await request(t.app)
+      .post('/api/leads/bulk')
+      .query({ CampaignCode: w.campaigns.b2b, ...query })
+      .set('Authorization', w.accounts.full.auth)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(rows));
+    expect(res.status).toBe(200);
+    return res.body as (Answer & { row: number })[];
+  }
+
+  it('when a bulk import holds a stored duplicate and a duplicate of an earlier row, then each is answered and neither is stored', async () => {
+    const storedPhone = phone();
+    const a = await importLead({ Data: { Name: 'Stored', Telefon: storedPhone.international } });
+    const twice = phone();
+    const answers = await bulk(
+      [
+        { Name: 'Dup of stored', Telefon: storedPhone.national },
+        { Name: 'First', Telefon: twice.international },
+        { Name: 'Second', Telefon: twice.national },
+        { Name: 'Bad' },
+      ],
+      { DuplicateCheck: 'Campaign' },
+    );
+    expect(answers[0]).toEqual({
+      row: 1,
+      success: false,
+      duplicateOf: a.body.uniqueId,
+      errors: [{ field: 'Phone', message: `duplicate of lead ${a.body.uniqueId}` }],
+    });
+    expect(answers[1]).toMatchObject({ row: 2, success: true, status: 'New' });
+    expect(answers[2]).toMatchObject({ row: 3, success: false, duplicateOf: answers[1]!.uniqueId });
+    expect(answers[3]).toMatchObject({ row: 4, success: false });
+    expect(await leadsWithPhone(storedPhone.e164)).toBe(1);
+    expect(await leadsWithPhone(twice.e164)).toBe(1);
+  });
+
+  it('when a bulk import says Skip or Update, then rows answer the lead they duplicate and Update merges their values', async () => {
+    const storedPhone = phone();
+    const a = await importLead({ Data: { Name: 'Stored', Telefon: storedPhone.international, Email: 'old@example.com' } });
+    const skipped = await bulk([{ Name: 'X', Telefon: storedPhone.international }], { DuplicateCheck: 'Campaign', OnDuplicate: 'Skip' });
+    expect(skipped).toEqual([{ row: 1, success: true, uniqueId: a.body.uniqueId, duplicate: true }]);
+    const twice = phone();
+    const updated = await bulk(
+      [
+        { Name: 'Stored, new name', Telefon: storedPhone.national },
+        { Name: 'First', Telefon: twice.international, Email: 'first@example.com' },
+        { Name: 'Second', Telefon: twice.national },
+      ],
+      { DuplicateCheck: 'Campaign', OnDuplicate: 'Update' },
+    );
+    expect(updated[0]).toEqual({ row: 1, success: true, uniqueId: a.body.uniqueId, updated: true });
+    expect(updated[2]).toEqual({ row: 3, success: true, uniqueId: updated[1]!.uniqueId, updated: true });
+    const stored = await request(t.app).get(`/api/leads/${a.body.uniqueId}`).set('Authorization', w.accounts.full.auth);
+    expect((stored.body as { data: Record<string, string> }).data).toMatchObject({ Name: 'Stored, new name', Email: 'old@example.com' });
+    const first = await request(t.app).get(`/api/leads/${updated[1]!.uniqueId}`).set('Authorization', w.accounts.full.auth);
+    expect((first.body as { data: Record<string, string> }).data).toMatchObject({ Name: 'Second', Email: 'first@example.com' });
+    expect(await leadsWithPhone(twice.e164)).toBe(1);
+  });
+
+  it('when a bulk import names a bad duplicate parameter, then it is a 400 before the body is read', async () => {
+    const res = await request(t.app)
+      .post('/api/leads/bulk')
+      .query({ CampaignCode: w.campaigns.b2b, OnDuplicate: 'Merge' })
+      .set('Authorization', w.accounts.full.auth)
+      .set('Content-Type', 'application/json')
+      .send('[]');
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('OnDuplicate');
   });
 
   it.each([

@@ -329,13 +329,30 @@ export const bulkImportQuery = z.object({
   CsvFieldSeparator: separatorParam
     .optional()
     .meta({ description: 'Field separator of a CSV body, one character (`%09` for tab); default `;`.', example: ';' }),
+  ...duplicateParams,
 });
 
 const bulkRowResult = z
   .object({
     row: z.number().int().meta({ description: 'Number of the data row, from 1 (a CSV header row and blank lines are not counted).' }),
     success: z.boolean(),
-    uniqueId: z.string().optional().meta({ description: 'The stored lead (success only).' }),
+    uniqueId: z
+      .string()
+      .optional()
+      .meta({ description: 'The stored lead (success only); with `duplicate` or `updated` the lead this row duplicates.' }),
+    duplicate: z.literal(true).optional().meta({ description: 'OnDuplicate=Skip: the row duplicates `uniqueId`; nothing was stored.' }),
+    updated: z
+      .literal(true)
+      .optional()
+      .meta({
+        description: "OnDuplicate=Update: the row's editable fields were merged into `uniqueId` (a stored lead or an earlier row).",
+      }),
+    duplicateOf: z
+      .string()
+      .optional()
+      .meta({
+        description: 'OnDuplicate=Reject: the stored lead, or the lead of an earlier row of this request, that the row duplicates.',
+      }),
     status: z
       .enum(['New', 'DoNotCall', 'GlobalDoNotCall'])
       .optional()
@@ -367,6 +384,12 @@ export const bulkImportResponse = z.array(z.union([bulkRowResult, bulkStopElemen
   example: [
     { row: 1, success: true, uniqueId: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11', status: 'New' },
     { row: 2, success: false, errors: [{ field: 'Telefon', message: 'must be a phone number' }] },
+    {
+      row: 3,
+      success: false,
+      duplicateOf: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11',
+      errors: [{ field: 'Phone', message: 'duplicate of lead 4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11' }],
+    },
   ],
 });
 

@@ -1,3 +1,5 @@
+import { toE164 } from '../../domain/phoneNumber';
+import { defaultPhoneRegion } from '../../config/platform';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import {
@@ -243,6 +245,10 @@ export class RecordApplier {
       expire_after: interval(r.expireAfter),
       private_expire_after: interval(r.privateExpireAfter),
       active: r.active ?? true,
+      duplicate_check: r.duplicateCheck ?? null,
+      duplicate_key: r.duplicateKey ?? null,
+      duplicate_window: interval(r.duplicateWindow),
+      on_duplicate: r.onDuplicate ?? null,
     };
     await this.trx('campaigns')
       .insert({ unique_id: r.uniqueId ?? randomUUID(), ...values })
@@ -267,6 +273,7 @@ export class RecordApplier {
       closure: LeadClosure.toNumber(r.closure ?? 'NotSet'),
       priority: r.priority ?? 0,
       phone_number: mapped.phoneNumber,
+      phone_e164: mapped.phoneNumber === null ? null : (toE164(mapped.phoneNumber, defaultPhoneRegion()) ?? null),
       external_key: mapped.externalKey,
       data: JSON.stringify(mapped.data),
       upload_time: uploadTime,
