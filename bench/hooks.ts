@@ -133,6 +133,7 @@ async function main(): Promise<void> {
       campaignCode: null,
       projects: null,
       leadStatus: null,
+      leadReleaseType: null,
       contentTemplate: null,
       standardTemplate: 'Standard',
       enabled: true,

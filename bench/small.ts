@@ -52,7 +52,11 @@ const BARE_EXPRESS = `
 
 async function startBare(run: BenchRun, code: string): Promise<{ base: string; pid: number }> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, ['-e', code], { cwd: ROOT, stdio: 'ignore', env: { ...process.env, PORT: String(port) } });
+  const child: ChildProcess = spawn(process.execPath, ['-e', code], {
+    cwd: ROOT,
+    stdio: 'ignore',
+    env: { ...process.env, PORT: String(port) },
+  });
   run.cleanups.push(() => child.kill('SIGTERM'));
   const base = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await httpGet(`${base}/api/healthz`)) === 200, 'a bare server');
@@ -133,7 +137,10 @@ async function main(): Promise<void> {
     const oneNoLog = await serve({ WEB_CONCURRENCY: '1', REQUEST_LOG: 'false' });
     const two = await serve({ WEB_CONCURRENCY: '2' });
 
-    const lead = JSON.stringify({ CampaignCode: BENCH_CAMPAIGN, Data: { Name: 'Bench Lead', Telefon: '+45 12 34 56 78', Customer: 'C-1' } });
+    const lead = JSON.stringify({
+      CampaignCode: BENCH_CAMPAIGN,
+      Data: { Name: 'Bench Lead', Telefon: '+45 12 34 56 78', Customer: 'C-1' },
+    });
     const healthz = { path: '/api/healthz' };
     const myaccount = { path: '/api/myaccount', headers: { authorization: auth } };
     const importLead = {
@@ -175,7 +182,9 @@ async function main(): Promise<void> {
     const m = (name: string, key: keyof Run) => median(runs.get(name)!.map((r) => r[key]));
     const express = m('bare Express 5', 'rps');
     log('');
-    log(`| rung (${settings.connections} connections, median of ${settings.rounds}) | req/s | × Express | p50 | p99 | max | server CPU/req | Redis CPU/req | Postgres CPU/req |`);
+    log(
+      `| rung (${settings.connections} connections, median of ${settings.rounds}) | req/s | × Express | p50 | p99 | max | server CPU/req | Redis CPU/req | Postgres CPU/req |`,
+    );
     log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const rung of rungs) {
       const n = rung.name;
@@ -197,7 +206,9 @@ async function main(): Promise<void> {
     );
     target('healthz, 2 workers ÷ 1 worker', ratio('healthz, 2 workers', 'healthz, 1 worker'), 1.6);
     const logCost = 1 - ratio('myaccount, 1 worker', 'myaccount, 1 worker, log off');
-    log(`- request log cost on the small read: ${(logCost * 100).toFixed(1)}% of its throughput (target at most 5%) — ${logCost <= 0.05 ? 'met' : 'NOT met'}`);
+    log(
+      `- request log cost on the small read: ${(logCost * 100).toFixed(1)}% of its throughput (target at most 5%) — ${logCost <= 0.05 ? 'met' : 'NOT met'}`,
+    );
     log(`load average at the end: ${load()}`);
   } finally {
     await run.cleanup();

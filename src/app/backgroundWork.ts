@@ -4,10 +4,11 @@ import type { Logger } from '../config/logger';
 import { startLifecycleSweeper } from '../jobs/lifecycleSweeper';
 import { startPartitionMaintenance } from '../jobs/partitionMaintenance';
 import { startHookWorker } from '../jobs/hookWorker';
+import { startHookQueuePruning } from '../jobs/hookQueuePruning';
 
 /**
  * The background work of a deployment, as the settings switch it on: hook delivery workers
- * (HOOKS_WORKER), the lead lifecycle sweep (SWEEP_INTERVAL_MS) and partition maintenance
+ * (HOOKS_WORKER, with the pruning of their finished queue jobs), the lead lifecycle sweep (SWEEP_INTERVAL_MS) and partition maintenance
  * (MAINTENANCE_INTERVAL_MS). Each coordinates through Postgres, so any number of processes on
  * any number of nodes may run it (`lcm serve`'s jobs process, `lcm jobs work`).
  */
@@ -20,6 +21,7 @@ export async function startBackgroundWork(
   if (ctx.settings.HOOKS_WORKER) {
     const hooks = await startHookWorker({ db: ctx.db, settings: ctx.settings, logger, ...(registry ? { registry } : {}) });
     stops.push(() => hooks.stop());
+    stops.push(startHookQueuePruning(ctx.db, ctx.settings, logger));
   }
   stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
   stops.push(startPartitionMaintenance(ctx.db, ctx.settings, logger));

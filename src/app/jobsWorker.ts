@@ -8,6 +8,7 @@ import { whenAskedToStop } from './stopRequest';
 import { reasonOf } from './reasons';
 import { closeAll } from './httpWorker';
 import { startBackgroundWork } from './backgroundWork';
+import { logUnhandledRejections } from './unhandledRejections';
 
 /** Whether `lcm serve` runs a jobs process: some background work is switched on. */
 export function backgroundWorkEnabled(settings: Pick<Settings, 'HOOKS_WORKER' | 'SWEEP_INTERVAL_MS' | 'MAINTENANCE_INTERVAL_MS'>): boolean {
@@ -27,7 +28,9 @@ export async function runJobsWorker(): Promise<void> {
     closers.push(() => ctx.close());
     const registry = new Registry();
     offerMetrics(registry);
-    const work = await startBackgroundWork(ctx, createLogger(ctx.settings.LOG_LEVEL), registry);
+    const logger = createLogger(ctx.settings.LOG_LEVEL);
+    logUnhandledRejections(logger);
+    const work = await startBackgroundWork(ctx, logger, registry);
     closers.push(() => work.stop());
     tellSupervisor({ type: 'ready' });
   } catch (err) {

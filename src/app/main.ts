@@ -13,6 +13,7 @@ import { registerDoNotCall } from '../cli/doNotCall';
 import { registerRequests } from '../cli/requests';
 import { registerHooks } from '../cli/hooks';
 import { startBackgroundWork } from './backgroundWork';
+import { logUnhandledRejections } from './unhandledRejections';
 import { startHookWorker } from '../jobs/hookWorker';
 import { createLogger } from '../config/logger';
 import { registerJobs } from '../cli/jobs';
@@ -51,11 +52,15 @@ export async function main(argv: string[]): Promise<number> {
   // workers finish their deliveries before the context stops an embedded cluster it started.
   registerHooks(program, open, (ctx) => {
     takeOverShutdownSignals();
-    return startHookWorker({ db: ctx.db, settings: ctx.settings, logger: createLogger(ctx.settings.LOG_LEVEL) });
+    const logger = createLogger(ctx.settings.LOG_LEVEL);
+    logUnhandledRejections(logger);
+    return startHookWorker({ db: ctx.db, settings: ctx.settings, logger });
   });
   registerJobs(program, open, (ctx) => {
     takeOverShutdownSignals();
-    return startBackgroundWork(ctx, createLogger(ctx.settings.LOG_LEVEL));
+    const logger = createLogger(ctx.settings.LOG_LEVEL);
+    logUnhandledRejections(logger);
+    return startBackgroundWork(ctx, logger);
   });
   try {
     await program.parseAsync(argv);

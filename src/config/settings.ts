@@ -93,8 +93,8 @@ const schema = z.object({
   /** Failed logins one client address may have against one username per window before a 429. */
   LOGIN_FAILURES_PER_USER: positiveInt.default(10),
   LOGIN_FAILURE_WINDOW_MS: positiveInt.default(600_000),
-  /** Password checks (scrypt) running at once; the rest wait in a bounded queue. */
-  PASSWORD_CHECK_CONCURRENCY: positiveInt.default(2),
+  /** Password checks (scrypt, CPU-bound) running at once in this process; the rest wait in a bounded queue. */
+  PASSWORD_CHECK_CONCURRENCY: positiveInt.default(1),
   /** How deep a JSON request body may nest (the root object is 1); deeper is a 400. */
   BODY_MAX_DEPTH: positiveInt.default(32),
   /**
@@ -243,6 +243,12 @@ const schema = z.object({
   HOOKS_WORKER_STALE_MS: positiveInt.default(60000),
   /** How often idle workers look for deliveries scheduled for later (new ones arrive by notification). */
   HOOKS_POLL_INTERVAL_MS: positiveInt.default(2000),
+  /** Attempts sent at once for one hook, and for all hooks of one account together, across every worker. */
+  HOOKS_MAX_PER_HOOK: positiveInt.default(8),
+  /** Failed attempts in a row (none delivered between them) that pause a hook until its next retry time. */
+  HOOKS_BREAKER_FAILURES: positiveInt.default(5),
+  /** How often finished and orphaned jobs are removed from the job queue (once across all nodes); 0 switches it off. */
+  HOOKS_PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
 });
 
 export type Settings = z.output<typeof schema>;

@@ -11,8 +11,8 @@ import {
   Verb,
 } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
-import { toHook, HookRecord, DeliveryStatus } from './hookRepository';
-import { deliveryAttemptJobSql, JOB_QUEUE_SCHEMA } from './jobQueue';
+import { toHook, HookRecord, DeliveryStatus, lockDeliveryClaims } from './hookRepository';
+import { deliveryAttemptJobSql, deliveryJobKeySql, HOOK_DELIVERY_TASK, JOB_QUEUE_SCHEMA } from './jobQueue';
 
 /**
  * The delivery worker's side of hooks: claim one attempt of a delivery, read what it needs,
@@ -49,7 +49,9 @@ export type Claim =
   /** The attempt was made already, or the delivery is finished or gone: nothing to do. */
   | { kind: 'done' }
   /** Another attempt of this delivery is being sent right now. */
-  | { kind: 'busy' };
+  | { kind: 'busy' }
+  /** Not now: its hook is paused (circuit breaker) or has its fill of attempts in flight; the attempt was queued again for `until`. */
+  | { kind: 'deferred'; until: Date; reason: 'paused' | 'hook-busy' };
 
 /** A Postgres array literal of ids (bound as one parameter, cast to bigint[]). */
 const idArray = (ids: number[]) => `{${ids.map((id) => String(Math.trunc(id))).join(',')}}`;
@@ -60,6 +62,18 @@ export interface ClaimRequest {
   attempt: number;
 }
 
+export interface ClaimRules {
+  /** How long a claimed attempt holds its delivery (beyond the send's deadline). */
+  leaseMs: number;
+  /** Attempts in flight at once for one hook, and for all hooks of one account (HOOKS_MAX_PER_HOOK). */
+  maxInFlight: number;
+  /** When an attempt held back for a full hook or account is tried again: a delay in ms, from the random number given. */
+  busyDelayMs: (random: number) => number;
+  random?: () => number;
+  /** The clock a hook's pause is judged by (the delivery decisions' clock; leases use the database's). */
+  clock?: () => Date;
+}
+
 /**
  * Claims attempt `attempt` of each delivery for `leaseMs` and loads what each attempt needs
  * (the delivery, its hook, the hook's account, the event and, for lead events, the lead
@@ -68,38 +82,100 @@ export interface ClaimRequest {
  * claimed on its own conditions, exactly as if it were claimed alone; a delivery may appear
  * once per call (the caller sends a second request for it in a later call). The answers are in
  * the order of the requests.
+ *
+ * Fairness: an attempt is not claimed while its hook is paused (circuit breaker) or while its
+ * hook, or its account, has `maxInFlight` attempts in flight (unexpired leases), counting those
+ * claimed before it in the same call. Such an attempt's job is queued again for later in the same
+ * statement (the running job then ends), so a slow or dead receiver holds at most `maxInFlight`
+ * of the workers' slots, and the other accounts' deliveries go on. The counts are exact across
+ * every worker and node: claims of the same accounts are serialised by a transaction-scoped
+ * advisory lock per account, taken in account order (no deadlock).
  */
-export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], leaseMs: number): Promise<Claim[]> {
+export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], rules: ClaimRules): Promise<Claim[]> {
   if (requests.length === 0) return [];
   if (new Set(requests.map((r) => r.deliveryId)).size !== requests.length)
     throw new Error('claimDeliveryAttempts: a delivery appears twice');
-  const wanted = JSON.stringify(requests.map((r) => ({ id: r.deliveryId, attempts: r.attempt - 1 })));
+  const random = rules.random ?? Math.random;
+  const wanted = JSON.stringify(
+    requests.map((r) => ({ id: r.deliveryId, attempts: r.attempt - 1, busy_delay_ms: Math.round(rules.busyDelayMs(random())) })),
+  );
   // The ids again as an array: the planner cannot count the rows of jsonb_to_recordset (it
   // guesses 100) and, on a table of some thousands of deliveries, scans it all instead of
   // taking the primary key; `id = any(array)` leads it to the index at every size.
   const ids = idArray(requests.map((r) => r.deliveryId));
-  const { rows: work } = await db.raw<{ rows: WorkRow[] }>(
-    `with w as (select * from jsonb_to_recordset(?::jsonb) as w(id bigint, attempts integer)),
-     c as (
-       update hook_deliveries d set in_flight_until = now() + ? * interval '1 millisecond'
-         from w
-        where d.id = w.id and d.id = any(?::bigint[]) and d.status = 'pending' and d.attempts = w.attempts and (d.in_flight_until is null or d.in_flight_until < now())
-        returning d.id, d.unique_id, d.attempts, d.first_attempt_time, d.hook_id, d.event_id)
-     select c.id as d_id, c.unique_id as d_unique_id, c.attempts as d_attempts, c.first_attempt_time as d_first,
-            a.enabled as a_enabled, a.project_patterns as a_patterns, a.rights as a_rights, a.entry_access as a_access, (to_jsonb(a) ->> 'date_time_format')::smallint as a_format,
-            e.type as e_type, e.occurred_time as e_time, e.project as e_project, e.campaign_code as e_campaign,
-            e.previous_status as e_previous, e.snapshot as e_snapshot,
-            case when jsonb_typeof(e.snapshot #> '{campaign,leadDefinitionId}') = 'number' then
-              (select coalesce(jsonb_agg(to_jsonb(f) order by f.sort_order, f.id), '[]') from lead_definition_fields f
-                where f.lead_definition_id = (e.snapshot #>> '{campaign,leadDefinitionId}')::bigint)
-            end as fields,
-            h.*
-       from c join hooks h on h.id = c.hook_id join accounts a on a.id = h.account_id
-       join hook_events e on e.id = c.event_id`,
-    [wanted, leaseMs, ids],
-  );
+  const { work, deferred } = await db.transaction(async (trx) => {
+    const accounts = await trx('hook_deliveries as d')
+      .join('hooks as h', 'h.id', 'd.hook_id')
+      .whereRaw('d.id = any(?::bigint[])', [ids])
+      .distinct<{ account_id: number }[]>('h.account_id');
+    await lockDeliveryClaims(
+      trx,
+      accounts.map((a) => a.account_id),
+    );
+    const { rows } = await trx.raw<{ rows: (WorkRow | DeferredRow)[] }>(
+      `with w as (select * from jsonb_to_recordset(?::jsonb) as w(id bigint, attempts integer, busy_delay_ms integer)),
+       clock as (select ?::timestamptz as now),
+       cand as (
+         select d.id, d.hook_id, h.account_id, w.busy_delay_ms, (h.enabled and h.paused_until > clock.now) as paused, h.paused_until - clock.now as pause_left,
+                row_number() over (partition by d.hook_id order by d.id) as hook_rank,
+                row_number() over (partition by h.account_id, (h.enabled and h.paused_until > clock.now) order by d.id) as account_rank
+           from w cross join clock join hook_deliveries d on d.id = w.id and d.id = any(?::bigint[])
+           join hooks h on h.id = d.hook_id
+          where d.status = 'pending' and d.attempts = w.attempts and (d.in_flight_until is null or d.in_flight_until < now())),
+       hook_load as (
+         select f.hook_id, count(*) as n from hook_deliveries f
+          where f.hook_id in (select hook_id from cand) and f.in_flight_until > now() group by f.hook_id),
+       account_load as (
+         select h.account_id, count(*) as n from hook_deliveries f join hooks h on h.id = f.hook_id
+          where h.account_id in (select account_id from cand) and f.in_flight_until > now() group by h.account_id),
+       judged as (
+         select cand.*, not coalesce(cand.paused, false)
+                        and coalesce(hl.n, 0) + cand.hook_rank <= ? and coalesce(al.n, 0) + cand.account_rank <= ? as admitted
+           from cand left join hook_load hl on hl.hook_id = cand.hook_id left join account_load al on al.account_id = cand.account_id),
+       c as (
+         update hook_deliveries d set in_flight_until = now() + ? * interval '1 millisecond'
+           from judged j
+          where d.id = j.id and j.admitted
+          returning d.id, d.unique_id, d.attempts, d.first_attempt_time, d.hook_id, d.event_id),
+       later as (
+         select j.id, j.attempts_next, coalesce(j.paused, false) as paused,
+                now() + case when coalesce(j.paused, false) then j.pause_left else interval '0' end
+                      + j.busy_delay_ms * interval '1 millisecond' as until
+           from (select judged.*, w.attempts + 1 as attempts_next from judged join w on w.id = judged.id where not judged.admitted) j),
+       moved as (
+         update hook_deliveries d set next_attempt_time = later.until from later where d.id = later.id
+         returning d.id, d.hook_id, later.until, later.paused,
+                   (select 1 from ${JOB_QUEUE_SCHEMA}.add_job(?, json_build_object('deliveryId', later.id, 'attempt', later.attempts_next),
+                      run_at => later.until, job_key => ${deliveryJobKeySql('later.id')}, max_attempts => 25)) as queued)
+       select 'claimed' as kind, c.id as d_id, c.unique_id as d_unique_id, c.attempts as d_attempts, c.first_attempt_time as d_first,
+              a.enabled as a_enabled, a.project_patterns as a_patterns, a.rights as a_rights, a.entry_access as a_access, (to_jsonb(a) ->> 'date_time_format')::smallint as a_format,
+              e.type as e_type, e.occurred_time as e_time, e.project as e_project, e.campaign_code as e_campaign,
+              e.previous_status as e_previous, e.snapshot as e_snapshot,
+              case when jsonb_typeof(e.snapshot #> '{campaign,leadDefinitionId}') = 'number' then
+                (select coalesce(jsonb_agg(to_jsonb(f) order by f.sort_order, f.id), '[]') from lead_definition_fields f
+                  where f.lead_definition_id = (e.snapshot #>> '{campaign,leadDefinitionId}')::bigint)
+              end as fields,
+              null::timestamptz as until, null::boolean as paused,
+              h.*
+         from c join hooks h on h.id = c.hook_id join accounts a on a.id = h.account_id
+         join hook_events e on e.id = c.event_id
+       union all
+       select 'deferred' as kind, moved.id as d_id, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+              moved.until, moved.paused, h.*
+         from moved join hooks h on h.id = moved.hook_id`,
+      [wanted, (rules.clock ?? (() => new Date()))(), ids, rules.maxInFlight, rules.maxInFlight, rules.leaseMs, HOOK_DELIVERY_TASK],
+    );
+    return {
+      work: rows.filter((r): r is WorkRow => r.kind === 'claimed'),
+      deferred: new Map(
+        rows
+          .filter((r): r is DeferredRow => r.kind === 'deferred')
+          .map((r) => [r.d_id, { until: r.until, reason: r.paused ? ('paused' as const) : ('hook-busy' as const) }]),
+      ),
+    };
+  });
   const claimed = new Map<number, WorkRow>(work.map((r) => [r.d_id, r]));
-  const missed = requests.filter((r) => !claimed.has(r.deliveryId)).map((r) => r.deliveryId);
+  const missed = requests.filter((r) => !claimed.has(r.deliveryId) && !deferred.has(r.deliveryId)).map((r) => r.deliveryId);
   // Why a request was not claimed: its attempt is being sent right now, or there is nothing to do.
   const busy = new Set<number>();
   if (missed.length > 0) {
@@ -120,12 +196,23 @@ export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], 
   return requests.map((r): Claim => {
     const row = claimed.get(r.deliveryId);
     if (row) return { kind: 'claimed', work: toWork(row) };
+    const later = deferred.get(r.deliveryId);
+    if (later) return { kind: 'deferred', ...later };
     return busy.has(r.deliveryId) ? { kind: 'busy' } : { kind: 'done' };
   });
 }
 
+/** A deferred row of the claim statement. */
+interface DeferredRow {
+  kind: 'deferred';
+  d_id: number;
+  until: Date;
+  paused: boolean;
+}
+
 /** A row of the claim: the hook's columns and the others prefixed (d_, a_, e_). */
 type WorkRow = Parameters<typeof toHook>[0] & {
+  kind: 'claimed';
   d_id: number;
   d_unique_id: string;
   d_attempts: number;
@@ -214,6 +301,10 @@ export interface AttemptRecord {
   status: DeliveryStatus;
   /** When pending: when the next attempt is due (clock time) and its delay from now. */
   next?: { time: Date; delayMs: number };
+  /** A failed attempt: after this many failures in a row the hook is paused until `pauseUntil`. */
+  breaker?: { failures: number; pauseUntil: Date };
+  /** Why the address or URL was refused (shown on the hook); the delivery has then failed at once. */
+  refused?: string;
 }
 
 /** What an attempt does to its hook's failure clock: a delivery stops it, a failure starts it. */
@@ -230,27 +321,52 @@ export async function recordAttempt(
   health: HookHealth = 'unchanged',
 ): Promise<Date | undefined> {
   const finished = a.status !== 'pending';
+  // The hook's failure clock and circuit breaker: a delivery resets both; a failure counts, and
+  // the breaker-th failure in a row pauses the hook until its next retry time.
+  const breaker = a.breaker ?? { failures: Number.MAX_SAFE_INTEGER, pauseUntil: a.attemptTime };
   const hookSql =
     health === 'healthy'
-      ? `update hooks set failing_since = null where id = ? and failing_since is not null returning failing_since, enabled`
+      ? `update hooks set failing_since = null, consecutive_failures = 0, paused_until = null, refused_reason = null, refused_time = null
+          where id = ? and (failing_since is not null or consecutive_failures > 0 or paused_until is not null or refused_reason is not null)
+            and exists (select 1 from d) returning failing_since, enabled`
       : health === 'failing'
-        ? `update hooks set failing_since = coalesce(failing_since, ?) where id = ? returning failing_since, enabled`
+        ? `update hooks set failing_since = coalesce(failing_since, ?), consecutive_failures = consecutive_failures + 1,
+                  paused_until = case when consecutive_failures + 1 >= ? then greatest(paused_until, ?) else paused_until end,
+                  refused_reason = coalesce(?, refused_reason), refused_time = case when ?::text is null then refused_time else ? end
+            where id = ? and exists (select 1 from d) returning failing_since, enabled`
         : `select null::timestamptz as failing_since, null::boolean as enabled where false`;
-  const hookBindings: Knex.RawBinding[] = health === 'failing' ? [a.attemptTime, a.hookId] : health === 'healthy' ? [a.hookId] : [];
+  const hookBindings: Knex.RawBinding[] =
+    health === 'failing'
+      ? [a.attemptTime, breaker.failures, breaker.pauseUntil, a.refused ?? null, a.refused ?? null, a.attemptTime, a.hookId]
+      : health === 'healthy'
+        ? [a.hookId]
+        : [];
   const job = a.next ? deliveryAttemptJobSql({ deliveryId: a.deliveryId, attempt: a.attempt + 1 }, a.next.delayMs) : undefined;
+  // Everything hangs on the delivery's update (d): a delivery deleted meanwhile (its hook was
+  // deleted while the attempt was sent) gets no attempt row, no hook change and no next job.
   const { rows } = await db.raw<{ rows: { failing_since: Date | null; enabled: boolean | null }[] }>(
-    `with a as (
-       insert into hook_delivery_attempts
-         (delivery_id, attempt, attempt_time, outcome, status_code, duration_ms, error, response_body, next_attempt_time, worker_id)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)),
-     d as (
+    `with d as (
        update hook_deliveries
           set status = ?, attempts = ?, first_attempt_time = coalesce(first_attempt_time, ?), last_attempt_time = ?,
               next_attempt_time = ?, in_flight_until = null, last_status_code = ?, last_error = ?, completed_time = ?
-        where id = ?),
+        where id = ?
+       returning id),
+     a as (
+       insert into hook_delivery_attempts
+         (delivery_id, attempt, attempt_time, outcome, status_code, duration_ms, error, response_body, next_attempt_time, worker_id)
+       select d.id, ?, ?, ?, ?, ?, ?, ?, ?, ? from d),
      h as (${hookSql})
-     select h.failing_since, h.enabled${job ? `, (${job.sql}) as queued` : ''} from (select 1) one left join h on true`,
+     select h.failing_since, h.enabled${job ? `, (select count(*) from (${job.sql}) j where exists (select 1 from d)) as queued` : ''}
+       from (select 1) one left join h on true`,
     [
+      a.status,
+      a.attempt,
+      a.attemptTime,
+      a.attemptTime,
+      a.next?.time ?? null,
+      a.statusCode ?? null,
+      a.error ?? null,
+      finished ? a.attemptTime : null,
       a.deliveryId,
       a.attempt,
       a.attemptTime,
@@ -261,15 +377,6 @@ export async function recordAttempt(
       a.responseBody ?? null,
       a.next?.time ?? null,
       a.workerId ?? null,
-      a.status,
-      a.attempt,
-      a.attemptTime,
-      a.attemptTime,
-      a.next?.time ?? null,
-      a.statusCode ?? null,
-      a.error ?? null,
-      finished ? a.attemptTime : null,
-      a.deliveryId,
       ...hookBindings,
       ...(job?.bindings ?? []),
     ],
@@ -323,8 +430,9 @@ export async function recordDeliveredAttempts(db: Knex, attempts: DeliveredAttem
        select w.delivery_id, w.attempt, w.attempt_time, 'delivered', w.status_code, w.duration_ms, w.error, w.response_body, null, w.worker_id
          from w join d on d.id = w.delivery_id),
      h as (
-       update hooks set failing_since = null
-        where id in (select w.hook_id from w join d on d.id = w.delivery_id) and failing_since is not null)
+       update hooks set failing_since = null, consecutive_failures = 0, paused_until = null, refused_reason = null, refused_time = null
+        where id in (select w.hook_id from w join d on d.id = w.delivery_id)
+          and (failing_since is not null or consecutive_failures > 0 or paused_until is not null or refused_reason is not null))
      select id from d`,
     [w, idArray(attempts.map((a) => a.deliveryId))],
   );
@@ -360,6 +468,15 @@ export async function releaseDeadWorkers(db: Knex, staleMs: number): Promise<str
     [staleMs],
   );
   return rows.length === 0 ? [] : rows[0]!.ids;
+}
+
+/** Releases the claimed jobs of the given worker pools now (pools known to have ended) and forgets their heartbeats. */
+export async function releaseWorkers(db: Knex, workerIds: string[]): Promise<void> {
+  await db.raw(
+    `with gone as (delete from hook_workers where worker_id = any(?::text[]))
+     select ${JOB_QUEUE_SCHEMA}.force_unlock_workers(?::text[])`,
+    [workerIds, workerIds],
+  );
 }
 
 export async function forgetWorker(db: Knex, workerId: string): Promise<void> {

@@ -16,14 +16,15 @@ import { projectSelectedByColumnSql } from './projectRepository';
  *   await recordCallEvent(trx, { callId, startTime, time });
  *   await recordCalendarEvent(trx, { type: 'calendarEvent.deleted', event, project, time });
  *
- * Each is one SQL statement (lead events: the database function lcm_record_lead_events). It matches the hooks that want the event (enabled, of an enabled
- * account, subscribed to the type, campaign / projects / lead status filters, and the account's
- * project rights) and, only when some do, stores the resource as it is now in the transaction
+ * Each is one SQL statement (lead events: the database function lcm_record_lead_events). It
+ * matches the hooks that want the event (enabled, of an enabled account, subscribed to the type,
+ * campaign / projects / lead status / lead release type filters, and the account's project
+ * rights) and, only when some do, stores the resource as it is now in the transaction
  * (a snapshot the delivery renders with the API's serializers), one delivery per hook, and the
  * first attempt's job on the queue. With no hook interested it writes nothing.
  */
 
-export type LeadEventType = 'lead.created' | 'lead.statusChanged' | 'lead.updated';
+export type LeadEventType = 'lead.created' | 'lead.updated' | 'lead.statusChanged';
 
 export interface LeadEventInput {
   leadId: number;
@@ -77,8 +78,10 @@ async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolea
 }
 
 /**
- * The statement: `source` selects (key, resource_id, campaign_code, project, lead_status,
- * previous_status) per changed resource; `snapshot` is an expression over `s` giving its jsonb.
+ * The statement of call and calendar events: `source` selects (key, resource_id, campaign_code,
+ * project, lead_status, lead_closure, previous_status) per changed resource; `snapshot` is an
+ * expression over `s` giving its jsonb. Its hook filters are those of lcm_record_lead_events (the
+ * lead events' function in its migration): a new filter goes into both.
  */
 async function emit(
   trx: Knex.Transaction,
@@ -97,6 +100,7 @@ async function emit(
          join accounts a on a.id = h.account_id and a.enabled
         where (h.campaign_code is null or h.campaign_code = s.campaign_code)
           and (h.lead_status is null or not ?::boolean or h.lead_status = s.lead_status)
+          and (h.lead_release_type is null or ?::text <> 'lead.statusChanged' or h.lead_release_type = s.lead_closure)
           and (h.projects is null or ${projectSelectedByColumnSql('s.project', 'h.projects')})
           and exists (select 1 from unnest(a.project_patterns) p where lower(s.project) like lcm_glob_to_like(p))),
      e as (
@@ -110,7 +114,7 @@ async function emit(
          from m join s on s.key = m.key join e on e.resource_id = s.resource_id
        returning id)
      ${ENQUEUE_FIRST_ATTEMPTS_SQL}`,
-    [...source.bindings, type, isLeadEvent(type), type, time, ...snapshot.bindings],
+    [...source.bindings, type, isLeadEvent(type), type, type, time, ...snapshot.bindings],
   );
   return Number(rows[0]?.count ?? 0);
 }
@@ -150,7 +154,7 @@ export function recordCallEvent(trx: Knex.Transaction, event: { callId: number; 
     event.time,
     {
       sql: `select c.id as key, c.unique_id as resource_id, k.code as campaign_code, k.project,
-                   null::smallint as lead_status, null::smallint as previous_status, c.start_time as call_start
+                   null::smallint as lead_status, null::smallint as lead_closure, null::smallint as previous_status, c.start_time as call_start
               from calls c join campaigns k on k.id = c.campaign_id where c.id = ? and c.start_time = ?`,
       bindings: [event.callId, event.startTime],
     },
@@ -175,7 +179,7 @@ export function recordCalendarEvent(
     change.time,
     {
       sql: `select 0::bigint as key, ?::text as resource_id, null::text as campaign_code, ?::text as project,
-                   null::smallint as lead_status, null::smallint as previous_status`,
+                   null::smallint as lead_status, null::smallint as lead_closure, null::smallint as previous_status`,
       bindings: [change.event.uniqueId, change.project],
     },
     { sql: '?::jsonb', bindings: [JSON.stringify(change.event)] },

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { LeadStatus, LeadStatusName } from '../domain/enums';
+import { LeadClosure, LeadClosureName, LeadStatus, LeadStatusName } from '../domain/enums';
 import type { HookEventName, HookFormat, HookMethod, StandardTemplateName } from '../domain/hooks';
 import { TEST_EVENT } from '../domain/hooks';
 import { newHookSecret } from '../domain/hookSignature';
 import type { LeadSnapshot } from '../domain/hookMessages';
-import { enqueueDeliveryAttempt, JOB_QUEUE_SCHEMA, HOOK_DELIVERY_TASK } from './jobQueue';
+import { deliveryJobKeySql, enqueueDeliveryAttempt, JOB_QUEUE_SCHEMA, HOOK_DELIVERY_TASK } from './jobQueue';
 
 /**
  * Hooks of an account (the WebHooks resource), their deliveries log, test deliveries and
@@ -24,6 +24,7 @@ export interface HookRecord {
   campaignCode: string | null;
   projects: string[] | null;
   leadStatus: LeadStatusName | null;
+  leadReleaseType: LeadClosureName | null;
   contentTemplate: string | null;
   standardTemplate: StandardTemplateName;
   secret: string;
@@ -31,6 +32,13 @@ export interface HookRecord {
   disabledReason: string | null;
   disabledTime: Date | null;
   failingSince: Date | null;
+  /** Failed attempts in a row since the last delivered one (the circuit breaker counts them). */
+  consecutiveFailures: number;
+  /** The circuit breaker is open: no attempt before this time. */
+  pausedUntil: Date | null;
+  /** Why the last refused attempt was refused (the address or URL), and when. */
+  refusedReason: string | null;
+  refusedTime: Date | null;
   createdTime: Date;
   modifiedTime: Date;
 }
@@ -46,6 +54,7 @@ export interface HookInput {
   campaignCode: string | null;
   projects: string[] | null;
   leadStatus: LeadStatusName | null;
+  leadReleaseType: LeadClosureName | null;
   contentTemplate: string | null;
   standardTemplate: StandardTemplateName;
   enabled: boolean;
@@ -64,6 +73,7 @@ interface HookRow {
   campaign_code: string | null;
   projects: string[] | null;
   lead_status: number | null;
+  lead_release_type: number | null;
   content_template: string | null;
   standard_template: StandardTemplateName;
   secret: string;
@@ -71,6 +81,10 @@ interface HookRow {
   disabled_reason: string | null;
   disabled_time: Date | null;
   failing_since: Date | null;
+  consecutive_failures: number;
+  paused_until: Date | null;
+  refused_reason: string | null;
+  refused_time: Date | null;
   created_time: Date;
   modified_time: Date;
 }
@@ -89,6 +103,7 @@ export function toHook(row: HookRow): HookRecord {
     campaignCode: row.campaign_code,
     projects: row.projects,
     leadStatus: row.lead_status === null ? null : LeadStatus.toName(row.lead_status),
+    leadReleaseType: row.lead_release_type === null ? null : LeadClosure.toName(row.lead_release_type),
     contentTemplate: row.content_template,
     standardTemplate: row.standard_template,
     secret: row.secret,
@@ -96,6 +111,10 @@ export function toHook(row: HookRow): HookRecord {
     disabledReason: row.disabled_reason,
     disabledTime: row.disabled_time,
     failingSince: row.failing_since,
+    consecutiveFailures: row.consecutive_failures,
+    pausedUntil: row.paused_until,
+    refusedReason: row.refused_reason,
+    refusedTime: row.refused_time,
     createdTime: row.created_time,
     modifiedTime: row.modified_time,
   };
@@ -112,6 +131,7 @@ function inputColumns(input: HookInput) {
     campaign_code: input.campaignCode,
     projects: input.projects,
     lead_status: input.leadStatus === null ? null : LeadStatus.toNumber(input.leadStatus),
+    lead_release_type: input.leadReleaseType === null ? null : LeadClosure.toNumber(input.leadReleaseType),
     content_template: input.contentTemplate,
     standard_template: input.standardTemplate,
   };
@@ -155,16 +175,52 @@ export async function replaceHook(db: Knex, accountId: number, uniqueId: string,
       disabled_reason: db.raw('case when ? then null else disabled_reason end', [input.enabled]),
       disabled_time: db.raw('case when ? then null when enabled then now() else disabled_time end', [input.enabled]),
       failing_since: db.raw('case when ? and not enabled then null else failing_since end', [input.enabled]),
+      // A replaced hook (a new URL, perhaps) starts with its circuit breaker closed.
+      consecutive_failures: 0,
+      paused_until: null,
+      refused_reason: null,
+      refused_time: null,
       modified_time: db.fn.now(),
     })
     .returning('*');
   return row ? toHook(row) : undefined;
 }
 
-/** Deletes the hook and its deliveries (their pending jobs find nothing and end). */
-export async function deleteHook(db: Knex, accountId: number, uniqueId: string): Promise<boolean> {
-  const deleted = await db('hooks').where({ account_id: accountId, unique_id: uniqueId }).delete();
-  return deleted > 0;
+/** First key of the advisory locks that serialise the claims of an account's deliveries (the second is the account id). */
+const CLAIM_LOCK_NAMESPACE = 0x484b43; // 'HKC'
+
+/**
+ * Takes, for the transaction, the locks that serialise claiming the deliveries of these accounts
+ * (src/data/hookDeliveryRepository.ts), in account order so that no two transactions deadlock.
+ */
+export async function lockDeliveryClaims(trx: Knex.Transaction, accountIds: number[]): Promise<void> {
+  await trx.raw(
+    `select count(pg_advisory_xact_lock(?::int, (a % 2147483647)::int)) from (select distinct unnest(?::bigint[]) as a order by 1) x`,
+    [CLAIM_LOCK_NAMESPACE, `{${accountIds.map((id) => String(Math.trunc(id))).join(',')}}`],
+  );
+}
+
+/**
+ * Deletes the hook with its deliveries log and, in the same transaction, the queue's jobs of its
+ * pending deliveries (the queue's own remove_job: a job that is running keeps running, is not
+ * tried again, and its attempt finds its delivery gone). Returns the deliveries cancelled, or
+ * undefined when the account has no such hook.
+ */
+export async function deleteHook(db: Knex, accountId: number, uniqueId: string): Promise<{ cancelled: number } | undefined> {
+  return db.transaction(async (trx) => {
+    const hook = await trx('hooks')
+      .where({ account_id: accountId, unique_id: uniqueId })
+      .forUpdate()
+      .first<{ id: number } | undefined>('id');
+    if (!hook) return undefined;
+    const { rows } = await trx.raw<{ rows: { cancelled: number }[] }>(
+      `select count(${JOB_QUEUE_SCHEMA}.remove_job(${deliveryJobKeySql('d.id')}))::int as cancelled
+         from hook_deliveries d where d.hook_id = ? and d.status = 'pending'`,
+      [hook.id],
+    );
+    await trx('hooks').where({ id: hook.id }).delete();
+    return { cancelled: rows[0]?.cancelled ?? 0 };
+  });
 }
 
 interface CampaignForHookRow {

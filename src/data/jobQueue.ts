@@ -1,5 +1,6 @@
 import { Logger, runMigrations } from 'graphile-worker';
 import type { Knex } from 'knex';
+import pg from 'pg';
 
 /**
  * The job queue (graphile-worker, docs/decisions.md "Hooks"): its tables live in the
@@ -19,11 +20,38 @@ export interface HookDeliveryJob {
 }
 
 /** The queue's key of a delivery's job: adding it again moves the pending job instead of adding a second. */
-const deliveryJobKey = (deliveryId: number) => `hook-delivery:${deliveryId}`;
+const DELIVERY_JOB_KEY_PREFIX = 'hook-delivery:';
+const deliveryJobKey = (deliveryId: number) => `${DELIVERY_JOB_KEY_PREFIX}${deliveryId}`;
+
+/** SQL of the job key of the delivery whose id is the expression `id` (binding-free). */
+export const deliveryJobKeySql = (id: string) => `'${DELIVERY_JOB_KEY_PREFIX}' || ${id}`;
+
+/**
+ * The queue's own pg pool, kept by us rather than by the library. A pool the library makes from
+ * a connection string loses its 'error' listeners when the library releases it, before the pool
+ * has ended: an idle connection that Postgres cuts in that moment (a restart, a shutdown) then
+ * emits an 'error' nobody listens to, which ends the process. Ours keeps a listener on the pool
+ * and on every connection for as long as the pool lives, and is ended (awaited) by its owner.
+ */
+export function openJobQueuePool(
+  connectionString: string,
+  max: number,
+  onError: (err: Error, where: 'idle' | 'active') => void = () => undefined,
+): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on('error', (err) => onError(err, 'idle'));
+  pool.on('connect', (client) => client.on('error', (err) => onError(err, 'active')));
+  return pool;
+}
 
 /** Creates or upgrades the queue's schema (idempotent; the queue serialises concurrent runs). */
 export async function migrateJobQueue(connectionString: string): Promise<void> {
-  await runMigrations({ connectionString, schema: JOB_QUEUE_SCHEMA, logger: quietLogger() });
+  const pgPool = openJobQueuePool(connectionString, 2);
+  try {
+    await runMigrations({ pgPool, schema: JOB_QUEUE_SCHEMA, logger: quietLogger() });
+  } finally {
+    await pgPool.end();
+  }
 }
 
 // graphile-worker logs its migrations at info; they are part of `lcm migrate`, which says what it applied.
@@ -51,6 +79,26 @@ export async function enqueueDeliveryAttempt(trx: Knex | Knex.Transaction, job: 
 export const ENQUEUE_FIRST_ATTEMPTS_SQL = `
   select count(*) from ${JOB_QUEUE_SCHEMA}.add_jobs(array(
     select row('${HOOK_DELIVERY_TASK}', json_build_object('deliveryId', d.id, 'attempt', 1), null, null, 25,
-               'hook-delivery:' || d.id, null, null)::${JOB_QUEUE_SCHEMA}.job_spec
+               ${deliveryJobKeySql('d.id')}, null, null)::${JOB_QUEUE_SCHEMA}.job_spec
       from d))
    where exists (select 1 from d)`;
+
+/**
+ * Removes up to `limit` finished jobs of hook deliveries from the queue, with its own
+ * complete_jobs: jobs that used up their attempts (the queue keeps them for inspection, for
+ * ever), and jobs whose delivery is gone or no longer pending (their hook was deleted, or the
+ * attempt they would make was made). Jobs running now are left alone. Returns the jobs removed.
+ */
+export async function pruneDeliveryJobs(db: Knex, limit: number): Promise<number> {
+  const { rows } = await db.raw<{ rows: { removed: number }[] }>(
+    `select count(*)::int as removed from ${JOB_QUEUE_SCHEMA}.complete_jobs(array(
+       select j.id from ${JOB_QUEUE_SCHEMA}.jobs j
+        where j.task_identifier = ? and j.locked_at is null
+          and (j.attempts >= j.max_attempts or j.key is null
+               or not exists (select 1 from hook_deliveries d
+                               where d.id = substring(j.key from '^${DELIVERY_JOB_KEY_PREFIX}([0-9]+)$')::bigint and d.status = 'pending'))
+        limit ?))`,
+    [HOOK_DELIVERY_TASK, limit],
+  );
+  return rows[0]?.removed ?? 0;
+}

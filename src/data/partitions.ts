@@ -215,7 +215,7 @@ async function dropBefore(db: Knex, family: Family, cutoff: Date, lockTimeoutMs:
 
 // ---- the request log: UTC days ----------------------------------------------------------------
 
-/** The request log's days (db/migrations/20261215000002_request_log.ts): `request_log_pYYYY_MM_DD`. */
+/** The request log's days (db/migrations/20261222000002_request_log.ts): `request_log_pYYYY_MM_DD`. */
 const REQUEST_LOG = 'request_log';
 const DAY_MS = 86_400_000;
 /** Days after today that get their request log partition ahead of time. */

@@ -17,6 +17,7 @@ import { knexClient } from './db';
 export const JOB_NAMES = {
   lifecycleSweep: 'lead-lifecycle-sweep',
   partitionMaintenance: 'partition-maintenance',
+  hookQueuePruning: 'hook-queue-pruning',
 } as const;
 
 /** First key of the two-key advisory locks (the second is the job name's hash). */

@@ -43,3 +43,12 @@ export function literalAddress(host: string): string | undefined {
   const h = host.replace(/^\[|\]$/g, '');
   return ipaddr.isValid(h) ? h : undefined;
 }
+
+/**
+ * Why a hook may not reach an address, naming the settings that let a server reach it (local
+ * development and tests point hooks at a receiver on their own machine).
+ */
+export function refusedAddressMessage(host: string, address: string, range: string): string {
+  const what = host === address ? address : `${host} (${address})`;
+  return `${what} is a ${range} address, which hooks may not reach; a server allows it with HOOKS_ALLOWED_HOSTS=${host} (and HOOKS_ALLOW_HTTP=true for a plain-http URL)`;
+}

@@ -8,6 +8,7 @@ import type { ResourceType } from './enums';
 
 export const HOOK_EVENTS = [
   'lead.created',
+  'lead.updated',
   'lead.statusChanged',
   'call.ended',
   'calendarEvent.created',
@@ -23,6 +24,8 @@ export const DEFAULT_HOOK_EVENTS: HookEventName[] = ['lead.statusChanged'];
 
 export const HOOK_EVENT_DESCRIPTIONS: Record<HookEventName, string> = {
   'lead.created': 'A lead was imported (POST /leads, bulk import) or loaded. data: the Lead as GET /leads/{UniqueId} answers it.',
+  'lead.updated':
+    'An import found the lead already there and merged the new values into it (OnDuplicate=Update). data: the Lead as it is after the merge.',
   'lead.statusChanged':
     'A lead changed status (call outcome, lifecycle sweep, PATCH, do-not-call, anonymize). data: the Lead, plus previousStatus.',
   'call.ended': 'A call record completed (not in progress). data: the Call as GET /calls lists it.',
@@ -34,6 +37,7 @@ export const HOOK_EVENT_DESCRIPTIONS: Record<HookEventName, string> = {
 /** The resource an event is about: the account needs its Get right to receive it. */
 export const EVENT_RESOURCE: Record<HookEventName, ResourceType> = {
   'lead.created': 'Leads',
+  'lead.updated': 'Leads',
   'lead.statusChanged': 'Leads',
   'call.ended': 'Calls',
   'calendarEvent.created': 'CalendarEvents',
@@ -41,7 +45,9 @@ export const EVENT_RESOURCE: Record<HookEventName, ResourceType> = {
   'calendarEvent.deleted': 'CalendarEvents',
 };
 
-export const isLeadEvent = (name: string): boolean => name.startsWith('lead.');
+/** Events whose resource is a lead (the lead filters, leadStatus and leadReleaseType, apply to them). */
+export const isLeadEvent = (name: string): boolean =>
+  (HOOK_EVENTS as readonly string[]).includes(name) && EVENT_RESOURCE[name as HookEventName] === 'Leads';
 
 /** Case-insensitive event name → canonical spelling; undefined when unknown. */
 export function parseHookEvent(name: string): HookEventName | undefined {
@@ -65,6 +71,47 @@ export const STANDARD_TEMPLATE_DESCRIPTIONS: Record<StandardTemplateName, string
   Standard: 'The envelope { "type", "timestamp", "data" }, data being the resource exactly as the API serializes it.',
   Data: 'The resource alone, as the API serializes it (the event type is in the URL or the webhook-id log).',
 };
+
+/**
+ * The live service's template names (`StandardTemplate.PostJson`, ...): each is the Standard
+ * envelope sent with a method and in a format. Clients of the live service send them.
+ */
+export const LIVE_SERVICE_TEMPLATES = {
+  PostJson: { method: 'POST', format: 'Json' },
+  PutJson: { method: 'PUT', format: 'Json' },
+  PostForm: { method: 'POST', format: 'Form' },
+  PutForm: { method: 'PUT', format: 'Form' },
+} as const satisfies Record<string, { method: HookMethod; format: HookFormat }>;
+
+/** What a `standardTemplateName` asks for: a body template, and for a live-service name also a method and format. */
+export interface TemplateChoice {
+  template: StandardTemplateName;
+  method?: HookMethod;
+  format?: HookFormat;
+}
+
+/**
+ * A `standardTemplateName` as clients send it, case-insensitive: ours (`Standard`, `Data`) or
+ * the live service's, with or without its `StandardTemplate.` prefix; undefined when unknown.
+ */
+export function parseTemplateName(value: string): TemplateChoice | undefined {
+  const name = value
+    .trim()
+    .replace(/^standardtemplate\./i, '')
+    .toLowerCase();
+  const own = STANDARD_TEMPLATES.find((t) => t.toLowerCase() === name);
+  if (own !== undefined) return { template: own };
+  for (const [live, shape] of Object.entries(LIVE_SERVICE_TEMPLATES)) {
+    if (live.toLowerCase() === name) return { template: 'Standard', method: shape.method, format: shape.format };
+  }
+  return undefined;
+}
+
+/** Every `standardTemplateName` accepted, for messages and the documentation. */
+export const TEMPLATE_NAMES: readonly string[] = [
+  ...STANDARD_TEMPLATES,
+  ...Object.keys(LIVE_SERVICE_TEMPLATES).map((n) => `StandardTemplate.${n}`),
+];
 
 // ---- messages -------------------------------------------------------------------------------
 
@@ -235,7 +282,11 @@ export function urlTemplateProblems(template: string, rules: UrlRules): string[]
   if (!match) return [...problems, 'must be an absolute http(s) URL'];
   const scheme = match[1]!.toLowerCase();
   if (scheme !== 'https' && !(scheme === 'http' && rules.allowHttp)) {
-    problems.push(rules.allowHttp ? 'the scheme must be https or http' : 'the scheme must be https');
+    problems.push(
+      rules.allowHttp
+        ? 'the scheme must be https or http'
+        : 'the scheme must be https (a server allows plain http with HOOKS_ALLOW_HTTP=true, and loopback or private hosts with HOOKS_ALLOWED_HOSTS)',
+    );
   }
   const authority = match[2]!;
   if (authority.includes('{')) problems.push('the host cannot hold a placeholder');

@@ -3,8 +3,9 @@ import type { Logger } from '../config/logger';
 import type { LeadFieldRule } from '../domain/leadData';
 import { matchesAny } from '../domain/projectPatterns';
 import { EVENT_RESOURCE, HookEventName, HookMessage, TEST_EVENT } from '../domain/hooks';
-import { calendarEventMessage, callMessage, CalendarEventSnapshot, CallSnapshot, leadMessage, LeadSnapshot } from '../domain/hookMessages';
-import { nextAttemptTime, RetryPolicy, shouldDisableHook } from '../domain/hookRetry';
+import { EVENT_KINDS, eventKindOf } from '../domain/hookEventKinds';
+import type { LeadSnapshot } from '../domain/hookMessages';
+import { nextAttemptTime, retryDelayMs, RetryPolicy, shouldDisableHook } from '../domain/hookRetry';
 import { signedHookRequest } from '../domain/hookSignature';
 import {
   AttemptOutcome,
@@ -40,6 +41,8 @@ export interface DeliveryDeps {
   batches: DeliveryBatches;
   sender: HookSender;
   policy: RetryPolicy;
+  /** Failed attempts in a row that pause a hook (HOOKS_BREAKER_FAILURES). */
+  breakerFailures: number;
   timeoutMs: number;
   zone: string;
   /** Decisions and recorded times (injected in tests); signatures always use the wall clock. */
@@ -72,9 +75,22 @@ export interface DeliveryBatches {
 
 const FAILURE_WRITERS = 2;
 
-export function deliveryBatches(db: Knex, timeoutMs: number): DeliveryBatches {
+/** An attempt held back because its hook or account has its fill in flight is tried again after 0.25–1 s. */
+const busyDelayMs = (random: number) => 250 + 750 * random;
+
+export function deliveryBatches(
+  db: Knex,
+  rules: { timeoutMs: number; maxInFlight: number; random?: () => number; clock?: () => Date },
+): DeliveryBatches {
+  const claimRules = {
+    leaseMs: leaseMsOf(rules.timeoutMs),
+    maxInFlight: rules.maxInFlight,
+    busyDelayMs,
+    ...(rules.random ? { random: rules.random } : {}),
+    ...(rules.clock ? { clock: rules.clock } : {}),
+  };
   const claims = new StatementBatcher<ClaimRequest, Claim>(
-    (requests) => claimDeliveryAttempts(db, requests, leaseMsOf(timeoutMs)),
+    (requests) => claimDeliveryAttempts(db, requests, claimRules),
     (r) => r.deliveryId,
   );
   const delivered = new StatementBatcher<DeliveredAttempt, boolean>(
@@ -104,28 +120,34 @@ function skipReason(work: DeliveryWork): string | undefined {
   return undefined;
 }
 
+/** The payload of the event's kind (src/domain/hookEventKinds.ts); an unknown kind cannot be rendered. */
 async function buildMessage(deps: DeliveryDeps, work: DeliveryWork): Promise<HookMessage> {
   const { event, account } = work;
-  const options = { type: event.type, occurredTime: event.occurredTime.getTime(), zone: deps.zone, dateTimeFormat: account.dateTimeFormat };
-  if (event.type.startsWith('lead.') || event.type === TEST_EVENT) {
+  const kind = eventKindOf(event.type);
+  if (kind === undefined) throw new Error(`unknown event type ${JSON.stringify(event.type)}`);
+  const builder = EVENT_KINDS[kind];
+  let fields: LeadFieldRule[] | undefined;
+  if (builder.subject === 'lead') {
     // A test delivery without a campaign carries the sample's fields itself.
     const snapshot = event.snapshot as LeadSnapshot & { sampleFields?: LeadFieldRule[] };
-    const fields =
-      snapshot.sampleFields ?? work.leadFields ?? (await leadDefinitionFieldsById(deps.db, snapshot.campaign.leadDefinitionId));
-    return leadMessage(snapshot, {
-      ...options,
-      entryAccess: account.entryAccess,
-      fields,
-      ...(event.previousStatus !== null ? { previousStatus: event.previousStatus } : {}),
-    });
+    fields = snapshot.sampleFields ?? work.leadFields ?? (await leadDefinitionFieldsById(deps.db, snapshot.campaign.leadDefinitionId));
   }
-  if (event.type === 'call.ended') return callMessage(event.snapshot as CallSnapshot, options);
-  return calendarEventMessage(event.snapshot as CalendarEventSnapshot, options);
+  return builder.payload(event.snapshot, {
+    type: kind,
+    occurredTime: event.occurredTime.getTime(),
+    zone: deps.zone,
+    dateTimeFormat: account.dateTimeFormat,
+    entryAccess: account.entryAccess,
+    ...(fields ? { fields } : {}),
+    ...(event.previousStatus !== null ? { previousStatus: event.previousStatus } : {}),
+  });
 }
 
-export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJob): Promise<AttemptOutcome | 'done'> {
+export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJob): Promise<AttemptOutcome | 'done' | 'deferred'> {
   const claim = await deps.batches.claim({ deliveryId: job.deliveryId, attempt: job.attempt });
   if (claim.kind === 'done') return 'done';
+  // Queued again for later by the claim itself (paused hook, or its fill in flight): this job is done.
+  if (claim.kind === 'deferred') return 'deferred';
   if (claim.kind === 'busy')
     throw new AttemptBusyError(`delivery ${job.deliveryId}: attempt ${job.attempt} is being sent by another worker`);
   const work = claim.work;
@@ -166,7 +188,11 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
     }
   } else {
     const first = work.delivery.firstAttemptTime ?? now;
-    const next = nextAttemptTime(deps.policy, { failures: job.attempt, firstAttemptTime: first, now }, deps.random());
+    // A refused address or URL is refused again on every retry: the delivery fails at once.
+    const refused = result.outcome === 'refused';
+    const next = refused ? undefined : nextAttemptTime(deps.policy, { failures: job.attempt, firstAttemptTime: first, now }, deps.random());
+    // The hook's next retry time, for its circuit breaker: this delivery's next attempt, or one back-off step.
+    const pauseUntil = next ?? new Date(now.getTime() + retryDelayMs(job.attempt, deps.policy, deps.random()));
     await deps.batches.recordOther(() =>
       deps.db.transaction(async (trx) => {
         const failingSince = await recordAttempt(
@@ -176,6 +202,8 @@ export async function runDeliveryAttempt(deps: DeliveryDeps, job: HookDeliveryJo
             outcome: result.outcome,
             status: next ? 'pending' : 'failed',
             ...(next ? { next: { time: next, delayMs: next.getTime() - now.getTime() } } : {}),
+            breaker: { failures: deps.breakerFailures, pauseUntil },
+            ...(refused ? { refused: result.error ?? 'refused' } : {}),
           },
           'failing',
         );

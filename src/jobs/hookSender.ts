@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { classifyAddress, isAllowListed, literalAddress } from '../domain/hookAddress';
+import { classifyAddress, isAllowListed, literalAddress, refusedAddressMessage } from '../domain/hookAddress';
 
 /**
  * Sends one hook request the safe way: https only (unless allowed), the host's addresses checked
@@ -45,14 +45,10 @@ function checkedLookup(allowed: boolean): LookupFunction {
       const usable = allowed ? addresses : addresses.filter((a) => classifyAddress(a.address).allowed);
       if (usable.length === 0) {
         const first = addresses[0];
-        const why = first ? `${first.address} is ${classifyAddress(first.address).range}` : 'it has no address';
-        return callback(
-          new RefusedError(
-            `refused: ${hostname} resolves to an address hooks may not reach (${why}); allow the host with HOOKS_ALLOWED_HOSTS`,
-          ),
-          '',
-          0,
-        );
+        const why = first
+          ? refusedAddressMessage(hostname, first.address, classifyAddress(first.address).range)
+          : `${hostname} has no address`;
+        return callback(new RefusedError(`refused: ${why}`), '', 0);
       }
       if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
       callback(null, usable[0]!.address, usable[0]!.family);
@@ -84,7 +80,7 @@ export class HookSender {
       return {
         outcome: 'refused',
         durationMs: 0,
-        error: `refused: ${url.protocol} URLs are not allowed (https only unless HOOKS_ALLOW_HTTP)`,
+        error: `refused: ${url.protocol} URLs are not allowed (https only; a server allows plain http with HOOKS_ALLOW_HTTP=true)`,
       };
     }
     const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -93,11 +89,7 @@ export class HookSender {
     if (literal !== undefined && !allowListed) {
       const verdict = classifyAddress(literal);
       if (!verdict.allowed) {
-        return {
-          outcome: 'refused',
-          durationMs: 0,
-          error: `refused: ${literal} is ${verdict.range}; allow the host with HOOKS_ALLOWED_HOSTS`,
-        };
+        return { outcome: 'refused', durationMs: 0, error: `refused: ${refusedAddressMessage(host, literal, verdict.range)}` };
       }
     }
     const secure = url.protocol === 'https:';

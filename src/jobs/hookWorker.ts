@@ -6,9 +6,9 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import type { Logger } from '../config/logger';
 import type { Settings } from '../config/settings';
 import type { RetryPolicy } from '../domain/hookRetry';
-import { HOOK_DELIVERY_TASK, HookDeliveryJob, JOB_QUEUE_SCHEMA } from '../data/jobQueue';
+import { HOOK_DELIVERY_TASK, HookDeliveryJob, JOB_QUEUE_SCHEMA, openJobQueuePool } from '../data/jobQueue';
 import { connectionStringOf } from '../data/db';
-import { forgetWorker, heartbeat, releaseDeadWorkers } from '../data/hookDeliveryRepository';
+import { forgetWorker, heartbeat, releaseDeadWorkers, releaseWorkers } from '../data/hookDeliveryRepository';
 import { AttemptBusyError, deliveryBatches, runDeliveryAttempt } from './hookDelivery';
 import { HookSender } from './hookSender';
 
@@ -58,6 +58,10 @@ export interface QueueTuning {
   /** Connections of the queue's own pg pool (opened on demand; with batching a few are in use). */
   maxPoolSize: number;
 }
+
+/** Waits before starting the queue again after it stopped, while the database does not answer. */
+const RESTART_BASE_DELAY_MS = 500;
+const RESTART_MAX_DELAY_MS = 15_000;
 
 /** The queue's pool with its batching on: LISTEN, one fetch, overlapping batched completions and failures. */
 const BATCHED_QUEUE_POOL = 10;
@@ -137,7 +141,13 @@ export async function startHookWorker(options: HookWorkerOptions): Promise<HookW
   const onOutcome = deliveryMetrics(options.registry);
   const deps = {
     db,
-    batches: deliveryBatches(db, settings.HOOKS_TIMEOUT_MS),
+    batches: deliveryBatches(db, {
+      timeoutMs: settings.HOOKS_TIMEOUT_MS,
+      maxInFlight: settings.HOOKS_MAX_PER_HOOK,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.random ? { random: options.random } : {}),
+    }),
+    breakerFailures: settings.HOOKS_BREAKER_FAILURES,
     sender,
     policy: retryPolicyOf(settings),
     timeoutMs: settings.HOOKS_TIMEOUT_MS,
@@ -153,14 +163,15 @@ export async function startHookWorker(options: HookWorkerOptions): Promise<HookW
   await releaseDeadWorkers(db, settings.HOOKS_WORKER_STALE_MS).catch(() => undefined);
 
   const tuning = queueTuningOf(settings, options.queue);
-  let runner: Runner;
-  try {
-    runner = await run({
-      connectionString: connectionStringOf(db),
+  const pgPool = openJobQueuePool(connectionStringOf(db), tuning.maxPoolSize, (err, where) =>
+    logger.warn({ err, component: 'job-queue' }, `a job queue connection (${where}) failed; the pool replaces it`),
+  );
+  const startRunner = () =>
+    run({
+      pgPool,
       schema: JOB_QUEUE_SCHEMA,
       concurrency: settings.HOOKS_CONCURRENCY,
       pollInterval: settings.HOOKS_POLL_INTERVAL_MS,
-      maxPoolSize: tuning.maxPoolSize,
       preset: {
         worker: {
           ...(tuning.localQueueSize > 0 ? { localQueue: { size: tuning.localQueueSize } } : {}),
@@ -183,10 +194,65 @@ export async function startHookWorker(options: HookWorkerOptions): Promise<HookW
         },
       },
     });
+
+  let runner: Runner;
+  try {
+    runner = await startRunner();
   } catch (err) {
     sender.close();
+    await pgPool.end();
     throw err;
   }
+
+  /**
+   * The queue's worker pool shuts itself down when it cannot record finished jobs (Postgres
+   * restarting or unreachable), and that shutdown may never finish while it waits on work that
+   * failed with the database. So the pool is given up as soon as it starts shutting down (or its
+   * runner ends) without being asked: its runner is killed in the background, and a new runner
+   * starts on the same connections once the database answers again, after releasing the jobs the
+   * old pool still held (at once, not after HOOKS_WORKER_STALE_MS). Deliveries are at least once
+   * and their attempts are leased (src/data/hookDeliveryRepository.ts), so a job the old pool
+   * still runs is never sent twice at the same time.
+   */
+  let stopping = false;
+  let restartTimer: NodeJS.Timeout | undefined;
+  const givenUp = new Set<string>();
+  const giveUp = (ended: string | undefined, reason: string) => {
+    if (stopping || ended === undefined || givenUp.has(ended) || ended !== poolId) return;
+    givenUp.add(ended);
+    logger.warn({ pool: ended, reason }, 'the hook delivery queue stopped; starting it again once the database answers');
+    const abandoned = runner;
+    void abandoned.kill().catch(() => undefined);
+    scheduleRestart(ended, 0);
+  };
+  events.on('pool:gracefulShutdown', ({ workerPool, message }) => giveUp(workerPool.id, message));
+  const watch = (watched: Runner, id: string | undefined) => {
+    void watched.promise.then(
+      () => giveUp(id, 'its runner ended'),
+      (err: unknown) => giveUp(id, `its runner failed: ${String(err)}`),
+    );
+  };
+  const scheduleRestart = (ended: string, failures: number) => {
+    const delay = failures === 0 ? RESTART_BASE_DELAY_MS : Math.min(RESTART_MAX_DELAY_MS, RESTART_BASE_DELAY_MS * 2 ** failures);
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      void (async () => {
+        if (stopping) return;
+        try {
+          await releaseWorkers(db, [ended]);
+          if (stopping) return;
+          runner = await startRunner();
+          watch(runner, poolId);
+          logger.info({ pool: poolId, previous: ended }, 'hook delivery queue started again');
+        } catch (err) {
+          logger.warn({ err, attempt: failures + 1 }, 'the hook delivery queue could not start again yet; trying again');
+          scheduleRestart(ended, failures + 1);
+        }
+      })();
+    }, delay);
+    restartTimer.unref();
+  };
+  watch(runner, poolId);
 
   const host = `${os.hostname()}:${process.pid}`;
   const beat = async () => {
@@ -207,9 +273,22 @@ export async function startHookWorker(options: HookWorkerOptions): Promise<HookW
   return {
     id: () => poolId,
     async stop() {
+      stopping = true;
       clearInterval(timer);
-      await runner.stop();
+      clearTimeout(restartTimer);
+      // A runner that ended by itself is stopped already (its stop() then rejects); one whose
+      // shutdown waits on a database that does not answer is killed once the attempts in flight
+      // have had their time.
+      const stopped = runner.stop().then(
+        () => true,
+        () => true,
+      );
+      let wait: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<boolean>((resolve) => (wait = setTimeout(() => resolve(false), settings.HOOKS_TIMEOUT_MS + 5_000)));
+      if (!(await Promise.race([stopped, timedOut]))) await runner.kill().catch(() => undefined);
+      clearTimeout(wait);
       sender.close();
+      await pgPool.end().catch(() => undefined);
       if (poolId !== undefined) await forgetWorker(db, poolId).catch(() => undefined);
     },
   };

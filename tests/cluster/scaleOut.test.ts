@@ -6,7 +6,7 @@ import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
 import { JOB_NAMES } from '../../src/data/scheduledJobs';
 import { LeadStatus } from '../../src/domain/enums';
 import { dailyKey } from '../../src/ratelimit/redisCounterStore';
-import { basicAuth, TestApp, uniq } from '../harness/testApp';
+import { basicAuth, uniq } from '../harness/testApp';
 import { ALL_RIGHTS, createWorld, World } from '../harness/world';
 import { startRedisCluster, RedisClusterHandle } from '../harness/redisCluster';
 import { startPgReplication, PgReplication } from './harness/pgReplication';
@@ -114,7 +114,7 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
       nodes = await Promise.all([startApiNode('node-a', env), startApiNode('node-b', env)]);
       lb = roundRobin(nodes);
       db = createDb({ url: pgs.primary.url, timezone: 'Europe/Copenhagen', poolMax: 4 });
-      w = await createWorld({ load } as unknown as TestApp);
+      w = await createWorld({ load });
       await load(
         { type: 'lead', uniqueId: `cl-lead-${w.id}`, campaign: w.campaigns.b2b, data: { Name: 'A', Telefon: '+45 11 22 33 44' } },
         call('2026-11-02T09:00:00'),

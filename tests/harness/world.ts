@@ -26,7 +26,7 @@ export interface World {
 
 export const ALL_RIGHTS = Object.fromEntries(RESOURCE_TYPES.map((r) => [r, [...VERBS]]));
 
-export async function createWorld(t: TestApp): Promise<World> {
+export async function createWorld(t: Pick<TestApp, 'load'>): Promise<World> {
   const id = uniq();
   const w: World = {
     id,

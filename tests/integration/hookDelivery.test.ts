@@ -44,6 +44,9 @@ interface AttemptRow {
 }
 type DeliveryLog = z.infer<typeof deliveryListOut>;
 
+/** Claim rules of a direct claim: a lease as the workers take it, and no hook or account near its fill. */
+const CLAIM_RULES = { leaseMs: 25_000, maxInFlight: 8, busyDelayMs: () => 500 };
+
 const RETRY_BASE_MS = 4000;
 const HOOK_ENV = {
   HOOKS_ALLOW_HTTP: 'true',
@@ -76,7 +79,7 @@ describe('hook delivery', () => {
     worker = await startHookWorker({
       db: t.db,
       settings: t.settings,
-      logger: createLogger('silent'),
+      logger: createLogger('warn'),
       registry: t.composed.app.metrics.registry,
       clock: () => (clockMs === undefined ? new Date() : new Date(clockMs)),
     });
@@ -187,14 +190,14 @@ describe('hook delivery', () => {
     const claims = await claimDeliveryAttempts(
       t.db,
       late.map((r) => ({ deliveryId: r.id, attempt: 1 })),
-      25_000,
+      CLAIM_RULES,
     );
     expect(claims.map((c) => c.kind)).toEqual(['done', 'done', 'done']);
     await expect(
       claimDeliveryAttempts(
         t.db,
         [late[0]!, late[0]!].map((r) => ({ deliveryId: r.id, attempt: 1 })),
-        25_000,
+        CLAIM_RULES,
       ),
     ).rejects.toThrow(/appears twice/);
   });

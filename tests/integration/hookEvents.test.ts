@@ -5,6 +5,7 @@ import { startHookReceiver, HookReceiver, ReceivedDelivery } from '../harness/ho
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
 import { createLogger } from '../../src/config/logger';
 import { sweepLeads } from '../../src/data/lifecycleSweep';
+import { recordLeadEvents } from '../../src/data/hookEvents';
 
 /**
  * Every event source writes its event with the change, and the delivered `data` is what the
@@ -77,6 +78,36 @@ describe('hook events', () => {
     const api = await get(`/api/leads/${imported(res).uniqueId}`);
     expect(body.data).toEqual(api.body);
     expect(body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
+  });
+
+  it('when an import with OnDuplicate=Update merges into a stored lead, single or bulk, then lead.updated carries the lead as GET answers it', async () => {
+    const path = `/updated-${w.id}`;
+    await hook(path, { events: ['lead.updated'], campaignCode: w.campaigns.b2b });
+    const first = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'Before', Telefon: '+4531415926' } });
+    const again = await request(t.app)
+      .post('/api/leads?DuplicateCheck=Campaign&OnDuplicate=Update')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'After', Telefon: '31 41 59 26' } });
+    expect(again.body).toEqual({ success: true, uniqueId: imported(first).uniqueId, updated: true });
+    const [single] = await receiver.waitFor(path, 1);
+    expect(envelope(single!).type).toBe('lead.updated');
+    expect(envelope(single!).data).toEqual((await get(`/api/leads/${imported(first).uniqueId}`)).body);
+
+    const bulk = await request(t.app)
+      .post('/api/leads/bulk')
+      .query({ CampaignCode: w.campaigns.b2b, DuplicateCheck: 'Campaign', OnDuplicate: 'Update' })
+      .set('Authorization', w.accounts.full.auth)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify([{ Name: 'Bulk after', Telefon: '+45 31 41 59 26' }]));
+    expect(bulk.body).toEqual([{ row: 1, success: true, uniqueId: imported(first).uniqueId, updated: true }]);
+    const both = await receiver.waitFor(path, 2);
+    const last = envelope(both[1]!);
+    expect(last.type).toBe('lead.updated');
+    expect(last.data).toEqual((await get(`/api/leads/${imported(first).uniqueId}`)).body);
+    expect((last.data as { data: Record<string, string> }).data.Name).toBe('Bulk after');
   });
 
   it('when a hook’s projects name a project by its unique id (GET /projects), then it receives that project’s events only', async () => {
@@ -286,5 +317,77 @@ describe('hook events', () => {
     ).rejects.toThrow(/line 2/);
     await new Promise((r) => setTimeout(r, 800));
     expect(receiver.at(path)).toHaveLength(0);
+  });
+
+  it('when a public client of the live service posts its exact body with a leadReleaseType, then lead.statusChanged reaches it only for leads closed that way', async () => {
+    const path = `/release-${w.id}`;
+    const res = await request(t.app)
+      .post('/api/hooks')
+      .set('Authorization', w.accounts.full.auth)
+      .send({
+        name: 'Closed as success',
+        campaignCode: w.campaigns.b2b,
+        leadStatus: 'UserProcessed',
+        method: 'POST',
+        urlTemplate: `${receiver.url}${path}`,
+        format: 'Json',
+        standardTemplateName: 'StandardTemplate.PostJson',
+        leadReleaseType: 'Success',
+      });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ leadReleaseType: 'Success', method: 'POST', format: 'Json', standardTemplateName: 'Standard' });
+    receiver.secret(path, (res.body as { secret: string }).secret);
+    const success = uniq('release-ok-');
+    const other = uniq('release-no-');
+    for (const id of [success, other])
+      await t.load({ type: 'lead', uniqueId: id, campaign: w.campaigns.b2b, data: { Name: 'Release', Phone: '+4512121299' } });
+    await t.load(
+      {
+        type: 'lead',
+        uniqueId: other,
+        campaign: w.campaigns.b2b,
+        data: { Name: 'Release', Phone: '+4512121299' },
+        status: 'UserProcessed',
+        closure: 'NotInterested',
+      },
+      {
+        type: 'lead',
+        uniqueId: success,
+        campaign: w.campaigns.b2b,
+        data: { Name: 'Release', Phone: '+4512121299' },
+        status: 'UserProcessed',
+        closure: 'Success',
+      },
+    );
+    const [got] = await receiver.waitFor(path, 1);
+    expect(envelope(got!)).toMatchObject({
+      type: 'lead.statusChanged',
+      data: { uniqueId: success, closure: 'Success', status: 'UserProcessed' },
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.at(path).map((d) => envelope(d).data.uniqueId)).toEqual([success]);
+  });
+
+  it('when an import merges into an existing lead (lead.updated), then only hooks subscribed to lead.updated receive it, with the lead as the API answers it', async () => {
+    const updatedPath = `/updated-${w.id}`;
+    const createdPath = `/created-only-${w.id}`;
+    await hook(updatedPath, { events: ['lead.updated'], campaignCode: w.campaigns.b2b });
+    await hook(createdPath, { events: ['lead.created'], campaignCode: w.campaigns.b2b });
+    const leadId = uniq('updated-');
+    await t.load({ type: 'lead', uniqueId: leadId, campaign: w.campaigns.b2b, data: { Name: 'Before', Phone: '+4512121288' } });
+    const row = (await t.db<{ id: number; unique_id: string }>('leads').where({ unique_id: leadId }).first('id'))!;
+    await t.db.transaction(async (trx) => {
+      await trx('leads')
+        .where({ id: row.id })
+        .update({ data: JSON.stringify({ Name: 'After', Phone: '+4512121288' }) });
+      await recordLeadEvents(trx, 'lead.updated', [{ leadId: row.id }], new Date());
+    });
+    const [got] = await receiver.waitFor(updatedPath, 1);
+    const body = envelope(got!);
+    expect(body.type).toBe('lead.updated');
+    expect(body.data).toEqual((await get(`/api/leads/${leadId}`)).body);
+    await new Promise((r) => setTimeout(r, 500));
+    // The lead.created-only hook got the load's lead.created, and no lead.updated.
+    expect(receiver.at(createdPath).map((d) => envelope(d).type)).not.toContain('lead.updated');
   });
 });

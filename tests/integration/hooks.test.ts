@@ -145,10 +145,64 @@ describe('/hooks', () => {
           .set('Authorization', w.accounts.full.auth)
           .send({ name: 'x', url: 'http://x.example.com/' });
         expect(res.status).toBe(400);
-        expect(problemOf(res).errors[0]).toEqual({ field: 'url', message: 'the scheme must be https' });
+        expect(problemOf(res).errors[0]!.field).toBe('url');
+        expect(problemOf(res).errors[0]!.message).toMatch(/^the scheme must be https .*HOOKS_ALLOW_HTTP/);
       } finally {
         await strict.close();
       }
+    });
+
+    it('when a public client of the live service sends its exact body, then the hook is a POST Json Standard hook whose answers carry id and createdDate', async () => {
+      const body = {
+        name: 'CRM sync',
+        campaignCode: w.campaigns.b2b,
+        leadStatus: 'UserProcessed',
+        method: 'POST',
+        urlTemplate: 'https://crm.example.com/hooks/{UniqueId}',
+        format: 'Json',
+        standardTemplateName: 'StandardTemplate.PostJson',
+      };
+      const res = await create(body);
+      expect(res.status).toBe(201);
+      const made = hookOf(res);
+      expect(made).toMatchObject({ method: 'POST', format: 'Json', standardTemplateName: 'Standard', leadStatus: 'UserProcessed' });
+      expect(made.id).toBe(made.uniqueId);
+      expect(made.createdDate).toBe(made.createdTime);
+      const withRelease = await create({ ...body, leadReleaseType: 'Success' });
+      expect(withRelease.status).toBe(201);
+      expect(hookOf(withRelease).leadReleaseType).toBe('Success');
+      // Without the prefix, and a form template: the method and format come from the name.
+      const form = hookOf(await create({ name: 'form', url: 'https://crm.example.com/f', standardTemplateName: 'PutForm' }));
+      expect(form).toMatchObject({ method: 'PUT', format: 'Form', standardTemplateName: 'Standard' });
+      for (const path of [`/api/hooks/${made.uniqueId}`, '/api/hooks']) {
+        const read = await request(t.app).get(path).set('Authorization', w.accounts.full.auth);
+        const hooks = (Array.isArray(read.body) ? read.body : [read.body]) as Hook[];
+        const mine = hooks.find((h) => h.uniqueId === made.uniqueId)!;
+        expect(mine).toMatchObject({ id: made.uniqueId, url: body.urlTemplate, createdDate: made.createdTime });
+      }
+    });
+
+    it.each([
+      ['a method the template name contradicts', { method: 'PUT', standardTemplateName: 'StandardTemplate.PostJson' }, 'method'],
+      ['a format the template name contradicts', { format: 'Form', standardTemplateName: 'PostJson' }, 'format'],
+      ['an unknown template name', { standardTemplateName: 'StandardTemplate.PostXml' }, 'standardTemplateName'],
+      ['an unknown lead release type', { leadReleaseType: 'Sold' }, 'leadReleaseType'],
+      ['a lead release type without lead.statusChanged', { events: ['lead.created'], leadReleaseType: 'Success' }, 'leadReleaseType'],
+    ])('when the body has %s, then it is a 400 naming the field', async (_name, extra, field) => {
+      const res = await create({ name: 'x', url: 'https://x.example.com/', ...extra });
+      expect(res.status).toBe(400);
+      expect(problemOf(res).errors.map((e) => e.field)).toContain(field);
+    });
+
+    it.each([
+      ['a loopback address', 'http://127.0.0.2:9/in'],
+      ['a private address', 'https://192.168.1.20/in'],
+    ])('when the URL is %s, then the 400 names the settings that allow it', async (_name, url) => {
+      const res = await create({ name: 'x', url });
+      expect(res.status).toBe(400);
+      const message = problemOf(res).errors.find((e) => e.field === 'url')!.message;
+      expect(message).toMatch(/HOOKS_ALLOWED_HOSTS=/);
+      expect(message).toMatch(/HOOKS_ALLOW_HTTP=true/);
     });
 
     it('when the campaign lies outside the account’s projects, then it is a 403 and nothing is stored', async () => {
@@ -221,6 +275,36 @@ describe('/hooks', () => {
       expect(hookOf(read).name).toBe('keep');
     });
 
+    it('when a hook with pending deliveries is deleted, then their queued jobs go with it in the same transaction', async () => {
+      const made = hookOf(await create({ name: 'pending', url: 'https://x.example.com/p' }));
+      // No worker runs in this file: the test deliveries stay pending, their jobs queued.
+      for (let i = 0; i < 3; i++) {
+        const queued = await request(t.app).post(`/api/hooks/${made.uniqueId}/test`).set('Authorization', w.accounts.full.auth);
+        expect(queued.status).toBe(202);
+      }
+      const jobKeys = async () =>
+        (
+          await t.db.raw<{ rows: { n: number }[] }>(
+            `select count(*)::int as n from graphile_worker.jobs j
+              where j.key in (select 'hook-delivery:' || d.id from hook_deliveries d join hooks h on h.id = d.hook_id where h.unique_id = ?)`,
+            [made.uniqueId],
+          )
+        ).rows[0]!.n;
+      const ids = (
+        await t.db('hook_deliveries as d').join('hooks as h', 'h.id', 'd.hook_id').where('h.unique_id', made.uniqueId).pluck('d.id')
+      ).map(Number);
+      expect(ids).toHaveLength(3);
+      expect(await jobKeys()).toBe(3);
+      const del = await request(t.app).delete(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.full.auth);
+      expect(del.status).toBe(204);
+      const left = await t.db.raw<{ rows: { n: number }[] }>(
+        `select count(*)::int as n from graphile_worker.jobs where key = any(?::text[])`,
+        [ids.map((id) => `hook-delivery:${id}`)],
+      );
+      expect(left.rows[0]!.n).toBe(0);
+      expect(Number((await t.db('hook_deliveries').whereIn('id', ids).count({ n: '*' }))[0]!.n)).toBe(0);
+    });
+
     it('when a hook is deleted, then it is gone', async () => {
       const made = hookOf(await create({ name: 'gone', url: 'https://x.example.com/' }));
       const del = await request(t.app).delete(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.full.auth);
@@ -237,6 +321,7 @@ describe('/hooks', () => {
       const meta = res.body as z.infer<typeof hookMetaOut>;
       expect(meta.events.map((e) => e.name)).toEqual([
         'lead.created',
+        'lead.updated',
         'lead.statusChanged',
         'call.ended',
         'calendarEvent.created',
@@ -254,7 +339,15 @@ describe('/hooks', () => {
           '{Data.FieldName}',
         ]),
       );
-      expect(meta.standardTemplates.map((p) => p.name)).toEqual(['Standard', 'Data']);
+      expect(meta.standardTemplates.map((p) => p.name)).toEqual([
+        'Standard',
+        'Data',
+        'StandardTemplate.PostJson',
+        'StandardTemplate.PutJson',
+        'StandardTemplate.PostForm',
+        'StandardTemplate.PutForm',
+      ]);
+      expect(meta.events.every((e) => e.example.startsWith(`{"type":"${e.name}"`))).toBe(true);
     });
 
     it('when the example of a hook with a JSON content template is asked for, then it is a signed request with valid JSON from the campaign’s fields', async () => {

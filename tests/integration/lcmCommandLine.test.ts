@@ -1,13 +1,13 @@
 import fs from 'node:fs';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { findAccountByUsername } from '../../src/data/accountRepository';
 import { verifyPassword } from '../../src/domain/password';
 import { freePort } from '../harness/freePort';
-import { uniq } from '../harness/testApp';
+import { createOwnDatabase, uniq } from '../harness/testApp';
 import { useTestDb } from '../harness/useTestWorld';
-import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm } from '../harness/lcmProcess';
+import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm, runProcess } from '../harness/lcmProcess';
 
 // Every test runs real processes, and some start Postgres clusters: minutes on a loaded machine.
 jest.setTimeout(300_000);
@@ -119,6 +119,81 @@ describe('lcm command line (child processes)', () => {
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/^lcm: connect ECONNREFUSED 127\.0\.0\.1:\d+\n$/);
       expect(refused.stdout).toBe('');
+    });
+  });
+
+  describe('the runtime', () => {
+    // The machine's own Node (first on the PATH without the project's node_modules/.bin), when it is older than 24.
+    const machineNode = (process.env.PATH ?? '')
+      .split(path.delimiter)
+      .filter((d) => !d.includes(`${path.sep}node_modules${path.sep}`))
+      .map((d) => path.join(d, 'node'))
+      .find((f) => fs.existsSync(f));
+    const machineMajor =
+      machineNode === undefined
+        ? undefined
+        : Number(execFileSync(machineNode, ['-p', 'process.versions.node.split(".")[0]']).toString().trim());
+
+    (machineMajor !== undefined && machineMajor < 24 ? it : it.skip)(
+      "when bin/lcm.js is started by the machine's older Node, then it runs on the project's Node 24",
+      async () => {
+        // Every Node process of the command writes its version: the machine's, then the project's.
+        const seen = path.join(dir, 'node-versions.txt');
+        const preload = path.join(dir, 'record-version.js');
+        fs.writeFileSync(preload, `require('fs').appendFileSync(${JSON.stringify(seen)}, process.versions.node + '\\n');\n`);
+        const result = await runProcess(machineNode!, [LCM_BIN, 'migrate', '--help'], {
+          env: lcmEnv({ NODE_OPTIONS: `--require ${preload}` }),
+        });
+        expect(result).toMatchObject({ code: 0, stderr: '' });
+        expect(result.stdout).toMatch(/^Usage: lcm migrate/);
+        const majors = fs
+          .readFileSync(seen, 'utf8')
+          .trim()
+          .split('\n')
+          .map((v) => Number(v.split('.')[0]));
+        expect(majors).toEqual([machineMajor, expect.any(Number) as jest.AsymmetricMatcher]);
+        expect(majors[1]).toBeGreaterThanOrEqual(24);
+      },
+    );
+
+    it('when the embedded data folder cannot be written, then lcm stops at once with a one-line reason naming the settings', async () => {
+      // A folder under a file: nobody, root included, can create it.
+      const file = write('not-a-folder', []);
+      const result = await runLcm(['account', 'list'], { env: lcmEnv({ EMBEDDED_DATA_DIR: path.join(file, 'postgres') }) });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `lcm: the embedded database needs a folder this user (${os.userInfo().username}) can write, and ${file} is not one; ` +
+          'set EMBEDDED_DATA_DIR to a writable folder, or DATABASE_URL to a Postgres server\n',
+      );
+    });
+  });
+
+  describe('lcm jobs work', () => {
+    it('when it runs on a database and gets SIGTERM, then it says it runs the background work, stops it and exits 0', async () => {
+      // A database of its own: its hook workers must not take other files' deliveries.
+      const own = await createOwnDatabase('cli_jobs_work');
+      try {
+        const child = spawn(process.execPath, [LCM_BIN, 'jobs', 'work'], {
+          env: lcmEnv({ DATABASE_URL: own.url }),
+          cwd: PROJECT_ROOT,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.stderr.on('data', (d) => (out += d));
+        const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+          child.once('exit', (code, signal) => resolve({ code, signal })),
+        );
+        for (const deadline = Date.now() + 120_000; !out.includes('background work running') && child.exitCode === null;) {
+          if (Date.now() > deadline) throw new Error(`lcm jobs work did not start: ${out}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        child.kill('SIGTERM');
+        expect(await exited).toEqual({ code: 0, signal: null });
+        expect(out).toBe('background work running; stop with SIGTERM or SIGINT\n');
+      } finally {
+        await own.drop();
+      }
     });
   });
 

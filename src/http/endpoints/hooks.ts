@@ -1,8 +1,6 @@
 import { defineEndpoint, Endpoint, right } from '../endpoint';
-import { forbidden, HttpProblem, invalidParameter, notFound, ProblemFieldError } from '../problem';
-import type { Knex } from 'knex';
+import { forbidden, HttpProblem, invalidParameter, notFound } from '../problem';
 import type { Settings } from '../../config/settings';
-import type { DateTimeFormatName } from '../../domain/enums';
 import {
   deliveriesQuery,
   deliveryListOut,
@@ -11,190 +9,53 @@ import {
   hookBodyAliases,
   hookExampleOut,
   hookListOut,
+  hookMeta,
   hookMetaOut,
   hookOut,
   hookParams,
+  hookToJson,
+  deliveriesToJson,
   queuedDeliveryOut,
 } from '../schemas/hooks';
-import type { AccountContext } from '../../domain/account';
-import { formatDateTime } from '../../domain/datetime';
-import {
-  contentTemplateProblems,
-  dataFieldsUsed,
-  DEFAULT_HOOK_EVENTS,
-  EVENT_RESOURCE,
-  HOOK_EVENT_DESCRIPTIONS,
-  HOOK_EVENTS,
-  HOOK_FORMATS,
-  HOOK_METHODS,
-  HookMessage,
-  isLeadEvent,
-  PLACEHOLDERS,
-  STANDARD_TEMPLATE_DESCRIPTIONS,
-  TEST_EVENT,
-  urlTemplateProblems,
-} from '../../domain/hooks';
-import {
-  calendarEventMessage,
-  callMessage,
-  leadMessage,
-  sampleCalendarEventSnapshot,
-  sampleCallSnapshot,
-  sampleLeadSnapshot,
-} from '../../domain/hookMessages';
-import { signedHookRequest } from '../../domain/hookSignature';
-import { classifyAddress, isAllowListed, literalAddress } from '../../domain/hookAddress';
 import { addTimeSpan } from '../../domain/timespan';
+import { listDeliveries, listHooks, redeliver } from '../../data/hookRepository';
 import {
-  createHook,
-  deleteHook,
-  findCampaignForHook,
-  findHook,
-  HookInput,
-  HookRecord,
-  listDeliveries,
-  listHooks,
-  newMessageId,
-  queueTestDelivery,
-  redeliver,
-  replaceHook,
-} from '../../data/hookRepository';
-import { leadDefinitionFieldsById } from '../../data/hookDeliveryRepository';
-import { version } from '../../../package.json';
+  createHookFromBody,
+  deleteOwnHook,
+  HookEnv,
+  hookExample,
+  HookRejection,
+  ownHook,
+  queueHookTest,
+  replaceHookFromBody,
+} from '../../ingest/hookUseCases';
 
 /**
  * The WebHooks resource: an account's hooks, what they can say (meta), what one would send
- * (example), a test delivery, the deliveries log and redelivery. Deliveries themselves are the
- * workers' (src/jobs/hookWorker.ts); events are written by the changes (src/data/hookEvents.ts).
+ * (example), a test delivery, the deliveries log and redelivery. The use cases are in
+ * src/ingest/hookUseCases.ts; deliveries themselves are the workers' (src/jobs/hookWorker.ts);
+ * events are written by the changes (src/data/hookEvents.ts).
  */
 
 const TAGS = ['Hooks'];
-type Body = import('zod').output<typeof hookBody>;
-
-/** What the hook handlers use: the request's database, clock and DateTime format, and the server's URL rules. */
-interface HookEnv {
-  db: Knex;
-  clock: () => Date;
-  zone: string;
-  format: DateTimeFormatName;
-  rules: HookRules;
-}
 
 export type HookRules = Pick<Settings, 'HOOKS_ALLOW_HTTP' | 'HOOKS_ALLOWED_HOSTS'>;
 
-function hookToJson(hook: HookRecord, env: HookEnv, withSecret = false) {
-  const time = (d: Date | null) => (d === null ? undefined : formatDateTime(d, env.zone, env.format));
-  return {
-    uniqueId: hook.uniqueId,
-    name: hook.name,
-    description: hook.description ?? undefined,
-    url: hook.url,
-    method: hook.method,
-    format: hook.format,
-    events: hook.events,
-    campaignCode: hook.campaignCode ?? undefined,
-    projects: hook.projects ?? undefined,
-    leadStatus: hook.leadStatus ?? undefined,
-    contentTemplate: hook.contentTemplate ?? undefined,
-    standardTemplateName: hook.standardTemplate,
-    enabled: hook.enabled,
-    disabledReason: hook.disabledReason ?? undefined,
-    disabledTime: time(hook.disabledTime),
-    failingSince: time(hook.failingSince),
-    createdTime: formatDateTime(hook.createdTime, env.zone, env.format),
-    modifiedTime: formatDateTime(hook.modifiedTime, env.zone, env.format),
-    ...(withSecret ? { secret: hook.secret } : {}),
-  };
-}
-
-function badBody(errors: ProblemFieldError[]): HttpProblem {
-  return new HttpProblem('invalid_body', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
-}
-
-/**
- * Everything about a hook body that needs more than its schema: the URL and content templates,
- * the campaign (unknown 400, outside the account's projects 403), the account's rights on the
- * events' resources (403), and filters that cannot apply. Nothing is stored when this throws.
- */
-async function checkedInput(body: Body, account: AccountContext, env: HookEnv): Promise<HookInput> {
-  const { rules: settings, db } = env;
-  const errors: ProblemFieldError[] = [];
-  const events = body.events ? [...new Set(body.events)] : DEFAULT_HOOK_EVENTS;
-  const format = body.format ?? 'Json';
-  for (const message of urlTemplateProblems(body.url, { allowHttp: settings.HOOKS_ALLOW_HTTP })) errors.push({ field: 'url', message });
-  if (errors.length === 0) {
-    const host = new URL(body.url.replace(/\{[^}]*\}/g, 'x')).hostname;
-    const literal = literalAddress(host);
-    if (literal !== undefined && !isAllowListed(literal, settings.HOOKS_ALLOWED_HOSTS) && !classifyAddress(literal).allowed) {
-      errors.push({ field: 'url', message: `${literal} is a ${classifyAddress(literal).range} address, which hooks may not reach` });
-    }
+/** A use case's rejection as the problem the client gets. */
+async function answered<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof HookRejection)) throw err;
+    if (err.kind === 'missing') throw notFound(err.message);
+    if (err.kind === 'forbidden') throw forbidden(err.message);
+    throw new HttpProblem('invalid_body', err.message, err.errors);
   }
-  const contentTemplate = body.contentTemplate ?? null;
-  if (contentTemplate !== null)
-    for (const message of contentTemplateProblems(contentTemplate, format)) errors.push({ field: 'contentTemplate', message });
-  const leadStatus = body.leadStatus ?? null;
-  if (leadStatus !== null && !events.some(isLeadEvent)) {
-    errors.push({ field: 'leadStatus', message: 'applies to lead events only, and the hook has none' });
-  }
-  if (errors.length > 0) throw badBody(errors);
-
-  const missing = [...new Set(events.map((e) => EVENT_RESOURCE[e]))].filter((r) => !(account.rights[r] ?? []).includes('Get'));
-  if (missing.length > 0) throw forbidden(`this account lacks the Get right on ${missing.join(', ')}, which the hook's events are about`);
-
-  const campaignCode = body.campaignCode ?? null;
-  if (campaignCode !== null) {
-    const campaign = await findCampaignForHook(db, campaignCode, account.projectPatterns);
-    if (!campaign) throw badBody([{ field: 'campaignCode', message: `no campaign has the code ${JSON.stringify(campaignCode)}` }]);
-    if (!campaign.visible) throw forbidden(`campaign ${campaignCode} belongs to a project outside this account's project rights`);
-    // With a campaign known, {Data.X} must name a field of its lead definition.
-    const fields = (await leadDefinitionFieldsById(db, campaign.leadDefinitionId)).map((f) => f.name.toLowerCase());
-    const unknown = [body.url, contentTemplate ?? ''].flatMap(dataFieldsUsed).filter((f) => !fields.includes(f.toLowerCase()));
-    if (unknown.length > 0) {
-      throw badBody([
-        {
-          field: contentTemplate !== null ? 'contentTemplate' : 'url',
-          message: `unknown placeholder ${unknown.map((f) => `{Data.${f}}`).join(', ')}: no such field in the campaign's lead definition`,
-        },
-      ]);
-    }
-  }
-  return {
-    name: body.name,
-    description: body.description ?? null,
-    url: body.url,
-    method: body.method ?? 'POST',
-    format,
-    events,
-    campaignCode,
-    projects: body.projects && body.projects.length > 0 ? body.projects : null,
-    leadStatus,
-    contentTemplate,
-    standardTemplate: body.standardTemplateName ?? 'Standard',
-    enabled: body.enabled ?? true,
-  };
-}
-
-async function ownHook(env: HookEnv, account: AccountContext, uniqueId: string): Promise<HookRecord> {
-  const hook = await findHook(env.db, account.id, uniqueId);
-  if (!hook) throw notFound(`no hook ${uniqueId}`);
-  return hook;
-}
-
-/** A sample lead of the hook's campaign (or a made-up one), for the example and test deliveries. */
-async function sampleLead(env: HookEnv, account: AccountContext, hook: HookRecord) {
-  const now = env.clock().getTime();
-  if (hook.campaignCode !== null) {
-    const campaign = await findCampaignForHook(env.db, hook.campaignCode, account.projectPatterns);
-    if (campaign?.visible) {
-      const fields = await leadDefinitionFieldsById(env.db, campaign.leadDefinitionId);
-      return { ...sampleLeadSnapshot({ now, campaign, fields }), own: true };
-    }
-  }
-  return { ...sampleLeadSnapshot({ now }), own: false };
 }
 
 /** The /hooks endpoints; `rules` are the server's hook URL settings (https only, allow-listed hosts). */
-export function hookEndpoints(rules: HookRules): Endpoint[] {
+export function hookEndpoints(settings: HookRules): Endpoint[] {
+  const rules = { allowHttp: settings.HOOKS_ALLOW_HTTP, allowedHosts: settings.HOOKS_ALLOWED_HOSTS };
   const listHooksEndpoint = defineEndpoint({
     service: 'hooks.list',
     operationId: 'listHooks',
@@ -233,8 +94,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     errorStatuses: [403],
     async handler({ body, account, res, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
-      const input = await checkedInput(body, account, env);
-      const hook = await createHook(env.db, account.id, input);
+      const hook = await answered(() => createHookFromBody(body, account, env));
       res.location(`/api/hooks/${encodeURIComponent(hook.uniqueId)}`);
       return { status: 201, body: hookToJson(hook, env, true) };
     },
@@ -251,23 +111,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     representations: ['json', 'html'],
     response: hookMetaOut,
     handler() {
-      return Promise.resolve({
-        title: 'Hooks: events, placeholders, templates',
-        body: {
-          events: HOOK_EVENTS.map((name) => ({ name, description: HOOK_EVENT_DESCRIPTIONS[name] })),
-          testEvent: TEST_EVENT,
-          placeholders: Object.entries(PLACEHOLDERS).map(([name, description]) => ({ name: `{${name}}`, description })),
-          standardTemplates: Object.entries(STANDARD_TEMPLATE_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
-          methods: [...HOOK_METHODS],
-          formats: [...HOOK_FORMATS],
-          signature: {
-            scheme: 'Standard Webhooks v1',
-            headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
-            description:
-              'HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the hook secret (verify with the standardwebhooks package). webhook-id is the delivery id, the same on every retry: use it to de-duplicate.',
-          },
-        },
-      });
+      return Promise.resolve({ title: 'Hooks: events, placeholders, templates', body: hookMeta() });
     },
   });
 
@@ -286,7 +130,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     errorStatuses: [404],
     async handler({ params, account, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
-      const hook = await ownHook(env, account, params.UniqueId);
+      const hook = await answered(() => ownHook(env, account, params.UniqueId));
       return { body: hookToJson(hook, env), title: `Hook ${hook.name}` };
     },
   });
@@ -309,10 +153,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     errorStatuses: [403, 404],
     async handler({ params, body, account, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
-      await ownHook(env, account, params.UniqueId);
-      const input = await checkedInput(body, account, env);
-      const hook = await replaceHook(env.db, account.id, params.UniqueId, input);
-      if (!hook) throw notFound(`no hook ${params.UniqueId}`);
+      const hook = await answered(() => replaceHookFromBody(params.UniqueId, body, account, env));
       return { body: hookToJson(hook, env) };
     },
   });
@@ -332,7 +173,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     errorStatuses: [404],
     async handler({ params, account, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
-      if (!(await deleteHook(env.db, account.id, params.UniqueId))) throw notFound(`no hook ${params.UniqueId}`);
+      await answered(() => deleteOwnHook(env, account, params.UniqueId));
       return { status: 204 };
     },
   });
@@ -353,23 +194,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     errorStatuses: [404],
     async handler({ params, account, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
-      const hook = await ownHook(env, account, params.UniqueId);
-      const now = env.clock().getTime();
-      const type = hook.events[0] ?? TEST_EVENT;
-      const options = { type, occurredTime: now, zone, dateTimeFormat };
-      let message: HookMessage;
-      if (type === 'call.ended') message = callMessage(sampleCallSnapshot(now, hook.campaignCode ?? undefined), options);
-      else if (type.startsWith('calendarEvent.')) message = calendarEventMessage(sampleCalendarEventSnapshot(now), options);
-      else {
-        const sample = await sampleLead(env, account, hook);
-        message = leadMessage(sample.snapshot, {
-          ...options,
-          entryAccess: account.entryAccess,
-          fields: sample.fields,
-          ...(type === 'lead.statusChanged' ? { previousStatus: 'New' as const } : {}),
-        });
-      }
-      const request = signedHookRequest(hook, message, newMessageId(), env.clock(), `lead-call-api-hooks/${version}`);
+      const { hook, request } = await answered(() => hookExample(env, account, params.UniqueId));
       return { body: request, title: `Hook ${hook.name}: example request` };
     },
   });
@@ -390,10 +215,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     errorStatuses: [404],
     async handler({ params, account, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
-      const hook = await ownHook(env, account, params.UniqueId);
-      const sample = await sampleLead(env, account, hook);
-      const snapshot = sample.own ? sample.snapshot : { ...sample.snapshot, sampleFields: sample.fields };
-      const deliveryId = await queueTestDelivery(env.db, hook.id, snapshot, env.clock());
+      const deliveryId = await answered(() => queueHookTest(env, account, params.UniqueId));
       return { status: 202, body: { deliveryId, status: 'pending' } };
     },
   });
@@ -415,42 +237,14 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     errorStatuses: [404],
     async handler({ params, query, account, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
-      const hook = await ownHook(env, account, params.UniqueId);
+      const hook = await answered(() => ownHook(env, account, params.UniqueId));
       const now = env.clock();
       const from = query.FromTime ?? new Date(now.getTime() - 86_400_000);
       if (query.TimeSpan?.negative) throw invalidParameter('TimeSpan', 'must not be negative');
       const to = query.TimeSpan ? addTimeSpan(from, query.TimeSpan, zone) : new Date(from.getTime() + 86_400_000);
       if (Number.isNaN(to.getTime())) throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
       const deliveries = await listDeliveries(env.db, hook.id, from, to, query.Limit ?? 100);
-      const time = (d: Date | null) => (d === null ? undefined : formatDateTime(d, zone, dateTimeFormat));
-      const opt = <T>(v: T | null) => v ?? undefined;
-      return {
-        title: `Hook ${hook.name}: deliveries`,
-        body: deliveries.map((d) => ({
-          deliveryId: d.uniqueId,
-          eventType: d.eventType,
-          eventTime: formatDateTime(d.eventTime, zone, dateTimeFormat),
-          resourceId: d.resourceId,
-          status: d.status,
-          attempts: d.attempts,
-          createdTime: formatDateTime(d.createdTime, zone, dateTimeFormat),
-          lastAttemptTime: time(d.lastAttemptTime),
-          nextAttemptTime: time(d.nextAttemptTime),
-          lastStatusCode: opt(d.lastStatusCode),
-          lastError: opt(d.lastError),
-          completedTime: time(d.completedTime),
-          attemptLog: d.attemptLog.map((a) => ({
-            attempt: a.attempt,
-            attemptTime: formatDateTime(a.attemptTime, zone, dateTimeFormat),
-            outcome: a.outcome,
-            statusCode: opt(a.statusCode),
-            durationMs: opt(a.durationMs),
-            error: opt(a.error),
-            responseBody: opt(a.responseBody),
-            nextAttemptTime: time(a.nextAttemptTime),
-          })),
-        })),
-      };
+      return { title: `Hook ${hook.name}: deliveries`, body: deliveriesToJson(deliveries, env) };
     },
   });
 
@@ -471,7 +265,7 @@ export function hookEndpoints(rules: HookRules): Endpoint[] {
     errorStatuses: [404],
     async handler({ params, account, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
-      const hook = await ownHook(env, account, params.UniqueId);
+      const hook = await answered(() => ownHook(env, account, params.UniqueId));
       const done = await redeliver(env.db, hook.id, params.DeliveryId);
       if (!done) throw notFound(`hook ${params.UniqueId} has no delivery ${params.DeliveryId}`);
       return { status: 202, body: { deliveryId: done.uniqueId, status: 'pending' } };

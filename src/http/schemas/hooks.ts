@@ -1,7 +1,26 @@
 import { z } from 'zod';
 import { dateTimeOut, dateTimeParam, enumNameParam, positiveIntParam, timeSpanParam } from './common';
-import { Enumeration, LeadStatus } from '../../domain/enums';
-import { HOOK_EVENTS, HOOK_FORMATS, HOOK_METHODS, parseHookEvent, STANDARD_TEMPLATES, TEST_EVENT } from '../../domain/hooks';
+import { Enumeration, LeadClosure, LeadStatus } from '../../domain/enums';
+import {
+  HOOK_EVENT_DESCRIPTIONS,
+  HOOK_EVENTS,
+  HOOK_FORMATS,
+  HOOK_METHODS,
+  parseHookEvent,
+  parseTemplateName,
+  PLACEHOLDERS,
+  STANDARD_TEMPLATE_DESCRIPTIONS,
+  STANDARD_TEMPLATES,
+  TEMPLATE_NAMES,
+  LIVE_SERVICE_TEMPLATES,
+  renderHookRequest,
+  TEST_EVENT,
+} from '../../domain/hooks';
+import { EventKind, samplePayload } from '../../domain/hookEventKinds';
+import { sampleLeadSnapshot } from '../../domain/hookMessages';
+import { formatDateTime } from '../../domain/datetime';
+import type { DateTimeFormatName } from '../../domain/enums';
+import type { DeliveryRecord, HookRecord } from '../../data/hookRepository';
 
 /**
  * Request and response schemas of the /hooks endpoints (the WebHooks resource). Both create
@@ -9,9 +28,43 @@ import { HOOK_EVENTS, HOOK_FORMATS, HOOK_METHODS, parseHookEvent, STANDARD_TEMPL
  * method, urlTemplate, format, standardTemplateName }` and `{ Name, Method, UrlTemplate, Format,
  * ContentTemplate, LeadStatus }` (property names are case-insensitive; `urlTemplate` is `url`).
  */
+/** The fixed moment the documented examples are rendered at. */
+const EXAMPLE_TIME = Date.parse('2026-05-06T08:16:41.000Z');
+
+/** The Standard body of a sample of `type` (built by the event kind's own builder), for the documentation and /hooks/meta. */
+function standardBodyOf(type: EventKind): string {
+  const message = samplePayload(
+    type,
+    { now: EXAMPLE_TIME, lead: sampleLeadSnapshot({ now: EXAMPLE_TIME }) },
+    { occurredTime: EXAMPLE_TIME, zone: 'Europe/Copenhagen', dateTimeFormat: 'Offset', entryAccess: 'Full' },
+  );
+  return renderHookRequest(
+    { url: 'https://example.com/', method: 'POST', format: 'Json', contentTemplate: null, standardTemplate: 'Standard' },
+    message,
+  ).body;
+}
+
 const HookMethodEnum = new Enumeration('HookMethod', { POST: 0, PUT: 1 } as const);
 const HookFormatEnum = new Enumeration('HookFormat', { Json: 0, Form: 1 } as const);
-const StandardTemplateEnum = new Enumeration('StandardTemplate', { Standard: 0, Data: 1 } as const);
+
+/** `Standard`, `Data`, or a live-service name such as `StandardTemplate.PostJson` (case-insensitive). */
+const templateName = z
+  .string()
+  .transform((value, ctx) => {
+    const choice = parseTemplateName(value);
+    if (choice === undefined) {
+      ctx.addIssue({ code: 'custom', message: `unknown template ${JSON.stringify(value)}; one of ${TEMPLATE_NAMES.join(', ')}` });
+      return z.NEVER;
+    }
+    return choice;
+  })
+  .meta({
+    description:
+      `Body when there is no content template: ${STANDARD_TEMPLATES.join(' or ')} (default Standard, the envelope). ` +
+      `The live service's names are accepted too (${TEMPLATE_NAMES.filter((n) => n.includes('.')).join(', ')}, with or without the \`StandardTemplate.\` prefix): ` +
+      'each is the Standard envelope with that method and format (a method or format given beside it must agree).',
+    example: 'StandardTemplate.PostJson',
+  });
 
 const hookEvent = z
   .string()
@@ -61,16 +114,15 @@ export const hookBody = z
     leadStatus: enumNameParam(LeadStatus)
       .nullish()
       .meta({ description: 'Lead events only when the lead has (reached) this status, e.g. UserProcessed.' }),
+    leadReleaseType: enumNameParam(LeadClosure).nullish().meta({
+      description: 'lead.statusChanged only for leads closed this way (a LeadClosure name, e.g. Success); other events are not narrowed.',
+    }),
     contentTemplate: z.string().max(20000).nullish().meta({
       description:
         'The body, with placeholders (GET /hooks/meta). With format Json it must be JSON with the placeholders inside strings; values are JSON-escaped. With Form they are form-encoded.',
       example: '{"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}',
     }),
-    standardTemplateName: enumNameParam(StandardTemplateEnum)
-      .optional()
-      .meta({
-        description: `Body when there is no content template: ${STANDARD_TEMPLATES.join(' or ')} (default Standard, the envelope).`,
-      }),
+    standardTemplateName: templateName.optional(),
     enabled: z
       .boolean()
       .optional()
@@ -86,7 +138,8 @@ export const hookBody = z
       method: 'POST',
       urlTemplate: 'https://crm.example.com/hooks/leads/{UniqueId}',
       format: 'Json',
-      standardTemplateName: 'Standard',
+      standardTemplateName: 'StandardTemplate.PostJson',
+      leadReleaseType: 'Success',
     },
   });
 
@@ -112,6 +165,7 @@ const timeOut = dateTimeOut;
 export const hookOut = z
   .object({
     uniqueId: z.string(),
+    id: z.string().meta({ description: 'The same as uniqueId (the name clients of the live service read).' }),
     name: z.string(),
     description: z.string().optional(),
     url: z.string(),
@@ -121,6 +175,7 @@ export const hookOut = z
     campaignCode: z.string().optional(),
     projects: z.array(z.string()).optional(),
     leadStatus: z.string().optional(),
+    leadReleaseType: z.string().optional(),
     contentTemplate: z.string().optional(),
     standardTemplateName: z.enum(STANDARD_TEMPLATES),
     enabled: z.boolean(),
@@ -129,7 +184,17 @@ export const hookOut = z
     failingSince: timeOut
       .optional()
       .meta({ description: 'Every attempt since this time failed; the hook is disabled when this lasts 5 days.' }),
+    pausedUntil: timeOut.optional().meta({
+      description: `Its last attempts all failed: the hook is paused until this time (its next retry), then tried again (circuit breaker).`,
+    }),
+    consecutiveFailures: z.number().int().meta({ description: 'Failed attempts in a row since the last delivered one.' }),
+    refusedReason: z.string().optional().meta({
+      description:
+        'The address or URL of the last refused attempt and why (such a delivery fails at once); the settings that allow it are named.',
+    }),
+    refusedTime: timeOut.optional(),
     createdTime: timeOut,
+    createdDate: timeOut.meta({ description: 'The same as createdTime (the name clients of the live service read).' }),
     modifiedTime: timeOut,
     secret: z.string().optional().meta({
       description: 'The signing secret (`whsec_…`); only in the answer to POST /hooks.',
@@ -140,6 +205,7 @@ export const hookOut = z
     id: 'Hook',
     example: {
       uniqueId: '3b0f0a4e-8f3c-4bfa-9f7b-2a0f6d1c9e11',
+      id: '3b0f0a4e-8f3c-4bfa-9f7b-2a0f6d1c9e11',
       name: 'Closed leads to CRM',
       url: 'https://crm.example.com/hooks/leads/{UniqueId}',
       method: 'POST',
@@ -149,7 +215,9 @@ export const hookOut = z
       leadStatus: 'UserProcessed',
       standardTemplateName: 'Standard',
       enabled: true,
+      consecutiveFailures: 0,
       createdTime: '2026-05-06T10:16:41.000+02:00',
+      createdDate: '2026-05-06T10:16:41.000+02:00',
       modifiedTime: '2026-05-06T10:16:41.000+02:00',
     },
   });
@@ -160,7 +228,11 @@ const named = z.object({ name: z.string(), description: z.string() });
 
 export const hookMetaOut = z
   .object({
-    events: z.array(named),
+    events: z.array(
+      named.extend({
+        example: z.string().meta({ description: 'The body a hook with the Standard template receives for this event (a sample).' }),
+      }),
+    ),
     testEvent: z.string(),
     placeholders: z.array(named),
     standardTemplates: z.array(named),
@@ -171,7 +243,7 @@ export const hookMetaOut = z
   .meta({
     id: 'HookMeta',
     example: {
-      events: [{ name: 'lead.statusChanged', description: 'A lead changed status …' }],
+      events: [{ name: 'lead.statusChanged', description: 'A lead changed status …', example: '{"type":"lead.statusChanged",…}' }],
       testEvent: TEST_EVENT,
       placeholders: [{ name: 'UniqueId', description: 'uniqueId of the resource …' }],
       standardTemplates: [{ name: 'Standard', description: 'The envelope …' }],
@@ -199,7 +271,7 @@ export const hookExampleOut = z
         'webhook-timestamp': '1778055401',
         'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
       },
-      body: '{"type":"lead.statusChanged","timestamp":"2026-05-06T10:16:41.000+02:00","data":{"uniqueId":"5d1f7c3e-…"}}',
+      body: standardBodyOf('lead.statusChanged'),
     },
   });
 
@@ -273,3 +345,97 @@ export const deliveryListOut = z
       },
     ],
   });
+
+// ---- serializers -------------------------------------------------------------------------------
+
+/** How an answer writes DateTimes. */
+interface TimeFormat {
+  zone: string;
+  format: DateTimeFormatName;
+}
+
+export function hookToJson(hook: HookRecord, env: TimeFormat, withSecret = false): z.input<typeof hookOut> {
+  const time = (d: Date | null) => (d === null ? undefined : formatDateTime(d, env.zone, env.format));
+  const created = formatDateTime(hook.createdTime, env.zone, env.format);
+  return {
+    uniqueId: hook.uniqueId,
+    id: hook.uniqueId,
+    name: hook.name,
+    description: hook.description ?? undefined,
+    url: hook.url,
+    method: hook.method,
+    format: hook.format,
+    events: hook.events,
+    campaignCode: hook.campaignCode ?? undefined,
+    projects: hook.projects ?? undefined,
+    leadStatus: hook.leadStatus ?? undefined,
+    leadReleaseType: hook.leadReleaseType ?? undefined,
+    contentTemplate: hook.contentTemplate ?? undefined,
+    standardTemplateName: hook.standardTemplate,
+    enabled: hook.enabled,
+    disabledReason: hook.disabledReason ?? undefined,
+    disabledTime: time(hook.disabledTime),
+    failingSince: time(hook.failingSince),
+    pausedUntil: hook.pausedUntil !== null && hook.pausedUntil.getTime() > Date.now() ? time(hook.pausedUntil) : undefined,
+    consecutiveFailures: hook.consecutiveFailures,
+    refusedReason: hook.refusedReason ?? undefined,
+    refusedTime: time(hook.refusedTime),
+    createdTime: created,
+    createdDate: created,
+    modifiedTime: formatDateTime(hook.modifiedTime, env.zone, env.format),
+    ...(withSecret ? { secret: hook.secret } : {}),
+  };
+}
+
+export function deliveriesToJson(deliveries: DeliveryRecord[], env: TimeFormat): z.input<typeof deliveryListOut> {
+  const time = (d: Date | null) => (d === null ? undefined : formatDateTime(d, env.zone, env.format));
+  const opt = <T>(v: T | null) => v ?? undefined;
+  return deliveries.map((d) => ({
+    deliveryId: d.uniqueId,
+    eventType: d.eventType,
+    eventTime: formatDateTime(d.eventTime, env.zone, env.format),
+    resourceId: d.resourceId,
+    status: d.status,
+    attempts: d.attempts,
+    createdTime: formatDateTime(d.createdTime, env.zone, env.format),
+    lastAttemptTime: time(d.lastAttemptTime),
+    nextAttemptTime: time(d.nextAttemptTime),
+    lastStatusCode: opt(d.lastStatusCode),
+    lastError: opt(d.lastError),
+    completedTime: time(d.completedTime),
+    attemptLog: d.attemptLog.map((a) => ({
+      attempt: a.attempt,
+      attemptTime: formatDateTime(a.attemptTime, env.zone, env.format),
+      outcome: a.outcome as z.input<typeof attemptOut>['outcome'],
+      statusCode: opt(a.statusCode),
+      durationMs: opt(a.durationMs),
+      error: opt(a.error),
+      responseBody: opt(a.responseBody),
+      nextAttemptTime: time(a.nextAttemptTime),
+    })),
+  }));
+}
+
+/** What GET /hooks/meta answers: every event kind with a sample body, the placeholders, templates, methods, formats and signature. */
+export function hookMeta(): z.input<typeof hookMetaOut> {
+  return {
+    events: HOOK_EVENTS.map((name) => ({ name, description: HOOK_EVENT_DESCRIPTIONS[name], example: standardBodyOf(name) })),
+    testEvent: TEST_EVENT,
+    placeholders: Object.entries(PLACEHOLDERS).map(([name, description]) => ({ name: `{${name}}`, description })),
+    standardTemplates: [
+      ...Object.entries(STANDARD_TEMPLATE_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
+      ...Object.entries(LIVE_SERVICE_TEMPLATES).map(([name, shape]) => ({
+        name: `StandardTemplate.${name}`,
+        description: `The live service's name: the Standard envelope, sent with ${shape.method} as ${shape.format}.`,
+      })),
+    ],
+    methods: [...HOOK_METHODS],
+    formats: [...HOOK_FORMATS],
+    signature: {
+      scheme: 'Standard Webhooks v1',
+      headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
+      description:
+        'HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the hook secret (verify with the standardwebhooks package). webhook-id is the delivery id, the same on every retry: use it to de-duplicate.',
+    },
+  };
+}

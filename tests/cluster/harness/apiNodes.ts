@@ -9,6 +9,8 @@ const ROOT = path.resolve(__dirname, '../../..');
 export interface ApiNode {
   name: string;
   url: string;
+  /** The supervisor's process id, which is also the process group of every worker it forks. */
+  pid: number;
   output(): string;
   /** The process has not exited (it neither crashed nor was stopped). */
   running(): boolean;
@@ -72,7 +74,7 @@ export async function startApiNode(name: string, env: Record<string, string>): P
       killGroup(child);
     });
   const running = () => child.exitCode === null && child.signalCode === null;
-  return { name, url: `http://127.0.0.1:${port}`, output: () => out, running, stop, kill };
+  return { name, url: `http://127.0.0.1:${port}`, pid: child.pid!, output: () => out, running, stop, kill };
 }
 
 /** A client that sends each request to the next node in turn, as a round-robin load balancer would. */

@@ -1410,7 +1410,8 @@ export interface components {
          *       "method": "POST",
          *       "urlTemplate": "https://crm.example.com/hooks/leads/{UniqueId}",
          *       "format": "Json",
-         *       "standardTemplateName": "Standard"
+         *       "standardTemplateName": "StandardTemplate.PostJson",
+         *       "leadReleaseType": "Success"
          *     }
          */
         HookInput: {
@@ -1443,12 +1444,17 @@ export interface components {
             projects?: string[] | null;
             /** @description Lead events only when the lead has (reached) this status, e.g. UserProcessed. */
             leadStatus?: string | null;
+            /** @description lead.statusChanged only for leads closed this way (a LeadClosure name, e.g. Success); other events are not narrowed. */
+            leadReleaseType?: string | null;
             /**
              * @description The body, with placeholders (GET /hooks/meta). With format Json it must be JSON with the placeholders inside strings; values are JSON-escaped. With Form they are form-encoded.
              * @example {"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}
              */
             contentTemplate?: string | null;
-            /** @description Body when there is no content template: Standard or Data (default Standard, the envelope). */
+            /**
+             * @description Body when there is no content template: Standard or Data (default Standard, the envelope). The live service's names are accepted too (StandardTemplate.PostJson, StandardTemplate.PutJson, StandardTemplate.PostForm, StandardTemplate.PutForm, with or without the `StandardTemplate.` prefix): each is the Standard envelope with that method and format (a method or format given beside it must agree).
+             * @example StandardTemplate.PostJson
+             */
             standardTemplateName?: string;
             /** @description Default true. Setting it true again re-enables a hook that was disabled after failing. */
             enabled?: boolean;
@@ -1999,6 +2005,7 @@ export interface components {
         /**
          * @example {
          *       "uniqueId": "3b0f0a4e-8f3c-4bfa-9f7b-2a0f6d1c9e11",
+         *       "id": "3b0f0a4e-8f3c-4bfa-9f7b-2a0f6d1c9e11",
          *       "name": "Closed leads to CRM",
          *       "url": "https://crm.example.com/hooks/leads/{UniqueId}",
          *       "method": "POST",
@@ -2010,12 +2017,16 @@ export interface components {
          *       "leadStatus": "UserProcessed",
          *       "standardTemplateName": "Standard",
          *       "enabled": true,
+         *       "consecutiveFailures": 0,
          *       "createdTime": "2026-05-06T10:16:41.000+02:00",
+         *       "createdDate": "2026-05-06T10:16:41.000+02:00",
          *       "modifiedTime": "2026-05-06T10:16:41.000+02:00"
          *     }
          */
         Hook: {
             uniqueId: string;
+            /** @description The same as uniqueId (the name clients of the live service read). */
+            id: string;
             name: string;
             description?: string;
             url: string;
@@ -2023,10 +2034,11 @@ export interface components {
             method: "POST" | "PUT";
             /** @enum {string} */
             format: "Json" | "Form";
-            events: ("lead.created" | "lead.statusChanged" | "call.ended" | "calendarEvent.created" | "calendarEvent.updated" | "calendarEvent.deleted")[];
+            events: ("lead.created" | "lead.updated" | "lead.statusChanged" | "call.ended" | "calendarEvent.created" | "calendarEvent.updated" | "calendarEvent.deleted")[];
             campaignCode?: string;
             projects?: string[];
             leadStatus?: string;
+            leadReleaseType?: string;
             contentTemplate?: string;
             /** @enum {string} */
             standardTemplateName: "Standard" | "Data";
@@ -2044,10 +2056,29 @@ export interface components {
              */
             failingSince?: string;
             /**
+             * @description Its last attempts all failed: the hook is paused until this time (its next retry), then tried again (circuit breaker).
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            pausedUntil?: string;
+            /** @description Failed attempts in a row since the last delivered one. */
+            consecutiveFailures: number;
+            /** @description The address or URL of the last refused attempt and why (such a delivery fails at once); the settings that allow it are named. */
+            refusedReason?: string;
+            /**
+             * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            refusedTime?: string;
+            /**
              * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
              * @example 2026-05-06T10:16:41.000+02:00
              */
             createdTime: string;
+            /**
+             * @description The same as createdTime (the name clients of the live service read).
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            createdDate: string;
             /**
              * @description Platform time. `Offset` format (default): milliseconds and the offset, `2026-05-06T10:16:41.000+02:00`. `Local` format (account setting or `Prefer: datetime=local`): wall time, seven fraction digits, no offset, `2026-05-06T10:16:41.0000000`.
              * @example 2026-05-06T10:16:41.000+02:00
@@ -2064,7 +2095,8 @@ export interface components {
          *       "events": [
          *         {
          *           "name": "lead.statusChanged",
-         *           "description": "A lead changed status …"
+         *           "description": "A lead changed status …",
+         *           "example": "{\"type\":\"lead.statusChanged\",…}"
          *         }
          *       ],
          *       "testEvent": "hook.test",
@@ -2103,6 +2135,8 @@ export interface components {
             events: {
                 name: string;
                 description: string;
+                /** @description The body a hook with the Standard template receives for this event (a sample). */
+                example: string;
             }[];
             testEvent: string;
             placeholders: {
@@ -2131,7 +2165,7 @@ export interface components {
          *         "webhook-timestamp": "1778055401",
          *         "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
          *       },
-         *       "body": "{\"type\":\"lead.statusChanged\",\"timestamp\":\"2026-05-06T10:16:41.000+02:00\",\"data\":{\"uniqueId\":\"5d1f7c3e-…\"}}"
+         *       "body": "{\"type\":\"lead.statusChanged\",\"timestamp\":\"2026-05-06T10:16:41.000+02:00\",\"data\":{\"uniqueId\":\"5d1f7c3e-2a9b-4e61-b8d0-7f4a1c2e9b58\",\"status\":\"UserProcessed\",\"closure\":\"Success\",\"priority\":0,\"phoneNumber\":\"+4512345678\",\"pool\":\"Sample pool\",\"campaign\":{\"uniqueId\":\"9f3c2a10-5b1e-4c2d-8a77-0c4b2e6f1d35\",\"code\":\"SAMPLE\"},\"data\":{\"Name\":\"Jane Doe\",\"Phone\":\"+4512345678\",\"Email\":\"jane.doe@example.com\"},\"uploadTime\":\"2026-05-05T10:16:41.000+02:00\",\"lastModifiedTime\":\"2026-05-06T10:15:41.000+02:00\",\"firstProcessedTime\":\"2026-05-06T10:05:41.000+02:00\",\"closureData\":[],\"previousStatus\":\"New\"}}"
          *     }
          */
         HookRequestExample: {

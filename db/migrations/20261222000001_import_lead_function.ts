@@ -42,9 +42,11 @@ export async function up(knex: Knex): Promise<void> {
 
     -- Lead events of one type (docs/decisions.md, Hooks): the hooks that want each event
     -- (enabled, of an enabled account, subscribed, campaign / projects / lead status filters,
-    -- the account's project rights); only when some do, the event with the lead as it is now in
-    -- this transaction, one delivery per hook and the first attempt's job. Nothing is written
-    -- when no hook is interested. Answers the deliveries queued.
+    -- for lead.statusChanged the lead release type (closure), the account's project rights);
+    -- only when some do, the event with the lead as it is now in this transaction, one delivery
+    -- per hook and the first attempt's job. Nothing is written when no hook is interested.
+    -- Answers the deliveries queued. The hook filters are those of the call and calendar
+    -- events' statement (src/data/hookEvents.ts, emit): a new one goes into both.
     CREATE FUNCTION lcm_record_lead_events(p_type text, p_lead_ids bigint[], p_previous smallint[], p_time timestamptz)
     RETURNS integer
     LANGUAGE plpgsql AS $fn$
@@ -56,7 +58,7 @@ export async function up(knex: Knex): Promise<void> {
       END IF;
       WITH s AS (
         SELECT l.id AS key, l.unique_id AS resource_id, c.code AS campaign_code, c.project, l.status AS lead_status,
-               i.previous_status
+               l.closure AS lead_closure, i.previous_status
           FROM unnest(p_lead_ids, p_previous) AS i(lead_id, previous_status)
           JOIN leads l ON l.id = i.lead_id JOIN campaigns c ON c.id = l.campaign_id),
       m AS (
@@ -66,6 +68,7 @@ export async function up(knex: Knex): Promise<void> {
           JOIN accounts a ON a.id = h.account_id AND a.enabled
          WHERE (h.campaign_code IS NULL OR h.campaign_code = s.campaign_code)
            AND (h.lead_status IS NULL OR h.lead_status = s.lead_status)
+           AND (h.lead_release_type IS NULL OR p_type <> 'lead.statusChanged' OR h.lead_release_type = s.lead_closure)
            AND (h.projects IS NULL OR EXISTS (
                  SELECT 1 FROM unnest(h.projects) p
                   WHERE lower(s.project) LIKE lcm_glob_to_like(p) OR md5('project:' || lower(s.project))::uuid::text = lower(p)))
