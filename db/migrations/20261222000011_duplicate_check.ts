@@ -44,7 +44,11 @@ export async function up(knex: Knex): Promise<void> {
       p_scope text, p_campaign_id bigint, p_project text, p_like_patterns text[],
       p_phone_e164 text, p_external_key text, p_since timestamptz, p_statuses smallint[])
     RETURNS TABLE (dup_id bigint, dup_unique_id text, dup_status smallint, matched text)
-    LANGUAGE sql STABLE AS $fn$
+    -- plpgsql, not sql: its plan is kept per connection instead of made on every call; generic,
+    -- as a plan for one scope's values is no cheaper than the index lookup every scope starts with.
+    LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $fn$
+    BEGIN
+      RETURN QUERY
       SELECT d.id, d.unique_id, d.status, d.matched FROM (
         SELECT l.id, l.unique_id, l.status, l.upload_time, l.campaign_id, 'phone' AS matched
           FROM leads l WHERE p_phone_e164 IS NOT NULL AND l.phone_e164 = p_phone_e164
@@ -59,7 +63,8 @@ export async function up(knex: Knex): Promise<void> {
         AND (p_since IS NULL OR d.upload_time >= p_since)
         AND (p_statuses IS NULL OR d.status = ANY (p_statuses))
       ORDER BY d.upload_time DESC, d.id DESC
-      LIMIT 1
+      LIMIT 1;
+    END
     $fn$;
 
     -- Serialises imports of the same normalised keys until the end of the transaction, so the
@@ -67,12 +72,14 @@ export async function up(knex: Knex): Promise<void> {
     -- whatever the scope (scopes of different accounts overlap); taken in hash order, so two
     -- imports that share both keys never wait on each other.
     CREATE FUNCTION lcm_lock_duplicate_keys(p_phone_e164 text, p_external_key text) RETURNS void
-    LANGUAGE sql AS $fn$
-      SELECT pg_advisory_xact_lock(h) FROM (
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      PERFORM pg_advisory_xact_lock(h) FROM (
         SELECT DISTINCT hashtextextended(k, 0) AS h
           FROM unnest(array['lcm duplicate phone ' || p_phone_e164, 'lcm duplicate external key ' || p_external_key]) AS k
          WHERE k IS NOT NULL
-         ORDER BY 1) s
+         ORDER BY 1) s;
+    END
     $fn$;
 
     -- One import. outcome: 'inserted' (lead_id, lead_status), 'unknown_campaign' (the campaign

@@ -81,7 +81,7 @@ describe('hook events', () => {
   });
 
   it('when an import with OnDuplicate=Update merges into a stored lead, single or bulk, then lead.updated carries the lead as GET answers it', async () => {
-    const path = `/updated-${w.id}`;
+    const path = `/import-updated-${w.id}`;
     await hook(path, { events: ['lead.updated'], campaignCode: w.campaigns.b2b });
     const first = await request(t.app)
       .post('/api/leads')
