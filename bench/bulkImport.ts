@@ -1,8 +1,11 @@
 /**
  * Bulk import benchmark, run on demand:
  *   npm run bench:bulk [-- --rows 100000 --formats csv,json,ndjson --batch 1000 --parallel 2 --server-node-args "--cpu-prof"]
+ *                      [--parse-mb 4 --parse-rounds 5 --parse-only]
  *
- * For each format, one POST /api/leads/bulk with `--rows` leads against the real server
+ * First, in this process, what reading a body costs per byte in each format: ordinary rows
+ * against one row of `--parse-mb` MB, read whole and over the row limit (bench/bulkParsing.ts).
+ * Then (unless --parse-only), for each format, one POST /api/leads/bulk with `--rows` leads against the real server
  * (`lcm serve` as a child process, Basic auth, request counting in Postgres); the requests are
  * bench/bulkRequests.ts's. Reports rows/s, time to the first result, the server's RSS (start,
  * peak, growth) sampled every 50 ms, CPU time per row of the server, Postgres and the client,
@@ -15,7 +18,8 @@
 import os from 'node:os';
 import { benchRun, loadBenchWorld, startBenchDatabase, startBenchServer } from './benchWorld';
 import { BULK_FORMATS, BulkFormat, bulkImportTable } from './bulkRequests';
-import { textOption as option, fmt } from './support';
+import { bulkParsingTable } from './bulkParsing';
+import { numberOption, textOption as option, fmt } from './support';
 
 const settings = {
   rows: Number(option('rows', '100000')),
@@ -25,14 +29,26 @@ const settings = {
   parallelBatches: option('parallel', ''),
   /** Node options for the server process, e.g. "--cpu-prof --cpu-prof-dir /tmp/prof" or "--trace-gc". */
   serverNodeArgs: option('server-node-args', '').split(' ').filter(Boolean),
+  /** Size of the large row (and of the body of ordinary rows) whose reading is compared. */
+  parseMb: numberOption('parse-mb', 4),
+  parseRounds: Math.max(1, numberOption('parse-rounds', 5)),
+  parseOnly: process.argv.includes('--parse-only'),
 };
 if (!Number.isInteger(settings.rows) || settings.rows < 1) throw new Error('--rows needs a positive whole number');
 for (const f of settings.formats) if (!BULK_FORMATS.includes(f)) throw new Error(`unknown format ${f}`);
 
 async function main(): Promise<void> {
+  console.log(`# bulk import benchmark — ${os.cpus().length} CPUs, Node ${process.version}, ${new Date().toISOString()}`);
+  console.log(
+    `load average: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  if (settings.parseMb > 0) await bulkParsingTable(settings.formats, settings.parseMb, settings.parseRounds);
+  if (settings.parseOnly) return;
   const run = benchRun('bulk');
   try {
-    console.log(`# bulk import benchmark — ${os.cpus().length} CPUs, Node ${process.version}, ${new Date().toISOString()}`);
     console.log(
       `rows per request ${fmt(settings.rows)}, BULK_BATCH_SIZE ${settings.batchSize}, BULK_PARALLEL_BATCHES ${settings.parallelBatches || 'default'}`,
     );

@@ -40,22 +40,20 @@ export async function up(knex: Knex): Promise<void> {
       FROM leads l JOIN campaigns c ON c.id = l.campaign_id WHERE l.id = p_lead_id
     $fn$;
 
-    -- Lead events of one type (docs/decisions.md, Hooks): the hooks that want each event
-    -- (enabled, of an enabled account, subscribed, campaign / projects / lead status filters,
-    -- for lead.statusChanged the lead release type (closure), the account's project rights);
-    -- only when some do, the event with the lead as it is now in this transaction, one delivery
-    -- per hook and the first attempt's job. Nothing is written when no hook is interested.
-    -- Answers the deliveries queued. The hook filters are those of the call and calendar
-    -- events' statement (src/data/hookEvents.ts, emit): a new one goes into both.
+    -- Lead events of one type (docs/decisions.md, Hooks and Live events): every event with the
+    -- lead as it is now in this transaction (the live event stream reads them all; the
+    -- hook_events trigger numbers them at commit), and for the hooks that want it (enabled, of
+    -- an enabled account, subscribed, campaign / projects / lead status filters, for
+    -- lead.statusChanged the lead release type (closure), the account's project rights) one
+    -- delivery per hook and the first attempt's job. Answers the deliveries queued. The hook
+    -- filters are those of the call and calendar events' statement (src/data/hookEvents.ts,
+    -- emit): a new one goes into both.
     CREATE FUNCTION lcm_record_lead_events(p_type text, p_lead_ids bigint[], p_previous smallint[], p_time timestamptz)
     RETURNS integer
     LANGUAGE plpgsql AS $fn$
     DECLARE
       queued integer;
     BEGIN
-      IF NOT EXISTS (SELECT 1 FROM hooks WHERE enabled AND events @> array[p_type]) THEN
-        RETURN 0;
-      END IF;
       WITH s AS (
         SELECT l.id AS key, l.unique_id AS resource_id, c.code AS campaign_code, c.project, l.status AS lead_status,
                l.closure AS lead_closure, i.previous_status
@@ -76,7 +74,7 @@ export async function up(knex: Knex): Promise<void> {
       e AS (
         INSERT INTO hook_events (type, occurred_time, project, campaign_code, resource_id, previous_status, snapshot)
         SELECT p_type, p_time, s.project, s.campaign_code, s.resource_id, s.previous_status, lcm_lead_snapshot(s.key)
-          FROM s WHERE s.key IN (SELECT key FROM m)
+          FROM s
         RETURNING id, resource_id),
       d AS (
         INSERT INTO hook_deliveries (unique_id, hook_id, event_id, status, next_attempt_time)

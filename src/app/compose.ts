@@ -11,6 +11,7 @@ import type { AppServices } from '../http/services';
 import { createApp, App } from '../http/app';
 import { followAccountChanges } from '../data/accountChanges';
 import { PgListener } from '../data/notifications';
+import { EventFeed } from '../http/eventFeed';
 import { connectionStringOf, createDb } from '../data/db';
 import { ReadSource } from '../data/readSource';
 import { poolConnections } from '../data/exportSession';
@@ -21,6 +22,8 @@ export interface ComposedApp {
   services: AppServices;
   /** This process's one listening connection for Postgres notifications. */
   notifications: PgListener;
+  /** This process's live events; `close()` ends its streams (a stopping worker calls it first, so clients reconnect elsewhere). */
+  events: EventFeed;
   /** Closes what compose opened (Redis clients, the export and replica pools); the database belongs to the caller. */
   close(): Promise<void>;
 }
@@ -28,7 +31,7 @@ export interface ComposedApp {
 /**
  * The composition root shared by `lcm serve` and the HTTP tests: counter store (Redis or a Redis
  * Cluster with failover to Postgres, or Postgres alone without REDIS_URL), the account-change
- * subscription, and the app. Failed logins are counted beside the requests (Redis with the
+ * subscription, the live event feed, and the app. Failed logins are counted beside the requests (Redis with the
  * same failover, or Postgres).
  */
 export async function composeApp(options: { settings: Settings; db: Knex; logger: Logger; clock?: () => Date }): Promise<ComposedApp> {
@@ -74,6 +77,26 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
     await replica?.destroy();
   });
 
+  // This process's one listening connection: account changes and live events (src/data/notifications.ts).
+  const notifications = new PgListener(connectionStringOf(db), (state, err) => {
+    if (state === 'down')
+      logger.warn(
+        { err },
+        'database notifications unavailable: cached credentials expire by AUTH_CACHE_TTL_MS and event streams wait until they are back',
+      );
+    else logger.info({}, 'database notifications available again');
+  });
+  closers.push(() => notifications.close());
+  const events = new EventFeed({
+    db,
+    listener: notifications,
+    zone: settings.PLATFORM_TIMEZONE,
+    logger,
+    heartbeatMs: settings.EVENTS_HEARTBEAT_MS,
+    maxStreamsPerAccount: settings.EVENTS_MAX_STREAMS,
+  });
+  closers.push(() => events.close());
+
   const redis = redisTarget(settings);
   const clock = options.clock ?? (() => new Date());
   const limits = loginFailureLimitsFrom(settings);
@@ -104,6 +127,7 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
       counter,
       loginFailures,
       redisHealthy: () => counter.redisHealthy,
+      events,
     };
   } else {
     services = {
@@ -116,6 +140,7 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
       clock,
       counter: new PostgresCounterStore(db),
       loginFailures: new PostgresLoginFailures(db, limits),
+      events,
     };
   }
   if (settings.REQUEST_LOG) {
@@ -132,20 +157,17 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
 
   // Account changes, whoever makes them (`lcm account`, the loader, another node), drop this
   // process's cached credentials of that account when they commit (src/data/accountChanges.ts).
-  const notifications = new PgListener(connectionStringOf(db), (state, err) => {
-    if (state === 'down')
-      logger.warn({ err }, 'database notifications unavailable: cached credentials expire by AUTH_CACHE_TTL_MS until they are back');
-    else logger.info({}, 'database notifications available again');
-  });
-  closers.push(() => notifications.close());
   await followAccountChanges(notifications, (accountId) =>
     accountId === undefined ? app.credentials.clear() : app.credentials.invalidateAccount(accountId),
   );
+
+  await events.start();
 
   return {
     app,
     services,
     notifications,
+    events,
     async close() {
       for (const close of closers.reverse()) await close().catch(() => undefined);
     },

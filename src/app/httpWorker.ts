@@ -10,8 +10,8 @@ import { reasonOf } from './reasons';
 
 /**
  * One HTTP worker of `lcm serve`: the app on listening sockets of its own on the shared port
- * (LISTEN_SOCKETS, SO_REUSEPORT), until asked to stop; then in-flight responses finish within
- * SHUTDOWN_GRACE_MS.
+ * (LISTEN_SOCKETS, SO_REUSEPORT), until asked to stop; then event streams end at once and
+ * in-flight responses finish within SHUTDOWN_GRACE_MS.
  */
 export async function runHttpWorker(): Promise<void> {
   const stop = whenAskedToStop();
@@ -29,6 +29,9 @@ export async function runHttpWorker(): Promise<void> {
     composed.app.metrics.gatherFrom(clusterMetricsSource(composed.app.metrics.registry));
     const running = await listen(composed.app.express, ctx.settings, { sockets: ctx.settings.LISTEN_SOCKETS });
     closers.push(() => running.close());
+    // First on stopping: event streams never end by themselves, so they are ended at once (their
+    // clients reconnect to another worker and resume) instead of holding the close for the grace period.
+    closers.push(() => composed.events.close());
     tellSupervisor({ type: 'listening', port: running.port });
   } catch (err) {
     tellSupervisor({ type: 'failed', reason: reasonOf(err) });

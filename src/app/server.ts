@@ -62,12 +62,39 @@ function answerUnparsableRequest(err: Error & { code?: string }, socket: Duplex,
               'invalid_parameter',
               'the request line or a header is not valid HTTP (a control character, or a byte outside ASCII where none may be)',
             );
-    const body = JSON.stringify(problem.toJSON());
-    socket.write(
-      `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    writeProblemAndClose(socket, problem);
+    return;
   }
   socket.destroy();
+}
+
+/** A problem document written straight to the socket (no response object exists), then the socket closed. */
+function writeProblemAndClose(socket: Duplex, problem: HttpProblem, instance?: string): void {
+  const body = JSON.stringify(problem.toJSON(instance));
+  const extra = Object.entries(problem.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+  );
+  socket.once('finish', () => socket.destroy());
+}
+
+/**
+ * CONNECT asks for a tunnel, which an API does not give: Node hands such a request to a
+ * 'connect' listener or, without one, closes the socket with no answer. It gets a 405 problem
+ * document (docs/decisions.md, Wire conventions): the method is what is refused, whatever the
+ * target names.
+ */
+function refuseConnect(req: http.IncomingMessage, socket: Duplex): void {
+  const problem = new HttpProblem(
+    'invalid_parameter',
+    'CONNECT is not served: this server is an API, not a proxy',
+    [{ parameter: 'method', message: 'CONNECT is not served; the API uses GET, HEAD, POST, PUT, PATCH and DELETE' }],
+    { Allow: 'GET, HEAD, POST, PUT, PATCH, DELETE' },
+    [405, 'Method not allowed'],
+  );
+  writeProblemAndClose(socket, problem, req.url);
 }
 
 /** The response whose head went out on each socket and that has not finished: Node keeps this privately. */
@@ -143,6 +170,7 @@ export async function listen(app: Express, settings: Settings, options: ListenOp
       answerUnparsableRequest(err, socket, inFlight.responding(socket)),
     );
     server.on('checkExpectation', refuseExpectation);
+    server.on('connect', refuseConnect);
     return server;
   };
   const listenOn = (server: http.Server, port: number, reusePort: boolean) =>

@@ -113,6 +113,20 @@ const schema = z.object({
    * stay stored and answered, and the answer ends with a request-timeout element (or is a 408).
    */
   BULK_BODY_IDLE_TIMEOUT_MS: positiveInt.default(30000),
+  /**
+   * Largest bulk import row (a JSON array element, an NDJSON line, a CSV row), in UTF-8 bytes.
+   * A larger row fails alone, dropped as it streams in: memory is bounded by this, not by the row.
+   */
+  BULK_ROW_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  /**
+   * Largest lead data value, in UTF-8 bytes: above it a single import or change is a 413, a bulk
+   * import row fails.
+   */
+  LEAD_VALUE_MAX_BYTES: z.coerce.number().int().min(1).default(65536),
   /** Rows per transaction of a bulk import. */
   BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(10000).default(1000),
   /**
@@ -249,6 +263,14 @@ const schema = z.object({
   HOOKS_BREAKER_FAILURES: positiveInt.default(5),
   /** How often finished and orphaned jobs are removed from the job queue (once across all nodes); 0 switches it off. */
   HOOKS_PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
+  /** How long live events (GET /events) are kept for clients to resume or catch up (ISO 8601 duration of fixed length). */
+  EVENTS_RETENTION: fixedDuration('P7D'),
+  /** How often the jobs process removes events older than EVENTS_RETENTION (once across all nodes); 0 switches it off. */
+  EVENTS_PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
+  /** Event streams (GET /events as text/event-stream) one account may have open at once, across all processes and nodes. */
+  EVENTS_MAX_STREAMS: z.coerce.number().int().min(1).max(4096).default(20),
+  /** How often an open event stream gets a heartbeat comment, so proxies do not take it for dead. */
+  EVENTS_HEARTBEAT_MS: positiveInt.default(15_000),
 });
 
 export type Settings = z.output<typeof schema>;

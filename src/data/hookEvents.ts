@@ -17,11 +17,12 @@ import { projectSelectedByColumnSql } from './projectRepository';
  *   await recordCalendarEvent(trx, { type: 'calendarEvent.deleted', event, project, time });
  *
  * Each is one SQL statement (lead events: the database function lcm_record_lead_events). It
- * matches the hooks that want the event (enabled, of an enabled account, subscribed to the type,
- * campaign / projects / lead status / lead release type filters, and the account's project
- * rights) and, only when some do, stores the resource as it is now in the transaction
- * (a snapshot the delivery renders with the API's serializers), one delivery per hook, and the
- * first attempt's job on the queue. With no hook interested it writes nothing.
+ * stores the event with the resource as it is now in the transaction (a snapshot the delivery
+ * and the live event stream render with the API's serializers; every event is kept for the
+ * stream, docs/decisions.md "Live events"), matches the hooks that want it (enabled, of an
+ * enabled account, subscribed to the type, campaign / projects / lead status / lead release type
+ * filters, and the account's project rights) and queues one delivery per such hook with the
+ * first attempt's job.
  */
 
 export type LeadEventType = 'lead.created' | 'lead.updated' | 'lead.statusChanged';
@@ -54,9 +55,10 @@ const CALL_SNAPSHOT = `(
   from calls c join campaigns k on k.id = c.campaign_id where c.id = s.key and c.start_time = s.call_start)`;
 
 /**
- * Whether any enabled hook is subscribed to `type`, asked once per transaction and type: a long
- * transaction (a loader file, a sweep batch) then pays nothing per row while no hook wants its
- * events. A hook created while such a transaction runs receives the events of later ones.
+ * Whether any enabled hook is subscribed to `type`, asked once per transaction and type (call and
+ * calendar events; lcm_record_lead_events asks for lead events): a long transaction (a loader
+ * file) then stores its events without matching hooks row by row while no hook wants them. A
+ * hook created while such a transaction runs receives the events of later ones.
  */
 const wanted = new WeakMap<object, Map<string, boolean>>();
 async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolean> {
@@ -80,8 +82,8 @@ async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolea
 /**
  * The statement of call and calendar events: `source` selects (key, resource_id, campaign_code,
  * project, lead_status, lead_closure, previous_status) per changed resource; `snapshot` is an
- * expression over `s` giving its jsonb. Its hook filters are those of lcm_record_lead_events (the
- * lead events' function in its migration): a new filter goes into both.
+ * expression over `s` giving its jsonb. Returns the deliveries queued. Its hook filters are those
+ * of lcm_record_lead_events (the lead events' function in its migration): a new filter goes into both.
  */
 async function emit(
   trx: Knex.Transaction,
@@ -90,7 +92,12 @@ async function emit(
   source: { sql: string; bindings: Knex.RawBinding[] },
   snapshot: { sql: string; bindings: Knex.RawBinding[] },
 ): Promise<number> {
-  if (!(await anyHookWants(trx, type))) return 0;
+  const storeEvents = `insert into hook_events (type, occurred_time, project, campaign_code, resource_id, previous_status, snapshot)
+       select ?, ?, s.project, s.campaign_code, s.resource_id, s.previous_status, ${snapshot.sql} from s`;
+  if (!(await anyHookWants(trx, type))) {
+    await trx.raw(`with s as (${source.sql}) ${storeEvents}`, [...source.bindings, type, time, ...snapshot.bindings]);
+    return 0;
+  }
   const { rows } = await trx.raw<{ rows: { count: number }[] }>(
     `with s as (${source.sql}),
      m as (
@@ -103,11 +110,7 @@ async function emit(
           and (h.lead_release_type is null or ?::text <> 'lead.statusChanged' or h.lead_release_type = s.lead_closure)
           and (h.projects is null or ${projectSelectedByColumnSql('s.project', 'h.projects')})
           and exists (select 1 from unnest(a.project_patterns) p where lower(s.project) like lcm_glob_to_like(p))),
-     e as (
-       insert into hook_events (type, occurred_time, project, campaign_code, resource_id, previous_status, snapshot)
-       select ?, ?, s.project, s.campaign_code, s.resource_id, s.previous_status, ${snapshot.sql}
-         from s where s.key in (select key from m)
-       returning id, resource_id),
+     e as (${storeEvents} returning id, resource_id),
      d as (
        insert into hook_deliveries (unique_id, hook_id, event_id, status, next_attempt_time)
        select ${NEW_MESSAGE_ID_SQL}, m.hook_id, e.id, 'pending', now()
@@ -125,7 +128,7 @@ async function emit(
  * which the single import's function calls in the same statement as its insert.
  */
 export async function recordLeadEvents(trx: Knex.Transaction, type: LeadEventType, leads: LeadEventInput[], time: Date): Promise<number> {
-  if (leads.length === 0 || !(await anyHookWants(trx, type))) return 0;
+  if (leads.length === 0) return 0;
   const previous = leads.map((l) => (l.previousStatus === undefined ? null : LeadStatus.toNumber(l.previousStatus)));
   const { rows } = await trx.raw<{ rows: { queued: number }[] }>(
     `select lcm_record_lead_events(?, ?::bigint[], ?::smallint[], ?) as queued`,

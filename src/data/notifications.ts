@@ -2,7 +2,8 @@ import pg from 'pg';
 
 /**
  * Postgres LISTEN/NOTIFY through one connection per process, however many subscribers listen:
- * account changes (credential caches in every worker and node), live events. The connection is
+ * account changes (credential caches in every worker and node), live events; the same session
+ * holds the advisory locks that count this process's open event streams (`query`). The connection is
  * opened with the first subscription, re-opened after it is lost (Postgres restarting), and
  * LISTENs again on every channel. Notifications sent while it was down are lost, so each
  * subscriber is told about the gap (`onGap`) and catches up in its own way (drop a cache,
@@ -55,7 +56,7 @@ export class PgListener {
       const client = this.client;
       if (!client) return;
       this.listening.get(client)?.delete(channel);
-      await client.query(`UNLISTEN ${channel}`).catch(() => undefined);
+      await this.run(client, `UNLISTEN ${channel}`).catch(() => undefined);
     };
   }
 
@@ -70,7 +71,34 @@ export class PgListener {
     }
     if (set.has(channel)) return;
     set.add(channel);
-    await client.query(`LISTEN ${channel}`);
+    await this.run(client, `LISTEN ${channel}`);
+  }
+
+  /** The statement last sent on each connection: pg wants one at a time, so each waits for the one before. */
+  private readonly lastStatement = new WeakMap<pg.Client, Promise<unknown>>();
+
+  private run<R extends pg.QueryResultRow>(client: pg.Client, text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    const previous = this.lastStatement.get(client) ?? Promise.resolve();
+    const result = previous.then(() => client.query<R>(text, values));
+    this.lastStatement.set(
+      client,
+      result.catch(() => undefined),
+    );
+    return result;
+  }
+
+  /**
+   * Runs a statement on the listening connection itself, for session state that must last exactly
+   * as long as this process's connection (the advisory locks of its open event streams): it goes
+   * when the connection is lost, which subscribers hear through `onGap`. Rejects while the
+   * connection is down.
+   */
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    if (!this.client) await this.connect();
+    const client = this.client;
+    if (!client) throw new Error('the database notification connection is down');
+    const { rows } = await this.run<R>(client, text, values);
+    return rows;
   }
 
   /** Whether the listening connection is up now. */

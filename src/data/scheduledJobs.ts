@@ -18,6 +18,7 @@ export const JOB_NAMES = {
   lifecycleSweep: 'lead-lifecycle-sweep',
   partitionMaintenance: 'partition-maintenance',
   hookQueuePruning: 'hook-queue-pruning',
+  eventRetention: 'event-retention',
 } as const;
 
 /** First key of the two-key advisory locks (the second is the job name's hash). */

@@ -1,5 +1,5 @@
 import { textProblem as storableTextProblem } from './textSafety';
-import type { LeadDataError } from './leadData';
+import { isLargerThan, LeadDataError, valueTooLargeMessage } from './leadData';
 
 /**
  * One row of a bulk import as the client sent it (docs/decisions.md, Bulk import): a data
@@ -31,7 +31,7 @@ function textProblem(value: string): string | undefined {
   return undefined;
 }
 
-function dataObject(value: Record<string, unknown>, prefix: string): BulkRowParse {
+function dataObject(value: Record<string, unknown>, prefix: string, maxValueBytes: number): BulkRowParse {
   const data: Record<string, string> = {};
   const errors: LeadDataError[] = [];
   for (const [key, v] of Object.entries(value)) {
@@ -40,26 +40,26 @@ function dataObject(value: Record<string, unknown>, prefix: string): BulkRowPars
       errors.push({ field, message: 'must be a string' });
       continue;
     }
-    const problem = textProblem(key) ?? textProblem(v);
+    const problem = textProblem(key) ?? (isLargerThan(v, maxValueBytes) ? valueTooLargeMessage(maxValueBytes) : textProblem(v));
     if (problem) errors.push({ field, message: problem });
     else data[key] = v;
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, input: { data } };
 }
 
-/** Reads one row: a data object or an import body. */
-export function parseBulkRow(value: unknown): BulkRowParse {
+/** Reads one row: a data object or an import body; a value over `maxValueBytes` (UTF-8) fails it. */
+export function parseBulkRow(value: unknown, maxValueBytes: number): BulkRowParse {
   if (!isObject(value)) return { ok: false, errors: [{ field: ROW, message: 'must be a JSON object' }] };
   const keys = new Map(Object.keys(value).map((k) => [k.toLowerCase(), k]));
   const dataKey = keys.get('data');
-  if (dataKey === undefined || !isObject(value[dataKey])) return dataObject(value, '');
+  if (dataKey === undefined || !isObject(value[dataKey])) return dataObject(value, '', maxValueBytes);
 
   const errors: LeadDataError[] = [];
   const input: BulkRowInput = { data: {} };
   for (const [key, v] of Object.entries(value)) {
     switch (key.toLowerCase()) {
       case 'data': {
-        const parsed = dataObject(v as Record<string, unknown>, 'Data.');
+        const parsed = dataObject(v as Record<string, unknown>, 'Data.', maxValueBytes);
         if (parsed.ok) input.data = parsed.input.data;
         else errors.push(...parsed.errors);
         break;

@@ -1,4 +1,4 @@
-import { formatDateTime, zoneOffsetMs } from './datetime';
+import { formatDateTime, isWritableWallTime, zoneOffsetMs } from './datetime';
 import type { DateTimeFormatName } from './enums';
 import type { ByteWriter } from './byteWriter';
 
@@ -43,7 +43,7 @@ export class DateTimeWriter {
     const local = Math.trunc(ms + off);
     if (!(local >= this.dayStart && local < this.dayEnd && off === this.offset)) {
       const full = formatDateTime(ms, this.zone, this.mode);
-      if (full.length !== this.plainLength) {
+      if (full.length !== this.plainLength || !isWritableWallTime(local)) {
         w.ascii(full);
         return;
       }

@@ -100,9 +100,35 @@ function toMs(value: Date | number): number {
   return ms;
 }
 
-/** `yyyy-MM-ddTHH:mm:ss.SSS` of the local wall time (no offset). */
+/** Date.UTC without its 0–99 → 1900–1999 year mapping. */
+function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  date.setUTCHours(h, mi, s, ms);
+  return date.getTime();
+}
+
+/** The wall times a DateTime can be written as: four-digit years. */
+const FIRST_WRITABLE = utcMs(0, 1, 1, 0, 0, 0, 0);
+const LAST_WRITABLE = utcMs(9999, 12, 31, 23, 59, 59, 999);
+
+/** The wall times DateTime inputs may name (docs/decisions.md, DateTime and TimeSpan). */
+const FIRST_INPUT = utcMs(1900, 1, 1, 0, 0, 0, 0);
+const LAST_INPUT = LAST_WRITABLE;
+
+/** Whether a wall time (epoch ms of the local clock) is written as it is: its year has four digits. */
+export function isWritableWallTime(wallMs: number): boolean {
+  return wallMs >= FIRST_WRITABLE && wallMs <= LAST_WRITABLE;
+}
+
+/**
+ * `yyyy-MM-ddTHH:mm:ss.SSS` of the local wall time (no offset). A wall time beyond the years
+ * 0000–9999 (only ever stored before inputs were bounded) is written as the nearest one that
+ * has four digits: a DateTime the API writes always does.
+ */
 function localIso(ms: number, entry: OffsetEntry): string {
-  const iso = new Date(ms + entry.ms).toISOString();
+  const wall = Math.min(Math.max(ms + entry.ms, FIRST_WRITABLE), LAST_WRITABLE);
+  const iso = new Date(wall).toISOString();
   return iso.slice(0, iso.length - 1);
 }
 
@@ -146,8 +172,8 @@ export function dateTimeFormatter(zone: string, format: DateTimeFormatName = 'Of
     const local = ms + off;
     if (!(local >= dayStart && local < dayEnd && off === offset)) {
       const full = formatDateTime(ms, zone, format);
-      // Only four-digit years and whole milliseconds take the fast path.
-      if (full.length !== plainLength || !Number.isInteger(ms)) return full;
+      // Only four-digit years and whole milliseconds take the fast path (a wall time beyond them is written clamped).
+      if (full.length !== plainLength || !Number.isInteger(ms) || !isWritableWallTime(local)) return full;
       prefix = full.slice(0, 11);
       // `+02:00` after the milliseconds, or the four digits that make seven.
       suffix = full.slice(23);
@@ -203,14 +229,6 @@ function daysInMonth(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-/** Date.UTC without its 0–99 → 1900–1999 year mapping. */
-function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number): number {
-  const date = new Date(0);
-  date.setUTCFullYear(y, mo - 1, d);
-  date.setUTCHours(h, mi, s, ms);
-  return date.getTime();
-}
-
 /**
  * UTC instant of a local wall time in `zone`. Deterministic disambiguation, the `compatible`
  * rule of Temporal and java.time:
@@ -242,9 +260,38 @@ const FORMAT_HINT = 'expected an ISO 8601 date and time such as 2026-05-06T10:16
 /**
  * ISO 8601 combined date and time, or a date alone. With an offset or `Z` the instant is taken
  * as is; without one it is wall time in `zone`; a date alone is local midnight. Digits beyond
- * milliseconds are dropped (truncated, like Luxon).
+ * milliseconds are dropped (truncated, like Luxon). The instant must lie between 1900-01-01
+ * and 9999-12-31 in `zone` (docs/decisions.md, DateTime and TimeSpan), where the zone gives
+ * it an offset: outside, Postgres and the four-digit years of the output cannot follow.
  */
 export function parseDateTime(input: string, zone: string): Date {
+  const ms = readDateTime(input, zone);
+  const offset = offsets(zone).at(ms).ms;
+  if (!Number.isFinite(offset)) throw new CodecError(`the time zone ${zone} gives no offset for this date and time`);
+  const wall = ms + offset;
+  // West of UTC the last hours of 9999 are year 10000 in UTC, which Postgres's input does not take.
+  if (wall < FIRST_INPUT || wall > LAST_INPUT || ms > LAST_WRITABLE) {
+    throw new CodecError(`must lie between 1900-01-01 and 9999-12-31 (${zone} time)`);
+  }
+  return new Date(ms);
+}
+
+/**
+ * Whether `input` is a DateTime in form (ISO 8601, a real calendar day and time), whatever its
+ * year: lead data values of a date or datetime field are kept and written as text, never as an
+ * instant, so the range of DateTime inputs does not apply to them.
+ */
+export function isDateTimeText(input: string, zone: string): boolean {
+  try {
+    readDateTime(input, zone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The instant `input` names, in epoch milliseconds, without the range check. */
+function readDateTime(input: string, zone: string): number {
   if (typeof input !== 'string') throw new CodecError(FORMAT_HINT);
   const m = DATE_TIME.exec(input.trim());
   if (m === null) throw new CodecError(FORMAT_HINT);
@@ -272,6 +319,6 @@ export function parseDateTime(input: string, zone: string): Date {
     offsetMs = sign * (oh * 60 + om) * MINUTE_MS;
   }
   const ms = offsetMs === undefined ? localToUtc(wall, zone) : wall - offsetMs;
-  if (!Number.isFinite(ms)) throw new CodecError(FORMAT_HINT);
-  return new Date(ms);
+  if (!Number.isFinite(ms)) throw new CodecError(`the time zone ${zone} gives no offset for this date and time`);
+  return ms;
 }

@@ -128,6 +128,11 @@ export interface HookMessage {
   dataFields: Record<string, string>;
 }
 
+/** The standard envelope `{ type, timestamp, data }`: a hook's body, and each event of the live stream. */
+export function hookEnvelope(message: Pick<HookMessage, 'type' | 'timestamp' | 'data'>): Pick<HookMessage, 'type' | 'timestamp' | 'data'> {
+  return { type: message.type, timestamp: message.timestamp, data: message.data };
+}
+
 export const PLACEHOLDERS = {
   EventType: 'The event name, e.g. lead.statusChanged.',
   Timestamp: 'When the change happened (the account’s DateTime format).',
@@ -243,7 +248,7 @@ function renderHookBody(hook: HookShape, message: HookMessage): { contentType: s
   if (hook.format === 'Json') {
     const contentType = 'application/json';
     if (hook.contentTemplate !== null) return { contentType, body: fillJsonTemplate(hook.contentTemplate, message) };
-    const body = hook.standardTemplate === 'Data' ? message.data : { type: message.type, timestamp: message.timestamp, data: message.data };
+    const body = hook.standardTemplate === 'Data' ? message.data : hookEnvelope(message);
     return { contentType, body: JSON.stringify(body) };
   }
   const contentType = 'application/x-www-form-urlencoded';

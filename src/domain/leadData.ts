@@ -1,5 +1,5 @@
 import { EntryAccess, EntryAccessName, FieldType } from './enums';
-import { parseDateTime } from './datetime';
+import { isDateTimeText } from './datetime';
 
 /** A field of a lead definition, as the rules need it. */
 export interface LeadFieldRule {
@@ -48,35 +48,44 @@ function checkValue(type: FieldType, value: string, zone: string): string | unde
     case 'date':
     case 'datetime':
       if (type === 'date' && !DATE.test(v)) return 'must be a date (yyyy-MM-dd)';
-      try {
-        parseDateTime(v, zone);
-        return undefined;
-      } catch {
-        return type === 'date' ? 'must be a date (yyyy-MM-dd)' : 'must be an ISO 8601 date and time';
-      }
+      if (isDateTimeText(v, zone)) return undefined;
+      return type === 'date' ? 'must be a date (yyyy-MM-dd)' : 'must be an ISO 8601 date and time';
   }
 }
 
 /**
- * Maps incoming lead data onto a lead definition (docs/decisions.md, Loader and Leads): keys match a field's `name` or
- * `importName` case-insensitively; unknown fields, missing required fields and values not of
- * the field's type are errors. An empty value counts as absent.
+ * Maps lead data onto a lead definition as a whole, every field of it (docs/decisions.md,
+ * Loader and Leads): a change merges the stored data, hidden fields included, after checking
+ * the names it was sent itself. Imports map what they were sent with leadDataMapper and the
+ * importing account's entry access.
  */
 export function mapLeadData(fields: readonly LeadFieldRule[], input: Record<string, string>, zone: string): MappedLeadData {
-  return leadDataMapper(fields, zone)(input);
+  return leadDataMapper(fields, zone, 'Full')(input);
 }
 
 /**
- * mapLeadData for one definition, its lookups made once: a bulk import maps every row of a
- * request with the same definition.
+ * Maps incoming lead data onto a lead definition, its lookups made once (a bulk import maps
+ * every row of a request with the same definition): keys match a field's `name` or
+ * `importName` case-insensitively; unknown fields, missing required fields and values not of
+ * the field's type are errors. An empty value counts as absent.
+ *
+ * A field above `entryAccess` is treated as a field the definition does not have
+ * (docs/decisions.md, Leads): naming it is an unknown field, and it is not required. The
+ * phone number and external key still come from the definition's own fields, so a lead's
+ * number does not depend on who imported it.
  */
-export function leadDataMapper(fields: readonly LeadFieldRule[], zone: string): (input: Record<string, string>) => MappedLeadData {
+export function leadDataMapper(
+  fields: readonly LeadFieldRule[],
+  zone: string,
+  entryAccess: EntryAccessName,
+): (input: Record<string, string>) => MappedLeadData {
   const byKey = new Map<string, LeadFieldRule>();
-  for (const f of fields) {
+  const writable = fields.filter((f) => canSeeField(entryAccess, f.access));
+  for (const f of writable) {
     byKey.set(f.name.toLowerCase(), f);
     if (f.importName) byKey.set(f.importName.toLowerCase(), f);
   }
-  const required = fields.filter((f) => f.required);
+  const required = writable.filter((f) => f.required);
   const phoneField = [...fields].sort((a, b) => a.sortOrder - b.sortOrder).find((f) => f.type === 'phone');
   const keyField = fields.find((f) => f.externalKey);
   return (input) => {
@@ -106,6 +115,28 @@ export function leadDataMapper(fields: readonly LeadFieldRule[], zone: string): 
       errors,
     };
   };
+}
+
+/** The answer for a lead value over the size limit. */
+export function valueTooLargeMessage(maxBytes: number): string {
+  return `is larger than ${maxBytes} bytes (LEAD_VALUE_MAX_BYTES)`;
+}
+
+/**
+ * The values of `data` larger than `maxBytes` in UTF-8 (docs/decisions.md, Leads), as errors
+ * naming them (`prefix` + key). Nulls (a patch removing a value) are never too large.
+ */
+export function oversizedValues(data: Readonly<Record<string, string | null>>, maxBytes: number, prefix = ''): LeadDataError[] {
+  const errors: LeadDataError[] = [];
+  for (const [key, value] of Object.entries(data)) {
+    if (value !== null && isLargerThan(value, maxBytes)) errors.push({ field: prefix + key, message: valueTooLargeMessage(maxBytes) });
+  }
+  return errors;
+}
+
+/** Whether `value` takes more than `maxBytes` in UTF-8; a UTF-16 unit takes at most 3 bytes, so most values need no count. */
+export function isLargerThan(value: string, maxBytes: number): boolean {
+  return value.length * 3 > maxBytes && Buffer.byteLength(value, 'utf8') > maxBytes;
 }
 
 /** An account sees a field when its entry access is at least the field's level (docs/decisions.md, Accounts). */

@@ -53,6 +53,7 @@ export function createApp(services: AppServices): App {
     metrics.countRefused(reason),
   );
   metrics.observeExports(() => admission.running);
+  metrics.observeEventStreams(() => services.events.open);
   const api = mountEndpoints(endpoints, services, {
     authenticate: createAuthenticator(services.db, credentials, loginProtectionFrom(settings, services.loginFailures, metrics)),
     metrics,

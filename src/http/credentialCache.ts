@@ -25,7 +25,7 @@ interface Entry {
  * Verified credentials, cached so a password hash is not verified on every request. Keys are
  * a keyed hash of the Authorization header (the header itself is never kept), entries live
  * for a short TTL and are dropped when their account changes (same process or, through a
- * Redis message, another process such as `lcm`). An entry in the last fifth of its TTL asks
+ * Postgres notification, another process such as `lcm`). An entry in the last fifth of its TTL asks
  * to be checked again ahead of time (`refreshDue`), so a busy credential is re-checked once in
  * the background rather than by every request that would find it expired.
  */
@@ -35,6 +35,10 @@ export class CredentialCache {
   /** Credentials that failed, by the same keyed hash: a repeat is a 401 without a password check. */
   private readonly failures = new Map<string, number>();
   private changes = 0;
+  /** The generation of each account's last change, the most recent `maxEntries` of them. */
+  private readonly changedAt = new Map<number, number>();
+  /** Checks that started before this generation cache nothing: a clear, or a change no longer in `changedAt`. */
+  private floor = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -43,8 +47,10 @@ export class CredentialCache {
   ) {}
 
   /**
-   * Changes with every account change the cache hears of: a check that started before one must
-   * not cache what it read (pass the value taken at its start to `set`).
+   * Changes with every account change the cache hears of: a check that started before a change
+   * of its own account (or before a clear) must not cache what it read (pass the value taken at
+   * its start to `set`). Changes of other accounts do not matter: on a busy node they would
+   * otherwise keep every check of that moment out of the cache.
    */
   get generation(): number {
     return this.changes;
@@ -67,7 +73,7 @@ export class CredentialCache {
 
   /** Caches verified credentials, unless an account changed since `generation` was taken. */
   set(key: string, account: StoredAccount, generation: number, knownGood?: KnownGoodMark): void {
-    if (this.ttlMs <= 0 || generation !== this.changes) return;
+    if (this.ttlMs <= 0 || generation < this.floor || (this.changedAt.get(account.id) ?? 0) > generation) return;
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) {
       // Oldest insertion first: Map keeps insertion order.
@@ -107,12 +113,23 @@ export class CredentialCache {
 
   invalidateAccount(accountId: number): void {
     this.changes++;
+    this.changedAt.delete(accountId);
+    this.changedAt.set(accountId, this.changes);
+    if (this.changedAt.size > this.maxEntries) {
+      const [oldest, at] = this.changedAt.entries().next().value ?? [];
+      if (oldest !== undefined && at !== undefined) {
+        this.changedAt.delete(oldest);
+        this.floor = Math.max(this.floor, at);
+      }
+    }
     for (const [key, entry] of this.entries) if (entry.account.id === accountId) this.entries.delete(key);
     this.failures.clear();
   }
 
   clear(): void {
     this.changes++;
+    this.floor = this.changes;
+    this.changedAt.clear();
     this.entries.clear();
     this.failures.clear();
   }

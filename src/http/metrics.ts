@@ -156,6 +156,18 @@ export class Metrics {
     });
   }
 
+  /** The event streams open now, read when scraped. */
+  observeEventStreams(open: () => number): void {
+    new Gauge({
+      name: 'lcm_event_streams_open',
+      help: 'Server-Sent Events streams (GET /events) open in this process',
+      registers: [this.registry],
+      collect() {
+        this.set(open());
+      },
+    });
+  }
+
   /**
    * Times one request of `service`; with the response, also counts the rows its stream writes
    * (see recordExportedRows). The returned function ends the timer.

@@ -2,12 +2,14 @@ import type { Request } from 'express';
 import { HttpProblem } from './problem';
 
 /** The representations a service can send; the first listed is the default. */
-export type Representation = 'json' | 'html' | 'csv';
+export type Representation = 'json' | 'html' | 'csv' | 'events';
 
 const MEDIA: Record<Representation, string> = {
   json: 'application/json',
   html: 'text/html',
   csv: 'text/csv',
+  // Server-Sent Events (GET /events).
+  events: 'text/event-stream',
 };
 
 /**

@@ -192,6 +192,16 @@ function successContent(e: Endpoint): ZodOpenApiResponseObject['content'] {
         schema: { type: 'string', description: 'A CSV stream with a header row; `charset` follows the Encoding parameter.' },
       };
     }
+    if (r === 'events') {
+      content[mediaType('events')] = {
+        schema: {
+          type: 'string',
+          description:
+            'Server-Sent Events that do not end: per event `id: <position>`, `event: <type>` and `data: <envelope as JSON>`, ' +
+            'and a `: heartbeat` comment when nothing else was sent for a while.',
+        },
+      };
+    }
   }
   return content;
 }

@@ -44,6 +44,8 @@ const ENTRIES: Record<ProblemCode, Entry> = {
       'A `Limit` that is not a positive integer, an enumeration name that does not exist, an `Encoding` iconv-lite does not know, or a `CsvFieldSeparator` that is not one allowed character.',
       'An `OrgCode` on `/calls` that is neither a user nor an org unit, or a `ToDate` that is not after `FromDate`.',
       'A value holding a NUL character, or a path segment that is not valid percent-encoded UTF-8.',
+      'A DateTime outside 1900-01-01 to 9999-12-31 in platform time.',
+      'The method CONNECT (status 405, `errors[].parameter` is `method`): the server is an API, not a proxy.',
     ],
     whatToDo:
       'Correct the parameter named in `errors[].parameter` as its `message` says, then send the request again; the same request will fail the same way. On a counted endpoint the refused request still counts.',
@@ -158,7 +160,11 @@ const ENTRIES: Record<ProblemCode, Entry> = {
   },
   payload_too_large: {
     meaning: 'The request body is over the server’s size limit.',
-    whenAnswered: ['A JSON body larger than the `BODY_LIMIT` setting of the server (100 kB unless the operator changed it).'],
+    whenAnswered: [
+      'A JSON body larger than the `BODY_LIMIT` setting of the server (100 kB unless the operator changed it).',
+      'A lead data value larger than the `LEAD_VALUE_MAX_BYTES` setting (64 KiB unless the operator changed it) in `POST /leads` or `PATCH /leads/{UniqueId}`; `errors[].field` names it.',
+      'A `POST /leads/bulk` body over `BULK_BODY_LIMIT`: a plain 413, or the last element of the answer once rows were answered.',
+    ],
     whatToDo: 'Send less in one request, for example one lead per import request.',
     example: () => ({ problem: new HttpProblem('payload_too_large', 'the request body is over the size limit'), instance: '/api/leads' }),
   },

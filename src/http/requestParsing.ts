@@ -134,13 +134,13 @@ const DEFAULT_BODY_MAX_DEPTH = 32;
  * The object schema of a body and whether an array of such objects is accepted too: a body
  * schema is an object, or a union of an object and an array of that object (one item or many).
  */
-function bodyShape(schema: z.ZodType): { item: AnyObject; many: boolean } {
+function bodyShape(schema: z.ZodType): { item: AnyObject; many: boolean; itemBranch?: number } {
   if (schema instanceof z.ZodObject) return { item: schema, many: false };
   if (schema instanceof z.ZodUnion) {
     const options = schema.options as z.ZodType[];
-    const item = options.find((o): o is AnyObject => o instanceof z.ZodObject);
+    const itemBranch = options.findIndex((o) => o instanceof z.ZodObject);
     const many = options.some((o) => o instanceof z.ZodArray);
-    if (item) return { item, many };
+    if (itemBranch >= 0) return { item: options[itemBranch] as AnyObject, many, itemBranch };
   }
   throw new Error('a body schema is an object, or a union of an object and an array of it');
 }
@@ -151,7 +151,7 @@ export function parseBody<S extends z.ZodType>(
   aliases?: Record<string, string>,
   maxDepth = DEFAULT_BODY_MAX_DEPTH,
 ): z.output<S> {
-  const { item, many } = bodyShape(schema);
+  const { item, many, itemBranch } = bodyShape(schema);
   const isArray = Array.isArray(raw);
   if (raw === undefined || raw === null || typeof raw !== 'object' || (isArray && !many)) {
     throw new HttpProblem(
@@ -170,9 +170,18 @@ export function parseBody<S extends z.ZodType>(
     : (normalizeBodyKeys(raw, item, aliases) as Record<string, unknown>);
   const result = schema.safeParse(normalized);
   if (result.success) return result.data;
-  const issues = isArray ? arrayIssues(result.error.issues) : result.error.issues;
+  const issues = isArray
+    ? arrayIssues(result.error.issues)
+    : itemBranch === undefined
+      ? result.error.issues
+      : branchIssues(result.error.issues, itemBranch);
   const { errors } = issuesToErrors(issues, 'field', isArray ? {} : (normalized as Record<string, unknown>));
   throw new HttpProblem('invalid_body', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
+}
+
+/** A union's issues for a one-object body: those of the object branch, so each names its field. */
+function branchIssues(issues: z.core.$ZodIssue[], branch: number): z.core.$ZodIssue[] {
+  return issues.flatMap((issue) => (issue.code === 'invalid_union' && issue.errors[branch] ? issue.errors[branch] : [issue]));
 }
 
 /** A union's issues for an array body: those of the array branch, paths as `[i].field`. */

@@ -15,6 +15,7 @@ import { hookEndpoints } from './endpoints/hooks';
 import { problemTypeEndpoints } from './endpoints/problems';
 import { doNotCallEndpoints } from './endpoints/doNotCall';
 import { leadDefinitionEndpoints } from './endpoints/leadDefinitions';
+import { eventEndpoints } from './endpoints/events';
 
 /**
  * Every endpoint of the API, in document order. Each endpoint module exports its endpoint
@@ -22,7 +23,10 @@ import { leadDefinitionEndpoints } from './endpoints/leadDefinitions';
  * Most handlers need only their request context; the few that read the process's own
  * resources (metrics, Redis health, the request counters) are handed them here.
  */
-export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'settings' | 'counter' | 'redisHealthy' | 'reads'>): Endpoint[] {
+export function allEndpoints(
+  metrics: Metrics,
+  services: Pick<AppServices, 'settings' | 'counter' | 'redisHealthy' | 'reads' | 'events'>,
+): Endpoint[] {
   const endpoints: Endpoint[] = [
     healthz,
     readyzEndpoint(services.redisHealthy, () => services.reads.state),
@@ -35,11 +39,12 @@ export function allEndpoints(metrics: Metrics, services: Pick<AppServices, 'sett
     ...problemTypeEndpoints,
     ...callEndpoints,
     ...organizationEndpoints,
-    ...leadEndpoints,
+    ...leadEndpoints(services.settings),
     bulkImportEndpoint(services.settings),
     ...simpleLeadsEndpoints,
     ...rawLeadsEndpoints,
     ...hookEndpoints(services.settings),
+    ...eventEndpoints(services.events, services.settings),
     ...doNotCallEndpoints,
     ...leadDefinitionEndpoints,
   ];

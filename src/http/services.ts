@@ -6,6 +6,7 @@ import type { LoginFailureStore } from '../ratelimit/loginFailures';
 import type { ReadSource } from '../data/readSource';
 import type { ConnectionSource } from '../data/exportSession';
 import type { RequestLogWriter } from '../data/requestLog';
+import type { EventFeed } from './eventFeed';
 
 /** What the HTTP layer is given by the composition root (server start or a test). */
 export interface AppServices {
@@ -35,4 +36,6 @@ export interface AppServices {
   exportConnections?: ConnectionSource;
   /** The accounts' request log (REQUEST_LOG); undefined when it is off. */
   requestLog?: RequestLogWriter;
+  /** This process's live events: the one reader behind every event stream it serves (src/http/eventFeed.ts). */
+  events: EventFeed;
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { LeadStatus, LeadStatusName } from '../domain/enums';
-import { LeadDataError, leadDataMapper, MappedLeadData } from '../domain/leadData';
+import type { EntryAccessName } from '../domain/enums';
+import { canSeeField, LeadDataError, leadDataMapper, MappedLeadData } from '../domain/leadData';
 import { parseBulkRow, unreadableRow } from '../domain/bulkRows';
 import type { ImportCampaign } from '../data/leadRepository';
 import { ensureBatchPools, insertLeadBatch } from '../data/leadBatches';
@@ -64,15 +65,19 @@ export interface BulkImportOptions {
   batchSize: number;
   /** A partial batch is stored once the body has been quiet this long. */
   maxBatchDelayMs: number;
-  /** Longest NDJSON line. */
-  maxLineLength: number;
+  /** Largest row in UTF-8 bytes, in any format (BULK_ROW_MAX_BYTES); a larger one fails alone. */
+  maxRowBytes: number;
   /** Batches stored side by side at most (each in a transaction and connection of its own). */
   parallelBatches: number;
+  /** Largest lead value in UTF-8 bytes (LEAD_VALUE_MAX_BYTES); a row holding a larger one fails. */
+  maxValueBytes: number;
 }
 
 export interface BulkImporter {
   userId: number;
   scope: ProjectScope;
+  /** Fields above it are treated as fields the lead definition does not have. */
+  entryAccess: EntryAccessName;
 }
 
 export interface BulkImportRequest {
@@ -149,20 +154,30 @@ class HeaderRefused extends Error {
   }
 }
 
-function bodyRecords(body: BulkBody, campaign: ImportCampaign, options: BulkImportOptions): AsyncIterable<BodyRecord> {
+function bodyRecords(
+  body: BulkBody,
+  campaign: ImportCampaign,
+  entryAccess: EntryAccessName,
+  options: BulkImportOptions,
+): AsyncIterable<BodyRecord> {
   const bytes = body.reader.chunks();
   const utf8 = isUtf8(body.encoding);
   switch (body.format) {
     case 'json':
-      return utf8 ? jsonArrayRecords(bytes) : jsonArrayRecords(decodeText(bytes, body.encoding), body.encoding);
+      return utf8
+        ? jsonArrayRecords(bytes, options.maxRowBytes)
+        : jsonArrayRecords(decodeText(bytes, body.encoding), options.maxRowBytes, body.encoding);
     case 'ndjson':
-      return ndjsonRecords(decodeText(bytes, body.encoding), options.maxLineLength);
+      return ndjsonRecords(decodeText(bytes, body.encoding), options.maxRowBytes);
     case 'csv':
       return csvRecords(decodeText(bytes, body.encoding), {
         separator: body.separator,
+        maxRowBytes: options.maxRowBytes,
         onHeader: (names) => {
           const known = new Set(
-            campaign.fields.flatMap((f) => [f.name.toLowerCase(), ...(f.importName ? [f.importName.toLowerCase()] : [])]),
+            campaign.fields
+              .filter((f) => canSeeField(entryAccess, f.access))
+              .flatMap((f) => [f.name.toLowerCase(), ...(f.importName ? [f.importName.toLowerCase()] : [])]),
           );
           const unknown = names.filter((n) => !known.has(n.toLowerCase()));
           if (unknown.length > 0) {
@@ -181,10 +196,10 @@ function bodyRecords(body: BulkBody, campaign: ImportCampaign, options: BulkImpo
 async function* rowItems(
   records: AsyncIterable<BodyRecord>,
   request: BulkImportRequest,
-  zone: string,
+  mapping: { zone: string; entryAccess: EntryAccessName; maxValueBytes: number },
   chain?: RowDigest,
 ): AsyncGenerator<RowItem | StopItem> {
-  const mapData = leadDataMapper(request.campaign.fields, zone);
+  const mapData = leadDataMapper(request.campaign.fields, mapping.zone, mapping.entryAccess);
   let row = 0;
   const withDigest = (item: RowItem): RowItem => {
     if (chain) item.digest = chain.digest;
@@ -199,7 +214,7 @@ async function* rowItems(
         yield withDigest({ row, errors: unreadableRow(record.invalid) });
         continue;
       }
-      yield withDigest(prepareRow(row, record.value, request, mapData));
+      yield withDigest(prepareRow(row, record.value, request, mapData, mapping.maxValueBytes));
     }
   } catch (err) {
     if (err instanceof MalformedBodyError) {
@@ -257,12 +272,15 @@ async function* afterPrefix(items: AsyncIterable<RowItem | StopItem>, tracking: 
  */
 export async function readBulkBody(
   deps: Pick<BulkImportDeps, 'zone'>,
+  importer: Pick<BulkImporter, 'entryAccess'>,
   request: BulkImportRequest,
   body: BulkBody,
   options: BulkImportOptions,
   chain: RowDigest,
 ): Promise<void> {
-  for await (const _ of rowItems(bodyRecords(body, request.campaign, options), request, deps.zone, chain));
+  const { entryAccess } = importer;
+  const records = bodyRecords(body, request.campaign, entryAccess, options);
+  for await (const _ of rowItems(records, request, { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes }, chain));
 }
 
 function prepareRow(
@@ -270,8 +288,9 @@ function prepareRow(
   value: unknown,
   request: BulkImportRequest,
   mapData: (input: Record<string, string>) => MappedLeadData,
+  maxValueBytes: number,
 ): RowItem {
-  const parsed = parseBulkRow(value);
+  const parsed = parseBulkRow(value, maxValueBytes);
   if (!parsed.ok) return { row, errors: parsed.errors };
   const { input } = parsed;
   if (input.campaignCode !== undefined && input.campaignCode !== request.campaign.code) {
@@ -342,7 +361,9 @@ export async function* runBulkImport(
   onBatch?: BatchHook,
   tracking?: RowTracking,
 ): AsyncGenerator<BulkPiece> {
-  const items = rowItems(bodyRecords(body, request.campaign, options), request, deps.zone, tracking?.chain);
+  const { entryAccess } = importer;
+  const mapping = { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes };
+  const items = rowItems(bodyRecords(body, request.campaign, entryAccess, options), request, mapping, tracking?.chain);
   const source = tracking ? afterPrefix(items, tracking) : items;
   const pull = (): Promise<Pulled> =>
     source.next().then(

@@ -88,7 +88,7 @@ export async function startKeyedBulkImport(
 
   if (state.kind === 'finished') {
     try {
-      await readBulkBody(deps, request, body, options, chain);
+      await readBulkBody(deps, importer, request, body, options, chain);
     } catch (err) {
       // The client left while its body was read: nothing to answer.
       if (signal.aborted) return { replayed: false, pieces: (async function* () {})() };

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { LeadDataError, mapLeadData } from '../domain/leadData';
+import type { EntryAccessName } from '../domain/enums';
+import { LeadDataError, leadDataMapper } from '../domain/leadData';
 import { ImportRefused, poolNameAt } from './leadImportRules';
 import { DuplicateLookup, findImportCampaign, ImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
 import {
@@ -58,6 +59,8 @@ export interface Importer {
   /** The platform user the account is linked to: the lead's uploader. */
   userId: number;
   scope: ProjectScope;
+  /** Fields above it are treated as fields the lead definition does not have. */
+  entryAccess: EntryAccessName;
 }
 
 export type ImportLeadOutcome =
@@ -102,7 +105,7 @@ async function importOnce(
   if (!found) throw new ImportRefused('unknown_campaign', request.campaignCode);
   const { campaign } = found;
   if (found.visible === false) throw new ImportRefused('campaign_forbidden', campaign.code);
-  const mapped = mapLeadData(campaign.fields, request.data, deps.zone);
+  const mapped = leadDataMapper(campaign.fields, deps.zone, importer.entryAccess)(request.data);
   if (mapped.errors.length > 0) {
     if (found.visible === undefined && !(await isCampaignVisible(db, campaign.id, scope))) {
       throw new ImportRefused('campaign_forbidden', campaign.code);

@@ -1,20 +1,21 @@
 import type { Hash } from 'node:crypto';
 import iconv from 'iconv-lite';
-import JSONStream from 'JSONStream';
-import { ParserOptions } from '@fast-csv/parse';
-// fast-csv's row parser without its stream wrapper: the stream drops every row of a chunk that
-// holds a syntax error, and a bulk import must answer each row before the broken one.
-import { Parser } from '@fast-csv/parse/build/src/parser';
+import { CsvRow, CsvRowParser, CsvSyntaxError } from './csvRows';
+import { JsonArraySplitter, JsonArraySyntaxError } from './jsonArrayElements';
 
 /**
  * Request bodies of many records, read as they arrive (docs/decisions.md, Bulk import): a JSON
  * array, NDJSON or CSV in, one record at a time out, with backpressure (each stage is an async
  * generator: nothing is read before the consumer asks for the next record).
  *
+ * Each stage reads its input once, keeping its place between chunks: the cost is linear in
+ * the body, however its rows are cut into chunks.
+ *
  * A record that alone cannot be used (an NDJSON line that is not JSON, a CSV row with the
- * wrong number of values, a null array element) is yielded as `{ invalid }` and reading goes
- * on. A body that cannot be read past some point (JSON syntax, CSV quoting, the size limit)
- * throws MalformedBodyError / BodyTooLargeError after the records before that point.
+ * wrong number of values, a record larger than the row limit) is yielded as `{ invalid }` and
+ * reading goes on; a record over the limit is dropped as it arrives, so memory is bounded by
+ * the limit. A body that cannot be read past some point (JSON syntax, CSV quoting, the size
+ * limit) throws MalformedBodyError / BodyTooLargeError after the records before that point.
  */
 
 export type BodyRecord = { value: unknown } | { invalid: string };
@@ -126,78 +127,60 @@ export async function* decodeText(bytes: AsyncIterable<Buffer>, encoding: string
   if (tail) yield tail;
 }
 
-/** Text back to UTF-8 bytes (JSONStream parses bytes). */
+/** Text back to UTF-8 bytes (the JSON array is split as bytes). */
 async function* utf8Bytes(text: AsyncIterable<string>): AsyncGenerator<Buffer> {
   for await (const chunk of text) yield Buffer.from(chunk, 'utf8');
 }
 
-const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+/** The answer for a record over the row limit. */
+function tooLargeMessage(maxRowBytes: number): string {
+  return `the row is larger than ${maxRowBytes} bytes (BULK_ROW_MAX_BYTES)`;
+}
 
 /**
- * The elements of a JSON array, parsed as the bytes arrive (JSONStream). JSONStream skips null
- * elements; their places are known from the indexes of the others and yielded as invalid.
+ * The elements of a JSON array, split as the bytes arrive (src/streams/jsonArrayElements.ts)
+ * and each parsed with JSON.parse. An element that is not valid JSON ends the body: after a
+ * broken element the split cannot be trusted.
  */
 export async function* jsonArrayRecords(
   source: AsyncIterable<Buffer> | AsyncIterable<string>,
+  maxRowBytes: number,
   textEncoding?: string,
 ): AsyncGenerator<BodyRecord> {
   const bytes = textEncoding === undefined ? (source as AsyncIterable<Buffer>) : utf8Bytes(source as AsyncIterable<string>);
-  const parser = JSONStream.parse('$*');
-  const parsed: { key: unknown; value: unknown }[] = [];
-  let failure: string | undefined;
-  parser.on('data', (item: { key: unknown; value: unknown }) => parsed.push(item));
-  parser.on('error', (err: Error) => {
-    failure ??= err.message;
-  });
-  let started = false;
-  let lastByte = -1;
-  let next = 0;
-
-  function* take(): Generator<BodyRecord> {
-    for (const { key, value } of parsed) {
-      if (typeof key !== 'number' || key < next) {
-        throw new MalformedBodyError('the body holds more than one JSON value; send one array');
+  const splitter = new JsonArraySplitter(maxRowBytes);
+  try {
+    for await (const chunk of bytes) {
+      for (const element of splitter.write(chunk)) {
+        if ('tooLarge' in element) {
+          yield { invalid: tooLargeMessage(maxRowBytes) };
+          continue;
+        }
+        let value: unknown;
+        try {
+          value = JSON.parse(element.text);
+        } catch (err) {
+          throw new MalformedBodyError(`not valid JSON: ${shorten((err as Error).message)}`, true);
+        }
+        yield { value };
       }
-      for (; next < key; next++) yield { invalid: 'is null, not an object' };
-      next = key + 1;
-      yield { value };
     }
-    parsed.length = 0;
+    splitter.end();
+  } catch (err) {
+    if (err instanceof JsonArraySyntaxError) throw new MalformedBodyError(err.message, err.inElement);
+    throw err;
   }
-
-  for await (const chunk of bytes) {
-    if (chunk.length === 0) continue;
-    if (!started) {
-      const first = chunk.findIndex((b) => !isWhitespace(b));
-      if (first >= 0) {
-        started = true;
-        if (chunk[first] !== 0x5b /* [ */) throw new MalformedBodyError('the body must be a JSON array (it does not start with `[`)');
-      }
-    }
-    for (let i = chunk.length - 1; i >= 0; i--) {
-      if (!isWhitespace(chunk[i]!)) {
-        lastByte = chunk[i]!;
-        break;
-      }
-    }
-    parser.write(chunk);
-    yield* take();
-    if (failure !== undefined) throw new MalformedBodyError(`not valid JSON: ${shorten(failure)}`, true);
-  }
-  parser.end();
-  yield* take();
-  if (failure !== undefined) throw new MalformedBodyError(`not valid JSON: ${shorten(failure)}`, true);
-  if (!started) throw new MalformedBodyError('the body is empty');
-  if (lastByte !== 0x5d /* ] */) throw new MalformedBodyError('the body ended before the JSON array was closed');
 }
 
 /**
  * NDJSON: one JSON value per line (LF or CRLF). Blank lines are skipped; a line that is not
- * JSON, or longer than `maxLineLength` characters, is an invalid record (the line is skipped
- * without being held in memory) and reading goes on with the next line.
+ * JSON, or larger than `maxRowBytes` (UTF-8), is an invalid record (an over-long line is
+ * dropped as it arrives) and reading goes on with the next line.
  */
-export async function* ndjsonRecords(text: AsyncIterable<string>, maxLineLength: number): AsyncGenerator<BodyRecord> {
+export async function* ndjsonRecords(text: AsyncIterable<string>, maxRowBytes: number): AsyncGenerator<BodyRecord> {
+  const tooLarge: BodyRecord = { invalid: tooLargeMessage(maxRowBytes) };
   let carry = '';
+  let carryBytes = 0;
   let overlong = false;
   let sawText = false;
   for await (const chunk of text) {
@@ -206,31 +189,35 @@ export async function* ndjsonRecords(text: AsyncIterable<string>, maxLineLength:
     for (;;) {
       const newline = chunk.indexOf('\n', start);
       if (newline < 0) {
-        if (!overlong) {
-          carry += chunk.slice(start);
-          if (carry.length > maxLineLength) {
+        if (!overlong && start < chunk.length) {
+          const rest = chunk.slice(start);
+          carryBytes += Buffer.byteLength(rest, 'utf8');
+          if (carryBytes > maxRowBytes) {
             overlong = true;
             carry = '';
+          } else {
+            carry += rest;
           }
         }
         break;
       }
       if (overlong) {
-        overlong = false;
-        yield { invalid: `the line is longer than ${maxLineLength} characters` };
+        yield tooLarge;
       } else {
-        const line = carry + chunk.slice(start, newline);
-        if (line.length > maxLineLength) yield { invalid: `the line is longer than ${maxLineLength} characters` };
+        const part = chunk.slice(start, newline);
+        if (carryBytes + Buffer.byteLength(part, 'utf8') > maxRowBytes) yield tooLarge;
         else {
-          const record = ndjsonLine(line);
+          const record = ndjsonLine(carry + part);
           if (record) yield record;
         }
       }
+      overlong = false;
       carry = '';
+      carryBytes = 0;
       start = newline + 1;
     }
   }
-  if (overlong) yield { invalid: `the line is longer than ${maxLineLength} characters` };
+  if (overlong) yield tooLarge;
   else {
     const record = ndjsonLine(carry);
     if (record) yield record;
@@ -251,49 +238,58 @@ function ndjsonLine(line: string): BodyRecord | undefined {
 export interface CsvOptions {
   /** One character (src/streams/csv.ts isValidCsvSeparator). */
   separator: string;
+  /** Largest row, in UTF-8 bytes. */
+  maxRowBytes: number;
   /** Called with the header row's names before the first data row; may throw to refuse them. */
   onHeader?: (names: string[]) => void;
 }
 
 /**
- * CSV with a header row (RFC 4180 quoting; fast-csv's parser): each data row as an object of
- * header name → value. Blank lines are skipped. A row with another number of values than the
- * header is invalid; broken quoting ends the body after the rows before it.
+ * CSV with a header row (RFC 4180 quoting; src/streams/csvRows.ts): each data row as an object
+ * of header name → value. Blank lines are skipped. A row with another number of values than
+ * the header, or larger than the row limit, is invalid; broken quoting ends the body after the
+ * rows before it.
  */
 export async function* csvRecords(text: AsyncIterable<string>, options: CsvOptions): AsyncGenerator<BodyRecord> {
-  const parser = new Parser(new ParserOptions({ delimiter: options.separator, ignoreEmpty: true }));
+  const parser = new CsvRowParser(options.separator, options.maxRowBytes);
   let header: string[] | undefined;
-  let rest = '';
   let sawText = false;
 
-  function* records(rows: string[][]): Generator<BodyRecord> {
+  function* records(rows: Iterable<CsvRow>): Generator<BodyRecord> {
     for (const row of rows) {
       if (header === undefined) {
-        header = row.map((name) => name.trim());
+        if ('tooLarge' in row)
+          throw new MalformedBodyError(`the header row is larger than ${options.maxRowBytes} bytes (BULK_ROW_MAX_BYTES)`);
+        header = row.values.map((name) => name.trim());
         checkHeader(header);
         options.onHeader?.(header);
         continue;
       }
-      if (row.length !== header.length) {
-        yield { invalid: `has ${row.length} value${row.length === 1 ? '' : 's'} where the header row has ${header.length} columns` };
+      if ('tooLarge' in row) {
+        yield { invalid: tooLargeMessage(options.maxRowBytes) };
+        continue;
+      }
+      const { values } = row;
+      if (values.length !== header.length) {
+        yield { invalid: `has ${values.length} value${values.length === 1 ? '' : 's'} where the header row has ${header.length} columns` };
         continue;
       }
       const value: Record<string, string> = {};
-      for (let i = 0; i < header.length; i++) value[header[i]!] = row[i]!;
+      for (let i = 0; i < header.length; i++) value[header[i]!] = values[i]!;
       yield { value };
     }
   }
 
-  for await (const chunk of text) {
-    if (chunk.length > 0) sawText = true;
-    const parsed = parseCsv(parser, rest + chunk, true);
-    rest = parsed.rest;
-    yield* records(parsed.rows);
-    if (parsed.error) throw new MalformedBodyError(`not valid CSV: ${csvMessage(parsed.error)}`, true);
+  try {
+    for await (const chunk of text) {
+      if (chunk.length > 0) sawText = true;
+      yield* records(parser.write(chunk));
+    }
+    yield* records(parser.end());
+  } catch (err) {
+    if (err instanceof CsvSyntaxError) throw new MalformedBodyError(`not valid CSV: ${shorten(err.message)}`, true);
+    throw err;
   }
-  const parsed = parseCsv(parser, rest, false);
-  yield* records(parsed.rows);
-  if (parsed.error) throw new MalformedBodyError(`not valid CSV: ${csvMessage(parsed.error)}`, true);
   if (!sawText || header === undefined) throw new MalformedBodyError('the body is empty: a CSV body starts with a header row');
 }
 
@@ -305,48 +301,6 @@ function checkHeader(names: string[]): void {
     if (seen.has(key)) throw new MalformedBodyError(`the header row names the column ${JSON.stringify(name)} twice`);
     seen.add(key);
   }
-}
-
-interface CsvParsed {
-  rows: string[][];
-  /** Text of an unfinished row, to be parsed with the next chunk. */
-  rest: string;
-  error?: Error;
-}
-
-/**
- * Parses the complete rows of `text`. On a syntax error the text is parsed again line by
- * line, so the rows before the broken one are still returned (once per body, on failure).
- */
-function parseCsv(parser: Parser, text: string, more: boolean): CsvParsed {
-  if (text === '') return { rows: [], rest: '' };
-  try {
-    const { line, rows } = parser.parse(text, more);
-    return { rows: rows, rest: line };
-  } catch (err) {
-    const rows: string[][] = [];
-    let rest = '';
-    let start = 0;
-    while (start < text.length) {
-      const newline = text.indexOf('\n', start);
-      const end = newline < 0 ? text.length : newline + 1;
-      try {
-        const parsed = parser.parse(rest + text.slice(start, end), more || end < text.length);
-        rest = parsed.line;
-        rows.push(...(parsed.rows as string[][]));
-      } catch (lineErr) {
-        return { rows, rest: '', error: lineErr as Error };
-      }
-      start = end;
-    }
-    // Not reproduced line by line (cannot happen with fast-csv's grammar): report the first error.
-    return { rows, rest: '', error: err as Error };
-  }
-}
-
-/** fast-csv quotes the rest of the body in its messages: keep the reason and a little context. */
-function csvMessage(err: Error): string {
-  return shorten(err.message.replace(/^Parse Error: /, ''));
 }
 
 function shorten(message: string, max = 160): string {

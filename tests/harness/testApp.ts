@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Express } from 'express';
@@ -21,6 +21,8 @@ export interface TestApp {
   db: Knex;
   composed: ComposedApp;
   settings: Settings;
+  /** The app's log lines (pino JSON) at the LOG_LEVEL of the settings (`silent` by default: none). */
+  logs: string[];
   /** Loads records through the real loader (one transaction), e.g. `load({ type: 'orgUnit', ... })`. */
   load(...records: Record<string, unknown>[]): Promise<LoadSummary>;
   /** Moves the injected clock; undefined = real time. */
@@ -101,7 +103,14 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     poolMax,
     acquireTimeoutMs: settings.DB_ACQUIRE_TIMEOUT_MS,
   });
-  const logger = createLogger(settings.LOG_LEVEL);
+  const logs: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const logger = createLogger(settings.LOG_LEVEL, destination);
   let now: Date | undefined;
   const composed = await composeApp({ settings, db, logger, clock: () => now ?? new Date() });
   const servers: ListeningApp[] = [];
@@ -110,6 +119,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     db,
     composed,
     settings,
+    logs,
     load: (...records) => loadNdjson(db, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: settings.PLATFORM_TIMEZONE }),
     setNow: (d) => {
       now = d;

@@ -1,5 +1,7 @@
 import pg from 'pg';
+import request from 'supertest';
 import { importLead, ImportLeadDeps, Importer } from '../../src/ingest/importLead';
+import { EntryAccess } from '../../src/domain/enums';
 import { projectScope } from '../../src/data/projectScope';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
@@ -18,8 +20,13 @@ describe('the single import in one database call', () => {
     const account = await t
       .db('accounts')
       .where({ username: w.accounts.full.username })
-      .first<{ id: number; user_id: number }>('id', 'user_id');
-    importer = { accountId: account.id, userId: account.user_id, scope: projectScope(['*']) };
+      .first<{ id: number; user_id: number; entry_access: number }>('id', 'user_id', 'entry_access');
+    importer = {
+      accountId: account.id,
+      userId: account.user_id,
+      scope: projectScope(['*']),
+      entryAccess: EntryAccess.toName(account.entry_access),
+    };
   });
 
   const data = () => ({
@@ -102,5 +109,31 @@ describe('the single import in one database call', () => {
     } finally {
       await t.db('do_not_call_numbers').where({ phone_number: phone, global: true }).delete();
     }
+  });
+
+  it('when leads are imported through POST /api/leads, with and without an Idempotency-Key, then GET /api/events lists their lead.created events in commit order', async () => {
+    const { rows } = await t.db.raw<{ rows: { p: string }[] }>('select coalesce(max(position), 0) as p from event_stream');
+    const after = Number(rows[0]!.p);
+    const post = (key?: string) => {
+      const req = request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth);
+      return (key === undefined ? req : req.set('Idempotency-Key', key)).send({ CampaignCode: w.campaigns.b2b, Data: data() });
+    };
+    const ids: string[] = [];
+    for (const res of [await post(), await post(uniq('import-key-'))]) {
+      expect(res.body).toMatchObject({ success: true });
+      ids.push((res.body as { uniqueId: string }).uniqueId);
+    }
+    const res = await request(t.app)
+      .get(`/api/events?After=${after}&Campaigns=${w.campaigns.b2b}`)
+      .set('Authorization', w.accounts.full.auth);
+    expect(res.status).toBe(200);
+    const events = (res.body as { id: number; type: string; data: { uniqueId?: string } }[]).filter((e) =>
+      ids.includes(e.data.uniqueId ?? ''),
+    );
+    expect(events.map((e) => [e.type, e.data.uniqueId])).toEqual([
+      ['lead.created', ids[0]],
+      ['lead.created', ids[1]],
+    ]);
+    expect(events[1]!.id).toBeGreaterThan(events[0]!.id);
   });
 });

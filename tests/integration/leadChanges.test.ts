@@ -204,10 +204,14 @@ describe('lead changes', () => {
         expect(res.status).toBe(200);
         expect((res.body as Lead).status).toBe('Removed');
         const events = await hookEventsOf(id);
-        expect(events.map((e) => [e.type, e.previous_status])).toEqual([['lead.statusChanged', 0]]);
+        // Every event is kept (the live event stream reads them), the import's lead.created too.
+        expect(events.map((e) => [e.type, e.previous_status])).toEqual([
+          ['lead.created', null],
+          ['lead.statusChanged', 0],
+        ]);
         // The same status again is no move: no second event.
         expect((await patch(id, { status: 'Removed' })).status).toBe(200);
-        expect(await hookEventsOf(id)).toHaveLength(1);
+        expect(await hookEventsOf(id)).toHaveLength(2);
       } finally {
         await t
           .db('hooks')
@@ -343,6 +347,7 @@ describe('lead changes', () => {
         expect(event).toEqual({ title: '', notes: '' });
         const events = await hookEventsOf(id);
         expect(events.map((e) => [e.type, e.previous_status])).toEqual([
+          ['lead.created', null],
           ['lead.statusChanged', 0],
           ['lead.statusChanged', 600],
         ]);

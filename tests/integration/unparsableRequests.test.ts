@@ -101,6 +101,30 @@ describe('requests the HTTP parser refuses', () => {
     });
   });
 
+  it.each([
+    ['a host and port (a tunnel)', 'example.com:443'],
+    ['a path of the API', '/api/myaccount'],
+  ])(
+    'when the method is CONNECT to %s, then the answer is a 405 problem document naming the method, and the server goes on',
+    async (_name, target) => {
+      const res = await rawHttp(port(), { method: 'CONNECT', target, headers: [['Authorization', w.accounts.full.auth]] }, 10_000);
+      expect(res.status).toBe(405);
+      expect(res.headers['content-type']).toBe('application/problem+json');
+      expect(res.headers.allow).toBe('GET, HEAD, POST, PUT, PATCH, DELETE');
+      expect(JSON.parse(res.body.toString('utf8'))).toMatchObject({
+        status: 405,
+        type: '/api/problems/invalid_parameter',
+        errors: [{ parameter: 'method' }],
+      });
+      const after = await rawHttp(
+        port(),
+        { method: 'GET', target: '/api/myaccount', headers: [['Authorization', w.accounts.full.auth]] },
+        10_000,
+      );
+      expect(after.status).toBe(200);
+    },
+  );
+
   it('when Expect is 100-continue, then the request is served after the interim answer', async () => {
     const res = await rawHttp(
       port(),

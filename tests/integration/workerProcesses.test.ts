@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createOwnDatabase, createTestApp, type TestApp, uniq, basicAuth } from '../harness/testApp';
 import { createWorld, type World } from '../harness/world';
 import { createAccount, setEnabled } from '../../src/ingest/accountCommands';
+import { openEventStream, type OpenedStream } from '../harness/eventStreamClient';
 
 /**
  * `lcm serve` as it runs in production: a supervisor, WEB_CONCURRENCY=2 HTTP workers sharing the
@@ -45,6 +46,19 @@ function childrenOf(pid: number): { pid: number; role: string | undefined }[] {
           return []; // gone meanwhile
         }
       });
+}
+
+/** Listening TCP sockets on `port` (Linux /proc/net/tcp: state 0A is LISTEN). */
+function listeningSockets(port: number): number {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  return fs
+    .readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((line) => {
+      const fields = line.trim().split(/\s+/);
+      return fields[1]?.endsWith(`:${hexPort}`) && fields[3] === '0A';
+    }).length;
 }
 
 const alive = (pid: number) => {
@@ -192,6 +206,83 @@ describe('lcm serve with two HTTP workers and no Redis', () => {
     expect(replacedInMs).toBeLessThan(5000);
     expect(answered + failed).toBeGreaterThan(20);
     expect(answered / (answered + failed)).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('when an HTTP worker stops, then its event streams end cleanly at once and their clients resume on the other worker, nothing lost', async () => {
+    const url = `http://127.0.0.1:${port}`;
+    const query = `/api/events?Campaigns=${encodeURIComponent(w.campaigns.b2b)}`;
+    const auth = w.accounts.full.auth;
+    const importLead = async (name: string) => {
+      const imported = await new Promise<string>((resolve, reject) => {
+        const body = JSON.stringify({ CampaignCode: w.campaigns.b2b, Data: { Name: name, Telefon: '+4511223344' } });
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/api/leads',
+            method: 'POST',
+            agent: false,
+            headers: { Authorization: auth, 'Content-Type': 'application/json' },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (text += d));
+            res.on('end', () => resolve((JSON.parse(text) as { uniqueId: string }).uniqueId));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+      return imported;
+    };
+    // Both workers listen (a replacement started by the test before may still be starting).
+    await until('both HTTP workers to listen (LISTEN_SOCKETS, 4 each)', () => listeningSockets(port) >= 2 * 4, 60_000);
+    // Connections of their own: the kernel spreads them over both workers.
+    const streams: OpenedStream[] = await Promise.all(
+      Array.from({ length: 10 }, () => openEventStream(url, query, { Authorization: auth })),
+    );
+    try {
+      expect(streams.map((s) => s.status)).toEqual(Array(10).fill(200));
+      const first = await importLead('Before the stop');
+      await Promise.all(streams.map((s) => s.until((x) => x.events.some((e) => e.data.data.uniqueId === first), 'the first event')));
+      const victim = childrenOf(server.pid!).find((c) => c.role === 'http')!.pid;
+      const stoppedAt = Date.now();
+      process.kill(victim, 'SIGTERM');
+      await until('the worker to end', () => !alive(victim), 10_000);
+      // Ended by the worker at once (SHUTDOWN_GRACE_MS is 3 s: a stream left to the deadline would be cut).
+      const endings = await Promise.all(
+        streams.map((s) => Promise.race([s.ended, new Promise<'open'>((r) => setTimeout(() => r('open'), 500))])),
+      );
+      expect(endings).not.toContain('cut');
+      const ended = streams.filter((_, i) => endings[i] === 'ended');
+      expect(ended.length).toBeGreaterThan(0);
+      expect(Date.now() - stoppedAt).toBeLessThan(3000);
+      const second = await importLead('After the stop');
+      const resumed = await Promise.all(
+        ended.map((s) => openEventStream(url, query, { Authorization: auth, 'Last-Event-ID': String(s.events.at(-1)!.id) })),
+      );
+      try {
+        for (const r of resumed) {
+          expect(r.status).toBe(200);
+          await r.until((x) => x.events.length >= 1, 'the event after the stop');
+          expect(r.events.map((e) => e.data.data.uniqueId)).toEqual([second]);
+        }
+      } finally {
+        for (const r of resumed) r.close();
+      }
+      // The supervisor replaces the stopped worker.
+      await until(
+        'a replacement worker',
+        () => {
+          const workers = childrenOf(server.pid!).filter((c) => c.role === 'http');
+          return workers.length === 2 && !workers.some((c) => c.pid === victim);
+        },
+        10_000,
+      );
+    } finally {
+      for (const s of streams) s.close();
+    }
   });
 
   it('when SIGTERM arrives, then every process ends', async () => {

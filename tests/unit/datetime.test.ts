@@ -1,8 +1,10 @@
 import { DateTime } from 'luxon';
 import {
   CodecError,
+  dateTimeFormatter,
   formatCompactLocal,
   formatDateTime,
+  isDateTimeText,
   localDate,
   localHour,
   parseDateTime,
@@ -91,8 +93,41 @@ describe('parseDateTime', () => {
     expect(() => parseDateTime('1900-02-29', CPH)).toThrow(CodecError);
   });
 
-  it('when the year is below 100, then it is not mapped to the 1900s', () => {
-    expect(iso(parseDateTime('0099-03-01T00:00Z', CPH))).toBe('0099-03-01T00:00:00.000Z');
+  it('when the year is below 100, then it is not mapped to the 1900s (the range refuses it; its form is a DateTime)', () => {
+    expect(() => parseDateTime('0099-03-01T00:00Z', CPH)).toThrow(/between 1900-01-01 and 9999-12-31/);
+    expect(isDateTimeText('0099-03-01T00:00Z', CPH)).toBe(true);
+  });
+
+  describe('range', () => {
+    it('when the instant is the first or the last of 1900-01-01 to 9999-12-31 in the zone, then it parses', () => {
+      expect(iso(parseDateTime('1900-01-01', CPH))).toBe('1899-12-31T23:00:00.000Z');
+      expect(iso(parseDateTime('1899-12-31T23:00:00Z', CPH))).toBe('1899-12-31T23:00:00.000Z');
+      expect(iso(parseDateTime('9999-12-31T23:59:59.999', CPH))).toBe('9999-12-31T22:59:59.999Z');
+      expect(iso(parseDateTime('9999-12-31T23:59:59.999+01:00', CPH))).toBe('9999-12-31T22:59:59.999Z');
+    });
+
+    it.each([
+      ['a millisecond before it in the zone', '1899-12-31T22:59:59.999Z'],
+      ['local time before 1900', '1899-12-31T23:59:59'],
+      ['year 1, which local mean time puts in year 0', '0001-01-01'],
+      ['year 0', '0000-01-01T00:00:00'],
+      ['9999 at -14:00, which is 10000 in the zone', '9999-12-31T23:59:59-14:00'],
+      ['a millisecond after it in the zone', '9999-12-31T23:00:00Z'],
+    ])('when the value is %s, then it is a CodecError naming the range', (_name, input) => {
+      expect(() => parseDateTime(input, CPH)).toThrow(/must lie between 1900-01-01 and 9999-12-31 \(Europe\/Copenhagen time\)/);
+    });
+
+    it('when the zone is west of UTC, then the last hours of 9999 (year 10000 in UTC) are refused too', () => {
+      expect(iso(parseDateTime('9999-12-31T12:00:00', 'America/New_York'))).toBe('9999-12-31T17:00:00.000Z');
+      expect(() => parseDateTime('9999-12-31T20:00:00', 'America/New_York')).toThrow(CodecError);
+    });
+
+    it('when lead data is checked for a DateTime form, then any year of four digits is one and a broken day is not', () => {
+      expect(isDateTimeText('1850-06-01', CPH)).toBe(true);
+      expect(isDateTimeText('0001-01-01T10:00:00', CPH)).toBe(true);
+      expect(isDateTimeText('1850-02-30', CPH)).toBe(false);
+      expect(isDateTimeText('soon', CPH)).toBe(false);
+    });
   });
 
   it.each([
@@ -159,7 +194,7 @@ describe('formatDateTime', () => {
     const t = Date.parse('1850-06-01T12:00:00Z');
     const s = formatDateTime(t, CPH);
     expect(s).toMatch(/^1850-06-01T12:53:00\.000\+00:53$/);
-    expect(parseDateTime(s, 'UTC').getTime()).toBe(t);
+    expect(Date.parse(s)).toBe(t);
   });
 
   it('when a transition falls inside a 15-minute bucket (1893 in Copenhagen), then each side still gets its offset', () => {
@@ -175,7 +210,7 @@ describe('formatDateTime', () => {
     expect(hi % (15 * 60_000)).not.toBe(0);
     expect(formatDateTime(hi - 1, CPH)).toMatch(/\+00:53$/);
     expect(formatDateTime(hi, CPH)).toBe('1893-04-01T00:06:32.000+01:00');
-    for (let t = hi - 3000; t <= hi + 3000; t += 500) expect(parseDateTime(formatDateTime(t, CPH), 'UTC').getTime()).toBe(t);
+    for (let t = hi - 3000; t <= hi + 3000; t += 500) expect(Date.parse(formatDateTime(t, CPH))).toBe(t);
   });
 
   it('when the value is an invalid date, then it throws', () => {
@@ -184,6 +219,14 @@ describe('formatDateTime', () => {
 
   it('when the zone is unknown, then it throws', () => {
     expect(() => formatDateTime(0, 'Mars/Olympus')).toThrow(RangeError);
+  });
+
+  it('when the wall time is beyond the years 0000 to 9999 (stored before inputs were bounded), then the nearest four-digit one is written', () => {
+    const year10000 = Date.parse('+010000-01-01T12:00:00Z');
+    expect(formatDateTime(year10000, CPH)).toBe('9999-12-31T23:59:59.999+01:00');
+    expect(formatDateTime(year10000, CPH, 'Local')).toBe('9999-12-31T23:59:59.9990000');
+    expect(dateTimeFormatter(CPH)(year10000)).toBe('9999-12-31T23:59:59.999+01:00');
+    expect(formatDateTime(Date.parse('-000001-06-01T00:00:00Z'), 'UTC')).toBe('0000-01-01T00:00:00.000+00:00');
   });
 
   it.each([CPH, 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'])(

@@ -1,5 +1,6 @@
 export { createLcmClient, apiBaseUrl, basicAuthorization, FAIR_USE_POLICY, type LcmClientOptions } from './client';
 export type { paths, components, operations } from './client';
+export { liveEvents, EventStreamError, type LiveEvent, type LiveEventOptions } from './events';
 export {
   pull,
   PullError,

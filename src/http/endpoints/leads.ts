@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Settings } from '../../config/settings';
 import { defineEndpoint, EndpointContext, EndpointResult, right } from '../endpoint';
 import { forbidden, HttpProblem, invalidBody, notFound } from '../problem';
 import { EMPTY_SNAPSHOT, streamLeadsCsv, streamLeadsJson } from '../leadExportResponse';
@@ -27,6 +28,7 @@ import { leadEntityTag } from '../../domain/entityTag';
 import { findLead, loadLeadLookups } from '../../data/leadRepository';
 import { findSavedSearch } from '../../data/savedSearchRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
+import { oversizedValues } from '../../domain/leadData';
 import { importLead, ImportLeadRequest, ImportRefused } from '../../ingest/importLead';
 import { anonymizeLead, LeadChangeOutcome, LeadPatch, patchLead } from '../../ingest/leadChanges';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKey, idempotencyKeyReused } from '../idempotencyKey';
@@ -44,46 +46,55 @@ function refusal(err: unknown): never {
   throw forbidden(`campaign ${err.campaignCode} belongs to a project outside this account's project rights`);
 }
 
-const importLeadEndpoint = defineEndpoint({
-  service: 'leads.import',
-  operationId: 'importLead',
-  method: 'post',
-  path: '/leads',
-  summary: 'Import one lead',
-  description:
-    "Validates the data against the campaign's lead definition: a failure is a 200 with `success: false` and one error per field (missing required field, unknown field, value not of the field's type). " +
-    "A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account's projects a 403. " +
-    'The lead is New and goes into the named pool (created when missing) or `(auto) yyyy-MM-dd` of the platform-local date. ' +
-    'With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours. ' +
-    "The duplicate check (`DuplicateCheck`, `DuplicateKey`, `DuplicateWindow`, `DuplicateStatuses`, `OnDuplicate`) is taken from the query or the body (the body's win), over the campaign's defaults; " +
-    'concurrent imports of one key store one lead. A bad value is a 400.',
-  tags: ['Leads'],
-  access: right('Leads', 'Post'),
-  // A write service: JSON only, like the other writes.
-  representations: ['json'],
-  query: importLeadQuery,
-  body: importLeadBody,
-  bodyAliases: importLeadBodyAliases,
-  response: importLeadResponse,
-  errorStatuses: [403, 409, 413],
-  headers: [IDEMPOTENCY_KEY_HEADER],
-  async handler({ req, res, query, body, account, scope, db, clock, zone }) {
-    const pool = body.LeadPool?.trim();
-    const duplicates = { ...duplicateSettings(query), ...duplicateSettings(body) };
-    const request: ImportLeadRequest = {
-      campaignCode: body.CampaignCode,
-      data: body.Data,
-      ...(pool ? { pool } : {}),
-      ...(Object.keys(duplicates).length > 0 ? { duplicates } : {}),
-    };
-    const key = idempotencyKey(req);
-    const importer = { accountId: account.id, userId: account.userId, scope };
-    const outcome = await importLead({ db, clock, zone }, importer, request, key).catch(refusal);
-    if (outcome.kind === 'key_reused') throw idempotencyKeyReused();
-    if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
-    return { body: outcome.answer };
-  },
-});
+/** A lead value over LEAD_VALUE_MAX_BYTES is a 413 naming it (docs/decisions.md, Leads). */
+function refuseOversizedValues(data: Readonly<Record<string, string | null>>, maxBytes: number, prefix: string): void {
+  const errors = oversizedValues(data, maxBytes, prefix);
+  if (errors.length > 0) throw new HttpProblem('payload_too_large', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
+}
+
+const importLeadEndpoint = (settings: Pick<Settings, 'LEAD_VALUE_MAX_BYTES'>) =>
+  defineEndpoint({
+    service: 'leads.import',
+    operationId: 'importLead',
+    method: 'post',
+    path: '/leads',
+    summary: 'Import one lead',
+    description:
+      "Validates the data against the campaign's lead definition: a failure is a 200 with `success: false` and one error per field (missing required field, unknown field, value not of the field's type). " +
+      "A field above the account's entry access counts as a field the definition does not have. " +
+      "A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account's projects a 403; a value over the server's limit (LEAD_VALUE_MAX_BYTES, 64 KiB by default) a 413 naming it. " +
+      'The lead is New and goes into the named pool (created when missing) or `(auto) yyyy-MM-dd` of the platform-local date. ' +
+      'With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours. ' +
+      "The duplicate check (`DuplicateCheck`, `DuplicateKey`, `DuplicateWindow`, `DuplicateStatuses`, `OnDuplicate`) is taken from the query or the body (the body's win), over the campaign's defaults; " +
+      'concurrent imports of one key store one lead. A bad value is a 400.',
+    tags: ['Leads'],
+    access: right('Leads', 'Post'),
+    // A write service: JSON only, like the other writes.
+    representations: ['json'],
+    query: importLeadQuery,
+    body: importLeadBody,
+    bodyAliases: importLeadBodyAliases,
+    response: importLeadResponse,
+    errorStatuses: [403, 409, 413],
+    headers: [IDEMPOTENCY_KEY_HEADER],
+    async handler({ req, res, query, body, account, scope, db, clock, zone }) {
+      const pool = body.LeadPool?.trim();
+      refuseOversizedValues(body.Data, settings.LEAD_VALUE_MAX_BYTES, 'Data.');
+      const duplicates = { ...duplicateSettings(query), ...duplicateSettings(body) };
+      const request: ImportLeadRequest = {
+        campaignCode: body.CampaignCode,
+        data: body.Data,
+        ...(pool ? { pool } : {}),
+        ...(Object.keys(duplicates).length > 0 ? { duplicates } : {}),
+      };
+      const key = idempotencyKey(req);
+      const importer = { accountId: account.id, userId: account.userId, scope, entryAccess: account.entryAccess };
+      const outcome = await importLead({ db, clock, zone }, importer, request, key).catch(refusal);
+      if (outcome.kind === 'key_reused') throw idempotencyKeyReused();
+      if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+      return { body: outcome.answer };
+    },
+  });
 
 // ---- one lead -----------------------------------------------------------------------------
 
@@ -154,48 +165,50 @@ function unchangeableProperties(raw: unknown): string[] {
   return Object.keys(raw).filter((k) => !allowed.has(k.toLowerCase()));
 }
 
-const patchLeadEndpoint = defineEndpoint({
-  service: 'leads.patch',
-  operationId: 'patchLead',
-  method: 'patch',
-  path: '/leads/{UniqueId}',
-  summary: 'Change a lead',
-  description:
-    "A JSON merge patch (RFC 7396) of `data` (editable fields within the account's entry access, checked as an import checks them; null removes a value), `priority` and `status` (`Removed` or `DoNotCall`). " +
-    "Any other property, a field that is unknown, hidden or not editable, or a value not of the field's type is a 400 naming it; nothing is written. " +
-    "A changed phone number that is on a do-not-call list moves an open lead to DoNotCall, as an import would; `status: DoNotCall` also lists the lead's number for its project. " +
-    'A status change sends `lead.statusChanged` to hooks, in the same transaction. An Anonymized lead is a 409; `If-Match` with another version is a 412. ' +
-    "Answers the changed lead with its new `ETag`; 404 like GET for a lead that is unknown or outside the account's projects.",
-  tags: ['Leads'],
-  access: right('Leads', 'Put'),
-  representations: ['json'],
-  params: leadPath,
-  body: leadPatchBody,
-  bodyMediaTypes: ['application/merge-patch+json', 'application/json'],
-  response: leadOut,
-  dateTimes: true,
-  errorStatuses: [404, 409, 412],
-  headers: [IF_MATCH_HEADER],
-  async handler(ctx) {
-    const { req, params, body, account, scope, db, clock, zone } = ctx;
-    const unchangeable = unchangeableProperties(req.body);
-    if (unchangeable.length > 0) {
-      throw invalidBody(
-        `${unchangeable.join(', ')}: a patch may change only ${LEAD_PATCH_PROPERTIES.join(', ')}`,
-        unchangeable.map((field) => ({ field, message: 'cannot be changed with a patch' })),
-      );
-    }
-    const patch: LeadPatch = {
-      ...(body.data !== undefined ? { data: body.data } : {}),
-      ...(body.priority !== undefined ? { priority: body.priority } : {}),
-      ...(body.status !== undefined ? { status: body.status } : {}),
-    };
-    const changer = { userId: account.userId, scope, entryAccess: account.entryAccess };
-    const outcome = await patchLead({ db, clock, zone }, changer, params.UniqueId, patch, req.get('If-Match'));
-    if (outcome.kind !== 'changed') changeRefusal(outcome, params.UniqueId);
-    return leadAnswer(ctx, params.UniqueId);
-  },
-});
+const patchLeadEndpoint = (settings: Pick<Settings, 'LEAD_VALUE_MAX_BYTES'>) =>
+  defineEndpoint({
+    service: 'leads.patch',
+    operationId: 'patchLead',
+    method: 'patch',
+    path: '/leads/{UniqueId}',
+    summary: 'Change a lead',
+    description:
+      "A JSON merge patch (RFC 7396) of `data` (editable fields within the account's entry access, checked as an import checks them; null removes a value), `priority` and `status` (`Removed` or `DoNotCall`). " +
+      "Any other property, a field that is unknown, hidden or not editable, or a value not of the field's type is a 400 naming it, a value over the server's limit (LEAD_VALUE_MAX_BYTES) a 413; nothing is written. " +
+      "A changed phone number that is on a do-not-call list moves an open lead to DoNotCall, as an import would; `status: DoNotCall` also lists the lead's number for its project. " +
+      'A status change sends `lead.statusChanged` to hooks, in the same transaction. An Anonymized lead is a 409; `If-Match` with another version is a 412. ' +
+      "Answers the changed lead with its new `ETag`; 404 like GET for a lead that is unknown or outside the account's projects.",
+    tags: ['Leads'],
+    access: right('Leads', 'Put'),
+    representations: ['json'],
+    params: leadPath,
+    body: leadPatchBody,
+    bodyMediaTypes: ['application/merge-patch+json', 'application/json'],
+    response: leadOut,
+    dateTimes: true,
+    errorStatuses: [404, 409, 412, 413],
+    headers: [IF_MATCH_HEADER],
+    async handler(ctx) {
+      const { req, params, body, account, scope, db, clock, zone } = ctx;
+      if (body.data) refuseOversizedValues(body.data, settings.LEAD_VALUE_MAX_BYTES, 'data.');
+      const unchangeable = unchangeableProperties(req.body);
+      if (unchangeable.length > 0) {
+        throw invalidBody(
+          `${unchangeable.join(', ')}: a patch may change only ${LEAD_PATCH_PROPERTIES.join(', ')}`,
+          unchangeable.map((field) => ({ field, message: 'cannot be changed with a patch' })),
+        );
+      }
+      const patch: LeadPatch = {
+        ...(body.data !== undefined ? { data: body.data } : {}),
+        ...(body.priority !== undefined ? { priority: body.priority } : {}),
+        ...(body.status !== undefined ? { status: body.status } : {}),
+      };
+      const changer = { userId: account.userId, scope, entryAccess: account.entryAccess };
+      const outcome = await patchLead({ db, clock, zone }, changer, params.UniqueId, patch, req.get('If-Match'));
+      if (outcome.kind !== 'changed') changeRefusal(outcome, params.UniqueId);
+      return leadAnswer(ctx, params.UniqueId);
+    },
+  });
 
 const anonymizeLeadEndpoint = defineEndpoint({
   service: 'leads.anonymize',
@@ -285,11 +298,11 @@ const savedSearchCsvEndpoint = defineEndpoint({
 });
 
 /** `/leads/csv` before `/leads/{UniqueId}`, so the literal path wins. */
-export const leadEndpoints = [
-  importLeadEndpoint,
+export const leadEndpoints = (settings: Pick<Settings, 'LEAD_VALUE_MAX_BYTES'>) => [
+  importLeadEndpoint(settings),
   savedSearchEndpoint,
   savedSearchCsvEndpoint,
   getLeadEndpoint,
-  patchLeadEndpoint,
+  patchLeadEndpoint(settings),
   anonymizeLeadEndpoint,
 ];

@@ -24,8 +24,6 @@ const FORMATS: Record<string, BulkFormat> = {
 
 /** A quiet body (a client sending slowly) still gets its rows stored and answered this soon. */
 const MAX_BATCH_DELAY_MS = 50;
-/** Longest NDJSON line (one lead): far above any real lead, far below the memory of a server. */
-const MAX_LINE_LENGTH = 1024 * 1024;
 
 function bodyFormat(req: Request): { format: BulkFormat; charset?: string } {
   const header = req.get('content-type') ?? '';
@@ -101,7 +99,15 @@ async function* answerText(pieces: AsyncIterable<BulkPiece>, onStop: (stop: Bulk
 }
 
 export function bulkImportEndpoint(
-  settings: Pick<Settings, 'BULK_BODY_LIMIT' | 'BULK_BATCH_SIZE' | 'BULK_PARALLEL_BATCHES' | 'BULK_BODY_IDLE_TIMEOUT_MS'>,
+  settings: Pick<
+    Settings,
+    | 'BULK_BODY_LIMIT'
+    | 'BULK_BATCH_SIZE'
+    | 'BULK_PARALLEL_BATCHES'
+    | 'BULK_BODY_IDLE_TIMEOUT_MS'
+    | 'BULK_ROW_MAX_BYTES'
+    | 'LEAD_VALUE_MAX_BYTES'
+  >,
 ) {
   return defineEndpoint({
     service: 'leads.bulk',
@@ -111,7 +117,9 @@ export function bulkImportEndpoint(
     summary: 'Import many leads in one request',
     description:
       'The body is read as it arrives: a JSON array (of data objects, or of import bodies `{ CampaignCode?, Data, LeadPool? }`), NDJSON (one object a line) or CSV (a header row of field names, then one row per lead). ' +
-      "Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row's pool, the request's `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored.\n\n" +
+      "Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row's pool, the request's `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored. " +
+      "A field above the account's entry access counts as a field the definition does not have (a CSV header naming one is a 400). " +
+      "A row larger than the server's row limit (BULK_ROW_MAX_BYTES, 1 MiB of UTF-8 by default) fails alone and the rows after it are read; a row holding a value over LEAD_VALUE_MAX_BYTES (64 KiB by default) fails naming it.\n\n" +
       'The answer is a JSON array streamed as the batches are stored, one result per row in input order: `{ row, success, uniqueId?, status?, errors? }`. ' +
       'Every result received is a stored row. Rows are numbered from 1; a CSV header row and blank lines are not counted. ' +
       'A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). ' +
@@ -158,7 +166,7 @@ export function bulkImportEndpoint(
       liftRequestDeadline(req);
       const signal = responseAbortSignal(res);
       const deps = { db, clock, zone, logger };
-      const importer = { accountId: account.id, userId: account.userId, scope };
+      const importer = { accountId: account.id, userId: account.userId, scope, entryAccess: account.entryAccess };
       const duplicates = duplicateRule(campaign.duplicates, duplicateSettings(query));
       const request = { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}), ...(duplicates ? { duplicates } : {}) };
       const body = {
@@ -171,7 +179,8 @@ export function bulkImportEndpoint(
         batchSize: settings.BULK_BATCH_SIZE,
         parallelBatches: settings.BULK_PARALLEL_BATCHES,
         maxBatchDelayMs: MAX_BATCH_DELAY_MS,
-        maxLineLength: MAX_LINE_LENGTH,
+        maxRowBytes: settings.BULK_ROW_MAX_BYTES,
+        maxValueBytes: settings.LEAD_VALUE_MAX_BYTES,
       };
       let pieces: AsyncIterable<BulkPiece>;
       if (key === undefined) {

@@ -35,6 +35,12 @@ function isLoadShedding(err: unknown): boolean {
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
+    // The client left before the answer (an export it gave up on while its first rows were
+    // read): what failed is the work it abandoned, not the server, and there is no one to answer.
+    if (res.destroyed && !res.writableFinished) {
+      logger.info({ err, reqId: req.id }, 'client disconnected before the answer was sent');
+      return;
+    }
     const problem = toProblem(err);
     if (problem.status >= 500 && !isLoadShedding(err)) logger.error({ err, reqId: req.id }, 'request failed');
     if (res.headersSent) {

@@ -20,7 +20,7 @@ export const dateTimeParam = z
   })
   .meta({
     description:
-      'ISO 8601 date and time. With an offset or Z it is taken as is; without one it is platform local time; a date alone is local midnight.',
+      'ISO 8601 date and time. With an offset or Z it is taken as is; without one it is platform local time; a date alone is local midnight. Between 1900-01-01 and 9999-12-31 in platform time.',
     example: '2026-05-06T10:00:00',
   });
 

@@ -66,7 +66,7 @@ const templateName = z
     example: 'StandardTemplate.PostJson',
   });
 
-const hookEvent = z
+export const hookEvent = z
   .string()
   .transform((value, ctx) => {
     const name = parseHookEvent(value);

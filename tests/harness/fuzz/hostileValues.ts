@@ -62,6 +62,34 @@ const DATES = [
   '2026-W19-3',
   '2026-03-29T02:30:00',
 ];
+/**
+ * DateTimes at and just beyond the edges of the range inputs may take (1900-01-01 to
+ * 9999-12-31 in platform time): local mean time, year 0, -14:00 pushing 9999 into 10000.
+ */
+const DATE_EDGES = [
+  '0001-01-01',
+  '0001-01-01T00:00:00',
+  '1899-12-31T23:59:59',
+  '1899-12-31T22:59:59.999Z',
+  '1900-01-01',
+  '1899-12-31T23:00:00Z',
+  '1900-01-01T00:00:00-14:00',
+  '9999-12-31',
+  '9999-12-31T23:59:59.999',
+  '9999-12-31T22:59:59.999Z',
+  '9999-12-31T23:59:59-14:00',
+  '9999-12-31T23:59:59+14:00',
+  '9999-12-31T23:59:59.999999Z',
+];
+const looksLikeDateTime = (value: string) => /^\d{4}-\d{2}-\d{2}/.test(value);
+
+/** Values over the lead value limit (64 KiB) and, in a bulk body, over the row limit (1 MiB). */
+export function hugeString(): fc.Arbitrary<string> {
+  return fc
+    .tuple(fc.constantFrom(66_000, 140_000, 1_100_000), fc.constantFrom('x', 'æ', '😀', '"', '\n'))
+    .map(([bytes, c]) => c.repeat(Math.ceil(bytes / Buffer.byteLength(c))));
+}
+
 const SYNTAX = [
   "' OR 1=1 --",
   '"; drop table leads; --',
@@ -122,13 +150,15 @@ function longString(maxLength: number): fc.Arbitrary<string> {
 /** A hostile string, often built on a valid value so that it gets past the parameters checked before it. */
 export function hostileString(valid: string, options: { maxLength: number }): fc.Arbitrary<string> {
   return fc.oneof(
+    // A DateTime parameter or field gets the edges of the range often: they were 500s.
+    { weight: looksLikeDateTime(valid) ? 6 : 0, arbitrary: fc.constantFrom(...DATE_EDGES) },
     spliced(valid, controlChar),
     spliced(valid, fc.constantFrom('\r\n', '\r\nX-Injected: 1', '\u0000', '\n\n')),
     spliced(valid, fc.constantFrom(...ABOVE_LATIN1)),
     spliced(valid, fc.constantFrom(...LONE_SURROGATES)),
     fc.constantFrom(...LONE_SURROGATES, ...ABOVE_LATIN1),
     fc.constantFrom(...NUMBERS),
-    fc.constantFrom(...DATES),
+    fc.constantFrom(...DATES, ...DATE_EDGES),
     fc.constantFrom(...SYNTAX),
     fc.constantFrom('', ' ', valid + valid, valid.toUpperCase(), valid.toLowerCase(), valid.slice(0, -1)),
     longString(options.maxLength),

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { hostileJson, hostileString, nest, ODD_ACCEPT, ODD_CONTENT_TYPE } from './hostileValues';
+import { hostileJson, hostileString, hugeString, nest, ODD_ACCEPT, ODD_CONTENT_TYPE } from './hostileValues';
 
 /**
  * Fuzz cases generated from the OpenAPI document the app serves (tests/integration/fuzz.test.ts).
@@ -271,11 +271,13 @@ function hostileBody(g: Gen, world: FuzzWorld, op: FuzzOperation, target: FuzzTa
     else b[target.name!] = value(b[target.name!]);
     return b;
   }
-  // An entry of a map (lead data): a hostile value, or a hostile key.
+  // An entry of a map (lead data, a bulk row): a hostile value, a hostile key, or a value over
+  // the lead value limit (in a bulk row also over the row limit).
   const mapOf = (container: Record<string, unknown>) => {
     const keys = Object.keys(container);
     const key = keys.length > 0 ? pick(g, keys) : 'Name';
     if (chance(g, 30)) container[g(() => hostileString(key, { maxLength: 3000 }))] = container[key] ?? 'x';
+    else if (chance(g, 15)) container[key] = g(() => hugeString());
     else container[key] = value(container[key] ?? 'x');
     return container;
   };

@@ -818,7 +818,7 @@ export interface paths {
         put?: never;
         /**
          * Import one lead
-         * @description Validates the data against the campaign's lead definition: a failure is a 200 with `success: false` and one error per field (missing required field, unknown field, value not of the field's type). A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account's projects a 403. The lead is New and goes into the named pool (created when missing) or `(auto) yyyy-MM-dd` of the platform-local date. With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours. The duplicate check (`DuplicateCheck`, `DuplicateKey`, `DuplicateWindow`, `DuplicateStatuses`, `OnDuplicate`) is taken from the query or the body (the body's win), over the campaign's defaults; concurrent imports of one key store one lead. A bad value is a 400.
+         * @description Validates the data against the campaign's lead definition: a failure is a 200 with `success: false` and one error per field (missing required field, unknown field, value not of the field's type). A field above the account's entry access counts as a field the definition does not have. A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account's projects a 403; a value over the server's limit (LEAD_VALUE_MAX_BYTES, 64 KiB by default) a 413 naming it. The lead is New and goes into the named pool (created when missing) or `(auto) yyyy-MM-dd` of the platform-local date. With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours. The duplicate check (`DuplicateCheck`, `DuplicateKey`, `DuplicateWindow`, `DuplicateStatuses`, `OnDuplicate`) is taken from the query or the body (the body's win), over the campaign's defaults; concurrent imports of one key store one lead. A bad value is a 400.
          *
          *     Requires the Post right on Leads.
          *
@@ -886,7 +886,7 @@ export interface paths {
         head?: never;
         /**
          * Change a lead
-         * @description A JSON merge patch (RFC 7396) of `data` (editable fields within the account's entry access, checked as an import checks them; null removes a value), `priority` and `status` (`Removed` or `DoNotCall`). Any other property, a field that is unknown, hidden or not editable, or a value not of the field's type is a 400 naming it; nothing is written. A changed phone number that is on a do-not-call list moves an open lead to DoNotCall, as an import would; `status: DoNotCall` also lists the lead's number for its project. A status change sends `lead.statusChanged` to hooks, in the same transaction. An Anonymized lead is a 409; `If-Match` with another version is a 412. Answers the changed lead with its new `ETag`; 404 like GET for a lead that is unknown or outside the account's projects.
+         * @description A JSON merge patch (RFC 7396) of `data` (editable fields within the account's entry access, checked as an import checks them; null removes a value), `priority` and `status` (`Removed` or `DoNotCall`). Any other property, a field that is unknown, hidden or not editable, or a value not of the field's type is a 400 naming it, a value over the server's limit (LEAD_VALUE_MAX_BYTES) a 413; nothing is written. A changed phone number that is on a do-not-call list moves an open lead to DoNotCall, as an import would; `status: DoNotCall` also lists the lead's number for its project. A status change sends `lead.statusChanged` to hooks, in the same transaction. An Anonymized lead is a 409; `If-Match` with another version is a 412. Answers the changed lead with its new `ETag`; 404 like GET for a lead that is unknown or outside the account's projects.
          *
          *     Requires the Put right on Leads.
          *
@@ -932,7 +932,7 @@ export interface paths {
         put?: never;
         /**
          * Import many leads in one request
-         * @description The body is read as it arrives: a JSON array (of data objects, or of import bodies `{ CampaignCode?, Data, LeadPool? }`), NDJSON (one object a line) or CSV (a header row of field names, then one row per lead). Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row's pool, the request's `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored.
+         * @description The body is read as it arrives: a JSON array (of data objects, or of import bodies `{ CampaignCode?, Data, LeadPool? }`), NDJSON (one object a line) or CSV (a header row of field names, then one row per lead). Each row is checked like a single import (POST /leads) and the valid rows are stored in batches (one transaction each); a lead is New and goes into the row's pool, the request's `LeadPool`, or `(auto) yyyy-MM-dd` of the platform-local date at the moment its batch is stored. A field above the account's entry access counts as a field the definition does not have (a CSV header naming one is a 400). A row larger than the server's row limit (BULK_ROW_MAX_BYTES, 1 MiB of UTF-8 by default) fails alone and the rows after it are read; a row holding a value over LEAD_VALUE_MAX_BYTES (64 KiB by default) fails naming it.
          *
          *     The answer is a JSON array streamed as the batches are stored, one result per row in input order: `{ row, success, uniqueId?, status?, errors? }`. Every result received is a stored row. Rows are numbered from 1; a CSV header row and blank lines are not counted. A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). A body that stalls (no byte for the server's idle limit, 30 s by default) ends the same way with a `status` 408 element; the upload as a whole has no time limit while it keeps sending. A body that fails before its first row is a plain 400/413 (408 when it stalls). The client must read the answer while it sends: a reader that does not read slows the import down to a stop.
          *
@@ -1195,6 +1195,36 @@ export interface paths {
          *     Counted as service `hooks.redeliver`.
          */
         post: operations["redeliverHookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live events: a Server-Sent Events stream, or a JSON list to poll
+         * @description The events hooks deliver (`lead.created`, `lead.updated`, `lead.statusChanged`, `call.ended`, `calendarEvent.*`), each the hook envelope `{ type, timestamp, data }` with `data` the resource as this API serializes it for this account, in the order their changes committed. An account receives the kinds whose resource it has the Get right on (naming another in `Events` is a 403), of campaigns and calendars in its project rights.
+         *
+         *     With `Accept: text/event-stream` the answer is a stream that does not end: each event as `id: <id>`, `event: <type>`, `data: <envelope>`, and a `: heartbeat` comment every 15 s (EVENTS_HEARTBEAT_MS). It starts with the kept events after `Last-Event-ID` (or `After`), then sends new ones as they commit; a client that reconnects with the last id it got misses nothing and gets nothing twice, whichever server answers. Without either it starts with what commits from now on. An account may have 20 streams open at once (EVENTS_MAX_STREAMS) across all servers; one more is a 429. A stream is one counted request, however long it runs. A server that stops ends its streams; the client reconnects and resumes. Streams are not compressed.
+         *
+         *     With JSON (the default) the answer lists up to `Limit` events after `After` (from the oldest kept one without it): poll again with the last `id` as `After`. Events are kept for EVENTS_RETENTION (7 days by default).
+         *
+         *     Any authenticated account.
+         *
+         *     Counted as service `events`.
+         *
+         *     Query parameter names are case-insensitive; unknown parameters are ignored.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2330,6 +2360,26 @@ export interface components {
                 nextAttemptTime?: string;
             }[];
         }[];
+        LiveEventList: components["schemas"]["LiveEvent"][];
+        /** @description One event: the envelope a hook delivers, with its position as id. */
+        LiveEvent: {
+            /** @description The event’s position: increasing in commit order; send it back as After or Last-Event-ID. */
+            id: number;
+            /**
+             * @description The event kind (GET /hooks/meta describes each).
+             * @enum {string}
+             */
+            type: "lead.created" | "lead.updated" | "lead.statusChanged" | "call.ended" | "calendarEvent.created" | "calendarEvent.updated" | "calendarEvent.deleted";
+            /**
+             * @description When the change happened.
+             * @example 2026-05-06T10:16:41.000+02:00
+             */
+            timestamp: string;
+            /** @description The resource exactly as the API serializes it (a Lead as GET /leads/{UniqueId}, a Call as GET /calls, a CalendarEvent), for this account: its entry access and DateTime format; lead.statusChanged adds previousStatus. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
         DoNotCallNumber: {
             /**
              * @description E.164.
@@ -8822,6 +8872,136 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description None of the media types in Accept is offered by this endpoint. */
+            406: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal failure; no details are disclosed. */
+            500: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given. */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Event kinds to send, each one of lead.created, lead.updated, lead.statusChanged, call.ended, calendarEvent.created, calendarEvent.updated, calendarEvent.deleted (case-insensitive); default: every kind the account may read. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                Events?: string[];
+                /** @description Only events of these campaigns (codes or unique ids); calendar events have none. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                Campaigns?: string[];
+                /** @description Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); never beyond the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                Projects?: string[];
+                /** @description Send the kept events after this id first. A stream without it (and without Last-Event-ID) starts with the events committed from now on; the JSON list starts at the oldest kept event. The name is case-insensitive. */
+                After?: string;
+                /** @description JSON only: the most events listed (default 1000, at most 10000). The name is case-insensitive. */
+                Limit?: number;
+            };
+            header?: {
+                /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
+                "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description The id of the last event this client received (EventSource sends it when it reconnects). Takes precedence over `After`. */
+                "Last-Event-ID"?: string;
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LiveEventList"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
+            400: {
+                headers: {
+                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
+                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
+                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication failed or no credentials were sent. */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The account lacks the right this endpoint needs, or the target lies outside its projects. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

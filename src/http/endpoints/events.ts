@@ -1,0 +1,98 @@
+import { defineEndpoint, Endpoint, anyAccount } from '../endpoint';
+import { forbidden, invalidParameter } from '../problem';
+import type { Settings } from '../../config/settings';
+import { EVENT_RESOURCE } from '../../domain/hooks';
+import { eventSelector, readableEventTypes } from '../../domain/liveEvents';
+import { campaignCodesOf, streamPositions } from '../../data/liveEvents';
+import type { EventFeed } from '../eventFeed';
+import { DEFAULT_EVENT_LIST, eventListOut, eventsQuery, parseLastEventId } from '../schemas/events';
+import { sendEventList, sendEventStream } from '../liveEventResponse';
+
+/**
+ * GET /events: what happens to leads, calls and calendar events, as Server-Sent Events or as a
+ * JSON list to poll (docs/decisions.md, "Live events"). The events and their rights are the
+ * hooks': the same table, the same envelope, a Get right on each event's resource.
+ */
+export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS_MAX_STREAMS' | 'EVENTS_HEARTBEAT_MS'>): Endpoint[] {
+  const listEventsEndpoint = defineEndpoint({
+    service: 'events',
+    operationId: 'listEvents',
+    method: 'get',
+    path: '/events',
+    summary: 'Live events: a Server-Sent Events stream, or a JSON list to poll',
+    description:
+      'The events hooks deliver (`lead.created`, `lead.updated`, `lead.statusChanged`, `call.ended`, `calendarEvent.*`), each the hook envelope `{ type, timestamp, data }` ' +
+      'with `data` the resource as this API serializes it for this account, in the order their changes committed. ' +
+      'An account receives the kinds whose resource it has the Get right on (naming another in `Events` is a 403), of campaigns and calendars in its project rights. ' +
+      '\n\nWith `Accept: text/event-stream` the answer is a stream that does not end: each event as `id: <id>`, `event: <type>`, `data: <envelope>`, ' +
+      `and a \`: heartbeat\` comment every ${settings.EVENTS_HEARTBEAT_MS / 1000} s (EVENTS_HEARTBEAT_MS). ` +
+      'It starts with the kept events after `Last-Event-ID` (or `After`), then sends new ones as they commit; a client that reconnects with the last id it got misses nothing and gets nothing twice, whichever server answers. ' +
+      'Without either it starts with what commits from now on. ' +
+      `An account may have ${settings.EVENTS_MAX_STREAMS} streams open at once (EVENTS_MAX_STREAMS) across all servers; one more is a 429. ` +
+      'A stream is one counted request, however long it runs. A server that stops ends its streams; the client reconnects and resumes. Streams are not compressed. ' +
+      '\n\nWith JSON (the default) the answer lists up to `Limit` events after `After` (from the oldest kept one without it): poll again with the last `id` as `After`. ' +
+      'Events are kept for EVENTS_RETENTION (7 days by default).',
+    tags: ['Events'],
+    access: anyAccount,
+    representations: ['json', 'events'],
+    streamed: true,
+    dateTimes: true,
+    query: eventsQuery,
+    response: eventListOut,
+    errorStatuses: [403],
+    headers: [
+      {
+        name: 'Last-Event-ID',
+        description:
+          'The id of the last event this client received (EventSource sends it when it reconnects). Takes precedence over `After`.',
+      },
+    ],
+    async handler({ query, req, res, account, representation, dateTimeFormat, db, logger, exports }) {
+      const readable = readableEventTypes(account.rights);
+      const types = query.Events ? [...new Set(query.Events)] : readable;
+      const unreadable = types.filter((t) => !readable.includes(t));
+      if (unreadable.length > 0) {
+        const resources = [...new Set(unreadable.map((t) => EVENT_RESOURCE[t]))].join(', ');
+        throw forbidden(`this account lacks the Get right on ${resources}, which ${unreadable.join(', ')} are about`);
+      }
+      if (types.length === 0)
+        throw forbidden('this account has the Get right on none of Leads, Calls and CalendarEvents, which events are about');
+
+      const lastEventId = parseLastEventId(req.get('Last-Event-ID'));
+      if (!lastEventId.ok) throw invalidParameter('Last-Event-ID', 'must be an event id: a non-negative integer');
+      const positions = await streamPositions(db);
+      const asked = lastEventId.position ?? query.After;
+      if (asked !== undefined && asked > positions.issued) {
+        throw invalidParameter(
+          lastEventId.position !== undefined ? 'Last-Event-ID' : 'After',
+          `no event has an id above ${positions.issued} yet`,
+        );
+      }
+      const campaignCodes = query.Campaigns ? await campaignCodesOf(db, query.Campaigns) : undefined;
+      const request = {
+        res,
+        feed,
+        accountId: account.id,
+        selects: eventSelector({
+          types: new Set(types),
+          projectRights: account.projectPatterns,
+          ...(query.Projects ? { projects: query.Projects } : {}),
+          ...(campaignCodes ? { campaignCodes: new Set(campaignCodes) } : {}),
+        }),
+        reader: { dateTimeFormat, entryAccess: account.entryAccess },
+        read: feed.reader(types, campaignCodes),
+        logger,
+      };
+      if (representation === 'events') {
+        await sendEventStream({ ...request, after: asked ?? positions.committed }, { stallTimeoutMs: exports.stallTimeoutMs });
+      } else {
+        await sendEventList({ ...request, after: asked ?? 0 }, query.Limit ?? DEFAULT_EVENT_LIST, {
+          ...(exports.compression ? { compression: exports.compression } : {}),
+          ...(exports.stallTimeoutMs !== undefined ? { stallTimeoutMs: exports.stallTimeoutMs } : {}),
+        });
+      }
+      return undefined;
+    },
+  });
+  return [listEventsEndpoint];
+}

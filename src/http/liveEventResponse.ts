@@ -1,0 +1,108 @@
+import { Readable } from 'node:stream';
+import type { Response } from 'express';
+import type { Logger } from '../config/logger';
+import type { SelectableEvent } from '../domain/liveEvents';
+import type { EventFeed } from './eventFeed';
+import { EventStream } from './eventStream';
+import type { EventPage, EventReaderFormat, ListedEvent } from './liveEventReads';
+import { sendExport, ExportSendOptions } from './exportResponse';
+import { HttpProblem } from './problem';
+
+/**
+ * The two answers of GET /events (docs/decisions.md, "Live events"), once the request is
+ * parsed: the Server-Sent Events stream and the JSON list. Both read their first page before the
+ * status is chosen, so a database that cannot be reached is still a 503 problem.
+ */
+export interface EventRequest {
+  res: Response;
+  feed: EventFeed;
+  accountId: number;
+  /** Where the client is: the first event sent comes after this position. */
+  after: number;
+  selects: (event: SelectableEvent) => boolean;
+  reader: EventReaderFormat;
+  read: (after: number) => Promise<EventPage>;
+  logger: Logger;
+}
+
+/** Seconds a client refused a stream waits before trying again. */
+const STREAM_RETRY_AFTER_SECONDS = 5;
+/** The reconnection delay the stream suggests to clients: a stream ended on shutdown is taken up elsewhere at once. */
+const RECONNECT_MS = 1000;
+
+export async function sendEventStream(request: EventRequest, options: { stallTimeoutMs: number | undefined }): Promise<void> {
+  const { feed } = request;
+  if (feed.closing) {
+    throw new HttpProblem('service_unavailable', 'this server is stopping; reconnect', undefined, { 'Retry-After': '1' });
+  }
+  let release;
+  try {
+    release = await feed.slots.take(request.accountId);
+  } catch (err) {
+    const problem = new HttpProblem('service_unavailable', 'open event streams cannot be counted now; retry shortly', undefined, {
+      'Retry-After': '2',
+    });
+    problem.cause = err;
+    throw problem;
+  }
+  if (release === undefined) {
+    throw new HttpProblem(
+      'rate_limited',
+      `this account has ${feed.slots.maxPerAccount} event streams open, the most allowed (EVENTS_MAX_STREAMS); retry in ${STREAM_RETRY_AFTER_SECONDS} s`,
+      undefined,
+      { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) },
+    );
+  }
+  let first: EventPage;
+  try {
+    first = await request.read(request.after);
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  const stream = new EventStream({
+    res: request.res,
+    hub: feed,
+    accountId: request.accountId,
+    position: request.after,
+    selects: request.selects,
+    reader: request.reader,
+    read: request.read,
+    release,
+    stallTimeoutMs: options.stallTimeoutMs,
+    retryMs: RECONNECT_MS,
+    logger: request.logger,
+  });
+  feed.add(stream);
+  stream.start(first);
+}
+
+/** Up to `limit` events after `after` as a JSON array, streamed page by page. */
+export async function sendEventList(request: EventRequest, limit: number, send: Omit<ExportSendOptions, 'logger'>): Promise<void> {
+  const first = await request.read(request.after);
+  async function* listed(): AsyncGenerator<string> {
+    let page = first;
+    let count = 0;
+    let opened = false;
+    for (;;) {
+      const chunk: string[] = [];
+      for (const event of page.events) {
+        if (count >= limit) break;
+        if (!request.selects(event.row)) continue;
+        const item: ListedEvent | null = event.listed(request.reader);
+        if (item === null) continue;
+        chunk.push(JSON.stringify(item));
+        count += 1;
+      }
+      if (chunk.length > 0) {
+        yield (opened ? ',' : '[') + chunk.join(',');
+        opened = true;
+      }
+      if (page.complete || count >= limit) break;
+      page = await request.read(page.next);
+    }
+    yield opened ? ']' : '[]';
+  }
+  request.res.status(200).type('application/json; charset=utf-8');
+  await sendExport(request.res, Readable.from(listed(), { objectMode: false }), { ...send, logger: request.logger });
+}
