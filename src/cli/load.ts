@@ -1,21 +1,32 @@
 import fs from 'node:fs';
-import { Transform } from 'node:stream';
+import { pipeline, Transform } from 'node:stream';
 import type { Command } from 'commander';
 import { CliError, OpenCliContext } from './context';
 import { loadNdjson } from '../ingest/loader/loadNdjson';
 import { createProgress } from './progress';
 
+/** The file to load, refused in one line when it is not one: missing, or a folder. */
+function checkedFile(file: string): fs.Stats {
+  let stats: fs.Stats;
+  try {
+    stats = fs.statSync(file);
+  } catch {
+    throw new CliError(`no such file: ${file}`);
+  }
+  if (stats.isDirectory()) throw new CliError(`${file} is a folder; lcm load reads one NDJSON file (or - for standard input)`);
+  return stats;
+}
+
 export function registerLoad(program: Command, openCliContext: OpenCliContext): void {
   program
     .command('load')
     .description('load platform data from an NDJSON file (- for stdin) in one transaction')
-    .argument('<file>', 'NDJSON file, one record a line, or - for standard input')
+    .argument('<file>', 'NDJSON file in UTF-8, one record a line, or - for standard input')
     .action(async (file: string) => {
       const fromStdin = file === '-';
-      if (!fromStdin && !fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
+      const total = fromStdin ? 0 : checkedFile(file).size;
       const ctx = await openCliContext();
       try {
-        const total = fromStdin ? 0 : fs.statSync(file).size;
         const progress = createProgress('load', Math.max(total, 1), 'bytes');
         let bytes = 0;
         // Counts bytes as they are read, so the bar follows the file, not the line count.
@@ -26,10 +37,12 @@ export function registerLoad(program: Command, openCliContext: OpenCliContext): 
             done(null, chunk);
           },
         });
-        const input = (fromStdin ? process.stdin : fs.createReadStream(file)).pipe(counter);
+        // A read error (the file vanished, no permission) ends the load with its reason; pipeline passes it on.
+        const input = pipeline(fromStdin ? process.stdin : fs.createReadStream(file), counter, () => {});
         const summary = await loadNdjson(ctx.db, input, { zone: ctx.settings.PLATFORM_TIMEZONE }).finally(() => progress.stop());
         const parts = Object.entries(summary.counts).map(([t, n]) => `${n} ${t}`);
-        process.stdout.write(`loaded ${summary.lines} lines${parts.length ? `: ${parts.join(', ')}` : ''}\n`);
+        const lines = `${summary.lines} ${summary.lines === 1 ? 'line' : 'lines'}`;
+        process.stdout.write(`loaded ${lines}${parts.length ? `: ${parts.join(', ')}` : ''}\n`);
       } finally {
         await ctx.close();
       }

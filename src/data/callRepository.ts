@@ -3,9 +3,10 @@ import type { Readable } from 'node:stream';
 import { CursorOptions, openCursor } from './cursorStream';
 import type { ProjectScope } from './projectScope';
 import { projectVisibleSql, whereCampaignVisible } from './projectScope';
-import type { RecordingRow } from '../domain/callSerializer';
 import type { CallSubject } from '../domain/callSubject';
 import { CALLS, findKey, PartitionedKey } from './uniqueIdRegistry';
+import { CALL_FIELDS, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS, RECORDING_FIELDS, RecordingRow } from '../domain/callFields';
+import { fieldSelect } from './fieldColumns';
 
 /**
  * Queries of the calls family. Every query applies the account's project scope in SQL, and
@@ -25,29 +26,7 @@ export interface CallWindow {
   scope: ProjectScope;
 }
 
-const epochMs = (column: string) => `floor(extract(epoch from ${column}) * 1000)::int8`;
-
-const CALL_COLUMNS = [
-  'c.unique_id',
-  'c.unique_lead_id',
-  'c.lead_phone_number',
-  'c.lead_external_key',
-  'c.end_cause',
-  'c.in_progress',
-  'c.connected',
-  'c.incoming',
-  `${epochMs('c.start_time')} as start_ms`,
-  `${epochMs('c.connect_time')} as connect_ms`,
-  `${epochMs('c.end_time')} as end_ms`,
-  'c.preview_ms',
-  'c.dialing_ms',
-  'c.conversation_ms',
-  'c.wrap_up_ms',
-  'c.lead_status',
-  'c.pre_call_lead_status',
-  'c.lead_closure',
-  'c.campaign_type',
-];
+const CALL_COLUMNS = fieldSelect(CALL_FIELDS, 'c');
 
 // References resolved from the request's in-memory snapshot (campaigns, users, org units):
 // no joins, and the chain travels as one text key instead of five columns.
@@ -108,7 +87,7 @@ export async function listRecordings(
 ): Promise<RecordingRow[]> {
   // The call's start time is the recordings' partition key: one partition is read.
   const q = db('recordings')
-    .select(db.raw(`${epochMs('start_time')} as start_ms, ${epochMs('end_time')} as end_ms, recording_type, file_name`))
+    .select(db.raw(fieldSelect(RECORDING_FIELDS, 'recordings').join(', ')))
     .where({ call_id: call.id, call_start_time: call.time })
     .orderBy([{ column: 'start_time' }, { column: 'file_name' }]);
   if (filter.start !== undefined) q.where('start_time', '>=', filter.start);
@@ -130,7 +109,9 @@ export function streamReadyPeriods(
   const q = db('ready_periods as r')
     .join('users as u', 'u.id', 'r.user_id')
     .join('campaigns as cp', 'cp.id', 'r.campaign_id')
-    .select(db.raw(`r.unique_id, u.org_code, r.campaign_id, ${epochMs('r.start_time')} as start_ms, r.seconds, cp.campaign_type`))
+    .select(
+      db.raw([...fieldSelect(READY_PERIOD_HEAD_FIELDS, 'r'), 'r.campaign_id', ...fieldSelect(READY_PERIOD_TAIL_FIELDS, 'r')].join(', ')),
+    )
     .where('r.end_time', '>=', window.from)
     .andWhere('r.end_time', '<', window.to)
     .whereRaw(visible.sql, visible.bindings as Knex.RawBinding[])

@@ -340,3 +340,15 @@ export async function openCursor(db: Knex, query: CursorQuery, options: CursorOp
   }
   return stream;
 }
+
+/**
+ * The LIMIT clause of an export: `LIMIT (SELECT n)`, or `LIMIT (SELECT NULL)` (no limit at all)
+ * without one. The planner cannot see the value when it plans, so it plans for the first tenth
+ * of the rows, as it does for a declared cursor (cursor_tuple_fraction): an export then streams
+ * from the (last_modified_time, unique_id) index at once, instead of sorting every matching lead
+ * before its first row (seconds, on disk, for a large export); the call exports likewise.
+ */
+export function streamingLimit(limit: number | undefined): string {
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) throw new RangeError('limit must be a non-negative integer');
+  return `limit (select ${limit === undefined ? 'null' : limit}::bigint)`;
+}

@@ -1,10 +1,12 @@
 import type { Knex } from 'knex';
-import { CALL_COPY_COLUMNS, READY_PERIOD_COPY_COLUMNS } from '../domain/callTranscoder';
-import { LEAD_COPY_COLUMNS, RAW_LEAD_COPY_COLUMNS } from '../domain/leadTranscoder';
+import { CALL_COPY_COLUMNS, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS } from '../domain/callFields';
+import { fieldSelect } from './fieldColumns';
+import { LEAD_COPY_COLUMNS, RAW_LEAD_COPY_COLUMNS } from '../domain/leadFields';
 import type { LeadFilter } from '../domain/leadFilters';
 import type { CallWindow } from './callRepository';
 import { inlineBindings } from './exportSession';
 import { leadRowConditions } from './leadRepository';
+import { streamingLimit } from './cursorStream';
 
 /**
  * The lean SELECTs the transcoded exports COPY (src/data/exportSession.ts), values inlined
@@ -14,16 +16,9 @@ import { leadRowConditions } from './leadRepository';
  * as `campaign_id = ANY(the visible campaign ids)` taken from that snapshot, read in the same
  * transaction.
  *
- * `LIMIT (SELECT n)` is the given limit (or none, for NULL) that the planner cannot see when
- * it plans: it then plans for the first tenth of the rows, as it does for a cursor
- * (cursor_tuple_fraction), and streams in index order instead of sorting the whole result
- * before the first row.
+ * The limit is `LIMIT (SELECT n)` (streamingLimit): a value the planner cannot see when it
+ * plans, so it streams in index order instead of sorting the whole result before the first row.
  */
-
-const limitClause = (limit: number | undefined): string => {
-  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) throw new RangeError('limit must be a non-negative integer');
-  return `limit (select ${limit === undefined ? 'null' : limit}::bigint)`;
-};
 
 /** The calls of a window (same rows and order as callWindowQuery), CALL_COPY_COLUMNS. */
 export function callCopySql(db: Knex, window: Omit<CallWindow, 'scope'>, visibleCampaignIds: number[]): string {
@@ -34,7 +29,7 @@ export function callCopySql(db: Knex, window: Omit<CallWindow, 'scope'>, visible
        from calls c
       where c.campaign_id = any(?::bigint[]) and ${subject} and c.start_time >= ? and c.start_time < ?
       order by c.start_time, c.unique_id
-      ${limitClause(window.limit)}`,
+      ${streamingLimit(window.limit)}`,
     [visibleCampaignIds, s.kind === 'user' ? s.userId : s.unitId, window.start, window.end],
   );
   return inlineBindings(raw.toSQL().toNative());
@@ -45,24 +40,21 @@ function checkedLevel(level: number): number {
   return level;
 }
 
-/** Ready periods that ended in `[from, to)` (as streamReadyPeriods), READY_PERIOD_COPY_COLUMNS. */
+/** Ready periods that ended in `[from, to)` (as streamReadyPeriods): the head fields, the campaign id, the tail fields. */
 export function readyPeriodCopySql(db: Knex, window: { from: Date; to: Date; limit?: number }, visibleCampaignIds: number[]): string {
-  const columns: Record<(typeof READY_PERIOD_COPY_COLUMNS)[number], string> = {
-    unique_id: 'r.unique_id',
-    org_code: 'u.org_code',
-    campaign_id: 'r.campaign_id',
-    start_time: 'r.start_time',
-    seconds: 'r.seconds',
-    campaign_type: 'cp.campaign_type',
-  };
+  const columns = [
+    ...fieldSelect(READY_PERIOD_HEAD_FIELDS, 'r', 'copy'),
+    'r.campaign_id',
+    ...fieldSelect(READY_PERIOD_TAIL_FIELDS, 'r', 'copy'),
+  ];
   const raw = db.raw(
-    `select ${READY_PERIOD_COPY_COLUMNS.map((c) => columns[c]).join(', ')}
+    `select ${columns.join(', ')}
        from ready_periods r
        join users u on u.id = r.user_id
        join campaigns cp on cp.id = r.campaign_id
       where r.campaign_id = any(?::bigint[]) and r.end_time >= ? and r.end_time < ?
       order by r.end_time, r.unique_id
-      ${limitClause(window.limit)}`,
+      ${streamingLimit(window.limit)}`,
     [visibleCampaignIds, window.from, window.to],
   );
   return inlineBindings(raw.toSQL().toNative());
@@ -90,7 +82,7 @@ export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<numb
        from leads l ${visibleJoin}
       where ${['l.campaign_id = any(?::bigint[])', ...rows.parts].join(' and ')}
       order by l.last_modified_time, l.unique_id
-      ${limitClause(undefined)}`,
+      ${streamingLimit(filter.limit)}`,
     [...campaignIds.flatMap((id) => [id, visibleNames.get(id)!]), campaignIds, ...rows.bindings],
   );
   return inlineBindings(raw.toSQL().toNative());
@@ -104,7 +96,7 @@ export function rawLeadCopySql(db: Knex, filter: LeadFilter, campaignIds: number
        from leads l
       where ${['l.campaign_id = any(?::bigint[])', ...rows.parts].join(' and ')}
       order by l.last_modified_time, l.unique_id
-      ${limitClause(undefined)}`,
+      ${streamingLimit(filter.limit)}`,
     [campaignIds, ...rows.bindings],
   );
   return inlineBindings(raw.toSQL().toNative());

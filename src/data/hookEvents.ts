@@ -5,6 +5,8 @@ import type { CalendarEvent } from '../domain/calendarEventSerializer';
 import { ENQUEUE_FIRST_ATTEMPTS_SQL } from './jobQueue';
 import { NEW_MESSAGE_ID_SQL } from './hookRepository';
 import { projectSelectedByColumnSql } from './projectRepository';
+import { CALL_FIELDS } from '../domain/callFields';
+import { fieldJsonbPairs } from './fieldColumns';
 
 /**
  * The event API: code that changes a lead, a call or a calendar event calls one of these with
@@ -33,19 +35,11 @@ export interface LeadEventInput {
   previousStatus?: LeadStatusName;
 }
 
-const epochMsInt = (column: string) => `floor(extract(epoch from ${column}) * 1000)::int8`;
-
 /** The call as src/domain/hookMessages.ts CallSnapshot, from `calls c` (binding-free). */
 const CALL_SNAPSHOT = `(
   select jsonb_build_object(
-    'row', jsonb_build_object(
-      'unique_id', c.unique_id, 'unique_lead_id', c.unique_lead_id, 'lead_phone_number', c.lead_phone_number,
-      'lead_external_key', c.lead_external_key, 'end_cause', c.end_cause, 'in_progress', c.in_progress,
-      'connected', c.connected, 'incoming', c.incoming, 'start_ms', ${epochMsInt('c.start_time')},
-      'connect_ms', ${epochMsInt('c.connect_time')}, 'end_ms', ${epochMsInt('c.end_time')}, 'preview_ms', c.preview_ms,
-      'dialing_ms', c.dialing_ms, 'conversation_ms', c.conversation_ms, 'wrap_up_ms', c.wrap_up_ms,
-      'lead_status', c.lead_status, 'pre_call_lead_status', c.pre_call_lead_status, 'lead_closure', c.lead_closure,
-      'campaign_type', c.campaign_type, 'campaign_id', c.campaign_id, 'user_id', c.user_id,
+    'row', jsonb_build_object(${fieldJsonbPairs(CALL_FIELDS, 'c')},
+      'campaign_id', c.campaign_id, 'user_id', c.user_id,
       'ou_chain', concat_ws(' ', c.ou0_id, c.ou1_id, c.ou2_id, c.ou3_id, c.ou4_id)),
     'units', coalesce((select jsonb_agg(jsonb_build_object('id', o.id, 'uniqueId', o.unique_id, 'orgCode', o.org_code,
                          'name', o.name, 'level', o.level, 'parentId', o.parent_id) order by o.level)

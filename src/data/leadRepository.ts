@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
 import type { LeadFilter } from '../domain/leadFilters';
-import { openCursor } from './cursorStream';
+import { openCursor, streamingLimit } from './cursorStream';
 import { knexClient, readAll } from './db';
 import type { ProjectScope } from './projectScope';
 import { projectSelectedSql } from './projectRepository';
@@ -377,14 +377,6 @@ export interface LeadCursorOptions {
 }
 
 /**
- * `LIMIT (SELECT NULL)` is no limit at all, but the planner cannot know that when it plans, and
- * plans for the first tenth of the rows, as it does for a declared cursor (cursor_tuple_fraction):
- * an export then streams from the (last_modified_time, unique_id) index at once, instead of
- * sorting every matching lead before its first row (seconds, on disk, for a large export).
- */
-const STREAMING_PLAN = 'limit (select null::bigint)';
-
-/**
  * The export query: the leads matching the filter, ordered by last modified time then unique id;
  * `access` is the account's entry access (for `dataVisible`).
  */
@@ -395,7 +387,7 @@ function leadExportQuery(db: Knex, filter: LeadFilter, scope: ProjectScope, acce
        from leads l ${VISIBLE_FIELDS_JOIN}
       where ${where.sql}
       order by l.last_modified_time, l.unique_id
-      ${STREAMING_PLAN}`,
+      ${streamingLimit(filter.limit)}`,
     [EntryAccess.toNumber(access), ...where.bindings],
   );
 }
@@ -419,7 +411,7 @@ export function openRawLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectSc
        from leads l
       where ${where.sql}
       order by l.last_modified_time, l.unique_id
-      ${STREAMING_PLAN}`,
+      ${streamingLimit(filter.limit)}`,
     where.bindings,
   );
   return openCursor(db, query, options);

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { ProjectScope } from './projectScope';
 import { projectVisibleSql } from './projectScope';
+import { projectSelectedSql } from './projectRepository';
 import { readAll } from './db';
 import type { CampaignRecord, OrgSnapshot, OrgUnitRecord, UserRecord } from '../domain/organization';
 
@@ -47,8 +48,19 @@ interface CampaignRow {
   active: boolean;
 }
 
-/** The campaigns of the account's projects, by code; `key` narrows them to the one with that code (else unique id). */
-export async function listVisibleCampaigns(db: Knex, scope: ProjectScope, options: { key?: string } = {}): Promise<CampaignRecord[]> {
+/** Narrows a campaign list: a project selection (patterns or project ids), active or not, a cap. */
+export interface CampaignListFilter {
+  /** The one campaign with this code (else unique id). */
+  key?: string;
+  /** Project patterns or project unique ids (one of); within the account's projects. */
+  projects?: readonly string[];
+  /** Only active (true) or inactive (false) campaigns; undefined = both. */
+  active?: boolean;
+  limit?: number;
+}
+
+/** The campaigns of the account's projects, by code, narrowed by `options`. */
+export async function listVisibleCampaigns(db: Knex, scope: ProjectScope, options: CampaignListFilter = {}): Promise<CampaignRecord[]> {
   const visible = projectVisibleSql('c.project', scope);
   const query = db('campaigns as c')
     .join('lead_definitions as d', 'd.id', 'c.lead_definition_id')
@@ -64,6 +76,12 @@ export async function listVisibleCampaigns(db: Knex, scope: ProjectScope, option
     )
     .whereRaw(visible.sql, visible.bindings as Knex.RawBinding[])
     .orderBy('c.code');
+  if (options.projects !== undefined && options.projects.length > 0) {
+    const selected = projectSelectedSql('c.project', options.projects);
+    query.whereRaw(selected.sql, selected.bindings);
+  }
+  if (options.active !== undefined) query.where('c.active', options.active);
+  if (options.limit !== undefined) query.limit(options.limit);
   if (options.key !== undefined) {
     // A code wins over another campaign's unique id that happens to be spelled the same.
     query

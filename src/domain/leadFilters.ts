@@ -19,6 +19,8 @@ export interface LeadFilterInput {
   allClosedStatuses?: boolean;
   closures?: readonly LeadClosureName[];
   uniqueIds?: readonly string[];
+  /** At most this many leads (the first in export order); a cap, not a page. */
+  limit?: number;
 }
 
 export interface LeadFilter {
@@ -33,6 +35,8 @@ export interface LeadFilter {
   /** Stored closure numbers; undefined = every closure. */
   closures?: number[];
   uniqueIds?: string[];
+  /** At most this many leads, in export order; undefined = all. */
+  limit?: number;
 }
 
 function nonEmpty<T>(values: readonly T[] | undefined): T[] | undefined {
@@ -71,6 +75,7 @@ export function resolveLeadFilter(input: LeadFilterInput): LeadFilter {
   }
   const uniqueIds = nonEmpty(input.uniqueIds?.map((u) => u.trim()).filter((u) => u !== ''));
   if (uniqueIds !== undefined) filter.uniqueIds = uniqueIds;
+  if (input.limit !== undefined) filter.limit = input.limit;
   return filter;
 }
 
@@ -84,16 +89,29 @@ export interface SavedSearchFilter {
   allClosedStatuses: boolean;
 }
 
+/** What a saved-search request adds to the stored search: its time window and an optional project override. */
+export interface SavedSearchRun {
+  /** Inclusive. */
+  modifiedFrom: Date;
+  /** Exclusive; absent = no end. */
+  modifiedTo?: Date;
+  /** The `project` query parameter. */
+  project?: string;
+}
+
 /**
- * The filter a saved search runs with. `project` (the `project` query parameter) replaces the
- * search's campaign selection (its campaigns and projects) by the campaigns of that project.
+ * The filter a saved search runs with: the stored search over the request's time window.
+ * `project` replaces the search's campaign selection (its campaigns and projects) by the
+ * campaigns of that project.
  */
-export function savedSearchLeadFilter(search: SavedSearchFilter, modifiedFrom: Date, project?: string): LeadFilter {
-  const override = project !== undefined && project.trim() !== '';
+export function savedSearchLeadFilter(search: SavedSearchFilter, run: SavedSearchRun): LeadFilter {
+  const project = run.project?.trim();
+  const override = project !== undefined && project !== '';
   return resolveLeadFilter({
-    projects: override ? [project.trim()] : search.projects,
+    projects: override ? [project] : search.projects,
     campaigns: override ? undefined : search.campaigns,
-    modifiedFrom,
+    modifiedFrom: run.modifiedFrom,
+    modifiedTo: run.modifiedTo,
     statuses: search.statuses,
     allOpenStatuses: search.allOpenStatuses,
     allClosedStatuses: search.allClosedStatuses,

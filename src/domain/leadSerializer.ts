@@ -67,13 +67,13 @@ export function visibleData(data: Record<string, string>, visible: ReadonlySet<s
   return out;
 }
 
-function campaignOf(lookups: LeadLookups, id: number): LeadCampaign {
+export function campaignOf(lookups: LeadLookups, id: number): LeadCampaign {
   const c = lookups.campaigns.get(id);
   if (c === undefined) throw new Error(`campaign ${id} of an exported lead is not in the request's lookups`);
   return c;
 }
 
-function poolOf(lookups: LeadLookups, id: number): string {
+export function poolOf(lookups: LeadLookups, id: number): string {
   const p = lookups.pools.get(id);
   if (p === undefined) throw new Error(`pool ${id} of an exported lead is not in the request's lookups`);
   return p;

@@ -51,7 +51,7 @@ function visibleCampaignsOf(user: UserRecord, org: OrgSnapshot): CampaignRecord[
   return out;
 }
 
-export function renderUser(u: UserRecord, org: OrgSnapshot): Record<string, unknown> {
+function renderUser(u: UserRecord, org: OrgSnapshot): Record<string, unknown> {
   const projects: string[] = [];
   for (const c of visibleCampaignsOf(u, org)) if (!projects.includes(c.project)) projects.push(c.project);
   return {

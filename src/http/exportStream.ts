@@ -1,7 +1,7 @@
 import type { Readable, Transform } from 'node:stream';
 import type { Response } from 'express';
 import { ExportSession, ConnectionSource } from '../data/exportSession';
-import type { TranscodedStream } from '../data/copyTranscode';
+import type { TranscodedStream } from '../export/copyTranscode';
 import type { ContentCoding } from './compression';
 import { sendExport } from './exportResponse';
 import type { StreamLogger } from './streamResponse';

@@ -16,13 +16,13 @@ import {
   VisibleFields,
   visibleFieldsByDefinition,
 } from '../domain/leadSerializer';
-import { leadCsvTranscoder, leadJsonTranscoder, rawLeadTranscoder } from '../domain/leadTranscoder';
+import { leadCsvTranscoder, leadJsonTranscoder, rawLeadTranscoder } from '../export/leadTranscoder';
 import type { LeadLookups, LeadRow, RawLeadRow } from '../domain/leadRecords';
 import type { OrgSnapshot } from '../domain/organization';
 import { loadLeadLookups, openLeadCursor, openRawLeadCursor } from '../data/leadRepository';
 import { loadOrgSnapshot } from '../data/organizationRepository';
 import { leadCopySql, rawLeadCopySql } from '../data/exportQueries';
-import { transcodeCopy } from '../data/copyTranscode';
+import { transcodeCopy } from '../export/copyTranscode';
 import { jsonArrayText } from '../streams/rowsToText';
 
 /**

@@ -3,6 +3,7 @@ import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
 import type { ExportOptions } from './exportStream';
 import { negotiateCoding } from './compression';
+import { ifNoneMatchMatches } from './conditionalRequest';
 import { poolConnections } from '../data/exportSession';
 import { answersConditionally, toExpressPath } from './endpoint';
 import type { AppServices } from './services';
@@ -64,8 +65,9 @@ function runMiddleware(handler: express.RequestHandler, req: Request, res: Respo
  * Writes a handler's result. A conditional endpoint's 200 (answersConditionally) carries an
  * `ETag`: the handler's own when it set one (a lead's strong tag from its row version, which
  * If-Match on PATCH compares) on JSON, else a weak one from the rendered body (the `etag` library, as
- * Express makes it). A matching `If-None-Match` (weak comparison, RFC 9110) is a 304 with no
- * body; the rate-limit and Vary headers set so far stay on it. This is the only place ETags
+ * Express makes it). A matching `If-None-Match` (weak comparison, `*`, a list: RFC 9110, whatever
+ * the request's Cache-Control says; src/http/conditionalRequest.ts) is a 304 with no body; the
+ * rate-limit and Vary headers set so far stay on it. This is the only place ETags
  * are made (Express's own is switched off in app.ts), so errors and streams never get one.
  */
 function send(req: Request, res: Response, representation: Representation, endpoint: Endpoint, result: EndpointResult): void {
@@ -82,7 +84,7 @@ function send(req: Request, res: Response, representation: Representation, endpo
   if (status === 200 && answersConditionally(endpoint)) {
     // A strong tag names one representation: the HTML page of a lead gets a weak one of its own.
     if (html || !res.get('ETag')) res.set('ETag', etag(payload, { weak: true }));
-    if (req.fresh) {
+    if (ifNoneMatchMatches(req.get('If-None-Match'), res.get('ETag'))) {
       res.status(304).end();
       return;
     }
@@ -160,6 +162,26 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
   }
   return router;
 
+  /**
+   * Reads the JSON body whatever the Content-Type says (a client that forgets the header gets
+   * the answer one that sends it gets). A body that is not JSON is a 400, unless the request
+   * said it is something else (`curl -d` sends application/x-www-form-urlencoded): then it is a
+   * 415 naming the type it was sent as and the type the endpoint reads.
+   */
+  async function readJsonBody(endpoint: Endpoint, req: Request, res: Response): Promise<void> {
+    try {
+      await runMiddleware(jsonBody, req, res);
+    } catch (err) {
+      const sentAs = req.get('Content-Type')?.split(';')[0]?.trim().toLowerCase();
+      if ((err as { type?: string }).type !== 'entity.parse.failed' || !sentAs || req.is(['json', '+json'])) throw err;
+      const reads = (endpoint.bodyMediaTypes ?? ['application/json']).join(' or ');
+      throw new HttpProblem(
+        'unsupported_media_type',
+        `the request body is sent as ${sentAs} and is not JSON; this endpoint reads ${reads}`,
+      );
+    }
+  }
+
   /** The chain of one endpoint, from authentication to the handler's answer. */
   async function handle(endpoint: Endpoint, req: Request, res: Response): Promise<void> {
     if (endpoint.access.kind !== 'public') {
@@ -188,7 +210,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     if (endpoint.body && endpoint.bodyMediaTypes && req.is(endpoint.bodyMediaTypes) === false) {
       throw new HttpProblem('unsupported_media_type', `the body must be sent as ${endpoint.bodyMediaTypes.join(' or ')}`);
     }
-    if (endpoint.body) await runMiddleware(jsonBody, req, res);
+    if (endpoint.body) await readJsonBody(endpoint, req, res);
     const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.
     const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';

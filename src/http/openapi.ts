@@ -140,7 +140,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'The request conflicts with an earlier one (for example an Idempotency-Key reused with a different body) or with the resource’s state.',
   412: 'The resource changed since it was read: `If-Match` names none of its current ETags.',
   413: 'The request body is over the size limit.',
-  415: 'The request body encoding is not supported.',
+  415: 'The request body is of a media type (Content-Type) or in an encoding this operation does not read.',
   429: 'A request limit (daily, or the fair use minute limit) is used up, or (exports) this account already runs its most exports at once; retry after Retry-After seconds.',
   500: 'Internal failure; no details are disclosed.',
   503: 'The server is busy (no database connection was free in time, or, for exports, it runs its most exports at once) or a service it depends on is unavailable; retry after Retry-After seconds when it is given.',
@@ -244,7 +244,7 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
   if (e.access.kind === 'right') statuses.add(403);
   if (!e.ownMediaType) statuses.add(406);
   if (e.body || e.streamedBody) statuses.add(413);
-  if (e.bodyMediaTypes || e.streamedBody) statuses.add(415);
+  if (e.body || e.streamedBody) statuses.add(415);
   if (counted || e.bulk) statuses.add(429);
   // Anything that reads the database (authentication does) may find no connection free in time.
   if (e.access.kind !== 'public' || e.bulk) statuses.add(503);

@@ -1,6 +1,7 @@
 import type { Endpoint } from './endpoint';
 import type { Metrics } from './metrics';
 import type { AppServices } from './services';
+import { apiIndexEndpoint } from './endpoints/apiIndex';
 import { healthz, readyzEndpoint, metricsEndpoint } from './endpoints/health';
 import { myAccountEndpoints } from './endpoints/myAccount';
 import { calendarEventEndpoints } from './endpoints/calendarEvents';
@@ -28,6 +29,7 @@ export function allEndpoints(
   services: Pick<AppServices, 'settings' | 'counter' | 'redisHealthy' | 'reads' | 'events'>,
 ): Endpoint[] {
   const endpoints: Endpoint[] = [
+    apiIndexEndpoint,
     healthz,
     readyzEndpoint(services.redisHealthy, () => services.reads.state),
     metricsEndpoint(metrics, services.settings.METRICS_REQUIRE_AUTH),

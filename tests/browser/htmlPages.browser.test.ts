@@ -167,6 +167,8 @@ describe('HTML pages in a browser', () => {
         outside.push(route.request().url());
         return route.abort();
       });
+      // The page loads a 4 MB script: on a loaded machine its load event can take more than the default 30 s.
+      anonymous.setDefaultNavigationTimeout(120_000);
       const page = await anonymous.newPage();
       const errors: string[] = [];
       page.on('pageerror', (err) => errors.push(err.message));

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
 
@@ -74,6 +76,56 @@ describe('ETag and If-None-Match', () => {
         break;
       }
     }
+  });
+
+  describe('a fetch client (it adds Cache-Control: no-cache to every conditional request)', () => {
+    it('when fetch sends If-None-Match, then it also sends Cache-Control: no-cache and Pragma: no-cache', async () => {
+      // What the tests below rely on: fetch itself adds the reload headers to a conditional request.
+      const echo = http.createServer((req, res) => res.end(JSON.stringify(req.headers)));
+      await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+      try {
+        const res = await fetch(`http://127.0.0.1:${(echo.address() as AddressInfo).port}/`, { headers: { 'If-None-Match': 'W/"x"' } });
+        expect(await res.json()).toMatchObject({ 'if-none-match': 'W/"x"', 'cache-control': 'no-cache', pragma: 'no-cache' });
+      } finally {
+        echo.close();
+      }
+    });
+
+    it('when fetch repeats a small read with its ETag, then the answer is a 304 with no body', async () => {
+      const { url } = await t.listen();
+      const auth = { Authorization: w.accounts.b2b.auth };
+      for (const path of ['/api/myaccount', '/api/campaigns', `/api/leads/${encodeURIComponent(leadId())}`, '/api/openapi.json']) {
+        const first = await fetch(`${url}${path}`, { headers: auth });
+        await first.arrayBuffer();
+        const tag = first.headers.get('etag')!;
+        expect({ path, status: first.status, tagged: /^(W\/)?"[^"]+"$/.test(tag) }).toEqual({ path, status: 200, tagged: true });
+        const again = await fetch(`${url}${path}`, { headers: { ...auth, 'If-None-Match': tag } });
+        expect({ path, status: again.status, body: await again.text(), etag: again.headers.get('etag') }).toEqual({
+          path,
+          status: 304,
+          body: '',
+          etag: tag,
+        });
+      }
+    });
+
+    it('when fetch sends a list of tags, the weak form of a strong tag, or *, then a match is a 304 and no match a 200', async () => {
+      const { url } = await t.listen();
+      const path = `${url}/api/leads/${encodeURIComponent(leadId())}`;
+      const auth = { Authorization: w.accounts.full.auth };
+      const first = await fetch(path, { headers: auth });
+      await first.arrayBuffer();
+      const tag = first.headers.get('etag')!;
+      const status = async (ifNoneMatch: string) => {
+        const res = await fetch(path, { headers: { ...auth, 'If-None-Match': ifNoneMatch } });
+        await res.arrayBuffer();
+        return res.status;
+      };
+      expect(await status(`"older", W/"other",${tag}`)).toBe(304);
+      expect(await status(`W/${tag}`)).toBe(304);
+      expect(await status('*')).toBe(304);
+      expect(await status('"older", W/"other"')).toBe(200);
+    });
   });
 
   it('when a 304 is answered, then it counts as a request and carries the rate-limit headers', async () => {

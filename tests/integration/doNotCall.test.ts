@@ -275,12 +275,27 @@ describe('do-not-call list', () => {
       expect(await statusOf(lead)).toBe(0);
     });
 
+    it('when a single entry (not an array) is refused, then the errors name its fields without an index', async () => {
+      const unreadable = await post({ phoneNumber: 'call me maybe' });
+      expect(unreadable.status).toBe(400);
+      expect(errorsOf(unreadable)).toEqual([{ field: 'phoneNumber', message: 'is not a phone number' }]);
+      expect((unreadable.body as { detail: string }).detail).toBe('phoneNumber: is not a phone number');
+      const mistyped = await post({ phoneNumber: 4512345678 });
+      expect(errorsOf(mistyped).map((e) => e.field)).toEqual(['phoneNumber']);
+      const foreign = await post({ phoneNumber: faroese(), project: w.projects.retail }, w.accounts.b2b.auth);
+      expect(foreign.status).toBe(403);
+      expect((foreign.body as { detail: string }).detail).toBe("project: the project is outside this account's project rights");
+    });
+
     it('when numbers are too short, of the wrong type, or the body is empty, then each is a 400', async () => {
       expect((await post({ phoneNumber: '12' })).status).toBe(400);
       expect((await post({ phoneNumber: 4512345678 })).status).toBe(400);
       expect((await post([])).status).toBe(400);
       expect((await post({})).status).toBe(400);
       expect(errorsOf(await post({ phoneNumber: faroese(), expiresTime: '2001-01-01T00:00:00Z' }))).toEqual([
+        { field: 'expiresTime', message: 'must lie in the future' },
+      ]);
+      expect(errorsOf(await post([{ phoneNumber: faroese(), expiresTime: '2001-01-01T00:00:00Z' }]))).toEqual([
         { field: '[0].expiresTime', message: 'must lie in the future' },
       ]);
       expect((await request(t.app).delete('/api/donotcallnumbers/abc').set('Authorization', auth())).status).toBe(400);

@@ -15,7 +15,7 @@ import { sampleLeadSnapshot } from '../../src/domain/hookMessages';
  */
 const MAX_PER_HOOK = 3;
 const BREAKER_FAILURES = 3;
-const TIMEOUT_MS = 4_000;
+const TIMEOUT_MS = 8_000;
 
 interface HookView {
   uniqueId: string;
@@ -142,7 +142,7 @@ describe('fair hook delivery', () => {
           and not exists (select 1 from hook_deliveries d where 'hook-delivery:' || d.id = key)`,
     );
     expect(queued.rows[0]!.n).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('when a hook’s attempts all fail, then the breaker pauses the hook as a whole and closes again once its receiver answers', async () => {
     let failing = true;

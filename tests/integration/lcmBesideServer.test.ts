@@ -39,19 +39,31 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
     dataDir = path.join(dir, 'pg');
     const port = await freePort();
     api = `http://127.0.0.1:${port}/api`;
-    // No credential cache: an account change must show in the next request (no Redis here).
+    // A credential cache that outlives the test and no Redis: an account change can reach the
+    // server only through the database's notification. Hooks may reach this machine over http (the tour's receiver).
     env = lcmEnv({
       EMBEDDED_DATA_DIR: dataDir,
       EMBEDDED_PG_PORT: String(await freePort()),
       PORT: String(port),
-      AUTH_CACHE_TTL_MS: '0',
+      AUTH_CACHE_TTL_MS: '3600000',
       SWEEP_INTERVAL_MS: '0',
+      HOOKS_ALLOW_HTTP: 'true',
+      HOOKS_ALLOWED_HOSTS: '127.0.0.1',
     });
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   const basic = (user: string, password: string) => ({ Authorization: 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64') });
   const get = (pathAndQuery: string, user: string, password: string) => fetch(`${api}${pathAndQuery}`, { headers: basic(user, password) });
+
+  /** Polls an asynchronous probe until it holds (within a deadline far shorter than the credential cache's TTL). */
+  async function eventually(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await probe())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 
   async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 120_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
@@ -86,7 +98,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
 
       load.stdin.end(JSON.stringify({ type: 'orgUnit', orgCode: 'Held', name: 'Loaded while others waited' }) + '\n');
       expect(await loadExit).toBe(0);
-      expect(loadOut).toBe('loaded 1 lines: 1 orgUnit\n');
+      expect(loadOut).toBe('loaded 1 line: 1 orgUnit\n');
       expect(fs.existsSync(runningFile())).toBe(false);
     } finally {
       if (load.exitCode === null) load.kill('SIGINT');
@@ -129,6 +141,99 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
       expect(await db('org_units').where({ org_code: 'Held' }).first('name')).toEqual({ name: 'Loaded while others waited' });
     });
 
+    it('when the README tour runs top to bottom, then every command succeeds, its hook reaches the local receiver and every address it names answers', async () => {
+      const tour = shellBlocks('A five-minute tour');
+      expect(tour).toHaveLength(2);
+      const commands = tour.flatMap(shellCommands).filter((line) => !line.trimStart().startsWith('#'));
+      const port = new URL(api).port;
+      const receiverPort = String(await freePort());
+      const local = (command: string) =>
+        command
+          .replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)
+          .replaceAll('127.0.0.1:9000', `127.0.0.1:${receiverPort}`)
+          .replaceAll('.listen(9000)', `.listen(${receiverPort})`)
+          .replaceAll('/tmp/', `${dir}/`);
+
+      // The receiver runs as the README starts it (in the background), here as a child the test stops.
+      const receiverLine = commands.find((c) => c.endsWith(' &'));
+      const script = /^node -e '([^']+)' &$/.exec(receiverLine ?? '')?.[1];
+      expect(script).toBeDefined();
+      const receiver = spawn(process.execPath, ['-e', local(script!)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let received = '';
+      receiver.stdout.on('data', (d) => (received += d));
+      receiver.stderr.on('data', (d) => (received += d));
+      try {
+        await eventually('the receiver to listen', () =>
+          fetch(`http://127.0.0.1:${receiverPort}/`, { method: 'POST', body: 'ready' }).then(
+            (r) => r.ok,
+            () => false,
+          ),
+        );
+        const tourDir = fs.mkdtempSync(path.join(dir, 'tour-'));
+        const outputs: string[] = [];
+        for (const command of commands.filter((c) => c !== receiverLine)) {
+          // curl fails on an HTTP error here (the README leaves it showing the problem answer).
+          const run = local(command).replaceAll('curl -u', 'curl -sS --fail-with-body -u');
+          const result = await runProcess('bash', [...STRICT_BASH, run], {
+            env: { ...env, LCM_BASE_URL: `http://127.0.0.1:${port}` },
+            // npm runs in the checkout; a file curl saves lands in a folder of the test's own.
+            cwd: command.startsWith('curl') ? tourDir : PROJECT_ROOT,
+          });
+          // lcm-pull reports what it wrote on standard error; nothing else may show there.
+          const report = command.includes('npm run pull') ? /^lcm-pull: \d+ calls in \d+ windows .*\n$/ : /^$/;
+          expect({ command, code: result.code }).toEqual({ command, code: 0 });
+          expect(result.stderr.replace(/^npm warn .*\n/gm, '')).toMatch(report);
+          outputs.push(result.stdout);
+        }
+        const [myAccount, calls, openLeads, csv, hook, lead, bulk] = outputs;
+        expect(JSON.parse(myAccount!)).toMatchObject({ username: 'demo' });
+        expect(JSON.parse(calls!)).toHaveLength(2);
+        expect(JSON.parse(openLeads!)).toEqual(
+          expect.arrayContaining([expect.objectContaining({ uniqueId: expect.any(String) as unknown })]),
+        );
+        expect(csv).toBe('');
+        const [csvFile] = fs.readdirSync(tourDir).filter((f) => f.endsWith('.csv'));
+        expect(fs.readFileSync(path.join(tourDir, csvFile!), 'latin1')).toMatch(/^[^\n]+;/);
+        expect(JSON.parse(hook!)).toMatchObject({ events: ['lead.created'], url: `http://127.0.0.1:${receiverPort}/` });
+        expect(JSON.parse(lead!)).toMatchObject({ uniqueId: expect.any(String) as unknown });
+        expect(JSON.parse(bulk!)).toEqual([expect.objectContaining({ row: 1, success: true })]);
+        const pulled = fs.readFileSync(path.join(dir, 'calls.ndjson'), 'utf8').trim().split('\n');
+        expect(pulled).toHaveLength(200); // the demo week's calls, as the README says
+
+        // The receiver prints the lead.created hook of both imports.
+        await eventually('the hooks of both imports', () =>
+          Promise.resolve(received.includes('Acme ApS') && received.includes('Acme A/S')),
+        );
+        expect(received).toMatch(/"type":"lead\.created"/);
+      } finally {
+        receiver.kill();
+      }
+
+      // The mistake the tour suggests, and the addresses it names in its text.
+      const callsCommand = commands.find((c) => c.includes('/api/calls?'))!;
+      const mistaken = /'(http[^']+)'/.exec(local(callsCommand))![1]!.replace('TimeSpan=P5D', 'TimeSpan=pt2h');
+      const problem = await fetch(mistaken, { headers: basic('demo', 'demo-password') });
+      expect(problem.status).toBe(400);
+      expect(((await problem.json()) as { type: string }).type).toBe('/api/problems/invalid_parameter');
+      const readme = fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+      const tourText = readme.slice(
+        readme.indexOf('## A five-minute tour'),
+        readme.indexOf('\n## ', readme.indexOf('## A five-minute tour') + 1),
+      );
+      const addresses = [...tourText.matchAll(/`(?:http:\/\/127\.0\.0\.1:8080)?(\/api\/[^`\s]*)`/g)].map((m) => m[1]!);
+      expect(addresses).toEqual(
+        expect.arrayContaining(['/api/docs', '/api/docs/reference', '/api/openapi.json', '/api/problems/invalid_parameter']),
+      );
+      // What a browser asks for when the reader opens the address.
+      const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+      for (const address of addresses) {
+        const response = await fetch(`${api}${address.slice('/api'.length)}`, {
+          headers: { ...basic('demo', 'demo-password'), Accept: BROWSER_ACCEPT },
+        });
+        expect({ address, status: response.status }).toEqual({ address, status: 200 });
+      }
+    });
+
     it('when the README "Loading data" example runs, then its lead and user are in the running server\'s database and API', async () => {
       const block = shellBlocks('Loading data')[0]!;
       const result = await runProcess('bash', [...STRICT_BASH, asCompiled(block)], { env });
@@ -148,7 +253,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
       expect(user.status).toBe(200);
     });
 
-    it('when the README "Accounts" commands run one by one, then each change shows in the next request', async () => {
+    it('when the README "Accounts" commands run one by one, then each change reaches the server at once without Redis, whatever it cached', async () => {
       const commands = shellCommands(shellBlocks('Accounts')[0]!);
       expect(commands.map((c) => c.match(/account (\S+)/)?.[1])).toEqual(['create', 'list', 'disable', 'enable', 'set-password']);
       const username = commands[0]!.match(/--username (\S+)/)![1]!;
@@ -170,13 +275,14 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
             ),
           );
         } else if (verb === 'disable') {
-          expect(await status(password)).toBe(401);
+          await eventually('the disabled account to get 401', async () => (await status(password)) === 401);
         } else if (verb === 'enable') {
-          expect(await status(password)).toBe(200);
+          await eventually('the enabled account to get 200', async () => (await status(password)) === 200);
         } else {
           const next = command.match(/printf '%s\\n' '([^']*)'/)![1]!;
           expect(await status(next)).toBe(200);
-          expect(await status(password)).toBe(401);
+          // The old password's cached credentials are dropped although their TTL runs for an hour.
+          await eventually('the old password to get 401', async () => (await status(password)) === 401);
           password = next;
         }
       }

@@ -75,6 +75,35 @@ describe('lcm command line (child processes)', () => {
       expect(await db('users').where({ org_code: user }).first('name')).toEqual({ name: 'Ærø' });
     });
 
+    it('when a line is not UTF-8 (a Latin-1 file), then lcm load exits 1 naming the line and keeps nothing', async () => {
+      const file = path.join(dir, 'latin1.ndjson');
+      const line = (orgCode: string) => `{"type":"orgUnit","orgCode":"${orgCode}","name":"x"}\n`;
+      // "Køge" as Latin-1 writes ø as the single byte F8, which UTF-8 never has.
+      fs.writeFileSync(file, Buffer.concat([Buffer.from(line(`${unit}-utf8`)), Buffer.from(line(`${unit}-Køge`), 'latin1')]));
+      const result = await runLcm(['load', file], { env });
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toMatch(/^lcm: line 2: not valid UTF-8; lcm load reads UTF-8 only \(convert the file first, [^\n]*\)\n$/);
+      expect(await db('org_units').whereIn('org_code', [`${unit}-utf8`, `${unit}-K\ufffdge`, `${unit}-Køge`])).toEqual([]);
+    });
+
+    it('when the path is a folder or does not exist, then lcm load exits 1 with a one-line reason', async () => {
+      expect(await runLcm(['load', dir], { env })).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: `lcm: ${dir} is a folder; lcm load reads one NDJSON file (or - for standard input)\n`,
+      });
+      const missing = path.join(dir, 'missing.ndjson');
+      expect(await runLcm(['load', missing], { env })).toMatchObject({ code: 1, stdout: '', stderr: `lcm: no such file: ${missing}\n` });
+    });
+
+    it('when one line is loaded, then the summary says "1 line"', async () => {
+      const result = await runLcm(['load', '-'], {
+        env,
+        input: JSON.stringify({ type: 'orgUnit', orgCode: `${unit}-one`, name: 'One' }) + '\n',
+      });
+      expect(result).toMatchObject({ code: 0, stderr: '', stdout: 'loaded 1 line: 1 orgUnit\n' });
+    });
+
     it('when the password comes on standard input, then create and set-password store it without the trailing newline', async () => {
       const username = `stdin-${id}`;
       const created = await runLcm(

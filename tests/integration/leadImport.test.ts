@@ -238,6 +238,32 @@ describe('POST /api/leads', () => {
       expect((res.body as Problem).code).toBe('invalid_body');
     });
 
+    it('when a form-encoded body comes (plain curl -d), then 415 unsupported_media_type naming the type it reads', async () => {
+      const res = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/x-www-form-urlencoded')
+        .send(`CampaignCode=${encodeURIComponent(w.campaigns.b2b)}&Data=x`);
+      expect(res.status).toBe(415);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({
+        code: 'unsupported_media_type',
+        detail: 'the request body is sent as application/x-www-form-urlencoded and is not JSON; this endpoint reads application/json',
+      });
+    });
+
+    it('when JSON comes without a Content-Type or under another one, then it is read as JSON as before', async () => {
+      const { url } = await t.listen();
+      for (const type of [undefined, 'application/x-www-form-urlencoded', 'text/plain;charset=UTF-8']) {
+        // A byte body: fetch then sends no Content-Type of its own.
+        const body = Buffer.from(JSON.stringify({ CampaignCode: w.campaigns.b2b, Data: validData() }));
+        const headers: Record<string, string> = { Authorization: w.accounts.full.auth, ...(type ? { 'Content-Type': type } : {}) };
+        const res = await fetch(`${url}/api/leads`, { method: 'POST', headers, body });
+        const answer = (await res.json()) as ImportResult;
+        expect({ type, status: res.status, success: answer.success }).toEqual({ type, status: 200, success: true });
+      }
+    });
+
     it('when there is no campaign code, then 400 naming CampaignCode', async () => {
       const res = await post({ Data: validData() });
       expect(res.status).toBe(400);

@@ -201,6 +201,16 @@ describe('lcm load (loadNdjson)', () => {
     expect(after.version).toBe(before.version + 1);
   });
 
+  it('when line 3 holds a byte that is not UTF-8, then the load stops naming line 3 and keeps nothing', async () => {
+    const code = `utf8-${uniq()}`;
+    const good = Buffer.from(JSON.stringify({ type: 'orgUnit', orgCode: code, name: 'Køge' }) + '\n');
+    const latin1 = Buffer.from(JSON.stringify({ type: 'orgUnit', orgCode: `${code}-2`, name: 'Køge' }) + '\n', 'latin1');
+    const err = await loadNdjson(t.db, Readable.from([good, good, latin1]), { zone: 'Europe/Copenhagen' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LoadError);
+    expect((err as LoadError).message).toMatch(/^line 3: not valid UTF-8; /);
+    expect(await t.db('org_units').where('org_code', 'like', `${code}%`)).toEqual([]);
+  });
+
   it('when an org code is used by a user, then an org unit cannot take it (and the other way round)', async () => {
     await expect(t.load({ type: 'orgUnit', orgCode: w.users.agent, name: 'Clash', parent: w.units.root })).rejects.toThrow(
       /line 1: orgUnit: org code .* is already used by a user/,

@@ -414,7 +414,11 @@ describe('OpenAPI document', () => {
       expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
       expect(res.headers['cache-control']).toBe('public, max-age=86400');
       expect((res.body as { size: number }).size).toBeGreaterThan(1_000_000);
-      const again = await request(t.app).get('/api/docs/scalar.js').set('If-None-Match', res.headers.etag!);
+      // As fetch sends it: Cache-Control: no-cache does not turn a matching tag into a 200.
+      const again = await request(t.app)
+        .get('/api/docs/scalar.js')
+        .set('If-None-Match', res.headers.etag!)
+        .set('Cache-Control', 'no-cache');
       expect(again.status).toBe(304);
     });
 
@@ -456,6 +460,32 @@ describe('OpenAPI document', () => {
       const calls = (doc.paths!['/calls']!.get as unknown as { 'x-codeSamples': { source: string }[] })['x-codeSamples'][0]!.source;
       expect(calls).toContain("import { createLcmClient } from 'lead-call-api-client';");
       expect(calls).toMatch(/query: \{ [^}]*OrgCode: /);
+    });
+  });
+
+  describe('GET /api (the address lcm serve prints)', () => {
+    it('when asked without credentials or Accept, then it answers a JSON index linking the docs, the document and health, counting nothing', async () => {
+      for (const address of ['/api', '/api/']) {
+        const res = await request(t.app).get(address);
+        expect({ address, status: res.status }).toEqual({ address, status: 200 });
+        expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(res.headers['x-rate-limit-limit']).toBeUndefined();
+        const links = (res.body as { links: Record<string, { href: string }> }).links;
+        expect(Object.values(links).map((l) => l.href)).toEqual(
+          expect.arrayContaining(['/api/docs', '/api/openapi.json', '/api/healthz', '/api/readyz']),
+        );
+        for (const { href } of Object.values(links)) {
+          expect({ href, status: (await request(t.app).get(href)).status }).toEqual({ href, status: 200 });
+        }
+      }
+    });
+
+    it('when a browser asks, then it answers a page whose links lead to the docs page', async () => {
+      const res = await request(t.app).get('/api').set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.text).toContain('<a href="/api/docs">');
+      expect(res.text).toContain('<a href="/api/openapi.json">');
     });
   });
 

@@ -246,6 +246,63 @@ describe('GET /api/campaigns', () => {
   it('when the account lacks the Campaigns right, then it is a 403', async () => {
     expect((await get('/api/campaigns', {}, w.accounts.none.auth)).status).toBe(403);
   });
+
+  describe('filters clients send (Project, Active, Limit)', () => {
+    // The B2B campaign's code and more: it sorts after it in any collation, whatever the world's id.
+    const paused = () => `${w.campaigns.b2b}-PAUSED`;
+    const codes = (res: request.Response) => (res.body as Campaign[]).map((c) => c.code);
+
+    beforeAll(async () => {
+      await t.load({
+        type: 'campaign',
+        code: paused(),
+        name: 'Paused B2B campaign',
+        project: w.projects.b2b,
+        leadDefinition: w.leadDefinition,
+        campaignType: 'Master',
+        active: false,
+      });
+    });
+
+    it('when Project is a pattern, then only campaigns of matching projects come, active or not', async () => {
+      const res = await get('/api/campaigns', { Project: `b2b-${w.id}*` });
+      expect(res.status).toBe(200);
+      expect(codes(res)).toEqual([w.campaigns.b2b, paused()]);
+    });
+
+    it('when Project is a project unique id, then that project matches', async () => {
+      const projects = (await get('/api/projects')).body as { uniqueId: string; name: string }[];
+      const retail = projects.find((p) => p.name === w.projects.retail)!;
+      expect(codes(await get('/api/campaigns', { Project: retail.uniqueId }))).toEqual([w.campaigns.retail]);
+    });
+
+    it('when Active is true, false or All, then active, inactive or both campaigns come', async () => {
+      const mine = async (active: string) => codes(await get('/api/campaigns', { Project: `B2B-${w.id}*`, Active: active }));
+      expect(await mine('true')).toEqual([w.campaigns.b2b]);
+      expect(await mine('False')).toEqual([paused()]);
+      expect(await mine('All')).toEqual([w.campaigns.b2b, paused()]);
+    });
+
+    it('when Limit is given, then it caps the list, by code', async () => {
+      const res = await get('/api/campaigns', { Project: `B2B-${w.id}*`, Limit: '1' });
+      expect(codes(res)).toEqual([w.campaigns.b2b]);
+    });
+
+    it('when the B2B account asks for the Retail project, then its project rights still apply', async () => {
+      const res = await get('/api/campaigns', { Project: `Retail-${w.id}` }, w.accounts.b2b.auth);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual([]);
+    });
+
+    it('when Active or Limit has a bad value, then it is a 400 naming the parameter', async () => {
+      const active = await get('/api/campaigns', { Active: 'maybe' });
+      expect(active.status).toBe(400);
+      expect((active.body as { errors: { parameter: string }[] }).errors[0]!.parameter).toBe('Active');
+      const limit = await get('/api/campaigns', { Limit: '0' });
+      expect(limit.status).toBe(400);
+      expect((limit.body as { errors: { parameter: string }[] }).errors[0]!.parameter).toBe('Limit');
+    });
+  });
 });
 
 describe('GET /api/projects', () => {

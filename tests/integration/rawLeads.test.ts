@@ -68,6 +68,26 @@ describe('GET /api/rawleads', () => {
     );
   });
 
+  it('when Limit is given, then it caps the leads, each with all of its rows', async () => {
+    const res = await raw(`${both()}&Limit=1`);
+    expect(res.status).toBe(200);
+    const rows = text(res).split('\r\n').slice(1, -1);
+    expect(rows.map((l) => l.split(';')[0])).toEqual(Array(5).fill(id('one')));
+  });
+
+  it('when the export is asked for at /rawleads/csv, then it is the same export as /rawleads', async () => {
+    const query = `${both()}&CsvFieldSeparator=,`;
+    const [plain, csv] = [
+      await raw(query),
+      await request(t.app).get(`/api/rawleads/csv?${query}`).set('Authorization', w.accounts.full.auth).buffer(true).parse(binary),
+    ];
+    expect(csv.status).toBe(200);
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(csv.headers['content-disposition']).toMatch(/^attachment; filename="?RawLeads-\d{14}\.csv"?$/);
+    expect(text(csv)).toBe(text(plain));
+    expect(text(csv)).toContain(`${id('two')},Phone,12345678\r\n`);
+  });
+
   it('when the account has Partner access, then Full fields have no rows', async () => {
     const res = await raw(`Campaigns=${encodeURIComponent(w.campaigns.b2b)}`, w.accounts.b2b.auth);
     const fields = text(res)

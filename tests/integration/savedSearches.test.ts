@@ -124,6 +124,14 @@ describe('saved searches', () => {
       expect(ids(res.body as Lead[])).toEqual([lead('retail')]);
     });
 
+    it('when modifiedTo is given, then leads modified at or after it are left out (exclusive, platform time)', async () => {
+      const res = await run({ searchName: names.everything, modifiedFrom: '2026-05-01', modifiedTo: '2026-05-03' });
+      expect(res.status).toBe(200);
+      expect(ids(res.body as Lead[])).toEqual([lead('new'), lead('won')]);
+      const instant = await run({ searchName: names.everything, modifiedFrom: '2026-05-01', modifiedTo: '2026-05-02T10:00:00' });
+      expect(ids(instant.body as Lead[])).toEqual([lead('new')]);
+    });
+
     it('when a search has closed statuses and a closure, then both apply', async () => {
       const res = await run({ searchName: names.closedSuccess, modifiedFrom: '2026-01-01' });
       expect(ids(res.body as Lead[])).toEqual([lead('won')]);
@@ -251,6 +259,12 @@ describe('saved searches', () => {
     it('when nothing matches, then the header row still comes', async () => {
       const res = await csv({ searchName: names.open, modifiedFrom: '2030-01-01' });
       expect((res.body as Buffer).toString('utf8')).toBe(`${LEAD_HEADER};Name;Phone;Email;Customer;Revenue;Secret\r\n`);
+    });
+
+    it('when modifiedTo is given, then the CSV ends there too', async () => {
+      const res = await csv({ searchName: names.everything, modifiedFrom: '2026-04-01', modifiedTo: '2026-05-02' });
+      const rows = (res.body as Buffer).toString('utf8').split('\r\n').slice(1, -1);
+      expect(rows.map((l) => l.split(';')[0])).toEqual([lead('old'), lead('new')]);
     });
 
     it('when the project override is given, then it applies to the CSV too', async () => {

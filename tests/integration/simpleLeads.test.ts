@@ -139,6 +139,20 @@ describe('GET /api/simpleleads', () => {
       expect(seedsIn(res.body as ExportedLead[])).toHaveLength(SEEDS.length);
     });
 
+    it('when Limit is given, then it caps the export at the first leads in order, as it does with Include', async () => {
+      const res = await get(`${both()}&Limit=3`);
+      expect(res.status).toBe(200);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual(['a', 'g', 'b']);
+      const included = await get(`${both()}&Limit=2&Include=campaign`);
+      expect(seedsIn(included.body as ExportedLead[])).toEqual(['a', 'g']);
+    });
+
+    it('when Limit is not a positive integer, then 400 naming it', async () => {
+      const res = await get(`${both()}&Limit=0`);
+      expect(res.status).toBe(400);
+      expect((res.body as { errors: { parameter: string }[] }).errors[0]!.parameter).toBe('Limit');
+    });
+
     it('when the client accepts only text/html, then 406', async () => {
       const res = await get(both()).set('Accept', 'text/html');
       expect(res.status).toBe(406);

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { useTestApp } from '../harness/useTestWorld';
 import { createExportFixture, ExportFixture } from '../harness/exportFixture';
 import { ExportSession, poolConnections } from '../../src/data/exportSession';
-import { transcodeCopy } from '../../src/data/copyTranscode';
+import { transcodeCopy } from '../../src/export/copyTranscode';
 import { callCopySql, leadCopySql, rawLeadCopySql, readyPeriodCopySql } from '../../src/data/exportQueries';
 import { streamCalls, streamReadyPeriods } from '../../src/data/callRepository';
 import type { CallSubject } from '../../src/domain/callSubject';
@@ -18,8 +18,8 @@ import {
   ReadyPeriodRow,
   CallRow,
 } from '../../src/domain/callSerializer';
-import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../src/domain/callTranscoder';
-import { leadCsvTranscoder, leadJsonTranscoder, rawLeadTranscoder } from '../../src/domain/leadTranscoder';
+import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../src/export/callTranscoder';
+import { leadCsvTranscoder, leadJsonTranscoder, rawLeadTranscoder } from '../../src/export/leadTranscoder';
 import {
   dataColumns,
   leadCsvHeader,
@@ -31,7 +31,7 @@ import {
 } from '../../src/domain/leadSerializer';
 import type { LeadRow, RawLeadRow } from '../../src/domain/leadRecords';
 import type { DateTimeFormatName, EntryAccessName } from '../../src/domain/enums';
-import type { TupleRenderer } from '../../src/domain/byteWriter';
+import type { TupleRenderer } from '../../src/export/byteWriter';
 import type { LeadFilter } from '../../src/domain/leadFilters';
 
 /**

@@ -1,12 +1,12 @@
-import { ByteWriter, CsvQuoting } from '../../src/domain/byteWriter';
-import { DateTimeWriter, writeMillis } from '../../src/domain/byteFormats';
+import { ByteWriter, CsvQuoting } from '../../src/export/byteWriter';
+import { DateTimeWriter, writeMillis } from '../../src/export/byteFormats';
 import { formatDateTime } from '../../src/domain/datetime';
 import { formatMillis } from '../../src/domain/timespan';
 import { csvQuoter } from '../../src/domain/textEscaping';
-import { BinaryCopyReader } from '../../src/data/binaryCopyReader';
+import { BinaryCopyReader } from '../../src/export/binaryCopyReader';
 import { BufferPool } from '../../src/streams/bufferPool';
-import type { Tuple } from '../../src/domain/pgBinary';
-import { int16, int32, int64, text, timestampMs } from '../../src/domain/pgBinary';
+import type { Tuple } from '../../src/export/pgBinary';
+import { int16, int32, int64, text, timestampMs } from '../../src/export/pgBinary';
 import { random } from '../harness/exportFixture';
 
 /** The byte-level writers of the transcoded exports against the string functions they stand for. */

@@ -52,6 +52,10 @@ describe('resolveLeadFilter', () => {
     const to = new Date('2026-02-01T00:00:00Z');
     expect(resolveLeadFilter({ modifiedFrom: from, modifiedTo: to })).toEqual({ modifiedFrom: from, modifiedTo: to });
   });
+
+  it('when a limit is given, then the filter carries it', () => {
+    expect(resolveLeadFilter({ limit: 10 })).toEqual({ limit: 10 });
+  });
 });
 
 describe('savedSearchLeadFilter', () => {
@@ -66,7 +70,7 @@ describe('savedSearchLeadFilter', () => {
   const from = new Date('2026-05-01T00:00:00Z');
 
   it('when the search runs as saved, then its campaigns, projects and status filters apply from modifiedFrom', () => {
-    expect(savedSearchLeadFilter(search, from)).toEqual({
+    expect(savedSearchLeadFilter(search, { modifiedFrom: from })).toEqual({
       projectPatterns: ['Sales*'],
       campaignKeys: ['C1', 'C2'],
       modifiedFrom: from,
@@ -76,9 +80,15 @@ describe('savedSearchLeadFilter', () => {
   });
 
   it('when a project is given, then it replaces the campaign selection and the status filters stay', () => {
-    const filter = savedSearchLeadFilter(search, from, 'Retail');
+    const filter = savedSearchLeadFilter(search, { modifiedFrom: from, project: 'Retail' });
     expect(filter.projectPatterns).toEqual(['Retail']);
     expect(filter.campaignKeys).toBeUndefined();
     expect(filter.closures).toEqual([1]);
+  });
+
+  it('when modifiedTo is given, then the window ends there (exclusive) and the stored filters still apply', () => {
+    const to = new Date('2026-05-03T00:00:00Z');
+    const filter = savedSearchLeadFilter(search, { modifiedFrom: from, modifiedTo: to });
+    expect(filter).toMatchObject({ modifiedFrom: from, modifiedTo: to, campaignKeys: ['C1', 'C2'], closures: [1] });
   });
 });

@@ -1,5 +1,6 @@
 import { PassThrough, Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { byteLines } from '../../src/streams/byteLines';
 import { coalesce } from '../../src/streams/coalesce';
 import { csvFormatter, isValidCsvSeparator } from '../../src/streams/csv';
 import { encoderStream, isKnownEncoding } from '../../src/streams/encoding';
@@ -233,5 +234,30 @@ describe('coalesce', () => {
     c.destroy();
     await new Promise((r) => setTimeout(r, 50));
     expect(data).not.toHaveBeenCalled();
+  });
+});
+
+describe('byteLines', () => {
+  const lines = async (chunks: (Buffer | string)[]) => {
+    const out: string[] = [];
+    for await (const line of byteLines(Readable.from(chunks))) out.push(line.toString('latin1'));
+    return out;
+  };
+
+  it('when lines end in LF or CRLF, then each comes without its line end, and a last line without one comes too', async () => {
+    expect(await lines(['a\nb\r\n', '\nc'])).toEqual(['a', 'b', '', 'c']);
+    expect(await lines(['a\n'])).toEqual(['a']);
+    expect(await lines([])).toEqual([]);
+  });
+
+  it('when a line or a CRLF is split across chunks, then it comes whole', async () => {
+    expect(await lines([Buffer.from('ab'), Buffer.from('c\r'), Buffer.from('\nd'), Buffer.from('e\n')])).toEqual(['abc', 'de']);
+  });
+
+  it('when a multi-byte character or a byte that is not UTF-8 is in a line, then its bytes are kept as they came', async () => {
+    const chunks = [Buffer.from([0x4b, 0xc3]), Buffer.from([0xb8, 0x0a, 0x4b, 0xf8, 0x67, 0x65, 0x0a])];
+    const out: Buffer[] = [];
+    for await (const line of byteLines(Readable.from(chunks))) out.push(line);
+    expect(out).toEqual([Buffer.from('Kø', 'utf8'), Buffer.from([0x4b, 0xf8, 0x67, 0x65])]);
   });
 });

@@ -34,9 +34,9 @@ import { parseIncludeNames } from '../../domain/include';
 import type { OrgSnapshot } from '../../domain/organization';
 import { addTimeSpan, TimeSpan } from '../../domain/timespan';
 import { formatCompactLocal } from '../../domain/datetime';
-import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../domain/callTranscoder';
+import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../export/callTranscoder';
 import { callCopySql, readyPeriodCopySql } from '../../data/exportQueries';
-import { transcodeCopy } from '../../data/copyTranscode';
+import { transcodeCopy } from '../../export/copyTranscode';
 
 /**
  * The calls family (the OpenAPI document; docs/decisions.md, Calls family; Organisation).
@@ -154,7 +154,7 @@ const listCalls = defineEndpoint({
 /** `/users/{OrgCode}/calls` and `/organizationalunits/{OrgCode}/calls`: one code, the subject's kind apart. */
 function subjectCallsEndpoint(
   rule: SubjectRule,
-  endpoint: { service: string; operationId: string; path: string; summary: string; subjectRule: string },
+  endpoint: { service: string; operationId: string; path: string; summary: string; subjectRule: string; exampleOrgCode: string },
 ): Endpoint {
   return defineEndpoint({
     service: endpoint.service,
@@ -167,7 +167,7 @@ function subjectCallsEndpoint(
     access: right('Calls', 'Get'),
     representations: ['json'],
     bulk: true,
-    params: orgCodePath,
+    params: orgCodePath(endpoint.exampleOrgCode),
     query: callsOfQuery,
     response: z.array(callOut),
     dateTimes: true,
@@ -184,6 +184,7 @@ const listUserCalls = subjectCallsEndpoint(USER_SUBJECT, {
   path: '/users/{OrgCode}/calls',
   summary: "A user's calls in a time window",
   subjectRule: '404 when no user has the org code.',
+  exampleOrgCode: 'anna.jensen@demo.example',
 });
 
 const listOrgUnitCalls = subjectCallsEndpoint(UNIT_SUBJECT, {
@@ -193,6 +194,7 @@ const listOrgUnitCalls = subjectCallsEndpoint(UNIT_SUBJECT, {
   summary: "An org unit's calls in a time window",
   subjectRule:
     "The calls of the unit's users and of every unit below it, judged by the hierarchy stored on each call. 404 when no org unit has the org code.",
+  exampleOrgCode: 'TRYG Forsikring A/S',
 });
 
 /** Characters a file name cannot hold on common systems become `_` (`TRYG Forsikring A/S`). */
@@ -262,7 +264,7 @@ const callRecordings = defineEndpoint({
     if (call === undefined) throw notFound(`no call ${params.UniqueId}`);
     const end = query.StartTime && query.TimeSpan ? windowEnd(query.StartTime, query.TimeSpan, zone) : undefined;
     const rows = await listRecordings(db, call, { start: query.StartTime, end, limit: query.Limit });
-    return { body: rows.map((r) => recordingToJson(r, zone, dateTimeFormat)), title: `Recordings of call ${params.UniqueId}` };
+    return { body: rows.map(recordingToJson(zone, dateTimeFormat)), title: `Recordings of call ${params.UniqueId}` };
   },
 });
 

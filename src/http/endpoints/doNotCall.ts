@@ -20,10 +20,14 @@ import { DoNotCallInput, DoNotCallRefused, listNumbers, unlistNumber } from '../
  * global list is kept with `lcm dnc --global` only; it is not reachable here.
  */
 
-/** A refused listing: unreadable numbers, unknown projects and past expiry times are 400s, foreign projects a 403. */
-function refusal(err: unknown): never {
+/**
+ * A refused listing: unreadable numbers, unknown projects and past expiry times are 400s, foreign
+ * projects a 403. The fields are named as the body names them: `[1].phoneNumber` in an array,
+ * `phoneNumber` in a single entry.
+ */
+function refusal(err: unknown, sentArray = false): never {
   if (!(err instanceof DoNotCallRefused)) throw err;
-  const errors = err.errors.map((e) => ({ field: `[${e.index}].${e.field}`, message: e.message }));
+  const errors = err.errors.map((e) => ({ field: sentArray ? `[${e.index}].${e.field}` : e.field, message: e.message }));
   if (err.reason === 'project_forbidden')
     throw forbidden(`${errors.map((e) => e.field).join(', ')}: the project is outside this account's project rights`);
   throw new HttpProblem('invalid_body', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
@@ -88,7 +92,9 @@ const addDoNotCallEndpoint = defineEndpoint({
       ...(e.note ? { note: e.note } : {}),
       ...(e.expiresTime ? { expiresTime: e.expiresTime } : {}),
     }));
-    const listed = await listNumbers({ db, clock }, { global: false, scope }, inputs, account.userId).catch(refusal);
+    const listed = await listNumbers({ db, clock }, { global: false, scope }, inputs, account.userId).catch((err: unknown) =>
+      refusal(err, many),
+    );
     const rendered = listed.entries.map((e) => ({ ...renderDoNotCallEntry(e, zone, dateTimeFormat), movedLeads: e.movedLeads }));
     return { body: many ? rendered : rendered[0] };
   },

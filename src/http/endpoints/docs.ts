@@ -5,6 +5,7 @@ import { buildOpenApiDocument, OpenApiDocument } from '../openapi';
 import { escapeHtml, renderPage } from '../html';
 import { renderApiReferencePage, scalarBundle } from '../apiReference';
 import { negotiateCoding } from '../compression';
+import { ifNoneMatchMatches } from '../conditionalRequest';
 
 /**
  * `GET /api/openapi.json`, `GET /api/docs` and `GET /api/docs/reference`: the OpenAPI 3.1
@@ -242,10 +243,16 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     async handler({ req, res }) {
       const coding = negotiateCoding(req);
       const body = await scalarBundle(coding);
-      res.vary('Accept-Encoding').set('Cache-Control', 'public, max-age=86400').type('text/javascript; charset=utf-8');
+      // Its own ETag (the app makes none beyond the conditional reads), compared as the conditional reads compare it.
+      const tag = etag(body, { weak: true });
+      res.vary('Accept-Encoding').set('Cache-Control', 'public, max-age=86400').set('ETag', tag);
+      if (ifNoneMatchMatches(req.get('If-None-Match'), tag)) {
+        res.status(304).end();
+        return undefined;
+      }
+      res.type('text/javascript; charset=utf-8');
       if (coding !== undefined) res.set('Content-Encoding', coding);
-      // Its own ETag (the app makes none beyond the conditional reads): res.send answers a match with 304.
-      res.set('ETag', etag(body, { weak: true })).send(body);
+      res.send(body);
       return undefined;
     },
   });

@@ -22,7 +22,7 @@ import {
 import type { AccountContext } from '../../domain/account';
 import { formatCompactLocal } from '../../domain/datetime';
 import { parseIncludeNames } from '../../domain/include';
-import { savedSearchLeadFilter } from '../../domain/leadFilters';
+import { savedSearchLeadFilter, SavedSearchRun } from '../../domain/leadFilters';
 import { leadIncludesNeedSnapshot, leadIncludesNeedUsers, leadToJson, visibleFieldsByDefinition } from '../../domain/leadSerializer';
 import { leadEntityTag } from '../../domain/entityTag';
 import { findLead, loadLeadLookups } from '../../data/leadRepository';
@@ -240,10 +240,10 @@ const anonymizeLeadEndpoint = defineEndpoint({
 
 // ---- saved searches -------------------------------------------------------------------------
 
-async function savedSearchFilter(db: Knex, account: AccountContext, searchName: string, modifiedFrom: Date, project?: string) {
+async function savedSearchFilter(db: Knex, account: AccountContext, searchName: string, run: SavedSearchRun) {
   const search = await findSavedSearch(db, account.userId, searchName);
   if (!search) throw notFound(`the user ${account.userOrgCode} has no saved search named ${JSON.stringify(searchName)}`);
-  return savedSearchLeadFilter(search, modifiedFrom, project);
+  return savedSearchLeadFilter(search, run);
 }
 
 const savedSearchEndpoint = defineEndpoint({
@@ -253,7 +253,7 @@ const savedSearchEndpoint = defineEndpoint({
   path: '/leads',
   summary: 'Run a saved search',
   description:
-    "Runs a search saved in the UI by the user linked to the account (another user's search is a 404), for leads modified at or after modifiedFrom. " +
+    "Runs a search saved in the UI by the user linked to the account (another user's search is a 404), for leads modified at or after modifiedFrom (and before modifiedTo when given). " +
     "`project` replaces the search's campaign selection by the campaigns of that project. Limited by the account's project rights and entry access; streamed.",
   tags: ['Leads'],
   access: right('Leads', 'Get'),
@@ -265,7 +265,8 @@ const savedSearchEndpoint = defineEndpoint({
   errorStatuses: [404],
   async handler(ctx) {
     const { query } = ctx;
-    const filter = await savedSearchFilter(ctx.db, ctx.account, query.searchName, query.modifiedFrom, query.project);
+    const { searchName, modifiedFrom, modifiedTo, project } = query;
+    const filter = await savedSearchFilter(ctx.db, ctx.account, searchName, { modifiedFrom, modifiedTo, project });
     return streamLeadsJson(ctx, filter, query.Include);
   },
 });
@@ -288,7 +289,8 @@ const savedSearchCsvEndpoint = defineEndpoint({
   errorStatuses: [404],
   async handler(ctx) {
     const { query, clock, zone } = ctx;
-    const filter = await savedSearchFilter(ctx.db, ctx.account, query.searchName, query.modifiedFrom, query.project);
+    const { searchName, modifiedFrom, modifiedTo, project } = query;
+    const filter = await savedSearchFilter(ctx.db, ctx.account, searchName, { modifiedFrom, modifiedTo, project });
     return streamLeadsCsv(ctx, filter, {
       separator: query.CsvFieldSeparator ?? ';',
       encoding: query.Encoding ?? 'utf-8',

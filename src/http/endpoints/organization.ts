@@ -4,6 +4,7 @@ import { notFound } from '../problem';
 import {
   campaignOut,
   campaignPath,
+  campaignsQuery,
   campaignWithDefinitionOut,
   includeQuery,
   orgUnitOut,
@@ -141,13 +142,17 @@ const listCampaignsEndpoint = defineEndpoint({
   method: 'get',
   path: '/campaigns',
   summary: 'Campaigns',
-  description: "The campaigns in the account's projects, by code.",
+  description:
+    "The campaigns in the account's projects, by code. `Project` narrows them to projects (patterns or project unique ids), " +
+    '`Active` to active (`true`) or inactive (`false`) campaigns (default `All`), and `Limit` caps the count.',
   tags: ['Campaigns'],
   access: right('Campaigns', 'Get'),
   representations: ['json', 'html'],
+  query: campaignsQuery,
   response: z.array(campaignOut),
-  async handler({ scope, db }) {
-    const campaigns = await listVisibleCampaigns(db, scope);
+  async handler({ query, scope, db }) {
+    const projects = query.Project?.map((p) => p.trim()).filter((p) => p !== '');
+    const campaigns = await listVisibleCampaigns(db, scope, { projects, active: query.Active, limit: query.Limit });
     return { body: campaigns.map(renderCampaign), title: 'Campaigns' };
   },
 });

@@ -8,9 +8,11 @@ import { dateTimeOut, dateTimeParam } from './common';
 const interval = {
   FromDate: dateTimeParam.meta({
     description: 'Start of the searched interval (inclusive). ISO 8601; without an offset it is platform local time.',
+    example: '2026-11-23',
   }),
   ToDate: dateTimeParam.meta({
     description: 'End of the searched interval (exclusive); must be after FromDate.',
+    example: '2026-11-28',
   }),
 };
 
@@ -21,7 +23,7 @@ function toDateAfterFromDate(q: { FromDate: Date; ToDate: Date }, ctx: z.Refinem
 }
 
 export const calendarEventsByCalendarParams = z.object({
-  CalendarCode: z.string().min(1).meta({ description: 'Code of the calendar.' }),
+  CalendarCode: z.string().min(1).meta({ description: 'Code of the calendar.', example: 'B2B-SALES-CAL' }),
 });
 
 export const calendarEventsByCalendarQuery = z.object(interval).superRefine(toDateAfterFromDate);
@@ -38,7 +40,7 @@ export const calendarEventsQuery = z
   .superRefine(toDateAfterFromDate);
 
 export const calendarEventUniqueIdParams = z.object({
-  UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the calendar event.' }),
+  UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the calendar event.', example: 'demo-event-001' }),
 });
 
 const text = (max: number, description: string) => z.string().max(max).meta({ description });
@@ -65,7 +67,20 @@ function startNotAfterEnd(b: { start: Date; end: Date }, ctx: z.RefinementCtx): 
 export const createCalendarEventBody = z
   .object(eventFields)
   .superRefine(startNotAfterEnd)
-  .meta({ id: 'NewCalendarEvent', description: 'A calendar event to create; every property is required.' });
+  .meta({
+    id: 'NewCalendarEvent',
+    description: 'A calendar event to create; every property is required.',
+    example: {
+      calendarCode: 'B2B-SALES-CAL',
+      leadUniqueId: 'demo-lead-002',
+      title: 'Callback: follow-up on the offer',
+      notes: 'Customer asked for a call after the board meeting',
+      start: '2026-11-24T13:00:00',
+      end: '2026-11-24T13:30:00',
+      source: 'crm',
+      externalId: 'CRM-7101',
+    },
+  });
 
 export const replaceCalendarEventBody = z
   .object({
@@ -73,11 +88,25 @@ export const replaceCalendarEventBody = z
     ...eventFields,
   })
   .superRefine(startNotAfterEnd)
-  .meta({ id: 'CalendarEventReplacement', description: 'The whole event; every property is required.' });
+  .meta({
+    id: 'CalendarEventReplacement',
+    description: 'The whole event; every property is required.',
+    example: {
+      uniqueId: 'demo-event-001',
+      calendarCode: 'B2B-SALES-CAL',
+      leadUniqueId: 'demo-lead-001',
+      title: 'Callback: Nordlys A/S (moved)',
+      notes: 'Customer asked to be called back an hour later',
+      start: '2026-11-23T10:00:00',
+      end: '2026-11-23T10:30:00',
+      source: 'lcm-demo',
+      externalId: 'CRM-7001',
+    },
+  });
 
 export const deleteCalendarEventBody = z
   .object({ uniqueId: requiredText(200, 'Must equal the UniqueId of the path.') })
-  .meta({ id: 'CalendarEventDeletion' });
+  .meta({ id: 'CalendarEventDeletion', example: { uniqueId: 'demo-event-001' } });
 
 export const calendarEventOut = z
   .object({

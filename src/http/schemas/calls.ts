@@ -10,7 +10,7 @@ import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, PreCallLeadSta
 const orgCodeParam = z
   .string()
   .min(1)
-  .meta({ description: 'Org code of a user or an org unit (any characters; percent-encoded in paths).' });
+  .meta({ description: 'Org code of a user or an org unit (any characters; percent-encoded in paths).', example: 'Demo Contact Center' });
 
 /** The window every call list takes. */
 const windowQuery = {
@@ -24,7 +24,8 @@ const windowQuery = {
 
 export const callsQuery = z.object({ OrgCode: orgCodeParam, ...windowQuery });
 export const callsOfQuery = z.object(windowQuery);
-export const orgCodePath = z.object({ OrgCode: orgCodeParam });
+/** The path of a user's or an org unit's calls, with an org code of that kind as its example. */
+export const orgCodePath = (example: string) => z.object({ OrgCode: orgCodeParam.meta({ example }) });
 
 export const encodingParam = z
   .string()
@@ -45,9 +46,13 @@ export const callsCsvQuery = z.object({
   CsvFieldSeparator: separatorParam.optional(),
 });
 
-export const recordingsPath = z.object({ UniqueId: z.string().min(1).meta({ description: 'Unique id of the call.' }) });
+export const recordingsPath = z.object({
+  UniqueId: z.string().min(1).meta({ description: 'Unique id of the call.', example: 'demo-call-0009' }),
+});
 export const recordingsQuery = z.object({
-  StartTime: dateTimeParam.optional().meta({ description: 'Only recordings that started at or after this time.' }),
+  StartTime: dateTimeParam
+    .optional()
+    .meta({ description: 'Only recordings that started at or after this time.', example: '2026-11-16T10:00:00' }),
   TimeSpan: timeSpanParam.optional().meta({ description: 'With StartTime: only recordings that started before StartTime + TimeSpan.' }),
   Limit: limitParam.optional(),
   Include: includeParam.optional().meta({ description: 'Accepted; a recording has no complex properties.' }),

@@ -21,7 +21,8 @@ export const dateTimeParam = z
   .meta({
     description:
       'ISO 8601 date and time. With an offset or Z it is taken as is; without one it is platform local time; a date alone is local midnight. Between 1900-01-01 and 9999-12-31 in platform time.',
-    example: '2026-05-06T10:00:00',
+    // In the demo data's week (2026-11-16..20), so every example request finds something there.
+    example: '2026-11-16T08:00:00',
   });
 
 export const timeSpanParam = z

@@ -24,7 +24,7 @@ const entryIn = z
       .meta({
         description:
           "Name or unique id of one of the account's projects: the entry applies to that project only. Absent: to every project.",
-        example: 'B2B',
+        example: 'B2B Sales',
       }),
     note: z.string({ message: 'must be a string' }).max(1000, 'must be at most 1000 characters').nullish().meta({
       description: 'Free text, for example why the number is listed.',
@@ -42,6 +42,7 @@ export const addDoNotCallBody = z
   .union([entryIn, z.array(entryIn).min(1, 'must hold at least one entry').max(1000, 'must hold at most 1000 entries')])
   .meta({
     description: 'One entry, or an array of up to 1000 entries.',
+    example: { phoneNumber: '+45 20 30 40 50', project: 'B2B Sales', note: 'Asked by phone on 6 May', expiresTime: '2027-05-06T00:00:00' },
   });
 
 export const doNotCallOut = z
@@ -79,8 +80,8 @@ export const doNotCallQuery = z.object({
 
 export const doNotCallPath = z.object({
   PhoneNumber: z.string().trim().min(1).max(50).meta({
-    description: 'The number in any usual notation; `+` percent-encoded as `%2B`.',
-    example: '%2B4520304050',
+    description: 'The number in any usual notation; `+` percent-encoded as `%2B` (as clients encode a path value).',
+    example: '+4520304050',
   }),
 });
 

@@ -133,7 +133,7 @@ export const hookBody = z
     description: 'A hook to create, or the whole hook to replace it with.',
     example: {
       name: 'Closed leads to CRM',
-      campaignCode: 'B2B-2026',
+      campaignCode: 'B2B-SALES-Q4',
       leadStatus: 'UserProcessed',
       method: 'POST',
       urlTemplate: 'https://crm.example.com/hooks/leads/{UniqueId}',

@@ -57,5 +57,5 @@ export const leadDefinitionOut = z
   });
 
 export const leadDefinitionPath = z.object({
-  UniqueId: z.string().min(1).meta({ description: "The lead definition's unique id.", example: '3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40' }),
+  UniqueId: z.string().min(1).meta({ description: "The lead definition's unique id.", example: 'demo-ld-b2b' }),
 });

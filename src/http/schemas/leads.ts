@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { resolveLeadFilter, LeadFilter } from '../../domain/leadFilters';
-import { booleanParam, dateTimeOut, dateTimeParam, enumListParam, enumNameParam, includeParam, listParam, timeSpanParam } from './common';
+import {
+  booleanParam,
+  dateTimeOut,
+  dateTimeParam,
+  enumListParam,
+  enumNameParam,
+  includeParam,
+  limitParam,
+  listParam,
+  timeSpanParam,
+} from './common';
 import { encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
 import { LeadClosure, LeadStatus } from '../../domain/enums';
@@ -68,10 +78,10 @@ export const importLeadBody = z.object({
     .string({ message: 'must be a string' })
     .trim()
     .min(1, 'must not be empty')
-    .meta({ description: 'Code of the campaign the lead is imported into.' }),
+    .meta({ description: 'Code of the campaign the lead is imported into.', example: 'B2B-SALES-Q4' }),
   Data: z.record(z.string(), z.string({ message: 'every value must be a string' }), { message: 'must be an object of strings' }).meta({
     description: "Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string.",
-    example: { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' },
+    example: { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' },
   }),
   LeadPool: z.string({ message: 'must be a string' }).max(200, 'must be at most 200 characters').nullish().meta({
     description:
@@ -139,7 +149,7 @@ const leadFilterQuery = {
   }),
   Campaigns: listParam.optional().meta({ description: 'Campaign codes or unique ids.' }),
   ModifiedFrom: dateTimeParam.optional().meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
-  ModifiedTo: dateTimeParam.optional().meta({ description: 'Leads last modified before this time (exclusive).' }),
+  ModifiedTo: dateTimeParam.optional().meta({ description: 'Leads last modified before this time (exclusive).', example: '2026-11-21' }),
   Statuses: enumListParam(LeadStatus).optional(),
   AllOpenStatuses: booleanParam.optional().meta({
     description: 'true adds New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial and Unresolved.',
@@ -147,6 +157,9 @@ const leadFilterQuery = {
   AllClosedStatuses: booleanParam.optional().meta({ description: 'true adds every status that is not open.' }),
   LeadClosures: enumListParam(LeadClosure).optional(),
   UniqueId: listParam.optional().meta({ description: 'One or more lead unique ids.' }),
+  Limit: limitParam.optional().meta({
+    description: 'At most this many leads: the first ones in export order. A cap, not paging (nothing paginates).',
+  }),
 };
 
 type LeadFilterQuery = z.output<z.ZodObject<typeof leadFilterQuery>>;
@@ -163,6 +176,7 @@ export function leadFilterFromQuery(query: LeadFilterQuery): LeadFilter {
     allClosedStatuses: query.AllClosedStatuses,
     closures: query.LeadClosures,
     uniqueIds: query.UniqueId,
+    limit: query.Limit,
   });
 }
 
@@ -179,7 +193,7 @@ export const rawLeadsQuery = z.object({
   CsvFieldSeparator: separatorParam.optional(),
 });
 
-export const leadPath = z.object({ UniqueId: z.string().min(1).meta({ description: 'Unique id of the lead.' }) });
+export const leadPath = z.object({ UniqueId: z.string().min(1).meta({ description: 'Unique id of the lead.', example: 'demo-lead-001' }) });
 export const leadGetQuery = z.object({
   Include: includeParam.optional().meta({
     description: 'campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser.',
@@ -187,8 +201,15 @@ export const leadGetQuery = z.object({
 });
 
 const savedSearchParams = {
-  searchName: z.string().min(1).meta({ description: 'Name of a search saved by the user linked to the account.' }),
+  searchName: z
+    .string()
+    .min(1)
+    .meta({ description: 'Name of a search saved by the user linked to the account.', example: 'Open B2B leads' }),
   modifiedFrom: dateTimeParam.meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
+  modifiedTo: dateTimeParam.optional().meta({
+    description: 'Leads last modified before this time (exclusive; a date is local midnight). Absent: no end.',
+    example: '2026-11-21',
+  }),
   project: z.string().trim().min(1).optional().meta({
     description:
       'Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects).',
@@ -278,7 +299,7 @@ export const leadPatchBody = z
         description:
           'Field name or import name → new value (a string, checked as an import checks it), or null (or an empty string) to remove the value. ' +
           "Only fields that are `editable` in the lead definition and within the account's entry access; fields not named keep their values.",
-        example: { Email: 'jens@example.com', Phone: null },
+        example: { Email: 'emil.jensen@nordlys.example', ContactPerson: null },
       }),
     priority: z
       .number({ message: 'must be an integer' })
@@ -299,7 +320,7 @@ export const leadPatchBody = z
   .meta({
     id: 'LeadPatch',
     description: 'A JSON merge patch (RFC 7396) of a lead: properties left out stay as they are.',
-    example: { priority: 10, data: { Email: 'jens@example.com' } },
+    example: { priority: 10, data: { Email: 'emil.jensen@nordlys.example' } },
   });
 
 export const IF_MATCH_HEADER = {
@@ -317,14 +338,14 @@ export const bulkImportQuery = z.object({
     .string()
     .trim()
     .min(1, 'must not be empty')
-    .meta({ description: 'Code of the campaign the leads are imported into; checked before the body is read.', example: 'B2B-1' }),
+    .meta({ description: 'Code of the campaign the leads are imported into; checked before the body is read.', example: 'B2B-SALES-Q4' }),
   LeadPool: z.string().trim().max(200, 'must be at most 200 characters').optional().meta({
     description:
       'Pool of every row that names none (created when missing). Absent: `(auto) yyyy-MM-dd` of the platform-local date at the moment each batch is stored.',
   }),
   Encoding: encodingParam.optional().meta({
     description: 'Character encoding of the body (any encoding iconv-lite knows); default the `charset` of Content-Type, else utf-8.',
-    example: 'windows-1252',
+    example: 'utf-8',
   }),
   CsvFieldSeparator: separatorParam
     .optional()
@@ -341,18 +362,12 @@ const bulkRowResult = z
       .optional()
       .meta({ description: 'The stored lead (success only); with `duplicate` or `updated` the lead this row duplicates.' }),
     duplicate: z.literal(true).optional().meta({ description: 'OnDuplicate=Skip: the row duplicates `uniqueId`; nothing was stored.' }),
-    updated: z
-      .literal(true)
-      .optional()
-      .meta({
-        description: "OnDuplicate=Update: the row's editable fields were merged into `uniqueId` (a stored lead or an earlier row).",
-      }),
-    duplicateOf: z
-      .string()
-      .optional()
-      .meta({
-        description: 'OnDuplicate=Reject: the stored lead, or the lead of an earlier row of this request, that the row duplicates.',
-      }),
+    updated: z.literal(true).optional().meta({
+      description: "OnDuplicate=Update: the row's editable fields were merged into `uniqueId` (a stored lead or an earlier row).",
+    }),
+    duplicateOf: z.string().optional().meta({
+      description: 'OnDuplicate=Reject: the stored lead, or the lead of an earlier row of this request, that the row duplicates.',
+    }),
     status: z
       .enum(['New', 'DoNotCall', 'GlobalDoNotCall'])
       .optional()
@@ -383,7 +398,7 @@ const bulkStopElement = z
 export const bulkImportResponse = z.array(z.union([bulkRowResult, bulkStopElement])).meta({
   example: [
     { row: 1, success: true, uniqueId: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11', status: 'New' },
-    { row: 2, success: false, errors: [{ field: 'Telefon', message: 'must be a phone number' }] },
+    { row: 2, success: false, errors: [{ field: 'Phone', message: 'must be a phone number' }] },
     {
       row: 3,
       success: false,
@@ -408,15 +423,15 @@ export const bulkImportBodies = {
       data: {
         summary: 'Data objects',
         value: [
-          { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' },
-          { Name: 'Åse Ærø', Telefon: '+45 87 65 43 21', Email: 'aase@example.com' },
+          { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' },
+          { Company: 'Ærø Fisk A/S', Phone: '+45 87 65 43 21', Email: 'kontakt@aeroefisk.example' },
         ],
       },
       importBodies: {
         summary: 'Import bodies',
         value: [
-          { CampaignCode: 'B2B-1', Data: { Name: 'Jens Hansen', Telefon: '+45 12 34 56 78' } },
-          { Data: { Name: 'Åse Ærø', Telefon: '+45 87 65 43 21' }, LeadPool: 'Spring fair' },
+          { CampaignCode: 'B2B-SALES-Q4', Data: { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' } },
+          { Data: { CompanyName: 'Ærø Fisk A/S', Phone: '+45 87 65 43 21' }, LeadPool: 'Spring fair' },
         ],
       },
     },
@@ -427,7 +442,7 @@ export const bulkImportBodies = {
       ndjson: {
         summary: 'One object a line',
         value:
-          '{"Name":"Jens Hansen","Telefon":"+45 12 34 56 78"}\n{"Data":{"Name":"Åse Ærø","Telefon":"+45 87 65 43 21"},"LeadPool":"Spring fair"}\n',
+          '{"CompanyName":"Acme ApS","Phone":"+45 12 34 56 78"}\n{"Data":{"CompanyName":"Ærø Fisk A/S","Phone":"+45 87 65 43 21"},"LeadPool":"Spring fair"}\n',
       },
     },
   },
@@ -439,7 +454,7 @@ export const bulkImportBodies = {
     examples: {
       csv: {
         summary: 'Semicolon-separated',
-        value: 'Name;Telefon;Email\r\nJens Hansen;+45 12 34 56 78;\r\nÅse Ærø;+45 87 65 43 21;aase@example.com\r\n',
+        value: 'CompanyName;Phone;Email\r\nAcme ApS;+45 12 34 56 78;\r\nÆrø Fisk A/S;+45 87 65 43 21;kontakt@aeroefisk.example\r\n',
       },
     },
   },

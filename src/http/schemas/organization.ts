@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { includeParam, limitParam, timeSpanOut } from './common';
+import { includeParam, limitParam, listParam, timeSpanOut } from './common';
 import { leadDefinitionOut } from './leadDefinitions';
 
 /** Request and response schemas of the organisation and campaign reads; they feed validation and the OpenAPI document. */
@@ -65,16 +65,37 @@ export const userOut = z
 const orgCode = z.string().min(1).meta({ description: 'Org code (any characters; percent-encoded in the path).' });
 
 export const usersQuery = z.object({ Limit: limitParam.optional(), Include: includeParam.optional() });
-export const userPath = z.object({ OrgCode: orgCode });
+export const userPath = z.object({ OrgCode: orgCode.meta({ example: 'anna.jensen@demo.example' }) });
 export const includeQuery = z.object({ Include: includeParam.optional() });
-export const orgUnitPathLower = z.object({ orgCode });
-export const orgUnitPath = z.object({ OrgCode: orgCode });
+export const orgUnitPathLower = z.object({ orgCode: orgCode.meta({ example: 'Salg Øst' }) });
+export const orgUnitPath = z.object({ OrgCode: orgCode.meta({ example: 'TRYG Forsikring A/S' }) });
+
+/** `true`, `false` or `All` (any case), as clients of the live service send it. */
+const activeParam = z
+  .string()
+  .transform((value, ctx) => {
+    const v = value.trim().toLowerCase();
+    if (v === 'true' || v === 'false' || v === 'all') return v === 'all' ? undefined : v === 'true';
+    ctx.addIssue({ code: 'custom', message: 'must be true, false or All' });
+    return z.NEVER;
+  })
+  .meta({ description: '`true`: active campaigns only; `false`: inactive ones only; `All` (default): both.', example: 'All' });
+
+export const campaignsQuery = z.object({
+  Project: listParam.optional().meta({
+    description:
+      "Project patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects): only campaigns of those projects. Always limited by the account's project rights.",
+    example: ['B2B*'],
+  }),
+  Active: activeParam.optional(),
+  Limit: limitParam.optional().meta({ description: 'At most this many campaigns, by code. A cap, not paging.' }),
+});
 
 export const campaignPath = z.object({
   Code: z
     .string()
     .min(1)
-    .meta({ description: "The campaign's code (or its unique id); percent-encoded in the path.", example: 'B2B-2026' }),
+    .meta({ description: "The campaign's code (or its unique id); percent-encoded in the path.", example: 'B2B-SALES-Q4' }),
 });
 
 export const campaignWithDefinitionOut = campaignOut

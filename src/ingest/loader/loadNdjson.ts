@@ -1,9 +1,10 @@
-import readline from 'node:readline';
+import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { recordSchemas, RECORD_TYPES, RecordType } from './recordSchemas';
 import { RecordApplier, RecordError } from './applyRecord';
 import { describeIssues, issueSentence } from './issueText';
+import { byteLines } from '../../streams/byteLines';
 
 export class LoadError extends Error {
   constructor(
@@ -32,9 +33,13 @@ function describeDbError(err: unknown): string {
   return (e.message ?? String(err)).split(' - ').pop()!;
 }
 
+const NOT_UTF8 =
+  'not valid UTF-8; lcm load reads UTF-8 only (convert the file first, e.g. iconv -f windows-1252 -t utf-8 FILE > FILE.utf8)';
+
 /**
  * Loads NDJSON platform data (docs/decisions.md, Loader) in ONE transaction: the first bad line stops the
- * load with its number and reason, and nothing of the file is kept. Blank lines are skipped.
+ * load with its number and reason, and nothing of the file is kept. Blank lines are skipped. The
+ * input is UTF-8 (a byte order mark at the start is skipped); a line that is not is a bad line.
  */
 export async function loadNdjson(db: Knex, input: Readable, options: LoadOptions): Promise<LoadSummary> {
   const schemas = recordSchemas(options.zone);
@@ -42,9 +47,11 @@ export async function loadNdjson(db: Knex, input: Readable, options: LoadOptions
   let lineNo = 0;
   await db.transaction(async (trx) => {
     const applier = new RecordApplier(trx, options.zone, options.now);
-    const lines = readline.createInterface({ input, crlfDelay: Infinity });
-    for await (const read of lines) {
+    for await (const bytes of byteLines(input)) {
       lineNo += 1;
+      // Checked before decoding: a Latin-1 `K\xf8ge` would otherwise load as `K\uFFFDge`.
+      if (!isUtf8(bytes)) throw new LoadError(lineNo, NOT_UTF8);
+      const read = bytes.toString('utf8');
       // Windows tools start UTF-8 files with a byte order mark; it is not part of the data.
       const line = lineNo === 1 && read.charCodeAt(0) === 0xfeff ? read.slice(1) : read;
       if (line.trim() === '') continue;

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { ByteWriter, TupleRenderer } from '../domain/byteWriter';
-import type { Tuple } from '../domain/pgBinary';
+import { ByteWriter, TupleRenderer } from './byteWriter';
+import type { Tuple } from './pgBinary';
 import { BufferPool } from '../streams/bufferPool';
 import { ROWS_EVENT } from '../streams/rowsToText';
 import { BinaryCopyReader } from './binaryCopyReader';

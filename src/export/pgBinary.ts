@@ -1,7 +1,7 @@
 /**
  * Field values of a Postgres binary COPY tuple, read where they lie in the COPY output: the
- * reader (src/data/binaryCopyReader.ts) only records where each field starts and how long it
- * is; the transcoders (src/domain/callTranscoder.ts, leadTranscoder.ts) decode the few types
+ * reader (src/export/binaryCopyReader.ts) only records where each field starts and how long it
+ * is; the transcoders (src/export/callTranscoder.ts, leadTranscoder.ts) decode the few types
  * they need from those bytes. Binary formats: integers big-endian, `bool` one byte,
  * `timestamptz` int8 microseconds since 2000-01-01 UTC, `text` the UTF-8 bytes, `jsonb` a
  * version byte (1) followed by the jsonb text.

@@ -1,13 +1,13 @@
-import { csvQuoter } from './textEscaping';
+import { csvQuoter } from '../domain/textEscaping';
 import type { Tuple } from './pgBinary';
 
 /**
  * Output bytes of a transcoded export written straight into large buffers: the transcoders
- * (src/domain/callTranscoder.ts, leadTranscoder.ts) copy text fields from the COPY tuple as
+ * (src/export/callTranscoder.ts, leadTranscoder.ts) copy text fields from the COPY tuple as
  * bytes (escaping only where needed), write digits directly and copy pre-rendered fragments,
  * so no string is made per value and nothing is encoded to UTF-8 afterwards.
  *
- * Buffers come from `allocate` (a pool, src/data/copyTranscode.ts); each allocated buffer
+ * Buffers come from `allocate` (a pool, src/export/copyTranscode.ts); each allocated buffer
  * is handed on at most once, as the chunk `[0, filled)` taken by `take()`, so whoever writes
  * the chunk out can give the whole buffer back to the pool once it is written.
  */

@@ -1,5 +1,5 @@
-import { formatDateTime, isWritableWallTime, zoneOffsetMs } from './datetime';
-import type { DateTimeFormatName } from './enums';
+import { formatDateTime, isWritableWallTime, zoneOffsetMs } from '../domain/datetime';
+import type { DateTimeFormatName } from '../domain/enums';
 import type { ByteWriter } from './byteWriter';
 
 /**

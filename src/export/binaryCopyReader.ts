@@ -1,4 +1,4 @@
-import type { Tuple } from '../domain/pgBinary';
+import type { Tuple } from './pgBinary';
 
 /**
  * The framing of Postgres's binary COPY format (`COPY … TO STDOUT (FORMAT binary)`): an

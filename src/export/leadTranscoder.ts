@@ -1,11 +1,13 @@
 import { ByteWriter, CsvQuoting, TupleRenderer } from './byteWriter';
 import { DateTimeWriter } from './byteFormats';
-import { formatDateTime } from './datetime';
-import { DateTimeFormatName, Enumeration, LeadClosure, LeadStatus } from './enums';
+import { formatDateTime } from '../domain/datetime';
+import { DateTimeFormatName, LeadClosure, LeadStatus } from '../domain/enums';
 import { FlatJsonObject } from './jsonObjectScan';
-import { DataColumns, leadCsvHeader, rawLeadsHeader, VisibleFields } from './leadSerializer';
-import type { LeadCampaign, LeadLookups } from './leadRecords';
+import { campaignOf, DataColumns, leadCsvHeader, poolOf, rawLeadsHeader, VisibleFields } from '../domain/leadSerializer';
+import { enumFragments, jsonArrayRenderer } from './fieldBytes';
+import type { LeadLookups } from '../domain/leadRecords';
 import { bool, int64, integer, isNull, jsonbStart, timestampMs, Tuple } from './pgBinary';
+import { LEAD_COPY_COLUMNS } from '../domain/leadFields';
 
 /**
  * Binary COPY tuples of the lead exports → the API's bytes, byte for byte what the reference
@@ -16,58 +18,9 @@ import { bool, int64, integer, isNull, jsonbStart, timestampMs, Tuple } from './
  * anything but a flat object of strings.
  */
 
-/** The columns of the lead COPY, in order (src/data/leadExportQuery.ts selects them). */
-export const LEAD_COPY_COLUMNS = [
-  'unique_id',
-  'status',
-  'closure',
-  'priority',
-  'phone_number',
-  'external_key',
-  'campaign_id',
-  'pool_id',
-  'data',
-  'upload_time',
-  'last_modified_time',
-  'first_processed_time',
-  'owner_org_unit_id',
-  'uploaded_by_user_id',
-  'last_modified_by_user_id',
-  'first_processed_by_user_id',
-  'closure_data',
-  'data_visible',
-] as const;
-
-/** The columns of the RawLeads COPY, in order. */
-export const RAW_LEAD_COPY_COLUMNS = ['unique_id', 'campaign_id', 'data'] as const;
-
 const L = Object.fromEntries(LEAD_COPY_COLUMNS.map((name, i) => [name, i])) as Record<(typeof LEAD_COPY_COLUMNS)[number], number>;
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
-
-function enumFragments(e: Enumeration<string>, render: (name: string) => string): (Buffer | undefined)[] {
-  const out: (Buffer | undefined)[] = [];
-  for (const name of e.names) out[e.toNumber(name)] = utf8(render(name));
-  return out;
-}
-
-function enumFragment(table: (Buffer | undefined)[], n: number, what: string): Buffer {
-  const f = table[n];
-  if (f === undefined) throw new Error(`unknown ${what} number ${n}`);
-  return f;
-}
-
-function campaignOf(lookups: LeadLookups, id: number): LeadCampaign {
-  const c = lookups.campaigns.get(id);
-  if (c === undefined) throw new Error(`campaign ${id} of an exported lead is not in the request's lookups`);
-  return c;
-}
-
-function poolOf(lookups: LeadLookups, id: number): string {
-  const p = lookups.pools.get(id);
-  if (p === undefined) throw new Error(`pool ${id} of an exported lead is not in the request's lookups`);
-  return p;
-}
 
 /** Fragments by id, rendered once each. */
 function byId(render: (id: number) => Buffer): (id: number) => Buffer {
@@ -94,8 +47,8 @@ export interface LeadTranscoderOptions {
 
 // ---- JSON -------------------------------------------------------------------------------------
 
-const JSON_STATUS = enumFragments(LeadStatus, (n) => `,"status":"${n}"`);
-const JSON_CLOSURE = enumFragments(LeadClosure, (n) => `,"closure":"${n}","priority":`);
+const JSON_STATUS = enumFragments(LeadStatus, 'lead status', (n) => `,"status":"${n}"`);
+const JSON_CLOSURE = enumFragments(LeadClosure, 'lead closure', (n) => `,"closure":"${n}","priority":`);
 const UNIQUE_ID = utf8('{"uniqueId":');
 const PHONE = utf8(',"phoneNumber":');
 const EXTERNAL_KEY = utf8(',"externalKey":');
@@ -138,53 +91,46 @@ export function leadJsonTranscoder(options: LeadTranscoderOptions & { visible: V
   const uploadedBy = reference('uploadedByUser', lookups.users);
   const lastModifiedBy = reference('lastModifiedByUser', lookups.users);
   const firstProcessedBy = reference('firstProcessedByUser', lookups.users);
-  let first = true;
-  return {
-    head: (w) => w.byte(0x5b),
-    tail: (w) => w.byte(0x5d),
-    row(t, w) {
-      if (first) first = false;
-      else w.byte(0x2c);
-      w.frag(UNIQUE_ID);
-      w.jsonText(t, L.unique_id);
-      w.frag(enumFragment(JSON_STATUS, integer(t, L.status), 'lead status'));
-      w.frag(enumFragment(JSON_CLOSURE, integer(t, L.closure), 'lead closure'));
-      w.int(integer(t, L.priority));
-      if (!isNull(t, L.phone_number)) {
-        w.frag(PHONE);
-        w.jsonText(t, L.phone_number);
-      }
-      if (!isNull(t, L.external_key)) {
-        w.frag(EXTERNAL_KEY);
-        w.jsonText(t, L.external_key);
-      }
-      w.frag(pool(int64(t, L.pool_id)));
-      const c = campaignText(int64(t, L.campaign_id));
-      w.frag(c.text);
-      const dataFrom = jsonbStart(t, L.data);
-      const dataTo = t.pos[L.data]! + t.len[L.data]!;
-      if (bool(t, L.data_visible)) w.copy(t.buf, dataFrom, dataTo);
-      else w.utf8(visibleDataText(t.buf.toString('utf8', dataFrom, dataTo), c.visible));
-      w.frag(UPLOAD_TIME);
-      time.write(w, timestampMs(t, L.upload_time, 'float'));
-      w.frag(LAST_MODIFIED_TIME);
-      time.write(w, timestampMs(t, L.last_modified_time, 'float'));
+  return jsonArrayRenderer((t, w) => {
+    w.frag(UNIQUE_ID);
+    w.jsonText(t, L.unique_id);
+    w.frag(JSON_STATUS(integer(t, L.status)));
+    w.frag(JSON_CLOSURE(integer(t, L.closure)));
+    w.int(integer(t, L.priority));
+    if (!isNull(t, L.phone_number)) {
+      w.frag(PHONE);
+      w.jsonText(t, L.phone_number);
+    }
+    if (!isNull(t, L.external_key)) {
+      w.frag(EXTERNAL_KEY);
+      w.jsonText(t, L.external_key);
+    }
+    w.frag(pool(int64(t, L.pool_id)));
+    const c = campaignText(int64(t, L.campaign_id));
+    w.frag(c.text);
+    const dataFrom = jsonbStart(t, L.data);
+    const dataTo = t.pos[L.data]! + t.len[L.data]!;
+    if (bool(t, L.data_visible)) w.copy(t.buf, dataFrom, dataTo);
+    else w.utf8(visibleDataText(t.buf.toString('utf8', dataFrom, dataTo), c.visible));
+    w.frag(UPLOAD_TIME);
+    time.write(w, timestampMs(t, L.upload_time, 'float'));
+    w.frag(LAST_MODIFIED_TIME);
+    time.write(w, timestampMs(t, L.last_modified_time, 'float'));
+    w.byte(0x22);
+    if (!isNull(t, L.first_processed_time)) {
+      w.frag(FIRST_PROCESSED_TIME);
+      time.write(w, timestampMs(t, L.first_processed_time, 'float'));
       w.byte(0x22);
-      if (!isNull(t, L.first_processed_time)) {
-        w.frag(FIRST_PROCESSED_TIME);
-        time.write(w, timestampMs(t, L.first_processed_time, 'float'));
-        w.byte(0x22);
-      }
-      optionalId(w, t, L.owner_org_unit_id, owner);
-      optionalId(w, t, L.uploaded_by_user_id, uploadedBy);
-      optionalId(w, t, L.last_modified_by_user_id, lastModifiedBy);
-      optionalId(w, t, L.first_processed_by_user_id, firstProcessedBy);
-      w.frag(CLOSURE_DATA);
-      const closureFrom = jsonbStart(t, L.closure_data);
-      w.copy(t.buf, closureFrom, t.pos[L.closure_data]! + t.len[L.closure_data]!);
-      w.byte(0x7d);
-    },
-  };
+    }
+    optionalId(w, t, L.owner_org_unit_id, owner);
+    optionalId(w, t, L.uploaded_by_user_id, uploadedBy);
+    optionalId(w, t, L.last_modified_by_user_id, lastModifiedBy);
+    optionalId(w, t, L.first_processed_by_user_id, firstProcessedBy);
+    w.frag(CLOSURE_DATA);
+    const closureFrom = jsonbStart(t, L.closure_data);
+    w.copy(t.buf, closureFrom, t.pos[L.closure_data]! + t.len[L.closure_data]!);
+    w.byte(0x7d);
+  });
 }
 
 /** The visible keys of the stored data only, as leadToJsonText writes them when some are hidden. */
@@ -244,8 +190,8 @@ export function leadCsvTranscoder(options: LeadTranscoderOptions & { separator: 
   const quote = (v: string) => csv.quoted(v);
   const generatedSafe = !GENERATED_ALPHABET.test(sepText);
   const digitsSafe = !/[0-9-]/.test(sepText);
-  const status = enumFragments(LeadStatus, (n) => quote(n) + sepText);
-  const closure = enumFragments(LeadClosure, (n) => quote(n) + sepText);
+  const status = enumFragments(LeadStatus, 'lead status', (n) => quote(n) + sepText);
+  const closure = enumFragments(LeadClosure, 'lead closure', (n) => quote(n) + sepText);
   const time = new DateTimeWriter(zone, options.dateTimeFormat);
   const timeText = (ms: number) => formatDateTime(ms, zone, options.dateTimeFormat);
   const writeTime = (w: ByteWriter, t: Tuple, i: number) => {
@@ -277,8 +223,8 @@ export function leadCsvTranscoder(options: LeadTranscoderOptions & { separator: 
     row(t, w) {
       csv.text(w, t, L.unique_id);
       w.frag(s);
-      w.frag(enumFragment(status, integer(t, L.status), 'lead status'));
-      w.frag(enumFragment(closure, integer(t, L.closure), 'lead closure'));
+      w.frag(status(integer(t, L.status)));
+      w.frag(closure(integer(t, L.closure)));
       const priority = integer(t, L.priority);
       if (digitsSafe) w.int(priority);
       else csv.string(w, String(priority));
