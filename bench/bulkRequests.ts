@@ -15,10 +15,10 @@ export type BulkFormat = 'csv' | 'json' | 'ndjson';
 export const BULK_FORMATS: readonly BulkFormat[] = ['csv', 'json', 'ndjson'];
 
 /** The body of `rows` leads in a format, generated a few hundred rows per chunk. */
-export function bulkBody(format: BulkFormat, rows: number, tag: string): Readable {
+export function bulkBody(format: BulkFormat, rows: number, tag: string, phoneOffset = 0): Readable {
   const lead = (n: number) => ({
     Name: `Lead ${n} Åse Ærø`,
-    Telefon: `+45 ${String(10_000_000 + (n % 89_999_999))}`,
+    Telefon: `+45 ${String(10_000_000 + ((n + phoneOffset) % 89_999_999))}`,
     Email: `lead${n}@example.com`,
     Customer: `${tag}-${n}`,
   });
@@ -61,6 +61,8 @@ export function runBulk(
   tag: string,
   serverPid: number,
   postmasterPid: number,
+  /** Added to the URL (e.g. `&DuplicateCheck=Campaign`), and where the body's phone numbers start. */
+  variant: { query: string; phoneOffset: number } = { query: '', phoneOffset: 0 },
 ): Promise<BulkRun> {
   const contentType = { csv: 'text/csv; charset=utf-8', json: 'application/json', ndjson: 'application/x-ndjson' }[format];
   return new Promise((resolve, reject) => {
@@ -75,7 +77,7 @@ export function runBulk(
     let succeeded = 0;
     let carry = '';
     const req = http.request(
-      `${base}/api/leads/bulk?CampaignCode=${BENCH_CAMPAIGN}`,
+      `${base}/api/leads/bulk?CampaignCode=${BENCH_CAMPAIGN}${variant.query}`,
       { method: 'POST', headers: { Authorization: auth, 'Content-Type': contentType } },
       (res) => {
         res.setEncoding('utf8');
@@ -122,7 +124,7 @@ export function runBulk(
       clearInterval(sampler);
       reject(err);
     });
-    bulkBody(format, rows, tag).pipe(req);
+    bulkBody(format, rows, tag, variant.phoneOffset).pipe(req);
   });
 }
 
@@ -135,9 +137,21 @@ export async function bulkImportTable(
   target: { base: string; auth: string; serverPid: number; postmasterPid: number; db: Knex },
   formats: readonly BulkFormat[],
   rows: number,
+  /**
+   * Query parameters added to every request (`&DuplicateCheck=Campaign`). Each request then gets
+   * phone numbers of its own, so that a check finds no duplicate and every row is stored.
+   */
+  query = '',
 ): Promise<boolean> {
   const { base, auth, serverPid, postmasterPid, db } = target;
-  for (const format of formats) await runBulk(base, auth, format, 2000, `warm-${format}`, serverPid, postmasterPid);
+  // Numbers of a run with a check start far from those of a run without one.
+  let offset = query === '' ? 0 : 40_000_000;
+  const variant = (n: number) => {
+    const v = { query, phoneOffset: query === '' ? 0 : offset };
+    offset += n;
+    return v;
+  };
+  for (const format of formats) await runBulk(base, auth, format, 2000, `warm-${format}`, serverPid, postmasterPid, variant(2000));
   console.log(
     `load average before: ${os
       .loadavg()
@@ -151,7 +165,7 @@ export async function bulkImportTable(
   let ok = true;
   for (const format of formats) {
     const tag = `bench-${format}-${Date.now()}`;
-    const run = await runBulk(base, auth, format, rows, tag, serverPid, postmasterPid);
+    const run = await runBulk(base, auth, format, rows, tag, serverPid, postmasterPid, variant(rows));
     const stored = Number((await db('leads').whereLike('external_key', `${tag}-%`).count<{ count: string }[]>('* as count'))[0]!.count);
     console.log(
       `| ${format} | ${fmt(run.results)} | ${fmt(run.results / run.seconds)} | ${fmt(run.firstResultMs)} ms | ` +

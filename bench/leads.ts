@@ -5,6 +5,9 @@
  * 1. Import: autocannon with 32 concurrent clients, one lead per POST /api/leads, against the
  *    real server (`lcm serve` as a child process) with Basic auth and request counting in Redis
  *    on. Reports leads/s and latency percentiles; checks the database holds one lead per 200.
+ *    Then rounds without and with `DuplicateCheck=Campaign` taking turns (every lead a new
+ *    number, so the check finds nothing and every import is stored): medians of leads/s and of
+ *    CPU per import, and the cost of the check.
  * 2. Bulk import: one POST /api/leads/bulk of `--bulk-rows` rows (default 1,000,000; 0 skips
  *    it) per format, the body generated while it is sent and the answer read as it arrives
  *    (bench/bulkRequests.ts, as `npm run bench:bulk`): rows/s, the server's RSS growth, CPU per row.
@@ -37,6 +40,8 @@ const settings = {
   /** Rows of each bulk import request (0: no bulk import). */
   bulkRows: option('bulk-rows', 1_000_000),
   bulkFormats: textOption('bulk-formats', 'csv,json').split(',') as BulkFormat[],
+  /** Rounds of single imports without and with DuplicateCheck=Campaign. */
+  checkRounds: option('check-rounds', 3),
 };
 for (const f of settings.bulkFormats) if (!BULK_FORMATS.includes(f)) throw new Error(`unknown bulk format ${f}`);
 
@@ -131,17 +136,21 @@ async function main(): Promise<void> {
     const { base, pid } = await startBenchServer(run, clusterUrl, { REDIS_URL: `redis://127.0.0.1:${redisPort}` });
 
     // ---- 1. import -------------------------------------------------------------------------
-    const body = JSON.stringify({
-      CampaignCode: BENCH_CAMPAIGN,
-      Data: { Name: 'Åse Ærø', Telefon: '+45 12 34 56 78', Email: 'aase@example.com', Customer: 'K-1', Revenue: '1200' },
-    });
-    const importOptions: autocannon.Options = {
-      url: `${base}/api/leads`,
+    // Every import a number of its own: with a duplicate check each one is still a new lead.
+    let sequence = 0;
+    const body = () =>
+      JSON.stringify({
+        CampaignCode: BENCH_CAMPAIGN,
+        Data: { Name: 'Åse Ærø', Telefon: `+45 ${20_000_000 + sequence++}`, Email: 'aase@example.com', Customer: 'K-1', Revenue: '1200' },
+      });
+    const importOptionsFor = (query: string): autocannon.Options => ({
+      url: `${base}/api/leads${query}`,
       method: 'POST',
       connections: settings.connections,
       headers: { Authorization: auth, 'Content-Type': 'application/json' },
-      body,
-    };
+      requests: [{ setupRequest: (req) => ({ ...req, body: body() }) }],
+    });
+    const importOptions = importOptionsFor('');
     // Context: the same server without the import's work.
     for (const [what, url, headers] of [
       ['GET /api/healthz (no auth, not counted)', `${base}/api/healthz`, {}],
@@ -175,12 +184,66 @@ async function main(): Promise<void> {
     // Requests still in flight when the measurement ends add a few leads more than it counted.
     if (after - before < imp['2xx']) console.log(`WARNING: ${imp['2xx']} successful imports but only ${after - before} new leads`);
 
+    // ---- 1b. the duplicate check -----------------------------------------------------------
+    console.log(
+      `\n## import without and with DuplicateCheck=Campaign: ${settings.checkRounds} rounds each of ${settings.duration} s, taking turns`,
+    );
+    await autocannon({ ...importOptionsFor('?DuplicateCheck=Campaign'), duration: 3 });
+    const rounds: Record<'none' | 'campaign', { rate: number; p99: number; server: number; postgres: number }[]> = {
+      none: [],
+      campaign: [],
+    };
+    for (let round = 0; round < settings.checkRounds; round++) {
+      for (const [variant, query] of [
+        ['none', ''],
+        ['campaign', '?DuplicateCheck=Campaign'],
+      ] as const) {
+        const c0 = { server: processCpuMs(pid), postgres: processFamilyCpuMs(database.postmasterPid) };
+        const r = await autocannon({ ...importOptionsFor(query), duration: settings.duration });
+        const per = (used: number) => (used / Math.max(1, r['2xx'])) * 1000;
+        rounds[variant].push({
+          rate: r['2xx'] / settings.duration,
+          p99: r.latency.p99,
+          server: per(processCpuMs(pid) - c0.server),
+          postgres: per(processFamilyCpuMs(database.postmasterPid) - c0.postgres),
+        });
+        if (r.non2xx > 0) console.log(`WARNING: ${variant}: ${r.non2xx} answers were not 2xx`);
+      }
+    }
+    const checkSummary = (['none', 'campaign'] as const).map((variant) => {
+      const rs = rounds[variant];
+      return {
+        variant,
+        rate: median(rs.map((r) => r.rate)),
+        p99: median(rs.map((r) => r.p99)),
+        cpu: median(rs.map((r) => r.server + r.postgres)),
+        server: median(rs.map((r) => r.server)),
+        postgres: median(rs.map((r) => r.postgres)),
+      };
+    });
+    console.log('| DuplicateCheck | leads/s | p99 | CPU µs per import: server + Postgres |');
+    console.log('|---|---:|---:|---|');
+    for (const s of checkSummary) {
+      console.log(`| ${s.variant} | ${fmt(s.rate)} | ${fmt(s.p99)} ms | ${fmt(s.server)} + ${fmt(s.postgres)} = ${fmt(s.cpu)} |`);
+    }
+    const [none, campaign] = checkSummary as [(typeof checkSummary)[0], (typeof checkSummary)[0]];
+    console.log(
+      `the check costs ${(((none.rate - campaign.rate) / none.rate) * 100).toFixed(1)}% of the rate, ` +
+        `${(((campaign.cpu - none.cpu) / none.cpu) * 100).toFixed(1)}% more CPU per import (target: at most 15% slower); ` +
+        `load average ${os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
+    );
+
     // ---- 2. bulk import ---------------------------------------------------------------------
     let bulkOk = true;
     if (settings.bulkRows > 0) {
       console.log(`\n## bulk import: one POST /api/leads/bulk of ${fmt(settings.bulkRows)} rows per format (bench/bulkRequests.ts)`);
       const target = { base, auth, serverPid: pid, postmasterPid: database.postmasterPid, db };
       bulkOk = await bulkImportTable(target, settings.bulkFormats, settings.bulkRows);
+      console.log(`\nthe same with DuplicateCheck=Campaign (every row a new number):`);
+      bulkOk = (await bulkImportTable(target, settings.bulkFormats, settings.bulkRows, '&DuplicateCheck=Campaign')) && bulkOk;
     }
 
     // ---- 3. export -------------------------------------------------------------------------

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { ProjectScope } from './projectScope';
 
@@ -10,11 +9,15 @@ import type { ProjectScope } from './projectScope';
  */
 
 interface BatchLead {
+  /** Made by the caller, so a duplicate of the row in the same batch can name it before it is stored. */
+  uniqueId: string;
   poolName: string;
   /** Storage number of the status the lead starts in (New, or DoNotCall for a listed number). */
   status: number;
   data: Record<string, string>;
   phoneNumber: string | null;
+  /** The phone number in E.164 (the duplicate check's key); null when there is none or it cannot be read. */
+  phoneE164: string | null;
   externalKey: string | null;
 }
 
@@ -39,11 +42,11 @@ const ENSURE_POOLS = `
   on conflict (campaign_id, name) do nothing`;
 
 const INSERT_LEADS = `
-  insert into leads (unique_id, campaign_id, pool_id, status, closure, phone_number, external_key, data,
+  insert into leads (unique_id, campaign_id, pool_id, status, closure, phone_number, phone_e164, external_key, data,
                      upload_time, last_modified_time, status_changed_time, uploaded_by_user_id, last_modified_by_user_id)
-  select r.unique_id, c.id, p.id, r.status, 0, r.phone_number, r.external_key, r.data::jsonb, ?, ?, ?, ?, ?
-    from unnest(?::text[], ?::text[], ?::smallint[], ?::text[], ?::text[], ?::text[]) with ordinality
-           as r(unique_id, pool_name, status, phone_number, external_key, data, ord)
+  select r.unique_id, c.id, p.id, r.status, 0, r.phone_number, r.phone_e164, r.external_key, r.data::jsonb, ?, ?, ?, ?, ?
+    from unnest(?::text[], ?::text[], ?::smallint[], ?::text[], ?::text[], ?::text[], ?::text[]) with ordinality
+           as r(unique_id, pool_name, status, phone_number, phone_e164, external_key, data, ord)
     join campaigns c on c.id = ? and lower(c.project) like any(?::text[])
     join lead_pools p on p.campaign_id = c.id and p.name = r.pool_name
    order by r.ord
@@ -60,10 +63,10 @@ export async function ensureBatchPools(trx: Knex.Transaction, batch: LeadBatch, 
   await trx.raw(ENSURE_POOLS, [poolNames, batch.campaignId, scope.likePatterns]);
 }
 
-/** Inserts the batch's leads in order inside `trx`, after ensureBatchPools; unique ids are made here. */
+/** Inserts the batch's leads in order inside `trx`, after ensureBatchPools. */
 export async function insertLeadBatch(trx: Knex.Transaction, batch: LeadBatch, scope: ProjectScope): Promise<InsertBatchResult> {
   if (batch.leads.length === 0) return { kind: 'inserted', leads: [] };
-  const uniqueIds = batch.leads.map(() => randomUUID());
+  const uniqueIds = batch.leads.map((l) => l.uniqueId);
   const { rows } = await trx.raw<{ rows: { id: string | number; unique_id: string }[] }>(INSERT_LEADS, [
     batch.now,
     batch.now,
@@ -74,6 +77,7 @@ export async function insertLeadBatch(trx: Knex.Transaction, batch: LeadBatch, s
     batch.leads.map((l) => l.poolName),
     batch.leads.map((l) => l.status),
     batch.leads.map((l) => l.phoneNumber),
+    batch.leads.map((l) => l.phoneE164),
     batch.leads.map((l) => l.externalKey),
     batch.leads.map((l) => JSON.stringify(l.data)),
     batch.campaignId,

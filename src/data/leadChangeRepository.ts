@@ -1,3 +1,5 @@
+import { toE164 } from '../domain/phoneNumber';
+import { defaultPhoneRegion } from '../config/platform';
 import type { Knex } from 'knex';
 import { LeadStatus, LeadStatusName } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
@@ -95,7 +97,12 @@ export async function updateLead(
     .where({ id: lead.id })
     .update({
       ...(update.data !== undefined ? { data: JSON.stringify(update.data) } : {}),
-      ...(update.phoneNumber !== undefined ? { phone_number: update.phoneNumber } : {}),
+      ...(update.phoneNumber !== undefined
+        ? {
+            phone_number: update.phoneNumber,
+            phone_e164: update.phoneNumber === null ? null : (toE164(update.phoneNumber, defaultPhoneRegion()) ?? null),
+          }
+        : {}),
       ...(update.externalKey !== undefined ? { external_key: update.externalKey } : {}),
       ...(update.priority !== undefined ? { priority: update.priority } : {}),
       ...(statusChanged ? { status: LeadStatus.toNumber(update.status!), status_changed_time: change.now } : {}),
@@ -113,7 +120,7 @@ export async function updateLead(
  */
 export async function anonymizeLeadRows(trx: Knex.Transaction, lead: LockedLead, change: { now: Date; userId: number }): Promise<void> {
   await trx.raw(
-    `update leads set data = '{}'::jsonb, phone_number = null, external_key = null, closure_data = '[]'::jsonb,
+    `update leads set data = '{}'::jsonb, phone_number = null, phone_e164 = null, external_key = null, closure_data = '[]'::jsonb,
             status = ?, status_changed_time = ?, last_modified_time = ?, last_modified_by_user_id = ?
       where id = ?`,
     [LeadStatus.toNumber('Anonymized'), change.now, change.now, change.userId, lead.id],

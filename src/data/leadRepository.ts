@@ -12,6 +12,8 @@ import { projectSelectedSql } from './projectRepository';
 import type { LeadLookups, LeadRow } from '../domain/leadRecords';
 import { toE164 } from '../domain/phoneNumber';
 import { defaultPhoneRegion } from '../config/platform';
+import type { DuplicateCheckName, DuplicateKeyName, DuplicateSettings, OnDuplicateName } from '../domain/duplicates';
+import { pgIntervalToTimeSpan, PgInterval } from '../domain/timespan';
 
 /**
  * Leads in and out: the import (one database function: do-not-call, pool, lead, hook event), and the lead rows of
@@ -27,6 +29,10 @@ export interface ImportCampaign {
   code: string;
   project: string;
   fields: LeadFieldRule[];
+  /** Names of the fields an import's Update may change (the definition's editable fields). */
+  editableFields: string[];
+  /** The campaign's duplicate check defaults. */
+  duplicates: DuplicateSettings;
 }
 
 interface FieldJson {
@@ -37,6 +43,7 @@ interface FieldJson {
   access: number;
   externalKey: boolean;
   sortOrder: number;
+  editable: boolean;
 }
 
 const toFieldRule = (f: FieldJson): LeadFieldRule => ({
@@ -51,7 +58,8 @@ const toFieldRule = (f: FieldJson): LeadFieldRule => ({
 
 const FIELDS_JSON = `coalesce((
     select json_agg(json_build_object('name', f.name, 'importName', f.import_name, 'type', f.type,
-      'required', f.required, 'access', f.access, 'externalKey', f.external_key, 'sortOrder', f.sort_order)
+      'required', f.required, 'access', f.access, 'externalKey', f.external_key, 'sortOrder', f.sort_order,
+      'editable', f.editable)
       order by f.sort_order, f.id)
     from lead_definition_fields f where f.lead_definition_id = c.lead_definition_id), '[]')`;
 
@@ -91,6 +99,38 @@ interface ImportCampaignRow {
   project: string;
   visible: boolean;
   fields: FieldJson[];
+  duplicate_check: DuplicateCheckName | null;
+  duplicate_key: DuplicateKeyName | null;
+  duplicate_window: PgInterval | null;
+  on_duplicate: OnDuplicateName | null;
+}
+
+/** The campaign's duplicate defaults as stored (names; null: not set). */
+function campaignDuplicateSettings(r: {
+  duplicate_check: DuplicateCheckName | null;
+  duplicate_key: DuplicateKeyName | null;
+  duplicate_window: PgInterval | null;
+  on_duplicate: OnDuplicateName | null;
+}): DuplicateSettings {
+  return {
+    ...(r.duplicate_check !== null ? { check: r.duplicate_check } : {}),
+    ...(r.duplicate_key !== null ? { key: r.duplicate_key } : {}),
+    ...(r.duplicate_window !== null ? { window: pgIntervalToTimeSpan(r.duplicate_window) } : {}),
+    ...(r.on_duplicate !== null ? { onDuplicate: r.on_duplicate } : {}),
+  };
+}
+
+/** A campaign's duplicate check defaults (GET /campaigns/{Code}). */
+export async function findCampaignDuplicateDefaults(db: Knex, campaignId: number): Promise<DuplicateSettings> {
+  const row = await db('campaigns')
+    .where({ id: campaignId })
+    .first<Parameters<typeof campaignDuplicateSettings>[0] | undefined>(
+      'duplicate_check',
+      'duplicate_key',
+      'duplicate_window',
+      'on_duplicate',
+    );
+  return row === undefined ? {} : campaignDuplicateSettings(row);
 }
 
 /** The campaign a lead is imported into, with its lead definition's fields; undefined when unknown. */
@@ -105,7 +145,8 @@ export async function findImportCampaign(
   const hit = options.fresh ? undefined : cache.get(code);
   if (hit !== undefined && hit.expires > now) return { campaign: hit.campaign, visible: undefined };
   const { rows } = await db.raw<{ rows: ImportCampaignRow[] }>(
-    `select c.id, c.unique_id, c.code, c.project, lower(c.project) like any(?::text[]) as visible, ${FIELDS_JSON} as fields
+    `select c.id, c.unique_id, c.code, c.project, lower(c.project) like any(?::text[]) as visible, ${FIELDS_JSON} as fields,
+            c.duplicate_check, c.duplicate_key, c.duplicate_window, c.on_duplicate
        from campaigns c where c.code = ?`,
     [scope.likePatterns, code],
   );
@@ -120,6 +161,8 @@ export async function findImportCampaign(
     code: r.code,
     project: r.project,
     fields: r.fields.map(toFieldRule),
+    editableFields: r.fields.filter((f) => f.editable).map((f) => f.name),
+    duplicates: campaignDuplicateSettings(r),
   };
   if (cache.size >= MAX_CACHED_CAMPAIGNS) cache.clear();
   cache.set(code, { campaign, expires: now + IMPORT_CAMPAIGN_CACHE_MS });
@@ -145,6 +188,21 @@ export interface NewLead {
   now: Date;
   /** The account's linked user: uploader and last modifier. */
   userId: number;
+  /** The duplicate check to run first; none: the lead is stored whatever is there. */
+  duplicateCheck?: DuplicateLookup;
+}
+
+/** A duplicate check as the import function runs it (src/domain/duplicates.ts decides it). */
+export interface DuplicateLookup {
+  scope: 'campaign' | 'project' | 'account';
+  byPhone: boolean;
+  byExternalKey: boolean;
+  /** Earliest upload time that counts; undefined: any age. */
+  since?: Date;
+  /** Status numbers that count; undefined: every status. */
+  statuses?: number[];
+  /** Update the duplicate with the editable fields of the new data (else nothing is written). */
+  update?: { patch: Record<string, string>; phoneNumber: string | null; externalKey: string | null };
 }
 
 /**
@@ -166,14 +224,20 @@ async function queryPrepared<R extends pg.QueryResultRow>(
   }
 }
 
-// The database function of db/migrations/20261222000001_import_lead_function.ts, its parameters by name.
+// The database function of db/migrations/20261222000011_duplicate_check.ts, its parameters by name.
 const IMPORT_LEAD = `
-  select outcome, lead_id, lead_status from lcm_import_lead(
+  select outcome, lead_id, lead_status, dup_unique_id, matched from lcm_import_lead(
     p_campaign_id => $1, p_like_patterns => $2, p_pool_name => $3, p_unique_id => $4, p_phone_number => $5,
-    p_phone_e164 => $6, p_external_key => $7, p_data => $8::jsonb, p_now => $9, p_user_id => $10)`;
+    p_phone_e164 => $6, p_external_key => $7, p_data => $8::jsonb, p_now => $9, p_user_id => $10,
+    p_dup_scope => $11, p_dup_phone_e164 => $12, p_dup_external_key => $13, p_dup_since => $14, p_dup_statuses => $15,
+    p_dup_update => $16, p_patch => $17::jsonb, p_patch_phone => $18, p_patch_external_key => $19)`;
 
 export type InsertLeadResult =
-  { kind: 'inserted'; id: number; uniqueId: string; status: LeadStatusName } | { kind: 'forbidden' } | { kind: 'unknown_campaign' };
+  | { kind: 'inserted'; id: number; uniqueId: string; status: LeadStatusName }
+  /** A stored lead matched the duplicate check: nothing was written (or, `updated`, its data was merged). */
+  | { kind: 'duplicate'; uniqueId: string; matched: 'phone' | 'externalKey'; updated: boolean }
+  | { kind: 'forbidden' }
+  | { kind: 'unknown_campaign' };
 
 /**
  * Imports a lead in one statement (one round trip, and outside a transaction one transaction of
@@ -184,24 +248,38 @@ export type InsertLeadResult =
 export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, scope: ProjectScope): Promise<InsertLeadResult> {
   const uniqueId = randomUUID();
   const e164 = lead.phoneNumber === null ? null : (toE164(lead.phoneNumber, defaultPhoneRegion()) ?? null);
-  const { rows } = await queryPrepared<{ outcome: string; lead_id: number | null; lead_status: number | null }>(
-    db,
-    'lcm_import_lead',
-    IMPORT_LEAD,
-    [
-      lead.campaignId,
-      scope.likePatterns,
-      lead.poolName,
-      uniqueId,
-      lead.phoneNumber,
-      e164,
-      lead.externalKey,
-      JSON.stringify(lead.data),
-      lead.now,
-      lead.userId,
-    ],
-  );
+  const dup = lead.duplicateCheck;
+  const { rows } = await queryPrepared<{
+    outcome: string;
+    lead_id: number | null;
+    lead_status: number | null;
+    dup_unique_id: string | null;
+    matched: 'phone' | 'externalKey' | null;
+  }>(db, 'lcm_import_lead', IMPORT_LEAD, [
+    lead.campaignId,
+    scope.likePatterns,
+    lead.poolName,
+    uniqueId,
+    lead.phoneNumber,
+    e164,
+    lead.externalKey,
+    JSON.stringify(lead.data),
+    lead.now,
+    lead.userId,
+    dup?.scope ?? null,
+    dup?.byPhone ? e164 : null,
+    dup?.byExternalKey ? lead.externalKey : null,
+    dup?.since ?? null,
+    dup?.statuses ?? null,
+    dup?.update !== undefined,
+    JSON.stringify(dup?.update?.patch ?? {}),
+    dup?.update?.phoneNumber ?? null,
+    dup?.update?.externalKey ?? null,
+  ]);
   const row = rows[0]!;
+  if (row.outcome === 'duplicate' || row.outcome === 'updated') {
+    return { kind: 'duplicate', uniqueId: row.dup_unique_id!, matched: row.matched!, updated: row.outcome === 'updated' };
+  }
   if (row.outcome === 'forbidden') return { kind: 'forbidden' };
   if (row.outcome === 'unknown_campaign') return { kind: 'unknown_campaign' };
   return { kind: 'inserted', id: Number(row.lead_id), uniqueId, status: LeadStatus.toName(row.lead_status!) };

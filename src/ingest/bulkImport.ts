@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EntryAccessName } from '../domain/enums';
 import { canSeeField, LeadDataError, leadDataMapper, MappedLeadData } from '../domain/leadData';
@@ -17,6 +18,7 @@ import {
   ndjsonRecords,
 } from '../streams/bodyRecords';
 import { isUtf8 } from '../streams/encoding';
+import type { DuplicateRule } from '../domain/duplicates';
 import { batchesOf } from '../streams/batches';
 import { BoundedWork } from '../streams/boundedWork';
 import { storeBatch, type BatchHook, type BatchInFlight, type BatchTarget, type CheckedRow, type StoredBatch } from './bulkStoreBatch';
@@ -78,6 +80,8 @@ interface BulkImportRequest {
   campaign: ImportCampaign;
   /** The request's pool (a row may name its own); none: the automatic pool. */
   pool?: string;
+  /** The duplicate check (the request's parameters over the campaign's defaults); none: every valid row is stored. */
+  duplicates?: DuplicateRule;
 }
 
 /** Why the import ended before the end of the body. `rows`: how many rows were answered. */
@@ -311,6 +315,7 @@ export async function* runBulkImport(run: BulkImportRun): AsyncGenerator<BulkPie
     scope: importer.scope,
     campaign: request.campaign,
     ...(request.pool !== undefined ? { pool: request.pool } : {}),
+    ...(request.duplicates !== undefined ? { duplicates: request.duplicates } : {}),
     parallel: options.parallelBatches > 1,
     signal,
     ...(run.onBatch ? { onBatch: run.onBatch } : {}),

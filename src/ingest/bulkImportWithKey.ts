@@ -61,7 +61,12 @@ export async function startKeyedBulkImport(
   const { deps, importer, request, signal } = run;
   const { db } = deps;
   const { accountId } = importer;
-  const paramsHash = requestHash({ campaign: request.campaign.code, pool: request.pool ?? null });
+  const paramsHash = requestHash({
+    campaign: request.campaign.code,
+    pool: request.pool ?? null,
+    // Only when a check runs, so keys taken before the check existed keep their hash.
+    ...(request.duplicates ? { duplicates: request.duplicates } : {}),
+  });
   const state = await claimBulkKey(db, accountId, key, paramsHash);
   if (state.kind === 'mismatch') throw new BulkKeyReused();
   const chain = new RowChain(paramsHash);

@@ -1,5 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { LeadStatus, type LeadStatusName } from '../domain/enums';
+import { countedStatusNumbers, duplicateField, duplicateMessage, type DuplicateRule, windowStart } from '../domain/duplicates';
+import { toE164 } from '../domain/phoneNumber';
+import { defaultPhoneRegion } from '../config/platform';
+import { findStoredDuplicates, lockDuplicateKeys, updateStoredDuplicates, type StoredDuplicate } from '../data/duplicateLookup';
+import { decideBatch, type DuplicateCandidate, type RowDecision, rowKeys } from './bulkDuplicates';
 import type { LeadDataError } from '../domain/leadData';
 import type { ImportCampaign } from '../data/leadRepository';
 import { ensureBatchPools, insertLeadBatch } from '../data/leadBatches';
@@ -57,6 +63,8 @@ export interface BatchTarget {
   campaign: ImportCampaign;
   /** The request's pool (a row may name its own); none: the automatic pool. */
   pool?: string;
+  /** The duplicate check (the request's parameters over the campaign's defaults); none: every valid row is stored. */
+  duplicates?: DuplicateRule;
   /** Batches may be stored side by side: each then waits for its locks no longer than PARALLEL_LOCK_TIMEOUT. */
   parallel: boolean;
   /** The client's abort: a batch of a client that left is rolled back unless its commit began. */
@@ -65,6 +73,56 @@ export interface BatchTarget {
 }
 
 const NEW: LeadStatusName = 'New';
+
+const SCOPES = { Campaign: 'campaign', Project: 'project', Account: 'account' } as const;
+
+/** A valid row's result: stored (with its status), or what the duplicate check made of it. */
+function rowResult(
+  row: number,
+  candidate: DuplicateCandidate,
+  decision: RowDecision,
+  status: DoNotCallStatus | undefined,
+  onDuplicate: DuplicateRule['onDuplicate'] | undefined,
+): object {
+  switch (decision.kind) {
+    case 'insert':
+      return { row, success: true, uniqueId: candidate.uniqueId, status: status ?? NEW };
+    case 'updated':
+      return { row, success: true, uniqueId: decision.uniqueId, updated: true };
+    case 'duplicate':
+      return onDuplicate === 'Skip'
+        ? { row, success: true, uniqueId: decision.uniqueId, duplicate: true }
+        : {
+            row,
+            success: false,
+            duplicateOf: decision.uniqueId,
+            errors: [{ field: duplicateField(decision.matched), message: duplicateMessage(decision.uniqueId) }],
+          };
+  }
+}
+
+/** The duplicate check's decisions for a batch's valid rows, and the stored leads it updates. */
+async function checkDuplicates(
+  trx: Knex.Transaction,
+  rule: DuplicateRule,
+  target: BatchTarget,
+  candidates: DuplicateCandidate[],
+  now: Date,
+): Promise<ReturnType<typeof decideBatch>> {
+  // The same locks and lookup as the single import, before the do-not-call lock as there.
+  const keys = candidates.map((row) => rowKeys(rule, row));
+  await lockDuplicateKeys(trx, keys);
+  const since = windowStart(rule, now, target.zone);
+  const statuses = countedStatusNumbers(rule);
+  const stored: (StoredDuplicate | undefined)[] = await findStoredDuplicates(
+    trx,
+    { scope: SCOPES[rule.check], ...(since !== undefined ? { since } : {}), ...(statuses !== undefined ? { statuses } : {}) },
+    target.campaign,
+    target.scope.likePatterns,
+    keys,
+  );
+  return decideBatch(rule, target.campaign, candidates, stored);
+}
 /** How long a batch stored beside another waits for a lock (see storeBatch). */
 const PARALLEL_LOCK_TIMEOUT = '10s';
 
@@ -87,41 +145,59 @@ export async function storeBatch(
   const { signal, onBatch } = target;
   try {
     const valid = rows.filter((i): i is Extract<CheckedRow, { lead: PreparedLead }> => 'lead' in i);
-    // The status of each valid row: New, or the do-not-call list's when its number is listed.
-    let statuses: (DoNotCallStatus | undefined)[] = [];
-    const results = (leads: { uniqueId: string }[]) => {
+    const region = defaultPhoneRegion();
+    const candidates: DuplicateCandidate[] = valid.map(({ lead }) => ({
+      uniqueId: randomUUID(),
+      data: lead.data,
+      phoneNumber: lead.phoneNumber,
+      phoneE164: lead.phoneNumber === null ? null : (toE164(lead.phoneNumber, region) ?? null),
+      externalKey: lead.externalKey,
+    }));
+    const rule = target.duplicates;
+    // What the duplicate check decided for each valid row (all inserted without a check).
+    let decisions: RowDecision[] = candidates.map(() => ({ kind: 'insert' }));
+    // The status of each inserted row: New, or the do-not-call list's when its number is listed.
+    const statuses = new Map<DuplicateCandidate, DoNotCallStatus | undefined>();
+    const results = () => {
       let k = 0;
       return rows
-        .map((item) =>
-          'lead' in item
-            ? JSON.stringify({ row: item.row, success: true, uniqueId: leads[k]!.uniqueId, status: statuses[k++] ?? NEW })
-            : JSON.stringify({ row: item.row, success: false, errors: item.errors }),
-        )
+        .map((item) => {
+          if (!('lead' in item)) return JSON.stringify({ row: item.row, success: false, errors: item.errors });
+          const candidate = candidates[k]!;
+          const decision = decisions[k++]!;
+          return JSON.stringify(rowResult(item.row, candidate, decision, statuses.get(candidate), rule?.onDuplicate));
+        })
         .join(',\n');
     };
     // Nothing to store: no locks to take (the `finally` below lets the next batch go on).
-    if (valid.length === 0 && onBatch === undefined) return { ok: true, text: results([]), rows: rows.length };
+    if (valid.length === 0 && onBatch === undefined) return { ok: true, text: results(), rows: rows.length };
     const trx = await target.db.transaction();
     try {
       if (target.parallel) await trx.raw(`set local lock_timeout = '${PARALLEL_LOCK_TIMEOUT}'`);
       const now = target.clock();
       await before?.locked;
-      statuses = await doNotCallStatuses(
+      let updates: ReturnType<typeof decideBatch>['updates'] = [];
+      if (rule !== undefined && candidates.length > 0) ({ decisions, updates } = await checkDuplicates(trx, rule, target, candidates, now));
+      const inserting = valid.flatMap(({ lead }, i) => (decisions[i]!.kind === 'insert' ? [{ lead, candidate: candidates[i]! }] : []));
+      const listed = await doNotCallStatuses(
         trx,
         target.campaign.id,
-        valid.map(({ lead }) => lead.phoneNumber),
+        inserting.map(({ candidate }) => candidate.phoneNumber),
         now,
       );
+      inserting.forEach(({ candidate }, i) => statuses.set(candidate, listed[i]));
       const leadBatch = {
         campaignId: target.campaign.id,
         now,
         userId: target.userId,
-        leads: valid.map(({ lead }, i) => ({
+        leads: inserting.map(({ lead, candidate }, i) => ({
+          uniqueId: candidate.uniqueId,
           poolName: poolNameAt(lead.pool ?? target.pool, now, target.zone),
-          status: LeadStatus.toNumber(statuses[i] ?? NEW),
-          data: lead.data,
-          phoneNumber: lead.phoneNumber,
-          externalKey: lead.externalKey,
+          status: LeadStatus.toNumber(listed[i] ?? NEW),
+          data: candidate.data,
+          phoneNumber: candidate.phoneNumber,
+          phoneE164: candidate.phoneE164,
+          externalKey: candidate.externalKey,
         })),
       };
       await ensureBatchPools(trx, leadBatch, target.scope);
@@ -135,15 +211,15 @@ export async function storeBatch(
         await trx.rollback();
         return { ok: false, stop: 'campaign_unavailable' };
       }
-      const stored = inserted.leads;
       // lead.created for each stored lead, in the batch's transaction (no lead without its event).
       await recordLeadEvents(
         trx,
         'lead.created',
-        stored.map((l) => ({ leadId: l.id })),
+        inserted.leads.map((l) => ({ leadId: l.id })),
         now,
       );
-      const text = results(stored);
+      await updateStoredDuplicates(trx, updates, { now, userId: target.userId });
+      const text = results();
       const last = rows[rows.length - 1]!;
       await onBatch?.(trx, {
         text,

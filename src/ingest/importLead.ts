@@ -2,7 +2,17 @@ import type { Knex } from 'knex';
 import type { EntryAccessName } from '../domain/enums';
 import { LeadDataError, leadDataMapper } from '../domain/leadData';
 import { ImportRefused, poolNameAt } from './leadImportRules';
-import { findImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
+import { DuplicateLookup, findImportCampaign, ImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
+import {
+  countedStatusNumbers,
+  duplicateField,
+  duplicateMessage,
+  duplicateRule,
+  DuplicateRule,
+  DuplicateSettings,
+  windowStart,
+} from '../domain/duplicates';
+import type { MappedLeadData } from '../domain/leadData';
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
 import type { DoNotCallStatus } from '../data/doNotCallRepository';
@@ -21,6 +31,8 @@ export interface ImportLeadRequest {
   data: Record<string, string>;
   /** The pool's name; without one the lead goes to `(auto) yyyy-MM-dd` of the platform date. */
   pool?: string;
+  /** The request's duplicate parameters; the campaign's defaults fill in the rest. */
+  duplicates?: DuplicateSettings;
 }
 
 /**
@@ -28,7 +40,11 @@ export interface ImportLeadRequest {
  * too. `status` is there when the lead is not New: its number is on a do-not-call list.
  */
 type ImportLeadAnswer =
-  { success: true; uniqueId: string; pool: string; status?: DoNotCallStatus } | { success: false; errors: LeadDataError[] };
+  | { success: true; uniqueId: string; pool: string; status?: DoNotCallStatus }
+  /** A duplicate skipped (`duplicate`) or updated (`updated`): the stored lead's unique id. */
+  | { success: true; uniqueId: string; duplicate: true }
+  | { success: true; uniqueId: string; updated: true }
+  | { success: false; errors: LeadDataError[]; duplicateOf?: string };
 
 export interface ImportLeadDeps {
   db: Knex;
@@ -98,6 +114,7 @@ async function importOnce(
   }
   const now = deps.clock();
   const pool = poolNameAt(request.pool, now, deps.zone);
+  const rule = duplicateRule(campaign.duplicates, request.duplicates ?? {});
   const inserted = await insertLead(
     db,
     {
@@ -108,6 +125,7 @@ async function importOnce(
       externalKey: mapped.externalKey,
       now,
       userId: importer.userId,
+      ...duplicateLookup(rule, campaign, mapped, now, deps.zone),
     },
     scope,
   );
@@ -118,6 +136,56 @@ async function importOnce(
     if (!fresh) throw new ImportRefused('unknown_campaign', request.campaignCode);
     return importOnce(db, deps, importer, request);
   }
+  if (inserted.kind === 'duplicate') {
+    if (inserted.updated) return { success: true, uniqueId: inserted.uniqueId, updated: true };
+    if (rule?.onDuplicate === 'Skip') {
+      return { success: true, uniqueId: inserted.uniqueId, duplicate: true };
+    }
+    return {
+      success: false,
+      duplicateOf: inserted.uniqueId,
+      errors: [{ field: duplicateField(inserted.matched), message: duplicateMessage(inserted.uniqueId) }],
+    };
+  }
   const listed = inserted.status === 'DoNotCall' || inserted.status === 'GlobalDoNotCall' ? inserted.status : undefined;
   return { success: true, uniqueId: inserted.uniqueId, pool, ...(listed ? { status: listed } : {}) };
+}
+
+/** The check the import function runs for this rule; none when no check runs or the lead has no key to check. */
+function duplicateLookup(
+  rule: DuplicateRule | undefined,
+  campaign: ImportCampaign,
+  mapped: MappedLeadData,
+  now: Date,
+  zone: string,
+): { duplicateCheck?: DuplicateLookup } {
+  if (rule === undefined) return {};
+  const byPhone = rule.key !== 'ExternalKey' && mapped.phoneNumber !== null;
+  const byExternalKey = rule.key !== 'Phone' && mapped.externalKey !== null;
+  if (!byPhone && !byExternalKey) return {};
+  const since = windowStart(rule, now, zone);
+  const statuses = countedStatusNumbers(rule);
+  return {
+    duplicateCheck: {
+      scope: rule.check === 'Campaign' ? 'campaign' : rule.check === 'Project' ? 'project' : 'account',
+      byPhone,
+      byExternalKey,
+      ...(since !== undefined ? { since } : {}),
+      ...(statuses !== undefined ? { statuses } : {}),
+      ...(rule.onDuplicate === 'Update' ? { update: updatePatch(campaign, mapped) } : {}),
+    },
+  };
+}
+
+/** The editable fields of the new data, and the phone and external key when their fields are editable. */
+function updatePatch(campaign: ImportCampaign, mapped: MappedLeadData): NonNullable<DuplicateLookup['update']> {
+  const editable = new Set(campaign.editableFields);
+  const patch = Object.fromEntries(Object.entries(mapped.data).filter(([name]) => editable.has(name)));
+  const phoneField = campaign.fields.find((f) => f.type === 'phone');
+  const keyField = campaign.fields.find((f) => f.externalKey);
+  return {
+    patch,
+    phoneNumber: phoneField !== undefined && editable.has(phoneField.name) ? mapped.phoneNumber : null,
+    externalKey: keyField !== undefined && editable.has(keyField.name) ? mapped.externalKey : null,
+  };
 }

@@ -33,14 +33,14 @@ const RUN_CONTENT: Record<string, string> = {
                              to_jsonb(x) - array['id', 'lead_definition_id'] || jsonb_build_object('definition', d.unique_id) r
                              from lead_definition_fields x join lead_definitions d on d.id = x.lead_definition_id where d.unique_id like :like`,
   // `active` came later with a default for every campaign; the generator does not set it.
-  campaigns: `select x.unique_id k, to_jsonb(x) - array['id', 'lead_definition_id', 'active'] || jsonb_build_object('definition', d.unique_id) r
+  campaigns: `select x.unique_id k, to_jsonb(x) - array['id', 'lead_definition_id', 'active', 'duplicate_check', 'duplicate_key', 'duplicate_window', 'on_duplicate'] || jsonb_build_object('definition', d.unique_id) r
                 from campaigns x join lead_definitions d on d.id = x.lead_definition_id where x.unique_id like :like`,
   user_campaigns: `select u.unique_id || ' ' || c.unique_id k, jsonb_build_object('user', u.unique_id, 'campaign', c.unique_id) r
                      from user_campaigns x join users u on u.id = x.user_id join campaigns c on c.id = x.campaign_id where u.unique_id like :like`,
   lead_pools: `select c.unique_id || ' ' || x.name k, to_jsonb(x) - array['id', 'campaign_id'] || jsonb_build_object('campaign', c.unique_id) r
                  from lead_pools x join campaigns c on c.id = x.campaign_id where c.unique_id like :like`,
   leads: `select x.unique_id k,
-             to_jsonb(x) - array['id', 'campaign_id', 'pool_id', 'owner_org_unit_id', 'uploaded_by_user_id', 'last_modified_by_user_id', 'first_processed_by_user_id']
+             to_jsonb(x) - array['id', 'campaign_id', 'pool_id', 'owner_org_unit_id', 'uploaded_by_user_id', 'last_modified_by_user_id', 'first_processed_by_user_id', 'phone_e164']
              || jsonb_build_object('id', x.id - min(x.id) over (), 'campaign', c.unique_id, 'pool', p.name, 'owner', o.unique_id,
                                    'uploadedBy', u1.unique_id, 'lastModifiedBy', u2.unique_id, 'firstProcessedBy', u3.unique_id) r
              from leads x join campaigns c on c.id = x.campaign_id join lead_pools p on p.id = x.pool_id
@@ -274,6 +274,13 @@ describe('lcm generate (generateSyntheticData)', () => {
 
   it('when generated with seed 7 up to 2026-11-02, then every table holds exactly the recorded content', async () => {
     expect(await runChecksums(db, summary.prefix)).toEqual(RECORDED_CHECKSUMS);
+    // Columns added after the recording (left out of the checksums): the duplicate check's phone key is each number in E.164.
+    const { rows: keys } = await db.raw<{ rows: { bad: string }[] }>(
+      `select count(*) filter (where x.phone_e164 is distinct from '+' || regexp_replace(x.phone_number, '[^0-9]', '', 'g')) as bad
+         from leads x join campaigns c on c.id = x.campaign_id where c.unique_id like ?`,
+      [`${summary.prefix}-%`],
+    );
+    expect(Number(keys[0]!.bad)).toBe(0);
   });
 
   it('when the same seed runs again, then it appends under a new prefix with the same content', async () => {

@@ -80,6 +80,36 @@ describe('hook events', () => {
     expect(body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
   });
 
+  it('when an import with OnDuplicate=Update merges into a stored lead, single or bulk, then lead.updated carries the lead as GET answers it', async () => {
+    const path = `/import-updated-${w.id}`;
+    await hook(path, { events: ['lead.updated'], campaignCode: w.campaigns.b2b });
+    const first = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'Before', Telefon: '+4531415926' } });
+    const again = await request(t.app)
+      .post('/api/leads?DuplicateCheck=Campaign&OnDuplicate=Update')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'After', Telefon: '31 41 59 26' } });
+    expect(again.body).toEqual({ success: true, uniqueId: imported(first).uniqueId, updated: true });
+    const [single] = await receiver.waitFor(path, 1);
+    expect(envelope(single!).type).toBe('lead.updated');
+    expect(envelope(single!).data).toEqual((await get(`/api/leads/${imported(first).uniqueId}`)).body);
+
+    const bulk = await request(t.app)
+      .post('/api/leads/bulk')
+      .query({ CampaignCode: w.campaigns.b2b, DuplicateCheck: 'Campaign', OnDuplicate: 'Update' })
+      .set('Authorization', w.accounts.full.auth)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify([{ Name: 'Bulk after', Telefon: '+45 31 41 59 26' }]));
+    expect(bulk.body).toEqual([{ row: 1, success: true, uniqueId: imported(first).uniqueId, updated: true }]);
+    const both = await receiver.waitFor(path, 2);
+    const last = envelope(both[1]!);
+    expect(last.type).toBe('lead.updated');
+    expect(last.data).toEqual((await get(`/api/leads/${imported(first).uniqueId}`)).body);
+    expect((last.data as { data: Record<string, string> }).data.Name).toBe('Bulk after');
+  });
+
   it('when a hook’s projects name a project by its unique id (GET /projects), then it receives that project’s events only', async () => {
     const path = `/by-project-id-${w.id}`;
     const projects = (await get('/api/projects')).body as { uniqueId: string; name: string }[];

@@ -72,7 +72,7 @@ describe('the single import in one database call', () => {
          p_phone_number => null, p_phone_e164 => null, p_external_key => null, p_data => '{}'::jsonb, p_now => now(), p_user_id => ?)`,
       [campaign.id, ['b2b-%'], pool, uniq('lead-'), importer.userId],
     );
-    expect(rows).toEqual([{ outcome: 'forbidden', lead_id: null, lead_status: null }]);
+    expect(rows).toEqual([{ outcome: 'forbidden', lead_id: null, lead_status: null, dup_unique_id: null, matched: null }]);
     expect(await t.db('lead_pools').where({ name: pool }).first()).toBeUndefined();
   });
 

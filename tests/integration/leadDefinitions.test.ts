@@ -119,6 +119,10 @@ describe('lead definitions and campaigns', () => {
         project: w.projects.b2b,
         leadDefinitionUniqueId: definitionId,
         active: true,
+        duplicateCheck: 'None',
+        duplicateKey: 'Phone',
+        duplicateWindow: null,
+        onDuplicate: 'Reject',
       });
       const byId = await get(`/api/campaigns/${(res.body as Campaign).uniqueId}`, w.accounts.b2b.auth);
       expect(byId.body).toEqual(res.body);

@@ -70,6 +70,11 @@ export interface CampaignRow {
   expire_after: string | null;
   private_expire_after: string | null;
   active: boolean;
+  /** The duplicate check's defaults (null: none). */
+  duplicate_check: string | null;
+  duplicate_key: string | null;
+  duplicate_window: string | null;
+  on_duplicate: string | null;
 }
 
 /** Adds the campaign or updates the one with its code. */
@@ -88,6 +93,8 @@ export interface LeadRow {
   closure: number;
   priority: number;
   phone_number: string | null;
+  /** The phone number in E.164 (the duplicate check's key). */
+  phone_e164: string | null;
   external_key: string | null;
   /** JSON text. */
   data: string;

@@ -6,7 +6,9 @@ import { EMPTY_SNAPSHOT, streamLeadsCsv, streamLeadsJson } from '../leadExportRe
 import {
   importLeadBody,
   importLeadBodyAliases,
+  importLeadQuery,
   importLeadResponse,
+  duplicateSettings,
   IF_MATCH_HEADER,
   LEAD_PATCH_PROPERTIES,
   leadPatchBody,
@@ -62,20 +64,29 @@ const importLeadEndpoint = (settings: Pick<Settings, 'LEAD_VALUE_MAX_BYTES'>) =>
       "A field above the account's entry access counts as a field the definition does not have. " +
       "A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account's projects a 403; a value over the server's limit (LEAD_VALUE_MAX_BYTES, 64 KiB by default) a 413 naming it. " +
       'The lead is New and goes into the named pool (created when missing) or `(auto) yyyy-MM-dd` of the platform-local date. ' +
-      'With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours.',
+      'With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours. ' +
+      "The duplicate check (`DuplicateCheck`, `DuplicateKey`, `DuplicateWindow`, `DuplicateStatuses`, `OnDuplicate`) is taken from the query or the body (the body's win), over the campaign's defaults; " +
+      'concurrent imports of one key store one lead. A bad value is a 400.',
     tags: ['Leads'],
     access: right('Leads', 'Post'),
     // A write service: JSON only, like the other writes.
     representations: ['json'],
+    query: importLeadQuery,
     body: importLeadBody,
     bodyAliases: importLeadBodyAliases,
     response: importLeadResponse,
     errorStatuses: [403, 409, 413],
     headers: [IDEMPOTENCY_KEY_HEADER],
-    async handler({ req, res, body, account, scope, db, clock, zone }) {
+    async handler({ req, res, query, body, account, scope, db, clock, zone }) {
       const pool = body.LeadPool?.trim();
       refuseOversizedValues(body.Data, settings.LEAD_VALUE_MAX_BYTES, 'Data.');
-      const request: ImportLeadRequest = { campaignCode: body.CampaignCode, data: body.Data, ...(pool ? { pool } : {}) };
+      const duplicates = { ...duplicateSettings(query), ...duplicateSettings(body) };
+      const request: ImportLeadRequest = {
+        campaignCode: body.CampaignCode,
+        data: body.Data,
+        ...(pool ? { pool } : {}),
+        ...(Object.keys(duplicates).length > 0 ? { duplicates } : {}),
+      };
       const key = idempotencyKey(req);
       const importer = { accountId: account.id, userId: account.userId, scope, entryAccess: account.entryAccess };
       const outcome = await importLead({ db, clock, zone }, importer, request, key).catch(refusal);

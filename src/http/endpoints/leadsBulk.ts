@@ -3,7 +3,8 @@ import type { Request } from 'express';
 import type { Settings } from '../../config/settings';
 import { defineEndpoint, right } from '../endpoint';
 import { forbidden, HttpProblem, invalidParameter, ProblemCode } from '../problem';
-import { bulkImportBodies, bulkImportQuery, bulkImportResponse } from '../schemas/leads';
+import { bulkImportBodies, bulkImportQuery, bulkImportResponse, duplicateSettings } from '../schemas/leads';
+import { duplicateRule } from '../../domain/duplicates';
 import { responseAbortSignal, streamToResponse } from '../streamResponse';
 import { BodyReader } from '../../streams/bodyRecords';
 import { isKnownEncoding } from '../../streams/encoding';
@@ -166,7 +167,8 @@ export function bulkImportEndpoint(
       const signal = responseAbortSignal(res);
       const deps = { db, clock, zone, logger };
       const importer = { accountId: account.id, userId: account.userId, scope, entryAccess: account.entryAccess };
-      const request = { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}) };
+      const duplicates = duplicateRule(campaign.duplicates, duplicateSettings(query));
+      const request = { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}), ...(duplicates ? { duplicates } : {}) };
       const body = {
         reader: new BodyReader(req, settings.BULK_BODY_LIMIT, undefined, settings.BULK_BODY_IDLE_TIMEOUT_MS),
         format,

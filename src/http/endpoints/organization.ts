@@ -18,6 +18,8 @@ import {
 import { listUsers, listVisibleCampaigns, loadOrgSnapshot } from '../../data/organizationRepository';
 import { listVisibleProjects } from '../../data/projectRepository';
 import { findLeadDefinition } from '../../data/leadDefinitionRepository';
+import { findCampaignDuplicateDefaults } from '../../data/leadRepository';
+import { formatTimeSpan } from '../../domain/timespan';
 import { compileIncludes, parseIncludeNames } from '../../domain/include';
 import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/organizationGraph';
 
@@ -163,7 +165,8 @@ const getCampaignEndpoint = defineEndpoint({
   summary: 'One campaign',
   description:
     "The campaign with this code (or unique id); 404 when there is none or it is outside the account's projects. " +
-    "Include: leadDefinition (the campaign's lead definition, with the fields the account's entry access reaches).",
+    "Include: leadDefinition (the campaign's lead definition, with the fields the account's entry access reaches). " +
+    "Carries the import defaults of the duplicate check (`duplicateCheck`, `duplicateKey`, `duplicateWindow`, `onDuplicate`), set by the loader; an import's parameters override them.",
   tags: ['Campaigns'],
   access: right('Campaigns', 'Get'),
   representations: ['json', 'html'],
@@ -174,7 +177,14 @@ const getCampaignEndpoint = defineEndpoint({
   async handler({ params, query, scope, account, db }) {
     const [campaign] = await listVisibleCampaigns(db, scope, { key: params.Code });
     if (campaign === undefined) throw notFound(`no campaign ${params.Code}`);
-    const body: Record<string, unknown> = renderCampaign(campaign);
+    const duplicates = await findCampaignDuplicateDefaults(db, campaign.id);
+    const body: Record<string, unknown> = {
+      ...renderCampaign(campaign),
+      duplicateCheck: duplicates.check ?? 'None',
+      duplicateKey: duplicates.key ?? 'Phone',
+      duplicateWindow: duplicates.window === undefined ? null : formatTimeSpan(duplicates.window),
+      onDuplicate: duplicates.onDuplicate ?? 'Reject',
+    };
     if (parseIncludeNames(query.Include).has('leaddefinition')) {
       body.leadDefinition = await findLeadDefinition(db, campaign.leadDefinitionUniqueId, account.entryAccess);
     }

@@ -1,13 +1,77 @@
 import { z } from 'zod';
 import { resolveLeadFilter, LeadFilter } from '../../domain/leadFilters';
-import { booleanParam, dateTimeOut, dateTimeParam, enumListParam, includeParam, limitParam, listParam } from './common';
+import {
+  booleanParam,
+  dateTimeOut,
+  dateTimeParam,
+  enumListParam,
+  enumNameParam,
+  includeParam,
+  limitParam,
+  listParam,
+  timeSpanParam,
+} from './common';
 import { encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
 import { LeadClosure, LeadStatus } from '../../domain/enums';
+import { DuplicateCheck, DuplicateKey, DuplicateSettings, DuplicateStatuses, OnDuplicate } from '../../domain/duplicates';
 
 /** Request and response schemas of the leads services (docs/decisions.md, Leads); they feed validation and the OpenAPI document. */
 
+// ---- duplicate check ----------------------------------------------------------------------------
+
+/**
+ * The duplicate parameters (docs/decisions.md, Duplicates on import): query parameters of both
+ * imports and body properties of the single one, names case-insensitive; they override the
+ * campaign's defaults (GET /campaigns/{Code}).
+ */
+const duplicateParams = {
+  DuplicateCheck: enumNameParam(DuplicateCheck).optional().meta({
+    description:
+      "Where a stored lead makes this one a duplicate: `None` (no check; the default unless the campaign sets one), `Campaign`, `Project` (the campaign's project), `Account` (every campaign the account's project rights reach).",
+    example: 'Campaign',
+  }),
+  DuplicateKey: enumNameParam(DuplicateKey).optional().meta({
+    description:
+      'What makes two leads the same person: `Phone` (default; the number in E.164 as the do-not-call list normalises it), `ExternalKey`, `PhoneOrExternalKey`.',
+    example: 'Phone',
+  }),
+  DuplicateWindow: timeSpanParam
+    .refine(
+      (ts) => !ts.negative && (ts.years || ts.months || ts.days || ts.hours || ts.minutes || ts.seconds),
+      'must be a positive duration',
+    )
+    .optional()
+    .meta({ description: 'Only leads uploaded within this span before now count; default any age.', example: 'P30D' }),
+  DuplicateStatuses: enumNameParam(DuplicateStatuses).optional().meta({
+    description:
+      '`Open` (default): only open leads count (New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial, Unresolved); `All`: closed ones too.',
+    example: 'All',
+  }),
+  OnDuplicate: enumNameParam(OnDuplicate).optional().meta({
+    description:
+      "What a duplicate does: `Reject` (default; `success: false` with `duplicateOf`), `Skip` (nothing stored; `duplicate: true` with the stored lead's uniqueId), `Update` (the stored lead's editable data fields are merged with the new values, `updated: true`, a `lead.updated` hook event).",
+    example: 'Skip',
+  }),
+};
+
+type DuplicateParams = z.output<z.ZodObject<typeof duplicateParams>>;
+
+/** The settings the parameters say (absent ones are left to the campaign). */
+export function duplicateSettings(params: Partial<DuplicateParams>): DuplicateSettings {
+  return {
+    ...(params.DuplicateCheck !== undefined ? { check: params.DuplicateCheck } : {}),
+    ...(params.DuplicateKey !== undefined ? { key: params.DuplicateKey } : {}),
+    ...(params.DuplicateWindow !== undefined ? { window: params.DuplicateWindow } : {}),
+    ...(params.DuplicateStatuses !== undefined ? { statuses: params.DuplicateStatuses } : {}),
+    ...(params.OnDuplicate !== undefined ? { onDuplicate: params.OnDuplicate } : {}),
+  };
+}
+
 // ---- import -----------------------------------------------------------------------------------
+
+/** The duplicate parameters as query parameters of POST /leads (the body's win over them). */
+export const importLeadQuery = z.object(duplicateParams);
 
 export const importLeadBody = z.object({
   CampaignCode: z
@@ -23,6 +87,7 @@ export const importLeadBody = z.object({
     description:
       'Name of the lead pool (created when missing); `Pool` is accepted too. Absent or blank: `(auto) yyyy-MM-dd` of the platform-local date.',
   }),
+  ...duplicateParams,
 });
 
 export const importLeadBodyAliases = { Pool: 'LeadPool' };
@@ -39,7 +104,39 @@ export const importLeadResponse = z
         description: 'Present when the lead was not created New: its number is on a do-not-call list.',
       }),
     }),
-    z.object({ success: z.literal(false), errors: z.array(fieldError) }),
+    z
+      .object({
+        success: z.literal(true),
+        uniqueId: z.string().meta({ description: 'The stored lead this one duplicates.' }),
+        duplicate: z.literal(true),
+      })
+      .meta({
+        description: 'OnDuplicate=Skip: a duplicate; nothing was stored.',
+        example: { success: true, uniqueId: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11', duplicate: true },
+      }),
+    z
+      .object({
+        success: z.literal(true),
+        uniqueId: z.string().meta({ description: 'The stored lead this one duplicates, now updated.' }),
+        updated: z.literal(true),
+      })
+      .meta({
+        description: "OnDuplicate=Update: the stored lead's editable data fields were merged with the new values.",
+        example: { success: true, uniqueId: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11', updated: true },
+      }),
+    z
+      .object({
+        success: z.literal(false),
+        duplicateOf: z.string().optional().meta({ description: 'OnDuplicate=Reject: the stored lead this one duplicates.' }),
+        errors: z.array(fieldError),
+      })
+      .meta({
+        example: {
+          success: false,
+          duplicateOf: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11',
+          errors: [{ field: 'Phone', message: 'duplicate of lead 4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11' }],
+        },
+      }),
   ])
   .meta({ id: 'ImportLeadResult' });
 
@@ -253,13 +350,24 @@ export const bulkImportQuery = z.object({
   CsvFieldSeparator: separatorParam
     .optional()
     .meta({ description: 'Field separator of a CSV body, one character (`%09` for tab); default `;`.', example: ';' }),
+  ...duplicateParams,
 });
 
 const bulkRowResult = z
   .object({
     row: z.number().int().meta({ description: 'Number of the data row, from 1 (a CSV header row and blank lines are not counted).' }),
     success: z.boolean(),
-    uniqueId: z.string().optional().meta({ description: 'The stored lead (success only).' }),
+    uniqueId: z
+      .string()
+      .optional()
+      .meta({ description: 'The stored lead (success only); with `duplicate` or `updated` the lead this row duplicates.' }),
+    duplicate: z.literal(true).optional().meta({ description: 'OnDuplicate=Skip: the row duplicates `uniqueId`; nothing was stored.' }),
+    updated: z.literal(true).optional().meta({
+      description: "OnDuplicate=Update: the row's editable fields were merged into `uniqueId` (a stored lead or an earlier row).",
+    }),
+    duplicateOf: z.string().optional().meta({
+      description: 'OnDuplicate=Reject: the stored lead, or the lead of an earlier row of this request, that the row duplicates.',
+    }),
     status: z
       .enum(['New', 'DoNotCall', 'GlobalDoNotCall'])
       .optional()
@@ -291,6 +399,12 @@ export const bulkImportResponse = z.array(z.union([bulkRowResult, bulkStopElemen
   example: [
     { row: 1, success: true, uniqueId: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11', status: 'New' },
     { row: 2, success: false, errors: [{ field: 'Phone', message: 'must be a phone number' }] },
+    {
+      row: 3,
+      success: false,
+      duplicateOf: '4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11',
+      errors: [{ field: 'Phone', message: 'duplicate of lead 4f7d0f7e-3c1a-4c8e-9d55-0b9d2f1f2a11' }],
+    },
   ],
 });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { includeParam, limitParam, listParam } from './common';
+import { includeParam, limitParam, listParam, timeSpanOut } from './common';
 import { leadDefinitionOut } from './leadDefinitions';
 
 /** Request and response schemas of the organisation and campaign reads; they feed validation and the OpenAPI document. */
@@ -101,6 +101,12 @@ export const campaignPath = z.object({
 export const campaignWithDefinitionOut = campaignOut
   .extend({
     leadDefinition: leadDefinitionOut.optional().meta({ description: "The campaign's lead definition; with Include=leadDefinition." }),
+    duplicateCheck: z.enum(['None', 'Campaign', 'Project', 'Account']).meta({
+      description: 'The duplicate check an import into this campaign runs when its request names none (POST /leads, DuplicateCheck).',
+    }),
+    duplicateKey: z.enum(['Phone', 'ExternalKey', 'PhoneOrExternalKey']).meta({ description: 'Default DuplicateKey.' }),
+    duplicateWindow: timeSpanOut.nullable().meta({ description: 'Default DuplicateWindow; null: leads of any age count.' }),
+    onDuplicate: z.enum(['Reject', 'Skip', 'Update']).meta({ description: 'Default OnDuplicate.' }),
   })
   .meta({
     id: 'CampaignWithLeadDefinition',
@@ -111,6 +117,10 @@ export const campaignWithDefinitionOut = campaignOut
       project: 'B2B',
       leadDefinitionUniqueId: '3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',
       active: true,
+      duplicateCheck: 'Campaign',
+      duplicateKey: 'Phone',
+      duplicateWindow: 'P30D',
+      onDuplicate: 'Skip',
       leadDefinition: {
         uniqueId: '3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',
         name: 'Consumer leads',

@@ -16,6 +16,7 @@ import {
 } from '../../domain/enums';
 import { parseDateTime } from '../../domain/datetime';
 import { parseTimeSpan, TimeSpan } from '../../domain/timespan';
+import { DuplicateCheck, DuplicateKey, OnDuplicate } from '../../domain/duplicates';
 
 /**
  * The record types of `lcm load` (docs/decisions.md, Loader; the README's table): one JSON object a line with a `type`. Field
@@ -99,6 +100,13 @@ export function recordSchemas(zone: string) {
     expireAfter: timeSpan.optional(),
     privateExpireAfter: timeSpan.optional(),
     active: z.boolean().optional(),
+    // Import defaults of the duplicate check (docs/decisions.md, Duplicates on import).
+    duplicateCheck: enumName(DuplicateCheck).optional(),
+    duplicateKey: enumName(DuplicateKey).optional(),
+    duplicateWindow: timeSpan
+      .refine((ts) => !ts.negative && Boolean(ts.years || ts.months || ts.days || ts.hours || ts.minutes || ts.seconds), 'must be positive')
+      .optional(),
+    onDuplicate: enumName(OnDuplicate).optional(),
   });
   const lead = z.strictObject({
     type: z.literal('lead'),

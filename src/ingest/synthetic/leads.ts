@@ -1,3 +1,4 @@
+import { toE164 } from '../../domain/phoneNumber';
 import type pg from 'pg';
 import type { DefinitionKind } from './campaigns';
 import { copyEscape, copyRows, isoTime, sequenceNumber } from './copyWriter';
@@ -45,6 +46,7 @@ export async function copyLeads(conn: pg.PoolClient, run: RunRows, data: Prng, o
       'closure',
       'priority',
       'phone_number',
+      'phone_e164',
       'external_key',
       'data',
       'attempts',
@@ -77,7 +79,7 @@ export async function copyLeads(conn: pg.PoolClient, run: RunRows, data: Prng, o
         const firstBy = n > 0 ? String(users[callUser[offset[l]!]!]!.id) : '\\N';
         yield (
           `${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${c.id}\t${c.pools[leadPool[l]!]!.id}\t${leadStatus[l]}\t${leadClosure[l]}\t${data.chance(0.9) ? 0 : data.between(1, 5)}\t` +
-          `${copyEscape(lead.phone)}\t${copyEscape(lead.key)}\t${copyEscape(lead.json)}\t${leadAttempts[l]}\t${isoTime(leadUploadMs[l]!)}\t${isoTime(leadChangedMs[l]!)}\t${first}` +
+          `${copyEscape(lead.phone)}\t${phoneE164(lead.phone)}\t${copyEscape(lead.key)}\t${copyEscape(lead.json)}\t${leadAttempts[l]}\t${isoTime(leadUploadMs[l]!)}\t${isoTime(leadChangedMs[l]!)}\t${first}` +
           `${isoTime(leadClockMs[l]!)}\t${uploader.ownerUnitId}\t${uploader.id}\t${lastBy}\t${firstBy}\n`
         );
       }
@@ -85,6 +87,12 @@ export async function copyLeads(conn: pg.PoolClient, run: RunRows, data: Prng, o
     onRows,
   );
   return { phone: leadPhone, key: leadKey };
+}
+
+/** The duplicate check's phone key as a COPY value (numbers here carry their country code). */
+function phoneE164(phone: string): string {
+  const e164 = toE164(phone, 'DK');
+  return e164 === undefined ? '\\N' : copyEscape(e164);
 }
 
 /** One lead's data (field name → string), its phone number and its external key. */

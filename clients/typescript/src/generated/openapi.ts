@@ -782,7 +782,7 @@ export interface paths {
         };
         /**
          * One campaign
-         * @description The campaign with this code (or unique id); 404 when there is none or it is outside the account's projects. Include: leadDefinition (the campaign's lead definition, with the fields the account's entry access reaches).
+         * @description The campaign with this code (or unique id); 404 when there is none or it is outside the account's projects. Include: leadDefinition (the campaign's lead definition, with the fields the account's entry access reaches). Carries the import defaults of the duplicate check (`duplicateCheck`, `duplicateKey`, `duplicateWindow`, `onDuplicate`), set by the loader; an import's parameters override them.
          *
          *     Requires the Get right on Campaigns.
          *
@@ -844,11 +844,13 @@ export interface paths {
         put?: never;
         /**
          * Import one lead
-         * @description Validates the data against the campaign's lead definition: a failure is a 200 with `success: false` and one error per field (missing required field, unknown field, value not of the field's type). A field above the account's entry access counts as a field the definition does not have. A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account's projects a 403; a value over the server's limit (LEAD_VALUE_MAX_BYTES, 64 KiB by default) a 413 naming it. The lead is New and goes into the named pool (created when missing) or `(auto) yyyy-MM-dd` of the platform-local date. With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours.
+         * @description Validates the data against the campaign's lead definition: a failure is a 200 with `success: false` and one error per field (missing required field, unknown field, value not of the field's type). A field above the account's entry access counts as a field the definition does not have. A faulty request (not JSON, no campaign code, data not an object of strings, unknown campaign) is a 400; a campaign outside the account's projects a 403; a value over the server's limit (LEAD_VALUE_MAX_BYTES, 64 KiB by default) a 413 naming it. The lead is New and goes into the named pool (created when missing) or `(auto) yyyy-MM-dd` of the platform-local date. With an `Idempotency-Key` header a retry returns the first answer (header `Idempotent-Replayed: true`) without a second lead; the same key with a different body is a 409. Keys are kept 24 hours. The duplicate check (`DuplicateCheck`, `DuplicateKey`, `DuplicateWindow`, `DuplicateStatuses`, `OnDuplicate`) is taken from the query or the body (the body's win), over the campaign's defaults; concurrent imports of one key store one lead. A bad value is a 400.
          *
          *     Requires the Post right on Leads.
          *
          *     Counted as service `leads.import`.
+         *
+         *     Query parameter names are case-insensitive; unknown parameters are ignored.
          *
          *     Body property names are case-insensitive.
          */
@@ -1889,6 +1891,10 @@ export interface components {
          *       "project": "B2B",
          *       "leadDefinitionUniqueId": "3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40",
          *       "active": true,
+         *       "duplicateCheck": "Campaign",
+         *       "duplicateKey": "Phone",
+         *       "duplicateWindow": "P30D",
+         *       "onDuplicate": "Skip",
          *       "leadDefinition": {
          *         "uniqueId": "3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40",
          *         "name": "Consumer leads",
@@ -1920,6 +1926,23 @@ export interface components {
             active: boolean;
             /** @description The campaign's lead definition; with Include=leadDefinition. */
             leadDefinition?: components["schemas"]["LeadDefinition"];
+            /**
+             * @description The duplicate check an import into this campaign runs when its request names none (POST /leads, DuplicateCheck).
+             * @enum {string}
+             */
+            duplicateCheck: "None" | "Campaign" | "Project" | "Account";
+            /**
+             * @description Default DuplicateKey.
+             * @enum {string}
+             */
+            duplicateKey: "Phone" | "ExternalKey" | "PhoneOrExternalKey";
+            /** @description Default DuplicateWindow; null: leads of any age count. */
+            duplicateWindow: string | null;
+            /**
+             * @description Default OnDuplicate.
+             * @enum {string}
+             */
+            onDuplicate: "Reject" | "Skip" | "Update";
         };
         /**
          * @example {
@@ -2030,7 +2053,23 @@ export interface components {
             status?: "DoNotCall" | "GlobalDoNotCall";
         } | {
             /** @constant */
+            success: true;
+            /** @description The stored lead this one duplicates. */
+            uniqueId: string;
+            /** @constant */
+            duplicate: true;
+        } | {
+            /** @constant */
+            success: true;
+            /** @description The stored lead this one duplicates, now updated. */
+            uniqueId: string;
+            /** @constant */
+            updated: true;
+        } | {
+            /** @constant */
             success: false;
+            /** @description OnDuplicate=Reject: the stored lead this one duplicates. */
+            duplicateOf?: string;
             errors: {
                 field: string;
                 message: string;
@@ -2122,8 +2161,20 @@ export interface components {
             /** @description Number of the data row, from 1 (a CSV header row and blank lines are not counted). */
             row: number;
             success: boolean;
-            /** @description The stored lead (success only). */
+            /** @description The stored lead (success only); with `duplicate` or `updated` the lead this row duplicates. */
             uniqueId?: string;
+            /**
+             * @description OnDuplicate=Skip: the row duplicates `uniqueId`; nothing was stored.
+             * @constant
+             */
+            duplicate?: true;
+            /**
+             * @description OnDuplicate=Update: the row's editable fields were merged into `uniqueId` (a stored lead or an earlier row).
+             * @constant
+             */
+            updated?: true;
+            /** @description OnDuplicate=Reject: the stored lead, or the lead of an earlier row of this request, that the row duplicates. */
+            duplicateOf?: string;
             /**
              * @description Status the lead was created in (success only).
              * @enum {string}
@@ -6475,7 +6526,18 @@ export interface operations {
     };
     importLead: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Where a stored lead makes this one a duplicate: `None` (no check; the default unless the campaign sets one), `Campaign`, `Project` (the campaign's project), `Account` (every campaign the account's project rights reach). The name is case-insensitive. */
+                DuplicateCheck?: string;
+                /** @description What makes two leads the same person: `Phone` (default; the number in E.164 as the do-not-call list normalises it), `ExternalKey`, `PhoneOrExternalKey`. The name is case-insensitive. */
+                DuplicateKey?: string;
+                /** @description Only leads uploaded within this span before now count; default any age. The name is case-insensitive. */
+                DuplicateWindow?: string;
+                /** @description `Open` (default): only open leads count (New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial, Unresolved); `All`: closed ones too. The name is case-insensitive. */
+                DuplicateStatuses?: string;
+                /** @description What a duplicate does: `Reject` (default; `success: false` with `duplicateOf`), `Skip` (nothing stored; `duplicate: true` with the stored lead's uniqueId), `Update` (the stored lead's editable data fields are merged with the new values, `updated: true`, a `lead.updated` hook event). The name is case-insensitive. */
+                OnDuplicate?: string;
+            };
             header?: {
                 /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
@@ -6505,6 +6567,31 @@ export interface operations {
                     };
                     /** @description Name of the lead pool (created when missing); `Pool` is accepted too. Absent or blank: `(auto) yyyy-MM-dd` of the platform-local date. */
                     LeadPool?: string | null;
+                    /**
+                     * @description Where a stored lead makes this one a duplicate: `None` (no check; the default unless the campaign sets one), `Campaign`, `Project` (the campaign's project), `Account` (every campaign the account's project rights reach).
+                     * @example Campaign
+                     */
+                    DuplicateCheck?: string;
+                    /**
+                     * @description What makes two leads the same person: `Phone` (default; the number in E.164 as the do-not-call list normalises it), `ExternalKey`, `PhoneOrExternalKey`.
+                     * @example Phone
+                     */
+                    DuplicateKey?: string;
+                    /**
+                     * @description Only leads uploaded within this span before now count; default any age.
+                     * @example P30D
+                     */
+                    DuplicateWindow?: string;
+                    /**
+                     * @description `Open` (default): only open leads count (New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial, Unresolved); `All`: closed ones too.
+                     * @example All
+                     */
+                    DuplicateStatuses?: string;
+                    /**
+                     * @description What a duplicate does: `Reject` (default; `success: false` with `duplicateOf`), `Skip` (nothing stored; `duplicate: true` with the stored lead's uniqueId), `Update` (the stored lead's editable data fields are merged with the new values, `updated: true`, a `lead.updated` hook event).
+                     * @example Skip
+                     */
+                    OnDuplicate?: string;
                 };
             };
         };
@@ -7295,6 +7382,16 @@ export interface operations {
                 Encoding?: string;
                 /** @description Field separator of a CSV body, one character (`%09` for tab); default `;`. The name is case-insensitive. */
                 CsvFieldSeparator?: string;
+                /** @description Where a stored lead makes this one a duplicate: `None` (no check; the default unless the campaign sets one), `Campaign`, `Project` (the campaign's project), `Account` (every campaign the account's project rights reach). The name is case-insensitive. */
+                DuplicateCheck?: string;
+                /** @description What makes two leads the same person: `Phone` (default; the number in E.164 as the do-not-call list normalises it), `ExternalKey`, `PhoneOrExternalKey`. The name is case-insensitive. */
+                DuplicateKey?: string;
+                /** @description Only leads uploaded within this span before now count; default any age. The name is case-insensitive. */
+                DuplicateWindow?: string;
+                /** @description `Open` (default): only open leads count (New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial, Unresolved); `All`: closed ones too. The name is case-insensitive. */
+                DuplicateStatuses?: string;
+                /** @description What a duplicate does: `Reject` (default; `success: false` with `duplicateOf`), `Skip` (nothing stored; `duplicate: true` with the stored lead's uniqueId), `Update` (the stored lead's editable data fields are merged with the new values, `updated: true`, a `lead.updated` hook event). The name is case-insensitive. */
+                OnDuplicate?: string;
             };
             header?: {
                 /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */

@@ -3,6 +3,8 @@ import { CampaignType, EntryAccess, LeadClosure, LeadStatus } from '../../../dom
 import { timeSpanToPgInterval, type TimeSpan } from '../../../domain/timespan';
 import { localDate } from '../../../domain/datetime';
 import { mapLeadData } from '../../../domain/leadData';
+import { toE164 } from '../../../domain/phoneNumber';
+import { defaultPhoneRegion } from '../../../config/platform';
 import { autoPoolName, ensurePool } from '../../../data/leadPools';
 import { recordLeadEvent } from '../../../data/hookEvents';
 import { findLeadDefinitionId, findLeadStatus, upsertCampaign, upsertLead, upsertLeadDefinition } from '../../../data/loader/campaigns';
@@ -52,6 +54,10 @@ export const applyCampaign: Applier<'campaign'> = async (r, ctx) => {
       expire_after: interval(r.expireAfter),
       private_expire_after: interval(r.privateExpireAfter),
       active: r.active ?? true,
+      duplicate_check: r.duplicateCheck ?? null,
+      duplicate_key: r.duplicateKey ?? null,
+      duplicate_window: interval(r.duplicateWindow),
+      on_duplicate: r.onDuplicate ?? null,
     },
     r.uniqueId,
   );
@@ -76,6 +82,7 @@ export const applyLead: Applier<'lead'> = async (r, ctx) => {
     closure: LeadClosure.toNumber(r.closure ?? 'NotSet'),
     priority: r.priority ?? 0,
     phone_number: mapped.phoneNumber,
+    phone_e164: mapped.phoneNumber === null ? null : (toE164(mapped.phoneNumber, defaultPhoneRegion()) ?? null),
     external_key: mapped.externalKey,
     data: JSON.stringify(mapped.data),
     upload_time: uploadTime,

@@ -1,0 +1,98 @@
+import type { DuplicateRule } from '../domain/duplicates';
+import type { DuplicateUpdate, RowKeys, StoredDuplicate } from '../data/duplicateLookup';
+import type { ImportCampaign } from '../data/leadRepository';
+
+/**
+ * What the duplicate check decides for each valid row of a bulk import's batch (docs/decisions.md,
+ * Duplicates on import): a row duplicates a stored lead (found by the lookup) or an earlier row
+ * of the same batch that is being stored (rows of earlier batches are stored by then, so the
+ * lookup finds them). Update merges into the stored lead, or into the earlier row before it
+ * is inserted.
+ */
+
+export interface DuplicateCandidate {
+  uniqueId: string;
+  data: Record<string, string>;
+  phoneNumber: string | null;
+  phoneE164: string | null;
+  externalKey: string | null;
+}
+
+export type RowDecision =
+  | { kind: 'insert' }
+  /** Reject or Skip: nothing stored for the row. */
+  | { kind: 'duplicate'; uniqueId: string; matched: 'phone' | 'externalKey' }
+  | { kind: 'updated'; uniqueId: string };
+
+/** The keys the rule compares for a row. */
+export function rowKeys(rule: DuplicateRule, row: Pick<DuplicateCandidate, 'phoneE164' | 'externalKey'>): RowKeys {
+  return {
+    phoneE164: rule.key === 'ExternalKey' ? null : row.phoneE164,
+    externalKey: rule.key === 'Phone' ? null : row.externalKey,
+  };
+}
+
+/** The new values an Update writes: editable fields, and the phone and external key when their fields are editable. */
+function updateOf(campaign: ImportCampaign, row: DuplicateCandidate): Omit<DuplicateUpdate, 'leadId'> {
+  const editable = new Set(campaign.editableFields);
+  const phoneField = campaign.fields.find((f) => f.type === 'phone');
+  const keyField = campaign.fields.find((f) => f.externalKey);
+  const phoneEditable = phoneField !== undefined && editable.has(phoneField.name);
+  return {
+    patch: Object.fromEntries(Object.entries(row.data).filter(([name]) => editable.has(name))),
+    phoneNumber: phoneEditable ? row.phoneNumber : null,
+    phoneE164: phoneEditable ? row.phoneE164 : null,
+    externalKey: keyField !== undefined && editable.has(keyField.name) ? row.externalKey : null,
+  };
+}
+
+/**
+ * Decides each row in order. Rows decided `insert` may have had later rows' updates merged into
+ * them (their data, phone and external key changed in place). `updates`: one per stored lead,
+ * later rows' values over earlier ones'.
+ */
+export function decideBatch(
+  rule: DuplicateRule,
+  campaign: ImportCampaign,
+  rows: DuplicateCandidate[],
+  stored: (StoredDuplicate | undefined)[],
+): { decisions: RowDecision[]; updates: DuplicateUpdate[] } {
+  const firstByKey = new Map<string, DuplicateCandidate>();
+  const updates = new Map<number, DuplicateUpdate>();
+  const decisions = rows.map((row, i): RowDecision => {
+    const keys = rowKeys(rule, row);
+    const found = stored[i];
+    if (found !== undefined) {
+      if (rule.onDuplicate !== 'Update') return { kind: 'duplicate', uniqueId: found.uniqueId, matched: found.matched };
+      const next = updateOf(campaign, row);
+      const prev = updates.get(found.id);
+      updates.set(found.id, {
+        leadId: found.id,
+        patch: { ...prev?.patch, ...next.patch },
+        phoneNumber: next.phoneNumber ?? prev?.phoneNumber ?? null,
+        phoneE164: next.phoneNumber !== null ? next.phoneE164 : (prev?.phoneE164 ?? null),
+        externalKey: next.externalKey ?? prev?.externalKey ?? null,
+      });
+      return { kind: 'updated', uniqueId: found.uniqueId };
+    }
+    const byPhone = keys.phoneE164 !== null ? firstByKey.get(`p ${keys.phoneE164}`) : undefined;
+    const byKey = keys.externalKey !== null ? firstByKey.get(`x ${keys.externalKey}`) : undefined;
+    const earlier = byPhone ?? byKey;
+    if (earlier !== undefined) {
+      if (rule.onDuplicate !== 'Update')
+        return { kind: 'duplicate', uniqueId: earlier.uniqueId, matched: byPhone ? 'phone' : 'externalKey' };
+      const next = updateOf(campaign, row);
+      earlier.data = { ...earlier.data, ...next.patch };
+      if (next.phoneNumber !== null) {
+        earlier.phoneNumber = next.phoneNumber;
+        earlier.phoneE164 = next.phoneE164;
+      }
+      if (next.externalKey !== null) earlier.externalKey = next.externalKey;
+      return { kind: 'updated', uniqueId: earlier.uniqueId };
+    }
+    if (keys.phoneE164 !== null) firstByKey.set(`p ${keys.phoneE164}`, row);
+    if (keys.externalKey !== null) firstByKey.set(`x ${keys.externalKey}`, row);
+    return { kind: 'insert' };
+  });
+  return { decisions, updates: [...updates.values()] };
+}
