@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EntryAccessName } from '../domain/enums';
 import { canSeeField, LeadDataError, leadDataMapper, MappedLeadData } from '../domain/leadData';
