@@ -53,7 +53,8 @@ export function securityHeaderList(https: boolean): [string, string][] {
   });
   if (!ran) throw new Error('helmet did not finish synchronously');
   // A name set twice keeps its last value, as on a real response.
-  return set.filter(([name], i) => set.findLastIndex(([n]) => n.toLowerCase() === name.toLowerCase()) === i);
+  const last = new Map(set.map(([name], i) => [name.toLowerCase(), i]));
+  return set.filter(([name], i) => last.get(name.toLowerCase()) === i);
 }
 
 /** Sets the precomputed security headers on every response. */

@@ -14,7 +14,7 @@ const positionParam = z
   .string()
   .regex(/^\d{1,15}$/, { message: 'must be an event id: a non-negative integer' })
   .transform(Number)
-  .meta({ description: 'The id of the last event the client has (0: from the oldest kept event).', example: '18204' });
+  .meta({ description: 'The id of the last event the client has (0: from the oldest kept event).', example: '120' });
 
 export const eventsQuery = z.object({
   Events: z
