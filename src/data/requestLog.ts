@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { openCursor, CursorOptions } from './cursorStream';
 import { isAcquireTimeout } from './db';
 import { isConnectionFailure } from './readSource';
+import type { RequestLogRow } from '../domain/requestLog';
 
 /**
  * The account's request log (docs/decisions.md, "The account's request log"): entries are
@@ -11,20 +12,9 @@ import { isConnectionFailure } from './readSource';
  * request path; readers stream one account's entries of a time window.
  */
 
-export interface RequestLogEntry {
+/** An entry as it is collected: the row read back, with its account and an address that may be unknown. */
+export interface RequestLogEntry extends Omit<RequestLogRow, 'clientAddress'> {
   accountId: number;
-  /** When the request arrived, ms since the epoch. */
-  time: number;
-  requestId: string;
-  method: string;
-  /** Path and query as the client sent them. */
-  path: string;
-  service: string;
-  status: number;
-  /** Counter units the request spent. */
-  weight: number;
-  durationMs: number;
-  bytesSent: number;
   clientAddress: string | undefined;
 }
 
