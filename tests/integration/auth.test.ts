@@ -459,7 +459,7 @@ describe('Credential checks without a stampede', () => {
     return { status: res.status, ms: performance.now() - start };
   }
 
-  it('when 32 requests of one credential arrive just after its cache entry expired, then one password check serves them all', async () => {
+  it('when 32 requests of one credential arrive just after its cache entry expired, then one password check serves them all and none waits much longer than one uncached login', async () => {
     // The time of one uncached login on this machine now (each the first of a new account).
     const normal: number[] = [];
     for (let i = 0; i < 5; i++) normal.push((await timedGet(await newAuth())).ms);
@@ -471,9 +471,12 @@ describe('Credential checks without a stampede', () => {
     const results = await Promise.all(Array.from({ length: 32 }, () => timedGet(auth)));
     expect(results.map((r) => r.status)).toEqual(Array.from({ length: 32 }, () => 200));
     expect((await passwordChecks(t.app)) - before).toBe(1);
-    // Checked one after the other, the last would wait 32 checks (printed, not asserted: times belong to bench:auth).
+    // The time of one uncached login again: the machine's load may have changed meanwhile.
+    for (let i = 0; i < 5; i++) normal.push((await timedGet(await newAuth())).ms);
+    // Checked one after the other, the last would wait 32 checks; one check for all, about one.
     const slowest = Math.max(...results.map((r) => r.ms));
     process.stdout.write(`single flight: uncached login ${median(normal).toFixed(1)} ms, slowest of 32 ${slowest.toFixed(1)} ms\n`);
+    expect(slowest).toBeLessThan(8 * median(normal) + 200);
   });
 
   it('when a cached credential is used in the last fifth of its time to live, then it is served at once and checked again in the background, and the renewed entry outlives the first', async () => {
