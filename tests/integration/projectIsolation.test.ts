@@ -174,6 +174,18 @@ const rows: Row[] = [
     expect: 'list-excludes',
   },
   {
+    name: 'rawleads as CSV naming the Retail campaign',
+    method: 'get',
+    path: (w) => `/api/rawleads/csv?Campaigns=${w.campaigns.retail},${w.campaigns.b2b}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'live events of the Retail campaign (the JSON catch-up)',
+    method: 'get',
+    path: (w) => `/api/events?After=0&Campaigns=${w.campaigns.retail},${w.campaigns.b2b}`,
+    expect: 'list-excludes',
+  },
+  {
     name: 'saved search',
     method: 'get',
     path: (_w, d) => `/api/leads?searchName=${encodeURIComponent(d.savedSearch)}&modifiedFrom=2031-02-03`,
@@ -319,11 +331,11 @@ const rows: Row[] = [
   },
 ];
 
-/** Services that are not data endpoints: operations, documentation and the account's own. */
+/** Services that are not data endpoints: operations, documentation (the index of GET /api) and the account's own. */
 // Hooks other than their creation are the account's own (another account's hook is a 404, and
 // their events pass the project rights when written and again when sent: tests/integration/hookEvents.test.ts).
 const NOT_DATA =
-  /^(healthz|readyz|metrics|openapi|docs|problems\.(list|get)|myaccount(\..*)?|hooks\.(list|get|meta|update|delete|example|test|deliveries|redeliver))$/;
+  /^(index|healthz|readyz|metrics|openapi|docs|problems\.(list|get)|myaccount(\..*)?|hooks\.(list|get|meta|update|delete|example|test|deliveries|redeliver))$/;
 
 /** The endpoint Express dispatches a request to: the first in mount order whose route matches. */
 function routeOf(endpoints: readonly Endpoint[], method: string, path: string): Endpoint | undefined {
