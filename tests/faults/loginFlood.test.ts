@@ -39,6 +39,7 @@ async function timed(fn: () => Promise<number>): Promise<{ ms: number; status: n
 
 /** Guesses answered while a valid login could wait behind them; first come, first served gives about FLOOD_CLIENTS. */
 const MAX_GUESSES_AHEAD = 8;
+const CLEAN_ADDRESS = '127.0.20.1';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -66,7 +67,8 @@ describe('a flood of bad credentials', () => {
     const ahead: number[] = [];
     const login = async (duringFlood = false) => {
       const start = performance.now();
-      const r = await timed(() => get(url, auths.shift()!));
+      // From an address no other test uses: its record is clean whatever ran before.
+      const r = await timed(() => get(url, auths.shift()!, CLEAN_ADDRESS));
       expect(r.status).toBe(200);
       if (duringFlood) {
         const end = performance.now();

@@ -169,8 +169,13 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
     try {
       account = await checkPassword(username, password, priority, loaded);
     } catch (err) {
+      if (!(err instanceof BoundedWorkFull)) {
+        // The check could not run (the database failed): nothing says these credentials are wrong,
+        // so the reserved failure is taken back, or an outage would leave every address suspect.
+        if (reserved) await failures.succeeded(address, username, { reserved: true }).catch(() => undefined);
+        throw err;
+      }
       // A refused check stays counted as a failure: a flood that fills the queue is not let off.
-      if (!(err instanceof BoundedWorkFull)) throw err;
       metrics?.countRefused('hashing');
       throw new HttpProblem('service_unavailable', 'too many logins are waiting for a password check; retry shortly', undefined, {
         'Retry-After': '1',
