@@ -38,20 +38,23 @@ describe('the range of DateTime inputs', () => {
     const root = encodeURIComponent(w.units.root);
     const events = `/api/calendars/${encodeURIComponent(calendar())}/events`;
     const search = encodeURIComponent(searchName());
+    const campaign = encodeURIComponent(w.campaigns.b2b);
+    const project = encodeURIComponent(w.projects.b2b);
     return [
       ['StartTime', `/api/calls?OrgCode=${root}&StartTime={}&TimeSpan=PT1H`, EDGES],
       ['StartTime', `/api/calls/csv?OrgCode=${root}&StartTime={}&TimeSpan=PT1H`, EDGES],
       ['StartTime', `/api/users/${encodeURIComponent(w.users.agent)}/calls?StartTime={}&TimeSpan=PT1H`, EDGES],
       ['StartTime', `/api/organizationalunits/${root}/calls?StartTime={}&TimeSpan=PT1H`, EDGES],
       ['FromTime', `/api/calls/agentreadyperiods?OrgCode=${root}&FromTime={}&TimeSpan=PT1H`, EDGES],
-      ['ModifiedFrom', `/api/simpleleads?ModifiedFrom={}`, EDGES],
-      ['ModifiedTo', `/api/simpleleads?ModifiedTo={}`, EDGES],
-      ['ModifiedTo', `/api/rawleads?ModifiedTo={}`, EDGES],
+      // The world's campaign and one lead: the whole range would otherwise export every file's leads.
+      ['ModifiedFrom', `/api/simpleleads?Campaigns=${campaign}&Limit=1&ModifiedFrom={}`, EDGES],
+      ['ModifiedTo', `/api/simpleleads?Campaigns=${campaign}&Limit=1&ModifiedTo={}`, EDGES],
+      ['ModifiedTo', `/api/rawleads?Campaigns=${campaign}&Limit=1&ModifiedTo={}`, EDGES],
       ['modifiedFrom', `/api/leads?searchName=${search}&modifiedFrom={}`, EDGES],
       ['modifiedFrom', `/api/leads/csv?searchName=${search}&modifiedFrom={}`, EDGES],
       ['FromDate', `${events}?FromDate={}&ToDate=9999-12-31T23:59:59.999`, FIRST],
       ['ToDate', `${events}?FromDate=1900-01-01&ToDate={}`, LAST],
-      ['ModifiedFrom', `/api/donotcallnumbers?ModifiedFrom={}`, EDGES],
+      ['ModifiedFrom', `/api/donotcallnumbers?Project=${project}&ModifiedFrom={}`, EDGES],
     ] as const;
   };
 
