@@ -95,7 +95,9 @@ describe('metrics', () => {
       const text = await scrape(t);
       expect(sample(text, 'lcm_db_pool_connections', { state: 'used' })).toBe(max);
       expect(sample(text, 'lcm_db_pool_connections', { state: 'free' })).toBe(0);
-      expect(sample(text, 'lcm_db_pool_waiting')).toBe(1);
+      // Ours, and possibly the app's own background work (the request log's flush, the scrape's
+      // hook-queue query) that asked for a connection meanwhile.
+      expect(sample(text, 'lcm_db_pool_waiting')).toBeGreaterThanOrEqual(1);
     } finally {
       for (const c of held) await client.releaseConnection(c);
       await client.releaseConnection(await waiting);
