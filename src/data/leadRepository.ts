@@ -5,6 +5,7 @@ import type pg from 'pg';
 import { EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
 import type { LeadFilter } from '../domain/leadFilters';
+import type { DuplicateSearch } from '../domain/duplicates';
 import { openCursor, streamingLimit } from './cursorStream';
 import { knexClient, readAll } from './db';
 import type { ProjectScope } from './projectScope';
@@ -193,14 +194,9 @@ export interface NewLead {
 }
 
 /** A duplicate check as the import function runs it (src/domain/duplicates.ts decides it). */
-export interface DuplicateLookup {
-  scope: 'campaign' | 'project' | 'account';
+export interface DuplicateLookup extends DuplicateSearch {
   byPhone: boolean;
   byExternalKey: boolean;
-  /** Earliest upload time that counts; undefined: any age. */
-  since?: Date;
-  /** Status numbers that count; undefined: every status. */
-  statuses?: number[];
   /** Update the duplicate with the editable fields of the new data (else nothing is written). */
   update?: { patch: Record<string, string>; phoneNumber: string | null; externalKey: string | null };
 }

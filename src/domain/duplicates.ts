@@ -52,15 +52,23 @@ export function duplicateRule(campaign: DuplicateSettings, request: DuplicateSet
   };
 }
 
-/** The earliest upload time that counts, or undefined for any age. */
-export function windowStart(rule: DuplicateRule, now: Date, zone: string): Date | undefined {
-  if (rule.window === undefined) return undefined;
-  return addTimeSpan(now, { ...rule.window, negative: !rule.window.negative }, zone);
+/** Where the stored duplicates are looked for: the scope, the earliest upload time that counts (none: any age), the statuses that count (none: every one). */
+export interface DuplicateSearch {
+  scope: 'campaign' | 'project' | 'account';
+  since?: Date;
+  statuses?: number[];
 }
 
-/** Storage numbers of the statuses that count, or undefined when every status does. */
-export function countedStatusNumbers(rule: DuplicateRule): number[] | undefined {
-  return rule.statuses === 'All' ? undefined : OPEN_LEAD_STATUSES.map((s) => LeadStatus.toNumber(s));
+const SEARCH_SCOPES = { Campaign: 'campaign', Project: 'project', Account: 'account' } as const;
+
+/** The search a rule makes at `now`, for the single and the bulk import alike. */
+export function duplicateSearch(rule: DuplicateRule, now: Date, zone: string): DuplicateSearch {
+  const window = rule.window;
+  return {
+    scope: SEARCH_SCOPES[rule.check],
+    ...(window !== undefined ? { since: addTimeSpan(now, { ...window, negative: !window.negative }, zone) } : {}),
+    ...(rule.statuses === 'All' ? {} : { statuses: OPEN_LEAD_STATUSES.map((s) => LeadStatus.toNumber(s)) }),
+  };
 }
 
 /** What a duplicate answers: the row's or the request's message. */

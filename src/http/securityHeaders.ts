@@ -10,8 +10,8 @@ import helmet from 'helmet';
  * None changes how a client reads JSON or CSV. HSTS only where the server speaks HTTPS itself
  * or requires it (docs/decisions.md, Wire conventions).
  */
-function helmetFor(https: boolean): express.RequestHandler {
-  return helmet({
+export function helmetOptions(https: boolean): Parameters<typeof helmet>[0] {
+  return {
     contentSecurityPolicy: {
       useDefaults: false,
       directives: {
@@ -28,7 +28,11 @@ function helmetFor(https: boolean): express.RequestHandler {
       },
     },
     strictTransportSecurity: https ? { maxAge: 15552000 } : false,
-  });
+  };
+}
+
+function helmetFor(https: boolean): express.RequestHandler {
+  return helmet(helmetOptions(https));
 }
 
 /**

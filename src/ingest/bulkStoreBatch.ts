@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { LeadStatus, type LeadStatusName } from '../domain/enums';
-import { countedStatusNumbers, duplicateField, duplicateMessage, type DuplicateRule, windowStart } from '../domain/duplicates';
+import { duplicateField, duplicateMessage, type DuplicateRule, duplicateSearch } from '../domain/duplicates';
 import { toE164 } from '../domain/phoneNumber';
 import { defaultPhoneRegion } from '../config/platform';
 import { findStoredDuplicates, lockDuplicateKeys, updateStoredDuplicates, type StoredDuplicate } from '../data/duplicateLookup';
@@ -74,8 +74,6 @@ export interface BatchTarget {
 
 const NEW: LeadStatusName = 'New';
 
-const SCOPES = { Campaign: 'campaign', Project: 'project', Account: 'account' } as const;
-
 /** A valid row's result: stored (with its status), or what the duplicate check made of it. */
 function rowResult(
   row: number,
@@ -112,11 +110,9 @@ async function checkDuplicates(
   // The same locks and lookup as the single import, before the do-not-call lock as there.
   const keys = candidates.map((row) => rowKeys(rule, row));
   await lockDuplicateKeys(trx, keys);
-  const since = windowStart(rule, now, target.zone);
-  const statuses = countedStatusNumbers(rule);
   const stored: (StoredDuplicate | undefined)[] = await findStoredDuplicates(
     trx,
-    { scope: SCOPES[rule.check], ...(since !== undefined ? { since } : {}), ...(statuses !== undefined ? { statuses } : {}) },
+    duplicateSearch(rule, now, target.zone),
     target.campaign,
     target.scope.likePatterns,
     keys,

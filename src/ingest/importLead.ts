@@ -3,15 +3,7 @@ import type { EntryAccessName } from '../domain/enums';
 import { LeadDataError, leadDataMapper } from '../domain/leadData';
 import { ImportRefused, poolNameAt } from './leadImportRules';
 import { DuplicateLookup, findImportCampaign, ImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
-import {
-  countedStatusNumbers,
-  duplicateField,
-  duplicateMessage,
-  duplicateRule,
-  DuplicateRule,
-  DuplicateSettings,
-  windowStart,
-} from '../domain/duplicates';
+import { duplicateField, duplicateMessage, duplicateRule, DuplicateRule, DuplicateSettings, duplicateSearch } from '../domain/duplicates';
 import type { MappedLeadData } from '../domain/leadData';
 import { requestHash, runIdempotent } from '../data/idempotency';
 import type { ProjectScope } from '../data/projectScope';
@@ -163,15 +155,11 @@ function duplicateLookup(
   const byPhone = rule.key !== 'ExternalKey' && mapped.phoneNumber !== null;
   const byExternalKey = rule.key !== 'Phone' && mapped.externalKey !== null;
   if (!byPhone && !byExternalKey) return {};
-  const since = windowStart(rule, now, zone);
-  const statuses = countedStatusNumbers(rule);
   return {
     duplicateCheck: {
-      scope: rule.check === 'Campaign' ? 'campaign' : rule.check === 'Project' ? 'project' : 'account',
+      ...duplicateSearch(rule, now, zone),
       byPhone,
       byExternalKey,
-      ...(since !== undefined ? { since } : {}),
-      ...(statuses !== undefined ? { statuses } : {}),
       ...(rule.onDuplicate === 'Update' ? { update: updatePatch(campaign, mapped) } : {}),
     },
   };

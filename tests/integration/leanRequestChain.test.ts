@@ -2,7 +2,7 @@ import express from 'express';
 import helmet from 'helmet';
 import request from 'supertest';
 import { useTestApp } from '../harness/useTestWorld';
-import { securityHeaderList } from '../../src/http/securityHeaders';
+import { helmetOptions, securityHeaderList } from '../../src/http/securityHeaders';
 
 /**
  * The request chain without per-request work it does not need: health probes answered first,
@@ -57,26 +57,7 @@ describe('the lean request chain', () => {
       const bare = express();
       const options = securityHeaderList(https);
       expect(options.length).toBeGreaterThan(5);
-      bare.use(
-        helmet({
-          contentSecurityPolicy: {
-            useDefaults: false,
-            directives: {
-              defaultSrc: ["'self'"],
-              scriptSrc: ["'self'"],
-              styleSrc: ["'self'", "'unsafe-inline'"],
-              imgSrc: ["'self'", 'data:'],
-              fontSrc: ["'self'", 'data:'],
-              connectSrc: ["'self'"],
-              objectSrc: ["'none'"],
-              baseUri: ["'none'"],
-              formAction: ["'self'"],
-              frameAncestors: ["'none'"],
-            },
-          },
-          strictTransportSecurity: https ? { maxAge: 15552000 } : false,
-        }),
-      );
+      bare.use(helmet(helmetOptions(https)));
       bare.get('/', (_req, res) => void res.end());
       const fromHelmet = (await request(bare).get('/')).headers as Record<string, string>;
       const fromApp = (await request(t.app).get('/api/openapi.json')).headers as Record<string, string>;
