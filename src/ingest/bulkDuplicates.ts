@@ -1,6 +1,7 @@
 import type { DuplicateRule } from '../domain/duplicates';
 import type { DuplicateUpdate, RowKeys, StoredDuplicate } from '../data/duplicateLookup';
 import type { ImportCampaign } from '../data/leadRepository';
+import { duplicateUpdate } from './leadImportRules';
 
 /**
  * What the duplicate check decides for each valid row of a bulk import's batch (docs/decisions.md,
@@ -34,16 +35,8 @@ export function rowKeys(rule: DuplicateRule, row: Pick<DuplicateCandidate, 'phon
 
 /** The new values an Update writes: editable fields, and the phone and external key when their fields are editable. */
 function updateOf(campaign: ImportCampaign, row: DuplicateCandidate): Omit<DuplicateUpdate, 'leadId'> {
-  const editable = new Set(campaign.editableFields);
-  const phoneField = campaign.fields.find((f) => f.type === 'phone');
-  const keyField = campaign.fields.find((f) => f.externalKey);
-  const phoneEditable = phoneField !== undefined && editable.has(phoneField.name);
-  return {
-    patch: Object.fromEntries(Object.entries(row.data).filter(([name]) => editable.has(name))),
-    phoneNumber: phoneEditable ? row.phoneNumber : null,
-    phoneE164: phoneEditable ? row.phoneE164 : null,
-    externalKey: keyField !== undefined && editable.has(keyField.name) ? row.externalKey : null,
-  };
+  const update = duplicateUpdate(campaign, row);
+  return { ...update, phoneE164: update.phoneNumber !== null ? row.phoneE164 : null };
 }
 
 /**

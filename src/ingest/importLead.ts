@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { EntryAccessName } from '../domain/enums';
 import { LeadDataError, leadDataMapper } from '../domain/leadData';
-import { ImportRefused, poolNameAt } from './leadImportRules';
+import { duplicateUpdate, ImportRefused, poolNameAt } from './leadImportRules';
 import { DuplicateLookup, findImportCampaign, ImportCampaign, insertLead, isCampaignVisible } from '../data/leadRepository';
 import { duplicateField, duplicateMessage, duplicateRule, DuplicateRule, DuplicateSettings, duplicateSearch } from '../domain/duplicates';
 import type { MappedLeadData } from '../domain/leadData';
@@ -160,20 +160,7 @@ function duplicateLookup(
       ...duplicateSearch(rule, now, zone),
       byPhone,
       byExternalKey,
-      ...(rule.onDuplicate === 'Update' ? { update: updatePatch(campaign, mapped) } : {}),
+      ...(rule.onDuplicate === 'Update' ? { update: duplicateUpdate(campaign, mapped) } : {}),
     },
-  };
-}
-
-/** The editable fields of the new data, and the phone and external key when their fields are editable. */
-function updatePatch(campaign: ImportCampaign, mapped: MappedLeadData): NonNullable<DuplicateLookup['update']> {
-  const editable = new Set(campaign.editableFields);
-  const patch = Object.fromEntries(Object.entries(mapped.data).filter(([name]) => editable.has(name)));
-  const phoneField = campaign.fields.find((f) => f.type === 'phone');
-  const keyField = campaign.fields.find((f) => f.externalKey);
-  return {
-    patch,
-    phoneNumber: phoneField !== undefined && editable.has(phoneField.name) ? mapped.phoneNumber : null,
-    externalKey: keyField !== undefined && editable.has(keyField.name) ? mapped.externalKey : null,
   };
 }

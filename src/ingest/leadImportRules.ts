@@ -37,6 +37,32 @@ export function poolNameAt(requested: string | undefined, now: Date, zone: strin
  * The campaign with its lead definition, looked up afresh (the project check decided in SQL);
  * throws ImportRefused for an unknown campaign or one outside the account's projects.
  */
+/** The values of a new lead that a duplicate check may copy onto the stored one. */
+interface DuplicateValues {
+  data: Record<string, string>;
+  phoneNumber: string | null;
+  externalKey: string | null;
+}
+
+/**
+ * What an import with `OnDuplicate=Update` changes on the stored duplicate: its editable fields
+ * of the new data, and the phone and external key only when their fields are editable (null:
+ * left as stored). Both imports build their update here.
+ */
+export function duplicateUpdate(
+  campaign: Pick<ImportCampaign, 'editableFields' | 'fields'>,
+  values: DuplicateValues,
+): { patch: Record<string, string>; phoneNumber: string | null; externalKey: string | null } {
+  const editable = new Set(campaign.editableFields);
+  const phoneField = campaign.fields.find((f) => f.type === 'phone');
+  const keyField = campaign.fields.find((f) => f.externalKey);
+  return {
+    patch: Object.fromEntries(Object.entries(values.data).filter(([name]) => editable.has(name))),
+    phoneNumber: phoneField !== undefined && editable.has(phoneField.name) ? values.phoneNumber : null,
+    externalKey: keyField !== undefined && editable.has(keyField.name) ? values.externalKey : null,
+  };
+}
+
 export async function campaignForImport(db: Knex, code: string, scope: ProjectScope): Promise<ImportCampaign> {
   const found = await findImportCampaign(db, code, scope, { fresh: true });
   if (!found) throw new ImportRefused('unknown_campaign', code);
