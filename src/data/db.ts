@@ -107,6 +107,26 @@ export function knexClient(db: Knex): KnexClient {
   return db.client as KnexClient;
 }
 
+/**
+ * Runs a statement as a named prepared statement on a pooled connection (or the transaction's):
+ * Postgres parses and plans it once per connection instead of once per call (the single-statement
+ * writes: an import, a lead change).
+ */
+export async function queryPrepared<R extends pg.QueryResultRow>(
+  db: Knex | Knex.Transaction,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<{ rows: R[] }> {
+  const client = knexClient(db);
+  const conn = await client.acquireConnection();
+  try {
+    return await conn.query<R>({ name, text, values });
+  } finally {
+    await client.releaseConnection(conn);
+  }
+}
+
 /** What knex's pool (tarn) tells about its connections. */
 export interface PoolState {
   max: number;
