@@ -117,6 +117,9 @@ function checkPatchData(
   };
 }
 
+/** Each move of a lead to another campaign is a commit of someone else's (the loader's): a few tries suffice. */
+const MOVED_TRIES = 5;
+
 /** Applies a merge patch to a lead of the account's projects. */
 export async function patchLead(
   deps: LeadChangeDeps,
@@ -125,10 +128,11 @@ export async function patchLead(
   patch: LeadPatch,
   ifMatch?: string,
 ): Promise<LeadChangeOutcome> {
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     const outcome = await patchOnce(deps, changer, uniqueId, patch, ifMatch);
     // The lead moved to another campaign between the check and the change: check it against its new definition.
     if (outcome.kind !== 'moved') return outcome;
+    if (attempt === MOVED_TRIES) throw new Error(`lead ${uniqueId} moved to another campaign ${attempt} times during a patch`);
   }
 }
 
