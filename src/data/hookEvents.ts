@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import { LeadStatus, LeadStatusName } from '../domain/enums';
 import { isLeadEvent } from '../domain/hooks';
 import type { CalendarEvent } from '../domain/calendarEventSerializer';
@@ -7,6 +8,7 @@ import { NEW_MESSAGE_ID_SQL } from './hookRepository';
 import { projectSelectedByColumnSql } from './projectRepository';
 import { CALL_FIELDS } from '../domain/callFields';
 import { fieldJsonbPairs } from './fieldColumns';
+import { queryPreparedRaw } from './db';
 
 /**
  * The event API: code that changes a lead, a call or a calendar event calls one of these with
@@ -104,7 +106,11 @@ async function emit(
     ]);
     return { events: stored.rowCount, deliveries: 0 };
   }
-  const { rows } = await trx.raw<{ rows: { events: number; deliveries: number }[] }>(
+  // A write's statement is prepared (planned once per connection): planning it took longer than running it.
+  const run = source.writes
+    ? <R extends pg.QueryResultRow>(sql: string, bindings: Knex.RawBinding[]) => queryPreparedRaw<R>(trx, sql, bindings)
+    : <R>(sql: string, bindings: Knex.RawBinding[]) => trx.raw<{ rows: R[] }>(sql, bindings);
+  const { rows } = await run<{ events: number; deliveries: number }>(
     `with s as (${source.sql}),
      m as (
        select s.key, h.id as hook_id
