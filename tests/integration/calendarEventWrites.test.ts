@@ -1,8 +1,8 @@
-import pg from 'pg';
 import request from 'supertest';
 import { createEvent, deleteEvent, replaceEvent } from '../../src/data/calendarEventRepository';
 import { projectScope } from '../../src/data/projectScope';
 import { useTestWorld } from '../harness/useTestWorld';
+import { statementsDuring } from '../harness/statements';
 
 /**
  * Calendar event writes as one statement each (the write and its hook event together): what a
@@ -37,19 +37,6 @@ describe('calendar event writes in one statement', () => {
     source: 'crm',
     externalId: 'x-1',
   });
-
-  /** The statements sent to Postgres by any client of this process while `work` runs (a new pooled connection's set-up aside). */
-  async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
-    const spy = jest.spyOn(pg.Client.prototype, 'query');
-    try {
-      await work();
-      return spy.mock.calls
-        .map(([q]) => (typeof q === 'string' ? q : (q as { text: string }).text))
-        .filter((q) => !/^SET TIME ZONE/i.test(q));
-    } finally {
-      spy.mockRestore();
-    }
-  }
 
   const eventsOf = (id: string) => t.db('hook_events').where({ resource_id: id }).orderBy('id').pluck<string[]>('type');
 

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import request from 'supertest';
 import { importLead } from '../../src/ingest/importLead';
 import { anonymizeLead, LeadChangeDeps, LeadChanger, patchLead } from '../../src/ingest/leadChanges';
@@ -7,6 +6,7 @@ import { EntryAccess } from '../../src/domain/enums';
 import { projectScope } from '../../src/data/projectScope';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+import { statementsDuring } from '../harness/statements';
 
 interface Problem {
   code: string;
@@ -46,19 +46,6 @@ describe('lead changes in one database call', () => {
     );
     if (outcome.kind !== 'answered' || !outcome.answer.success) throw new Error('the import failed');
     return outcome.answer.uniqueId;
-  }
-
-  /** The statements sent to Postgres by any client of this process while `work` runs (a new pooled connection's set-up aside). */
-  async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
-    const spy = jest.spyOn(pg.Client.prototype, 'query');
-    try {
-      await work();
-      return spy.mock.calls
-        .map(([q]) => (typeof q === 'string' ? q : (q as { text: string }).text))
-        .filter((q) => !/^SET TIME ZONE/i.test(q));
-    } finally {
-      spy.mockRestore();
-    }
   }
 
   const leadRow = (id: string) =>
