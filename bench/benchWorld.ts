@@ -17,6 +17,7 @@ import { freePort, waitFor, httpGet, parentPid } from './support';
 
 export const BENCH_ZONE = 'Europe/Copenhagen';
 export const BENCH_CAMPAIGN = 'BENCH';
+export const BENCH_CALENDAR = 'BENCH-CAL';
 const ROOT = path.resolve(__dirname, '..');
 
 export interface BenchRun {
@@ -64,7 +65,8 @@ export async function startBenchDatabase(run: BenchRun, poolMax: number): Promis
 /**
  * The benchmark's world; returns the account's Authorization header. The lead definition has
  * Name, Phone (imported as Telefon), Email, Customer (the external key) and Revenue (Partner
- * access).
+ * access); the campaign's project has a calendar. The account may import, read and change leads
+ * and create calendar events.
  */
 export async function loadBenchWorld(db: Knex): Promise<string> {
   const username = 'bench';
@@ -91,13 +93,14 @@ export async function loadBenchWorld(db: Knex): Promise<string> {
       leadDefinition: 'Bench definition',
       campaignType: 'PowerDialer',
     },
+    { type: 'calendar', code: BENCH_CALENDAR, name: 'Bench calendar', project: 'Bench project' },
     {
       type: 'account',
       username,
       password,
       user: 'bench-user',
       projects: ['*'],
-      rights: { Leads: ['Get', 'Post'], SimpleLeads: ['Get'] },
+      rights: { Leads: ['Get', 'Post', 'Put'], SimpleLeads: ['Get'], CalendarEvents: ['Post'] },
       entryAccess: 'Full',
     },
     { type: 'requestLimit', account: username, service: 'leads.import', dailyLimit: 2_000_000_000 },

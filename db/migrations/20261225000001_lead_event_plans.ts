@@ -1,43 +1,13 @@
 import type { Knex } from 'knex';
 
 /**
- * Plans of the lead events that hold whatever the table statistics (docs/benchmarks.md, "Small
- * requests"), same results:
- * - `lcm_lead_snapshot` in PL/pgSQL instead of SQL: Postgres plans a SQL function it cannot
- *   inline on every call, and this one (a lead with its campaign, pool, users and unit, six
- *   subqueries) cost more to plan than everything else a single import does in the database;
- *   PL/pgSQL keeps the plan per connection.
- * - `lcm_record_lead_events` finds its leads by primary key, one lookup each: the plan kept per
- *   connection was made while `leads` was new, and hashed a sequential scan of every lead on
- *   each import until the table was analysed.
+ * `lcm_record_lead_events` finds its leads by primary key, one lookup each, whatever the table
+ * statistics (docs/decisions.md, "Leads"): the plan each connection keeps was made while `leads`
+ * was new, and hashed a sequential scan of every lead on each import until the table was
+ * analysed. Same results.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
-    CREATE OR REPLACE FUNCTION lcm_lead_snapshot(p_lead_id bigint) RETURNS jsonb
-    LANGUAGE plpgsql STABLE AS $fn$
-    BEGIN
-      RETURN (SELECT jsonb_build_object(
-        'row', jsonb_build_object(
-          'uniqueId', l.unique_id, 'status', l.status, 'closure', l.closure, 'priority', l.priority,
-          'phoneNumber', l.phone_number, 'externalKey', l.external_key, 'campaignId', l.campaign_id, 'poolId', l.pool_id,
-          'dataJson', l.data::text, 'dataVisible', false,
-          'uploadTime', (extract(epoch from l.upload_time) * 1000)::float8,
-          'lastModifiedTime', (extract(epoch from l.last_modified_time) * 1000)::float8,
-          'firstProcessedTime', (extract(epoch from l.first_processed_time) * 1000)::float8,
-          'ownerOrgUnitId', l.owner_org_unit_id, 'uploadedByUserId', l.uploaded_by_user_id,
-          'lastModifiedByUserId', l.last_modified_by_user_id, 'firstProcessedByUserId', l.first_processed_by_user_id,
-          'closureDataJson', l.closure_data::text),
-        'campaign', jsonb_build_object('uniqueId', c.unique_id, 'code', c.code, 'leadDefinitionId', c.lead_definition_id),
-        'pool', (SELECT p.name FROM lead_pools p WHERE p.id = l.pool_id),
-        'users', coalesce((SELECT jsonb_object_agg(u.id::text, u.org_code) FROM users u
-                            WHERE u.id IN (l.uploaded_by_user_id, l.last_modified_by_user_id, l.first_processed_by_user_id)), '{}'),
-        'units', coalesce((SELECT jsonb_object_agg(o.id::text, o.org_code) FROM org_units o WHERE o.id = l.owner_org_unit_id), '{}'),
-        'agentEmail', (SELECT u.email FROM users u WHERE u.id = l.last_modified_by_user_id),
-        'statusChangedTime', (extract(epoch from l.status_changed_time) * 1000)::float8)
-      FROM leads l JOIN campaigns c ON c.id = l.campaign_id WHERE l.id = p_lead_id);
-    END
-    $fn$;
-
     CREATE OR REPLACE FUNCTION lcm_record_lead_events(p_type text, p_lead_ids bigint[], p_previous smallint[], p_time timestamptz)
     RETURNS integer
     LANGUAGE plpgsql AS $fn$
@@ -88,29 +58,6 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
-    CREATE OR REPLACE FUNCTION lcm_lead_snapshot(p_lead_id bigint) RETURNS jsonb
-    LANGUAGE sql STABLE AS $fn$
-      SELECT jsonb_build_object(
-        'row', jsonb_build_object(
-          'uniqueId', l.unique_id, 'status', l.status, 'closure', l.closure, 'priority', l.priority,
-          'phoneNumber', l.phone_number, 'externalKey', l.external_key, 'campaignId', l.campaign_id, 'poolId', l.pool_id,
-          'dataJson', l.data::text, 'dataVisible', false,
-          'uploadTime', (extract(epoch from l.upload_time) * 1000)::float8,
-          'lastModifiedTime', (extract(epoch from l.last_modified_time) * 1000)::float8,
-          'firstProcessedTime', (extract(epoch from l.first_processed_time) * 1000)::float8,
-          'ownerOrgUnitId', l.owner_org_unit_id, 'uploadedByUserId', l.uploaded_by_user_id,
-          'lastModifiedByUserId', l.last_modified_by_user_id, 'firstProcessedByUserId', l.first_processed_by_user_id,
-          'closureDataJson', l.closure_data::text),
-        'campaign', jsonb_build_object('uniqueId', c.unique_id, 'code', c.code, 'leadDefinitionId', c.lead_definition_id),
-        'pool', (SELECT p.name FROM lead_pools p WHERE p.id = l.pool_id),
-        'users', coalesce((SELECT jsonb_object_agg(u.id::text, u.org_code) FROM users u
-                            WHERE u.id IN (l.uploaded_by_user_id, l.last_modified_by_user_id, l.first_processed_by_user_id)), '{}'),
-        'units', coalesce((SELECT jsonb_object_agg(o.id::text, o.org_code) FROM org_units o WHERE o.id = l.owner_org_unit_id), '{}'),
-        'agentEmail', (SELECT u.email FROM users u WHERE u.id = l.last_modified_by_user_id),
-        'statusChangedTime', (extract(epoch from l.status_changed_time) * 1000)::float8)
-      FROM leads l JOIN campaigns c ON c.id = l.campaign_id WHERE l.id = p_lead_id
-    $fn$;
-
     CREATE OR REPLACE FUNCTION lcm_record_lead_events(p_type text, p_lead_ids bigint[], p_previous smallint[], p_time timestamptz)
     RETURNS integer
     LANGUAGE plpgsql AS $fn$

@@ -4,7 +4,7 @@ import { projectSelectedSql } from './projectRepository';
 import { leadVisible } from './leadRepository';
 import { ProjectScope, projectVisibleSql } from './projectScope';
 import type { CalendarEvent } from '../domain/calendarEventSerializer';
-import { recordCalendarEvent } from './hookEvents';
+import { writeCalendarEvents } from './hookEvents';
 
 export type { CalendarEvent };
 
@@ -119,19 +119,6 @@ export async function listEvents(db: Knex, interval: Interval, scope: ProjectSco
   return rows.map(toEvent);
 }
 
-function eventValues(calendarId: number, input: CalendarEventInput) {
-  return {
-    calendar_id: calendarId,
-    lead_unique_id: input.leadUniqueId,
-    title: input.title,
-    notes: input.notes,
-    start_time: input.start,
-    end_time: input.end,
-    source: input.source,
-    external_id: input.externalId,
-  };
-}
-
 export type WriteResult =
   | { kind: 'ok'; event: CalendarEvent }
   | { kind: 'not_found' }
@@ -139,26 +126,72 @@ export type WriteResult =
   | { kind: 'forbidden_calendar' }
   | { kind: 'unknown_lead' };
 
-/** Creates an event with its calendarEvent.created (one transaction); `time` is the change's moment. */
-export async function createEvent(db: Knex, input: CalendarEventInput, scope: ProjectScope, time: Date = new Date()): Promise<WriteResult> {
-  return db.transaction(async (trx) => {
-    const calendar = await calendarAccess(trx, input.calendarCode, scope);
-    if (calendar.kind === 'unknown') return { kind: 'unknown_calendar' } as const;
-    if (calendar.kind === 'invisible') return { kind: 'forbidden_calendar' } as const;
-    // The event's lead must be one the account can see: no event may point at another project's lead.
-    if (!(await leadVisible(trx, input.leadUniqueId, scope))) return { kind: 'unknown_lead' } as const;
-    const uniqueId = randomUUID();
-    await trx('calendar_events').insert({ unique_id: uniqueId, ...eventValues(calendar.id, input) });
-    const event = { uniqueId, ...input };
-    await recordCalendarEvent(trx, { type: 'calendarEvent.created', event, project: calendar.project, time });
-    return { kind: 'ok', event } as const;
-  });
+/**
+ * The conditions a written event must meet, on `calendars c` (its calendar, by code) and the
+ * event's lead: the calendar in the account's projects, and the lead one the account can see
+ * (no event may point at another project's lead).
+ */
+function writable(calendarCode: string, leadUniqueId: string, scope: ProjectScope): { sql: string; bindings: Knex.RawBinding[] } {
+  const calendar = projectVisibleSql('c.project', scope);
+  const lead = projectVisibleSql('k.project', scope);
+  return {
+    sql: `c.code = ? and ${calendar.sql}
+          and exists (select 1 from leads l join campaigns k on k.id = l.campaign_id where l.unique_id = ? and ${lead.sql})`,
+    bindings: sqlBindings([calendarCode, ...calendar.bindings, leadUniqueId, ...lead.bindings]),
+  };
+}
+
+const eventBindings = (input: CalendarEventInput) => [
+  input.leadUniqueId,
+  input.title,
+  input.notes,
+  input.start,
+  input.end,
+  input.source,
+  input.externalId,
+];
+
+/**
+ * A write the statement refused although its checks then find nothing against it is tried again:
+ * the calendar, the lead or the event changed between the two (a concurrent replacement moved the
+ * event, say). Each such change is a commit of someone else, so a few tries suffice.
+ */
+const WRITE_TRIES = 5;
+
+/** Why a write of an event to this calendar and lead did not happen; undefined when nothing stops it (any more). */
+async function writeRefusal(db: Knex, input: CalendarEventInput, scope: ProjectScope): Promise<WriteResult | undefined> {
+  const calendar = await calendarAccess(db, input.calendarCode, scope);
+  if (calendar.kind === 'unknown') return { kind: 'unknown_calendar' };
+  if (calendar.kind === 'invisible') return { kind: 'forbidden_calendar' };
+  if (!(await leadVisible(db, input.leadUniqueId, scope))) return { kind: 'unknown_lead' };
+  return undefined;
 }
 
 /**
- * Full replacement of a visible event. The row is locked first (`FOR UPDATE`), so concurrent
- * replacements of one event run one after the other and each bumps `version`: none is lost
- * half-applied, and the last one committed is what stays.
+ * Creates an event with its calendarEvent.created in one statement; `time` is the change's
+ * moment. Only a refused write reads more, to say why.
+ */
+export async function createEvent(db: Knex, input: CalendarEventInput, scope: ProjectScope, time: Date = new Date()): Promise<WriteResult> {
+  for (let attempt = 1; ; attempt++) {
+    const uniqueId = randomUUID();
+    const where = writable(input.calendarCode, input.leadUniqueId, scope);
+    const written = await writeCalendarEvents(db, 'calendarEvent.created', time, (returning) => ({
+      sql: `insert into calendar_events as e (unique_id, calendar_id, lead_unique_id, title, notes, start_time, end_time, source, external_id)
+            select ?, c.id, ?, ?, ?, ?, ?, ?, ? from calendars c where ${where.sql}
+            returning ${returning}`,
+      bindings: [uniqueId, ...eventBindings(input), ...where.bindings],
+    }));
+    if (written > 0) return { kind: 'ok', event: { uniqueId, ...input } };
+    const refusal = await writeRefusal(db, input, scope);
+    if (refusal) return refusal;
+    if (attempt === WRITE_TRIES) throw new Error(`calendar event ${uniqueId} was not written after ${attempt} tries`);
+  }
+}
+
+/**
+ * Full replacement of a visible event, with its calendarEvent.updated, in one statement. The
+ * update locks the row, so concurrent replacements of one event run one after the other and
+ * each bumps `version`: none is lost half-applied, and the last one committed is what stays.
  */
 export async function replaceEvent(
   db: Knex,
@@ -167,60 +200,56 @@ export async function replaceEvent(
   scope: ProjectScope,
   time: Date = new Date(),
 ): Promise<WriteResult> {
-  return db.transaction(async (trx) => {
-    const visible = projectVisibleSql('c.project', scope);
-    const { rows } = await trx.raw<{ rows: { id: number }[] }>(
-      `select e.id from calendar_events e join calendars c on c.id = e.calendar_id
-        where e.unique_id = ? and ${visible.sql}
-        for update of e`,
-      sqlBindings([uniqueId, ...visible.bindings]),
-    );
-    if (rows.length === 0) return { kind: 'not_found' } as const;
-    const calendar = await calendarAccess(trx, input.calendarCode, scope);
-    if (calendar.kind === 'unknown') return { kind: 'unknown_calendar' } as const;
-    if (calendar.kind === 'invisible') return { kind: 'forbidden_calendar' } as const;
-    // The event's lead must be one the account can see: no event may point at another project's lead.
-    if (!(await leadVisible(trx, input.leadUniqueId, scope))) return { kind: 'unknown_lead' } as const;
-    await trx('calendar_events')
-      .where({ id: rows[0]!.id })
-      .update({ ...eventValues(calendar.id, input), version: trx.raw('version + 1') });
-    const event = { uniqueId, ...input };
-    await recordCalendarEvent(trx, { type: 'calendarEvent.updated', event, project: calendar.project, time });
-    return { kind: 'ok', event } as const;
-  });
+  for (let attempt = 1; ; attempt++) {
+    const current = projectVisibleSql('o.project', scope);
+    const where = writable(input.calendarCode, input.leadUniqueId, scope);
+    const written = await writeCalendarEvents(db, 'calendarEvent.updated', time, (returning) => ({
+      sql: `update calendar_events as e
+               set calendar_id = c.id, lead_unique_id = ?, title = ?, notes = ?, start_time = ?, end_time = ?, source = ?, external_id = ?,
+                   version = e.version + 1
+              from calendars c, calendars o
+             where e.unique_id = ? and o.id = e.calendar_id and ${current.sql} and ${where.sql}
+            returning ${returning}`,
+      bindings: [...eventBindings(input), uniqueId, ...sqlBindings(current.bindings), ...where.bindings],
+    }));
+    if (written > 0) return { kind: 'ok', event: { uniqueId, ...input } };
+    if (!(await eventVisible(db, uniqueId, scope))) return { kind: 'not_found' };
+    const refusal = await writeRefusal(db, input, scope);
+    if (refusal) return refusal;
+    if (attempt === WRITE_TRIES) throw new Error(`calendar event ${uniqueId} was not replaced after ${attempt} tries`);
+  }
 }
 
-/** Deletes a visible event with its calendarEvent.deleted (the event as it was); false when it is unknown or invisible. */
+async function eventVisible(db: Knex, uniqueId: string, scope: ProjectScope): Promise<boolean> {
+  const visible = projectVisibleSql('c.project', scope);
+  const { rows } = await db.raw<{ rows: unknown[] }>(
+    `select 1 from calendar_events e join calendars c on c.id = e.calendar_id where e.unique_id = ? and ${visible.sql}`,
+    sqlBindings([uniqueId, ...visible.bindings]),
+  );
+  return rows.length > 0;
+}
+
+/** Deletes a visible event with its calendarEvent.deleted (the event as it was), in one statement; false when it is unknown or invisible. */
 export async function deleteEvent(db: Knex, uniqueId: string, scope: ProjectScope, time: Date = new Date()): Promise<boolean> {
-  return db.transaction(async (trx) => {
-    const visible = projectVisibleSql('c.project', scope);
-    const { rows } = await trx.raw<{ rows: (EventRow & { project: string })[] }>(
-      `delete from calendar_events e using calendars c
-        where c.id = e.calendar_id and e.unique_id = ? and ${visible.sql}
-        returning ${EVENT_COLUMNS}, c.project`,
-      sqlBindings([uniqueId, ...visible.bindings]),
-    );
-    const row = rows[0];
-    if (!row) return false;
-    await recordCalendarEvent(trx, { type: 'calendarEvent.deleted', event: toEvent(row), project: row.project, time });
-    return true;
-  });
+  const visible = projectVisibleSql('c.project', scope);
+  const written = await writeCalendarEvents(db, 'calendarEvent.deleted', time, (returning) => ({
+    sql: `delete from calendar_events as e using calendars c
+           where c.id = e.calendar_id and e.unique_id = ? and ${visible.sql}
+          returning ${returning}`,
+    bindings: sqlBindings([uniqueId, ...visible.bindings]),
+  }));
+  return written > 0;
 }
 
 /**
  * Clears the title and notes of every event of a lead (anonymization), whatever its calendar,
- * recording each as calendarEvent.updated; answers the events' unique ids.
+ * recording each as calendarEvent.updated, in the caller's transaction.
  */
-export async function clearLeadCalendarEventTexts(trx: Knex.Transaction, leadUniqueId: string, time: Date): Promise<string[]> {
-  const { rows } = await trx.raw<{ rows: (EventRow & { project: string })[] }>(
-    `update calendar_events e set title = '', notes = '', version = e.version + 1
-       from calendars c
-      where c.id = e.calendar_id and e.lead_unique_id = ?
-      returning ${EVENT_COLUMNS}, c.project`,
-    [leadUniqueId],
-  );
-  for (const row of rows) {
-    await recordCalendarEvent(trx, { type: 'calendarEvent.updated', event: toEvent(row), project: row.project, time });
-  }
-  return rows.map((r) => r.unique_id);
+export async function clearLeadCalendarEventTexts(trx: Knex.Transaction, leadUniqueId: string, time: Date): Promise<void> {
+  await writeCalendarEvents(trx, 'calendarEvent.updated', time, (returning) => ({
+    sql: `update calendar_events as e set title = '', notes = '', version = e.version + 1
+           where e.lead_unique_id = ?
+          returning ${returning}`,
+    bindings: [leadUniqueId],
+  }));
 }

@@ -82,17 +82,6 @@ export async function doNotCallStatuses(
   return rows.map((r) => (!r.listed ? undefined : r.global ? 'GlobalDoNotCall' : 'DoNotCall'));
 }
 
-/** doNotCallStatuses for one number. */
-export async function doNotCallStatus(
-  db: Knex | Knex.Transaction,
-  campaignId: number,
-  phoneNumber: string | null,
-  now: Date,
-): Promise<DoNotCallStatus | undefined> {
-  if (phoneNumber === null) return undefined;
-  return (await doNotCallStatuses(db, campaignId, [phoneNumber], now))[0];
-}
-
 // ---- the lists ------------------------------------------------------------------------------------
 
 export interface NewDoNotCallEntry {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import { LeadStatus, LeadStatusName } from '../domain/enums';
 import { isLeadEvent } from '../domain/hooks';
 import type { CalendarEvent } from '../domain/calendarEventSerializer';
@@ -7,6 +8,7 @@ import { NEW_MESSAGE_ID_SQL } from './hookRepository';
 import { projectSelectedByColumnSql } from './projectRepository';
 import { CALL_FIELDS } from '../domain/callFields';
 import { fieldJsonbPairs } from './fieldColumns';
+import { queryPreparedRaw } from './db';
 
 /**
  * The event API: code that changes a lead, a call or a calendar event calls one of these with
@@ -16,9 +18,10 @@ import { fieldJsonbPairs } from './fieldColumns';
  *   await recordLeadEvent(trx, { type: 'lead.statusChanged', leadId, previousStatus: 'New', time });
  *   await recordLeadEvents(trx, 'lead.statusChanged', [{ leadId, previousStatus }, ...], time);
  *   await recordCallEvent(trx, { callId, startTime, time });
- *   await recordCalendarEvent(trx, { type: 'calendarEvent.deleted', event, project, time });
+ *   await writeCalendarEvents(db, 'calendarEvent.deleted', time, (returning) => ({ sql: `delete ... returning ${returning}`, bindings }));
  *
- * Each is one SQL statement (lead events: the database function lcm_record_lead_events). It
+ * Each is one SQL statement (lead events: the database function lcm_record_lead_events); calendar
+ * events are written by the same statement as the change itself, so it needs no transaction. It
  * stores the event with the resource as it is now in the transaction (a snapshot the delivery
  * and the live event stream render with the API's serializers; every event is kept for the
  * stream, docs/decisions.md "Live events"), matches the hooks that want it (enabled, of an
@@ -73,26 +76,41 @@ async function anyHookWants(trx: Knex.Transaction, type: string): Promise<boolea
   return answer;
 }
 
+const isTransaction = (db: Knex | Knex.Transaction): db is Knex.Transaction => db.isTransaction === true;
+
 /**
  * The statement of call and calendar events: `source` selects (key, resource_id, campaign_code,
- * project, lead_status, lead_closure, previous_status) per changed resource; `snapshot` is an
- * expression over `s` giving its jsonb. Returns the deliveries queued. Its hook filters are those
+ * project, lead_status, lead_closure, previous_status) per changed resource, or is the change
+ * itself (a data-modifying statement returning them); `snapshot` is an expression over `s`
+ * giving its jsonb. Returns the events stored and the deliveries queued. Its hook filters are those
  * of lcm_record_lead_events (the lead events' function in its migration): a new filter goes into both.
+ * Within a transaction it asks first whether any hook wants `type` (anyHookWants), unless the
+ * change is the statement itself (`source` writes): it then matches the hooks in the same statement
+ * (asking first would be a round trip of its own, and outside a transaction nothing could keep the answer).
  */
 async function emit(
-  trx: Knex.Transaction,
+  trx: Knex | Knex.Transaction,
   type: string,
   time: Date,
-  source: { sql: string; bindings: Knex.RawBinding[] },
+  source: { sql: string; bindings: Knex.RawBinding[]; writes?: boolean },
   snapshot: { sql: string; bindings: Knex.RawBinding[] },
-): Promise<number> {
+): Promise<{ events: number; deliveries: number }> {
   const storeEvents = `insert into hook_events (type, occurred_time, project, campaign_code, resource_id, previous_status, snapshot)
        select ?, ?, s.project, s.campaign_code, s.resource_id, s.previous_status, ${snapshot.sql} from s`;
-  if (!(await anyHookWants(trx, type))) {
-    await trx.raw(`with s as (${source.sql}) ${storeEvents}`, [...source.bindings, type, time, ...snapshot.bindings]);
-    return 0;
+  if (!source.writes && isTransaction(trx) && !(await anyHookWants(trx, type))) {
+    const stored = await trx.raw<{ rowCount: number }>(`with s as (${source.sql}) ${storeEvents}`, [
+      ...source.bindings,
+      type,
+      time,
+      ...snapshot.bindings,
+    ]);
+    return { events: stored.rowCount, deliveries: 0 };
   }
-  const { rows } = await trx.raw<{ rows: { count: number }[] }>(
+  // A write's statement is prepared (planned once per connection): planning it took longer than running it.
+  const run = source.writes
+    ? <R extends pg.QueryResultRow>(sql: string, bindings: Knex.RawBinding[]) => queryPreparedRaw<R>(trx, sql, bindings)
+    : <R>(sql: string, bindings: Knex.RawBinding[]) => trx.raw<{ rows: R[] }>(sql, bindings);
+  const { rows } = await run<{ events: number; deliveries: number }>(
     `with s as (${source.sql}),
      m as (
        select s.key, h.id as hook_id
@@ -110,10 +128,10 @@ async function emit(
        select ${NEW_MESSAGE_ID_SQL}, m.hook_id, e.id, 'pending', now()
          from m join s on s.key = m.key join e on e.resource_id = s.resource_id
        returning id)
-     ${ENQUEUE_FIRST_ATTEMPTS_SQL}`,
+     select (select count(*) from e)::int as events, q.count::int as deliveries from (${ENQUEUE_FIRST_ATTEMPTS_SQL}) q`,
     [...source.bindings, type, isLeadEvent(type), type, type, time, ...snapshot.bindings],
   );
-  return Number(rows[0]?.count ?? 0);
+  return { events: Number(rows[0]?.events ?? 0), deliveries: Number(rows[0]?.deliveries ?? 0) };
 }
 
 /**
@@ -143,9 +161,9 @@ export function recordLeadEvent(
   );
 }
 
-/** `call.ended` of a completed call; its id and start time find it in its month's partition. */
-export function recordCallEvent(trx: Knex.Transaction, event: { callId: number; startTime: Date; time: Date }): Promise<number> {
-  return emit(
+/** `call.ended` of a completed call; its id and start time find it in its month's partition. Returns the deliveries queued. */
+export async function recordCallEvent(trx: Knex.Transaction, event: { callId: number; startTime: Date; time: Date }): Promise<number> {
+  const { deliveries } = await emit(
     trx,
     'call.ended',
     event.time,
@@ -157,20 +175,61 @@ export function recordCallEvent(trx: Knex.Transaction, event: { callId: number; 
     },
     { sql: CALL_SNAPSHOT, bindings: [] },
   );
+  return deliveries;
 }
 
 export type CalendarEventType = 'calendarEvent.created' | 'calendarEvent.updated' | 'calendarEvent.deleted';
 
 /**
- * A calendar event change; `event` is the event as it is after the change (as it was, for a
- * deletion) and `project` its calendar's project. Calendars have no campaign: hooks narrowed
- * to a campaign do not receive calendar events.
+ * What a calendar event write returns (`e` the event's row: as it is after the write, as it was
+ * for a deletion), as the source of its hook event: its calendar's project (calendars have no
+ * campaign: hooks narrowed to a campaign do not receive calendar events) and its columns.
  */
-export function recordCalendarEvent(
+const WRITTEN_CALENDAR_EVENT = `0::bigint as key, e.unique_id as resource_id, null::text as campaign_code,
+  (select k.project from calendars k where k.id = e.calendar_id) as project,
+  null::smallint as lead_status, null::smallint as lead_closure, null::smallint as previous_status,
+  (select k.code from calendars k where k.id = e.calendar_id) as calendar_code,
+  e.lead_unique_id, e.title, e.notes, e.start_time, e.end_time, e.source, e.external_id`;
+
+/** The event as src/domain/hookMessages.ts CalendarEventSnapshot, from `s` (times as JSON writes a Date). */
+const isoUtc = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const CALENDAR_EVENT_SNAPSHOT = `jsonb_build_object('uniqueId', s.resource_id, 'calendarCode', s.calendar_code,
+  'leadUniqueId', s.lead_unique_id, 'title', s.title, 'notes', s.notes, 'start', ${isoUtc('s.start_time')}, 'end', ${isoUtc('s.end_time')},
+  'source', s.source, 'externalId', s.external_id)`;
+
+/**
+ * Writes calendar events and records `type` for each in one statement (outside a transaction, one
+ * transaction of its own): `write` gets the RETURNING list and gives the data-modifying statement
+ * (an insert, update or delete of `calendar_events as e`). Returns the events written; none when
+ * the statement's own conditions left every row alone.
+ */
+export async function writeCalendarEvents(
+  db: Knex | Knex.Transaction,
+  type: CalendarEventType,
+  time: Date,
+  write: (returning: string) => { sql: string; bindings: Knex.RawBinding[] },
+): Promise<number> {
+  const { events } = await emit(
+    db,
+    type,
+    time,
+    { ...write(WRITTEN_CALENDAR_EVENT), writes: true },
+    { sql: CALENDAR_EVENT_SNAPSHOT, bindings: [] },
+  );
+  return events;
+}
+
+/**
+ * A calendar event change written by the caller in its transaction; `event` is the event as it is
+ * after the change (as it was, for a deletion) and `project` its calendar's project. Returns the
+ * deliveries queued. (The API's writes use writeCalendarEvents: the change and its event in one
+ * statement.)
+ */
+export async function recordCalendarEvent(
   trx: Knex.Transaction,
   change: { type: CalendarEventType; event: CalendarEvent; project: string; time: Date },
 ): Promise<number> {
-  return emit(
+  const { deliveries } = await emit(
     trx,
     change.type,
     change.time,
@@ -181,4 +240,5 @@ export function recordCalendarEvent(
     },
     { sql: '?::jsonb', bindings: [JSON.stringify(change.event)] },
   );
+  return deliveries;
 }

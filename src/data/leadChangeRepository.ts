@@ -1,153 +1,181 @@
-import { toE164 } from '../domain/phoneNumber';
-import { defaultPhoneRegion } from '../config/platform';
 import type { Knex } from 'knex';
-import { LeadStatus, LeadStatusName } from '../domain/enums';
+import { EntryAccess, LeadStatus, LeadStatusName, OPEN_LEAD_STATUSES } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
+import type { LeadSnapshot } from '../domain/hookMessages';
 import type { ProjectScope } from './projectScope';
-import { recordLeadEvent } from './hookEvents';
+import { queryPrepared } from './db';
 import { clearLeadCalendarEventTexts } from './calendarEventRepository';
 
 /**
- * Changes to one lead (docs/decisions.md, Lead changes): the lead is locked for the
- * transaction, its version (for ETags) read, and each change written with its hook events in
- * the caller's transaction.
+ * Changes to one lead (docs/decisions.md, Lead changes), each one statement: the database
+ * functions of db/migrations/20261223000001_lead_change_functions.ts lock the lead, check that
+ * it is still what the caller checked, write the change and record its hook events. What the
+ * checks need before that is read without a lock (readLeadForChange).
  */
 
-/** A lead locked for a change, with what the change rules need. */
-export interface LockedLead {
-  id: number;
-  uniqueId: string;
+/** A field of a lead's definition, with `editable`. */
+export type LeadFieldForChange = LeadFieldRule & { editable: boolean };
+
+/** What checking a patch needs to know of a lead, read without a lock. */
+export interface LeadForChange {
   campaignId: number;
-  project: string;
   status: LeadStatusName;
-  priority: number;
-  data: Record<string, string>;
-  phoneNumber: string | null;
   /** Changes with every write of the row (Postgres's xmin): the lead's ETag. */
   version: string;
-  /** The fields of the campaign's lead definition, in sort order, with `editable`. */
-  fields: (LeadFieldRule & { editable: boolean })[];
+  /** The fields of the campaign's lead definition, in sort order. */
+  fields: LeadFieldForChange[];
 }
 
-interface LockedLeadRow {
-  id: number;
-  unique_id: string;
-  campaign_id: number;
-  project: string;
-  status: number;
-  priority: number;
-  data: Record<string, string>;
-  phone_number: string | null;
-  version: string;
-  fields: (Omit<LeadFieldRule, 'access'> & { access: number; editable: boolean })[];
-}
+type FieldJson = Omit<LeadFieldForChange, 'access'> & { access: number };
 
-/** Locks a lead of the account's projects (`FOR UPDATE`) for the rest of the transaction; undefined when unknown or outside the scope. */
-export async function lockLead(trx: Knex.Transaction, uniqueId: string, scope: ProjectScope): Promise<LockedLead | undefined> {
-  const { rows } = await trx.raw<{ rows: LockedLeadRow[] }>(
-    `select l.id, l.unique_id, l.campaign_id, c.project, l.status, l.priority, l.data, l.phone_number, l.xmin::text as version,
-            coalesce((select json_agg(json_build_object('name', f.name, 'importName', f.import_name, 'type', f.type,
-                        'required', f.required, 'access', f.access, 'externalKey', f.external_key, 'sortOrder', f.sort_order,
-                        'editable', f.editable) order by f.sort_order, f.id)
-                        from lead_definition_fields f where f.lead_definition_id = c.lead_definition_id), '[]') as fields
+const toFields = (fields: FieldJson[]): LeadFieldForChange[] => fields.map((f) => ({ ...f, access: EntryAccess.toName(f.access) }));
+
+/** A lead of the account's projects as a change checks it; undefined when unknown or outside the scope. */
+export async function readLeadForChange(db: Knex, uniqueId: string, scope: ProjectScope): Promise<LeadForChange | undefined> {
+  const { rows } = await queryPrepared<{ campaign_id: number; status: number; version: string; fields: FieldJson[] }>(
+    db,
+    'lcm_read_lead_for_change',
+    `select l.campaign_id, l.status, l.xmin::text as version, lcm_lead_fields(l.campaign_id) as fields
        from leads l join campaigns c on c.id = l.campaign_id
-      where l.unique_id = ? and lower(c.project) like any(?::text[])
-        for update of l`,
+      where l.unique_id = $1 and lower(c.project) like any($2::text[])`,
     [uniqueId, scope.likePatterns],
   );
   const r = rows[0];
   if (!r) return undefined;
-  return {
-    id: Number(r.id),
-    uniqueId: r.unique_id,
-    campaignId: Number(r.campaign_id),
-    project: r.project,
-    status: LeadStatus.toName(r.status),
-    priority: r.priority,
-    data: r.data,
-    phoneNumber: r.phone_number,
-    version: r.version,
-    fields: r.fields.map((f) => ({
-      ...f,
-      access: (['None', 'Partner', 'Full'] as const)[f.access]!,
-    })),
-  };
+  return { campaignId: Number(r.campaign_id), status: LeadStatus.toName(r.status), version: r.version, fields: toFields(r.fields) };
 }
 
-export interface LeadUpdate {
-  data?: Record<string, string>;
-  phoneNumber?: string | null;
-  externalKey?: string | null;
+/** A patch as the database applies it: field names resolved and values checked by the caller. */
+export interface LeadRowPatch {
+  /** The lead's last modification, by the account's linked user. */
+  now: Date;
+  userId: number;
+  /** `If-Match` matched this version: the change goes ahead only if the lead is still at it. */
+  version?: string;
+  /** The campaign whose lead definition checked `set` and `remove`: the lead must still be in it. */
+  campaignId?: number;
+  /** Values by field name; `remove`: field names whose values go. */
+  set?: Record<string, string>;
+  remove?: string[];
+  /** The lead's new number (E.164 beside it) when the patch names the phone field; null removes it. */
+  phone?: { number: string | null; e164: string | null };
+  /** The new external key when the patch names its field. */
+  externalKey?: { value: string | null };
   priority?: number;
+  /** An administrative move (the lifecycle rules allow it from every status but Anonymized, which is refused). */
   status?: LeadStatusName;
 }
 
-/**
- * Writes a change to a locked lead, as its last modification by `userId` at `now`; a new status
- * restarts its time-limit clock and records lead.statusChanged. Answers the new version.
- */
-export async function updateLead(
-  trx: Knex.Transaction,
-  lead: LockedLead,
-  update: LeadUpdate,
-  change: { now: Date; userId: number },
-): Promise<void> {
-  const statusChanged = update.status !== undefined && update.status !== lead.status;
-  await trx('leads')
-    .where({ id: lead.id })
-    .update({
-      ...(update.data !== undefined ? { data: JSON.stringify(update.data) } : {}),
-      ...(update.phoneNumber !== undefined
-        ? {
-            phone_number: update.phoneNumber,
-            phone_e164: update.phoneNumber === null ? null : (toE164(update.phoneNumber, defaultPhoneRegion()) ?? null),
-          }
-        : {}),
-      ...(update.externalKey !== undefined ? { external_key: update.externalKey } : {}),
-      ...(update.priority !== undefined ? { priority: update.priority } : {}),
-      ...(statusChanged ? { status: LeadStatus.toNumber(update.status!), status_changed_time: change.now } : {}),
-      last_modified_time: change.now,
-      last_modified_by_user_id: change.userId,
-    });
-  if (statusChanged)
-    await recordLeadEvent(trx, { type: 'lead.statusChanged', leadId: lead.id, previousStatus: lead.status, time: change.now });
+/** A lead as a change left it, for the answer: its version (ETag), the lead as hook events keep it, its definition's fields. */
+export interface ChangedLead {
+  version: string;
+  snapshot: LeadSnapshot;
+  fields: LeadFieldForChange[];
 }
 
+export type LeadRowPatchOutcome =
+  | {
+      kind: 'changed';
+      lead: ChangedLead;
+      /** The lead's number after the change. */
+      phoneNumber: string | null;
+      project: string;
+    }
+  | { kind: 'not_found' }
+  | { kind: 'precondition_failed' }
+  | { kind: 'anonymized' }
+  /** The lead is no longer in `campaignId`: its data must be checked again. */
+  | { kind: 'moved' };
+
+const OPEN_STATUS_NUMBERS = OPEN_LEAD_STATUSES.map((s) => LeadStatus.toNumber(s));
+
+const PATCH_LEAD = `
+  select outcome, version, phone_number, project, snapshot, fields from lcm_patch_lead(
+    p_unique_id => $1, p_like_patterns => $2::text[], p_now => $3, p_user_id => $4, p_open_statuses => $5::smallint[],
+    p_version => $6, p_campaign_id => $7, p_set => $8::jsonb, p_remove => $9::text[], p_set_phone => $10, p_phone_number => $11,
+    p_phone_e164 => $12, p_set_external_key => $13, p_external_key => $14, p_priority => $15, p_status => $16)`;
+
 /**
- * Clears a locked lead for good: its data, phone number and external key, the phone number and
- * external key on its calls, and the title and notes of its calendar events (each recorded as
- * calendarEvent.updated); the lead becomes Anonymized (lead.statusChanged).
+ * Applies a merge patch to a lead of the account's projects in one statement (outside a
+ * transaction, one transaction of its own): the lead is locked, checked (scope, version,
+ * Anonymized, campaign), changed, and a new status recorded as lead.statusChanged; a new number on
+ * a do-not-call list moves an open lead to that list's status, under the lists' shared lock.
  */
-export async function anonymizeLeadRows(trx: Knex.Transaction, lead: LockedLead, change: { now: Date; userId: number }): Promise<void> {
-  await trx.raw(
-    `update leads set data = '{}'::jsonb, phone_number = null, phone_e164 = null, external_key = null, closure_data = '[]'::jsonb,
-            status = ?, status_changed_time = ?, last_modified_time = ?, last_modified_by_user_id = ?
-      where id = ?`,
-    [LeadStatus.toNumber('Anonymized'), change.now, change.now, change.userId, lead.id],
+export async function patchLeadRow(
+  db: Knex | Knex.Transaction,
+  uniqueId: string,
+  scope: ProjectScope,
+  patch: LeadRowPatch,
+): Promise<LeadRowPatchOutcome> {
+  const { rows } = await queryPrepared<{
+    outcome: 'changed' | 'not_found' | 'precondition_failed' | 'anonymized' | 'moved';
+    version: string | null;
+    phone_number: string | null;
+    project: string | null;
+    snapshot: LeadSnapshot | null;
+    fields: FieldJson[] | null;
+  }>(db, 'lcm_patch_lead', PATCH_LEAD, [
+    uniqueId,
+    scope.likePatterns,
+    patch.now,
+    patch.userId,
+    OPEN_STATUS_NUMBERS,
+    patch.version ?? null,
+    patch.campaignId ?? null,
+    JSON.stringify(patch.set ?? {}),
+    patch.remove ?? [],
+    patch.phone !== undefined,
+    patch.phone?.number ?? null,
+    patch.phone?.e164 ?? null,
+    patch.externalKey !== undefined,
+    patch.externalKey?.value ?? null,
+    patch.priority ?? null,
+    patch.status === undefined ? null : LeadStatus.toNumber(patch.status),
+  ]);
+  const r = rows[0]!;
+  if (r.outcome !== 'changed') return { kind: r.outcome };
+  return {
+    kind: 'changed',
+    lead: { version: r.version!, snapshot: r.snapshot!, fields: toFields(r.fields!) },
+    phoneNumber: r.phone_number,
+    project: r.project!,
+  };
+}
+
+/** `unchanged`: the lead was Anonymized already. */
+export type AnonymizeOutcome =
+  | { kind: 'changed'; lead: ChangedLead }
+  | { kind: 'unchanged'; lead: ChangedLead }
+  | { kind: 'not_found' }
+  | { kind: 'precondition_failed' };
+
+/**
+ * Anonymizes a lead of the account's projects for good, in the caller's transaction: its data,
+ * number, external key and closure data, the number and external key on its calls and the
+ * copies queued hook events hold (one statement), then the title and notes of its calendar
+ * events (each recorded as calendarEvent.updated). The lead becomes Anonymized
+ * (lead.statusChanged); one already Anonymized is left as it is (`unchanged`).
+ */
+export async function anonymizeLeadRows(
+  trx: Knex.Transaction,
+  uniqueId: string,
+  scope: ProjectScope,
+  change: { now: Date; userId: number; version?: string },
+): Promise<AnonymizeOutcome> {
+  const { rows } = await queryPrepared<{
+    outcome: 'changed' | 'unchanged' | 'not_found' | 'precondition_failed';
+    version: string | null;
+    snapshot: LeadSnapshot | null;
+    fields: FieldJson[] | null;
+  }>(
+    trx,
+    'lcm_anonymize_lead',
+    `select outcome, version, snapshot, fields
+       from lcm_anonymize_lead(p_unique_id => $1, p_like_patterns => $2::text[], p_now => $3, p_user_id => $4, p_version => $5)`,
+    [uniqueId, scope.likePatterns, change.now, change.userId, change.version ?? null],
   );
-  // Calls name their lead by id, or only by unique id when the lead was unknown when the call was loaded.
-  const calls = await trx.raw<{ rows: { unique_id: string }[] }>(
-    `update calls set lead_phone_number = '', lead_external_key = null
-      where lead_id = ? or (lead_id is null and unique_lead_id = ?)
-      returning unique_id`,
-    [lead.id, lead.uniqueId],
-  );
-  const events = await clearLeadCalendarEventTexts(trx, lead.uniqueId, change.now);
-  // Hook events queued earlier hold copies of the lead, its calls and its calendar events as they were: cleared too.
-  await trx.raw(
-    `update hook_events
-        set snapshot = case
-              when type like 'lead.%' then jsonb_set(jsonb_set(jsonb_set(jsonb_set(snapshot,
-                     '{row,phoneNumber}', 'null'), '{row,externalKey}', 'null'), '{row,dataJson}', '"{}"'), '{row,closureDataJson}', '"[]"')
-              when type = 'call.ended' then jsonb_set(jsonb_set(snapshot, '{row,lead_phone_number}', '""'), '{row,lead_external_key}', 'null')
-              else jsonb_set(jsonb_set(snapshot, '{title}', '""'), '{notes}', '""')
-            end
-      where (resource_id = ? and type like 'lead.%')
-         or (resource_id = any(?::text[]) and type = 'call.ended')
-         or (resource_id = any(?::text[]) and type like 'calendarEvent.%')`,
-    [lead.uniqueId, calls.rows.map((c) => c.unique_id), events],
-  );
-  if (lead.status !== 'Anonymized') {
-    await recordLeadEvent(trx, { type: 'lead.statusChanged', leadId: lead.id, previousStatus: lead.status, time: change.now });
-  }
+  const r = rows[0]!;
+  if (r.outcome === 'not_found' || r.outcome === 'precondition_failed') return { kind: r.outcome };
+  if (r.outcome === 'changed') await clearLeadCalendarEventTexts(trx, uniqueId, change.now);
+  return { kind: r.outcome, lead: { version: r.version!, snapshot: r.snapshot!, fields: toFields(r.fields!) } };
 }

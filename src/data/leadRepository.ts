@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Knex } from 'knex';
-import type pg from 'pg';
 import { EntryAccess, EntryAccessName, FieldType, LeadStatus, LeadStatusName } from '../domain/enums';
 import type { LeadFieldRule } from '../domain/leadData';
 import type { LeadFilter } from '../domain/leadFilters';
 import type { DuplicateSearch } from '../domain/duplicates';
 import { openCursor, streamingLimit } from './cursorStream';
-import { knexClient, readAll } from './db';
+import { knexClient, queryPrepared, readAll } from './db';
 import type { ProjectScope } from './projectScope';
 import { projectSelectedSql } from './projectRepository';
 import type { LeadLookups, LeadRow } from '../domain/leadRecords';
@@ -199,25 +198,6 @@ export interface DuplicateLookup extends DuplicateSearch {
   byExternalKey: boolean;
   /** Update the duplicate with the editable fields of the new data (else nothing is written). */
   update?: { patch: Record<string, string>; phoneNumber: string | null; externalKey: string | null };
-}
-
-/**
- * Runs a statement as a named prepared statement on a pooled connection (or the transaction's):
- * Postgres parses and plans it once per connection instead of once per import.
- */
-async function queryPrepared<R extends pg.QueryResultRow>(
-  db: Knex | Knex.Transaction,
-  name: string,
-  text: string,
-  values: unknown[],
-): Promise<{ rows: R[] }> {
-  const client = knexClient(db);
-  const conn = await client.acquireConnection();
-  try {
-    return await conn.query<R>({ name, text, values });
-  } finally {
-    await client.releaseConnection(conn);
-  }
 }
 
 // The database function of db/migrations/20261222000011_duplicate_check.ts, its parameters by name.

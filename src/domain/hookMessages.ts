@@ -55,10 +55,15 @@ const plain = (value: unknown): Record<string, unknown> => JSON.parse(JSON.strin
 const text = (value: string | number | null | undefined): string | undefined =>
   value === undefined || value === null ? undefined : String(value);
 
-export function leadMessage(
+/**
+ * A lead snapshot as GET /leads/{UniqueId} answers the lead (without includes) to an account of
+ * this entry access and DateTime format, `fields` being its lead definition's fields; with the
+ * names of the data fields that account sees.
+ */
+export function leadSnapshotToJson(
   snapshot: LeadSnapshot,
-  options: MessageOptions & { entryAccess: EntryAccessName; fields: LeadFieldRule[]; previousStatus?: LeadStatusName },
-): HookMessage {
+  options: { zone: string; dateTimeFormat?: DateTimeFormatName; entryAccess: EntryAccessName; fields: LeadFieldRule[] },
+): { lead: Record<string, unknown>; visibleFields: string[] } {
   const { row, campaign } = snapshot;
   const definitions = new Map([[campaign.leadDefinitionId, options.fields]]);
   const lookups = {
@@ -77,7 +82,15 @@ export function leadMessage(
     include: new Set(),
     org: EMPTY_ORG,
   });
-  const data = plain(expand(row));
+  return { lead: plain(expand(row)), visibleFields: visible.get(campaign.leadDefinitionId) ?? [] };
+}
+
+export function leadMessage(
+  snapshot: LeadSnapshot,
+  options: MessageOptions & { entryAccess: EntryAccessName; fields: LeadFieldRule[]; previousStatus?: LeadStatusName },
+): HookMessage {
+  const { row, campaign } = snapshot;
+  const { lead: data, visibleFields } = leadSnapshotToJson(snapshot, options);
   if (options.previousStatus !== undefined) data.previousStatus = options.previousStatus;
   const status = LeadStatus.toName(row.status);
   return {
@@ -101,7 +114,7 @@ export function leadMessage(
         ? formatDateTime(snapshot.statusChangedTime, options.zone, options.dateTimeFormat)
         : undefined,
     },
-    dataFields: visibleData(JSON.parse(row.dataJson) as Record<string, string>, new Set(visible.get(campaign.leadDefinitionId) ?? [])),
+    dataFields: visibleData(JSON.parse(row.dataJson) as Record<string, string>, new Set(visibleFields)),
   };
 }
 

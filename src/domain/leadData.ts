@@ -86,8 +86,7 @@ export function leadDataMapper(
     if (f.importName) byKey.set(f.importName.toLowerCase(), f);
   }
   const required = writable.filter((f) => f.required);
-  const phoneField = [...fields].sort((a, b) => a.sortOrder - b.sortOrder).find((f) => f.type === 'phone');
-  const keyField = fields.find((f) => f.externalKey);
+  const { phoneField, keyField } = leadKeyFields(fields);
   return (input) => {
     const data: Record<string, string> = {};
     const errors: LeadDataError[] = [];
@@ -115,6 +114,16 @@ export function leadDataMapper(
       errors,
     };
   };
+}
+
+/**
+ * The fields a lead's phone number and external key come from, whatever the entry access of who
+ * writes: the first phone field in sort order, and the field marked as the external key.
+ */
+export function leadKeyFields<F extends LeadFieldRule>(fields: readonly F[]): { phoneField?: F; keyField?: F } {
+  const phoneField = [...fields].sort((a, b) => a.sortOrder - b.sortOrder).find((f) => f.type === 'phone');
+  const keyField = fields.find((f) => f.externalKey);
+  return { ...(phoneField ? { phoneField } : {}), ...(keyField ? { keyField } : {}) };
 }
 
 /** The answer for a lead value over the size limit. */

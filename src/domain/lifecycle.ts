@@ -57,10 +57,6 @@ const NO_CONTACT = new Set<CallEndCauseName>(NO_CONTACT_END_CAUSES);
 /** The statuses that share `expireAfter`; moving among them keeps the expiry clock running. */
 const COMMON_EXPIRY = new Set<LeadStatusName>(['New', 'RedialAutomatic', 'RedialManualCommon']);
 
-export function isOpenStatus(status: LeadStatusName): boolean {
-  return OPEN.has(status);
-}
-
 /**
  * Whether `from → to` is one of the moves of section 3. Staying in the same status is always
  * allowed. Interpretation of the table's "(any)":

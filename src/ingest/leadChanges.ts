@@ -1,19 +1,28 @@
 import type { Knex } from 'knex';
 import { defaultPhoneRegion } from '../config/platform';
 import type { EntryAccessName } from '../domain/enums';
-import { ifMatchAccepts, leadEntityTag } from '../domain/entityTag';
-import { canSeeField, LeadDataError, mapLeadData } from '../domain/leadData';
-import { administrativeStatus, isOpenStatus } from '../domain/lifecycle';
+import { ifMatchAccepts, ifMatchesAny, leadEntityTag } from '../domain/entityTag';
+import { canSeeField, LeadDataError, leadKeyFields, mapLeadData } from '../domain/leadData';
 import { toE164 } from '../domain/phoneNumber';
-import { anonymizeLeadRows, LeadUpdate, LockedLead, lockLead, updateLead } from '../data/leadChangeRepository';
-import { addDoNotCallNumbers, doNotCallStatus } from '../data/doNotCallRepository';
+import {
+  anonymizeLeadRows,
+  ChangedLead,
+  LeadFieldForChange,
+  LeadRowPatch,
+  LeadRowPatchOutcome,
+  patchLeadRow,
+  readLeadForChange,
+} from '../data/leadChangeRepository';
+import { addDoNotCallNumbers } from '../data/doNotCallRepository';
 import type { ProjectScope } from '../data/projectScope';
 
 /**
  * Changing one lead through the API (docs/decisions.md, Lead changes): a JSON merge patch of
- * its editable data, priority and administrative status, and anonymization. Each runs in one
- * transaction with the lead locked, so an `If-Match` check and the write see the same lead, and
- * the hook events and do-not-call effects commit with the change.
+ * its editable data, priority and administrative status, and anonymization. The checks that
+ * need the lead definition (and an `If-Match`'s version) run on a read without a lock, so a
+ * refused patch writes nothing; the change itself is one statement that locks the lead, checks
+ * that it is still in that campaign (and at that version), and writes the change with its hook
+ * events and do-not-call effects.
  */
 
 /** The fields of a merge patch (RFC 7396): absent = unchanged; in `data`, null or blank removes the value. */
@@ -36,8 +45,7 @@ export interface LeadChangeDeps {
   zone: string;
 }
 
-export type LeadChangeOutcome =
-  | { kind: 'changed' }
+export type LeadChangeRefusal =
   | { kind: 'not_found' }
   /** `If-Match` named another version of the lead. */
   | { kind: 'precondition_failed' }
@@ -45,46 +53,30 @@ export type LeadChangeOutcome =
   | { kind: 'anonymized' }
   | { kind: 'invalid'; errors: LeadDataError[] };
 
-/** Throws inside the transaction so that nothing of a refused change is kept. */
-class Refused extends Error {
-  constructor(readonly outcome: Exclude<LeadChangeOutcome, { kind: 'changed' }>) {
-    super(outcome.kind);
-  }
-}
+/** A change made: the lead as it left it, for the answer. */
+export type LeadChangeOutcome = { kind: 'changed'; lead: ChangedLead } | LeadChangeRefusal;
 
-async function withLockedLead(
-  deps: LeadChangeDeps,
-  changer: LeadChanger,
-  uniqueId: string,
-  ifMatch: string | undefined,
-  change: (trx: Knex.Transaction, lead: LockedLead, now: Date) => Promise<void>,
-): Promise<LeadChangeOutcome> {
-  try {
-    await deps.db.transaction(async (trx) => {
-      const lead = await lockLead(trx, uniqueId, changer.scope);
-      if (lead === undefined) throw new Refused({ kind: 'not_found' });
-      if (ifMatch !== undefined && !ifMatchAccepts(ifMatch, leadEntityTag(lead.uniqueId, lead.version))) {
-        throw new Refused({ kind: 'precondition_failed' });
-      }
-      await change(trx, lead, deps.clock());
-    });
-    return { kind: 'changed' };
-  } catch (err) {
-    if (err instanceof Refused) return err.outcome;
-    throw err;
-  }
-}
+/** The row changes a patch's data comes to, or why it is refused. */
+type CheckedData = { errors: LeadDataError[] } & Pick<LeadRowPatch, 'set' | 'remove' | 'phone' | 'externalKey'>;
 
 /**
- * The data a patch leads to: the stored data with the patch's values merged in, checked as an
- * import checks them. Only fields the account sees and that are editable may be named.
+ * Checks the data of a patch against the lead definition. Only fields the account sees and that
+ * are editable may be named; each named field is checked as an import checks it (its type, and
+ * a required field cannot be removed), while values stored before a definition changed stay as
+ * they are. The number and external key follow their fields when the patch names them.
  */
-function mergeData(lead: LockedLead, patch: Record<string, string | null>, changer: LeadChanger, zone: string) {
+function checkPatchData(
+  fields: readonly LeadFieldForChange[],
+  patch: Record<string, string | null>,
+  changer: LeadChanger,
+  zone: string,
+): CheckedData {
   const errors: LeadDataError[] = [];
-  const merged: Record<string, string> = { ...lead.data };
+  const set: Record<string, string> = {};
+  const remove = new Set<string>();
   const touched = new Map<string, string>();
   for (const [key, value] of Object.entries(patch)) {
-    const field = lead.fields.find(
+    const field = fields.find(
       (f) =>
         (f.name.toLowerCase() === key.toLowerCase() || f.importName?.toLowerCase() === key.toLowerCase()) &&
         canSeeField(changer.entryAccess, f.access),
@@ -98,63 +90,126 @@ function mergeData(lead: LockedLead, patch: Record<string, string | null>, chang
       continue;
     }
     touched.set(field.name, key);
-    if (value === null || value.trim() === '') delete merged[field.name];
-    else merged[field.name] = value;
+    if (value === null || value.trim() === '') {
+      delete set[field.name];
+      remove.add(field.name);
+    } else {
+      set[field.name] = value;
+      remove.delete(field.name);
+    }
   }
-  const mapped = mapLeadData(lead.fields, merged, zone);
-  // Only the named fields are judged: values stored before a definition changed stay as they are.
+  const mapped = mapLeadData(fields, set, zone);
   for (const e of mapped.errors) {
     const key = touched.get(e.field);
     if (key !== undefined) errors.push({ field: `data.${key}`, message: e.message });
   }
-  return { errors, merged, mapped };
+  if (errors.length > 0) return { errors };
+  const { phoneField, keyField } = leadKeyFields(fields);
+  const phone = phoneField !== undefined && touched.has(phoneField.name) ? mapped.phoneNumber : undefined;
+  return {
+    errors,
+    set,
+    remove: [...remove],
+    ...(phone !== undefined
+      ? { phone: { number: phone, e164: phone === null ? null : (toE164(phone, defaultPhoneRegion()) ?? null) } }
+      : {}),
+    ...(keyField !== undefined && touched.has(keyField.name) ? { externalKey: { value: mapped.externalKey } } : {}),
+  };
 }
 
+/** Each move of a lead to another campaign is a commit of someone else's (the loader's): a few tries suffice. */
+const MOVED_TRIES = 5;
+
 /** Applies a merge patch to a lead of the account's projects. */
-export function patchLead(
+export async function patchLead(
   deps: LeadChangeDeps,
   changer: LeadChanger,
   uniqueId: string,
   patch: LeadPatch,
   ifMatch?: string,
 ): Promise<LeadChangeOutcome> {
-  return withLockedLead(deps, changer, uniqueId, ifMatch, async (trx, lead, now) => {
-    if (lead.status === 'Anonymized') throw new Refused({ kind: 'anonymized' });
-    const update: LeadUpdate = {};
-    let phoneNumber = lead.phoneNumber;
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await patchOnce(deps, changer, uniqueId, patch, ifMatch);
+    // The lead moved to another campaign between the check and the change: check it against its new definition.
+    if (outcome.kind !== 'moved') return outcome;
+    if (attempt === MOVED_TRIES) throw new Error(`lead ${uniqueId} moved to another campaign ${attempt} times during a patch`);
+  }
+}
+
+async function patchOnce(
+  deps: LeadChangeDeps,
+  changer: LeadChanger,
+  uniqueId: string,
+  patch: LeadPatch,
+  ifMatch: string | undefined,
+): Promise<LeadChangeOutcome | { kind: 'moved' }> {
+  const { db } = deps;
+  const row: LeadRowPatch = {
+    now: deps.clock(),
+    userId: changer.userId,
+    ...(patch.priority !== undefined ? { priority: patch.priority } : {}),
+    ...(patch.status !== undefined ? { status: patch.status } : {}),
+  };
+  // `If-Match: *` needs no version: the statement answers for a lead that does not exist.
+  if (patch.data !== undefined || (ifMatch !== undefined && !ifMatchesAny(ifMatch))) {
+    const lead = await readLeadForChange(db, uniqueId, changer.scope);
+    if (lead === undefined) return { kind: 'not_found' };
+    if (ifMatch !== undefined && !ifMatchesAny(ifMatch)) {
+      if (!ifMatchAccepts(ifMatch, leadEntityTag(uniqueId, lead.version))) return { kind: 'precondition_failed' };
+      row.version = lead.version;
+    }
+    if (lead.status === 'Anonymized') return { kind: 'anonymized' };
     if (patch.data !== undefined) {
-      const { errors, merged, mapped } = mergeData(lead, patch.data, changer, deps.zone);
-      if (errors.length > 0) throw new Refused({ kind: 'invalid', errors });
-      phoneNumber = mapped.phoneNumber;
-      Object.assign(update, { data: merged, phoneNumber, externalKey: mapped.externalKey });
+      const { errors, ...data } = checkPatchData(lead.fields, patch.data, changer, deps.zone);
+      if (errors.length > 0) return { kind: 'invalid', errors };
+      Object.assign(row, data, { campaignId: lead.campaignId });
     }
-    if (patch.priority !== undefined) update.priority = patch.priority;
-    if (patch.status !== undefined) update.status = administrativeStatus(lead.status, patch.status);
-    const status = update.status ?? lead.status;
-    const change = { now, userId: changer.userId };
-    if (update.status === undefined && isOpenStatus(status) && phoneNumber !== null && phoneNumber !== lead.phoneNumber) {
-      // A new number that is on a do-not-call list takes the lead off the calling lists, as an import of it would.
-      const listed = await doNotCallStatus(trx, lead.campaignId, phoneNumber, now);
-      if (listed !== undefined) update.status = listed;
-    }
-    await updateLead(trx, lead, update, change);
-    if (patch.status === 'DoNotCall' && phoneNumber !== null) {
-      // DoNotCall also lists the number for the lead's project, which moves that project's other open leads with it.
-      const e164 = toE164(phoneNumber, defaultPhoneRegion());
-      if (e164 !== undefined) {
-        await addDoNotCallNumbers(trx, { global: false, scope: changer.scope }, [{ phoneNumber: e164, project: lead.project }], change);
-      }
-    }
-  });
+  }
+  const outcome =
+    patch.status === 'DoNotCall'
+      ? await db.transaction((trx) => patchAndList(trx, changer, uniqueId, row))
+      : await patchLeadRow(db, uniqueId, changer.scope, row);
+  return outcome.kind === 'changed' ? { kind: 'changed', lead: outcome.lead } : outcome;
+}
+
+/** DoNotCall also lists the lead's number for its project, which moves that project's other open leads with it. */
+async function patchAndList(
+  trx: Knex.Transaction,
+  changer: LeadChanger,
+  uniqueId: string,
+  row: LeadRowPatch,
+): Promise<LeadRowPatchOutcome> {
+  const outcome = await patchLeadRow(trx, uniqueId, changer.scope, row);
+  if (outcome.kind !== 'changed' || outcome.phoneNumber === null) return outcome;
+  const e164 = toE164(outcome.phoneNumber, defaultPhoneRegion());
+  if (e164 !== undefined) {
+    await addDoNotCallNumbers(trx, { global: false, scope: changer.scope }, [{ phoneNumber: e164, project: outcome.project }], {
+      now: row.now,
+      userId: row.userId,
+    });
+  }
+  return outcome;
 }
 
 /**
- * Anonymizes a lead of the account's projects (irreversible): see anonymizeLeadRows. An
- * Anonymized lead is left as it is, so a retried request succeeds.
+ * Anonymizes a lead of the account's projects (irreversible), in one transaction: see
+ * anonymizeLeadRows. An Anonymized lead is left as it is, so a retried request succeeds.
  */
-export function anonymizeLead(deps: LeadChangeDeps, changer: LeadChanger, uniqueId: string, ifMatch?: string): Promise<LeadChangeOutcome> {
-  return withLockedLead(deps, changer, uniqueId, ifMatch, async (trx, lead, now) => {
-    if (lead.status === 'Anonymized') return;
-    await anonymizeLeadRows(trx, lead, { now, userId: changer.userId });
-  });
+export async function anonymizeLead(
+  deps: LeadChangeDeps,
+  changer: LeadChanger,
+  uniqueId: string,
+  ifMatch?: string,
+): Promise<LeadChangeOutcome> {
+  let version: string | undefined;
+  if (ifMatch !== undefined && !ifMatchesAny(ifMatch)) {
+    const lead = await readLeadForChange(deps.db, uniqueId, changer.scope);
+    if (lead === undefined) return { kind: 'not_found' };
+    if (!ifMatchAccepts(ifMatch, leadEntityTag(uniqueId, lead.version))) return { kind: 'precondition_failed' };
+    version = lead.version;
+  }
+  const outcome = await deps.db.transaction((trx) =>
+    anonymizeLeadRows(trx, uniqueId, changer.scope, { now: deps.clock(), userId: changer.userId, ...(version ? { version } : {}) }),
+  );
+  return outcome.kind === 'unchanged' ? { kind: 'changed', lead: outcome.lead } : outcome;
 }

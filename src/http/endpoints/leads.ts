@@ -25,12 +25,13 @@ import { parseIncludeNames } from '../../domain/include';
 import { savedSearchLeadFilter, SavedSearchRun } from '../../domain/leadFilters';
 import { leadIncludesNeedSnapshot, leadIncludesNeedUsers, leadToJson, visibleFieldsByDefinition } from '../../domain/leadSerializer';
 import { leadEntityTag } from '../../domain/entityTag';
+import { leadSnapshotToJson } from '../../domain/hookMessages';
 import { findLead, loadLeadLookups } from '../../data/leadRepository';
 import { findSavedSearch } from '../../data/savedSearchRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
 import { oversizedValues } from '../../domain/leadData';
 import { importLead, ImportLeadRequest, ImportRefused } from '../../ingest/importLead';
-import { anonymizeLead, LeadChangeOutcome, LeadPatch, patchLead } from '../../ingest/leadChanges';
+import { anonymizeLead, LeadChangeOutcome, LeadChangeRefusal, LeadPatch, patchLead } from '../../ingest/leadChanges';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKey, idempotencyKeyReused } from '../idempotencyKey';
 
 // ---- import -------------------------------------------------------------------------------
@@ -144,8 +145,29 @@ const getLeadEndpoint = defineEndpoint({
   },
 });
 
-/** The answer to a refused change: 404 like the GET, 412, 409, or 400 naming the fields. */
-function changeRefusal(outcome: Exclude<LeadChangeOutcome, { kind: 'changed' }>, uniqueId: string): never {
+/**
+ * The answer to a change: the lead as the change left it, rendered as GET renders it, with its
+ * new ETag (no read after the write); a refusal is a 404 like the GET, 412, 409, or 400 naming
+ * the fields.
+ */
+function changeAnswer(
+  ctx: Pick<LeadContext, 'res' | 'account' | 'zone' | 'dateTimeFormat'>,
+  outcome: LeadChangeOutcome,
+  uniqueId: string,
+): EndpointResult {
+  if (outcome.kind !== 'changed') changeRefusal(outcome, uniqueId);
+  const { version, snapshot, fields } = outcome.lead;
+  ctx.res.setHeader('ETag', leadEntityTag(snapshot.row.uniqueId, version));
+  const { lead } = leadSnapshotToJson(snapshot, {
+    zone: ctx.zone,
+    dateTimeFormat: ctx.dateTimeFormat,
+    entryAccess: ctx.account.entryAccess,
+    fields,
+  });
+  return { body: lead, title: `Lead ${snapshot.row.uniqueId}` };
+}
+
+function changeRefusal(outcome: LeadChangeRefusal, uniqueId: string): never {
   switch (outcome.kind) {
     case 'not_found':
       throw notFound(`no lead ${uniqueId}`);
@@ -205,8 +227,7 @@ const patchLeadEndpoint = (settings: Pick<Settings, 'LEAD_VALUE_MAX_BYTES'>) =>
       };
       const changer = { userId: account.userId, scope, entryAccess: account.entryAccess };
       const outcome = await patchLead({ db, clock, zone }, changer, params.UniqueId, patch, req.get('If-Match'));
-      if (outcome.kind !== 'changed') changeRefusal(outcome, params.UniqueId);
-      return leadAnswer(ctx, params.UniqueId);
+      return changeAnswer(ctx, outcome, params.UniqueId);
     },
   });
 
@@ -233,8 +254,7 @@ const anonymizeLeadEndpoint = defineEndpoint({
     const { req, params, account, scope, db, clock, zone } = ctx;
     const changer = { userId: account.userId, scope, entryAccess: account.entryAccess };
     const outcome = await anonymizeLead({ db, clock, zone }, changer, params.UniqueId, req.get('If-Match'));
-    if (outcome.kind !== 'changed') changeRefusal(outcome, params.UniqueId);
-    return leadAnswer(ctx, params.UniqueId);
+    return changeAnswer(ctx, outcome, params.UniqueId);
   },
 });
 
