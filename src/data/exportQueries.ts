@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { CALL_COPY_COLUMNS, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS } from '../domain/callFields';
 import { fieldSelect } from './fieldColumns';
-import { LEAD_COPY_COLUMNS, RAW_LEAD_COPY_COLUMNS } from '../domain/leadFields';
+import { LEAD_COPY_COLUMNS, RAW_LEAD_COLUMNS } from '../domain/leadFields';
 import type { LeadFilter } from '../domain/leadFilters';
 import type { CallWindow } from './callRepository';
 import { inlineBindings } from './exportSession';
@@ -61,16 +61,14 @@ export function readyPeriodCopySql(db: Knex, window: { from: Date; to: Date; lim
 }
 
 /**
- * The leads of an export (same rows and order as leadExportQuery), LEAD_COPY_COLUMNS.
- * `visibleNames` holds, per campaign in scope, the data field names the account's entry
+ * The leads of an export (same rows and order as leadExportQuery), LEAD_COPY_COLUMNS, then
+ * `data_visible`. `visibleNames` holds, per campaign in scope, the data field names the account's entry
  * access reaches: `data_visible` tells whether the stored data holds no other key.
  */
 export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<number, string[]>): string {
   const rows = leadRowConditions(filter);
   const campaignIds = [...visibleNames.keys()];
-  const columns = LEAD_COPY_COLUMNS.map((c) =>
-    c === 'data_visible' ? `(l.data - coalesce(vf.names, '{}'::text[])) = '{}'::jsonb as data_visible` : `l.${c}`,
-  );
+  const columns = [...LEAD_COPY_COLUMNS.map((c) => `l.${c}`), `(l.data - coalesce(vf.names, '{}'::text[])) = '{}'::jsonb as data_visible`];
   // Per campaign, the visible names: a VALUES list (no join of campaigns and fields per row).
   const values = campaignIds.map(() => '(?::bigint, ?::text[])').join(', ');
   const visibleJoin =
@@ -88,11 +86,11 @@ export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<numb
   return inlineBindings(raw.toSQL().toNative());
 }
 
-/** The leads of a RawLeads export, RAW_LEAD_COPY_COLUMNS. */
+/** The leads of a RawLeads export, RAW_LEAD_COLUMNS. */
 export function rawLeadCopySql(db: Knex, filter: LeadFilter, campaignIds: number[]): string {
   const rows = leadRowConditions(filter);
   const raw = db.raw(
-    `select ${RAW_LEAD_COPY_COLUMNS.map((c) => `l.${c}`).join(', ')}
+    `select ${RAW_LEAD_COLUMNS.map((c) => `l.${c.column}`).join(', ')}
        from leads l
       where ${['l.campaign_id = any(?::bigint[])', ...rows.parts].join(' and ')}
       order by l.last_modified_time, l.unique_id
