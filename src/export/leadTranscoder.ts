@@ -72,9 +72,9 @@ function optionalId(w: ByteWriter, t: Tuple, i: number, fragment: (id: number) =
   if (!isNull(t, i)) w.frag(fragment(int64(t, i)));
 }
 
-/** A jsonb column's text, as bounds in the tuple's buffer. */
-function jsonbText(t: Tuple, i: number): { from: number; to: number } {
-  return { from: jsonbStart(t, i), to: t.pos[i]! + t.len[i]! };
+/** Where a field's bytes end in the tuple's buffer (a jsonb field's text starts at jsonbStart). */
+function fieldEnd(t: Tuple, i: number): number {
+  return t.pos[i]! + t.len[i]!;
 }
 
 export interface LeadTranscoderOptions {
@@ -122,14 +122,13 @@ export function leadJsonTranscoder(options: LeadTranscoderOptions & { visible: V
     w.frag(pool(int64(t, POOL_ID)));
     const c = campaignText(int64(t, CAMPAIGN_ID));
     w.frag(c.text);
-    const data = jsonbText(t, DATA);
-    if (bool(t, DATA_VISIBLE)) w.copy(t.buf, data.from, data.to);
-    else w.utf8(visibleDataText(t.buf.toString('utf8', data.from, data.to), false, c.visible));
+    const dataFrom = jsonbStart(t, DATA);
+    if (bool(t, DATA_VISIBLE)) w.copy(t.buf, dataFrom, fieldEnd(t, DATA));
+    else w.utf8(visibleDataText(t.buf.toString('utf8', dataFrom, fieldEnd(t, DATA)), false, c.visible));
     for (const write of times) write(t, w);
     for (const r of references) optionalId(w, t, r.i, r.fragment);
     w.frag(CLOSURE_DATA_KEY);
-    const closure = jsonbText(t, CLOSURE_DATA);
-    w.copy(t.buf, closure.from, closure.to);
+    w.copy(t.buf, jsonbStart(t, CLOSURE_DATA), fieldEnd(t, CLOSURE_DATA));
     w.byte(0x7d);
   });
 }
@@ -223,7 +222,8 @@ export function leadCsvTranscoder(options: LeadTranscoderOptions & { separator: 
         return;
       }
       const b = t.buf;
-      const { from, to } = jsonbText(t, DATA);
+      const from = jsonbStart(t, DATA);
+      const to = fieldEnd(t, DATA);
       if (definition.inherited || !scan.scan(b, from, to)) {
         w.utf8(referenceCells(b.toString('utf8', from, to), definition.names, sepText, quote) + '\r\n');
         return;
@@ -281,7 +281,8 @@ export function rawLeadTranscoder(options: { separator: string; visible: Visible
       const f = fields.get(campaignOf(lookups, int64(t, RAW_CAMPAIGN_ID)).leadDefinitionId);
       if (f === undefined) return;
       const b = t.buf;
-      const { from, to } = jsonbText(t, RAW_DATA);
+      const from = jsonbStart(t, RAW_DATA);
+      const to = fieldEnd(t, RAW_DATA);
       if (f.cells.inherited || !scan.scan(b, from, to)) {
         const data = JSON.parse(b.toString('utf8', from, to)) as Record<string, string>;
         const id = quote(text(t, RAW_UNIQUE_ID)) + sepText;
