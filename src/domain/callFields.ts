@@ -93,8 +93,13 @@ export const CALL_REFERENCE_CSV_NAMES = [
 
 export type CallCopyColumn = (typeof CALL_FIELDS)[number]['column'] | (typeof CALL_REFERENCE_COLUMNS)[number];
 
-/** The columns of the calls COPY, in order (src/data/exportQueries.ts selects them). */
-export const CALL_COPY_COLUMNS: readonly CallCopyColumn[] = [...CALL_FIELDS.map((f) => f.column), ...CALL_REFERENCE_COLUMNS];
+/**
+ * The columns of the calls COPY in order (src/data/exportQueries.ts selects them): `fields`
+ * maps the table's fields, `column` each of CALL_REFERENCE_COLUMNS.
+ */
+export function callColumns<T>(fields: (run: readonly Field<CallRow>[]) => T[], column: (c: CallCopyColumn) => T): T[] {
+  return [...fields(CALL_FIELDS), ...CALL_REFERENCE_COLUMNS.map(column)];
+}
 
 /** A ready-period row of /calls/agentreadyperiods. */
 export interface ReadyPeriodRow {

@@ -94,8 +94,9 @@ export function leadColumns<T>(fields: (run: readonly Field<LeadRow>[]) => T[], 
 }
 
 /**
- * The columns of the lead COPY, in order (src/data/exportQueries.ts selects them, then
- * `data_visible`, computed per request).
+ * The names of the lead COPY's columns, in order: where the transcoder finds each (the COPY
+ * selects them through leadColumns, each field in its type's form, then `data_visible`,
+ * computed per request).
  */
 export const LEAD_COPY_COLUMNS: readonly string[] = leadColumns(
   (run) => run.map((f) => f.column),
