@@ -117,17 +117,19 @@ export interface BenchServer {
 
 /**
  * `lcm serve` on a free loopback port against `databaseUrl`, with `env` on top (no sweeper, warn
- * logging, the benchmark's time zone); `nodeArgs` go to its node (a CPU profile, GC tracing).
+ * logging, the benchmark's time zone); `nodeArgs` go to its node (a CPU profile, GC tracing);
+ * `root` is the checkout whose build serves (another one for a before/after comparison).
  */
 export async function startBenchServer(
   run: BenchRun,
   databaseUrl: string,
   env: NodeJS.ProcessEnv = {},
   nodeArgs: string[] = [],
+  root = ROOT,
 ): Promise<BenchServer> {
   const port = await freePort();
-  const server: ChildProcess = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/lcm.js'), 'serve'], {
-    cwd: ROOT,
+  const server: ChildProcess = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin/lcm.js'), 'serve'], {
+    cwd: root,
     stdio: ['ignore', nodeArgs.length > 0 ? 'inherit' : 'ignore', 'inherit'],
     env: {
       ...process.env,

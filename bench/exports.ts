@@ -36,8 +36,8 @@ import { startOsPostgres } from './osPostgres';
 import { loadOrgSnapshot } from '../src/data/organizationRepository';
 import { projectScope, whereCampaignVisible } from '../src/data/projectScope';
 import { formatMillis } from '../src/domain/timespan';
-import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, PreCallLeadStatus } from '../src/domain/enums';
 import { callToJson, type CallRow } from '../src/domain/callSerializer';
+import { CALL_FIELDS, type CallCopyColumn } from '../src/domain/callFields';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../src/ingest/syntheticData';
@@ -72,36 +72,26 @@ interface OrgUnitRow {
   parent_id: number | null;
 }
 
-/** `select c.*` from calls, as the driver returns it (bigint as number, timestamps as Date). */
-interface TypicalCallRow {
-  id: number;
-  unique_id: string;
-  campaign_id: number;
-  lead_id: number | null;
-  unique_lead_id: string;
-  user_id: number;
-  ou0_id: number;
-  ou1_id: number | null;
-  ou2_id: number | null;
-  ou3_id: number | null;
-  ou4_id: number | null;
-  lead_phone_number: string;
-  lead_external_key: string | null;
-  end_cause: number;
-  in_progress: boolean;
-  connected: boolean;
-  incoming: boolean;
-  start_time: Date;
-  connect_time: Date | null;
-  end_time: Date | null;
-  preview_ms: number;
-  dialing_ms: number | null;
-  conversation_ms: number | null;
-  wrap_up_ms: number | null;
-  lead_status: number | null;
-  pre_call_lead_status: number | null;
-  lead_closure: number | null;
-  campaign_type: number | null;
+/**
+ * A call as a typical service reads it (`select c.*`: more columns than these, which it does not
+ * read): the columns of the calls field table and its references, as the driver returns them
+ * (bigint as number, timestamps as Date).
+ */
+type TypicalCallRow = Record<CallCopyColumn, unknown>;
+
+/** A field's value the typical way: Luxon for each DateTime, the enumeration's name lookup. */
+function typicalValue(f: (typeof CALL_FIELDS)[number], v: unknown, zone: string): unknown {
+  if (v === null) return undefined;
+  switch (f.type.kind) {
+    case 'dateTime':
+      return DateTime.fromJSDate(v as Date, { zone }).toISO();
+    case 'timeSpan':
+      return formatMillis(v as number);
+    case 'enum':
+      return f.type.enumeration.toName(v as number);
+    default:
+      return v;
+  }
 }
 
 async function runServer(): Promise<void> {
@@ -141,37 +131,19 @@ async function runServer(): Promise<void> {
       .limit(Number(q.limit));
     whereCampaignVisible(query, 'c.campaign_id', scope);
     const rows = (await query) as TypicalCallRow[];
-    const iso = (d: Date | null) => (d === null ? undefined : DateTime.fromJSDate(d, { zone }).toISO());
-    const ms = (v: number | null) => (v === null ? undefined : formatMillis(v));
-    const name = (e: { toName(n: number): string }, v: number | null) => (v === null ? undefined : e.toName(v));
     res.json(
-      rows.map((r) => ({
-        organizationalUnits: [r.ou0_id, r.ou1_id, r.ou2_id, r.ou3_id, r.ou4_id]
-          .filter((id) => id !== null)
-          .map((id) => {
-            const u = units.get(id)!;
-            return { uniqueId: u.unique_id, name: u.name, orgCode: u.org_code, level: u.level };
-          }),
-        uniqueId: r.unique_id,
-        uniqueLeadId: r.unique_lead_id,
-        leadPhoneNumber: r.lead_phone_number,
-        leadExternalKey: r.lead_external_key ?? undefined,
-        endCause: CallEndCause.toName(r.end_cause),
-        inProgress: r.in_progress,
-        connected: r.connected,
-        incoming: r.incoming,
-        startTime: iso(r.start_time),
-        connectTime: iso(r.connect_time),
-        endTime: iso(r.end_time),
-        previewDuration: ms(r.preview_ms),
-        dialingDuration: ms(r.dialing_ms),
-        conversationDuration: ms(r.conversation_ms),
-        wrapUpDuration: ms(r.wrap_up_ms),
-        leadStatus: name(CallLeadStatus, r.lead_status),
-        preCallLeadStatus: name(PreCallLeadStatus, r.pre_call_lead_status),
-        leadClosure: name(LeadClosure, r.lead_closure),
-        campaignType: name(CampaignType, r.campaign_type),
-      })),
+      rows.map((r) => {
+        const call: Record<string, unknown> = {
+          organizationalUnits: [r.ou0_id, r.ou1_id, r.ou2_id, r.ou3_id, r.ou4_id]
+            .filter((id) => id !== null)
+            .map((id) => {
+              const u = units.get(id as number)!;
+              return { uniqueId: u.unique_id, name: u.name, orgCode: u.org_code, level: u.level };
+            }),
+        };
+        for (const f of CALL_FIELDS) call[f.name] = typicalValue(f, r[f.column], zone);
+        return call;
+      }),
     );
   });
   outer.use(composed.app.express);

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { CALL_COPY_COLUMNS, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS } from '../domain/callFields';
+import { callColumns, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS } from '../domain/callFields';
 import { fieldSelect } from './fieldColumns';
-import { LEAD_COPY_COLUMNS, RAW_LEAD_COPY_COLUMNS } from '../domain/leadFields';
+import { leadColumns, RAW_LEAD_COLUMNS } from '../domain/leadFields';
 import type { LeadFilter } from '../domain/leadFilters';
 import type { CallWindow } from './callRepository';
 import { inlineBindings } from './exportSession';
@@ -20,12 +20,16 @@ import { streamingLimit } from './cursorStream';
  * plans, so it streams in index order instead of sorting the whole result before the first row.
  */
 
-/** The calls of a window (same rows and order as callWindowQuery), CALL_COPY_COLUMNS. */
+/** The calls of a window (same rows and order as callWindowQuery), the columns of callColumns. */
 export function callCopySql(db: Knex, window: Omit<CallWindow, 'scope'>, visibleCampaignIds: number[]): string {
   const s = window.subject;
   const subject = s.kind === 'user' ? 'c.user_id = ?' : `c.ou${checkedLevel(s.level)}_id = ?`;
+  const columns = callColumns(
+    (run) => fieldSelect(run, 'c', 'copy'),
+    (c) => `c.${c}`,
+  );
   const raw = db.raw(
-    `select ${CALL_COPY_COLUMNS.map((c) => `c.${c}`).join(', ')}
+    `select ${columns.join(', ')}
        from calls c
       where c.campaign_id = any(?::bigint[]) and ${subject} and c.start_time >= ? and c.start_time < ?
       order by c.start_time, c.unique_id
@@ -61,16 +65,21 @@ export function readyPeriodCopySql(db: Knex, window: { from: Date; to: Date; lim
 }
 
 /**
- * The leads of an export (same rows and order as leadExportQuery), LEAD_COPY_COLUMNS.
- * `visibleNames` holds, per campaign in scope, the data field names the account's entry
+ * The leads of an export (same rows and order as leadExportQuery), the columns of leadColumns
+ * (LEAD_COPY_COLUMNS), then
+ * `data_visible`. `visibleNames` holds, per campaign in scope, the data field names the account's entry
  * access reaches: `data_visible` tells whether the stored data holds no other key.
  */
 export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<number, string[]>): string {
   const rows = leadRowConditions(filter);
   const campaignIds = [...visibleNames.keys()];
-  const columns = LEAD_COPY_COLUMNS.map((c) =>
-    c === 'data_visible' ? `(l.data - coalesce(vf.names, '{}'::text[])) = '{}'::jsonb as data_visible` : `l.${c}`,
-  );
+  const columns = [
+    ...leadColumns(
+      (run) => fieldSelect(run, 'l', 'copy'),
+      (c) => `l.${c.column}`,
+    ),
+    `(l.data - coalesce(vf.names, '{}'::text[])) = '{}'::jsonb as data_visible`,
+  ];
   // Per campaign, the visible names: a VALUES list (no join of campaigns and fields per row).
   const values = campaignIds.map(() => '(?::bigint, ?::text[])').join(', ');
   const visibleJoin =
@@ -88,11 +97,11 @@ export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<numb
   return inlineBindings(raw.toSQL().toNative());
 }
 
-/** The leads of a RawLeads export, RAW_LEAD_COPY_COLUMNS. */
+/** The leads of a RawLeads export, RAW_LEAD_COLUMNS. */
 export function rawLeadCopySql(db: Knex, filter: LeadFilter, campaignIds: number[]): string {
   const rows = leadRowConditions(filter);
   const raw = db.raw(
-    `select ${RAW_LEAD_COPY_COLUMNS.map((c) => `l.${c}`).join(', ')}
+    `select ${RAW_LEAD_COLUMNS.map((c) => `l.${c.column}`).join(', ')}
        from leads l
       where ${['l.campaign_id = any(?::bigint[])', ...rows.parts].join(' and ')}
       order by l.last_modified_time, l.unique_id

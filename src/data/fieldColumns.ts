@@ -1,30 +1,41 @@
 import type { Field } from '../domain/fieldTable';
 
 /**
- * The cursor and hook SELECTs of a field table (src/domain/fieldTable.ts): each field's column
- * under its row name, DateTimes as epoch milliseconds (the rows' form).
+ * The cursor, hook and COPY SELECTs of a field table (src/domain/fieldTable.ts): each field's
+ * column in the form its type is read in, under its row name for rows.
  */
 
 const epochMs = (column: string) => `floor(extract(epoch from ${column}) * 1000)::int8`;
 
-function expression<Row>(f: Field<Row>, alias: string): string {
+/**
+ * A field's select expression: `text` fields as the column's text (a no-op for text columns;
+ * any other column is written as its text); for rows, DateTimes as epoch milliseconds; for the
+ * binary COPY, timestamps as stored.
+ */
+function expression<Row>(f: Field<Row>, alias: string, form: 'rows' | 'copy'): string {
   const column = `${f.source ?? alias}.${f.column}`;
-  return f.type.kind === 'dateTime' ? epochMs(column) : column;
+  if (f.type.kind === 'text') return `${column}::text`;
+  return f.type.kind === 'dateTime' && form === 'rows' ? epochMs(column) : column;
 }
 
 /**
- * Select-list items. For a cursor (rows): `c.unique_id`, `floor(...) as start_ms`; for the
- * binary COPY: the columns as stored (`c.start_time`), in table order.
+ * Select-list items, in table order. For a cursor (rows): `c.unique_id::text as "unique_id"`,
+ * `floor(...) as "start_ms"`; for the binary COPY: `c.unique_id::text`, `c.start_time`.
  */
 export function fieldSelect<Row>(fields: readonly Field<Row>[], alias: string, form: 'rows' | 'copy' = 'rows'): string[] {
   return fields.map((f) => {
-    if (form === 'copy') return `${f.source ?? alias}.${f.column}`;
-    const e = expression(f, alias);
-    return f.type.kind !== 'dateTime' && f.column === f.row ? e : `${e} as ${f.row}`;
+    const e = expression(f, alias, form);
+    return form === 'copy' || e === `${alias}.${f.row}` ? e : `${e} as "${f.row}"`;
   });
 }
 
-/** `jsonb_build_object` arguments: `'unique_id', c.unique_id, 'start_ms', floor(...)`. */
+/** A column read as it is under a row name (jsonb as its text), for the columns a field table's steps read. */
+export function columnSelect(c: { column: string; row: string; jsonb?: true }, alias: string): string {
+  const e = `${alias}.${c.column}${c.jsonb ? '::text' : ''}`;
+  return c.column === c.row && !c.jsonb ? e : `${e} as "${c.row}"`;
+}
+
+/** `jsonb_build_object` arguments: `'unique_id', c.unique_id::text, 'start_ms', floor(...)`. */
 export function fieldJsonbPairs<Row>(fields: readonly Field<Row>[], alias: string): string {
-  return fields.map((f) => `'${f.row}', ${expression(f, alias)}`).join(', ');
+  return fields.map((f) => `'${f.row}', ${expression(f, alias, 'rows')}`).join(', ');
 }

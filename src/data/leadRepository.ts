@@ -10,6 +10,8 @@ import { knexClient, queryPrepared, readAll } from './db';
 import type { ProjectScope } from './projectScope';
 import { projectSelectedSql } from './projectRepository';
 import type { LeadLookups, LeadRow } from '../domain/leadRecords';
+import { leadColumns, RAW_LEAD_COLUMNS } from '../domain/leadFields';
+import { columnSelect, fieldSelect } from './fieldColumns';
 import { toE164 } from '../domain/phoneNumber';
 import { defaultPhoneRegion } from '../config/platform';
 import type { DuplicateCheckName, DuplicateKeyName, DuplicateSettings, OnDuplicateName } from '../domain/duplicates';
@@ -263,20 +265,16 @@ export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, sco
 
 // ---- export ---------------------------------------------------------------------------------
 
-const epochMs = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
-
 // The campaign, pool, user and org-unit names come from LeadLookups, loaded once per request, not
 // from joins; the only joins name the visible fields of each lead's definition (memoized per
 // campaign), so `dataVisible` costs Postgres one jsonb subtraction per row.
-const LEAD_COLUMNS = `
-  l.unique_id as "uniqueId", l.status, l.closure, l.priority, l.phone_number as "phoneNumber",
-  l.external_key as "externalKey", l.campaign_id as "campaignId", l.pool_id as "poolId", l.data::text as "dataJson",
-  ${epochMs('l.upload_time')} as "uploadTime", ${epochMs('l.last_modified_time')} as "lastModifiedTime",
-  ${epochMs('l.first_processed_time')} as "firstProcessedTime",
-  l.owner_org_unit_id as "ownerOrgUnitId", l.uploaded_by_user_id as "uploadedByUserId",
-  l.last_modified_by_user_id as "lastModifiedByUserId", l.first_processed_by_user_id as "firstProcessedByUserId",
-  l.closure_data::text as "closureDataJson",
-  (l.data - coalesce(vf.names, '{}')) = '{}'::jsonb as "dataVisible"`;
+const LEAD_COLUMNS = [
+  ...leadColumns(
+    (run) => fieldSelect(run, 'l'),
+    (c) => columnSelect(c, 'l'),
+  ),
+  `(l.data - coalesce(vf.names, '{}')) = '{}'::jsonb as "dataVisible"`,
+].join(', ');
 
 // One binding: the entry access level (number).
 const VISIBLE_FIELDS_JOIN = `
@@ -383,7 +381,7 @@ export function openLeadCursor(
 export function openRawLeadCursor(db: Knex, filter: LeadFilter, scope: ProjectScope, options: LeadCursorOptions = {}): Promise<Readable> {
   const where = leadConditions(filter, scope);
   const query = db.raw(
-    `select l.unique_id as "uniqueId", l.campaign_id as "campaignId", l.data
+    `select ${RAW_LEAD_COLUMNS.map((c) => columnSelect(c, 'l')).join(', ')}
        from leads l
       where ${where.sql}
       order by l.last_modified_time, l.unique_id

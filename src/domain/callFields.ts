@@ -33,7 +33,7 @@ export interface CallRow {
  * after the complex properties (`campaign`, `user`, `organizationalUnits`) in JSON, before the
  * reference columns (CALL_REFERENCE_CSV_NAMES) in CSV.
  */
-export const CALL_FIELDS: readonly Field<CallRow>[] = [
+export const CALL_FIELDS = [
   { name: 'uniqueId', column: 'unique_id', row: 'unique_id', type: TEXT, present: 'always' },
   { name: 'uniqueLeadId', column: 'unique_lead_id', row: 'unique_lead_id', type: TEXT, present: 'always' },
   { name: 'leadPhoneNumber', column: 'lead_phone_number', row: 'lead_phone_number', type: TEXT, present: 'always' },
@@ -71,7 +71,7 @@ export const CALL_FIELDS: readonly Field<CallRow>[] = [
     type: enumType(CampaignType, 'campaign type'),
     present: 'optional',
   },
-];
+] as const satisfies readonly Field<CallRow>[];
 
 /** The reference columns of a call: its campaign, its user and its org-unit chain (root first). */
 const CALL_REFERENCE_COLUMNS = ['campaign_id', 'user_id', 'ou0_id', 'ou1_id', 'ou2_id', 'ou3_id', 'ou4_id'] as const;
@@ -91,8 +91,15 @@ export const CALL_REFERENCE_CSV_NAMES = [
   'organizationalUnit4OrgCode',
 ] as const;
 
-/** The columns of the calls COPY, in order (src/data/exportQueries.ts selects them). */
-export const CALL_COPY_COLUMNS: readonly string[] = [...CALL_FIELDS.map((f) => f.column), ...CALL_REFERENCE_COLUMNS];
+export type CallCopyColumn = (typeof CALL_FIELDS)[number]['column'] | (typeof CALL_REFERENCE_COLUMNS)[number];
+
+/**
+ * The columns of the calls COPY in order (src/data/exportQueries.ts selects them): `fields`
+ * maps the table's fields, `column` each of CALL_REFERENCE_COLUMNS.
+ */
+export function callColumns<T>(fields: (run: readonly Field<CallRow>[]) => T[], column: (c: CallCopyColumn) => T): T[] {
+  return [...fields(CALL_FIELDS), ...CALL_REFERENCE_COLUMNS.map(column)];
+}
 
 /** A ready-period row of /calls/agentreadyperiods. */
 export interface ReadyPeriodRow {
@@ -105,13 +112,13 @@ export interface ReadyPeriodRow {
 }
 
 /** The fields of an AgentReadyPeriod before its `campaign` object (from `ready_periods r` and `users u`). */
-export const READY_PERIOD_HEAD_FIELDS: readonly Field<ReadyPeriodRow>[] = [
+export const READY_PERIOD_HEAD_FIELDS = [
   { name: 'uniqueId', column: 'unique_id', row: 'unique_id', type: TEXT, present: 'always' },
   { name: 'orgCode', column: 'org_code', source: 'u', row: 'org_code', type: TEXT, present: 'always' },
-];
+] as const satisfies readonly Field<ReadyPeriodRow>[];
 
 /** The fields of an AgentReadyPeriod after its `campaign` object (from `ready_periods r` and `campaigns cp`). */
-export const READY_PERIOD_TAIL_FIELDS: readonly Field<ReadyPeriodRow>[] = [
+export const READY_PERIOD_TAIL_FIELDS = [
   { name: 'startTime', column: 'start_time', row: 'start_ms', type: DATE_TIME, present: 'always' },
   { name: 'seconds', column: 'seconds', row: 'seconds', type: INT, present: 'always' },
   {
@@ -122,7 +129,7 @@ export const READY_PERIOD_TAIL_FIELDS: readonly Field<ReadyPeriodRow>[] = [
     type: enumType(CampaignType, 'campaign type'),
     present: 'always',
   },
-];
+] as const satisfies readonly Field<ReadyPeriodRow>[];
 
 /** A recording row of /calls/{UniqueId}/recordings. */
 export interface RecordingRow {
@@ -133,7 +140,7 @@ export interface RecordingRow {
 }
 
 /** The fields of a Recording (from `recordings`). */
-export const RECORDING_FIELDS: readonly Field<RecordingRow>[] = [
+export const RECORDING_FIELDS = [
   { name: 'startTime', column: 'start_time', row: 'start_ms', type: DATE_TIME, present: 'always' },
   { name: 'endTime', column: 'end_time', row: 'end_ms', type: DATE_TIME, present: 'optional' },
   {
@@ -144,4 +151,4 @@ export const RECORDING_FIELDS: readonly Field<RecordingRow>[] = [
     present: 'always',
   },
   { name: 'fileName', column: 'file_name', row: 'file_name', type: TEXT, present: 'always' },
-];
+] as const satisfies readonly Field<RecordingRow>[];

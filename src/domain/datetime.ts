@@ -170,9 +170,10 @@ export function dateTimeFormatter(zone: string, format: DateTimeFormatName = 'Of
   return (ms) => {
     const off = zoneOffsetMs(ms, zone);
     const local = ms + off;
-    if (!(local >= dayStart && local < dayEnd && off === offset)) {
+    // Only four-digit years and whole milliseconds take the fast path (a wall time beyond them is
+    // written clamped; a fraction, as hook snapshots of leads carry, is truncated by the Date).
+    if (!(local >= dayStart && local < dayEnd && off === offset && Number.isInteger(ms))) {
       const full = formatDateTime(ms, zone, format);
-      // Only four-digit years and whole milliseconds take the fast path (a wall time beyond them is written clamped).
       if (full.length !== plainLength || !Number.isInteger(ms) || !isWritableWallTime(local)) return full;
       prefix = full.slice(0, 11);
       // `+02:00` after the milliseconds, or the four digits that make seven.

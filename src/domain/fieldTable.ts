@@ -4,13 +4,14 @@ import { formatMillis } from './timespan';
 
 /**
  * A declarative field table: one entry per plain field of an exported resource (a call, a
- * ready period), in the order the API writes them. The export SELECT's columns
+ * ready period, a lead), in the order the API writes them. The export SELECT's columns
  * (src/data/exportQueries.ts), the cursor and hook SELECTs, the object form (includes, hooks,
  * small reads) and the transcoder's JSON and CSV bytes (src/export/fieldBytes.ts) are all
  * derived from it: how one field renders is decided here, once.
  *
  * Encoding by type, the same in every form:
- * - `text`: stored text; a JSON string, a CSV cell quoted when it holds the separator, `"`, CR or LF.
+ * - `text`: the column's text (read as `::text`, so a column of another type can be written as
+ *   text); a JSON string, a CSV cell quoted when it holds the separator, `"`, CR or LF.
  * - `bool`: `true` / `false`.
  * - `int`: decimal digits.
  * - `dateTime`: a timestamptz (rows carry epoch milliseconds), in the request's zone and format.
@@ -43,12 +44,15 @@ export interface Field<Row> {
   present: 'always' | 'optional';
 }
 
-export const TEXT: FieldType = { kind: 'text' };
-export const BOOL: FieldType = { kind: 'bool' };
-export const INT: FieldType = { kind: 'int' };
-export const DATE_TIME: FieldType = { kind: 'dateTime' };
-export const TIME_SPAN: FieldType = { kind: 'timeSpan' };
-export const enumType = (enumeration: Enumeration<string>, what: string): FieldType => ({ kind: 'enum', enumeration, what });
+// Each type keeps its kind as a literal type, so a table declared `as const` tells the kind of
+// every field to the type checker (the OpenAPI shapes in src/http/schemas/fieldSchemas.ts).
+export const TEXT = { kind: 'text' } as const satisfies FieldType;
+export const BOOL = { kind: 'bool' } as const satisfies FieldType;
+export const INT = { kind: 'int' } as const satisfies FieldType;
+export const DATE_TIME = { kind: 'dateTime' } as const satisfies FieldType;
+export const TIME_SPAN = { kind: 'timeSpan' } as const satisfies FieldType;
+export const enumType = (enumeration: Enumeration<string>, what: string) =>
+  ({ kind: 'enum', enumeration, what }) as const satisfies FieldType;
 
 /** The characters generated values are written with (see FieldType). */
 export const GENERATED_ALPHABET = /[0-9A-Za-z:.+\-"\r\n]/;
@@ -77,9 +81,10 @@ type ValueOf = (stored: unknown) => string | number | boolean;
 function valueOf(type: FieldType, time: (ms: number) => string): ValueOf {
   switch (type.kind) {
     case 'text':
+      return (v) => String(v);
     case 'bool':
     case 'int':
-      return (v) => v as string | number | boolean;
+      return (v) => v as number | boolean;
     case 'dateTime':
       return (v) => time(v as number);
     case 'timeSpan':
@@ -104,6 +109,26 @@ export function objectRenderer<Row>(fields: readonly Field<Row>[], zone: string,
       out[s.name] = v === null || v === undefined ? undefined : s.value(v);
     }
     return out;
+  };
+}
+
+/**
+ * The JSON text of a table's fields: JSON.stringify of the object form without its braces, as
+ * members that each start with a comma (`,"name":value`, absent optional fields left out), so a
+ * caller writes them after the properties before them; with `open`, the text opens the object
+ * itself (`{"name":value`), as the transcoder's writers do (src/export/fieldBytes.ts).
+ */
+export function jsonMembers<Row>(
+  fields: readonly Field<Row>[],
+  zone: string,
+  format?: DateTimeFormatName,
+  open = false,
+): (row: Row) => string {
+  const render = objectRenderer(fields, zone, format);
+  return (row) => {
+    const text = JSON.stringify(render(row, {}));
+    if (text.length === 2) return open ? '{' : '';
+    return (open ? '{' : ',') + text.slice(1, -1);
   };
 }
 

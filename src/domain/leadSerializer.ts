@@ -1,7 +1,8 @@
-import { formatDateTime } from './datetime';
-import { DateTimeFormatName, Enumeration, EntryAccessName, LeadClosure, LeadStatus } from './enums';
+import type { DateTimeFormatName, EntryAccessName } from './enums';
+import { csvCells, csvNames, jsonMembers, objectRenderer } from './fieldTable';
 import { compileIncludes, Expander, IncludeType } from './include';
 import { canSeeField, LeadFieldRule } from './leadData';
+import { LEAD_HEAD_FIELDS, LEAD_REFERENCES, LEAD_TIME_FIELDS, LeadReference } from './leadFields';
 import { CAMPAIGN, ORG_UNIT, organizationGraph, USER } from './organizationGraph';
 import { csvQuoter } from './textEscaping';
 import type { OrgSnapshot } from './organization';
@@ -9,33 +10,18 @@ import type { LeadCampaign, LeadLookups, LeadRow, RawLeadRow } from './leadRecor
 
 /**
  * Lead rows (src/data/leadRepository.ts) → Lead JSON (the OpenAPI document; docs/decisions.md, Leads), lead CSV lines and RawLeads
- * lines. Rows carry ids; names come from the request's LeadLookups. Data fields are filtered by
+ * lines. The plain fields come from the field table (src/domain/leadFields.ts); the steps
+ * between and after its runs (pool, campaign, data, the references, closure data) are written
+ * here. Rows carry ids; names come from the request's LeadLookups. Data fields are filtered by
  * the account's lead definition entry access: only fields of the lead's definition whose access
  * level the account reaches are written (a value stored under a name the definition no longer
  * has is never written). In JSON, `data` keeps the order Postgres stores jsonb keys in, so the
  * export copies the stored text whenever nothing has to be left out (`dataVisible`, decided in
- * SQL); the CSV columns and the RawLeads rows follow the definitions' sort order.
+ * SQL); the CSV columns and the RawLeads rows follow the definitions' sort order. The transcoded
+ * exports (src/export/leadTranscoder.ts) derive their bytes from the same table; golden tests
+ * compare them with this text, whose fields are JSON.stringify of the object form and CSV cells
+ * of its values.
  */
-
-/** Names indexed by stored number: one array read per value. */
-function nameTable(e: Enumeration<string>): string[] {
-  const table: string[] = [];
-  for (const name of e.names) table[e.toNumber(name)] = name;
-  return table;
-}
-const STATUS = nameTable(LeadStatus);
-const CLOSURE = nameTable(LeadClosure);
-
-function statusName(n: number): string {
-  const name = STATUS[n];
-  if (name === undefined) throw new Error(`unknown lead status number ${n}`);
-  return name;
-}
-function closureName(n: number): string {
-  const name = CLOSURE[n];
-  if (name === undefined) throw new Error(`unknown lead closure number ${n}`);
-  return name;
-}
 
 /** Per lead definition id, the names of the fields the account may see, in sort order. */
 export type VisibleFields = Map<number, string[]>;
@@ -83,6 +69,11 @@ function codeOf(map: Map<number, string>, id: number | null): string | undefined
   return id === null ? undefined : map.get(id);
 }
 
+/** A reference's org code, named by the lookup it points into. */
+function referenceCode(lookups: LeadLookups, r: LeadReference, row: LeadRow): string | undefined {
+  return codeOf(lookups[r.of], row[r.row]);
+}
+
 export interface LeadSerializerOptions {
   zone: string;
   /** How DateTimes are written (default `Offset`); one per request. */
@@ -97,7 +88,7 @@ export interface LeadSerializerOptions {
 }
 
 /** The lead properties `Include` expands; without it they are compact references. */
-const LEAD_INCLUDES = ['campaign', 'ownerOrgUnit', 'uploadedByUser', 'lastModifiedByUser', 'firstProcessedByUser'] as const;
+const LEAD_INCLUDES = ['campaign', ...LEAD_REFERENCES.map((r) => r.name)];
 
 /** Whether a request's include names need anything from the organisation snapshot. */
 export function leadIncludesNeedSnapshot(include: ReadonlySet<string>): boolean {
@@ -106,40 +97,49 @@ export function leadIncludesNeedSnapshot(include: ReadonlySet<string>): boolean 
 
 /** Whether a request's include names need the users in the snapshot. */
 export function leadIncludesNeedUsers(include: ReadonlySet<string>): boolean {
-  return ['uploadedbyuser', 'lastmodifiedbyuser', 'firstprocessedbyuser', 'users'].some((n) => include.has(n));
+  return [...LEAD_REFERENCES.filter((r) => r.of === 'users').map((r) => r.name.toLowerCase()), 'users'].some((n) => include.has(n));
 }
 
-const ref = (orgCode: string | undefined) => (orgCode === undefined ? undefined : { orgCode });
-
-/** The Lead object without includes: compact references, absent values left out. */
-function renderLead(
-  row: LeadRow,
+/**
+ * Row → the Lead object without includes, for one request: the table's fields, compact
+ * references, absent values left out (as `undefined`).
+ */
+function leadRenderer(
   zone: string,
   visible: Map<number, Set<string>>,
   lookups: LeadLookups,
   format?: DateTimeFormatName,
-): Record<string, unknown> {
-  const campaign = campaignOf(lookups, row.campaignId);
-  return {
-    uniqueId: row.uniqueId,
-    status: statusName(row.status),
-    closure: closureName(row.closure),
-    priority: row.priority,
-    phoneNumber: row.phoneNumber ?? undefined,
-    externalKey: row.externalKey ?? undefined,
-    pool: poolOf(lookups, row.poolId),
-    campaign: { uniqueId: campaign.uniqueId, code: campaign.code },
-    data: visibleData(JSON.parse(row.dataJson) as Record<string, string>, visible.get(campaign.leadDefinitionId)),
-    uploadTime: formatDateTime(row.uploadTime, zone, format),
-    lastModifiedTime: formatDateTime(row.lastModifiedTime, zone, format),
-    firstProcessedTime: row.firstProcessedTime === null ? undefined : formatDateTime(row.firstProcessedTime, zone, format),
-    ownerOrgUnit: ref(codeOf(lookups.units, row.ownerOrgUnitId)),
-    uploadedByUser: ref(codeOf(lookups.users, row.uploadedByUserId)),
-    lastModifiedByUser: ref(codeOf(lookups.users, row.lastModifiedByUserId)),
-    firstProcessedByUser: ref(codeOf(lookups.users, row.firstProcessedByUserId)),
-    closureData: JSON.parse(row.closureDataJson),
+): (row: LeadRow) => Record<string, unknown> {
+  const head = objectRenderer(LEAD_HEAD_FIELDS, zone, format);
+  const times = objectRenderer(LEAD_TIME_FIELDS, zone, format);
+  return (row) => {
+    const campaign = campaignOf(lookups, row.campaignId);
+    const out = head(row, {});
+    out.pool = poolOf(lookups, row.poolId);
+    out.campaign = { uniqueId: campaign.uniqueId, code: campaign.code };
+    out.data = visibleData(JSON.parse(row.dataJson) as Record<string, string>, visible.get(campaign.leadDefinitionId));
+    times(row, out);
+    for (const r of LEAD_REFERENCES) {
+      const orgCode = referenceCode(lookups, r, row);
+      out[r.name] = orgCode === undefined ? undefined : { orgCode };
+    }
+    out.closureData = JSON.parse(row.closureDataJson);
+    return out;
   };
 }
+
+/**
+ * The JSON text of the steps between and after the table's runs, written once per distinct id
+ * by both the cursor path and the transcoder.
+ */
+export const LEAD_JSON = {
+  pool: (name: string) => ',"pool":' + JSON.stringify(name),
+  /** Up to the data's value. */
+  campaign: (c: LeadCampaign) =>
+    ',"campaign":{"uniqueId":' + JSON.stringify(c.uniqueId) + ',"code":' + JSON.stringify(c.code) + '},"data":',
+  reference: (r: LeadReference, orgCode: string) => ',' + JSON.stringify(r.name) + ':{"orgCode":' + JSON.stringify(orgCode) + '}',
+  closureData: ',"closureData":',
+};
 
 /** A cache of JSON fragments by id: each distinct campaign, pool or reference is written once. */
 function fragmentCache(make: (id: number) => string): (id: number | null) => string {
@@ -153,10 +153,11 @@ function fragmentCache(make: (id: number) => string): (id: number | null) => str
 }
 
 /**
- * Row → Lead JSON text, without includes: the export's hot path. Writes exactly what
- * `JSON.stringify(renderLead(row))` writes (same properties, order and values) as one string
- * built directly: no intermediate objects, and the fragments for campaigns, pools and
- * references built once per distinct id; closure data is copied as the JSON text Postgres gave.
+ * Row → Lead JSON text, without includes: the cursor path of the export. Writes what
+ * `JSON.stringify` of the object form writes (same properties, order and values): the table's
+ * fields through JSON.stringify, the fragments for campaigns, pools and references built once
+ * per distinct id, and the data (when all of it is visible) and closure data copied as the JSON
+ * text Postgres gave.
  */
 export function leadToJsonText(
   zone: string,
@@ -164,73 +165,48 @@ export function leadToJsonText(
   lookups: LeadLookups,
   format?: DateTimeFormatName,
 ): (row: LeadRow) => string {
-  const q = JSON.stringify;
   const sets = visibleSets(visible);
   const none = new Set<string>();
+  const head = jsonMembers(LEAD_HEAD_FIELDS, zone, format, true);
+  const times = jsonMembers(LEAD_TIME_FIELDS, zone, format);
   // Per campaign: the campaign's text (up to `"data":`) and the visible field names.
   const campaigns = new Map<number, { text: string; visible: Set<string> }>();
   const campaignText = (id: number) => {
     let c = campaigns.get(id);
     if (c === undefined) {
       const campaign = campaignOf(lookups, id);
-      c = {
-        text: ',"campaign":{"uniqueId":' + q(campaign.uniqueId) + ',"code":' + q(campaign.code) + '},"data":',
-        visible: sets.get(campaign.leadDefinitionId) ?? none,
-      };
+      c = { text: LEAD_JSON.campaign(campaign), visible: sets.get(campaign.leadDefinitionId) ?? none };
       campaigns.set(id, c);
     }
     return c;
   };
-  // The stored text when every key is visible (the common case, decided in SQL); otherwise the
-  // visible keys only.
-  const dataText = (json: string, allVisible: boolean, visibleNames: Set<string>): string => {
-    if (allVisible) return json;
-    const values = JSON.parse(json) as Record<string, string>;
-    let out = '';
-    for (const name in values) if (visibleNames.has(name)) out += (out === '' ? '{' : ',') + q(name) + ':' + q(values[name]);
-    return out === '' ? '{}' : out + '}';
-  };
-  const pool = fragmentCache((id) => ',"pool":' + q(poolOf(lookups, id)));
-  const reference = (name: string, map: Map<number, string>) =>
-    fragmentCache((id) => {
-      const orgCode = map.get(id);
-      return orgCode === undefined ? '' : ',"' + name + '":{"orgCode":' + q(orgCode) + '}';
-    });
-  const owner = reference('ownerOrgUnit', lookups.units);
-  const uploadedBy = reference('uploadedByUser', lookups.users);
-  const lastModifiedBy = reference('lastModifiedByUser', lookups.users);
-  const firstProcessedBy = reference('firstProcessedByUser', lookups.users);
+  const pool = fragmentCache((id) => LEAD_JSON.pool(poolOf(lookups, id)));
+  const references = LEAD_REFERENCES.map((r) => ({
+    row: r.row,
+    text: fragmentCache((id) => {
+      const orgCode = lookups[r.of].get(id);
+      return orgCode === undefined ? '' : LEAD_JSON.reference(r, orgCode);
+    }),
+  }));
   return (r) => {
     const c = campaignText(r.campaignId);
-    return (
-      '{"uniqueId":' +
-      q(r.uniqueId) +
-      ',"status":"' +
-      statusName(r.status) +
-      '","closure":"' +
-      closureName(r.closure) +
-      '","priority":' +
-      r.priority +
-      (r.phoneNumber === null ? '' : ',"phoneNumber":' + q(r.phoneNumber)) +
-      (r.externalKey === null ? '' : ',"externalKey":' + q(r.externalKey)) +
-      pool(r.poolId) +
-      c.text +
-      dataText(r.dataJson, r.dataVisible, c.visible) +
-      ',"uploadTime":"' +
-      formatDateTime(r.uploadTime, zone, format) +
-      '","lastModifiedTime":"' +
-      formatDateTime(r.lastModifiedTime, zone, format) +
-      '"' +
-      (r.firstProcessedTime === null ? '' : ',"firstProcessedTime":"' + formatDateTime(r.firstProcessedTime, zone, format) + '"') +
-      owner(r.ownerOrgUnitId) +
-      uploadedBy(r.uploadedByUserId) +
-      lastModifiedBy(r.lastModifiedByUserId) +
-      firstProcessedBy(r.firstProcessedByUserId) +
-      ',"closureData":' +
-      r.closureDataJson +
-      '}'
-    );
+    let text = head(r) + pool(r.poolId) + c.text + visibleDataText(r.dataJson, r.dataVisible, c.visible) + times(r);
+    for (const ref of references) text += ref.text(r[ref.row]);
+    return text + LEAD_JSON.closureData + r.closureDataJson + '}';
   };
+}
+
+/**
+ * The data's JSON text: the stored text when every key is visible (the common case, decided in
+ * SQL), otherwise the visible keys only, in stored order.
+ */
+export function visibleDataText(json: string, allVisible: boolean, visibleNames: ReadonlySet<string>): string {
+  if (allVisible) return json;
+  const q = JSON.stringify;
+  const values = JSON.parse(json) as Record<string, string>;
+  let out = '';
+  for (const name in values) if (visibleNames.has(name)) out += (out === '' ? '{' : ',') + q(name) + ':' + q(values[name]);
+  return out === '' ? '{}' : out + '}';
 }
 
 /**
@@ -241,23 +217,17 @@ export function leadToJsonText(
  */
 export function leadToJson(options: LeadSerializerOptions): Expander<LeadRow> {
   const { zone, lookups, org, dateTimeFormat } = options;
-  const visible = visibleSets(options.visible);
-  const userOf = (id: number | null) => (id === null ? null : (org.users.get(id) ?? null));
-  const lead: IncludeType<LeadRow> = {
-    identity: (row) => row.uniqueId,
-    render: (row) => renderLead(row, zone, visible, lookups, dateTimeFormat),
-    properties: {
-      campaign: { type: CAMPAIGN, many: false, resolve: (row) => org.campaigns.get(row.campaignId) ?? null },
-      ownerOrgUnit: {
-        type: ORG_UNIT,
-        many: false,
-        resolve: (row) => (row.ownerOrgUnitId === null ? null : (org.units.get(row.ownerOrgUnitId) ?? null)),
-      },
-      uploadedByUser: { type: USER, many: false, resolve: (row) => userOf(row.uploadedByUserId) },
-      lastModifiedByUser: { type: USER, many: false, resolve: (row) => userOf(row.lastModifiedByUserId) },
-      firstProcessedByUser: { type: USER, many: false, resolve: (row) => userOf(row.firstProcessedByUserId) },
-    },
+  const render = leadRenderer(zone, visibleSets(options.visible), lookups, dateTimeFormat);
+  const properties: IncludeType<LeadRow>['properties'] = {
+    campaign: { type: CAMPAIGN, many: false, resolve: (row) => org.campaigns.get(row.campaignId) ?? null },
   };
+  for (const r of LEAD_REFERENCES) {
+    properties[r.name] =
+      r.of === 'units'
+        ? { type: ORG_UNIT, many: false, resolve: (row) => (row[r.row] === null ? null : (org.units.get(row[r.row]!) ?? null)) }
+        : { type: USER, many: false, resolve: (row) => (row[r.row] === null ? null : (org.users.get(row[r.row]!) ?? null)) };
+  }
+  const lead: IncludeType<LeadRow> = { identity: (row) => row.uniqueId, render, properties };
   return compileIncludes<LeadRow>(organizationGraph(org, { Lead: lead }), 'Lead', options.include);
 }
 
@@ -265,23 +235,13 @@ export function leadToJson(options: LeadSerializerOptions): Expander<LeadRow> {
 
 /** The lead columns of the saved-search CSV, before the data fields. */
 const LEAD_CSV_COLUMNS = [
-  'uniqueId',
-  'status',
-  'closure',
-  'priority',
-  'phoneNumber',
-  'externalKey',
+  ...csvNames(LEAD_HEAD_FIELDS),
   'pool',
   'campaignUniqueId',
   'campaignCode',
-  'uploadTime',
-  'lastModifiedTime',
-  'firstProcessedTime',
-  'ownerOrgUnitOrgCode',
-  'uploadedByUserOrgCode',
-  'lastModifiedByUserOrgCode',
-  'firstProcessedByUserOrgCode',
-] as const;
+  ...csvNames(LEAD_TIME_FIELDS),
+  ...LEAD_REFERENCES.map((r) => r.csv),
+];
 
 /**
  * The data columns of a CSV over several lead definitions: every visible field, by sort order
@@ -320,7 +280,11 @@ export function leadCsvHeader(columns: DataColumns, separator: string): string {
   return [...LEAD_CSV_COLUMNS, ...columns.names].map(quote).join(separator) + '\r\n';
 }
 
-/** Row → one CSV line (CRLF included): absent values empty, times as in JSON. */
+/**
+ * Row → one CSV line (CRLF included): the table's fields as the cells of their object-form
+ * values (absent values empty, times as in JSON), pool and campaign, the references' org codes,
+ * then the data columns.
+ */
 export function leadToCsvLine(options: {
   zone: string;
   dateTimeFormat?: DateTimeFormatName;
@@ -331,23 +295,15 @@ export function leadToCsvLine(options: {
   const { zone, columns, lookups, dateTimeFormat } = options;
   const s = options.separator;
   const quote = csvQuoter(s);
-  const opt = (v: string | null | undefined) => (v === null || v === undefined ? '' : quote(v));
-  const time = (ms: number | null) => (ms === null ? '' : quote(formatDateTime(ms, zone, dateTimeFormat)));
+  const head = objectRenderer(LEAD_HEAD_FIELDS, zone, dateTimeFormat);
+  const times = objectRenderer(LEAD_TIME_FIELDS, zone, dateTimeFormat);
+  const headCells = csvCells(LEAD_HEAD_FIELDS, s, quote);
+  const timeCells = csvCells(LEAD_TIME_FIELDS, s, quote);
   const empty = s.repeat(columns.names.length);
   return (r) => {
     const campaign = campaignOf(lookups, r.campaignId);
     let line =
-      quote(r.uniqueId) +
-      s +
-      quote(statusName(r.status)) +
-      s +
-      quote(closureName(r.closure)) +
-      s +
-      quote(String(r.priority)) +
-      s +
-      opt(r.phoneNumber) +
-      s +
-      opt(r.externalKey) +
+      headCells(head(r, {})) +
       s +
       quote(poolOf(lookups, r.poolId)) +
       s +
@@ -355,19 +311,11 @@ export function leadToCsvLine(options: {
       s +
       quote(campaign.code) +
       s +
-      time(r.uploadTime) +
-      s +
-      time(r.lastModifiedTime) +
-      s +
-      time(r.firstProcessedTime) +
-      s +
-      opt(codeOf(lookups.units, r.ownerOrgUnitId)) +
-      s +
-      opt(codeOf(lookups.users, r.uploadedByUserId)) +
-      s +
-      opt(codeOf(lookups.users, r.lastModifiedByUserId)) +
-      s +
-      opt(codeOf(lookups.users, r.firstProcessedByUserId));
+      timeCells(times(r, {}));
+    for (const ref of LEAD_REFERENCES) {
+      const code = referenceCode(lookups, ref, r);
+      line += s + (code === undefined ? '' : quote(code));
+    }
     const cells = columns.byDefinition.get(campaign.leadDefinitionId);
     if (cells === undefined) return line + empty + '\r\n';
     const data = JSON.parse(r.dataJson) as Record<string, string>;

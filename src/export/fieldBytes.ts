@@ -21,7 +21,7 @@ export type FieldWriter = (t: Tuple, w: ByteWriter) => void;
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
 /** Per stored number, the bytes of the enumeration's name rendered by `render`; an unknown number is an error naming `what`. */
-export function enumFragments(e: Enumeration<string>, what: string, render: (name: string) => string): (n: number) => Buffer {
+function enumFragments(e: Enumeration<string>, what: string, render: (name: string) => string): (n: number) => Buffer {
   const table: (Buffer | undefined)[] = [];
   for (const [n, name] of enumNames(e).entries()) if (name !== undefined) table[n] = utf8(render(name));
   return (n) => {
@@ -70,7 +70,7 @@ export function jsonFieldWriters<Row>(fields: readonly Field<Row>[], first: numb
       case 'dateTime':
         write = (t, w) => {
           w.frag(quoted);
-          time.write(w, timestampMs(t, i, 'floor'));
+          time.write(w, timestampMs(t, i));
           w.byte(0x22);
         };
         break;
@@ -121,8 +121,8 @@ export function csvFieldWriters<Row>(
         break;
       case 'dateTime':
         write = generatedSafe
-          ? (t, w) => time.write(w, timestampMs(t, i, 'floor'))
-          : (t, w) => w.utf8(gen(formatDateTime(timestampMs(t, i, 'floor'), zone, options.dateTimeFormat)));
+          ? (t, w) => time.write(w, timestampMs(t, i))
+          : (t, w) => w.utf8(gen(formatDateTime(timestampMs(t, i), zone, options.dateTimeFormat)));
         break;
       case 'timeSpan':
         write = generatedSafe ? (t, w) => writeMillis(w, integer(t, i)) : (t, w) => w.utf8(gen(formatMillis(integer(t, i))));

@@ -1,24 +1,57 @@
 import { ByteWriter, CsvQuoting, TupleRenderer } from './byteWriter';
 import { DateTimeWriter } from './byteFormats';
-import { formatDateTime } from '../domain/datetime';
-import { DateTimeFormatName, LeadClosure, LeadStatus } from '../domain/enums';
+import type { DateTimeFormatName } from '../domain/enums';
 import { FlatJsonObject } from './jsonObjectScan';
-import { campaignOf, DataColumns, leadCsvHeader, poolOf, rawLeadsHeader, VisibleFields } from '../domain/leadSerializer';
-import { enumFragments, jsonArrayRenderer } from './fieldBytes';
+import {
+  campaignOf,
+  DataColumns,
+  LEAD_JSON,
+  leadCsvHeader,
+  poolOf,
+  rawLeadsHeader,
+  VisibleFields,
+  visibleDataText,
+} from '../domain/leadSerializer';
+import { csvFieldWriters, FieldWriter, jsonArrayRenderer, jsonFieldWriters } from './fieldBytes';
 import type { LeadLookups } from '../domain/leadRecords';
-import { bool, int64, integer, isNull, jsonbStart, timestampMs, Tuple } from './pgBinary';
-import { LEAD_COPY_COLUMNS } from '../domain/leadFields';
+import { bool, int64, isNull, jsonbStart, text, Tuple } from './pgBinary';
+import {
+  LEAD_CAMPAIGN,
+  LEAD_CLOSURE_DATA,
+  LEAD_COPY_COLUMNS,
+  LEAD_DATA,
+  LEAD_HEAD_FIELDS,
+  LEAD_POOL,
+  LEAD_REFERENCES,
+  LEAD_TIME_FIELDS,
+  RAW_LEAD_COLUMNS,
+} from '../domain/leadFields';
 
 /**
  * Binary COPY tuples of the lead exports → the API's bytes, byte for byte what the reference
  * serializers (src/domain/leadSerializer.ts: leadToJsonText, leadToCsvLine, rawLeadLines)
- * write for the same leads; golden tests compare the two. The stored jsonb text of `data` and
+ * write for the same leads; golden tests compare the two. The lead's own fields are written by
+ * the writers derived from its field table (src/domain/leadFields.ts, src/export/fieldBytes.ts);
+ * pools, campaigns and references are rendered once per id. The stored jsonb text of `data` and
  * `closureData` is copied as it is whenever the reference copies it; data fields for CSV are
  * found in that text by FlatJsonObject, with the reference's JSON.parse as the fallback for
  * anything but a flat object of strings.
  */
 
-const L = Object.fromEntries(LEAD_COPY_COLUMNS.map((name, i) => [name, i])) as Record<(typeof LEAD_COPY_COLUMNS)[number], number>;
+/** The position of a column in the lead COPY (LEAD_COPY_COLUMNS, then `data_visible`). */
+function copyIndex(column: string): number {
+  const i = LEAD_COPY_COLUMNS.indexOf(column);
+  if (i < 0) throw new Error(`${column} is not a column of the lead COPY`);
+  return i;
+}
+const HEAD = copyIndex(LEAD_HEAD_FIELDS[0].column);
+const CAMPAIGN_ID = copyIndex(LEAD_CAMPAIGN.column);
+const POOL_ID = copyIndex(LEAD_POOL.column);
+const DATA = copyIndex(LEAD_DATA.column);
+const TIMES = copyIndex(LEAD_TIME_FIELDS[0].column);
+const REFERENCES = LEAD_REFERENCES.map((r) => copyIndex(r.column));
+const CLOSURE_DATA = copyIndex(LEAD_CLOSURE_DATA.column);
+const DATA_VISIBLE = LEAD_COPY_COLUMNS.length;
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
@@ -39,6 +72,11 @@ function optionalId(w: ByteWriter, t: Tuple, i: number, fragment: (id: number) =
   if (!isNull(t, i)) w.frag(fragment(int64(t, i)));
 }
 
+/** Where a field's bytes end in the tuple's buffer (a jsonb field's text starts at jsonbStart). */
+function fieldEnd(t: Tuple, i: number): number {
+  return t.pos[i]! + t.len[i]!;
+}
+
 export interface LeadTranscoderOptions {
   zone: string;
   dateTimeFormat?: DateTimeFormatName;
@@ -47,15 +85,7 @@ export interface LeadTranscoderOptions {
 
 // ---- JSON -------------------------------------------------------------------------------------
 
-const JSON_STATUS = enumFragments(LeadStatus, 'lead status', (n) => `,"status":"${n}"`);
-const JSON_CLOSURE = enumFragments(LeadClosure, 'lead closure', (n) => `,"closure":"${n}","priority":`);
-const UNIQUE_ID = utf8('{"uniqueId":');
-const PHONE = utf8(',"phoneNumber":');
-const EXTERNAL_KEY = utf8(',"externalKey":');
-const UPLOAD_TIME = utf8(',"uploadTime":"');
-const LAST_MODIFIED_TIME = utf8('","lastModifiedTime":"');
-const FIRST_PROCESSED_TIME = utf8(',"firstProcessedTime":"');
-const CLOSURE_DATA = utf8(',"closureData":');
+const CLOSURE_DATA_KEY = utf8(LEAD_JSON.closureData);
 
 /**
  * Lead tuples → a JSON array of Lead objects with compact references, as leadToJsonText
@@ -64,8 +94,9 @@ const CLOSURE_DATA = utf8(',"closureData":');
  */
 export function leadJsonTranscoder(options: LeadTranscoderOptions & { visible: VisibleFields }): TupleRenderer {
   const { lookups } = options;
-  const q = JSON.stringify;
   const time = new DateTimeWriter(options.zone, options.dateTimeFormat);
+  const head = jsonFieldWriters(LEAD_HEAD_FIELDS, HEAD, time, true);
+  const times = jsonFieldWriters(LEAD_TIME_FIELDS, TIMES, time);
   const visibleSets = new Map([...options.visible].map(([id, names]) => [id, new Set(names)]));
   const none = new Set<string>();
   const campaigns = new Map<number, { text: Buffer; visible: Set<string> }>();
@@ -73,79 +104,36 @@ export function leadJsonTranscoder(options: LeadTranscoderOptions & { visible: V
     let c = campaigns.get(id);
     if (c === undefined) {
       const campaign = campaignOf(lookups, id);
-      c = {
-        text: utf8(',"campaign":{"uniqueId":' + q(campaign.uniqueId) + ',"code":' + q(campaign.code) + '},"data":'),
-        visible: visibleSets.get(campaign.leadDefinitionId) ?? none,
-      };
+      c = { text: utf8(LEAD_JSON.campaign(campaign)), visible: visibleSets.get(campaign.leadDefinitionId) ?? none };
       campaigns.set(id, c);
     }
     return c;
   };
-  const pool = byId((id) => utf8(',"pool":' + q(poolOf(lookups, id))));
-  const reference = (name: string, map: Map<number, string>) =>
-    byId((id) => {
-      const orgCode = map.get(id);
-      return orgCode === undefined ? EMPTY : utf8(',"' + name + '":{"orgCode":' + q(orgCode) + '}');
-    });
-  const owner = reference('ownerOrgUnit', lookups.units);
-  const uploadedBy = reference('uploadedByUser', lookups.users);
-  const lastModifiedBy = reference('lastModifiedByUser', lookups.users);
-  const firstProcessedBy = reference('firstProcessedByUser', lookups.users);
+  const pool = byId((id) => utf8(LEAD_JSON.pool(poolOf(lookups, id))));
+  const references = LEAD_REFERENCES.map((r, k) => ({
+    i: REFERENCES[k]!,
+    fragment: byId((id) => {
+      const orgCode = lookups[r.of].get(id);
+      return orgCode === undefined ? EMPTY : utf8(LEAD_JSON.reference(r, orgCode));
+    }),
+  }));
   return jsonArrayRenderer((t, w) => {
-    w.frag(UNIQUE_ID);
-    w.jsonText(t, L.unique_id);
-    w.frag(JSON_STATUS(integer(t, L.status)));
-    w.frag(JSON_CLOSURE(integer(t, L.closure)));
-    w.int(integer(t, L.priority));
-    if (!isNull(t, L.phone_number)) {
-      w.frag(PHONE);
-      w.jsonText(t, L.phone_number);
-    }
-    if (!isNull(t, L.external_key)) {
-      w.frag(EXTERNAL_KEY);
-      w.jsonText(t, L.external_key);
-    }
-    w.frag(pool(int64(t, L.pool_id)));
-    const c = campaignText(int64(t, L.campaign_id));
+    for (const write of head) write(t, w);
+    w.frag(pool(int64(t, POOL_ID)));
+    const c = campaignText(int64(t, CAMPAIGN_ID));
     w.frag(c.text);
-    const dataFrom = jsonbStart(t, L.data);
-    const dataTo = t.pos[L.data]! + t.len[L.data]!;
-    if (bool(t, L.data_visible)) w.copy(t.buf, dataFrom, dataTo);
-    else w.utf8(visibleDataText(t.buf.toString('utf8', dataFrom, dataTo), c.visible));
-    w.frag(UPLOAD_TIME);
-    time.write(w, timestampMs(t, L.upload_time, 'float'));
-    w.frag(LAST_MODIFIED_TIME);
-    time.write(w, timestampMs(t, L.last_modified_time, 'float'));
-    w.byte(0x22);
-    if (!isNull(t, L.first_processed_time)) {
-      w.frag(FIRST_PROCESSED_TIME);
-      time.write(w, timestampMs(t, L.first_processed_time, 'float'));
-      w.byte(0x22);
-    }
-    optionalId(w, t, L.owner_org_unit_id, owner);
-    optionalId(w, t, L.uploaded_by_user_id, uploadedBy);
-    optionalId(w, t, L.last_modified_by_user_id, lastModifiedBy);
-    optionalId(w, t, L.first_processed_by_user_id, firstProcessedBy);
-    w.frag(CLOSURE_DATA);
-    const closureFrom = jsonbStart(t, L.closure_data);
-    w.copy(t.buf, closureFrom, t.pos[L.closure_data]! + t.len[L.closure_data]!);
+    const dataFrom = jsonbStart(t, DATA);
+    if (bool(t, DATA_VISIBLE)) w.copy(t.buf, dataFrom, fieldEnd(t, DATA));
+    else w.utf8(visibleDataText(t.buf.toString('utf8', dataFrom, fieldEnd(t, DATA)), false, c.visible));
+    for (const write of times) write(t, w);
+    for (const r of references) optionalId(w, t, r.i, r.fragment);
+    w.frag(CLOSURE_DATA_KEY);
+    w.copy(t.buf, jsonbStart(t, CLOSURE_DATA), fieldEnd(t, CLOSURE_DATA));
     w.byte(0x7d);
   });
 }
 
-/** The visible keys of the stored data only, as leadToJsonText writes them when some are hidden. */
-function visibleDataText(json: string, visibleNames: Set<string>): string {
-  const q = JSON.stringify;
-  const values = JSON.parse(json) as Record<string, string>;
-  let out = '';
-  for (const name in values) if (visibleNames.has(name)) out += (out === '' ? '{' : ',') + q(name) + ':' + q(values[name]);
-  return out === '' ? '{}' : out + '}';
-}
-
 // ---- CSV --------------------------------------------------------------------------------------
-
-/** Separators that can occur in generated values (times, digits, enum names). */
-const GENERATED_ALPHABET = /[0-9A-Za-z:.+\-"\r\n]/;
 
 /** Per lead definition: the field name of each data column, as bytes to find it in the stored text. */
 interface DefinitionCells {
@@ -183,35 +171,33 @@ function csvValue(csv: CsvQuoting, w: ByteWriter, scan: FlatJsonObject, b: Buffe
  * scope.
  */
 export function leadCsvTranscoder(options: LeadTranscoderOptions & { separator: string; columns: DataColumns }): TupleRenderer {
-  const { lookups, columns, zone } = options;
+  const { lookups, columns, zone, dateTimeFormat } = options;
   const sepText = options.separator;
   const csv = new CsvQuoting(sepText);
   const s = csv.separator;
   const quote = (v: string) => csv.quoted(v);
-  const generatedSafe = !GENERATED_ALPHABET.test(sepText);
-  const digitsSafe = !/[0-9-]/.test(sepText);
-  const status = enumFragments(LeadStatus, 'lead status', (n) => quote(n) + sepText);
-  const closure = enumFragments(LeadClosure, 'lead closure', (n) => quote(n) + sepText);
-  const time = new DateTimeWriter(zone, options.dateTimeFormat);
-  const timeText = (ms: number) => formatDateTime(ms, zone, options.dateTimeFormat);
-  const writeTime = (w: ByteWriter, t: Tuple, i: number) => {
-    if (isNull(t, i)) return;
-    const ms = timestampMs(t, i, 'float');
-    if (generatedSafe) time.write(w, ms);
-    else csv.string(w, timeText(ms));
+  const head = csvFieldWriters(LEAD_HEAD_FIELDS, HEAD, { csv, separator: sepText, zone, dateTimeFormat });
+  const times = csvFieldWriters(LEAD_TIME_FIELDS, TIMES, { csv, separator: sepText, zone, dateTimeFormat });
+  // The cells of a run, separated; the separators before and after are the caller's.
+  const cells = (writers: FieldWriter[], t: Tuple, w: ByteWriter) => {
+    writers[0]!(t, w);
+    for (let k = 1; k < writers.length; k++) {
+      w.frag(s);
+      writers[k]!(t, w);
+    }
   };
-  const pool = byId((id) => utf8(quote(poolOf(lookups, id)) + sepText));
+  const pool = byId((id) => utf8(sepText + quote(poolOf(lookups, id))));
   const campaign = byId((id) => {
     const c = campaignOf(lookups, id);
-    return utf8(quote(c.uniqueId) + sepText + quote(c.code) + sepText);
+    return utf8(sepText + quote(c.uniqueId) + sepText + quote(c.code) + sepText);
   });
-  const code = (map: Map<number, string>) =>
-    byId((id) => {
-      const orgCode = map.get(id);
+  const references = LEAD_REFERENCES.map((r, k) => ({
+    i: REFERENCES[k]!,
+    fragment: byId((id) => {
+      const orgCode = lookups[r.of].get(id);
       return orgCode === undefined ? EMPTY : utf8(quote(orgCode));
-    });
-  const unitCode = code(lookups.units);
-  const userCode = code(lookups.users);
+    }),
+  }));
   const cellsByDefinition = new Map<number, DefinitionCells>();
   for (const [id, names] of columns.byDefinition) cellsByDefinition.set(id, definitionCells(names));
   const empty = utf8(sepText.repeat(columns.names.length) + '\r\n');
@@ -221,51 +207,32 @@ export function leadCsvTranscoder(options: LeadTranscoderOptions & { separator: 
     head: (w) => w.frag(header),
     tail: () => undefined,
     row(t, w) {
-      csv.text(w, t, L.unique_id);
-      w.frag(s);
-      w.frag(status(integer(t, L.status)));
-      w.frag(closure(integer(t, L.closure)));
-      const priority = integer(t, L.priority);
-      if (digitsSafe) w.int(priority);
-      else csv.string(w, String(priority));
-      w.frag(s);
-      if (!isNull(t, L.phone_number)) csv.text(w, t, L.phone_number);
-      w.frag(s);
-      if (!isNull(t, L.external_key)) csv.text(w, t, L.external_key);
-      w.frag(s);
-      w.frag(pool(int64(t, L.pool_id)));
-      const campaignId = int64(t, L.campaign_id);
+      cells(head, t, w);
+      w.frag(pool(int64(t, POOL_ID)));
+      const campaignId = int64(t, CAMPAIGN_ID);
       w.frag(campaign(campaignId));
-      writeTime(w, t, L.upload_time);
-      w.frag(s);
-      writeTime(w, t, L.last_modified_time);
-      w.frag(s);
-      writeTime(w, t, L.first_processed_time);
-      w.frag(s);
-      optionalId(w, t, L.owner_org_unit_id, unitCode);
-      w.frag(s);
-      optionalId(w, t, L.uploaded_by_user_id, userCode);
-      w.frag(s);
-      optionalId(w, t, L.last_modified_by_user_id, userCode);
-      w.frag(s);
-      optionalId(w, t, L.first_processed_by_user_id, userCode);
-      const cells = cellsByDefinition.get(campaignOf(lookups, campaignId).leadDefinitionId);
-      if (cells === undefined) {
+      cells(times, t, w);
+      for (const r of references) {
+        w.frag(s);
+        optionalId(w, t, r.i, r.fragment);
+      }
+      const definition = cellsByDefinition.get(campaignOf(lookups, campaignId).leadDefinitionId);
+      if (definition === undefined) {
         w.frag(empty);
         return;
       }
       const b = t.buf;
-      const from = jsonbStart(t, L.data);
-      const to = t.pos[L.data]! + t.len[L.data]!;
-      if (cells.inherited || !scan.scan(b, from, to)) {
-        w.utf8(referenceCells(b.toString('utf8', from, to), cells.names, sepText, quote) + '\r\n');
+      const from = jsonbStart(t, DATA);
+      const to = fieldEnd(t, DATA);
+      if (definition.inherited || !scan.scan(b, from, to)) {
+        w.utf8(referenceCells(b.toString('utf8', from, to), definition.names, sepText, quote) + '\r\n');
         return;
       }
-      for (let i = 0; i < cells.bytes.length; i++) {
+      for (let i = 0; i < definition.bytes.length; i++) {
         w.frag(s);
-        const name = cells.bytes[i];
+        const name = definition.bytes[i];
         if (name === undefined) continue;
-        const k = member(scan, b, name, cells.names[i]!);
+        const k = member(scan, b, name, definition.names[i]!);
         if (k >= 0) csvValue(csv, w, scan, b, k);
       }
       w.byte(0x0d);
@@ -288,6 +255,12 @@ function referenceCells(json: string, names: (string | undefined)[], s: string, 
 
 // ---- RawLeads -----------------------------------------------------------------------------------
 
+/** The position of a column in the RawLeads COPY (RAW_LEAD_COLUMNS). */
+const rawIndex = (row: (typeof RAW_LEAD_COLUMNS)[number]['row']) => RAW_LEAD_COLUMNS.findIndex((c) => c.row === row);
+const RAW_UNIQUE_ID = rawIndex('uniqueId');
+const RAW_CAMPAIGN_ID = rawIndex('campaignId');
+const RAW_DATA = rawIndex('data');
+
 /** Raw-lead tuples → `UniqueLeadId;FieldName;FieldValue` lines, as rawLeadLines writes them (header first). */
 export function rawLeadTranscoder(options: { separator: string; visible: VisibleFields; lookups: LeadLookups }): TupleRenderer {
   const { lookups } = options;
@@ -305,14 +278,14 @@ export function rawLeadTranscoder(options: { separator: string; visible: Visible
     head: (w) => w.frag(header),
     tail: () => undefined,
     row(t, w) {
-      const f = fields.get(campaignOf(lookups, int64(t, 1)).leadDefinitionId);
+      const f = fields.get(campaignOf(lookups, int64(t, RAW_CAMPAIGN_ID)).leadDefinitionId);
       if (f === undefined) return;
       const b = t.buf;
-      const from = jsonbStart(t, 2);
-      const to = t.pos[2]! + t.len[2]!;
+      const from = jsonbStart(t, RAW_DATA);
+      const to = fieldEnd(t, RAW_DATA);
       if (f.cells.inherited || !scan.scan(b, from, to)) {
         const data = JSON.parse(b.toString('utf8', from, to)) as Record<string, string>;
-        const id = quote(t.buf.toString('utf8', t.pos[0], t.pos[0]! + t.len[0]!)) + sepText;
+        const id = quote(text(t, RAW_UNIQUE_ID)) + sepText;
         let out = '';
         for (const name of f.cells.names as string[]) {
           const value = data[name];
@@ -324,7 +297,7 @@ export function rawLeadTranscoder(options: { separator: string; visible: Visible
       for (let i = 0; i < f.prefixes.length; i++) {
         const k = member(scan, b, f.cells.bytes[i]!, f.cells.names[i]!);
         if (k < 0) continue;
-        csv.text(w, t, 0);
+        csv.text(w, t, RAW_UNIQUE_ID);
         w.frag(f.prefixes[i]!);
         csvValue(csv, w, scan, b, k);
         w.byte(0x0d);

@@ -56,41 +56,33 @@ export function bool(t: Tuple, i: number): boolean {
 }
 
 /**
- * A timestamptz as epoch milliseconds: `floor`, the microseconds rounded down to a whole
- * millisecond (as `floor(extract(epoch from t) * 1000)::int8`), or `float`, the double nearest
- * to the exact fractional milliseconds (as `(extract(epoch from t) * 1000)::float8`).
- * Exact: integer arithmetic for the remainder, a correctly rounded division or decimal parse
- * for the fraction. `infinity` and `-infinity` throw, as the reference queries fail on them.
+ * A timestamptz as epoch milliseconds, the microseconds rounded down to a whole millisecond (as
+ * `floor(extract(epoch from t) * 1000)::int8`, the cursors' form: src/data/fieldColumns.ts).
+ * Exact: integer arithmetic, in doubles near 2000 and in bigints beyond. `infinity` and
+ * `-infinity` throw, as the reference queries fail on them.
  */
-export function timestampMs(t: Tuple, i: number, mode: 'floor' | 'float'): number {
+export function timestampMs(t: Tuple, i: number): number {
   const b = t.buf;
   const p = t.pos[i]!;
   const hi = (b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!;
   // Within ±2^52 µs of 2000 (years 1857 to 2142) every step below is exact in a double.
-  if (hi >= NEAR_HIGH || hi < -NEAR_HIGH) return farTimestampMs(b.readBigInt64BE(p), mode);
+  if (hi >= NEAR_HIGH || hi < -NEAR_HIGH) return farTimestampMs(b.readBigInt64BE(p));
   const lo = ((b[p + 4]! << 24) | (b[p + 5]! << 16) | (b[p + 6]! << 8) | b[p + 7]!) >>> 0;
   const us = hi * TWO_32 + lo + PG_EPOCH_US;
-  if (mode === 'float') return us / 1000;
   let rest = us % 1000;
   if (rest < 0) rest += 1000;
   return (us - rest) / 1000;
 }
 
 /** Microseconds from 1970-01-01 to 2000-01-01 (Postgres's epoch). */
-const PG_EPOCH_US = 946_684_800_000_000;
 const PG_EPOCH_US_BIG = 946_684_800_000_000n;
+const PG_EPOCH_US = Number(PG_EPOCH_US_BIG);
 const NEAR_HIGH = 0x100000;
 const INFINITY_US = 0x7fffffffffffffffn;
 
-function farTimestampMs(us2000: bigint, mode: 'floor' | 'float'): number {
+function farTimestampMs(us2000: bigint): number {
   if (us2000 === INFINITY_US || us2000 === -INFINITY_US - 1n) throw new RangeError('infinite timestamp');
   const us = us2000 + PG_EPOCH_US_BIG;
-  const negative = us < 0n;
-  const abs = negative ? -us : us;
-  if (mode === 'float') {
-    // The decimal text parsed: the double nearest to the exact value, as Postgres's cast gives.
-    return Number(`${negative ? '-' : ''}${abs / 1000n}.${String(abs % 1000n).padStart(3, '0')}`);
-  }
   let rest = us % 1000n;
   if (rest < 0n) rest += 1000n;
   return Number((us - rest) / 1000n);

@@ -60,6 +60,17 @@ describe('dateTimeFormatter (the per-request formatter of the exports)', () => {
     expect(write(at('2026-05-06T08:16:41Z') + 0.5)).toBe(formatDateTime(at('2026-05-06T08:16:41Z') + 0.5, CPH, 'Local'));
     expect(write(at('2026-05-06T08:16:41.250Z'))).toBe('2026-05-06T10:16:41.2500000');
   });
+
+  it('when a fraction follows a whole millisecond of the same day, then it is truncated as formatDateTime does', () => {
+    // A lead's hook snapshot: an upload time in whole milliseconds, then times with microseconds.
+    for (const format of ['Offset', 'Local'] as const) {
+      const write = dateTimeFormatter(CPH, format);
+      const whole = at('2026-05-06T08:16:41.250Z');
+      expect(write(whole)).toBe(formatDateTime(whole, CPH, format));
+      for (const ms of [whole + 60_000.123, whole + 0.999, whole + 3_600_000.5]) expect(write(ms)).toBe(formatDateTime(ms, CPH, format));
+      expect(write(whole + 0.999)).toBe(format === 'Offset' ? '2026-05-06T10:16:41.250+02:00' : '2026-05-06T10:16:41.2500000');
+    }
+  });
 });
 
 describe('preferredDateTimeFormat (Prefer, RFC 7240)', () => {

@@ -1,11 +1,15 @@
 import { z } from 'zod';
 import { isKnownEncoding } from '../../streams/encoding';
 import { isValidCsvSeparator } from '../../streams/csv';
-import { dateTimeOut, dateTimeParam, includeParam, limitParam, timeSpanOut, timeSpanParam } from './common';
+import { dateTimeParam, includeParam, limitParam, timeSpanParam } from './common';
+import { fieldShape } from './fieldSchemas';
 import { orgUnitOut, userOut, campaignOut } from './organization';
-import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, PreCallLeadStatus, RecordingType } from '../../domain/enums';
+import { CALL_FIELDS, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS, RECORDING_FIELDS } from '../../domain/callFields';
 
-/** Request and response schemas of the calls family; they feed validation and the OpenAPI document. */
+/**
+ * Request and response schemas of the calls family; they feed validation and the OpenAPI
+ * document. The responses' plain properties come from the field tables (src/domain/callFields.ts).
+ */
 
 const orgCodeParam = z
   .string()
@@ -63,51 +67,21 @@ export const readyPeriodsQuery = z.object({
   TimeSpan: timeSpanParam.meta({ description: 'Length of the window; periods ending before FromTime + TimeSpan.' }),
 });
 
-const names = (e: { names: string[] }) => z.enum(e.names as [string, ...string[]]);
-
 export const callOut = z
   .object({
     campaign: campaignOut.optional().meta({ description: 'Only with Include=campaign.' }),
     user: userOut.optional().meta({ description: 'Only with Include=user.' }),
     organizationalUnits: z.array(orgUnitOut).meta({ description: 'The caller’s org units at the time of the call, root first.' }),
-    uniqueId: z.string(),
-    uniqueLeadId: z.string(),
-    leadPhoneNumber: z.string(),
-    leadExternalKey: z.string().optional(),
-    endCause: names(CallEndCause),
-    inProgress: z.boolean(),
-    connected: z.boolean(),
-    incoming: z.boolean(),
-    startTime: dateTimeOut,
-    connectTime: dateTimeOut.optional(),
-    endTime: dateTimeOut.optional(),
-    previewDuration: timeSpanOut,
-    dialingDuration: timeSpanOut.optional(),
-    conversationDuration: timeSpanOut.optional(),
-    wrapUpDuration: timeSpanOut.optional(),
-    leadStatus: names(CallLeadStatus).optional(),
-    preCallLeadStatus: names(PreCallLeadStatus).optional(),
-    leadClosure: names(LeadClosure).optional(),
-    campaignType: names(CampaignType).optional(),
+    ...fieldShape(CALL_FIELDS),
   })
   .meta({ id: 'Call' });
 
-export const recordingOut = z
-  .object({
-    startTime: dateTimeOut,
-    endTime: dateTimeOut.optional(),
-    recordingType: names(RecordingType),
-    fileName: z.string(),
-  })
-  .meta({ id: 'RecordedConversation' });
+export const recordingOut = z.object(fieldShape(RECORDING_FIELDS)).meta({ id: 'RecordedConversation' });
 
 export const readyPeriodOut = z
   .object({
-    uniqueId: z.string(),
-    orgCode: z.string(),
+    ...fieldShape(READY_PERIOD_HEAD_FIELDS),
     campaign: campaignOut,
-    startTime: dateTimeOut,
-    seconds: z.number().int(),
-    campaignType: names(CampaignType),
+    ...fieldShape(READY_PERIOD_TAIL_FIELDS),
   })
   .meta({ id: 'AgentReadyForCallPeriod' });

@@ -1,18 +1,10 @@
 import { z } from 'zod';
 import { resolveLeadFilter, LeadFilter } from '../../domain/leadFilters';
-import {
-  booleanParam,
-  dateTimeOut,
-  dateTimeParam,
-  enumListParam,
-  enumNameParam,
-  includeParam,
-  limitParam,
-  listParam,
-  timeSpanParam,
-} from './common';
+import { booleanParam, dateTimeParam, enumListParam, enumNameParam, includeParam, limitParam, listParam, timeSpanParam } from './common';
 import { encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
+import { fieldShape } from './fieldSchemas';
+import { LEAD_HEAD_FIELDS, LEAD_TIME_FIELDS } from '../../domain/leadFields';
 import { LeadClosure, LeadStatus } from '../../domain/enums';
 import { DuplicateCheck, DuplicateKey, DuplicateSettings, DuplicateStatuses, OnDuplicate } from '../../domain/duplicates';
 
@@ -231,7 +223,6 @@ export const savedSearchCsvQuery = z.object({
 
 // ---- responses --------------------------------------------------------------------------------
 
-const names = (e: { names: string[] }) => z.enum(e.names as [string, ...string[]]);
 const reference = (what: string) =>
   z
     .union([z.object({ orgCode: z.string() }), what === 'OrgUnit' ? orgUnitOut : userOut])
@@ -241,12 +232,7 @@ const reference = (what: string) =>
 
 export const leadOut = z
   .object({
-    uniqueId: z.string(),
-    status: names(LeadStatus),
-    closure: names(LeadClosure),
-    priority: z.number().int(),
-    phoneNumber: z.string().optional(),
-    externalKey: z.string().optional(),
+    ...fieldShape(LEAD_HEAD_FIELDS),
     pool: z.string().meta({ description: 'Name of the lead pool.' }),
     campaign: z.union([z.object({ uniqueId: z.string(), code: z.string() }), campaignOut]).meta({
       description: 'Campaign: `{ uniqueId, code }`, or the full object with Include=campaign.',
@@ -254,9 +240,7 @@ export const leadOut = z
     data: z.record(z.string(), z.string()).meta({
       description: "Field name → value; only fields the account's lead definition entry access reaches.",
     }),
-    uploadTime: dateTimeOut,
-    lastModifiedTime: dateTimeOut,
-    firstProcessedTime: dateTimeOut.optional(),
+    ...fieldShape(LEAD_TIME_FIELDS),
     ownerOrgUnit: reference('OrgUnit'),
     uploadedByUser: reference('User'),
     lastModifiedByUser: reference('User'),
