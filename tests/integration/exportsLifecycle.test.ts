@@ -219,7 +219,9 @@ describe('graceful shutdown during a transcoded export', () => {
     await started;
     const closing = Date.now();
     await running.close();
-    expect(Date.now() - closing).toBeLessThan(1000);
+    // Without the deadline the close would wait for a client that never reads on; the bound is
+    // loose so that a loaded machine's scheduling does not decide the test.
+    expect(Date.now() - closing).toBeLessThan(10_000);
     // A paused socket does not notice its end: read on to see the body cut short.
     response.resume();
     await done;
