@@ -150,7 +150,23 @@ describe('Postgres restarted with a backlog of hook deliveries', () => {
         return counts[0]!.n === LEADS;
       },
       DELIVERY_DEADLINE_MS,
-    );
+    ).catch(async (err: Error) => {
+      // What was left, to tell a slow drain from deliveries that lost their queue job.
+      const { rows: left } = await db!.raw<{ rows: unknown[] }>(
+        `select d.status, count(*)::int as deliveries,
+                count(*) filter (where exists (select 1 from graphile_worker.jobs j where j.key = 'hook-delivery:' || d.id))::int as with_job,
+                min(d.next_attempt_time) as next_attempt
+           from hook_deliveries d join hooks h on h.id = d.hook_id where h.unique_id = ? group by d.status`,
+        [hook.uniqueId],
+      );
+      const { rows: hookRow } = await db!.raw<{ rows: unknown[] }>(
+        `select enabled, paused_until, consecutive_failures from hooks where unique_id = ?`,
+        [hook.uniqueId],
+      );
+      throw new Error(
+        `${err.message}; deliveries by status: ${JSON.stringify(left)}; hook: ${JSON.stringify(hookRow)}; receiver requests ${requests}`,
+      );
+    });
     expect(delivered.size).toBe(LEADS);
     expect(processGroup(node!.pid)).toEqual(before);
     expect(node!.output()).not.toMatch(/worker ended unexpectedly|uncaught|unhandled/i);
