@@ -8,7 +8,7 @@ import { up as leadEventPlans } from './20261225000001_lead_event_plans';
  *   expects more leads than a one-lead call's custom plan, looks costlier, and the statement was
  *   planned again on every call (about 1.3 ms of an import's 1.6 ms in this function). The plan
  *   is the same key lookup per lead either way.
- * - locks the hooks an event matches (FOR KEY SHARE): a hook deleted or disabled by a transaction
+ * - locks the hooks an event matches (FOR KEY SHARE): a hook deleted by a transaction
  *   that has not committed yet is waited for and then passed over, where its delivery's foreign
  *   key failed the import.
  */
@@ -44,7 +44,7 @@ export async function up(knex: Knex): Promise<void> {
                  SELECT 1 FROM unnest(h.projects) p
                   WHERE lower(s.project) LIKE lcm_glob_to_like(p) OR md5('project:' || lower(s.project))::uuid::text = lower(p)))
            AND EXISTS (SELECT 1 FROM unnest(a.project_patterns) p WHERE lower(s.project) LIKE lcm_glob_to_like(p))
-           -- A hook being deleted or disabled is waited for, then passed over when it is gone:
+           -- A hook being deleted is waited for, then passed over when it is gone:
            -- its delivery would otherwise fail the write on the missing hook.
            FOR KEY SHARE OF h),
       e AS (

@@ -122,7 +122,7 @@ async function emit(
           and (h.lead_release_type is null or ?::text <> 'lead.statusChanged' or h.lead_release_type = s.lead_closure)
           and (h.projects is null or ${projectSelectedByColumnSql('s.project', 'h.projects')})
           and exists (select 1 from unnest(a.project_patterns) p where lower(s.project) like lcm_glob_to_like(p))
-       -- A hook being deleted or disabled is waited for, then passed over when it is gone (its
+       -- A hook being deleted is waited for, then passed over when it is gone (its
        -- delivery would fail the write on the missing hook), as lcm_record_lead_events does.
        for key share of h),
      e as (${storeEvents} returning id, resource_id),
