@@ -1,4 +1,7 @@
-import { RESOURCE_TYPES, VERBS } from '../../src/domain/enums';
+import type { Knex } from 'knex';
+import { EntryAccess, RESOURCE_TYPES, VERBS } from '../../src/domain/enums';
+import type { Importer } from '../../src/ingest/importLead';
+import { projectScope } from '../../src/data/projectScope';
 import type { TestApp } from './testApp';
 import { basicAuth, uniq } from './testApp';
 
@@ -112,4 +115,20 @@ export async function createWorld(t: Pick<TestApp, 'load'>): Promise<World> {
     },
   );
   return w;
+}
+
+/**
+ * The World's full account as the use cases take it (the importer of importLead, the changer of
+ * patchLead): its ids, every project (`*`, as its patterns say) and its entry access.
+ */
+export async function fullAccountActor(db: Knex, w: World): Promise<Importer> {
+  const account = await db('accounts')
+    .where({ username: w.accounts.full.username })
+    .first<{ id: number; user_id: number; entry_access: number }>('id', 'user_id', 'entry_access');
+  return {
+    accountId: account.id,
+    userId: account.user_id,
+    scope: projectScope(['*']),
+    entryAccess: EntryAccess.toName(account.entry_access),
+  };
 }

@@ -1,10 +1,9 @@
-import pg from 'pg';
 import request from 'supertest';
 import { importLead, ImportLeadDeps, Importer } from '../../src/ingest/importLead';
-import { EntryAccess } from '../../src/domain/enums';
-import { projectScope } from '../../src/data/projectScope';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+import { fullAccountActor } from '../harness/world';
+import { statementsDuring } from '../harness/statements';
 
 /**
  * The single import as one database function (lcm_import_lead): what one import costs in round
@@ -17,16 +16,7 @@ describe('the single import in one database call', () => {
 
   beforeAll(async () => {
     deps = { db: t.db, clock: () => new Date(), zone: 'Europe/Copenhagen' };
-    const account = await t
-      .db('accounts')
-      .where({ username: w.accounts.full.username })
-      .first<{ id: number; user_id: number; entry_access: number }>('id', 'user_id', 'entry_access');
-    importer = {
-      accountId: account.id,
-      userId: account.user_id,
-      scope: projectScope(['*']),
-      entryAccess: EntryAccess.toName(account.entry_access),
-    };
+    importer = await fullAccountActor(t.db, w);
   });
 
   const data = () => ({
@@ -35,33 +25,19 @@ describe('the single import in one database call', () => {
     Customer: uniq('C-'),
   });
 
-  /** Counts the statements sent to Postgres by any client of this process while `work` runs. */
-  async function statementsDuring(work: () => Promise<unknown>): Promise<number> {
-    const spy = jest.spyOn(pg.Client.prototype, 'query');
-    try {
-      await work();
-      return spy.mock.calls.length;
-    } finally {
-      spy.mockRestore();
-    }
-  }
-
   it('when the campaign is known and no key is given, then an import is one statement', async () => {
     await importLead(deps, importer, { campaignCode: w.campaigns.b2b, data: data() }); // the campaign is now cached
     const statements = await statementsDuring(() => importLead(deps, importer, { campaignCode: w.campaigns.b2b, data: data() }));
-    expect(statements).toBe(1);
+    expect(statements).toHaveLength(1);
   });
 
   it('when the data fails the lead definition, then no statement writes', async () => {
-    const spy = jest.spyOn(pg.Client.prototype, 'query');
-    try {
-      const outcome = await importLead(deps, importer, { campaignCode: w.campaigns.b2b, data: { Name: 'No phone' } });
-      expect(outcome).toMatchObject({ kind: 'answered', answer: { success: false } });
-      const texts = spy.mock.calls.map(([q]) => (typeof q === 'string' ? q : (q as { text: string }).text));
-      expect(texts.filter((q) => /insert|update|delete|lcm_import_lead|begin/i.test(q))).toEqual([]);
-    } finally {
-      spy.mockRestore();
-    }
+    let outcome: unknown;
+    const texts = await statementsDuring(async () => {
+      outcome = await importLead(deps, importer, { campaignCode: w.campaigns.b2b, data: { Name: 'No phone' } });
+    });
+    expect(outcome).toMatchObject({ kind: 'answered', answer: { success: false } });
+    expect(texts.filter((q) => /insert|update|delete|lcm_import_lead|begin/i.test(q))).toEqual([]);
   });
 
   it('when the campaign is outside the account patterns, then the function answers forbidden and writes nothing', async () => {

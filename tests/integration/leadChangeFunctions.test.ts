@@ -1,11 +1,10 @@
 import request from 'supertest';
-import { importLead } from '../../src/ingest/importLead';
+import { importLead, Importer } from '../../src/ingest/importLead';
 import { anonymizeLead, LeadChangeDeps, LeadChanger, patchLead } from '../../src/ingest/leadChanges';
 import * as leadChangeRepository from '../../src/data/leadChangeRepository';
-import { EntryAccess } from '../../src/domain/enums';
-import { projectScope } from '../../src/data/projectScope';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+import { fullAccountActor } from '../harness/world';
 import { statementsDuring } from '../harness/statements';
 
 interface Problem {
@@ -22,28 +21,25 @@ interface Problem {
 describe('lead changes in one database call', () => {
   const { t, w } = useTestWorld();
   let deps: LeadChangeDeps;
+  let actor: Importer;
   let changer: LeadChanger;
   let userId: number;
 
   beforeAll(async () => {
     deps = { db: t.db, clock: () => new Date(), zone: 'Europe/Copenhagen' };
-    const account = await t
-      .db('accounts')
-      .where({ username: w.accounts.full.username })
-      .first<{ id: number; user_id: number; entry_access: number }>('id', 'user_id', 'entry_access');
-    userId = account.user_id;
-    changer = { userId, scope: projectScope(['*']), entryAccess: EntryAccess.toName(account.entry_access) };
+    actor = await fullAccountActor(t.db, w);
+    changer = actor;
+    userId = actor.userId;
   });
 
   let phoneSeq = 0;
   /** A new lead of the B2B campaign with a number no other test uses (`+45 5x xx xx xx`) and a secret. */
   async function newLead(): Promise<string> {
     const phone = `+455${String(Date.now() % 1000).padStart(3, '0')}${String(++phoneSeq).padStart(4, '0')}`;
-    const outcome = await importLead(
-      { db: t.db, clock: () => new Date(), zone: 'Europe/Copenhagen' },
-      { accountId: 0, userId, scope: changer.scope, entryAccess: 'Full' },
-      { campaignCode: w.campaigns.b2b, data: { Name: 'Tove Ditlevsen', Telefon: phone, Customer: uniq('C-'), Secret: 'hush' } },
-    );
+    const outcome = await importLead({ db: t.db, clock: () => new Date(), zone: 'Europe/Copenhagen' }, actor, {
+      campaignCode: w.campaigns.b2b,
+      data: { Name: 'Tove Ditlevsen', Telefon: phone, Customer: uniq('C-'), Secret: 'hush' },
+    });
     if (outcome.kind !== 'answered' || !outcome.answer.success) throw new Error('the import failed');
     return outcome.answer.uniqueId;
   }
