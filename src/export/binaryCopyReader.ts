@@ -12,6 +12,8 @@ import type { Tuple } from './pgBinary';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const HEADER_FIXED = SIGNATURE.length + 8;
+/** How much of a chunk is joined to the carried start of a tuple to complete it. */
+const JOIN_BYTES = 16 * 1024;
 
 export class BinaryCopyReader {
   private carry: Buffer | undefined;
@@ -23,25 +25,43 @@ export class BinaryCopyReader {
   private readonly tuple: Tuple = { buf: Buffer.alloc(0), count: 0, pos: new Int32Array(64), len: new Int32Array(64) };
 
   feed(chunk: Buffer, onTuple: (t: Tuple) => void): void {
-    let b = chunk;
-    if (this.carry !== undefined) {
-      b = Buffer.concat([this.carry, chunk]);
-      this.carry = undefined;
+    const carry = this.carry;
+    if (carry === undefined) {
+      this.read(chunk, 0, onTuple);
+      return;
     }
-    let p = 0;
+    // The tuple cut at the end of the last chunk is completed from the start of this one: only
+    // that start is copied (a tuple is far smaller than a chunk), the rest is read in place.
+    this.carry = undefined;
+    const head = Math.min(chunk.length, JOIN_BYTES);
+    const joined = Buffer.concat([carry, chunk.subarray(0, head)]);
+    const stop = this.read(joined, 0, onTuple);
+    if (stop === undefined) {
+      this.read(chunk, head, onTuple);
+    } else if (stop >= carry.length) {
+      // Everything left in `joined` (an incomplete tuple) lies in the chunk: read it there.
+      this.carry = undefined;
+      this.read(chunk, stop - carry.length, onTuple);
+    } else {
+      // The carried tuple is longer than what was joined: read it on with the whole chunk.
+      this.carry = undefined;
+      this.read(Buffer.concat([joined.subarray(stop), chunk.subarray(head)]), 0, onTuple);
+    }
+  }
+
+  /**
+   * Reads the tuples of `b` from `from`, calling `onTuple` for each complete one. Returns
+   * undefined when it read to the end, or where the incomplete rest begins (kept as the carry).
+   */
+  private read(b: Buffer, from: number, onTuple: (t: Tuple) => void): number | undefined {
+    let p = from;
     const end = b.length;
     if (!this.headerRead) {
-      if (end < HEADER_FIXED) {
-        this.carry = b;
-        return;
-      }
-      if (!b.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not a binary COPY stream');
-      const extension = b.readUInt32BE(SIGNATURE.length + 4);
-      if (end < HEADER_FIXED + extension) {
-        this.carry = b;
-        return;
-      }
-      p = HEADER_FIXED + extension;
+      if (end - p < HEADER_FIXED) return this.keep(b, p);
+      if (!b.subarray(p, p + SIGNATURE.length).equals(SIGNATURE)) throw new Error('not a binary COPY stream');
+      const extension = b.readUInt32BE(p + SIGNATURE.length + 4);
+      if (end - p < HEADER_FIXED + extension) return this.keep(b, p);
+      p += HEADER_FIXED + extension;
       this.headerRead = true;
     }
     const t = this.tuple;
@@ -81,7 +101,13 @@ export class BinaryCopyReader {
       onTuple(t);
       p = q;
     }
-    if (p < end) this.carry = b.subarray(p);
+    return p < end ? this.keep(b, p) : undefined;
+  }
+
+  /** Keeps `b` from `p` as the carry; returns `p`. */
+  private keep(b: Buffer, p: number): number {
+    this.carry = b.subarray(p);
+    return p;
   }
 
   /** Whether the stream ended where it should: after the end marker, nothing left over. */

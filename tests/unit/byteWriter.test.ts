@@ -182,6 +182,27 @@ describe('BinaryCopyReader', () => {
     }
   });
 
+  it('when tuples are longer than the part of a chunk joined to complete them, then every tuple is still read once, whole', () => {
+    const long = Array.from({ length: 12 }, (_, i) => [Buffer.from('x'.repeat(5_000 + i * 4_000), 'utf8'), int(i, 4)]);
+    const data = copyStream(long);
+    for (const size of [1_000, 17_000, 65_536, data.length]) {
+      const reader = new BinaryCopyReader();
+      const seen: unknown[] = [];
+      for (let p = 0; p < data.length; p += size) reader.feed(data.subarray(p, p + size), (t) => seen.push([t.len[0], int32(t, 1)]));
+      expect(reader.complete).toBe(true);
+      expect(seen).toEqual(long.map((t, i) => [t[0]!.length, i]));
+    }
+    // Two pieces, the cut early in the longest tuple: the second piece alone completes it and ends the data.
+    for (const cut of [data.length - 49_000, data.length - 40_000]) {
+      const reader = new BinaryCopyReader();
+      const seen: unknown[] = [];
+      reader.feed(data.subarray(0, cut), (t) => seen.push([t.len[0], int32(t, 1)]));
+      reader.feed(data.subarray(cut), (t) => seen.push([t.len[0], int32(t, 1)]));
+      expect(reader.complete).toBe(true);
+      expect(seen).toEqual(long.map((t, i) => [t[0]!.length, i]));
+    }
+  });
+
   it('when the data ends without its end marker, then the reader does not call it complete', () => {
     const data = copyStream(tuples);
     const reader = new BinaryCopyReader();
