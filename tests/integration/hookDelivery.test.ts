@@ -48,11 +48,16 @@ type DeliveryLog = z.infer<typeof deliveryListOut>;
 const CLAIM_RULES = { leaseMs: 25_000, maxInFlight: 8, busyDelayMs: () => 500 };
 
 const RETRY_BASE_MS = 4000;
+/**
+ * Long enough that a busy machine never turns a slow answer or a DNS lookup into a timeout, and
+ * that hanging receivers are still held open when a later hook's delivery arrives, however
+ * loaded the machine (the hang test posts several deliveries before that one).
+ */
+const TIMEOUT_MS = 10_000;
 const HOOK_ENV = {
   HOOKS_ALLOW_HTTP: 'true',
   HOOKS_ALLOWED_HOSTS: '127.0.0.1',
-  // Long enough that a busy machine never turns a slow answer or a DNS lookup into a timeout.
-  HOOKS_TIMEOUT_MS: '3000',
+  HOOKS_TIMEOUT_MS: String(TIMEOUT_MS),
   // The back-off test moves its clock to each scheduled retry and brings the job forward itself;
   // a base far above its polling keeps the queue's own real-time retry from running first (with
   // the clock not yet moved), even on a loaded machine.
@@ -249,7 +254,7 @@ describe('hook delivery', () => {
       (rows) => rows.length >= 2,
     );
     expect(hangLog[0]!.outcome).toBe('timeout');
-    expect(hangLog[0]!.duration_ms).toBeGreaterThanOrEqual(2990);
+    expect(hangLog[0]!.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 10);
     const resetLog = await until(
       () =>
         t
