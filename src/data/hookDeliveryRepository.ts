@@ -48,7 +48,7 @@ export type Claim =
   | { kind: 'claimed'; work: DeliveryWork }
   /** The attempt was made already, or the delivery is finished or gone: nothing to do. */
   | { kind: 'done' }
-  /** Another attempt of this delivery is being sent right now. */
+  /** The attempt is still to be made, but another attempt of this delivery held its lease: try again later. */
   | { kind: 'busy' }
   /** Not now: its hook is paused (circuit breaker) or has its fill of attempts in flight; the attempt was queued again for `until`. */
   | { kind: 'deferred'; until: Date; reason: 'paused' | 'hook-busy' };
@@ -176,21 +176,19 @@ export async function claimDeliveryAttempts(db: Knex, requests: ClaimRequest[], 
   });
   const claimed = new Map<number, WorkRow>(work.map((r) => [r.d_id, r]));
   const missed = requests.filter((r) => !claimed.has(r.deliveryId) && !deferred.has(r.deliveryId)).map((r) => r.deliveryId);
-  // Why a request was not claimed: its attempt is being sent right now, or there is nothing to do.
+  // Why a request was not claimed: its attempt is still to be made (another attempt held the
+  // delivery's lease), or there is nothing to do. The lease is not looked at again: it may have
+  // run out since the claim (which judged it at its transaction's start, before waiting for the
+  // account's lock), and an attempt not made must be tried again, never taken for done.
   const busy = new Set<number>();
   if (missed.length > 0) {
     const rows = await db('hook_deliveries')
       .whereIn('id', missed)
-      .select<{ id: number; status: string; attempts: number; busy: boolean }[]>(
-        'id',
-        'status',
-        'attempts',
-        db.raw('coalesce(in_flight_until > now(), false) as busy'),
-      );
+      .select<{ id: number; status: string; attempts: number }[]>('id', 'status', 'attempts');
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const r of requests) {
       const row = byId.get(r.deliveryId);
-      if (row && row.status === 'pending' && row.attempts === r.attempt - 1 && row.busy) busy.add(r.deliveryId);
+      if (row && row.status === 'pending' && row.attempts === r.attempt - 1) busy.add(r.deliveryId);
     }
   }
   return requests.map((r): Claim => {

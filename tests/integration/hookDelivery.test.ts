@@ -4,7 +4,7 @@ import { createWorld, World } from '../harness/world';
 import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
 import { createLogger } from '../../src/config/logger';
-import { queueTestDelivery } from '../../src/data/hookRepository';
+import { lockDeliveryClaims, queueTestDelivery } from '../../src/data/hookRepository';
 import { claimDeliveryAttempts, recordDeliveredAttempts } from '../../src/data/hookDeliveryRepository';
 import { sampleLeadSnapshot } from '../../src/domain/hookMessages';
 import type { z } from 'zod';
@@ -205,6 +205,45 @@ describe('hook delivery', () => {
         CLAIM_RULES,
       ),
     ).rejects.toThrow(/appears twice/);
+  });
+
+  it('when a delivery’s lease runs out while a claim of its next attempt waits for the account’s lock, then the attempt is busy (tried again), not done', async () => {
+    const hook = await makeHook('/lease-ends');
+    // The hook is paused, so the workers only put its delivery off and never send it.
+    await t
+      .db('hooks')
+      .where({ unique_id: hook.uniqueId })
+      .update({ paused_until: t.db.raw(`now() + interval '1 hour'`) });
+    const row = await delivery(await test(hook.uniqueId));
+    const { account_id: accountId } = await t.db('hooks').where({ id: row.hook_id }).first<{ account_id: number }>('account_id');
+    let releaseLock!: () => void;
+    await new Promise<void>((resolve, reject) => {
+      t.db
+        .transaction(async (trx) => {
+          await lockDeliveryClaims(trx, [accountId]);
+          resolve();
+          await new Promise<void>((r) => (releaseLock = r));
+        })
+        .catch(reject);
+    });
+    const claim = claimDeliveryAttempts(t.db, [{ deliveryId: row.id, attempt: 1 }], CLAIM_RULES);
+    // A claim judges leases by its transaction's start. Once it waits for the lock, another
+    // attempt's lease is made to end just after that start: held for the claim, over by now.
+    const waiting = await until(
+      () =>
+        t.db.raw<{ rows: { started: Date | null }[] }>(
+          `select max(xact_start) as started from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'`,
+        ),
+      (r) => r.rows[0]?.started != null,
+    );
+    await t.db.raw(`update hook_deliveries set in_flight_until = ?::timestamptz + interval '1 millisecond' where id = ?`, [
+      waiting.rows[0]!.started,
+      row.id,
+    ]);
+    releaseLock();
+    expect((await claim).map((c) => c.kind)).toEqual(['busy']);
+    expect(await delivery(row.unique_id)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
   it('when the receiver answers 500 and then 200, then the retry carries the same webhook-id and a valid signature', async () => {
