@@ -502,22 +502,29 @@ async function runOn(kind: ServerKind): Promise<void> {
       const r = results[name]!;
       return r.rows / median(r.ms);
     };
-    const copyCsv = rate(`COPY (same SELECT) TO STDOUT, csv format, ${N}`);
-    const copyText = rate(`COPY (same SELECT) TO STDOUT, text format, ${N}`);
-    const csvRate = rate(`/api/calls/csv, ${N}`);
-    const jsonRate = rate(`/api/calls (JSON), ${N}`);
+    /**
+     * a's rows/s over b's within each repetition, median over the repetitions: the two are
+     * measured seconds apart, so a change of the host's speed between repetitions (which moves
+     * both) does not move the ratio. The ratio of the medians is printed beside it.
+     */
+    const ratio = (a: string, b: string) => {
+      const ra = results[a]!;
+      const rb = results[b]!;
+      const paired = median(ra.ms.map((ms, i) => ra.rows / ms / (rb.rows / rb.ms[i]!)));
+      return `${fmt(paired, 2)}× (of the medians: ${fmt(rate(a) / rate(b), 2)}×)`;
+    };
+    const copyCsv = `COPY (same SELECT) TO STDOUT, csv format, ${N}`;
+    const copyText = `COPY (same SELECT) TO STDOUT, text format, ${N}`;
+    const csv = `/api/calls/csv, ${N}`;
+    const json = `/api/calls (JSON), ${N}`;
     log();
-    log(
-      `CSV / COPY csv format (${N}): ${fmt(csvRate / copyCsv, 2)}× (target ≥ 0.9); against COPY text format: ${fmt(csvRate / copyText, 2)}×`,
-    );
-    log(
-      `JSON / COPY csv format (${N}): ${fmt(jsonRate / copyCsv, 2)}× (target ≥ 0.8); against COPY text format: ${fmt(jsonRate / copyText, 2)}×`,
-    );
+    log(`Ratios: median over the runs of each run's own ratio (the ratio of the medians in brackets).`);
+    log(`CSV / COPY csv format (${N}): ${ratio(csv, copyCsv)} (target ≥ 0.9); against COPY text format: ${ratio(csv, copyText)}`);
+    log(`JSON / COPY csv format (${N}): ${ratio(json, copyCsv)} (target ≥ 0.8); against COPY text format: ${ratio(json, copyText)}`);
     for (const coding of ['zstd', 'br', 'gzip']) {
-      const r = results[`/api/calls (JSON), ${coding}, ${N}`]!;
-      const plain = results[`/api/calls (JSON), ${N}`]!;
+      const compressed = `/api/calls (JSON), ${coding}, ${N}`;
       log(
-        `JSON ${coding} (${N}): ${fmt(plain.bytes / r.bytes, 1)}× fewer bytes (target ≥ 8), ${fmt(rate(`/api/calls (JSON), ${coding}, ${N}`) / jsonRate, 2)}× the uncompressed rows/s (target ≥ 0.7)`,
+        `JSON ${coding} (${N}): ${fmt(results[json]!.bytes / results[compressed]!.bytes, 1)}× fewer bytes (target ≥ 8), ${ratio(compressed, json)} the uncompressed rows/s (target ≥ 0.7)`,
       );
     }
     log(
