@@ -1,13 +1,14 @@
 import type { Knex } from 'knex';
 import { localDate } from '../domain/datetime';
+import { leadKeyFields } from '../domain/leadData';
 import { autoPoolName } from '../data/leadPools';
 import { findImportCampaign, ImportCampaign } from '../data/leadRepository';
 import type { ProjectScope } from '../data/projectScope';
 
 /**
  * What the single import (importLead.ts) and the bulk import (bulkImport.ts) share, so both
- * follow one set of rules (docs/decisions.md, Leads): the refusals, the campaign check, and
- * the pool a lead goes into.
+ * follow one set of rules (docs/decisions.md, Leads): the refusals, the campaign check, the pool a
+ * lead goes into, and what an Update changes on a duplicate.
  */
 
 /** An import that is not answered but refused: nothing is stored, also not under an idempotency key. */
@@ -33,10 +34,6 @@ export function poolNameAt(requested: string | undefined, now: Date, zone: strin
   return requested ?? autoPoolName(localDate(now, zone));
 }
 
-/**
- * The campaign with its lead definition, looked up afresh (the project check decided in SQL);
- * throws ImportRefused for an unknown campaign or one outside the account's projects.
- */
 /** The values of a new lead that a duplicate check may copy onto the stored one. */
 interface DuplicateValues {
   data: Record<string, string>;
@@ -54,8 +51,7 @@ export function duplicateUpdate(
   values: DuplicateValues,
 ): { patch: Record<string, string>; phoneNumber: string | null; externalKey: string | null } {
   const editable = new Set(campaign.editableFields);
-  const phoneField = campaign.fields.find((f) => f.type === 'phone');
-  const keyField = campaign.fields.find((f) => f.externalKey);
+  const { phoneField, keyField } = leadKeyFields(campaign.fields);
   return {
     patch: Object.fromEntries(Object.entries(values.data).filter(([name]) => editable.has(name))),
     phoneNumber: phoneField !== undefined && editable.has(phoneField.name) ? values.phoneNumber : null,
@@ -63,6 +59,10 @@ export function duplicateUpdate(
   };
 }
 
+/**
+ * The campaign with its lead definition, looked up afresh (the project check decided in SQL);
+ * throws ImportRefused for an unknown campaign or one outside the account's projects.
+ */
 export async function campaignForImport(db: Knex, code: string, scope: ProjectScope): Promise<ImportCampaign> {
   const found = await findImportCampaign(db, code, scope, { fresh: true });
   if (!found) throw new ImportRefused('unknown_campaign', code);
