@@ -8,6 +8,7 @@ import {
   anonymizeLeadRows,
   ChangedLead,
   LeadFieldForChange,
+  LeadForChange,
   LeadRowPatch,
   LeadRowPatchOutcome,
   patchLeadRow,
@@ -117,6 +118,29 @@ function checkPatchData(
   };
 }
 
+/**
+ * Whether an `If-Match` names versions the lead must be at. `*` does not: the change's own
+ * statement answers for a lead that does not exist.
+ */
+const namesVersions = (ifMatch: string | undefined): ifMatch is string => ifMatch !== undefined && !ifMatchesAny(ifMatch);
+
+/**
+ * The lead as a change checks it (read without a lock), with the version its `If-Match` accepted
+ * when it names versions; or why the change is refused.
+ */
+async function readForChange(
+  deps: LeadChangeDeps,
+  changer: LeadChanger,
+  uniqueId: string,
+  ifMatch: string | undefined,
+): Promise<{ lead: LeadForChange; version?: string } | LeadChangeRefusal> {
+  const lead = await readLeadForChange(deps.db, uniqueId, changer.scope);
+  if (lead === undefined) return { kind: 'not_found' };
+  if (!namesVersions(ifMatch)) return { lead };
+  if (!ifMatchAccepts(ifMatch, leadEntityTag(uniqueId, lead.version))) return { kind: 'precondition_failed' };
+  return { lead, version: lead.version };
+}
+
 /** Each move of a lead to another campaign is a commit of someone else's (the loader's): a few tries suffice. */
 const MOVED_TRIES = 5;
 
@@ -150,14 +174,11 @@ async function patchOnce(
     ...(patch.priority !== undefined ? { priority: patch.priority } : {}),
     ...(patch.status !== undefined ? { status: patch.status } : {}),
   };
-  // `If-Match: *` needs no version: the statement answers for a lead that does not exist.
-  if (patch.data !== undefined || (ifMatch !== undefined && !ifMatchesAny(ifMatch))) {
-    const lead = await readLeadForChange(db, uniqueId, changer.scope);
-    if (lead === undefined) return { kind: 'not_found' };
-    if (ifMatch !== undefined && !ifMatchesAny(ifMatch)) {
-      if (!ifMatchAccepts(ifMatch, leadEntityTag(uniqueId, lead.version))) return { kind: 'precondition_failed' };
-      row.version = lead.version;
-    }
+  if (patch.data !== undefined || namesVersions(ifMatch)) {
+    const read = await readForChange(deps, changer, uniqueId, ifMatch);
+    if ('kind' in read) return read;
+    const { lead, version } = read;
+    if (version !== undefined) row.version = version;
     if (lead.status === 'Anonymized') return { kind: 'anonymized' };
     if (patch.data !== undefined) {
       const { errors, ...data } = checkPatchData(lead.fields, patch.data, changer, deps.zone);
@@ -202,11 +223,10 @@ export async function anonymizeLead(
   ifMatch?: string,
 ): Promise<LeadChangeOutcome> {
   let version: string | undefined;
-  if (ifMatch !== undefined && !ifMatchesAny(ifMatch)) {
-    const lead = await readLeadForChange(deps.db, uniqueId, changer.scope);
-    if (lead === undefined) return { kind: 'not_found' };
-    if (!ifMatchAccepts(ifMatch, leadEntityTag(uniqueId, lead.version))) return { kind: 'precondition_failed' };
-    version = lead.version;
+  if (namesVersions(ifMatch)) {
+    const read = await readForChange(deps, changer, uniqueId, ifMatch);
+    if ('kind' in read) return read;
+    version = read.version;
   }
   const outcome = await deps.db.transaction((trx) =>
     anonymizeLeadRows(trx, uniqueId, changer.scope, { now: deps.clock(), userId: changer.userId, ...(version ? { version } : {}) }),
