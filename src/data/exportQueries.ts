@@ -66,9 +66,9 @@ export function readyPeriodCopySql(db: Knex, window: { from: Date; to: Date; lim
 
 /**
  * The leads of an export (same rows and order as leadExportQuery), the columns of leadColumns
- * (LEAD_COPY_COLUMNS), then
- * `data_visible`. `visibleNames` holds, per campaign in scope, the data field names the account's entry
- * access reaches: `data_visible` tells whether the stored data holds no other key.
+ * (LEAD_COPY_COLUMNS), then `data_visible`. `visibleNames` holds, per campaign in scope, the data
+ * field names the account's entry access reaches: `data_visible` tells whether the stored data
+ * holds no other key.
  */
 export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<number, string[]>): string {
   const rows = leadRowConditions(filter);
