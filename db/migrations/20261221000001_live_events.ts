@@ -12,24 +12,17 @@ import type { Knex } from 'knex';
  * transaction (hook_events.id) could commit out of order; these cannot.
  */
 /** The two-key advisory lock that orders the commits of events ('LCM', 'event positions'). */
-const EVENT_POSITIONS_LOCK = [0x4c434d, 0x45564e54] as const;
+export const EVENT_POSITIONS_LOCK = [0x4c434d, 0x45564e54] as const;
 
-export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`
+/**
+ * The numbering at commit: each event remembers its transaction, the first event of a transaction
+ * leaves its marker, and the marker's deferred trigger numbers the transaction's events.
+ */
+export const COMMIT_NUMBERING = `
     -- The transaction that wrote each event (rows written before this migration have none).
     ALTER TABLE hook_events ADD COLUMN txid xid8;
     ALTER TABLE hook_events ALTER COLUMN txid SET DEFAULT pg_current_xact_id();
     CREATE INDEX hook_events_txid ON hook_events (txid);
-    -- Retention (EVENTS_RETENTION) removes the oldest.
-    CREATE INDEX hook_events_created ON hook_events (created_time);
-
-    CREATE SEQUENCE event_stream_positions AS bigint;
-
-    -- An event's place in the live stream: the id a client resumes after (Last-Event-ID).
-    CREATE TABLE event_stream (
-      position bigint PRIMARY KEY,
-      event_id bigint NOT NULL
-    );
 
     -- One row per transaction that wrote events and has not committed yet.
     CREATE TABLE event_commits (
@@ -70,7 +63,21 @@ export async function up(knex: Knex): Promise<void> {
       REFERENCING NEW TABLE AS written FOR EACH STATEMENT EXECUTE FUNCTION lcm_event_written();
     CREATE CONSTRAINT TRIGGER event_commits_position AFTER INSERT ON event_commits
       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION lcm_position_events();
+`;
 
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    -- Retention (EVENTS_RETENTION) removes the oldest.
+    CREATE INDEX hook_events_created ON hook_events (created_time);
+
+    CREATE SEQUENCE event_stream_positions AS bigint;
+
+    -- An event's place in the live stream: the id a client resumes after (Last-Event-ID).
+    CREATE TABLE event_stream (
+      position bigint PRIMARY KEY,
+      event_id bigint NOT NULL
+    );
+    ${COMMIT_NUMBERING}
     -- Events written before: positioned now, in the order of their ids.
     INSERT INTO event_stream (position, event_id)
       SELECT nextval('event_stream_positions'), id FROM (SELECT id FROM hook_events ORDER BY id) e;

@@ -6,12 +6,13 @@ import { startPartitionMaintenance } from '../jobs/partitionMaintenance';
 import { startHookWorker } from '../jobs/hookWorker';
 import { startHookQueuePruning } from '../jobs/hookQueuePruning';
 import { startEventRetention } from '../jobs/eventRetention';
+import { startEventSequencing } from '../jobs/eventSequencing';
 
 /**
  * The background work of a deployment, as the settings switch it on: hook delivery workers
  * (HOOKS_WORKER, with the pruning of their finished queue jobs), the lead lifecycle sweep
  * (SWEEP_INTERVAL_MS), partition maintenance (MAINTENANCE_INTERVAL_MS) and the removal of old
- * live events (EVENTS_PRUNE_INTERVAL_MS). Each coordinates through Postgres, so any number of
+ * live events (EVENTS_PRUNE_INTERVAL_MS), and the numbering of committed live events. Each coordinates through Postgres, so any number of
  * processes on any number of nodes may run it (`lcm serve`'s jobs process, `lcm jobs work`).
  */
 export async function startBackgroundWork(
@@ -28,6 +29,7 @@ export async function startBackgroundWork(
   stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
   stops.push(startPartitionMaintenance(ctx.db, ctx.settings, logger));
   stops.push(startEventRetention(ctx.db, ctx.settings, logger));
+  stops.push(startEventSequencing(ctx.db, logger));
   return {
     async stop() {
       for (const stop of stops.reverse()) await stop();

@@ -93,6 +93,7 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
     zone: settings.PLATFORM_TIMEZONE,
     logger,
     heartbeatMs: settings.EVENTS_HEARTBEAT_MS,
+    sequenceMs: settings.EVENTS_SEQUENCE_MS,
     maxStreamsPerAccount: settings.EVENTS_MAX_STREAMS,
   });
   closers.push(() => events.close());

@@ -269,6 +269,8 @@ const schema = z.object({
   EVENTS_PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
   /** Event streams (GET /events as text/event-stream) one account may have open at once, across all processes and nodes. */
   EVENTS_MAX_STREAMS: z.coerce.number().int().min(1).max(4096).default(20),
+  /** Pause between the rounds that number committed events, in a process with open event streams. */
+  EVENTS_SEQUENCE_MS: positiveInt.default(20),
   /** How often an open event stream gets a heartbeat comment, so proxies do not take it for dead. */
   EVENTS_HEARTBEAT_MS: positiveInt.default(15_000),
 });

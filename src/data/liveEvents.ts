@@ -3,14 +3,25 @@ import { LeadStatus, LeadStatusName } from '../domain/enums';
 
 /**
  * The live event stream's reads (docs/decisions.md, "Live events"): the hook events in the order
- * of `event_stream.position`, which their transactions got as they committed
- * (db/migrations/…_live_events.ts), so a reader that has seen position p never sees a smaller one
- * appear later. Every process reads new events once for all its streams; a stream that resumes
- * reads what it missed here too. No connection is held between reads.
+ * of `event_stream.position`. Writers only list their events; a sequencing round
+ * (`lcm_sequence_events`, db/migrations/…_event_sequencer.ts) numbers what has committed, one
+ * round at a time, so a reader that has seen position p never sees a smaller one appear later.
+ * Every process reads new events once for all its streams; a stream that resumes reads what it
+ * missed here too. No connection is held between reads.
  */
 
-/** Notified with the last position when a transaction that wrote events commits. */
+/** Notified with the last position when a sequencing round has numbered events. */
 export const LIVE_EVENTS_CHANNEL = 'lcm_events';
+
+/**
+ * One sequencing round: numbers every event whose transaction has committed. With `wait` it waits
+ * for a round in progress and answers the last position committed after its own round; without,
+ * it gives way to a round in progress (`undefined`): that one, or the next, numbers what is left.
+ */
+export async function sequenceEvents(db: Knex, wait: boolean): Promise<number | undefined> {
+  const { rows } = await db.raw<{ rows: { head: number | null }[] }>('select lcm_sequence_events(?) as head', [wait]);
+  return rows[0]?.head ?? undefined;
+}
 
 export interface LiveEventRow {
   position: number;
@@ -81,12 +92,13 @@ export interface StreamPositions {
   issued: number;
 }
 
+/** The positions after a sequencing round: every event committed before this call is numbered. */
 export async function streamPositions(db: Knex): Promise<StreamPositions> {
-  const { rows } = await db.raw<{ rows: { committed: number; issued: number }[] }>(
-    `select coalesce((select max(position) from event_stream), 0) as committed,
-            (select case when is_called then last_value else 0 end from event_stream_positions) as issued`,
+  const committed = (await sequenceEvents(db, true)) ?? 0;
+  const { rows } = await db.raw<{ rows: { issued: number }[] }>(
+    `select case when is_called then last_value else 0 end as issued from event_stream_positions`,
   );
-  return rows[0]!;
+  return { committed, issued: rows[0]!.issued };
 }
 
 export interface PruneResult {

@@ -4,6 +4,7 @@ import type { PgListener } from '../data/notifications';
 import { LIVE_EVENTS_CHANNEL, LiveEventRow } from '../data/liveEvents';
 import { followAccountChanges } from '../data/accountChanges';
 import { StreamSlots } from '../data/streamSlots';
+import { EventSequencer } from '../data/eventSequencer';
 import { HOOK_EVENTS } from '../domain/hooks';
 import { EventPage, EventReadOptions, readEventPage } from './liveEventReads';
 import type { EventStream, StreamHub } from './eventStream';
@@ -15,8 +16,10 @@ import type { EventStream, StreamHub } from './eventStream';
  * main pool, no connection kept), and hands the batch to every stream that has caught up; each
  * stream picks what its client may see. Reads coalesce: notifications that arrive during a read
  * lead to one more read, not one each. Streams that are behind (resuming, or whose client is
- * slow) read from the database themselves until they reach the feed. It also keeps the heartbeat,
- * ends the streams of an account that changed, and ends every stream when the process stops.
+ * slow) read from the database themselves until they reach the feed. While streams are open it
+ * runs sequencing rounds every `sequenceMs` (src/data/eventSequencer.ts): writers only list their
+ * events, and a round numbers what has committed and notifies. It also keeps the heartbeat, ends
+ * the streams of an account that changed, and ends every stream when the process stops.
  */
 export interface EventFeedOptions {
   db: Knex;
@@ -25,6 +28,8 @@ export interface EventFeedOptions {
   logger: Logger;
   heartbeatMs: number;
   maxStreamsPerAccount: number;
+  /** Pause between sequencing rounds while streams are open. */
+  sequenceMs: number;
   /** Events per read. */
   batchSize?: number;
 }
@@ -48,9 +53,11 @@ export class EventFeed implements StreamHub {
   private stopping = false;
   private readonly unsubscribe: (() => Promise<void>)[] = [];
   private readonly readOptions: EventReadOptions;
+  private readonly sequencer: EventSequencer;
 
   constructor(private readonly options: EventFeedOptions) {
     this.slots = new StreamSlots(options.listener, options.maxStreamsPerAccount);
+    this.sequencer = new EventSequencer({ db: options.db, intervalMs: options.sequenceMs, logger: options.logger });
     this.batchSize = options.batchSize ?? BATCH_SIZE;
     this.readOptions = { db: options.db, zone: options.zone, types: HOOK_EVENTS, onRenderError: this.renderError };
   }
@@ -91,6 +98,7 @@ export class EventFeed implements StreamHub {
 
   add(stream: EventStream): void {
     this.streams.add(stream);
+    this.sequencer.start();
   }
 
   join(stream: EventStream): boolean {
@@ -114,11 +122,13 @@ export class EventFeed implements StreamHub {
   closed(stream: EventStream): void {
     this.live.delete(stream);
     this.streams.delete(stream);
+    if (this.streams.size === 0) this.sequencer.stop();
   }
 
   /** Ends every stream and refuses new ones; clients reconnect to another process and resume. */
   async close(): Promise<void> {
     this.stopping = true;
+    this.sequencer.stop();
     clearInterval(this.heartbeat);
     clearTimeout(this.retry);
     this.endWhere(() => true);

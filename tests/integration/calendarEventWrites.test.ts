@@ -57,7 +57,7 @@ describe('calendar event writes in one statement', () => {
     const result = await createEvent(t.db, input(calendars.a), scope);
     if (result.kind !== 'ok') throw new Error(result.kind);
     const { rows } = await t.db.raw<{ rows: { same: boolean }[] }>(
-      `select (h.txid::text::numeric % 4294967296) = e.xmin::text::numeric as same
+      `select h.xmin::text = e.xmin::text as same
          from hook_events h join calendar_events e on e.unique_id = h.resource_id
         where h.resource_id = ?`,
       [result.event.uniqueId],

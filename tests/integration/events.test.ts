@@ -50,9 +50,9 @@ describe('GET /api/events', () => {
     expect(body.success).toBe(true);
     return body.uniqueId;
   };
-  /** The last position committed now: events written after this call come after it. */
+  /** The last position after a sequencing round: events written after this call come after it. */
   const lastPosition = async () =>
-    Number((await t.db.raw<{ rows: { p: number }[] }>('select coalesce(max(position), 0) as p from event_stream')).rows[0]!.p);
+    Number((await t.db.raw<{ rows: { p: number }[] }>('select lcm_sequence_events(true) as p')).rows[0]!.p);
   const leadIdsOf = (events: { data: { data: Record<string, unknown> } }[]) => events.map((e) => e.data.data.uniqueId);
 
   describe('as JSON', () => {

@@ -88,7 +88,7 @@ describe('the single import in one database call', () => {
   });
 
   it('when leads are imported through POST /api/leads, with and without an Idempotency-Key, then GET /api/events lists their lead.created events in commit order', async () => {
-    const { rows } = await t.db.raw<{ rows: { p: string }[] }>('select coalesce(max(position), 0) as p from event_stream');
+    const { rows } = await t.db.raw<{ rows: { p: string }[] }>('select lcm_sequence_events(true) as p');
     const after = Number(rows[0]!.p);
     const post = (key?: string) => {
       const req = request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth);

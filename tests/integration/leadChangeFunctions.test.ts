@@ -133,7 +133,7 @@ describe('lead changes in one database call', () => {
     const id = await newLead();
     expect(await patchLead(deps, changer, id, { status: 'Removed' })).toMatchObject({ kind: 'changed' });
     const { rows } = await t.db.raw<{ rows: { same: boolean; previous_status: number }[] }>(
-      `select (h.txid::text::numeric % 4294967296) = l.xmin::text::numeric as same, h.previous_status
+      `select h.xmin::text = l.xmin::text as same, h.previous_status
          from hook_events h join leads l on l.unique_id = h.resource_id
         where h.resource_id = ? and h.type = 'lead.statusChanged'`,
       [id],

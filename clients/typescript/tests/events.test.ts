@@ -30,7 +30,7 @@ describe('liveEvents', () => {
     return (res.body as { uniqueId: string }).uniqueId;
   };
   const lastPosition = async () =>
-    Number((await t.db.raw<{ rows: { p: number }[] }>('select coalesce(max(position), 0) as p from event_stream')).rows[0]!.p);
+    Number((await t.db.raw<{ rows: { p: number }[] }>('select lcm_sequence_events(true) as p')).rows[0]!.p);
   /** A load balancer in front of the two servers: requests go to `target`. */
   let target: ListeningApp;
   const balanced = (req: Request) => {

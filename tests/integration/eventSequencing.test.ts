@@ -1,0 +1,145 @@
+import type { Knex } from 'knex';
+import { useTestWorld } from '../harness/useTestWorld';
+import { uniq } from '../harness/testApp';
+import { recordCalendarEvent } from '../../src/data/hookEvents';
+import { sequenceEvents } from '../../src/data/liveEvents';
+import { EventSequencer } from '../../src/data/eventSequencer';
+import { createLogger } from '../../src/config/logger';
+
+/**
+ * The numbering of live events (docs/decisions.md, "Live events"): writers only list their
+ * events; a sequencing round numbers what has committed, one round at a time, so positions become
+ * visible in increasing order and every committed event gets exactly one.
+ */
+describe('live event sequencing', () => {
+  const { t, w } = useTestWorld();
+
+  /** One calendar event's hook event, in `trx` or in a transaction of its own. */
+  const write = (trx: Knex.Transaction | undefined, title: string): Promise<unknown> =>
+    trx ? writeIn(trx, title) : t.db.transaction((own) => writeIn(own, title));
+  const writeIn = (trx: Knex.Transaction, title: string) =>
+    recordCalendarEvent(trx, {
+      type: 'calendarEvent.created',
+      event: {
+        uniqueId: uniq('ce-'),
+        calendarCode: `cal-${w.id}`,
+        leadUniqueId: uniq('lead-'),
+        title,
+        notes: '',
+        start: new Date('2026-05-06T10:00:00Z'),
+        end: new Date('2026-05-06T11:00:00Z'),
+        source: 'test',
+        externalId: '',
+      },
+      project: w.projects.b2b,
+      time: new Date(),
+    });
+  /** The positions of the events with these titles, by title (absent: not numbered). */
+  const positionsOf = async (titles: string[]): Promise<Map<string, number>> => {
+    const rows = await t
+      .db('event_stream as s')
+      .join('hook_events as e', 'e.id', 's.event_id')
+      .whereRaw(`e.snapshot->>'title' = any(?::text[])`, [titles])
+      .select<{ title: string; position: number }[]>(t.db.raw(`e.snapshot->>'title' as title`), 's.position');
+    return new Map(rows.map((r) => [r.title, r.position]));
+  };
+
+  it('when a transaction that wrote an event is still open, then a round leaves it out, and the first round after its commit numbers it after every earlier position', async () => {
+    const [open, committed] = [uniq('open-'), uniq('committed-')];
+    const writer = await t.db.transaction();
+    try {
+      await write(writer, open);
+      await write(undefined, committed);
+      const head = await sequenceEvents(t.db, true);
+      const first = await positionsOf([open, committed]);
+      expect(first.get(committed)).toBeLessThanOrEqual(head!);
+      expect(first.has(open)).toBe(false);
+      await writer.commit();
+    } catch (err) {
+      await writer.rollback();
+      throw err;
+    }
+    const head = await sequenceEvents(t.db, true);
+    const after = await positionsOf([open, committed]);
+    expect(after.get(open)).toBeLessThanOrEqual(head!);
+    expect(after.get(open)!).toBeGreaterThan(after.get(committed)!);
+  });
+
+  it('when a round is in progress, then a round that does not wait gives way, and one that waits numbers after it what committed meanwhile', async () => {
+    const round = await t.db.transaction();
+    let waited: Promise<number | undefined> | undefined;
+    try {
+      const held = (await round.raw<{ rows: { head: number }[] }>('select lcm_sequence_events(true) as head')).rows[0]!.head;
+      expect(await sequenceEvents(t.db, false)).toBeUndefined();
+      let settled = false;
+      waited = sequenceEvents(t.db, true).finally(() => {
+        settled = true;
+      });
+      const meanwhile = uniq('meanwhile-');
+      await write(undefined, meanwhile);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(settled).toBe(false);
+      await round.commit();
+      const head = await waited;
+      const position = (await positionsOf([meanwhile])).get(meanwhile);
+      expect(position).toBeGreaterThan(held);
+      expect(position).toBeLessThanOrEqual(head!);
+    } catch (err) {
+      await round.rollback().catch(() => undefined);
+      await waited?.catch(() => undefined);
+      throw err;
+    }
+  });
+
+  it('when writers commit concurrently while rounds run, then every committed event gets exactly one position, a rolled-back one none', async () => {
+    const sequencer = new EventSequencer({ db: t.db, intervalMs: 2, logger: createLogger('silent') });
+    sequencer.start();
+    const tag = uniq('w');
+    const titles: string[] = [];
+    try {
+      await Promise.all(
+        Array.from({ length: 6 }, async (_, k) => {
+          for (let i = 0; i < 20; i++) {
+            const title = `${tag}-${k}-${i}`;
+            titles.push(title);
+            // Two events per transaction now and then: both are numbered, in the order they were written.
+            await t.db.transaction(async (trx) => {
+              await write(trx, title);
+              if (i % 5 === 0) await write(trx, `${title}-second`);
+            });
+          }
+        }),
+      );
+      await t.db
+        .transaction(async (trx) => {
+          await write(trx, `${tag}-rolled-back`);
+          throw new Error('rolled back');
+        })
+        .catch(() => undefined);
+    } finally {
+      sequencer.stop();
+    }
+    await sequenceEvents(t.db, true);
+    const doubled = titles.filter((x) => Number(x.split('-').at(-1)) % 5 === 0);
+    const positions = await positionsOf([...titles, ...doubled.map((x) => `${x}-second`), `${tag}-rolled-back`]);
+    expect(positions.size).toBe(titles.length + doubled.length);
+    expect(positions.has(`${tag}-rolled-back`)).toBe(false);
+    const all = [...positions.values()];
+    expect(new Set(all).size).toBe(all.length);
+    for (const title of doubled) expect(positions.get(`${title}-second`)).toBeGreaterThan(positions.get(title)!);
+  });
+
+  it('when a sequencer is started, then events written without any request are numbered by its rounds', async () => {
+    const sequencer = new EventSequencer({ db: t.db, intervalMs: 5, logger: createLogger('silent') });
+    sequencer.start();
+    const title = uniq('by-a-round-');
+    try {
+      await write(undefined, title);
+      const deadline = Date.now() + 30_000;
+      while (!(await positionsOf([title])).has(title) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect((await positionsOf([title])).has(title)).toBe(true);
+    } finally {
+      sequencer.stop();
+    }
+  });
+});
