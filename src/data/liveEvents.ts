@@ -57,16 +57,23 @@ export async function readEventsAfter(
   campaignCodes?: readonly string[],
 ): Promise<{ rows: LiveEventRow[]; head: number }> {
   const { rows } = await db.raw<{ rows: (Row & { head: number })[] }>(
+    // The stream's order drives the read, one event looked up by its key per position (LIMIT 1
+    // keeps the lookup from being flattened into a join): with stale statistics, a join read
+    // every event ever kept to hash it, tens of ms per read.
     `with page as (
        select s.position, e.type, e.occurred_time, e.project, e.campaign_code, e.previous_status, e.snapshot
-         from event_stream s join hook_events e on e.id = s.event_id
-        where s.position > ? and e.type = any(?::text[]) ${campaignCodes ? 'and e.campaign_code = any(?::text[])' : ''}
+         from event_stream s
+        cross join lateral (
+              select * from hook_events x
+               where x.id = s.event_id and x.type = any(?::text[]) ${campaignCodes ? 'and x.campaign_code = any(?::text[])' : ''}
+               limit 1) e
+        where s.position > ?
         order by s.position
         limit ?)
      select head.position as head, page.*
        from (select coalesce(max(position), 0) as position from event_stream) head left join page on true
       order by page.position`,
-    [after, [...types], ...(campaignCodes ? [[...campaignCodes]] : []), limit],
+    [[...types], ...(campaignCodes ? [[...campaignCodes]] : []), after, limit],
   );
   const head = rows[0]?.head ?? 0;
   return {
