@@ -1,15 +1,14 @@
 /**
- * What numbering live events at commit costs single-lead imports, run on demand:
+ * What ordering live events costs single-lead imports, run on demand:
  *   npm run bench:commit-order [-- --connections 8 --seconds 5 --rounds 5]
  *
- * Each transaction that writes events takes one exclusive advisory lock at its commit, held
- * through the commit, to number its events (docs/decisions.md, "Live events"): the commits of all
- * writers are serialised. This measures POST /api/leads (one lead per request, one transaction,
- * one `lead.created` event) with autocannon on `--connections` connections against `lcm serve`
- * (requests counted in Redis, as in production), alternately with the numbering trigger on and
- * off (`hook_events_written` disabled: events are stored but not numbered, no lock, no
- * notification), `--rounds` rounds of `--seconds` each after a warm-up, and reports the medians
- * of each and the load average. Then the same without HTTP, the worst case for the lock:
+ * Each transaction that writes events lists them for the sequencing rounds that number them
+ * (docs/decisions.md, "Live events"; a statement trigger on hook_events). This measures
+ * POST /api/leads (one lead per request, one transaction, one `lead.created` event) with
+ * autocannon on `--connections` connections against `lcm serve` (requests counted in Redis, as in
+ * production), alternately with that trigger on and off (`hook_events_written` disabled: events
+ * are stored but never numbered), `--rounds` rounds of `--seconds` each after a warm-up, and
+ * reports the medians of each and the load average. Then the same without HTTP:
  * `--connections` connections each committing one-event transactions in a loop.
  */
 import { spawn } from 'node:child_process';

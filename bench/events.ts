@@ -29,7 +29,7 @@ import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { createDb, migrateLatest } from '../src/data/db';
 import { recordLeadEvents } from '../src/data/hookEvents';
 import { createAccount } from '../src/ingest/accountCommands';
-import { freePort, numberOption, processCpuMs, rssMb, waitFor } from './support';
+import { freePort, numberOption, parentPid, processCpuMs, processFamilyCpuMs, rssMb, waitFor } from './support';
 
 const STREAMS = numberOption('streams', 1000);
 const RATE = numberOption('rate', 500);
@@ -39,6 +39,8 @@ const WORKERS = Math.max(1, numberOption('workers', 2));
 const WRITERS = Math.max(1, numberOption('writers', 8));
 const ALL_STREAMS = numberOption('all-streams', 0);
 const CLIENT_PROCESSES = Math.max(1, numberOption('client-processes', 2));
+/** With `--statements N`, the N statements that took Postgres the most time during the run (pg_stat_statements). */
+const STATEMENTS = numberOption('statements', 0);
 const ACCOUNTS = 50;
 const PER_ACCOUNT = Math.ceil(STREAMS / ACCOUNTS);
 const TICK_MS = 10;
@@ -155,6 +157,7 @@ async function main(): Promise<void> {
     port: await freePort(),
     database: 'bench',
     persistent: false,
+    ...(STATEMENTS > 0 ? { settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } } : {}),
   });
   // The benchmark's own connections carry a name, so the node's can be counted apart.
   const benchUrl = new URL(cluster.url);
@@ -292,6 +295,16 @@ async function main(): Promise<void> {
     const written: { lead: number; project: number }[] = [];
     let inFlight = 0;
     let peakInFlight = 0;
+    const postmaster = parentPid((await db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid')).rows[0]!.pid);
+    // Where the two cores go: the HTTP workers, the whole node (supervisor, workers, jobs process), Postgres, the clients, the writers.
+    const cpuShares = () => ({
+      node: processFamilyCpuMs(server!.pid!),
+      postgres: processFamilyCpuMs(postmaster),
+      clients: clients.reduce((sum, client) => sum + processCpuMs(client.pid!), 0),
+      writers: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+    });
+    if (STATEMENTS > 0) await db.raw('create extension if not exists pg_stat_statements; select pg_stat_statements_reset()');
+    const shares0 = cpuShares();
     const cpu0 = cpu();
     let peakRss = opened.rss;
     const start = performance.now();
@@ -334,6 +347,18 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 5000));
     clearInterval(sampler);
     const cpuMs = cpu() - cpu0;
+    const shares1 = cpuShares();
+    const statements =
+      STATEMENTS > 0
+        ? (
+            await db.raw<{ rows: { calls: number; ms: number; query: string }[] }>(
+              `select calls, total_exec_time + total_plan_time as ms, regexp_replace(query, '\\s+', ' ', 'g') as query
+                 from pg_stat_statements order by ms desc limit ?`,
+              [STATEMENTS],
+            )
+          ).rows
+        : [];
+    const share = (key: keyof typeof shares0) => `${key} ${f((shares1[key] - shares0[key]) / 1000)} s`;
     const end = { rss: rss() };
     const reports = (await Promise.all(clients.map((client) => ask(client, { kind: 'report' })))).flatMap((answer) =>
       answer.kind === 'report' ? answer.streams : [],
@@ -372,10 +397,15 @@ async function main(): Promise<void> {
         `from the COMMIT's answer to arrival (a lower bound): p50 ${f(percentile(lowerBound, 50))} ms, p99 ${f(percentile(lowerBound, 99))} ms; the writing transactions took p50 ${f(percentile(transactions, 50))} ms, p99 ${f(percentile(transactions, 99))} ms`,
         `HTTP workers' RSS: ${f(before.rss)} MB before the streams, ${f(opened.rss)} MB with them open (+${f(opened.rss - before.rss)}), at each quarter of the run ${rssAtQuarter.map((r) => f(r)).join(', ')} MB, ${f(end.rss)} MB after it, peak ${f(peakRss)} MB (+${f(peakRss - before.rss)})`,
         `HTTP workers' CPU during the run: ${f(cpuMs / 1000)} s (${f((cpuMs / 1000 / writeSeconds) * 100, 0)}% of one core)`,
+        `CPU during the run and the 5 s after it (${f(writeSeconds + 5)} s on ${os.cpus().length} cores): ${(['node', 'postgres', 'clients', 'writers'] as const).map(share).join(', ')}`,
         `Postgres connections of the node: ${before.connections} before the streams, ${opened.connections} with them open`,
         `load average ${f(load1!, 2)} (1 min), ${f(load5!, 2)} (5 min)`,
       ].join('\n'),
     );
+    for (const st of statements)
+      console.log(
+        `  ${f(st.ms)} ms in ${st.calls} calls (${f((st.ms * 1000) / Math.max(1, st.calls), 0)} µs each): ${st.query.slice(0, 160)}`,
+      );
   } catch (err) {
     console.error(`lcm serve said:\n${output.slice(-5000)}`);
     throw err;

@@ -23,6 +23,8 @@ export interface EmbeddedOptions {
   /** false = a throwaway cluster whose files are removed on stop. */
   persistent: boolean;
   log?: (line: string) => void;
+  /** More server settings as `-c name=value` pairs (benchmarks: pg_stat_statements). */
+  settings?: Record<string, string>;
 }
 
 const USER = 'postgres';
@@ -114,7 +116,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     persistent: options.persistent,
     createPostgresUser: os.userInfo().uid === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=' + (options.persistent ? 'on' : 'off')],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=' + (options.persistent ? 'on' : 'off'),
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     onLog: (m: unknown) => {
       remember(m);
       log(String(m));
