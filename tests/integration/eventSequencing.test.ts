@@ -1,10 +1,12 @@
 import type { Knex } from 'knex';
 import { useTestWorld } from '../harness/useTestWorld';
-import { uniq } from '../harness/testApp';
+import { testDatabaseUrl, uniq } from '../harness/testApp';
 import { recordCalendarEvent } from '../../src/data/hookEvents';
 import { sequenceEvents } from '../../src/data/liveEvents';
 import { EventSequencer } from '../../src/data/eventSequencer';
+import { Writable } from 'node:stream';
 import { createLogger } from '../../src/config/logger';
+import { createDb } from '../../src/data/db';
 
 /**
  * The numbering of live events (docs/decisions.md, "Live events"): writers only list their
@@ -141,5 +143,35 @@ describe('live event sequencing', () => {
     } finally {
       sequencer.stop();
     }
+  });
+
+  it('when rounds fail, then they go on failing with one warning, not one per round', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = createLogger(
+      'info',
+      new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(JSON.parse(String(chunk)) as { level: number; msg: string });
+          done();
+        },
+      }),
+    );
+    // A session whose search path has no schema: every round's function call fails.
+    const url = new URL(testDatabaseUrl());
+    url.searchParams.set('options', '-c search_path=nowhere');
+    const failing = createDb({ url: url.toString(), timezone: 'UTC', poolMax: 1 });
+    let rounds = 0;
+    failing.on('query-error', () => (rounds += 1));
+    const sequencer = new EventSequencer({ db: failing, intervalMs: 5, logger });
+    sequencer.start();
+    try {
+      const deadline = Date.now() + 30_000;
+      while (rounds < 5 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      sequencer.stop();
+      await failing.destroy();
+    }
+    expect(rounds).toBeGreaterThanOrEqual(5);
+    expect(lines.map((l) => l.msg)).toEqual(['live events could not be numbered; trying again']);
   });
 });
