@@ -53,7 +53,7 @@ export function createRedisConnection<S extends RedisScripts = Record<string, ne
 }
 
 /** A Redis command that did not answer within its deadline (withinDeadline). */
-export class RedisDeadlineError extends Error {
+class RedisDeadlineError extends Error {
   constructor(ms: number) {
     super(`Redis did not answer within ${ms} ms`);
     this.name = 'RedisDeadlineError';
