@@ -11,8 +11,6 @@ import type { RedisTarget } from '../config/settings';
 export interface RedisConnectionOptions<S extends RedisScripts> {
   target: RedisTarget;
   scripts?: S;
-  /** Per-command time-out; unset = none. */
-  commandTimeoutMs?: number;
   connectTimeoutMs?: number;
   /** Longest wait between reconnection attempts. */
   maxReconnectDelayMs?: number;
@@ -35,13 +33,11 @@ export function createRedisConnection<S extends RedisScripts = Record<string, ne
     connectTimeout: options.connectTimeoutMs ?? 1000,
     reconnectStrategy: options.reconnect === false ? (false as const) : (retries: number) => Math.min(50 * 2 ** retries, maxDelay),
   };
-  const commandOptions = options.commandTimeoutMs === undefined ? undefined : { timeout: options.commandTimeoutMs };
   const { target } = options;
   if (!target.cluster) {
     return createClient({
       url: target.url,
       disableOfflineQueue: options.disableOfflineQueue ?? false,
-      ...(commandOptions ? { commandOptions } : {}),
       socket,
       scripts: options.scripts,
     });
@@ -50,10 +46,40 @@ export function createRedisConnection<S extends RedisScripts = Record<string, ne
     rootNodes: target.rootUrls.map((url) => ({ url })),
     // Settings every node connection gets (rootNodes only serve the topology discovery).
     defaults: { disableOfflineQueue: options.disableOfflineQueue ?? false, socket },
-    ...(commandOptions ? { commandOptions } : {}),
     scripts: options.scripts,
     // After a master is lost, look for the promoted replica soon rather than after 5 s.
     topologyRefreshOnReconnectionAttemptStrategy: 200,
+  });
+}
+
+/** A Redis command that did not answer within its deadline (withinDeadline). */
+class RedisDeadlineError extends Error {
+  constructor(ms: number) {
+    super(`Redis did not answer within ${ms} ms`);
+    this.name = 'RedisDeadlineError';
+  }
+}
+
+/**
+ * What `command` settles with, or a RedisDeadlineError once `ms` have passed without an answer,
+ * whether the command was still waiting to be sent or sent to a Redis that stopped answering.
+ * node-redis's own per-command `timeout` only covers the wait to be sent, and makes an
+ * AbortSignal.timeout per command whose timer always fires later (with a DOMException): this
+ * timer is cleared when the answer comes. A command given up on may still run in Redis.
+ */
+export function withinDeadline<T>(command: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RedisDeadlineError(ms)), ms);
+    command.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
   });
 }
 

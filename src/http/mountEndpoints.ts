@@ -79,7 +79,9 @@ function send(req: Request, res: Response, representation: Representation, endpo
   }
   const status = result.status ?? 200;
   res.status(status);
-  res.vary('Accept');
+  // What res.vary does, without parsing a Vary header that is not there yet.
+  if (res.getHeader('Vary') === undefined) res.setHeader('Vary', 'Accept');
+  else res.vary('Accept');
   const html = representation === 'html';
   const payload = html ? renderHtmlPage(result.title ?? endpoint.summary, result.body) : JSON.stringify(result.body);
   if (status === 200 && answersConditionally(endpoint)) {
@@ -90,7 +92,25 @@ function send(req: Request, res: Response, representation: Representation, endpo
       return;
     }
   }
-  res.type(html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8').send(payload);
+  sendText(req, res, html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8', payload);
+}
+
+/**
+ * Ends the response with `payload` and the headers Express's res.send gives a string (this
+ * Content-Type, already with its charset, and Content-Length; no body for HEAD), without the
+ * parse and re-format of the Content-Type it makes on every call. A request the answer is
+ * fresh for (a GET with `If-None-Match: *`, say) and a 205 take res.send itself, which turns
+ * them into its bodiless answers.
+ */
+function sendText(req: Request, res: Response, contentType: string, payload: string): void {
+  res.setHeader('Content-Type', contentType);
+  if (res.statusCode === 205 || req.fresh) {
+    res.send(payload);
+    return;
+  }
+  res.setHeader('Content-Length', Buffer.byteLength(payload));
+  if (req.method === 'HEAD') res.end();
+  else res.end(payload);
 }
 
 /** A public endpoint has no account: its scope sees nothing. */

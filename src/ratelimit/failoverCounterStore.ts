@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { ConsumeInput, ConsumeResult, CounterEntry, CounterStore, FallbackStats, ServiceCount, assertConsumeInput } from './counterStore';
 import { PostgresCounterStore } from './postgresCounterStore';
 import { CounterRedisClientOptions, RedisCounterStore, createCounterRedisClient } from './redisCounterStore';
-import { toRedisTarget } from '../data/redis';
+import { toRedisTarget, withinDeadline } from '../data/redis';
 import type { RedisTarget } from '../config/settings';
 
 /** The part of a pino logger the store uses. */
@@ -13,6 +13,8 @@ export interface CounterLogger {
 }
 
 export interface FailoverOptions {
+  /** How long a count waits for Redis before it is made in Postgres (and Redis marked down). */
+  commandTimeoutMs?: number;
   /** How often to check whether Redis is back while counting in Postgres. */
   probeIntervalMs?: number;
   /** The clock that decides which outage windows are still running when they are merged (ms). */
@@ -53,6 +55,7 @@ export class FailoverCounterStore implements CounterStore {
   private closed = false;
   private recovering = false;
   private readonly probeIntervalMs: number;
+  readonly commandTimeoutMs: number;
   private readonly now: () => number;
   private fallbacks = 0;
   private fallbackOperations = 0;
@@ -64,6 +67,7 @@ export class FailoverCounterStore implements CounterStore {
     options: FailoverOptions = {},
   ) {
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 200;
     this.now = options.now ?? Date.now;
   }
 
@@ -135,7 +139,7 @@ export class FailoverCounterStore implements CounterStore {
     if (this.healthy && !this.primary.ready) this.markDown(new Error('Redis connection lost'));
     if (this.healthy) {
       try {
-        return await op(this.primary);
+        return await withinDeadline(op(this.primary), this.commandTimeoutMs);
       } catch (err) {
         // Any failure, not only connection errors: counting must never turn into a 500.
         this.markDown(err);
@@ -171,7 +175,7 @@ export class FailoverCounterStore implements CounterStore {
     if (this.healthy || this.closed || this.recovering || !this.primary.ready) return;
     this.recovering = true;
     try {
-      await this.primary.ping();
+      await withinDeadline(this.primary.ping(), this.commandTimeoutMs);
       await this.mergeOutageCounts();
     } catch {
       return;

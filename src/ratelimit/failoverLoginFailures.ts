@@ -1,8 +1,11 @@
 import type { LoginAttempt, LoginFailureStore, LoginSuccess } from './loginFailures';
+import { withinDeadline } from '../data/redis';
 
 /** The Redis health the request counters track (FailoverCounterStore), shared with this store. */
 export interface SharedRedisHealth {
   readonly redisHealthy: boolean;
+  /** How long a Redis call waits before the count is made in Postgres. */
+  readonly commandTimeoutMs: number;
   markDown(err: unknown): void;
 }
 
@@ -35,7 +38,7 @@ export class FailoverLoginFailures implements LoginFailureStore {
   private async route<T>(op: (store: LoginFailureStore) => Promise<T>): Promise<T> {
     if (this.health.redisHealthy) {
       try {
-        return await op(this.primary);
+        return await withinDeadline(op(this.primary), this.health.commandTimeoutMs);
       } catch (err) {
         // Any failure: a login must never turn into a 500 for want of Redis.
         this.health.markDown(err);

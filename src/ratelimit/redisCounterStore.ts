@@ -127,8 +127,6 @@ export const servicesKey = (accountId: number) => `rl:{${accountId}}:services`;
 export interface CounterRedisClientOptions {
   /** One Redis URL, or a target (one Redis or a Redis Cluster). */
   url: RedisTargetLike;
-  /** Per-command time-out; a slow Redis must not stall requests. */
-  commandTimeoutMs?: number;
   connectTimeoutMs?: number;
   /** Longest wait between reconnection attempts. */
   maxReconnectDelayMs?: number;
@@ -137,13 +135,13 @@ export interface CounterRedisClientOptions {
 /**
  * A node-redis client (or cluster client) for the counter store. Commands fail at once while
  * disconnected (disableOfflineQueue) instead of queueing, so the failover store can answer
- * without Redis; the client keeps reconnecting in the background.
+ * without Redis; the client keeps reconnecting in the background. How long a command may take
+ * is the failover store's deadline (failoverCounterStore.ts), not the client's.
  */
 export function createCounterRedisClient(options: CounterRedisClientOptions) {
   return createRedisConnection({
     target: toRedisTarget(options.url),
     disableOfflineQueue: true,
-    commandTimeoutMs: options.commandTimeoutMs ?? 200,
     connectTimeoutMs: options.connectTimeoutMs,
     maxReconnectDelayMs: options.maxReconnectDelayMs,
     // The failed-login counts (redisLoginFailures.ts) share this client and its failover.

@@ -1,12 +1,15 @@
 import { spawn, ChildProcess } from 'node:child_process';
 import net from 'node:net';
 
-/** A throwaway redis-server on loopback, without persistence. Tests can stop and restart it. */
+/** A throwaway redis-server on loopback, without persistence. Tests can stop and restart it, or freeze it. */
 export interface RedisServer {
   port: number;
   url: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered until `resume`. */
+  pause(): void;
+  resume(): void;
 }
 
 function waitForPort(port: number, timeoutMs: number): Promise<void> {
@@ -50,6 +53,10 @@ export async function startRedisServer(port: number): Promise<RedisServer> {
       c.kill('SIGTERM');
     });
   };
+  const signal = (name: NodeJS.Signals) => {
+    if (!child || child.exitCode !== null) throw new Error('redis-server is not running');
+    child.kill(name);
+  };
   await start();
-  return { port, url: `redis://127.0.0.1:${port}`, start, stop };
+  return { port, url: `redis://127.0.0.1:${port}`, start, stop, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT') };
 }

@@ -36,8 +36,7 @@ const minute = (limit: number, remaining: number, resetSeconds: number) => ({
 const newService = () => `svc${randomInt(1, 2 ** 47)}`;
 
 async function connectedRedisStore(url: string): Promise<RedisCounterStore> {
-  // A generous time-out here: these tests are about semantics, not about a slow Redis.
-  const client = createCounterRedisClient({ url, commandTimeoutMs: 5000 });
+  const client = createCounterRedisClient({ url });
   await client.connect();
   return new RedisCounterStore(client);
 }
@@ -53,7 +52,7 @@ async function redisClusterStore(): Promise<CounterStore> {
   const cluster = await startRedisCluster({ masters: 3 });
   try {
     const target = { cluster: true as const, rootUrls: [cluster.nodes[0]!.url] };
-    const client = createCounterRedisClient({ url: target, commandTimeoutMs: 5000 });
+    const client = createCounterRedisClient({ url: target });
     await client.connect();
     const store = new RedisCounterStore(client, target);
     const close = store.close.bind(store);
@@ -460,7 +459,13 @@ describe('failover store', () => {
   /** A failover store with a pool of its own (one API process); closing it closes the pool. */
   async function failoverStore(
     url: Parameters<typeof createFailoverCounterStore>[0]['url'],
-    options: { logger?: CounterLogger; startupWaitMs?: number; now?: () => number; probeIntervalMs?: number } = {},
+    options: {
+      logger?: CounterLogger;
+      startupWaitMs?: number;
+      now?: () => number;
+      probeIntervalMs?: number;
+      commandTimeoutMs?: number;
+    } = {},
   ) {
     const db = testPool();
     const store = await createFailoverCounterStore({
@@ -471,6 +476,7 @@ describe('failover store', () => {
       maxReconnectDelayMs: 200,
       ...(options.startupWaitMs === undefined ? {} : { startupWaitMs: options.startupWaitMs }),
       ...(options.now ? { now: options.now } : {}),
+      ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
     });
     const close = store.close.bind(store);
     store.close = async () => {
@@ -521,6 +527,27 @@ describe('failover store', () => {
       expect(await db('request_counters').where({ account_id: input.accountId })).toEqual([]);
       expect((await store.consume({ ...input, now: T0 + 10 })).remaining).toBe(96);
       expect(store.redisHealthy).toBe(true);
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+  });
+
+  it('when Redis stops answering with the connection open, then a count is made in Postgres after the command time-out, and in Redis again once it answers', async () => {
+    const server = await startRedisServer(await freePort());
+    const { logger, lines } = recordingLogger();
+    const { store } = await failoverStore(server.url, { logger, now: () => T0 + 20, commandTimeoutMs: 300 });
+    const input = { accountId: newAccount(), service: newService(), weight: 1, dailyLimit: 100, minuteLimit: null };
+    try {
+      expect((await store.consume({ ...input, now: T0 })).remaining).toBe(99);
+      server.pause();
+      // The command is sent and never answered: the deadline, not the connection, ends the wait.
+      expect(await store.consume({ ...input, now: T0 + 1 })).toMatchObject({ allowed: true, limit: 100 });
+      expect(store.redisHealthy).toBe(false);
+      expect(lines).toEqual([{ level: 'warn', msg: expect.stringMatching(/Redis unreachable/) as jest.AsymmetricMatcher }]);
+      server.resume();
+      await waitFor(() => store.redisHealthy);
+      expect(lines.map((l) => l.msg)).toContainEqual(expect.stringMatching(/Redis reachable again/));
     } finally {
       await store.close();
       await server.stop();

@@ -1,7 +1,7 @@
 import express from 'express';
 import helmet from 'helmet';
 import request from 'supertest';
-import { useTestApp } from '../harness/useTestWorld';
+import { useTestApp, useTestWorld } from '../harness/useTestWorld';
 import { helmetOptions, securityHeaderList } from '../../src/http/securityHeaders';
 
 /**
@@ -71,4 +71,85 @@ describe('the lean request chain', () => {
       expect(options.map(([n]) => n.toLowerCase()).sort()).toEqual(helmetNames.sort());
     },
   );
+});
+
+/**
+ * Answers are written without Express's res.send (it parses and re-formats the Content-Type on
+ * every call): their status and headers stay the ones res.send gives the same text.
+ */
+describe('answers written without res.send', () => {
+  const { t, w } = useTestWorld();
+  const leadId = () => `${w.id}-sent`;
+
+  beforeAll(async () => {
+    await t.load({
+      type: 'lead',
+      uniqueId: leadId(),
+      campaign: w.campaigns.b2b,
+      status: 'New',
+      // Not ASCII: Content-Length counts bytes.
+      data: { Name: 'Åse Ødegård ✓', Telefon: '+45 11 22 33 55' },
+    });
+  });
+
+  /** What res.send made of the same status and text, for the same method and request headers. */
+  async function asExpressSends(res: request.Response, method: 'get' | 'head' | 'post', headers: Record<string, string>) {
+    const bare = express();
+    // What the chain had put in Vary before the answer was written (Prefer, for answers with DateTimes).
+    const before = String(res.headers.vary ?? '')
+      .split(', ')
+      .filter((v) => v !== 'Accept' && v !== '')
+      .join(', ');
+    bare.all('/', (_req, out) => {
+      if (before !== '') out.setHeader('Vary', before);
+      out.status(res.status);
+      out.vary('Accept');
+      out.type(String(res.headers['content-type'])).send(res.text ?? '');
+    });
+    let req = request(bare)[method]('/');
+    for (const [name, value] of Object.entries(headers)) req = req.set(name, value);
+    return req;
+  }
+
+  const compared = (res: request.Response) => ({
+    status: res.status,
+    type: res.headers['content-type'] as unknown,
+    length: res.headers['content-length'] as unknown,
+    vary: res.headers.vary as unknown,
+    body: res.text,
+  });
+
+  it('when JSON, HTML and HEAD answers are sent, then status, Content-Type, Content-Length, Vary and body are what res.send gives', async () => {
+    const auth = { Authorization: w.accounts.full.auth };
+    const cases: { method: 'get' | 'head' | 'post'; path: string; headers: Record<string, string>; body?: object }[] = [
+      { method: 'get', path: '/api/myaccount', headers: auth },
+      { method: 'get', path: `/api/leads/${encodeURIComponent(leadId())}`, headers: auth },
+      { method: 'get', path: `/api/leads/${encodeURIComponent(leadId())}`, headers: { ...auth, Accept: 'text/html' } },
+      { method: 'get', path: '/api/myaccount', headers: { ...auth, 'If-Modified-Since': new Date().toUTCString() } },
+      {
+        method: 'post',
+        path: '/api/leads',
+        headers: auth,
+        body: { CampaignCode: w.campaigns.b2b, Data: { Name: 'Sendt Ø', Telefon: '+45 11 22 33 66' } },
+      },
+    ];
+    for (const c of cases) {
+      let req = request(t.app)[c.method](c.path);
+      for (const [name, value] of Object.entries(c.headers)) req = req.set(name, value);
+      const res = c.body ? await req.send(c.body) : await req;
+      expect({ path: c.path, status: res.status }).toEqual({ path: c.path, status: 200 });
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+      expect({ path: c.path, ...compared(res) }).toEqual({ path: c.path, ...compared(await asExpressSends(res, c.method, c.headers)) });
+    }
+    // HEAD: the GET's headers, no body.
+    const get = await request(t.app).get('/api/myaccount').set(auth);
+    const head = await request(t.app).head('/api/myaccount').set(auth);
+    expect(head.status).toBe(200);
+    expect(head.text ?? '').toBe('');
+    expect([head.headers['content-type'], head.headers['content-length'], head.headers.vary]).toEqual([
+      get.headers['content-type'],
+      get.headers['content-length'],
+      get.headers.vary,
+    ]);
+  });
 });

@@ -4,6 +4,18 @@ import type { StoredAccount } from '../../src/data/accountRepository';
 const account = (id: number) => ({ id }) as StoredAccount;
 
 describe('CredentialCache', () => {
+  it('when a header is keyed, then the key is the same for the same header, differs for another, and does not hold the header', () => {
+    const cache = new CredentialCache(60_000);
+    const header = 'Basic ' + Buffer.from('user:secret-password').toString('base64');
+    const key = cache.key(header);
+    expect(cache.key(header)).toBe(key);
+    expect(cache.key(header + 'x')).not.toBe(key);
+    expect(key).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    expect(key).not.toContain(Buffer.from('user:secret-password').toString('base64'));
+    // Another process (another cache) keys it differently: its secret is its own.
+    expect(new CredentialCache(60_000).key(header)).not.toBe(key);
+  });
+
   it('when another account changes during a check, then the check still caches its own account', () => {
     const cache = new CredentialCache(60_000);
     const generation = cache.generation;
