@@ -51,8 +51,7 @@ describe('GET /api/events', () => {
     return body.uniqueId;
   };
   /** The last position after a sequencing round: events written after this call come after it. */
-  const lastPosition = async () =>
-    Number((await t.db.raw<{ rows: { p: number }[] }>('select lcm_sequence_events(true) as p')).rows[0]!.p);
+  const lastPosition = async () => Number((await t.db.raw<{ rows: { p: number }[] }>('select lcm_sequence_events(true) as p')).rows[0]!.p);
   const leadIdsOf = (events: { data: { data: Record<string, unknown> } }[]) => events.map((e) => e.data.data.uniqueId);
 
   describe('as JSON', () => {

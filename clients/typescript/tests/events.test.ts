@@ -29,8 +29,7 @@ describe('liveEvents', () => {
       .send({ CampaignCode: w.campaigns.b2b, Data: { Name: name, Telefon: '+4511223344' } });
     return (res.body as { uniqueId: string }).uniqueId;
   };
-  const lastPosition = async () =>
-    Number((await t.db.raw<{ rows: { p: number }[] }>('select lcm_sequence_events(true) as p')).rows[0]!.p);
+  const lastPosition = async () => Number((await t.db.raw<{ rows: { p: number }[] }>('select lcm_sequence_events(true) as p')).rows[0]!.p);
   /** A load balancer in front of the two servers: requests go to `target`. */
   let target: ListeningApp;
   const balanced = (req: Request) => {
