@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { createDb } from '../../src/data/db';
@@ -6,6 +5,7 @@ import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
 import { createWorld, World } from '../harness/world';
 import { startRestartablePostgres, RestartablePostgres } from '../harness/restartablePostgres';
 import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
+import { processGroup } from '../harness/processGroup';
 import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
 
 /**
@@ -26,23 +26,6 @@ const LEADS = 2_000;
 const WATCH_MS = 15_000;
 const DOWN_MS = 4_000;
 const DELIVERY_DEADLINE_MS = 150_000;
-
-/** The ids of the processes in process group `pgid` (the supervisor and its workers). */
-function processGroup(pgid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // Field 5 of /proc/<pid>/stat is the process group; the name (field 2) may hold spaces, so count after its ')'.
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') pids.push(Number(entry));
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return pids.sort((a, b) => a - b);
-}
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
