@@ -23,6 +23,8 @@ export class StreamSlots {
   private turn: Promise<unknown> = Promise.resolve();
   /** Bumped when the session is lost: releases of older slots have nothing to give back. */
   private session = 0;
+  /** The releases of the slots this session still holds. */
+  private current = new WeakSet<ReleaseSlot>();
 
   constructor(
     private readonly listener: PgListener,
@@ -52,20 +54,33 @@ export class StreamSlots {
     this.held.set(accountId, mine);
     const session = this.session;
     let released = false;
-    return async () => {
+    const release: ReleaseSlot = async () => {
       if (released || session !== this.session) return;
       released = true;
+      this.current.delete(release);
       mine.delete(slot);
       if (mine.size === 0 && this.held.get(accountId) === mine) this.held.delete(accountId);
       await this.listener
         .query(`select pg_advisory_unlock(${LOCK_BASE} + $1::bigint * ${SLOTS_PER_ACCOUNT} + $2::int)`, [accountId, slot])
         .catch(() => undefined);
     };
+    this.current.add(release);
+    return release;
+  }
+
+  /**
+   * Whether a slot is still held: false once released, or once the session it was taken on was
+   * lost (a stream that took its slot just before the loss and opens after it would count for
+   * nothing).
+   */
+  holds(release: ReleaseSlot): boolean {
+    return this.current.has(release);
   }
 
   /** The session was lost (and its locks with it): forget every slot; their streams are ended by the caller. */
   sessionLost(): void {
     this.session += 1;
     this.held.clear();
+    this.current = new WeakSet();
   }
 }

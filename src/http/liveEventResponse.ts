@@ -60,6 +60,13 @@ export async function sendEventStream(request: EventRequest, options: { stallTim
     await release();
     throw err;
   }
+  // The listening session was renewed during the read: the slot went with the old one, and the
+  // feed has ended its streams already.
+  if (!feed.slots.holds(release)) {
+    throw new HttpProblem('service_unavailable', 'the server renewed its database session while the stream opened; reconnect', undefined, {
+      'Retry-After': '1',
+    });
+  }
   const stream = new EventStream({
     res: request.res,
     hub: feed,
