@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { EntryAccess, RESOURCE_TYPES, VERBS } from '../../src/domain/enums';
 import type { Importer } from '../../src/ingest/importLead';
+import type { CalendarEvent } from '../../src/domain/calendarEventSerializer';
 import { projectScope } from '../../src/data/projectScope';
 import type { TestApp } from './testApp';
 import { basicAuth, uniq } from './testApp';
@@ -130,5 +131,20 @@ export async function fullAccountActor(db: Knex, w: World): Promise<Importer> {
     userId: account.user_id,
     scope: projectScope(['*']),
     entryAccess: EntryAccess.toName(account.entry_access),
+  };
+}
+
+/** A calendar event under the World's calendar code, to write its hook events directly (recordCalendarEvent). */
+export function worldCalendarEvent(w: World, title: string): CalendarEvent {
+  return {
+    uniqueId: uniq('ce-'),
+    calendarCode: `cal-${w.id}`,
+    leadUniqueId: uniq('lead-'),
+    title,
+    notes: '',
+    start: new Date('2026-05-06T10:00:00Z'),
+    end: new Date('2026-05-06T11:00:00Z'),
+    source: 'test',
+    externalId: '',
   };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { useTestWorld } from '../harness/useTestWorld';
+import { worldCalendarEvent } from '../harness/world';
 import { testDatabaseUrl, uniq } from '../harness/testApp';
 import { recordCalendarEvent } from '../../src/data/hookEvents';
 import { sequenceEvents } from '../../src/data/liveEvents';
@@ -22,17 +23,7 @@ describe('live event sequencing', () => {
   const writeIn = (trx: Knex.Transaction, title: string) =>
     recordCalendarEvent(trx, {
       type: 'calendarEvent.created',
-      event: {
-        uniqueId: uniq('ce-'),
-        calendarCode: `cal-${w.id}`,
-        leadUniqueId: uniq('lead-'),
-        title,
-        notes: '',
-        start: new Date('2026-05-06T10:00:00Z'),
-        end: new Date('2026-05-06T11:00:00Z'),
-        source: 'test',
-        externalId: '',
-      },
+      event: worldCalendarEvent(w, title),
       project: w.projects.b2b,
       time: new Date(),
     });

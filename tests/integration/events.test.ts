@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { createTestApp, ListeningApp, TestApp, uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
-import { ALL_RIGHTS } from '../harness/world';
+import { ALL_RIGHTS, worldCalendarEvent } from '../harness/world';
 import { openEventStream, OpenedStream } from '../harness/eventStreamClient';
 import { recordCalendarEvent } from '../../src/data/hookEvents';
 import { pruneLiveEvents } from '../../src/data/liveEvents';
@@ -243,30 +243,19 @@ describe('GET /api/events', () => {
 
     it('when a transaction that wrote an event earlier commits after a later one, then its event comes after it, and a client resuming in between still gets it', async () => {
       const s = await stream(a, `?Events=calendarEvent.created&Projects=${encodeURIComponent(w.projects.b2b)}`, w.accounts.full.auth);
-      const calendarEvent = (title: string) => ({
-        uniqueId: uniq('ce-'),
-        calendarCode: `cal-${w.id}`,
-        leadUniqueId: uniq('lead-'),
-        title,
-        notes: '',
-        start: new Date('2026-05-06T10:00:00Z'),
-        end: new Date('2026-05-06T11:00:00Z'),
-        source: 'test',
-        externalId: '',
-      });
       const early = await t.db.transaction();
       const late = await t.db.transaction();
       try {
         // `early` writes first (its row id is the smaller), `late` commits first.
         await recordCalendarEvent(early, {
           type: 'calendarEvent.created',
-          event: calendarEvent('early'),
+          event: worldCalendarEvent(w, 'early'),
           project: w.projects.b2b,
           time: new Date(),
         });
         await recordCalendarEvent(late, {
           type: 'calendarEvent.created',
-          event: calendarEvent('late'),
+          event: worldCalendarEvent(w, 'late'),
           project: w.projects.b2b,
           time: new Date(),
         });
