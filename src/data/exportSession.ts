@@ -4,6 +4,7 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { acquire, CLOSE_TIMEOUT_MS, isBroken, PgConnection, sendCancelRequest } from './cursorStream';
 import { discardConnection } from './connectionHealth';
+import { withDeadline } from './deadline';
 import { knexClient } from './db';
 
 /**
@@ -155,7 +156,7 @@ export class ExportSession {
     if (!dispose) {
       try {
         // A read-only transaction: commit and rollback are the same; rollback also ends an aborted one.
-        await withTimeout(this.db.rollback(), CLOSE_TIMEOUT_MS);
+        await withDeadline(this.db.rollback(), CLOSE_TIMEOUT_MS, () => new Error('timed out'));
       } catch {
         dispose = true;
       }
@@ -163,16 +164,6 @@ export class ExportSession {
     const status = conn.getTransactionStatus();
     this.source.release(conn, dispose || isBroken(conn) || (status !== 'I' && status !== null));
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('timed out')), ms);
-    }),
-  ]);
 }
 
 type CopyToStream = Readable & { rowCount?: number };

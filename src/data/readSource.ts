@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
 import { ConnectionSource, poolConnections, PgConnection } from './exportSession';
+import { withDeadline } from './deadline';
 
 /**
  * The connection source of bulk, lag-tolerant reads (every export, the window lists of calls
@@ -197,11 +198,5 @@ export class ReadSource extends EventEmitter<ReadSourceEvents> implements Connec
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} got no answer within ${ms} ms`)), ms);
-    }),
-  ]);
+  return withDeadline(promise, ms, () => new Error(`${what} got no answer within ${ms} ms`));
 }

@@ -1,5 +1,6 @@
 import { createClient, createCluster, RedisScripts } from 'redis';
 import type { RedisTarget } from '../config/settings';
+import { withDeadline } from './deadline';
 
 /**
  * One way to open node-redis for a configured target: a single Redis (createClient) or a Redis
@@ -52,35 +53,15 @@ export function createRedisConnection<S extends RedisScripts = Record<string, ne
   });
 }
 
-/** A Redis command that did not answer within its deadline (withinDeadline). */
-class RedisDeadlineError extends Error {
-  constructor(ms: number) {
-    super(`Redis did not answer within ${ms} ms`);
-    this.name = 'RedisDeadlineError';
-  }
-}
-
 /**
- * What `command` settles with, or a RedisDeadlineError once `ms` have passed without an answer,
- * whether the command was still waiting to be sent or sent to a Redis that stopped answering.
- * node-redis's own per-command `timeout` only covers the wait to be sent, and makes an
- * AbortSignal.timeout per command whose timer always fires later (with a DOMException): this
- * timer is cleared when the answer comes. A command given up on may still run in Redis.
+ * What `command` answers, or an error once `ms` have passed without an answer, whether the command
+ * was still waiting to be sent or sent to a Redis that stopped answering. node-redis's own
+ * per-command `timeout` only covers the wait to be sent, and makes an AbortSignal.timeout per
+ * command whose timer always fires later (with a DOMException). A command given up on may still
+ * run in Redis.
  */
 export function withinDeadline<T>(command: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RedisDeadlineError(ms)), ms);
-    command.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
+  return withDeadline(command, ms, () => new Error(`Redis did not answer within ${ms} ms`));
 }
 
 /**
