@@ -21,9 +21,7 @@ export class StreamSlots {
   private readonly held = new Map<number, Set<number>>();
   /** Takes run one at a time: two of one account in flight would both try the same free slot. */
   private turn: Promise<unknown> = Promise.resolve();
-  /** Bumped when the session is lost: releases of older slots have nothing to give back. */
-  private session = 0;
-  /** The releases of the slots this session still holds. */
+  /** Releases of the slots this session holds: a new set when the session is lost, so older ones give nothing back. */
   private current = new WeakSet<ReleaseSlot>();
 
   constructor(
@@ -52,12 +50,8 @@ export class StreamSlots {
     if (slot === undefined) return undefined;
     mine.add(slot);
     this.held.set(accountId, mine);
-    const session = this.session;
-    let released = false;
     const release: ReleaseSlot = async () => {
-      if (released || session !== this.session) return;
-      released = true;
-      this.current.delete(release);
+      if (!this.current.delete(release)) return;
       mine.delete(slot);
       if (mine.size === 0 && this.held.get(accountId) === mine) this.held.delete(accountId);
       await this.listener
@@ -79,7 +73,6 @@ export class StreamSlots {
 
   /** The session was lost (and its locks with it): forget every slot; their streams are ended by the caller. */
   sessionLost(): void {
-    this.session += 1;
     this.held.clear();
     this.current = new WeakSet();
   }
