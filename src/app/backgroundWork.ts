@@ -11,9 +11,10 @@ import { startEventSequencing } from '../jobs/eventSequencing';
 /**
  * The background work of a deployment, as the settings switch it on: hook delivery workers
  * (HOOKS_WORKER, with the pruning of their finished queue jobs), the lead lifecycle sweep
- * (SWEEP_INTERVAL_MS), partition maintenance (MAINTENANCE_INTERVAL_MS) and the removal of old
- * live events (EVENTS_PRUNE_INTERVAL_MS), and the numbering of committed live events. Each coordinates through Postgres, so any number of
- * processes on any number of nodes may run it (`lcm serve`'s jobs process, `lcm jobs work`).
+ * (SWEEP_INTERVAL_MS), partition maintenance (MAINTENANCE_INTERVAL_MS), the removal of old live
+ * events (EVENTS_PRUNE_INTERVAL_MS) and the numbering of committed live events. Each coordinates
+ * through Postgres, so any number of processes on any number of nodes may run it (`lcm serve`'s
+ * jobs process, `lcm jobs work`).
  */
 export async function startBackgroundWork(
   ctx: Pick<CliContext, 'db' | 'settings'>,
