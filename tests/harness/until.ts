@@ -1,0 +1,62 @@
+/**
+ * Waiting in tests for something that happens asynchronously (a notification, a delivery, a
+ * restart): check, pause, check again, until it holds or a deadline passes. A wait that runs out
+ * rejects, and that rejection fails the test: `${what}: not within ${timeoutMs} ms`.
+ */
+export interface UntilOptions {
+  /** How long to keep checking: the check runs at least once, and again until this has passed. */
+  timeoutMs: number;
+  /** The pause after a check that did not hold, 50 ms unless given. */
+  intervalMs?: number;
+  /**
+   * A check that rejects or throws counts as "not yet" (a server being restarted refuses
+   * connections); the error of a wait that ran out names the last failure. Without it, the
+   * check's error ends the wait at once: a check can throw to say that
+   * waiting longer is pointless (the process it waits for has exited).
+   */
+  ignoreErrors?: boolean;
+  /** Added on a line of its own to the error of a wait that ran out (a child process's output). */
+  detail?: () => string;
+}
+
+/** Waits until `check` holds; resolves with the milliseconds it took. */
+export async function until(what: string, check: () => boolean | PromiseLike<boolean>, options: UntilOptions): Promise<number> {
+  const started = Date.now();
+  await poll(what, check, (held) => held, options, false);
+  return Date.now() - started;
+}
+
+/**
+ * Waits until `ok` holds for what `get` answers, and resolves with that value. The error of a wait
+ * that ran out shows the last value (as JSON).
+ */
+export function untilValue<T>(what: string, get: () => T | PromiseLike<T>, ok: (value: T) => boolean, options: UntilOptions): Promise<T> {
+  return poll(what, get, ok, options, true);
+}
+
+async function poll<T>(
+  what: string,
+  get: () => T | PromiseLike<T>,
+  ok: (value: T) => boolean,
+  { timeoutMs, intervalMs = 50, ignoreErrors = false, detail }: UntilOptions,
+  showValue: boolean,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  /** What the last check saw, for the error. */
+  let last = '';
+  for (;;) {
+    let got: { value: T } | undefined;
+    try {
+      got = { value: await get() };
+    } catch (err) {
+      if (!ignoreErrors) throw err;
+      last = `; last check failed: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    if (got) {
+      if (ok(got.value)) return got.value;
+      last = showValue ? `; last value ${JSON.stringify(got.value)}` : '';
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last}${detail ? `\n${detail()}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
