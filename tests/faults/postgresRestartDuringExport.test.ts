@@ -7,6 +7,7 @@ import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../../src/ingest/syntheticData';
 import { basicAuth, uniq } from '../harness/testApp';
 import { ALL_RIGHTS } from '../harness/world';
+import { until } from '../harness/until';
 import { startRestartablePostgres, RestartablePostgres } from '../harness/restartablePostgres';
 import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
 
@@ -81,14 +82,8 @@ function readSlowly(url: string, headers: Record<string, string>): Promise<SlowR
   });
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check().catch(() => false)) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** Checks every 250 ms; a check that fails (the server or Postgres away) counts as not yet. */
+const within = (timeoutMs: number) => ({ timeoutMs, intervalMs: 250, ignoreErrors: true });
 
 const isJson = (text: string): boolean => {
   try {
@@ -163,7 +158,7 @@ describe('Postgres restarted during an export', () => {
 
     const exporting = await readSlowly(url + exportPath, auth(accounts.warm));
     expect(exporting.status).toBe(200);
-    await until('the export to be well under way', () => Promise.resolve(exporting.bytes() > 256 * 1024), 30_000);
+    await until('the export to be well under way', () => exporting.bytes() > 256 * 1024, within(30_000));
     // The premise: Postgres is still sending the export's COPY (not done with it, its rows only
     // waiting in buffers, which would let the export end whole whatever happens to Postgres).
     expect(await copyRunning(pg!.url)).toBe(true);
@@ -202,7 +197,7 @@ describe('Postgres restarted during an export', () => {
     const restartedAt = Date.now();
 
     // Back (the cut export drains meanwhile): readiness, a small window and a whole (smaller) export from the same process.
-    await until('readiness after the restart', async () => (await fetch(url + '/api/readyz')).status === 200, RECOVERY_MS);
+    await until('readiness after the restart', async () => (await fetch(url + '/api/readyz')).status === 200, within(RECOVERY_MS));
     const readyMs = Date.now() - restartedAt;
     await until(
       'a small window after the restart',
@@ -210,7 +205,7 @@ describe('Postgres restarted during an export', () => {
         const res = await fetch(url + smallPath, { headers: auth(accounts.warm) });
         return res.status === 200 && ((await res.json()) as unknown[]).length > 0;
       },
-      RECOVERY_MS,
+      within(RECOVERY_MS),
     );
     const smallMs = Date.now() - restartedAt;
     const again = await fetch(`${url}${exportPath}&Limit=5000`, { headers: auth(accounts.cold) });

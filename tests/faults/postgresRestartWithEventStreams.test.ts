@@ -6,6 +6,7 @@ import { createWorld, World } from '../harness/world';
 import { openEventStream, OpenedStream, ReceivedEvent } from '../harness/eventStreamClient';
 import { startRestartablePostgres, RestartablePostgres } from '../harness/restartablePostgres';
 import { processGroup } from '../harness/processGroup';
+import { until } from '../harness/until';
 import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
 
 /**
@@ -41,14 +42,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await Promise.resolve(check()).catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
+/** Checks every 100 ms; a check that throws counts as not yet. */
+const within = (timeoutMs: number) => ({ timeoutMs, intervalMs: 100, ignoreErrors: true });
 
 /** What one import attempt got: its HTTP status (0: no answer) and, when acknowledged, the lead's unique id. */
 interface Attempt {
@@ -150,7 +145,7 @@ describe('Postgres restarted under live event streams', () => {
       () => undefined,
       (err: unknown) => String(err),
     );
-    await until('the first stream to open', () => connections === 1, 30_000);
+    await until('the first stream to open', () => connections === 1, within(30_000));
 
     // Writers: single imports, one after another, each with a name of its own.
     const attempts: Attempt[] = [];
@@ -180,9 +175,9 @@ describe('Postgres restarted under live event streams', () => {
     const acked = () => attempts.filter((a) => a.uniqueId !== undefined).length;
     const writers = Promise.all(Array.from({ length: WRITERS }, (_, k) => writer(k)));
 
-    await until(`${ACKED_BEFORE} imports acknowledged`, () => acked() >= ACKED_BEFORE, 60_000);
+    await until(`${ACKED_BEFORE} imports acknowledged`, () => acked() >= ACKED_BEFORE, within(60_000));
     // The premise: the stream carries the imports live before the outage.
-    await until('the stream to carry imports', () => received().length > 0, 30_000);
+    await until('the stream to carry imports', () => received().length > 0, within(30_000));
 
     const processes = processGroup(node!.pid);
     expect(processes.length).toBe(4); // the supervisor, two HTTP workers and the jobs process
@@ -196,10 +191,10 @@ describe('Postgres restarted under live event streams', () => {
     const startedAt = Date.now();
 
     // The stream is ended (its worker lost its listening connection) and taken again; imports go on meanwhile.
-    await until('the stream to be ended and resumed', () => connections >= 2, RECOVERY_MS);
+    await until('the stream to be ended and resumed', () => connections >= 2, within(RECOVERY_MS));
     const resumedMs = Date.now() - startedAt;
     const ackedAtResume = acked();
-    await until(`${ACKED_AFTER} more imports acknowledged`, () => acked() >= ackedAtResume + ACKED_AFTER, RECOVERY_MS);
+    await until(`${ACKED_AFTER} more imports acknowledged`, () => acked() >= ackedAtResume + ACKED_AFTER, within(RECOVERY_MS));
     writing = false;
     await writers;
 
@@ -210,8 +205,9 @@ describe('Postgres restarted under live event streams', () => {
       const seen = new Set(received().map(uniqueIdOf));
       return [...ackedIds].filter((id) => !seen.has(id));
     };
-    await until('every acknowledged lead to arrive', () => missing().length === 0, RECOVERY_MS).catch((err: Error) => {
-      throw new Error(`${err.message}: ${missing().length} missing (${connections} connections), ${missing().slice(0, 5).join(', ')}`);
+    await until('every acknowledged lead to arrive', () => missing().length === 0, {
+      ...within(RECOVERY_MS),
+      detail: () => `${missing().length} missing (${connections} connections), ${missing().slice(0, 5).join(', ')}`,
     });
 
     const statuses = attempts.reduce<Record<string, number>>((n, a) => ({ ...n, [a.status]: (n[a.status] ?? 0) + 1 }), {});
@@ -260,7 +256,7 @@ describe('Postgres restarted under live event streams', () => {
     expect(listed.status).toBe(200);
     const list = (await listed.json()) as (LeadEnvelope & { id: number })[];
     const lastListed = list.at(-1)?.id ?? 0;
-    await until('the stream to reach the end of the list', () => (received().at(-1)?.id ?? 0) >= lastListed, RECOVERY_MS);
+    await until('the stream to reach the end of the list', () => (received().at(-1)?.id ?? 0) >= lastListed, within(RECOVERY_MS));
     const streamed = received().filter((e) => e.id <= lastListed);
     expect(list.map((e) => [e.id, e.type, e.data.uniqueId])).toEqual(streamed.map((e) => [e.id, e.event, uniqueIdOf(e)]));
 

@@ -6,6 +6,7 @@ import { createWorld, World } from '../harness/world';
 import { startRestartablePostgres, RestartablePostgres } from '../harness/restartablePostgres';
 import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
 import { processGroup } from '../harness/processGroup';
+import { until } from '../harness/until';
 import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
 
 /**
@@ -27,14 +28,8 @@ const WATCH_MS = 15_000;
 const DOWN_MS = 4_000;
 const DELIVERY_DEADLINE_MS = 150_000;
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** Checks every 250 ms; a check that fails (the server or Postgres away) counts as not yet. */
+const within = (timeoutMs: number) => ({ timeoutMs, intervalMs: 250, ignoreErrors: true });
 
 describe('Postgres restarted with a backlog of hook deliveries', () => {
   let pg: RestartablePostgres | undefined;
@@ -105,7 +100,7 @@ describe('Postgres restarted with a backlog of hook deliveries', () => {
     const answer = await imported.text();
     expect({ status: imported.status, failed: (answer.match(/"success":false/g) ?? []).length }).toEqual({ status: 200, failed: 0 });
     // The premise: deliveries hang at the receiver, and the backlog waits in the queue.
-    await until('deliveries hanging at the receiver', () => Promise.resolve(requests >= 4), 30_000);
+    await until('deliveries hanging at the receiver', () => requests >= 4, within(30_000));
 
     const before = processGroup(node!.pid);
     expect(before.length).toBeGreaterThanOrEqual(3); // the supervisor, an HTTP worker and the jobs process at least
@@ -119,7 +114,7 @@ describe('Postgres restarted with a backlog of hook deliveries', () => {
       expect({ running: node!.running(), processes: processGroup(node!.pid) }).toEqual({ running: true, processes: before });
       await new Promise((r) => setTimeout(r, 500));
     }
-    await until('readiness after the restart', async () => (await fetch(url + '/api/readyz')).status === 200, 30_000);
+    await until('readiness after the restart', async () => (await fetch(url + '/api/readyz')).status === 200, within(30_000));
     expect(processGroup(node!.pid)).toEqual(before);
 
     answering = true;
@@ -132,7 +127,7 @@ describe('Postgres restarted with a backlog of hook deliveries', () => {
         );
         return counts[0]!.n === LEADS;
       },
-      DELIVERY_DEADLINE_MS,
+      within(DELIVERY_DEADLINE_MS),
     ).catch(async (err: Error) => {
       // What was left, to tell a slow drain from deliveries that lost their queue job.
       const { rows: left } = await db!.raw<{ rows: unknown[] }>(

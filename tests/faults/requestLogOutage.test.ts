@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { createDb, migrateLatest } from '../../src/data/db';
 import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
 import { basicAuth, uniq } from '../harness/testApp';
+import { until } from '../harness/until';
 import { startRestartablePostgres, RestartablePostgres } from '../harness/restartablePostgres';
 import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
 
@@ -63,13 +64,8 @@ describe('the request log while Postgres is down', () => {
     return ((await res.json()) as { requestId: string }[]).map((e) => e.requestId);
   }
 
-  async function until(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${node!.output()}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  /** Checks every 100 ms; a wait that runs out shows the server's output. */
+  const within = (timeoutMs: number) => ({ timeoutMs, intervalMs: 100, detail: () => node!.output() });
 
   const metric = async (name: string, labels = '') => {
     const text = await (await fetch(`${node!.url}/api/metrics`)).text();
@@ -80,9 +76,9 @@ describe('the request log while Postgres is down', () => {
   it('when Postgres is down, then requests are still answered, entries wait up to the cap, the rest are dropped and counted, and the kept ones are written once it is back', async () => {
     const warm = uniq('warm-');
     expect((await fetch(`${node!.url}/api/myaccount`, { headers: { ...auth, 'X-Request-Id': warm } })).status).toBe(200);
-    await until('the warm request in the log', async () => (await loggedIds()).includes(warm), 30_000);
+    await until('the warm request in the log', async () => (await loggedIds()).includes(warm), within(30_000));
     // The reads of the log are logged too: the outage starts with nothing pending (metrics are not logged).
-    await until('nothing pending', async () => (await metric('lcm_request_log_pending')) === 0, 30_000);
+    await until('nothing pending', async () => (await metric('lcm_request_log_pending')) === 0, within(30_000));
 
     await pg!.stop('fast');
     const ids = Array.from({ length: DURING_OUTAGE }, (_, i) => `outage-${i}-${uniq()}`);
@@ -95,12 +91,12 @@ describe('the request log while Postgres is down', () => {
     expect(node!.running()).toBe(true);
 
     await pg!.start();
-    await until('the kept entries in the log', async () => (await loggedIds()).includes(ids[MAX_PENDING - 1]!), 60_000);
+    await until('the kept entries in the log', async () => (await loggedIds()).includes(ids[MAX_PENDING - 1]!), within(60_000));
     const logged = new Set(await loggedIds());
     // The oldest entries were kept, the newest dropped.
     expect(ids.filter((id) => logged.has(id))).toEqual(ids.slice(0, MAX_PENDING));
     // Nothing stays pending (the last read of the log is an entry of its own, written within a flush).
-    await until('nothing pending after the outage', async () => (await metric('lcm_request_log_pending')) === 0, 30_000);
+    await until('nothing pending after the outage', async () => (await metric('lcm_request_log_pending')) === 0, within(30_000));
     expect(node!.output()).toContain('request log: the database cannot be reached');
     expect(node!.running()).toBe(true);
   }, 180_000);

@@ -4,6 +4,7 @@ import { databaseUrlNamed, uniq } from '../harness/testApp';
 import { insertCalls } from '../harness/bulkData';
 import { abortMidStream } from '../harness/slowClient';
 import { useTestWorld } from '../harness/useTestWorld';
+import { untilValue } from '../harness/until';
 
 /**
  * Clients that leave in the middle of large exports: every cursor closes and every pooled
@@ -48,15 +49,6 @@ function getAll(path: string): Promise<{ status: number; body: string }> {
   });
 }
 
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('GET /api/calls and /api/calls/csv when clients disconnect', () => {
   it('when 100 large exports are cut mid-stream, then the pool is idle and Postgres shows no running query or open transaction of the app', async () => {
     const query = `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT4H`;
@@ -78,9 +70,8 @@ describe('GET /api/calls and /api/calls/csv when clients disconnect', () => {
     // Both pools: the small requests' one and the export pool the exports read through.
     for (const db of [t.db, t.composed.services.exportDb]) {
       const pool = (db.client as { pool: { numUsed(): number; numPendingAcquires(): number; numPendingCreates(): number } }).pool;
-      const poolIdle = await until(() => pool.numUsed() === 0 && pool.numPendingAcquires() === 0 && pool.numPendingCreates() === 0, 10_000);
-      expect({ used: pool.numUsed(), pending: pool.numPendingAcquires() }).toEqual({ used: 0, pending: 0 });
-      expect(poolIdle).toBe(true);
+      const counts = () => ({ used: pool.numUsed(), pending: pool.numPendingAcquires(), creating: pool.numPendingCreates() });
+      await untilValue('the pool idle', counts, (c) => c.used === 0 && c.pending === 0 && c.creating === 0, { timeoutMs: 10_000 });
     }
 
     // Looked at from a connection outside the app's pool.
@@ -94,8 +85,7 @@ describe('GET /api/calls and /api/calls/csv when clients disconnect', () => {
             [appName],
           )
         ).rows;
-      await until(async () => (await busy()).length === 0, 10_000);
-      expect(await busy()).toEqual([]);
+      await untilValue('no busy connection of the app', busy, (rows) => rows.length === 0, { timeoutMs: 10_000 });
       // The app's connections are no more than its two pools hold (5 + AT_ONCE).
       const all = (
         await observer.raw<{ rows: { n: number }[] }>(`select count(*)::int as n from pg_stat_activity where application_name = ?`, [

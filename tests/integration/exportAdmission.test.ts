@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { useTestWorld } from '../harness/useTestWorld';
 import { callsWindow, insertCalls, insertLeads } from '../harness/bulkData';
 import { getFully, holdResponse, HeldResponse } from '../harness/slowClient';
+import { until } from '../harness/until';
 
 /**
  * Admission control of bulk exports (docs/operations.md, "Limits"; docs/architecture.md,
@@ -15,13 +16,7 @@ import { getFully, holdResponse, HeldResponse } from '../harness/slowClient';
 type Pool = { numUsed(): number; numPendingAcquires(): number };
 const poolOf = (db: Knex): Pool => (db.client as unknown as { pool: Pool }).pool;
 
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const inTime = { timeoutMs: 10_000, intervalMs: 25 };
 
 // Cached credentials: the tests are about exports, not password hashing.
 const CACHED = { AUTH_CACHE_TTL_MS: '600000' };
@@ -66,7 +61,7 @@ describe('lead exports on a small pool', () => {
     expect(simple).toHaveLength(300);
     // The rows and their lookups came from one snapshot: every lead names its pool.
     expect(simple.every((l) => (l as { pool?: string }).pool === `Bulk ${w.id}`)).toBe(true);
-    await until(() => poolOf(t.composed.services.exportDb).numUsed() === 0 && poolOf(t.db).numUsed() === 0);
+    await until('both pools idle', () => poolOf(t.composed.services.exportDb).numUsed() === 0 && poolOf(t.db).numUsed() === 0, inTime);
   });
 });
 
@@ -117,7 +112,7 @@ describe('export admission: per-account and global caps', () => {
       for (const h of held) h.destroy();
     }
     // Slots come back with the responses.
-    await until(async () => (await request(t.app).get('/api/metrics')).text.includes('lcm_exports_running 0'));
+    await until('no export running', async () => (await request(t.app).get('/api/metrics')).text.includes('lcm_exports_running 0'), inTime);
     const after = await getFully(base, `/api/calls?${callsWindow(w)}&Limit=5`, full);
     expect(after.status).toBe(200);
     expect(JSON.parse(after.body.toString())).toHaveLength(5);
@@ -192,7 +187,7 @@ describe('clients that stop reading', () => {
     if (held.status !== 200) held.destroy();
     expect(held.status).toBe(200);
     // The server gives the export's connection back by itself while the client still holds its socket.
-    await until(() => poolOf(t.composed.services.exportDb).numUsed() === 0);
+    await until('the export connection back in its pool', () => poolOf(t.composed.services.exportDb).numUsed() === 0, inTime);
     // What the client had not read yet ends without the body's end: it can tell it was cut.
     held.resume();
     expect(await held.closed).toBe(false);

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { databaseUrlNamed, uniq } from '../harness/testApp';
 import { abortMidStream } from '../harness/slowClient';
 import { useTestDb, useTestWorld } from '../harness/useTestWorld';
+import { untilValue } from '../harness/until';
 import { createDb } from '../../src/data/db';
 import { ExportSession, poolConnections } from '../../src/data/exportSession';
 import { listen } from '../../src/app/server';
@@ -57,15 +58,6 @@ beforeAll(async () => {
 const projects = () => `Projects=${encodeURIComponent(w.projects.b2b)}`;
 const callsQuery = () => `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT4H`;
 
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const knexPool = (db: typeof t.db) => (db.client as { pool: { numUsed(): number; numPendingAcquires(): number } }).pool;
 
 /** Connections of the app that are doing something: a query, a transaction. */
@@ -81,11 +73,15 @@ async function busy(name = appName): Promise<unknown[]> {
 
 async function expectClean(): Promise<void> {
   for (const pool of [knexPool(t.db), knexPool(t.composed.services.exportDb)]) {
-    await until(() => pool.numUsed() === 0 && pool.numPendingAcquires() === 0, 10_000);
-    expect({ used: pool.numUsed(), pending: pool.numPendingAcquires() }).toEqual({ used: 0, pending: 0 });
+    const counts = () => ({ used: pool.numUsed(), pending: pool.numPendingAcquires() });
+    await untilValue('the pool idle', counts, (c) => c.used === 0 && c.pending === 0, { timeoutMs: 10_000 });
   }
-  await until(async () => (await busy()).length === 0, 10_000);
-  expect(await busy()).toEqual([]);
+  await untilValue(
+    'no busy connection of the app',
+    () => busy(),
+    (rows) => rows.length === 0,
+    { timeoutMs: 10_000 },
+  );
   const all = (
     await observer.raw<{ rows: { n: number }[] }>(`select count(*)::int as n from pg_stat_activity where application_name = ?`, [appName])
   ).rows[0]!.n;
@@ -130,8 +126,12 @@ describe('ExportSession', () => {
     await session.closed;
     expect(Date.now() - started).toBeLessThan(3000);
     expect(knexPool(named).numUsed()).toBe(0);
-    await until(async () => (await busy(sessionName)).length === 0, 5000);
-    expect(await busy(sessionName)).toEqual([]);
+    await untilValue(
+      'no busy connection of the session',
+      () => busy(sessionName),
+      (rows) => rows.length === 0,
+      { timeoutMs: 5000 },
+    );
     // The same pool serves the next query on a clean connection.
     expect((await named.raw<{ rows: { one: number }[] }>('select 1 as one')).rows[0]!.one).toBe(1);
   });
@@ -147,8 +147,12 @@ describe('ExportSession', () => {
     await session.closed;
     expect(Date.now() - started).toBeLessThan(3000);
     expect(knexPool(named).numUsed()).toBe(0);
-    await until(async () => (await busy(sessionName)).length === 0, 5000);
-    expect(await busy(sessionName)).toEqual([]);
+    await untilValue(
+      'no busy connection of the session',
+      () => busy(sessionName),
+      (rows) => rows.length === 0,
+      { timeoutMs: 5000 },
+    );
   });
 
   it('when the COPY fails in its first rows, then copy() rejects with the error and the session closes', async () => {

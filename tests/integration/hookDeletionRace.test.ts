@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+import { until } from '../harness/until';
 
 /**
  * A hook deleted while a write that matches it is running: the write must neither fail (its
@@ -19,14 +20,6 @@ describe('a hook deleted while a write matches it', () => {
       [text],
     );
     return rows[0]!.n > 0;
-  }
-
-  async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
   }
 
   /** A hook of the full account for `events` of this file's B2B project, by its row id. */
@@ -54,10 +47,14 @@ describe('a hook deleted while a write matches it', () => {
       await deleting('hooks').where({ id: hookId }).delete();
       let answer: request.Response | undefined;
       const writing = write().then((res) => (answer = res));
-      await until('the write waiting for the deleted hook', async () => {
-        if (answer) throw new Error(`the write answered ${answer.status} without waiting: ${JSON.stringify(answer.body)}`);
-        return waitingFor(waitText);
-      });
+      await until(
+        'the write waiting for the deleted hook',
+        async () => {
+          if (answer) throw new Error(`the write answered ${answer.status} without waiting: ${JSON.stringify(answer.body)}`);
+          return waitingFor(waitText);
+        },
+        { timeoutMs: 20_000, intervalMs: 20 },
+      );
       await deleting.commit();
       return await writing;
     } finally {

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { createOwnDatabase, createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
+import { untilValue } from '../harness/until';
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
 import { createLogger } from '../../src/config/logger';
 import { lockDeliveryClaims, queueTestDelivery } from '../../src/data/hookRepository';
@@ -113,15 +114,7 @@ describe('hook delivery', () => {
     return (res.body as { deliveryId: string }).deliveryId;
   };
   const delivery = async (uniqueId: string) => (await t.db<DeliveryRow>('hook_deliveries').where({ unique_id: uniqueId }).first())!;
-  async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await what();
-      if (ok(v)) return v;
-      if (Date.now() > deadline) throw new Error(`timed out; last value ${JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const inTime = { timeoutMs: 15_000 };
   /** Brings the delivery's scheduled retry job forward to now (the queue's own function). */
   const runRetryNow = (deliveryId: number) =>
     t.db.raw(`select graphile_worker.reschedule_jobs(array(select id from graphile_worker.jobs where key = ?), run_at => now())`, [
@@ -136,9 +129,11 @@ describe('hook delivery', () => {
     expect(got!.headers['webhook-id']).toBe(id);
     expect(got!.headers['content-type']).toBe('application/json');
     expect(got!.json).toMatchObject({ type: 'hook.test', data: { status: 'UserProcessed', data: { Name: 'Jane Doe' } } });
-    const log = await until(
+    const log = await untilValue(
+      'the log to show the delivery delivered',
       () => request(t.app).get(`/api/hooks/${hook.uniqueId}/deliveries`).set('Authorization', w.accounts.full.auth),
       (r) => (r.body as DeliveryLog)[0]?.status === 'delivered',
+      inTime,
     );
     const [entry] = log.body as DeliveryLog;
     expect(entry).toMatchObject({ deliveryId: id, eventType: 'hook.test', status: 'delivered', attempts: 1, lastStatusCode: 200 });
@@ -156,9 +151,11 @@ describe('hook delivery', () => {
     const got = await receiver.waitFor('/many', 12);
     expect(got.every((g) => g.verified)).toBe(true);
     expect(new Set(got.map((g) => g.headers['webhook-id']))).toEqual(new Set(ids));
-    const rows = await until(
+    const rows = await untilValue(
+      'the 12 deliveries delivered',
       () => t.db<DeliveryRow>('hook_deliveries').whereIn('unique_id', ids).select('id', 'hook_id', 'status', 'attempts'),
       (rs) => rs.length === 12 && rs.every((r) => r.status === 'delivered'),
+      inTime,
     );
     expect(rows.map((r) => r.attempts)).toEqual(Array(12).fill(1));
     const attemptRows = () =>
@@ -229,13 +226,15 @@ describe('hook delivery', () => {
     const claim = claimDeliveryAttempts(t.db, [{ deliveryId: row.id, attempt: 1 }], CLAIM_RULES);
     // A claim judges leases by its transaction's start. Once it waits for the lock, another
     // attempt's lease is made to end just after that start: held for the claim, over by now.
-    const waiting = await until(
+    const waiting = await untilValue(
+      'the claim to wait for the lock',
       () =>
         t.db.raw<{ rows: { started: Date | null }[] }>(
           `select max(xact_start) as started from pg_stat_activity
             where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'`,
         ),
       (r) => r.rows[0]?.started != null,
+      inTime,
     );
     await t.db.raw(`update hook_deliveries set in_flight_until = ?::timestamptz + interval '1 millisecond' where id = ?`, [
       waiting.rows[0]!.started,
@@ -253,9 +252,11 @@ describe('hook delivery', () => {
     const got = await receiver.waitFor('/flaky', 2);
     expect(got.map((g) => g.headers['webhook-id'])).toEqual([id, id]);
     expect(got.every((g) => g.verified)).toBe(true);
-    const d = await until(
+    const d = await untilValue(
+      'the delivery delivered',
       () => delivery(id),
       (r) => r.status === 'delivered',
+      inTime,
     );
     expect(d.attempts).toBe(2);
     const attempts = await t.db<AttemptRow>('hook_delivery_attempts').where({ delivery_id: d.id }).orderBy('attempt');
@@ -282,7 +283,8 @@ describe('hook delivery', () => {
     const hangs = await receiver.waitFor('/hang', 2);
     for (const h of hangs.slice(0, 2)) expect(h.answeredAt!).toBeGreaterThan(fineGot!.receivedAt);
     expect((await receiver.waitFor('/slow', 2))[0]!.verified).toBe(true);
-    const hangLog = await until(
+    const hangLog = await untilValue(
+      "the hanging hook's two attempts logged",
       () =>
         t
           .db('hook_delivery_attempts as a')
@@ -291,10 +293,12 @@ describe('hook delivery', () => {
           .where('h.unique_id', hang.uniqueId)
           .select<Pick<AttemptRow, 'outcome' | 'duration_ms'>[]>('a.outcome', 'a.duration_ms'),
       (rows) => rows.length >= 2,
+      inTime,
     );
     expect(hangLog[0]!.outcome).toBe('timeout');
     expect(hangLog[0]!.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 10);
-    const resetLog = await until(
+    const resetLog = await untilValue(
+      "the reset hook's attempt logged",
       () =>
         t
           .db('hook_delivery_attempts as a')
@@ -303,6 +307,7 @@ describe('hook delivery', () => {
           .where('h.unique_id', reset.uniqueId)
           .select<Pick<AttemptRow, 'outcome' | 'error'>[]>('a.outcome', 'a.error'),
       (rows) => rows.length >= 1,
+      inTime,
     );
     expect(resetLog[0]!.outcome).toBe('network_error');
     expect((await delivery(fineId)).status).toBe('delivered');
@@ -312,9 +317,11 @@ describe('hook delivery', () => {
     // `localhost` resolves to a loopback address; only 127.0.0.1 is on this server's allow-list.
     const hook = await makeHook('/ssrf', {}, w.accounts.full.auth, `http://localhost:${receiver.port}`);
     const id = await test(hook.uniqueId);
-    const d = await until(
+    const d = await untilValue(
+      'a first attempt',
       () => delivery(id),
       (r) => r.attempts >= 1,
+      inTime,
     );
     const [attempt] = await t.db<AttemptRow>('hook_delivery_attempts').where({ delivery_id: d.id });
     expect(attempt!.outcome).toBe('refused');
@@ -326,9 +333,11 @@ describe('hook delivery', () => {
     const hook = await makeHook('/again');
     const id = await test(hook.uniqueId);
     await receiver.waitFor('/again', 1);
-    await until(
+    await untilValue(
+      'the delivery delivered',
       () => delivery(id),
       (r) => r.status === 'delivered',
+      inTime,
     );
     const res = await request(t.app)
       .post(`/api/hooks/${hook.uniqueId}/deliveries/${id}/redeliver`)
@@ -339,9 +348,11 @@ describe('hook delivery', () => {
     expect(got[1]!.verified).toBe(true);
     expect(
       (
-        await until(
+        await untilValue(
+          'the delivery delivered at its second attempt',
           () => delivery(id),
           (r) => r.status === 'delivered' && r.attempts === 2,
+          inTime,
         )
       ).attempts,
     ).toBe(2);
@@ -371,9 +382,11 @@ describe('hook delivery', () => {
     const hookRow = (await t.db<HookRow>('hooks').where({ unique_id: hook.uniqueId }).first('id'))!;
     const sample = sampleLeadSnapshot({ now: Date.now() });
     const deliveryId = await queueTestDelivery(t.db, hookRow.id, { ...sample.snapshot, sampleFields: sample.fields } as never, new Date());
-    const d = await until(
+    const d = await untilValue(
+      'the delivery to be done with',
       () => delivery(deliveryId),
       (r) => r.status !== 'pending',
+      inTime,
     );
     expect(d.status).toBe('skipped');
     expect(d.last_error).toMatch(/account is disabled/);
@@ -390,9 +403,11 @@ describe('hook delivery', () => {
       const row = await delivery(id);
       let attempts = 0;
       for (;;) {
-        const d = await until(
+        const d = await untilValue(
+          'another attempt',
           () => delivery(id),
           (r) => r.attempts > attempts,
+          inTime,
         );
         attempts = d.attempts;
         if (d.status !== 'pending') break;
@@ -421,9 +436,11 @@ describe('hook delivery', () => {
       expect(hookRow.failing_since!.getTime()).toBe(start);
       clockMs = start + 5 * 86_400_000 + 60_000;
       const second = await test(hook.uniqueId);
-      await until(
+      await untilValue(
+        'a first attempt of the second delivery',
         () => delivery(second),
         (r) => r.attempts >= 1,
+        inTime,
       );
       hookRow = (await t.db<HookRow>('hooks').where({ unique_id: hook.uniqueId }).first())!;
       expect(hookRow.enabled).toBe(false);
@@ -438,9 +455,11 @@ describe('hook delivery', () => {
       const before = receiver.at('/down').length;
       expect(
         (
-          await until(
+          await untilValue(
+            'the second delivery to be done with',
             () => delivery(second),
             (r) => r.status !== 'pending',
+            inTime,
           )
         ).status,
       ).toBe('skipped');

@@ -2,6 +2,7 @@ import request from 'supertest';
 import { createOwnDatabase, createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 import { startHookReceiver, HookReceiver, ReceivedDelivery } from '../harness/hookReceiver';
+import { untilValue } from '../harness/until';
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
 import { createLogger } from '../../src/config/logger';
 import { queueTestDelivery } from '../../src/data/hookRepository';
@@ -97,15 +98,8 @@ describe('fair hook delivery', () => {
       .db<{ unique_id: string; status: string; attempts: number; next_attempt_time: Date | null }>('hook_deliveries')
       .where({ unique_id: uniqueId })
       .first('status', 'attempts', 'next_attempt_time');
-  async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await get();
-      if (ok(v)) return v;
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last ${JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  /** Checks every 100 ms, 30 s unless given. */
+  const within = (timeoutMs = 30_000) => ({ timeoutMs, intervalMs: 100 });
 
   it('when one account’s receiver never answers and has a backlog, then it holds at most HOOKS_MAX_PER_HOOK attempts and another account’s hook is delivered meanwhile', async () => {
     receiver.behave('/dead', { hang: true });
@@ -119,17 +113,19 @@ describe('fair hook delivery', () => {
     const got = await receiver.waitFor('/healthy', 5, 30_000);
     expect(new Set(got.map((g) => g.headers['webhook-id']))).toEqual(new Set(healthyIds));
     // The healthy deliveries arrived while the dead hook's first attempts were still hanging.
-    const firstDeadAnswer = await until(
+    const firstDeadAnswer = await untilValue(
       'the first dead attempt to end',
-      () => Promise.resolve(receiver.at('/dead')),
+      () => receiver.at('/dead'),
       (l) => l.length >= 1,
+      within(),
     );
     expect(Math.max(...got.map((g) => g.receivedAt))).toBeLessThan(Math.min(...firstDeadAnswer.map((d) => d.answeredAt!)));
     // At most MAX_PER_HOOK of the dead hook's attempts were open at once, although 12 slots were free.
-    await until(
+    await untilValue(
       'a second round of dead attempts',
-      () => Promise.resolve(receiver.at('/dead').length),
+      () => receiver.at('/dead').length,
       (n) => n >= MAX_PER_HOOK,
+      within(),
     );
     expect(mostAtOnce(receiver.at('/dead'))).toBeLessThanOrEqual(MAX_PER_HOOK);
 
@@ -151,10 +147,11 @@ describe('fair hook delivery', () => {
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) ids.push(await test(hook, w.accounts.full.auth));
 
-    const paused = await until(
+    const paused = await untilValue(
       'the breaker to open',
       () => view(hook, w.accounts.full.auth),
       (h) => h.pausedUntil !== undefined,
+      within(),
     );
     expect(paused.consecutiveFailures).toBeGreaterThanOrEqual(BREAKER_FAILURES);
     const pausedUntil = Date.parse(paused.pausedUntil!);
@@ -166,11 +163,11 @@ describe('fair hook delivery', () => {
     const resumed = receiver.at('/flaky').slice(sentBeforePause);
     expect(Math.min(...resumed.map((r) => r.receivedAt))).toBeGreaterThanOrEqual(pausedUntil - 50);
 
-    await until(
+    await untilValue(
       'every delivery delivered',
       () => Promise.all(ids.map(deliveryOf)),
       (rows) => rows.every((r) => r?.status === 'delivered'),
-      60_000,
+      within(60_000),
     );
     const closed = await view(hook, w.accounts.full.auth);
     expect(closed.pausedUntil).toBeUndefined();
@@ -181,10 +178,11 @@ describe('fair hook delivery', () => {
     // `localhost` resolves to a loopback address; only 127.0.0.1 is on this server's allow-list.
     const hook = await makeHook('/refused', w.accounts.full.auth, `http://localhost:${receiver.port}`);
     const id = await test(hook, w.accounts.full.auth);
-    const row = await until(
+    const row = await untilValue(
       'the delivery to finish',
       () => deliveryOf(id),
       (r) => r !== undefined && r.status !== 'pending',
+      within(),
     );
     expect(row).toMatchObject({ status: 'failed', attempts: 1, next_attempt_time: null });
     const shown = await view(hook, w.accounts.full.auth);

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { createDb } from '../../src/data/db';
 import { freePort } from '../harness/freePort';
 import { lcmEnv, LCM_BIN, PROJECT_ROOT, runLcm, runProcess } from '../harness/lcmProcess';
+import { until } from '../harness/until';
 
 /**
  * Strict bash for the README's commands. --norc: with its standard input a socket (Node's stdio
@@ -56,24 +57,10 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
   const basic = (user: string, password: string) => ({ Authorization: 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64') });
   const get = (pathAndQuery: string, user: string, password: string) => fetch(`${api}${pathAndQuery}`, { headers: basic(user, password) });
 
-  /** Polls an asynchronous probe until it holds (within a deadline far shorter than the credential cache's TTL). */
-  async function eventually(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await probe())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-
-  async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 120_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  /** For a command or the server to start. */
+  const startUp = { timeoutMs: 120_000, intervalMs: 200 };
+  /** For what the server does asynchronously: a deadline far shorter than the credential cache's TTL. */
+  const shortly = { timeoutMs: 30_000, intervalMs: 200 };
 
   it('when a one-shot lcm holds the embedded database, then lcm serve and other commands say so and exit 1, and the holder finishes its work', async () => {
     // `lcm load -` holds the cluster until its standard input ends.
@@ -83,10 +70,15 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
     load.stderr.on('data', (d) => (loadOut += d));
     const loadExit = new Promise<number | null>((resolve) => load.on('close', (code) => resolve(code)));
     try {
-      const holder = await until('the load to start the cluster', () => {
-        if (load.exitCode !== null) throw new Error(`lcm load exited: ${loadOut}`);
-        return fs.existsSync(runningFile()) && readRunning().url ? readRunning() : undefined;
-      });
+      await until(
+        'the load to start the cluster',
+        () => {
+          if (load.exitCode !== null) throw new Error(`lcm load exited: ${loadOut}`);
+          return fs.existsSync(runningFile()) && Boolean(readRunning().url);
+        },
+        startUp,
+      );
+      const holder = readRunning();
       expect(holder).toMatchObject({ pid: load.pid, command: 'load', shared: false });
       expect(fs.statSync(runningFile()).mode & 0o777).toBe(0o600);
 
@@ -114,10 +106,14 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
       server = spawn(process.execPath, [LCM_BIN, 'serve'], { env: { ...env, LOG_LEVEL: 'warn' }, cwd: PROJECT_ROOT });
       server.stdout!.on('data', (d) => (output += d));
       server.stderr!.on('data', (d) => (output += d));
-      await until('lcm serve to start', () => {
-        if (server.exitCode !== null) throw new Error(`lcm serve exited: ${output}`);
-        return output.includes('try: curl') ? true : undefined;
-      });
+      await until(
+        'lcm serve to start',
+        () => {
+          if (server.exitCode !== null) throw new Error(`lcm serve exited: ${output}`);
+          return output.includes('try: curl');
+        },
+        startUp,
+      );
       db = createDb({ url: readRunning().url!, timezone: 'Europe/Copenhagen' });
     });
 
@@ -163,11 +159,13 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
       receiver.stdout.on('data', (d) => (received += d));
       receiver.stderr.on('data', (d) => (received += d));
       try {
-        await eventually('the receiver to listen', () =>
-          fetch(`http://127.0.0.1:${receiverPort}/`, { method: 'POST', body: 'ready' }).then(
-            (r) => r.ok,
-            () => false,
-          ),
+        await until(
+          'the receiver to listen',
+          async () => (await fetch(`http://127.0.0.1:${receiverPort}/`, { method: 'POST', body: 'ready' })).ok,
+          {
+            ...shortly,
+            ignoreErrors: true,
+          },
         );
         const tourDir = fs.mkdtempSync(path.join(dir, 'tour-'));
         const outputs: string[] = [];
@@ -201,9 +199,7 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
         expect(pulled).toHaveLength(200); // the demo week's calls, as the README says
 
         // The receiver prints the lead.created hook of both imports.
-        await eventually('the hooks of both imports', () =>
-          Promise.resolve(received.includes('Acme ApS') && received.includes('Acme A/S')),
-        );
+        await until('the hooks of both imports', () => received.includes('Acme ApS') && received.includes('Acme A/S'), shortly);
         expect(received).toMatch(/"type":"lead\.created"/);
       } finally {
         receiver.kill();
@@ -275,14 +271,14 @@ describe('lcm beside a running lcm serve (embedded database, compiled build)', (
             ),
           );
         } else if (verb === 'disable') {
-          await eventually('the disabled account to get 401', async () => (await status(password)) === 401);
+          await until('the disabled account to get 401', async () => (await status(password)) === 401, shortly);
         } else if (verb === 'enable') {
-          await eventually('the enabled account to get 200', async () => (await status(password)) === 200);
+          await until('the enabled account to get 200', async () => (await status(password)) === 200, shortly);
         } else {
           const next = command.match(/printf '%s\\n' '([^']*)'/)![1]!;
           expect(await status(next)).toBe(200);
           // The old password's cached credentials are dropped although their TTL runs for an hour.
-          await eventually('the old password to get 401', async () => (await status(password)) === 401);
+          await until('the old password to get 401', async () => (await status(password)) === 401, shortly);
           password = next;
         }
       }

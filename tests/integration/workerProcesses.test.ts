@@ -6,6 +6,7 @@ import { createOwnDatabase, createTestApp, type TestApp, uniq, basicAuth } from 
 import { createWorld, type World } from '../harness/world';
 import { createAccount, setEnabled } from '../../src/ingest/accountCommands';
 import { openEventStream, type OpenedStream } from '../harness/eventStreamClient';
+import { until } from '../harness/until';
 
 /**
  * `lcm serve` as it runs in production: a supervisor, WEB_CONCURRENCY=2 HTTP workers sharing the
@@ -70,14 +71,6 @@ const alive = (pid: number) => {
   }
 };
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('lcm serve with two HTTP workers and no Redis', () => {
   let own: Awaited<ReturnType<typeof createOwnDatabase>>;
   let t: TestApp;
@@ -109,7 +102,7 @@ describe('lcm serve with two HTTP workers and no Redis', () => {
         if (server.exitCode !== null) throw new Error(`lcm serve exited: ${output}`);
         return /listening on http:\/\/127\.0\.0\.1:(\d+)\/api/.test(output);
       },
-      120_000,
+      { timeoutMs: 120_000 },
     );
     port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)\/api/.exec(output)![1]);
   }, 240_000);
@@ -197,7 +190,7 @@ describe('lcm serve with two HTTP workers and no Redis', () => {
         const http = childrenOf(server.pid!).filter((c) => c.role === 'http');
         return http.length === 2 && !http.some((c) => c.pid === victim);
       },
-      5000,
+      { timeoutMs: 5000 },
     );
     const replacedInMs = Date.now() - killedAt;
     await new Promise((r) => setTimeout(r, 1500));
@@ -237,7 +230,7 @@ describe('lcm serve with two HTTP workers and no Redis', () => {
       return imported;
     };
     // Both workers listen (a replacement started by the test before may still be starting).
-    await until('both HTTP workers to listen (LISTEN_SOCKETS, 4 each)', () => listeningSockets(port) >= 2 * 4, 60_000);
+    await until('both HTTP workers to listen (LISTEN_SOCKETS, 4 each)', () => listeningSockets(port) >= 2 * 4, { timeoutMs: 60_000 });
     // Connections of their own: the kernel spreads them over both workers.
     const streams: OpenedStream[] = await Promise.all(
       Array.from({ length: 10 }, () => openEventStream(url, query, { Authorization: auth })),
@@ -249,7 +242,7 @@ describe('lcm serve with two HTTP workers and no Redis', () => {
       const victim = childrenOf(server.pid!).find((c) => c.role === 'http')!.pid;
       const stoppedAt = Date.now();
       process.kill(victim, 'SIGTERM');
-      await until('the worker to end', () => !alive(victim), 10_000);
+      await until('the worker to end', () => !alive(victim), { timeoutMs: 10_000 });
       // Ended by the worker at once (SHUTDOWN_GRACE_MS is 3 s: a stream left to the deadline would be cut).
       const endings = await Promise.all(
         streams.map((s) => Promise.race([s.ended, new Promise<'open'>((r) => setTimeout(() => r('open'), 500))])),
@@ -278,7 +271,7 @@ describe('lcm serve with two HTTP workers and no Redis', () => {
           const workers = childrenOf(server.pid!).filter((c) => c.role === 'http');
           return workers.length === 2 && !workers.some((c) => c.pid === victim);
         },
-        10_000,
+        { timeoutMs: 10_000 },
       );
     } finally {
       for (const s of streams) s.close();
@@ -291,6 +284,6 @@ describe('lcm serve with two HTTP workers and no Redis', () => {
     const exited = new Promise<number | null>((r) => server.once('exit', (code) => r(code)));
     server.kill('SIGTERM');
     expect(await exited).toBe(0);
-    await until('every worker to end', () => processes.every((pid) => !alive(pid)), 10_000);
+    await until('every worker to end', () => processes.every((pid) => !alive(pid)), { timeoutMs: 10_000 });
   });
 });
