@@ -101,11 +101,18 @@ export interface StreamPositions {
 
 /** The positions after a sequencing round: every event committed before this call is numbered. */
 export async function streamPositions(db: Knex): Promise<StreamPositions> {
-  const committed = (await sequenceEvents(db, true)) ?? 0;
-  const { rows } = await db.raw<{ rows: { issued: number }[] }>(
-    `select case when is_called then last_value else 0 end as issued from event_stream_positions`,
+  // One statement, the round first: in a subquery of its own (OFFSET 0 keeps it from being merged
+  // into the outer query), then the sequence, read by a subquery that refers to the round's result
+  // and so runs on the round's row, after it. Without that reference the order would be the
+  // planner's (an InitPlan); read before the round, the sequence would miss the positions the round
+  // hands out, and `issued` would fall below `committed`.
+  const { rows } = await db.raw<{ rows: StreamPositions[] }>(
+    `select round.committed,
+            (select case when is_called then last_value else 0 end from event_stream_positions
+              where round.committed is not null) as issued
+       from (select coalesce(lcm_sequence_events(true), 0) as committed offset 0) round`,
   );
-  return { committed, issued: rows[0]!.issued };
+  return rows[0]!;
 }
 
 export interface PruneResult {

@@ -3,7 +3,7 @@ import { useTestWorld } from '../harness/useTestWorld';
 import { worldCalendarEvent } from '../harness/world';
 import { testDatabaseUrl, uniq } from '../harness/testApp';
 import { recordCalendarEvent } from '../../src/data/hookEvents';
-import { sequenceEvents } from '../../src/data/liveEvents';
+import { sequenceEvents, streamPositions } from '../../src/data/liveEvents';
 import { EventSequencer } from '../../src/data/eventSequencer';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/config/logger';
@@ -82,6 +82,19 @@ describe('live event sequencing', () => {
       await waited?.catch(() => undefined);
       throw err;
     }
+  });
+
+  it('when the round of streamPositions numbers new events, then committed covers them and issued is not below committed', async () => {
+    const titles = [uniq('positions-'), uniq('positions-')];
+    await t.db.transaction(async (trx) => {
+      for (const title of titles) await write(trx, title);
+    });
+    const positions = await streamPositions(t.db);
+    const numbered = [...(await positionsOf(titles)).values()];
+    expect(numbered).toHaveLength(2);
+    expect(Math.max(...numbered)).toBeLessThanOrEqual(positions.committed);
+    // The sequence is read after the round: what the round handed out counts as issued.
+    expect(positions.issued).toBeGreaterThanOrEqual(positions.committed);
   });
 
   it('when writers commit concurrently while rounds run, then every committed event gets exactly one position, a rolled-back one none', async () => {
