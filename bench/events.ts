@@ -1,6 +1,7 @@
 /**
  * Live events benchmark, run on demand:
  *   npm run bench:events [-- --streams 1000 --rate 500 --seconds 30 --projects 20 --workers 2 --writers 8 --all-streams 0]
+ *                            [--client-processes 2 --statements N --server-node-args '--cpu-prof --cpu-prof-dir=DIR']
  *
  * One node as it runs in production: `lcm serve` (the compiled build) with `--workers` HTTP
  * workers and its jobs process, on a throwaway embedded Postgres. `--streams` Server-Sent Events
@@ -21,15 +22,15 @@
 import { ChildProcess, execSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { StringDecoder } from 'node:string_decoder';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { createDb, migrateLatest } from '../src/data/db';
 import { recordLeadEvents } from '../src/data/hookEvents';
 import { createAccount } from '../src/ingest/accountCommands';
-import { freePort, numberOption, parentPid, processCpuMs, processFamilyCpuMs, rssMb, waitFor } from './support';
+import { freePort, numberOption, parentPid, processCpuMs, processFamilyCpuMs, rssMb, textOption, waitFor } from './support';
 
 const STREAMS = numberOption('streams', 1000);
 const RATE = numberOption('rate', 500);
@@ -41,6 +42,8 @@ const ALL_STREAMS = numberOption('all-streams', 0);
 const CLIENT_PROCESSES = Math.max(1, numberOption('client-processes', 2));
 /** With `--statements N`, the N statements that took Postgres the most time during the run (pg_stat_statements). */
 const STATEMENTS = numberOption('statements', 0);
+/** Node.js options of `lcm serve` and the workers it forks (a CPU profile of each: `--cpu-prof --cpu-prof-dir=DIR`). */
+const SERVER_NODE_ARGS = textOption('server-node-args', '').split(' ').filter(Boolean);
 const ACCOUNTS = 50;
 const PER_ACCOUNT = Math.ceil(STREAMS / ACCOUNTS);
 const TICK_MS = 10;
@@ -78,54 +81,75 @@ type FromClient = { kind: 'opened' } | { kind: 'failed'; reason: string } | { ki
 /** Milliseconds on one clock for every process of the benchmark. */
 const now = () => performance.timeOrigin + performance.now();
 
+/** What starts each event's envelope data in the stream: the lead's unique id follows. */
+const LEAD_MARK = Buffer.from(',"data":{"uniqueId":"lead-');
+
 /**
  * A client process: opens its share of the streams (the SSE parsing of a thousand streams would
- * otherwise hold up the writers' event loop) and reports what arrived when.
+ * otherwise hold up the writers' event loop) and reports what arrived when. Each stream is a
+ * plain socket with just enough HTTP/1.1 for the benchmark: the request, the status line, and
+ * in the body each event's lead (what starts its envelope's data), searched in the bytes as they
+ * come; the clients share the two cores with the server, and node:http's response streams cost
+ * them a fifth more CPU (docs/benchmarks.md, "The benchmark's clients on plain sockets").
  */
 function runClients(): void {
-  const streams: (StreamReport & { req: http.ClientRequest; seen: Set<number> })[] = [];
+  const streams: (StreamReport & { socket: net.Socket; seen: Set<number> })[] = [];
   const send = (message: FromClient, sent?: () => void) => process.send!(message, undefined, {}, sent);
   const open = (port: number, plan: StreamPlan) =>
     new Promise<void>((resolve, reject) => {
       const query = plan.project === undefined ? '' : `?Projects=${encodeURIComponent(`Project ${plan.project}`)}`;
       const auth = `Basic ${Buffer.from(`bench${plan.account}:bench-password`).toString('base64')}`;
-      const stream = { project: plan.project, repeated: 0, arrivals: [] as number[], seen: new Set<number>() } as (typeof streams)[number];
-      stream.req = http.get(
-        {
-          host: '127.0.0.1',
-          port,
-          path: `/api/events${query}`,
-          agent: false,
-          headers: { Accept: 'text/event-stream', Authorization: auth },
-        },
-        (res) => {
-          if (res.statusCode !== 200) {
-            reject(new Error(`a stream was answered ${res.statusCode}`));
+      const socket = net.connect({ host: '127.0.0.1', port });
+      const stream = { project: plan.project, repeated: 0, arrivals: [] as number[], seen: new Set<number>(), socket };
+      socket.setNoDelay(true);
+      socket.write(
+        `GET /api/events${query} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\nAuthorization: ${auth}\r\n\r\n`,
+      );
+      // Bytes not yet searched to the end: the response head until it is complete, then at most an event's cut start.
+      let pending: Buffer | undefined;
+      let head = true;
+      socket.on('data', (chunk: Buffer) => {
+        const at = now();
+        let buf = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
+        pending = undefined;
+        if (head) {
+          const end = buf.indexOf('\r\n\r\n');
+          if (end < 0) {
+            pending = buf;
             return;
           }
-          // Just enough of the Server-Sent Events format for the benchmark: the lead of each data line.
-          const text = new StringDecoder('utf8');
-          let pending = '';
-          res.on('data', (chunk: Buffer) => {
-            const at = now();
-            pending += text.write(chunk);
-            let end: number;
-            while ((end = pending.indexOf('\n\n')) >= 0) {
-              const block = pending.slice(0, end);
-              pending = pending.slice(end + 2);
-              const lead = /\ndata: \{"type":"[^"]+","timestamp":"[^"]+","data":\{"uniqueId":"lead-(\d+)"/.exec(block)?.[1];
-              if (lead === undefined) continue;
-              const id = Number(lead);
-              if (stream.seen.has(id)) stream.repeated += 1;
-              stream.seen.add(id);
-              stream.arrivals.push(id, at);
-            }
-          });
+          if (!buf.subarray(0, 16).toString('latin1').startsWith('HTTP/1.1 200 ')) {
+            reject(new Error(`a stream was answered ${buf.subarray(0, buf.indexOf('\r\n')).toString('latin1')}`));
+            socket.destroy();
+            return;
+          }
+          head = false;
           streams.push(stream);
           resolve();
-        },
-      );
-      stream.req.once('error', reject);
+          buf = buf.subarray(end + 4);
+        }
+        let at0 = 0;
+        for (;;) {
+          const found = buf.indexOf(LEAD_MARK, at0);
+          if (found < 0) {
+            // Keep what could be the start of a mark cut by this read.
+            if (buf.length - at0 > 0) pending = Buffer.from(buf.subarray(Math.max(at0, buf.length - LEAD_MARK.length)));
+            return;
+          }
+          let p = found + LEAD_MARK.length;
+          let id = 0;
+          while (p < buf.length && buf[p]! >= 0x30 && buf[p]! <= 0x39) id = id * 10 + buf[p++]! - 0x30;
+          if (p === buf.length) {
+            pending = Buffer.from(buf.subarray(found));
+            return;
+          }
+          if (stream.seen.has(id)) stream.repeated += 1;
+          stream.seen.add(id);
+          stream.arrivals.push(id, at);
+          at0 = p;
+        }
+      });
+      socket.once('error', reject);
     });
   process.on('message', (message: ToClient) => {
     if (message.kind === 'open') {
@@ -139,7 +163,7 @@ function runClients(): void {
         }
       })();
     } else {
-      for (const s of streams) s.req.destroy();
+      for (const s of streams) s.socket.destroy();
       // Disconnecting at once could drop the report (a large message) before it is written.
       send({ kind: 'report', streams: streams.map(({ project, repeated, arrivals }) => ({ project, repeated, arrivals })) }, () =>
         process.disconnect(),
@@ -196,7 +220,7 @@ async function main(): Promise<void> {
     }
 
     const port = await freePort();
-    server = spawn(process.execPath, [LCM, 'serve'], {
+    server = spawn(process.execPath, [...SERVER_NODE_ARGS, LCM, 'serve'], {
       env: {
         ...process.env,
         DATABASE_URL: cluster.url,
