@@ -17,6 +17,7 @@ import { verifyPassword } from '../../src/domain/password';
 import { ACCOUNT_CHANGED_CHANNEL } from '../../src/data/accountChanges';
 import { PgListener } from '../../src/data/notifications';
 import { useTestDb } from '../harness/useTestWorld';
+import { until } from '../harness/until';
 
 const run = promisify(execFile);
 const LCM = path.resolve(__dirname, '../../bin/lcm.js');
@@ -142,9 +143,9 @@ describe('account commands', () => {
     });
     afterAll(() => listener.close());
 
-    const until = async (check: () => boolean) => {
-      for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
-    };
+    /** Waits for the account's id on the channel: the notification arrives as its change commits, within milliseconds. */
+    const notified = (id: number) =>
+      until(`account ${id} notified`, () => received.includes(String(id)), { timeoutMs: 2000, intervalMs: 20 });
 
     it('when an account is created, changed or given a request limit, then its id is notified on the account-changed channel as each change commits', async () => {
       const name = `acct-notify-${RUN}`;
@@ -156,16 +157,13 @@ describe('account commands', () => {
         rights: {},
         entryAccess: 'None',
       });
-      await until(() => received.includes(String(id)));
-      expect(received).toContain(String(id));
+      await notified(id);
       received.length = 0;
       await setEnabled(db, name, false);
-      await until(() => received.includes(String(id)));
-      expect(received).toContain(String(id));
+      await notified(id);
       received.length = 0;
       await db('request_limits').insert({ account_id: id, service: 'myaccount', daily_limit: 3 });
-      await until(() => received.includes(String(id)));
-      expect(received).toContain(String(id));
+      await notified(id);
     });
 
     it('when a change is rolled back, then nothing is notified', async () => {
@@ -178,7 +176,7 @@ describe('account commands', () => {
         rights: {},
         entryAccess: 'None',
       });
-      await until(() => received.includes(String(id)));
+      await notified(id);
       received.length = 0;
       await db
         .transaction(async (trx) => {

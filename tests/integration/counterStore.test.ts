@@ -11,6 +11,7 @@ import { minuteLimit, requestWeight } from '../../src/ratelimit/requestWeight';
 import { freePort } from '../harness/freePort';
 import { startRedisServer } from '../harness/redisServer';
 import { startRedisCluster } from '../harness/redisCluster';
+import { until } from '../harness/until';
 
 const HOUR_MS = 60 * MINUTE_MS;
 /** 10:17 in Copenhagen (CET): inside production hours and deliberately not at midnight. */
@@ -438,13 +439,8 @@ describe('failover store', () => {
     return { logger, lines };
   }
 
-  async function waitFor(condition: () => boolean, timeoutMs = 15000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  /** Time for a store's probe to find Redis answering again. */
+  const inTime = { timeoutMs: 15_000 };
 
   /** Reads what Redis itself holds, through a separate client. */
   async function countsInRedis(url: string, accountId: number, now = T0 + HOUR_MS) {
@@ -516,7 +512,7 @@ describe('failover store', () => {
       ]);
 
       await server.start();
-      await waitFor(() => store.redisHealthy);
+      await until('the store back on Redis', () => store.redisHealthy, inTime);
       expect(lines.map((l) => l.msg)).toEqual([
         expect.stringMatching(/Redis unreachable/) as jest.AsymmetricMatcher,
         expect.stringMatching(/added to Redis/) as jest.AsymmetricMatcher,
@@ -546,7 +542,7 @@ describe('failover store', () => {
       expect(store.redisHealthy).toBe(false);
       expect(lines).toEqual([{ level: 'warn', msg: expect.stringMatching(/Redis unreachable/) as jest.AsymmetricMatcher }]);
       server.resume();
-      await waitFor(() => store.redisHealthy);
+      await until('the store back on Redis', () => store.redisHealthy, inTime);
       expect(lines.map((l) => l.msg)).toContainEqual(expect.stringMatching(/Redis reachable again/));
     } finally {
       await store.close();
@@ -565,7 +561,7 @@ describe('failover store', () => {
       expect(a.store.redisHealthy || b.store.redisHealthy).toBe(false);
 
       await server.start();
-      await waitFor(() => a.store.redisHealthy && b.store.redisHealthy);
+      await until('both stores back on Redis', () => a.store.redisHealthy && b.store.redisHealthy, inTime);
       // Both recovered; the rows were taken by one of them only.
       expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 5 }]);
       expect((await a.store.consume({ ...input, now: T0 + 100 })).allowed).toBe(false);
@@ -599,7 +595,7 @@ describe('failover store', () => {
       );
 
       // The probe finds Redis answering and merges before switching back.
-      await waitFor(() => cut.store.redisHealthy);
+      await until('the cut store back on Redis', () => cut.store.redisHealthy, inTime);
       expect(await countsInRedis(server.url, accountId, T0 + 2000)).toEqual(
         [
           { service: earlierInPostgres, count: 3, periodStart: new Date(T0), resetSeconds: 86398, minuteCount: 3 },
@@ -701,10 +697,10 @@ describe('failover store', () => {
       await new Promise((r) => setTimeout(r, 500));
       await cluster.kill(master);
       // Known from the lost connection alone: /readyz must not say "up" until a request fails.
-      await waitFor(() => !store.redisHealthy, 2000);
+      await until('the store to report Redis unhealthy', () => !store.redisHealthy, { timeoutMs: 2000 });
 
       await cluster.waitHealthy(30000);
-      await waitFor(() => store.redisHealthy);
+      await until('the store back on Redis', () => store.redisHealthy, inTime);
       expect((await store.consume({ ...input, now: T0 + 10 })).remaining).toBe(94);
     } finally {
       await store.close();
@@ -724,7 +720,7 @@ describe('failover store', () => {
       expect((await store.consume(input)).remaining).toBe(4);
 
       server = await startRedisServer(port);
-      await waitFor(() => store.redisHealthy);
+      await until('the store back on Redis', () => store.redisHealthy, inTime);
       expect((await store.consume(input)).remaining).toBe(3);
       expect(await countsInRedis(server.url, input.accountId)).toMatchObject([{ count: 2 }]);
     } finally {

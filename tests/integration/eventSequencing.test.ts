@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { useTestWorld } from '../harness/useTestWorld';
 import { worldCalendarEvent } from '../harness/world';
 import { testDatabaseUrl, uniq } from '../harness/testApp';
+import { until } from '../harness/until';
 import { recordCalendarEvent } from '../../src/data/hookEvents';
 import { sequenceEvents, streamPositions } from '../../src/data/liveEvents';
 import { EventSequencer } from '../../src/data/eventSequencer';
@@ -141,9 +142,10 @@ describe('live event sequencing', () => {
     const title = uniq('by-a-round-');
     try {
       await write(undefined, title);
-      const deadline = Date.now() + 30_000;
-      while (!(await positionsOf([title])).has(title) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-      expect((await positionsOf([title])).has(title)).toBe(true);
+      await until('a round to number the event', async () => (await positionsOf([title])).has(title), {
+        timeoutMs: 30_000,
+        intervalMs: 20,
+      });
     } finally {
       sequencer.stop();
     }
@@ -169,13 +171,11 @@ describe('live event sequencing', () => {
     const sequencer = new EventSequencer({ db: failing, intervalMs: 5, logger });
     sequencer.start();
     try {
-      const deadline = Date.now() + 30_000;
-      while (rounds < 5 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await until('five failed rounds', () => rounds >= 5, { timeoutMs: 30_000, intervalMs: 20 });
     } finally {
       sequencer.stop();
       await failing.destroy();
     }
-    expect(rounds).toBeGreaterThanOrEqual(5);
     expect(lines.map((l) => l.msg)).toEqual(['live events could not be numbered; trying again']);
   });
 });

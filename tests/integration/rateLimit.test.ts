@@ -4,6 +4,7 @@ import { ALL_RIGHTS, World } from '../harness/world';
 import { useTestApp, useTestWorld } from '../harness/useTestWorld';
 import { freePort } from '../harness/freePort';
 import { startRedisServer, RedisServer } from '../harness/redisServer';
+import { untilValue } from '../harness/until';
 import { formatDateTime } from '../../src/domain/datetime';
 
 const ZONE = 'Europe/Copenhagen';
@@ -473,14 +474,14 @@ describe('Redis outage', () => {
     return (res.body as { redis: string }).redis;
   }
 
-  async function waitForRedis(app: TestApp, state: 'up' | 'down', timeoutMs = 15000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const now = await readyRedis(app);
-      if (now === state || Date.now() > deadline) return now;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  /** Asks /readyz every 100 ms until it says Redis is `state`; fails with the last answer after 15 s. */
+  const untilRedis = (app: TestApp, state: 'up' | 'down') =>
+    untilValue(
+      `readyz to say Redis is ${state}`,
+      () => readyRedis(app),
+      (now) => now === state,
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
 
   it('when Redis stops, then requests are counted in Postgres across instances and readyz says down; when it is back, the outage counts are in Redis and the limit holds', async () => {
     const auth = await newAccount(t, w, { myaccount: 6 });
@@ -510,8 +511,8 @@ describe('Redis outage', () => {
       await redis.start();
     }
     try {
-      expect(await waitForRedis(t, 'up')).toBe('up');
-      expect(await waitForRedis(other, 'up')).toBe('up');
+      await untilRedis(t, 'up');
+      await untilRedis(other, 'up');
       // The restarted Redis lost its own count (no persistence) and holds the outage's 3.
       const counts = await countsOf(other, auth);
       expect(counts['myaccount']?.count).toBe(3);

@@ -11,6 +11,7 @@ import { responseAbortSignal, streamToResponse } from '../../src/http/streamResp
 import { csvFormatter } from '../../src/streams/csv';
 import { encoderStream } from '../../src/streams/encoding';
 import { jsonArrayText } from '../../src/streams/rowsToText';
+import { untilValue } from '../harness/until';
 
 type Handler = (req: express.Request, res: express.Response) => Promise<void>;
 
@@ -33,13 +34,17 @@ function pool(): { numUsed(): number; numPendingAcquires(): number } {
   return (db.client as unknown as { pool: { numUsed(): number; numPendingAcquires(): number } }).pool;
 }
 
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Checks every 20 ms for up to 5 s. */
+const inTime = { timeoutMs: 5000, intervalMs: 20 };
+
+/** Waits until every connection is back in the pool; a wait that runs out shows how many are still out. */
+const poolIdle = () =>
+  untilValue(
+    'every connection back in the pool',
+    () => pool().numUsed(),
+    (used) => used === 0,
+    inTime,
+  );
 
 /** State of a backend as Postgres reports it, read over a connection outside the pool. */
 async function backend(pid: number): Promise<{ state: string; xact_start: Date | null; query: string }> {
@@ -51,7 +56,7 @@ async function backend(pid: number): Promise<{ state: string; xact_start: Date |
 }
 
 async function expectCleanConnection(pid: number): Promise<void> {
-  await waitFor(() => pool().numUsed() === 0);
+  await poolIdle();
   const state = await backend(pid);
   // idle, not "active" (a running portal) nor "idle in transaction" (an unsynced cursor).
   expect(state.state).toBe('idle');
@@ -151,7 +156,7 @@ describe('openCursor', () => {
     expect(seen.map((r) => r.n)).toEqual(Array.from({ length: 10000 }, (_, i) => i + 1));
     expect(Object.getPrototypeOf(seen[0])).toBe(Object.prototype);
     expect(Object.keys(seen[0]!)).toEqual(['n', 'h']);
-    await waitFor(() => pool().numUsed() === 0);
+    await poolIdle();
   });
 
   it('when the stream is destroyed after some rows, then the cursor is closed and the connection is clean', async () => {
@@ -224,7 +229,12 @@ describe('openCursor', () => {
     );
     const { pid } = rows.read() as { pid: number };
     // The second fetch is now running pg_sleep(30).
-    await waitFor(async () => (await backend(pid)).state === 'active');
+    await untilValue(
+      'the second fetch to run',
+      () => backend(pid),
+      (b) => b.state === 'active',
+      inTime,
+    );
     rows.destroy();
     await new Promise((r) => rows.once('close', r));
     // The same backend is idle again: its 30 s sleep was cancelled, not waited out, and the
@@ -237,7 +247,7 @@ describe('openCursor', () => {
     setTimeout(() => controller.abort(new Error('client left')), 150);
     await expect(openCursor(db, db.raw('select pg_sleep(30)'), { signal: controller.signal })).rejects.toThrow('client left');
     // Back in the pool well before the 30 s sleep could have ended by itself: it was cancelled.
-    await waitFor(() => pool().numUsed() === 0);
+    await poolIdle();
     const { rows: sleeping } = await admin.query("select 1 from pg_stat_activity where query = 'select pg_sleep(30)' and state = 'active'");
     expect(sleeping).toEqual([]);
   });
@@ -259,7 +269,7 @@ describe('streamToResponse', () => {
     const expected = Array.from({ length: 20000 }, (_, i) => ({ id: i + 1, name: `name ${i + 1}`, even: (i + 1) % 2 === 0 }));
     expect(JSON.parse(res.body.toString())).toEqual(expected);
     expect(res.headers['transfer-encoding']).toBe('chunked');
-    await waitFor(() => pool().numUsed() === 0);
+    await poolIdle();
     expect(logger.error).not.toHaveBeenCalled();
   });
 
@@ -286,14 +296,17 @@ describe('streamToResponse', () => {
     const req = http.get(baseUrl + '/stream');
     req.on('error', () => undefined);
     // Wait until the sleeping query runs, then leave.
-    let sleeper = 0;
-    await waitFor(async () => {
-      const { rows } = await admin.query<{ pid: number }>(
-        "select pid from pg_stat_activity where query like '%pg_sleep(31)%' and state = 'active' and pid <> pg_backend_pid()",
-      );
-      sleeper = rows[0]?.pid ?? 0;
-      return sleeper !== 0;
-    });
+    const sleeper = await untilValue(
+      'the sleeping query to run',
+      async () => {
+        const { rows } = await admin.query<{ pid: number }>(
+          "select pid from pg_stat_activity where query like '%pg_sleep(31)%' and state = 'active' and pid <> pg_backend_pid()",
+        );
+        return rows[0]?.pid ?? 0;
+      },
+      (pid) => pid !== 0,
+      inTime,
+    );
     req.destroy();
     await handled;
     // The same backend is idle again: the 31 s sleep was cancelled, not waited out.
@@ -354,7 +367,7 @@ describe('streamToResponse', () => {
       expect(settled).toBeGreaterThan(0);
       expect(settled).toBeLessThan(total / 4);
       expect(memoryGrowth).toBeLessThan(20 * 1024 * 1024);
-      await waitFor(() => pool().numUsed() === 0);
+      await poolIdle();
     } finally {
       await admin.query(`drop sequence ${seq}`);
     }
@@ -383,7 +396,7 @@ describe('streamToResponse', () => {
     expect(res.status).toBe(500);
     expect(res.headers['content-type']).toMatch(/problem\+json/);
     expect(res.complete).toBe(true);
-    await waitFor(() => pool().numUsed() === 0);
+    await poolIdle();
   });
 
   it('when a CSV export is in windows-1252, then the bytes are windows-1252 with CRLF lines', async () => {
@@ -444,7 +457,7 @@ describe('streamToResponse', () => {
       // The first bytes were out while the query was still open: a suspended portal ('idle in
       // transaction') or a fetch waiting for the lock; it could not have got past row 2000.
       expect(['active', 'idle in transaction']).toContain(queryState?.state);
-      await waitFor(() => pool().numUsed() === 0);
+      await poolIdle();
     } finally {
       await admin.query('select pg_advisory_unlock($1)', [key]);
     }
