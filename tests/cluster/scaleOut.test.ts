@@ -9,6 +9,7 @@ import { dailyKey } from '../../src/ratelimit/redisCounterStore';
 import { basicAuth, uniq } from '../harness/testApp';
 import { ALL_RIGHTS, createWorld, World } from '../harness/world';
 import { startRedisCluster, RedisClusterHandle } from '../harness/redisCluster';
+import { until, untilValue } from '../harness/until';
 import { startPgReplication, PgReplication } from './harness/pgReplication';
 import { startApiNode, roundRobin, ApiNode } from './harness/apiNodes';
 
@@ -56,13 +57,8 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
     };
   };
   const readyz = async (node: ApiNode) => (await get(node, '/api/readyz')).body as Readiness;
-  const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check().catch(() => false))) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  /** Checks every 100 ms, 30 s unless given; a check that fails (a node or engine away) counts as not yet. */
+  const within = (timeoutMs = 30_000) => ({ timeoutMs, intervalMs: 100, ignoreErrors: true });
   const callsPath = () => `/api/calls?OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-11-02T08:00:00&TimeSpan=PT10H`;
   const callIds = async (node?: ApiNode) => {
     const res = await get(node, callsPath());
@@ -138,6 +134,7 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
     await until(
       'the maintenance run',
       async () => (await db<ScheduledJobsRow>('scheduled_jobs').where({ job: JOB_NAMES.partitionMaintenance }).first()) !== undefined,
+      within(),
     );
     const job = await db<ScheduledJobsRow>('scheduled_jobs').where({ job: JOB_NAMES.partitionMaintenance }).first();
     expect(job!.runs).toBe(1);
@@ -232,7 +229,13 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
     }
 
     await pgs.replica.start();
-    for (const n of nodes) await until(`${n.name} to see the replica`, async () => (await readyz(n)).replica === 'up');
+    for (const n of nodes)
+      await untilValue(
+        `${n.name} to see the replica`,
+        () => readyz(n),
+        (r) => r.replica === 'up',
+        within(),
+      );
     await pgs.caughtUp();
     // Back on the replica: a call it has not replayed yet is missing from the exports again.
     await pgs.query(pgs.replica, 'select pg_wal_replay_pause()');
@@ -257,7 +260,13 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
     await redis.kill(master);
     await redis.waitHealthy(30_000);
     expect((await redis.masterOfSlot(slot)).port).not.toBe(master.port);
-    for (const n of nodes) await until(`${n.name} to count in Redis`, async () => (await readyz(n)).redis === 'up');
+    for (const n of nodes)
+      await untilValue(
+        `${n.name} to count in Redis`,
+        () => readyz(n),
+        (r) => r.redis === 'up',
+        within(),
+      );
 
     const after = [];
     for (let i = 0; i < 40; i++) {
@@ -276,10 +285,11 @@ describe('two API nodes on a Postgres primary + replica and a Redis Cluster', ()
     for (const n of nodes) expect((await get(n, '/api/myaccount', acct.auth)).status).toBe(200);
     await db('accounts').where({ id: acct.id }).update({ enabled: false });
     for (const n of nodes)
-      await until(
+      await untilValue(
         `${n.name} to refuse the disabled account`,
-        async () => (await get(n, '/api/myaccount', acct.auth)).status === 401,
-        10_000,
+        async () => (await get(n, '/api/myaccount', acct.auth)).status,
+        (status) => status === 401,
+        within(10_000),
       );
   });
 });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './freePort';
 import { killOnExit, removeOnExit } from './killOnExit';
+import { until } from './until';
 
 const run = promisify(execFile);
 
@@ -33,14 +34,8 @@ export interface RedisClusterHandle {
   stop(): Promise<void>;
 }
 
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Checks every 100 ms; a redis-cli that fails (a node not up yet, or killed) counts as not yet. */
+const within = (timeoutMs: number) => ({ timeoutMs, intervalMs: 100, ignoreErrors: true });
 
 const cli = (port: number, ...args: string[]) => run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 10000 });
 
@@ -88,7 +83,11 @@ async function startNode(root: string, nodeTimeoutMs: number): Promise<RedisClus
     let gone = false;
     void exited.then(() => (gone = true));
     // Stops polling once the process is gone (it will not answer any more).
-    const up = waitFor(async () => gone || (await cli(port, 'ping')).stdout.trim() === 'PONG', `redis-server on ${port}`, 60000).then(
+    const up = until(
+      `redis-server on ${port}`,
+      async () => gone || (await cli(port, 'ping')).stdout.trim() === 'PONG',
+      within(60_000),
+    ).then(
       () => (gone ? ('exited' as const) : ('up' as const)),
       (err: Error) => err,
     );
@@ -137,8 +136,9 @@ export async function startRedisCluster(
   }
 
   const live = () => nodes.filter((n) => n.process && n.process.exitCode === null && n.process.signalCode === null);
-  const waitHealthy = (timeoutMs = 60000) =>
-    waitFor(
+  const waitHealthy = async (timeoutMs = 60000): Promise<void> => {
+    await until(
+      'the Redis Cluster to be healthy',
       async () => {
         // Every live node must agree, and each slot range must have a master that answers: right
         // after a kill the others still report ok until they notice (node timeout), so a killed
@@ -154,13 +154,14 @@ export async function startRedisCluster(
         }
         return true;
       },
-      'the Redis Cluster to be healthy',
-      timeoutMs,
+      within(timeoutMs),
     );
+  };
   // A replica that has not finished its first sync has no data age to fail over with: a master
   // killed before then is never replaced. Wait until every replica's link to its master is up.
   const replicasSynced = () =>
-    waitFor(
+    until(
+      'the Redis Cluster replicas to sync',
       async () => {
         for (const n of live()) {
           const info = (await cli(n.port, 'info', 'replication')).stdout;
@@ -168,8 +169,7 @@ export async function startRedisCluster(
         }
         return true;
       },
-      'the Redis Cluster replicas to sync',
-      60000,
+      within(60_000),
     );
   await waitHealthy()
     .then(replicasSynced)

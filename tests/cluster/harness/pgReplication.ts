@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../../harness/freePort';
 import { killOnExit, removeOnExit } from '../../harness/killOnExit';
+import { until } from '../../harness/until';
 
 const run = promisify(execFile);
 
@@ -87,19 +88,20 @@ export async function startPgReplication(): Promise<PgReplication> {
       );
       children.push(killOnExit(child));
       child.stderr!.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-4000)));
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        if (!running()) throw new Error(`postgres ${name} exited: ${log}`);
-        const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
-        const ok = await client.connect().then(
-          () => true,
-          () => false,
-        );
-        await client.end().catch(() => undefined);
-        if (ok) return;
-        if (Date.now() > deadline) throw new Error(`postgres ${name} did not start: ${log}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until(
+        `postgres ${name} to accept connections`,
+        async () => {
+          if (!running()) throw new Error(`postgres ${name} exited: ${log}`);
+          const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
+          const ok = await client.connect().then(
+            () => true,
+            () => false,
+          );
+          await client.end().catch(() => undefined);
+          return ok;
+        },
+        { timeoutMs: 60_000, intervalMs: 100, detail: () => log },
+      );
     };
     const stop = async () => {
       const c = child;
@@ -166,13 +168,11 @@ export async function startPgReplication(): Promise<PgReplication> {
     query,
     async caughtUp(timeoutMs = 30_000) {
       const { lsn } = (await query<{ lsn: string }>(primary, 'select pg_current_wal_lsn()::text as lsn'))[0]!;
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const { done } = (await query<{ done: boolean }>(replica, 'select pg_last_wal_replay_lsn() >= $1::pg_lsn as done', [lsn]))[0]!;
-        if (done) return;
-        if (Date.now() > deadline) throw new Error('the replica did not catch up');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await until(
+        'the replica to catch up',
+        async () => (await query<{ done: boolean }>(replica, 'select pg_last_wal_replay_lsn() >= $1::pg_lsn as done', [lsn]))[0]!.done,
+        { timeoutMs },
+      );
     },
     stop: killAll,
   };
