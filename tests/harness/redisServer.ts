@@ -1,5 +1,6 @@
 import { spawn, ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { until } from './until';
 
 /** A throwaway redis-server on loopback, without persistence. Tests can stop and restart it, or freeze it. */
 export interface RedisServer {
@@ -12,22 +13,18 @@ export interface RedisServer {
   resume(): void;
 }
 
-function waitForPort(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/** Resolves true once a connection to the port is accepted (and closes it); rejects with the connection's error. */
+function connects(port: number): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const attempt = () => {
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.end();
-        resolve();
-      });
-      socket.once('error', () => {
-        socket.destroy();
-        if (Date.now() > deadline) reject(new Error(`redis-server did not listen on ${port}`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.once('error', (err) => {
+      socket.destroy();
+      reject(err);
+    });
   });
 }
 
@@ -42,7 +39,12 @@ export async function startRedisServer(port: number): Promise<RedisServer> {
     const failed = new Promise<never>((_, reject) =>
       child!.once('error', (err) => reject(new Error(`cannot start redis-server: ${err.message}`))),
     );
-    await Promise.race([waitForPort(port, 10000), failed]);
+    const listening = until(`redis-server to listen on ${port}`, () => connects(port), {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+      ignoreErrors: true,
+    });
+    await Promise.race([listening, failed]);
   };
   const stop = async () => {
     const c = child;
