@@ -12,7 +12,7 @@ import { freePort } from '../harness/freePort';
 import { startRedisServer, RedisServer } from '../harness/redisServer';
 import { ALL_RIGHTS, World } from '../harness/world';
 import { useTestWorld } from '../harness/useTestWorld';
-import { untilValue } from '../harness/until';
+import { until, untilValue } from '../harness/until';
 import { createLogger } from '../../src/config/logger';
 import { createDb } from '../../src/data/db';
 import { composeApp } from '../../src/app/compose';
@@ -266,13 +266,14 @@ describe('Credentials in logs', () => {
  */
 async function loginCached(app: TestApp, auth: string, path = '/api/myaccount'): Promise<void> {
   const credentials = app.composed.app.credentials;
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    await request(app.app).get(path).set('Authorization', auth).expect(200);
-    if (credentials.get(credentials.key(auth)) !== undefined) return;
-    if (Date.now() > deadline) throw new Error('the credentials were never cached');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(
+    'the credentials cached',
+    async () => {
+      await request(app.app).get(path).set('Authorization', auth).expect(200);
+      return credentials.get(credentials.key(auth)) !== undefined;
+    },
+    { timeoutMs: 5000 },
+  );
 }
 
 describe('Credential cache', () => {
@@ -351,12 +352,12 @@ describe('Credential cache', () => {
     await request(t.app).get('/api/myaccount').set('Authorization', oldAuth).expect(200);
     await lcmLoad({ type: 'account', username, password: 'after', user: w.users.agent, projects: ['*'], rights: {}, entryAccess: 'None' });
     // The change's notification travels through Postgres: allow it a moment, far below the TTL.
-    const deadline = Date.now() + 3000;
-    let res = await request(t.app).get('/api/myaccount').set('Authorization', oldAuth);
-    while (res.status !== 401 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      res = await request(t.app).get('/api/myaccount').set('Authorization', oldAuth);
-    }
+    const res = await untilValue(
+      'the old password refused',
+      () => request(t.app).get('/api/myaccount').set('Authorization', oldAuth),
+      (r) => r.status === 401,
+      { timeoutMs: 3000 },
+    );
     expectUnauthorized(res);
     await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'after')).expect(200);
   }, 60_000);
@@ -370,13 +371,7 @@ describe('Credential cache', () => {
     };
     expect(await limitOf()).toBe(t.settings.DEFAULT_DAILY_LIMIT);
     await lcmLoad({ type: 'requestLimit', account: username, service: 'myaccount', dailyLimit: 7 });
-    const deadline = Date.now() + 3000;
-    let limit = await limitOf();
-    while (limit !== 7 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      limit = await limitOf();
-    }
-    expect(limit).toBe(7);
+    await untilValue('the daily limit of 7', limitOf, (limit) => limit === 7, { timeoutMs: 3000 });
     expect(rateHeaders(await request(t.app).get('/api/myaccount').set('Authorization', auth))).toMatchObject({ limit: 7, remaining: 6 });
   }, 60_000);
 
@@ -409,13 +404,12 @@ describe('Credential cache', () => {
         [name],
       );
       expect(ended.rows).toHaveLength(1);
-      const deadline = Date.now() + 5000;
-      let status = 200;
-      while (status !== 401 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-        status = (await request(own.app).get('/api/myaccount').set('Authorization', authA)).status;
-      }
-      expect(status).toBe(401);
+      await untilValue(
+        'the cached credential dropped',
+        async () => (await request(own.app).get('/api/myaccount').set('Authorization', authA)).status,
+        (status) => status === 401,
+        { timeoutMs: 5000, intervalMs: 100 },
+      );
     } finally {
       await own.close();
     }
@@ -489,8 +483,7 @@ describe('Credential checks without a stampede', () => {
     const before = await passwordChecks(t.app);
     await sleep(TTL_MS * 0.85);
     expect((await timedGet(auth)).status).toBe(200);
-    const deadline = Date.now() + 5000;
-    while ((await passwordChecks(t.app)) === before && Date.now() < deadline) await sleep(20);
+    await until('the check in the background', async () => (await passwordChecks(t.app)) !== before, { timeoutMs: 5000, intervalMs: 20 });
     expect((await passwordChecks(t.app)) - before).toBe(1);
 
     // Past the first entry's end: the renewed one answers, without a further check.
@@ -528,11 +521,17 @@ describe('Cached logins and Redis', () => {
           (n, m) => n + Number(m[1]),
           0,
         );
-      for (let seen = -1, now = await calls(), deadline = Date.now() + 5000; seen !== now && Date.now() < deadline;) {
-        seen = now;
-        await sleep(300);
-        now = await calls();
-      }
+      let seen = -1;
+      await until(
+        'the commands sent to Redis to settle',
+        async () => {
+          const now = await calls();
+          const settled = now === seen;
+          seen = now;
+          return settled;
+        },
+        { timeoutMs: 5000, intervalMs: 300 },
+      );
       await observer.configResetStat();
       for (let i = 0; i < 20; i++) await request(t.app).get('/api/metrics').set('Authorization', w.accounts.full.auth).expect(200);
       const stats = String(await observer.info('commandstats'));

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../harness/freePort';
+import { until } from '../harness/until';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -33,12 +34,15 @@ describe('lcm serve on the embedded default', () => {
     child = spawn(process.execPath, [path.join(ROOT, 'bin/lcm.js'), 'serve'], { env, cwd: ROOT });
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
-    const deadline = Date.now() + 90000;
-    while (!output.includes('try: curl')) {
-      if (child.exitCode !== null) throw new Error(`lcm serve exited: ${output}`);
-      if (Date.now() > deadline) throw new Error(`lcm serve did not start: ${output}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await until(
+      'lcm serve to start',
+      () => {
+        if (output.includes('try: curl')) return true;
+        if (child.exitCode !== null) throw new Error(`lcm serve exited: ${output}`);
+        return false;
+      },
+      { timeoutMs: 90_000, intervalMs: 200, detail: () => output },
+    );
   }, 120000);
 
   afterAll(async () => {

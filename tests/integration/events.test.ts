@@ -3,6 +3,7 @@ import { createTestApp, ListeningApp, TestApp, uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { ALL_RIGHTS, worldCalendarEvent } from '../harness/world';
 import { openEventStream, OpenedStream } from '../harness/eventStreamClient';
+import { untilValue } from '../harness/until';
 import { recordCalendarEvent } from '../../src/data/hookEvents';
 import { pruneLiveEvents } from '../../src/data/liveEvents';
 
@@ -391,9 +392,12 @@ describe('GET /api/events', () => {
       }));
       await t.load(...leads);
       // The server lets go of it (the client, not reading, cannot see that yet)…
-      const deadline = Date.now() + 30_000;
-      while (slow.composed.events.open > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      expect(slow.composed.events.open).toBe(0);
+      await untilValue(
+        'the server to let go of the stream',
+        () => slow.composed.events.open,
+        (open) => open === 0,
+        { timeoutMs: 30_000, intervalMs: 100 },
+      );
       // …and once the client reads on, what was sent ends without the end of the body: it was cut.
       s.resume();
       expect(await s.ended).toBe('cut');

@@ -3,6 +3,7 @@ import { uniq } from '../harness/testApp';
 import { insertCalls } from '../harness/bulkData';
 import { abortMidStream } from '../harness/slowClient';
 import { useTestWorld } from '../harness/useTestWorld';
+import { untilValue } from '../harness/until';
 
 /** pino's numeric levels. */
 const INFO = 30;
@@ -57,16 +58,20 @@ describe('the log of an export whose client leaves', () => {
   const lines = () => t.logs.map((l) => JSON.parse(l) as LogLine);
   const idOf = (l: LogLine) => l.reqId ?? l.req?.id;
 
-  /** The log lines of these requests, once each has its request line (or the deadline passed). */
+  /** The log lines of these requests, once each has its request line; a wait that runs out names the requests without one. */
   async function linesOf(ids: string[]): Promise<LogLine[]> {
     const wanted = new Set(ids);
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const mine = lines().filter((l) => wanted.has(idOf(l) ?? ''));
-      const logged = new Set(mine.filter((l) => l.req !== undefined).map(idOf));
-      if (logged.size === wanted.size || Date.now() > deadline) return mine;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const mine = () => lines().filter((l) => wanted.has(idOf(l) ?? ''));
+    const unlogged = () => {
+      const logged = new Set(
+        mine()
+          .filter((l) => l.req !== undefined)
+          .map(idOf),
+      );
+      return ids.filter((id) => !logged.has(id));
+    };
+    await untilValue('a request line of each request', unlogged, (left) => left.length === 0, { timeoutMs: 20_000 });
+    return mine();
   }
 
   const errors = (logged: LogLine[]) => logged.filter((l) => l.level >= ERROR).map((l) => `${l.msg ?? ''}: ${l.err?.message ?? ''}`);

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createOwnDatabase, createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
+import { until, untilValue } from '../harness/until';
 
 /**
  * Worker processes as they run in production (`lcm serve`, `lcm hooks work`) on the test
@@ -87,15 +88,14 @@ describe('hook worker processes', () => {
     }
     return ids;
   }
-  async function allDelivered(ids: string[], timeoutMs: number) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const rows = await t.db<{ unique_id: string; status: string }>('hook_deliveries').whereIn('unique_id', ids).select('status');
-      if (rows.length === ids.length && rows.every((r) => r.status === 'delivered')) return;
-      if (Date.now() > deadline) throw new Error(`not all delivered: ${JSON.stringify(rows.map((r) => r.status))}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  /** Waits until every delivery is delivered; a wait that runs out shows their statuses. */
+  const allDelivered = (ids: string[], timeoutMs: number) =>
+    untilValue(
+      'every delivery delivered',
+      () => t.db<{ unique_id: string; status: string }>('hook_deliveries').whereIn('unique_id', ids).pluck('status'),
+      (statuses) => statuses.length === ids.length && statuses.every((s) => s === 'delivered'),
+      { timeoutMs, intervalMs: 200 },
+    );
 
   it('when the server is killed with SIGKILL while deliveries are in flight, then after a restart every one is delivered', async () => {
     const p = `/kill-${w.id}`;
@@ -107,9 +107,7 @@ describe('hook worker processes', () => {
     });
     const ids = await hookWithDeliveries(p, 12);
     const first = await lcm(['serve'], /listening on/);
-    const started = Date.now();
-    while (arrived === 0 && Date.now() - started < 60_000) await new Promise((r) => setTimeout(r, 50));
-    expect(arrived).toBeGreaterThan(0);
+    await until('a delivery to reach the receiver', () => arrived > 0, { timeoutMs: 60_000 });
     await stop(first, 'SIGKILL');
     // Whatever reached the receiver before the kill got no recorded answer: it is in flight.
     const inFlight = await t.db('hook_deliveries').whereIn('unique_id', ids).whereNot('status', 'delivered').count({ n: '*' });

@@ -8,6 +8,7 @@ import { freePort } from '../harness/freePort';
 import { createOwnDatabase, uniq } from '../harness/testApp';
 import { useTestDb } from '../harness/useTestWorld';
 import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm, runProcess } from '../harness/lcmProcess';
+import { until } from '../harness/until';
 
 // Every test runs real processes, and some start Postgres clusters: minutes on a loaded machine.
 jest.setTimeout(300_000);
@@ -213,10 +214,12 @@ describe('lcm command line (child processes)', () => {
         const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
           child.once('exit', (code, signal) => resolve({ code, signal })),
         );
-        for (const deadline = Date.now() + 120_000; !out.includes('background work running') && child.exitCode === null;) {
-          if (Date.now() > deadline) throw new Error(`lcm jobs work did not start: ${out}`);
-          await new Promise((r) => setTimeout(r, 200));
-        }
+        // An exit ends the wait too: the exit status below says what went wrong.
+        await until('lcm jobs work to start', () => out.includes('background work running') || child.exitCode !== null, {
+          timeoutMs: 120_000,
+          intervalMs: 200,
+          detail: () => out,
+        });
         child.kill('SIGTERM');
         expect(await exited).toEqual({ code: 0, signal: null });
         expect(out).toBe('background work running; stop with SIGTERM or SIGINT\n');
@@ -271,10 +274,11 @@ describe('lcm command line (child processes)', () => {
         child.once('exit', (code, signal) => resolve({ code, signal })),
       );
       try {
-        for (const deadline = Date.now() + 240_000; !out.includes('hook delivery workers running') && child.exitCode === null;) {
-          if (Date.now() > deadline) throw new Error(`lcm hooks work did not start: ${out}`);
-          await new Promise((r) => setTimeout(r, 200));
-        }
+        await until('lcm hooks work to start', () => out.includes('hook delivery workers running') || child.exitCode !== null, {
+          timeoutMs: 240_000,
+          intervalMs: 200,
+          detail: () => out,
+        });
         child.kill('SIGTERM');
         expect(await exited).toEqual({ code: 0, signal: null });
         expect(out).toBe('hook delivery workers running; stop with SIGTERM or SIGINT\n');

@@ -6,6 +6,7 @@ import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { bulkImportRequest } from '../harness/bulkRequest';
 import { startHookReceiver } from '../harness/hookReceiver';
+import { untilValue } from '../harness/until';
 
 interface RowResult {
   row: number;
@@ -578,8 +579,11 @@ describe('POST /api/leads/bulk, batches stored side by side', () => {
     expect([...pools].sort()).toEqual([...new Set(lines.map((_, i) => poolOf(i + 1)))].sort());
     // Nothing is left holding a connection (the request log's background flush may hold one for a moment).
     const pool = (t.db.client as unknown as { pool: { numUsed(): number } }).pool;
-    const deadline = Date.now() + 10_000;
-    while (pool.numUsed() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(pool.numUsed()).toBe(0);
+    await untilValue(
+      'every connection back in the pool',
+      () => pool.numUsed(),
+      (used) => used === 0,
+      { timeoutMs: 10_000, intervalMs: 10 },
+    );
   });
 });

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+import { untilValue } from '../harness/until';
 import { CallLeadStatus, LeadClosure, LeadStatus, LeadStatusName, PreCallLeadStatus } from '../../src/domain/enums';
 import { parseDateTime } from '../../src/domain/datetime';
 import { CampaignLifecycleSettings, NO_LIMITS, sweepDecision } from '../../src/domain/lifecycle';
@@ -413,11 +414,15 @@ describe('lead lifecycle applied to data', () => {
       const lead = await newLead(limited, 'RedialManualPrivate', '2020-01-01T10:00:00');
       const stop = startLifecycleSweeper(t.db, { ...t.settings, SWEEP_INTERVAL_MS: 50 }, createLogger('silent'));
       try {
-        for (let i = 0; i < 100 && (await leadState(t.db, lead)).status !== 'Expired'; i++) await new Promise((r) => setTimeout(r, 50));
+        await untilValue(
+          'the sweeper to expire the lead',
+          () => leadState(t.db, lead),
+          (state) => state.status === 'Expired',
+          { timeoutMs: 5000 },
+        );
       } finally {
         stop();
       }
-      expect((await leadState(t.db, lead)).status).toBe('Expired');
     });
 
     it('when SWEEP_INTERVAL_MS is 0, then no sweeper runs', async () => {

@@ -4,6 +4,7 @@ import { basicAuth, createTestApp, TestApp } from '../harness/testApp';
 import { useTestApp, useTestWorld } from '../harness/useTestWorld';
 import { freePort } from '../harness/freePort';
 import { startRedisServer, RedisServer } from '../harness/redisServer';
+import { untilValue } from '../harness/until';
 import { hashPassword } from '../../src/domain/password';
 import { loginFailureKeys } from '../../src/ratelimit/loginFailures';
 import { ALL_RIGHTS } from '../harness/world';
@@ -148,9 +149,12 @@ describe('failed logins while Redis is down', () => {
       await redis.start();
       await during?.close();
     }
-    const deadline = Date.now() + 15_000;
-    while ((await redisState(t)) !== 'up' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(await redisState(t)).toBe('up');
+    await untilValue(
+      'readyz to say Redis is up',
+      () => redisState(t),
+      (state) => state === 'up',
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
     // Back in Redis: three failures on this instance limit the address on a second instance.
     for (let i = 6; i < 9; i++) expect((await attempt(t, '10.30.0.3', wrong(i))).status).toBe(401);
     const other = await createTestApp({ ...LIMITS, REDIS_URL: redis.url });

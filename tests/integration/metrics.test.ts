@@ -5,6 +5,7 @@ import { ALL_RIGHTS } from '../harness/world';
 import { useTestApp, useTestWorld } from '../harness/useTestWorld';
 import { freePort } from '../harness/freePort';
 import { startRedisServer, RedisServer } from '../harness/redisServer';
+import { untilValue } from '../harness/until';
 
 /**
  * GET /api/metrics carries what people alert on: rows exported and 429s by service, request
@@ -139,8 +140,12 @@ describe('metrics of the Redis fallback', () => {
     expect(sample(text, 'lcm_redis_fallback_operations_total')).toBe(2);
 
     await redis.start();
-    const deadline = Date.now() + 15000;
-    while (sample(await scrape(t), 'lcm_redis_up') !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await untilValue(
+      'lcm_redis_up to be 1',
+      async () => sample(await scrape(t), 'lcm_redis_up'),
+      (up) => up === 1,
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
     await get();
     text = await scrape(t);
     expect(sample(text, 'lcm_redis_up')).toBe(1);

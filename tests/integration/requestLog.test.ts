@@ -2,6 +2,7 @@ import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
 import { lcmEnv, runLcm } from '../harness/lcmProcess';
 import { uniq } from '../harness/testApp';
+import { untilValue } from '../harness/until';
 import { createDb } from '../../src/data/db';
 import { RequestLogWriter, RequestLogEntry } from '../../src/data/requestLog';
 import { maintainRequestLog, listDayPartitions } from '../../src/data/partitions';
@@ -37,15 +38,17 @@ describe('the account request log', () => {
 
   /** The entry of the request with this id, once the writer has written it. */
   async function entryOf(auth: string, requestId: string): Promise<LoggedRequest> {
-    const deadline = Date.now() + 20_000;
-    while (Date.now() < deadline) {
-      const res = await logOf(auth);
-      expect(res.status).toBe(200);
-      const found = (res.body as LoggedRequest[]).find((e) => e.requestId === requestId);
-      if (found) return found;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`request ${requestId} never reached the log`);
+    const found = await untilValue(
+      `request ${requestId} in the log`,
+      async () => {
+        const res = await logOf(auth);
+        expect(res.status).toBe(200);
+        return (res.body as LoggedRequest[]).find((e) => e.requestId === requestId);
+      },
+      (entry) => entry !== undefined,
+      { timeoutMs: 20_000 },
+    );
+    return found!;
   }
 
   it('when an account reads /myaccount, then it says the requests are logged', async () => {
