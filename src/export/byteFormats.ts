@@ -53,7 +53,8 @@ export class DateTimeWriter {
       this.dayStart = Math.floor(local / DAY_MS) * DAY_MS;
       this.dayEnd = this.dayStart + DAY_MS;
     }
-    let t = local - this.dayStart;
+    // An int32 from here on (a day has 86,400,000 ms): integer division and remainder, no float modulo.
+    let t = (local - this.dayStart) | 0;
     const h = (t / 3_600_000) | 0;
     t -= h * 3_600_000;
     const m = (t / 60_000) | 0;
@@ -106,12 +107,13 @@ export function writeMillis(w: ByteWriter, ms: number): void {
   }
   b[p++] = 0x50; // P
   const days = Math.floor(rest / DAY_MS);
-  rest -= days * DAY_MS;
-  const hours = Math.floor(rest / HOUR_MS);
+  // Less than a day from here on, an int32: integer division and remainder, no float modulo.
+  rest = (rest - days * DAY_MS) | 0;
+  const hours = (rest / HOUR_MS) | 0;
   rest -= hours * HOUR_MS;
-  const minutes = Math.floor(rest / MINUTE_MS);
+  const minutes = (rest / MINUTE_MS) | 0;
   rest -= minutes * MINUTE_MS;
-  const seconds = Math.floor(rest / SECOND_MS);
+  const seconds = (rest / SECOND_MS) | 0;
   const millis = rest - seconds * SECOND_MS;
   if (days !== 0) {
     p = digits(b, p, days);
