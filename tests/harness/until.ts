@@ -42,21 +42,28 @@ async function poll<T>(
   showValue: boolean,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  /** What the last check saw, for the error. */
-  let last = '';
+  /** What the last check saw: described only for the error, once the wait has run out. */
+  let last: { value: T } | { failure: unknown } | undefined;
   for (;;) {
     let got: { value: T } | undefined;
     try {
       got = { value: await get() };
     } catch (err) {
       if (!ignoreErrors) throw err;
-      last = `; last check failed: ${err instanceof Error ? err.message : String(err)}`;
+      last = { failure: err };
     }
     if (got) {
       if (ok(got.value)) return got.value;
-      last = showValue ? `; last value ${JSON.stringify(got.value)}` : '';
+      last = got;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last}${detail ? `\n${detail()}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs} ms${lastSeen(last, showValue)}${detail ? `\n${detail()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+function lastSeen<T>(last: { value: T } | { failure: unknown } | undefined, showValue: boolean): string {
+  if (last === undefined) return '';
+  if ('failure' in last) return `; last check failed: ${last.failure instanceof Error ? last.failure.message : String(last.failure)}`;
+  return showValue ? `; last value ${JSON.stringify(last.value)}` : '';
 }
