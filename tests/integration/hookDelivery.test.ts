@@ -214,10 +214,12 @@ describe('hook delivery', () => {
     const row = await delivery(await test(hook.uniqueId));
     const { account_id: accountId } = await t.db('hooks').where({ id: row.hook_id }).first<{ account_id: number }>('account_id');
     let releaseLock!: () => void;
+    let holder!: number;
     await new Promise<void>((resolve, reject) => {
       t.db
         .transaction(async (trx) => {
           await lockDeliveryClaims(trx, [accountId]);
+          holder = (await trx.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid')).rows[0]!.pid;
           resolve();
           await new Promise<void>((r) => (releaseLock = r));
         })
@@ -226,12 +228,16 @@ describe('hook delivery', () => {
     const claim = claimDeliveryAttempts(t.db, [{ deliveryId: row.id, attempt: 1 }], CLAIM_RULES);
     // A claim judges leases by its transaction's start. Once it waits for the lock, another
     // attempt's lease is made to end just after that start: held for the claim, over by now.
+    // The claim is the session this lock blocks (other files share the database, and their
+    // sessions wait for advisory locks of their own).
     const waiting = await untilValue(
       'the claim to wait for the lock',
       () =>
         t.db.raw<{ rows: { started: Date | null }[] }>(
           `select max(xact_start) as started from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'`,
+            where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'
+              and ? = any(pg_blocking_pids(pid))`,
+          [holder],
         ),
       (r) => r.rows[0]?.started != null,
       inTime,
