@@ -28,6 +28,9 @@ export function toRedisTarget(target: RedisTargetLike): RedisTarget {
   return typeof target === 'string' ? { cluster: false, url: target } : target;
 }
 
+/** No client-side command timeout (node-redis arms 5 s by default): callers use `withinDeadline`. */
+const COMMAND_OPTIONS = { timeout: 0 };
+
 export function createRedisConnection<S extends RedisScripts = Record<string, never>>(options: RedisConnectionOptions<S>) {
   const maxDelay = options.maxReconnectDelayMs ?? 2000;
   const socket = {
@@ -41,6 +44,7 @@ export function createRedisConnection<S extends RedisScripts = Record<string, ne
       disableOfflineQueue: options.disableOfflineQueue ?? false,
       socket,
       scripts: options.scripts,
+      commandOptions: COMMAND_OPTIONS,
     });
   }
   return createCluster({
@@ -48,6 +52,7 @@ export function createRedisConnection<S extends RedisScripts = Record<string, ne
     // Settings every node connection gets (rootNodes only serve the topology discovery).
     defaults: { disableOfflineQueue: options.disableOfflineQueue ?? false, socket },
     scripts: options.scripts,
+    commandOptions: COMMAND_OPTIONS,
     // After a master is lost, look for the promoted replica soon rather than after 5 s.
     topologyRefreshOnReconnectionAttemptStrategy: 200,
   });

@@ -355,6 +355,21 @@ describe.each(stores)('$name', ({ make }) => {
       ]);
     });
   });
+
+  describe('timers', () => {
+    it("when requests are counted, then no command arms a timer of its own (the deadline is the caller's)", async () => {
+      const s = subject();
+      await s.consume();
+      const timeouts = jest.spyOn(AbortSignal, 'timeout');
+      try {
+        for (let i = 0; i < 5; i++) await s.consume({ now: T0 + i });
+        await s.counts(T0 + 10);
+        expect(timeouts).not.toHaveBeenCalled();
+      } finally {
+        timeouts.mockRestore();
+      }
+    });
+  });
 });
 
 describe('Redis store shared by two clients', () => {
