@@ -10,6 +10,8 @@
  *   implementation (knex select → res.json) that is mounted only in this benchmark's server;
  * - the compressed JSON export (zstd, br, gzip): bytes and rows per second;
  * - time to first byte, and the server's CPU time per 1M rows;
+ * - the compression settings side by side (the served ones and their alternatives) on the
+ *   small JSON export's body, in this process: bytes and CPU time per 1M rows;
  * - the server's peak RSS (VmHWM of a fresh server process) for the small and the full size;
  * - a 2-hour window of one org unit (EXPLAIN shows the index; time).
  *
@@ -20,6 +22,9 @@
  */
 import { spawn, ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import zlib from 'node:zlib';
+import type { Transform } from 'node:stream';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -42,6 +47,7 @@ import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../src/ingest/syntheticData';
 import { numberOption as arg, freePort, median, fmt, log, processCpuMs } from './support';
+import { compressor } from '../src/http/compression';
 
 const ROOT = path.resolve(__dirname, '..');
 const ZONE = 'Europe/Copenhagen';
@@ -256,6 +262,73 @@ function fetchAll(port: number, pathAndQuery: string, acceptEncoding?: string): 
   });
 }
 
+/** The whole body of a GET, in memory (for the compression settings below; the small size only). */
+function fetchBody(port: number, pathAndQuery: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`http://127.0.0.1:${port}${pathAndQuery}`, { headers: { Authorization: AUTH } }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.once('end', () =>
+          res.statusCode === 200 ? resolve(Buffer.concat(parts)) : reject(new Error(`${pathAndQuery}: HTTP ${res.statusCode}`)),
+        );
+        res.once('error', reject);
+      })
+      .once('error', reject);
+  });
+}
+
+/** The settings compared: what the API serves (its own `compressor`) and the alternatives. */
+const COMPRESSION_SETTINGS: [string, () => Transform][] = [
+  ['zstd as served (level 1, 128 KB window)', () => compressor('zstd')],
+  ['zstd level 1 (its own 512 KB window)', () => zlib.createZstdCompress({ params: { [zlib.constants.ZSTD_c_compressionLevel]: 1 } })],
+  ['zstd level 3', () => zlib.createZstdCompress({ params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 } })],
+  ['br as served (quality 1)', () => compressor('br')],
+  ['gzip as served (level 1)', () => compressor('gzip')],
+];
+
+/** CPU time of one compression of `body`, written in 64 KB pieces as an export writes it. */
+async function compressOnce(make: () => Transform, body: Buffer): Promise<{ cpuMs: number; bytes: number }> {
+  const z = make();
+  let bytes = 0;
+  z.on('data', (c: Buffer) => (bytes += c.length));
+  const ended = new Promise((resolve, reject) => z.once('end', resolve).once('error', reject));
+  const t0 = process.cpuUsage();
+  for (let i = 0; i < body.length; i += 65536) {
+    if (!z.write(body.subarray(i, i + 65536))) await new Promise((r) => z.once('drain', r));
+  }
+  z.end();
+  await ended;
+  const cpu = process.cpuUsage(t0);
+  return { cpuMs: (cpu.user + cpu.system) / 1000, bytes };
+}
+
+/**
+ * Each setting compresses the same JSON body in turn, `rounds` × 3 rounds in rotated order
+ * (the host's speed drifts); the compression runs on libuv's thread pool, whose CPU time is
+ * this process's.
+ */
+async function compareCompressionSettings(body: Buffer, rows: number, rounds: number): Promise<void> {
+  const cpu = new Map<string, number[]>();
+  const sizes = new Map<string, number>();
+  for (let r = 0; r < rounds * 3; r++) {
+    for (let i = 0; i < COMPRESSION_SETTINGS.length; i++) {
+      const [name, make] = COMPRESSION_SETTINGS[(i + r) % COMPRESSION_SETTINGS.length]!;
+      const { cpuMs, bytes } = await compressOnce(make, body);
+      (cpu.get(name) ?? cpu.set(name, []).get(name)!).push(cpuMs);
+      sizes.set(name, bytes);
+    }
+  }
+  log();
+  log(`Compression settings on the JSON body of ${fmt(rows)} rows (${fmt(body.length / 1e6, 1)} MB), ${rounds * 3} rounds, medians:`);
+  log();
+  log('| setting | fewer bytes | CPU per 1M rows |');
+  log('|---|---:|---:|');
+  for (const [name] of COMPRESSION_SETTINGS) {
+    log(`| ${name} | ${fmt(body.length / sizes.get(name)!, 1)}× | ${fmt((median(cpu.get(name)!) / rows) * 1000, 2)} s |`);
+  }
+}
+
 // ---- database and data set --------------------------------------------------------------------
 
 type ServerKind = 'embedded' | 'os15';
@@ -433,6 +506,7 @@ async function runOn(kind: ServerKind): Promise<void> {
     log();
 
     let naiveAtFullSize = '';
+    let smallJsonBody: Buffer | undefined;
     const server = await startServer(database.url);
     const results: Record<string, { rows: number; ms: number[]; ttfb: number[]; cpu: number[]; bytes: number }> = {};
     const record = (name: string, rows: number, f: { ms: number; ttfb?: number; bytes: number; cpuMs?: number }) => {
@@ -477,6 +551,7 @@ async function runOn(kind: ServerKind): Promise<void> {
           await copyMs(database.url, await endpointSql(db, big, small), 'text'),
         );
       }
+      smallJsonBody = await fetchBody(server.port, `/api/calls?${apiQuery(big, small)}`);
       // Once: the naive implementation at the full size (it holds every row and the whole body).
       try {
         const f = await fetchAll(server.port, naiveQuery(calls));
@@ -535,6 +610,7 @@ async function runOn(kind: ServerKind): Promise<void> {
       `JSON / typical buffered (${S}): ${fmt(rate(`/api/calls (JSON), ${S}`) / rate(`typical buffered (select *, Luxon per DateTime, res.json), ${S}`), 2)}×`,
     );
     log(`naive buffered at ${N} rows (once): ${naiveAtFullSize}`);
+    if (smallJsonBody) await compareCompressionSettings(smallJsonBody, small, runs);
 
     // Peak RSS of a fresh server per size.
     log();

@@ -38,11 +38,20 @@ const CHUNK = 64 * 1024;
 const BROTLI_QUALITY = 1;
 const GZIP_LEVEL = 1;
 const ZSTD_LEVEL = 1;
+/**
+ * A 128 KB window instead of level 1's 512 KB: on the calls JSON export zstd spends about an
+ * eighth less CPU for 11.0 instead of 11.5 times fewer bytes (docs/benchmarks.md), and each
+ * compressor holds less memory.
+ */
+const ZSTD_WINDOW_LOG = 17;
 
 /** A streaming compressor for the coding. */
 export function compressor(coding: ContentCoding): Transform {
   if (coding === 'zstd') {
-    return zlib.createZstdCompress({ chunkSize: CHUNK, params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+    return zlib.createZstdCompress({
+      chunkSize: CHUNK,
+      params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL, [zlib.constants.ZSTD_c_windowLog]: ZSTD_WINDOW_LOG },
+    });
   }
   if (coding === 'br') {
     return zlib.createBrotliCompress({
