@@ -12,7 +12,7 @@ import Negotiator from 'negotiator';
  * first bytes and whenever the body pauses, so the time to first byte stays.
  *
  * Levels (docs/decisions.md, Streaming exports): zstd level 1, brotli quality 1 and gzip level 1
- * make the calls JSON export about 9 to 10 times smaller (docs/benchmarks.md); higher levels
+ * make the calls JSON export about 9 to 11 times smaller (docs/benchmarks.md); higher levels
  * would spend more of the server's CPU, an export's bottleneck, for a few percent of size.
  */
 
@@ -39,8 +39,8 @@ const BROTLI_QUALITY = 1;
 const GZIP_LEVEL = 1;
 const ZSTD_LEVEL = 1;
 /**
- * A 128 KB window instead of level 1's 512 KB: on the calls JSON export zstd spends about an
- * eighth less CPU for 11.0 instead of 11.5 times fewer bytes (docs/benchmarks.md), and each
+ * A 128 KB window instead of level 1's 512 KB: on the calls JSON export zstd spends about a
+ * seventh less CPU for 11.1 instead of 11.6 times fewer bytes (docs/benchmarks.md), and each
  * compressor holds less memory.
  */
 const ZSTD_WINDOW_LOG = 17;
