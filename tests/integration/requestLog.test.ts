@@ -242,6 +242,44 @@ describe('the account request log', () => {
       }
     });
 
+    it('when entries hold quotes, backslashes, separators and non-ASCII text, and no address, then they are stored exactly as given', async () => {
+      const writer = new RequestLogWriter(t.db, { flushMs: 60_000, maxPending: 100 });
+      const odd = {
+        ...entry(3),
+        accountId: 2 ** 40 + 1,
+        time: 1_767_225_600_123.5,
+        requestId: `writer-odd-${Date.now()}`,
+        path: '/api/users/TRYG%20Forsikring%20A%2FS/calls?q="a,b"&x=\\{1}&n=Ærø’s',
+        durationMs: 0.25,
+        bytesSent: 2 ** 33,
+      };
+      try {
+        writer.record(odd);
+        await writer.flush();
+        const row = await t
+          .db('request_log')
+          .where({ request_id: odd.requestId })
+          .first<{ account_id: number; t: number; path: string; duration_ms: number; bytes_sent: number; client_address: string | null }>(
+            'account_id',
+            t.db.raw('(extract(epoch from time) * 1000)::float8 as t'),
+            'path',
+            'duration_ms',
+            'bytes_sent',
+            'client_address',
+          );
+        expect(row).toEqual({
+          account_id: odd.accountId,
+          t: expect.closeTo(odd.time, 3) as unknown,
+          path: odd.path,
+          duration_ms: 0.25,
+          bytes_sent: odd.bytesSent,
+          client_address: null,
+        });
+      } finally {
+        await writer.close();
+      }
+    });
+
     it('when Postgres refuses a batch for its content, then the batch is dropped and counted instead of retried', async () => {
       const writer = new RequestLogWriter(t.db, { flushMs: 60_000, maxPending: 100 });
       const dropped: [string, number][] = [];
