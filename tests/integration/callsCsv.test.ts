@@ -436,6 +436,13 @@ describe('GET /api/calls/csv', () => {
     expect(problemErrors(res)[0]!.parameter).toBe('OrgCode');
   });
 
+  it('when Accept names text/csv with a charset, then the file comes (the charset is the Encoding parameter)', async () => {
+    const res = await csv({ OrgCode: w.units.root, ...WINDOW }).set('Accept', 'text/csv; charset=windows-1252');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(lines(res)[0]).toBe(HEADER);
+  });
+
   it('when the client accepts only text/html, then it is a 406', async () => {
     const res = await csv({ OrgCode: w.units.root, ...WINDOW }).set('Accept', 'text/html');
     expect(res.status).toBe(406);
