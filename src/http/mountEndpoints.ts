@@ -214,8 +214,16 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
         throw new HttpProblem('forbidden', `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`);
       }
       if (endpoint.bulk) {
-        // Refused before counting: an export turned away for concurrency spends no quota.
-        res.once('close', options.admission.admit(account.id));
+        // Refused before counting: an export turned away for concurrency spends no quota, but
+        // its 429/503 carries the rate-limit headers like any authenticated answer.
+        let release: () => void;
+        try {
+          release = options.admission.admit(account.id);
+        } catch (err) {
+          if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
+          throw err;
+        }
+        res.once('close', release);
       }
       if (endpoint.counted !== false) {
         const counted = await countRequest(endpoint, account, req, res, services);
