@@ -2,7 +2,7 @@ import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
 import type { ExportOptions } from './exportStream';
-import { negotiateCoding } from './compression';
+import { compressBody, ContentCoding, negotiateCoding } from './compression';
 import { ifNoneMatchMatches } from './conditionalRequest';
 import { poolConnections } from '../data/exportSession';
 import { answersConditionally, toExpressPath } from './endpoint';
@@ -71,7 +71,14 @@ function runMiddleware(handler: express.RequestHandler, req: Request, res: Respo
  * rate-limit and Vary headers set so far stay on it. This is the only place ETags
  * are made (Express's own is switched off in app.ts), so errors and streams never get one.
  */
-function send(req: Request, res: Response, representation: Representation, endpoint: Endpoint, result: EndpointResult): void {
+async function send(
+  req: Request,
+  res: Response,
+  representation: Representation,
+  endpoint: Endpoint,
+  result: EndpointResult,
+  compression: BodyCompression | undefined,
+): Promise<void> {
   if (result === undefined) return; // the handler streamed its own response
   if (result.status === 204 || !('body' in result)) {
     res.status(204).end();
@@ -82,6 +89,7 @@ function send(req: Request, res: Response, representation: Representation, endpo
   // What res.vary does, without parsing a Vary header that is not there yet.
   if (res.getHeader('Vary') === undefined) res.setHeader('Vary', 'Accept');
   else res.vary('Accept');
+  if (compression !== undefined) res.vary('Accept-Encoding');
   const html = representation === 'html';
   const payload = html ? renderHtmlPage(result.title ?? endpoint.summary, result.body) : JSON.stringify(result.body);
   if (status === 200 && answersConditionally(endpoint)) {
@@ -92,7 +100,13 @@ function send(req: Request, res: Response, representation: Representation, endpo
       return;
     }
   }
-  sendText(req, res, html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8', payload);
+  await sendText(req, res, html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8', payload, compression);
+}
+
+/** How one-piece answers are compressed: the coding the client asked for (none: plain), from how many bytes. */
+interface BodyCompression {
+  coding: ContentCoding | undefined;
+  minBytes: number;
 }
 
 /**
@@ -102,15 +116,33 @@ function send(req: Request, res: Response, representation: Representation, endpo
  * fresh for (a GET with `If-None-Match: *`, say) and a 205 take res.send itself, which turns
  * them into its bodiless answers.
  */
-function sendText(req: Request, res: Response, contentType: string, payload: string): void {
+async function sendText(
+  req: Request,
+  res: Response,
+  contentType: string,
+  payload: string,
+  compression: BodyCompression | undefined,
+): Promise<void> {
   res.setHeader('Content-Type', contentType);
   if (res.statusCode === 205 || req.fresh) {
     res.send(payload);
     return;
   }
-  res.setHeader('Content-Length', Buffer.byteLength(payload));
+  if (compression === undefined) {
+    res.setHeader('Content-Length', Buffer.byteLength(payload));
+    if (req.method === 'HEAD') res.end();
+    else res.end(payload);
+    return;
+  }
+  // Compressed when the client asks and the body is not tiny (docs/decisions.md, Wire conventions).
+  let body: Buffer = Buffer.from(payload);
+  if (compression.coding !== undefined && body.length >= compression.minBytes) {
+    body = await compressBody(body, compression.coding);
+    res.setHeader('Content-Encoding', compression.coding);
+  }
+  res.setHeader('Content-Length', body.length);
   if (req.method === 'HEAD') res.end();
-  else res.end(payload);
+  else res.end(body);
 }
 
 /** A public endpoint has no account: its scope sees nothing. */
@@ -249,6 +281,8 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       services,
     );
     const result = await endpoint.handler(context);
-    send(req, res, representation, endpoint, result);
+    const { settings } = services;
+    const compression = settings.COMPRESSION ? { coding: negotiateCoding(req), minBytes: settings.COMPRESSION_MIN_BYTES } : undefined;
+    await send(req, res, representation, endpoint, result, compression);
   }
 }
