@@ -1828,7 +1828,7 @@ export interface components {
             parent?: {
                 [key: string]: unknown;
             } | null;
-            /** @description Campaigns the user works on that the account can see; with Include=campaigns. */
+            /** @description Active campaigns the user works on that the account can see; with Include=campaigns. */
             campaigns?: components["schemas"]["Campaign"][];
             /** @description Projects of those campaigns. */
             projects: string[];
