@@ -152,6 +152,11 @@ type Input = Record<string, unknown>;
 type Context = EndpointContext<Input, Input, Input>;
 type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation' | 'dateTimeFormat' | 'countRows'>;
 
+/** How answers rendered in one piece are compressed for this request; undefined with COMPRESSION=false. */
+function bodyCompression(req: Request, settings: AppServices['settings']): BodyCompression | undefined {
+  return settings.COMPRESSION ? { coding: negotiateCoding(req), minBytes: settings.COMPRESSION_MIN_BYTES } : undefined;
+}
+
 /**
  * A handler's context, computed once here so handlers do not repeat it: the project scope,
  * the platform zone, the DateTime format (chosen by the caller), and the cursor options bound
@@ -178,6 +183,12 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
         compression: settings.COMPRESSION ? { coding: negotiateCoding(parsed.req), minBytes: settings.COMPRESSION_MIN_BYTES } : undefined,
         stallTimeoutMs: settings.EXPORT_STALL_TIMEOUT_MS || undefined,
       });
+    },
+    sendText: async (contentType, text) => {
+      const compression = bodyCompression(parsed.req, settings);
+      if (compression !== undefined) parsed.res.vary('Accept-Encoding');
+      await sendText(parsed.req, parsed.res, contentType, text, compression);
+      return undefined;
     },
     db: services.db,
     clock: services.clock,
@@ -281,8 +292,6 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       services,
     );
     const result = await endpoint.handler(context);
-    const { settings } = services;
-    const compression = settings.COMPRESSION ? { coding: negotiateCoding(req), minBytes: settings.COMPRESSION_MIN_BYTES } : undefined;
-    await send(req, res, representation, endpoint, result, compression);
+    await send(req, res, representation, endpoint, result, bodyCompression(req, services.settings));
   }
 }

@@ -156,6 +156,7 @@ describe('compressed one-piece answers', () => {
     ['br', '/api/openapi.json'],
     ['zstd', '/api/myaccount/request/limits'],
     ['gzip', '/api/myaccount/request/limits'],
+    ['br', '/api/docs/reference'],
   ])(
     'when the client accepts %s, then %s comes compressed, varying on Accept-Encoding, with the compressed length, and decodes to the plain body',
     async (coding, path) => {
@@ -172,6 +173,14 @@ describe('compressed one-piece answers', () => {
       expect(packed.headers.etag).toBe(plain.headers.etag);
     },
   );
+
+  it('when a Prometheus scraper accepts gzip, then the metrics text comes compressed', async () => {
+    const res = await get('/api/metrics', 'gzip');
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(Number(res.headers['content-length'])).toBe(res.body.length);
+    expect(decode(res).toString('utf8')).toContain('lcm_http_request_duration_seconds');
+  });
 
   it('when the answer is tiny, then it is plain with its length, still varying on Accept-Encoding', async () => {
     const res = await get('/api/healthz', 'gzip, br');

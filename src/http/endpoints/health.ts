@@ -75,9 +75,8 @@ export function metricsEndpoint(metrics: Metrics, requireAccount = false) {
     counted: false,
     ownMediaType: true,
     representations: ['json'],
-    async handler({ res }) {
-      res.type(metrics.registry.contentType).send(await metrics.text());
-      return undefined;
+    async handler({ sendText }) {
+      return sendText(metrics.registry.contentType, await metrics.text());
     },
   });
 }
