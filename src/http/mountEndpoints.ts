@@ -114,7 +114,8 @@ interface BodyCompression {
  * Content-Type, already with its charset, and Content-Length; no body for HEAD), without the
  * parse and re-format of the Content-Type it makes on every call. A request the answer is
  * fresh for (a GET with `If-None-Match: *`, say) and a 205 take res.send itself, which turns
- * them into its bodiless answers.
+ * them into its bodiless answers. With `compression` (COMPRESSION on), a body of at least
+ * its minBytes goes in the coding the client asked for, its length the compressed one.
  */
 async function sendText(
   req: Request,
