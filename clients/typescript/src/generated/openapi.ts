@@ -56,7 +56,7 @@ export interface paths {
         };
         /**
          * The database and Redis are reachable
-         * @description Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it; so does a read replica that is down (bulk exports then read the primary).
+         * @description Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in Postgres, shared by every node) but reports it; so does a read replica that is down (bulk exports then read the primary).
          *
          *     No authentication.
          *
