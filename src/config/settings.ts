@@ -301,7 +301,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
 /** Where request counters and account-change messages live: one Redis, a Redis Cluster, or none. */
 export type RedisTarget = { cluster: false; url: string } | { cluster: true; rootUrls: string[] };
 
-/** The Redis the settings name (REDIS_URL, REDIS_CLUSTER), or undefined for in-process counting. */
+/** The Redis the settings name (REDIS_URL, REDIS_CLUSTER), or undefined for counting in Postgres. */
 export function redisTarget(s: Pick<Settings, 'REDIS_URL' | 'REDIS_CLUSTER'>): RedisTarget | undefined {
   const flag = s.REDIS_CLUSTER;
   const list = (v: string) =>

@@ -121,7 +121,8 @@ interface UserRow {
 }
 
 /**
- * Users by org code with the ids of their visible campaigns (ordered by campaign code);
+ * Users by org code with the ids of their visible active campaigns (ordered by campaign code:
+ * a User's campaigns are the active campaigns it can access, and its projects theirs);
  * `orgCode` narrows to one user, `limit` caps the count.
  */
 export async function listUsers(db: Knex, scope: ProjectScope, options: { orgCode?: string; limit?: number } = {}): Promise<UserRecord[]> {
@@ -141,7 +142,7 @@ export async function listUsers(db: Knex, scope: ProjectScope, options: { orgCod
       'u.payroll_number',
       db.raw(
         `coalesce((select array_agg(c.id order by c.code) from user_campaigns uc join campaigns c on c.id = uc.campaign_id
-          where uc.user_id = u.id and ${visible.sql}), '{}') as campaign_ids`,
+          where uc.user_id = u.id and c.active and ${visible.sql}), '{}') as campaign_ids`,
         visible.bindings as Knex.RawBinding[],
       ),
     )

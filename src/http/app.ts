@@ -51,7 +51,14 @@ export function createApp(services: AppServices): App {
 
   const https = settings.REQUIRE_HTTPS || settings.TLS_CERT_FILE !== undefined;
   // Probes first: answered before any other middleware, with the headers the chain would give.
-  app.use(healthProbe(securityHeaderList(https), metrics.requests, settings.REQUIRE_HTTPS));
+  app.use(
+    healthProbe(
+      securityHeaderList(https),
+      metrics.requests,
+      settings.REQUIRE_HTTPS,
+      settings.COMPRESSION ? settings.COMPRESSION_MIN_BYTES : undefined,
+    ),
+  );
   app.use(requestLogging(logger));
   app.use(securityHeaders(https));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());

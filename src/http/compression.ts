@@ -1,4 +1,5 @@
 import zlib from 'node:zlib';
+import { promisify } from 'node:util';
 import type { Transform } from 'node:stream';
 import type { Request } from 'express';
 import Negotiator from 'negotiator';
@@ -63,6 +64,25 @@ export function compressor(coding: ContentCoding): Transform {
     });
   }
   return zlib.createGzip({ level: GZIP_LEVEL, chunkSize: CHUNK });
+}
+
+const zstdCompress = promisify(zlib.zstdCompress);
+const brotliCompress = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
+
+/** A body rendered in one piece, compressed whole on zlib's thread pool, at the levels of the streaming compressors. */
+export function compressBody(body: Buffer, coding: ContentCoding): Promise<Buffer> {
+  if (coding === 'zstd') return zstdCompress(body, { params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+  if (coding === 'br') {
+    return brotliCompress(body, {
+      params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+        [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      },
+    });
+  }
+  return gzip(body, { level: GZIP_LEVEL });
 }
 
 /** Emits what the compressor holds so far (a sync flush: the stream goes on). */

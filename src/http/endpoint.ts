@@ -56,6 +56,11 @@ export interface EndpointContext<Q, P, B> {
   readonly cursor: ResponseCursorOptions;
   /** How a bulk export of this request runs: its connection source, the transcoder, compression. */
   readonly exports: ExportOptions;
+  /**
+   * Writes a text rendered in one piece as the answer (a page, the metrics), with its length,
+   * compressed when the client asks (docs/decisions.md, Wire conventions); the handler then returns undefined.
+   */
+  sendText: (contentType: string, text: string) => Promise<undefined>;
   /** Adds rows this request's streamed body wrote to its service's exported rows (lcm_export_rows_total). */
   countRows: (rows: number) => void;
   /** The primary: writes, reads right after a write, small lookups. Exports use `exports.source`. */

@@ -11,13 +11,21 @@ const BODY = JSON.stringify({ status: 'ok' });
  * endpoint gives (body, weak ETag, content type, Vary, security headers, X-Request-Id) and it
  * is timed under the healthz service like any other request; it is not logged, as before. A
  * probe the endpoint would answer otherwise (an Accept without JSON: 406, If-None-Match: 304,
- * plain HTTP where HTTPS is required: 403) takes the full chain.
+ * plain HTTP where HTTPS is required: 403, a compressed body) takes the full chain.
  */
-export function healthProbe(securityHeaders: [string, string][], requests: RequestMetrics, requireHttps: boolean): express.RequestHandler {
+export function healthProbe(
+  securityHeaders: [string, string][],
+  requests: RequestMetrics,
+  requireHttps: boolean,
+  /** COMPRESSION_MIN_BYTES when answers are compressed on request (COMPRESSION), else undefined. */
+  compressFrom: number | undefined,
+): express.RequestHandler {
+  // A body the chain would compress for this client takes the chain.
+  const compressible = compressFrom !== undefined && Buffer.byteLength(BODY) >= compressFrom;
   const headers = [
     ...securityHeaders.flat(),
     'Vary',
-    'Accept',
+    compressFrom === undefined ? 'Accept' : 'Accept, Accept-Encoding',
     'Content-Type',
     'application/json; charset=utf-8',
     'Content-Length',
@@ -32,6 +40,7 @@ export function healthProbe(securityHeaders: [string, string][], requests: Reque
       return next();
     }
     if (requireHttps && !req.secure) return next();
+    if (compressible && req.headers['accept-encoding'] !== undefined) return next();
     const started = performance.now();
     res.writeHead(200, ['X-Request-Id', requestIdOf(req), ...headers]);
     res.end(BODY);

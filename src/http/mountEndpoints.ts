@@ -2,7 +2,7 @@ import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
 import type { ExportOptions } from './exportStream';
-import { negotiateCoding } from './compression';
+import { compressBody, ContentCoding, negotiateCoding } from './compression';
 import { ifNoneMatchMatches } from './conditionalRequest';
 import { poolConnections } from '../data/exportSession';
 import { answersConditionally, toExpressPath } from './endpoint';
@@ -71,7 +71,14 @@ function runMiddleware(handler: express.RequestHandler, req: Request, res: Respo
  * rate-limit and Vary headers set so far stay on it. This is the only place ETags
  * are made (Express's own is switched off in app.ts), so errors and streams never get one.
  */
-function send(req: Request, res: Response, representation: Representation, endpoint: Endpoint, result: EndpointResult): void {
+async function send(
+  req: Request,
+  res: Response,
+  representation: Representation,
+  endpoint: Endpoint,
+  result: EndpointResult,
+  compression: BodyCompression | undefined,
+): Promise<void> {
   if (result === undefined) return; // the handler streamed its own response
   if (result.status === 204 || !('body' in result)) {
     res.status(204).end();
@@ -82,6 +89,7 @@ function send(req: Request, res: Response, representation: Representation, endpo
   // What res.vary does, without parsing a Vary header that is not there yet.
   if (res.getHeader('Vary') === undefined) res.setHeader('Vary', 'Accept');
   else res.vary('Accept');
+  if (compression !== undefined) res.vary('Accept-Encoding');
   const html = representation === 'html';
   const payload = html ? renderHtmlPage(result.title ?? endpoint.summary, result.body) : JSON.stringify(result.body);
   if (status === 200 && answersConditionally(endpoint)) {
@@ -92,7 +100,13 @@ function send(req: Request, res: Response, representation: Representation, endpo
       return;
     }
   }
-  sendText(req, res, html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8', payload);
+  await sendText(req, res, html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8', payload, compression);
+}
+
+/** How one-piece answers are compressed: the coding the client asked for (none: plain), from how many bytes. */
+interface BodyCompression {
+  coding: ContentCoding | undefined;
+  minBytes: number;
 }
 
 /**
@@ -100,17 +114,36 @@ function send(req: Request, res: Response, representation: Representation, endpo
  * Content-Type, already with its charset, and Content-Length; no body for HEAD), without the
  * parse and re-format of the Content-Type it makes on every call. A request the answer is
  * fresh for (a GET with `If-None-Match: *`, say) and a 205 take res.send itself, which turns
- * them into its bodiless answers.
+ * them into its bodiless answers. With `compression` (COMPRESSION on), a body of at least
+ * its minBytes goes in the coding the client asked for, its length the compressed one.
  */
-function sendText(req: Request, res: Response, contentType: string, payload: string): void {
+async function sendText(
+  req: Request,
+  res: Response,
+  contentType: string,
+  payload: string,
+  compression: BodyCompression | undefined,
+): Promise<void> {
   res.setHeader('Content-Type', contentType);
   if (res.statusCode === 205 || req.fresh) {
     res.send(payload);
     return;
   }
-  res.setHeader('Content-Length', Buffer.byteLength(payload));
+  if (compression === undefined) {
+    res.setHeader('Content-Length', Buffer.byteLength(payload));
+    if (req.method === 'HEAD') res.end();
+    else res.end(payload);
+    return;
+  }
+  // Compressed when the client asks and the body is not tiny (docs/decisions.md, Wire conventions).
+  let body: Buffer = Buffer.from(payload);
+  if (compression.coding !== undefined && body.length >= compression.minBytes) {
+    body = await compressBody(body, compression.coding);
+    res.setHeader('Content-Encoding', compression.coding);
+  }
+  res.setHeader('Content-Length', body.length);
   if (req.method === 'HEAD') res.end();
-  else res.end(payload);
+  else res.end(body);
 }
 
 /** A public endpoint has no account: its scope sees nothing. */
@@ -119,6 +152,11 @@ const NO_PROJECTS: ProjectScope = projectScope([]);
 type Input = Record<string, unknown>;
 type Context = EndpointContext<Input, Input, Input>;
 type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation' | 'dateTimeFormat' | 'countRows'>;
+
+/** How answers rendered in one piece are compressed for this request; undefined with COMPRESSION=false. */
+function bodyCompression(req: Request, settings: AppServices['settings']): BodyCompression | undefined {
+  return settings.COMPRESSION ? { coding: negotiateCoding(req), minBytes: settings.COMPRESSION_MIN_BYTES } : undefined;
+}
 
 /**
  * A handler's context, computed once here so handlers do not repeat it: the project scope,
@@ -146,6 +184,12 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
         compression: settings.COMPRESSION ? { coding: negotiateCoding(parsed.req), minBytes: settings.COMPRESSION_MIN_BYTES } : undefined,
         stallTimeoutMs: settings.EXPORT_STALL_TIMEOUT_MS || undefined,
       });
+    },
+    sendText: async (contentType, text) => {
+      const compression = bodyCompression(parsed.req, settings);
+      if (compression !== undefined) parsed.res.vary('Accept-Encoding');
+      await sendText(parsed.req, parsed.res, contentType, text, compression);
+      return undefined;
     },
     db: services.db,
     clock: services.clock,
@@ -214,8 +258,16 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
         throw new HttpProblem('forbidden', `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`);
       }
       if (endpoint.bulk) {
-        // Refused before counting: an export turned away for concurrency spends no quota.
-        res.once('close', options.admission.admit(account.id));
+        // Refused before counting: an export turned away for concurrency spends no quota, but
+        // its 429/503 carries the rate-limit headers like any authenticated answer.
+        let release: () => void;
+        try {
+          release = options.admission.admit(account.id);
+        } catch (err) {
+          if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
+          throw err;
+        }
+        res.once('close', release);
       }
       if (endpoint.counted !== false) {
         const counted = await countRequest(endpoint, account, req, res, services);
@@ -241,6 +293,6 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       services,
     );
     const result = await endpoint.handler(context);
-    send(req, res, representation, endpoint, result);
+    await send(req, res, representation, endpoint, result, bodyCompression(req, services.settings));
   }
 }

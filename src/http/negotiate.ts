@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import Negotiator from 'negotiator';
 import { HttpProblem } from './problem';
 
 /** The representations a service can send; the first listed is the default. */
@@ -13,17 +14,56 @@ const MEDIA: Record<Representation, string> = {
 };
 
 /**
+ * The Accept header with each media range's parameters left out but its `q`: a client that
+ * asks for `application/json; charset=utf-8` (or `text/csv; charset=windows-1252`) asks for
+ * the type, and negotiator would otherwise match a range with parameters only against an
+ * offered type with the same ones. Separators inside quoted values do not split.
+ */
+function withoutMediaParameters(accept: string): string {
+  const ranges: string[] = [];
+  let range = '';
+  let quoted = false;
+  const parts: string[] = [];
+  const endPart = () => {
+    parts.push(range.trim());
+    range = '';
+  };
+  const endRange = () => {
+    endPart();
+    const [type = '', ...params] = parts.splice(0);
+    const q = params.find((p) => /^q\s*=/i.test(p));
+    if (type !== '') ranges.push(q === undefined ? type : `${type};${q.replace(/\s+/g, '')}`);
+  };
+  for (let i = 0; i < accept.length; i++) {
+    const c = accept[i]!;
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+      continue;
+    }
+    if (c === '"') quoted = true;
+    else if (c === ';') endPart();
+    else if (c === ',') endRange();
+    else range += c;
+  }
+  endRange();
+  return ranges.join(', ');
+}
+
+/**
  * Picks the representation for a request: no Accept → the service's default, `*\/*` honoured,
- * nothing acceptable → 406 (docs/decisions.md, Wire). Large-data services list only json or csv, so a
- * text/html-only client gets 406 there.
+ * media type parameters other than `q` ignored, nothing acceptable → 406 (docs/decisions.md,
+ * Wire). Large-data services list only json or csv, so a text/html-only client gets 406 there.
  */
 export function negotiate(req: Request, offered: readonly [Representation, ...Representation[]]): Representation {
-  if (!req.headers.accept || req.headers.accept.trim() === '') return offered[0];
-  const chosen = req.accepts(offered.map((r) => MEDIA[r]));
+  const accept = req.headers.accept;
+  if (!accept || accept.trim() === '') return offered[0];
+  const types = offered.map((r) => MEDIA[r]);
+  const chosen = new Negotiator({ headers: { accept: withoutMediaParameters(accept) } }).mediaType(types);
   if (!chosen) {
-    throw new HttpProblem('not_acceptable', `this service answers ${offered.map((r) => MEDIA[r]).join(' or ')}`);
+    throw new HttpProblem('not_acceptable', `this service answers ${types.join(' or ')}`);
   }
-  return (Object.keys(MEDIA) as Representation[]).find((r) => MEDIA[r] === chosen)!;
+  return offered[types.indexOf(chosen)]!;
 }
 
 export const mediaType = (r: Representation): string => MEDIA[r];

@@ -15,6 +15,11 @@ export function isKnownEncoding(name: string): boolean {
   return name.length > 0 && !NOT_CHARSETS.has(canonical(name)) && iconv.encodingExists(name);
 }
 
+/** Whether `text` survives being written in `encoding` (a known one): no character becomes `?`. */
+export function canEncode(text: string, encoding: string): boolean {
+  return iconv.decode(iconv.encode(text, encoding), encoding) === text;
+}
+
 export function isUtf8(name: string): boolean {
   return canonical(name) === 'utf8';
 }

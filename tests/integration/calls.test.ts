@@ -336,6 +336,21 @@ describe('GET /api/calls', () => {
     expect(problemOf(res).code).toBe('not_acceptable');
   });
 
+  it('when Accept names application/json with parameters (charset, q), then the calls come as JSON, not a 406', async () => {
+    for (const accept of [
+      'application/json; charset=utf-8',
+      'text/html;q=0.9, application/json;charset="UTF-8";q=0.5',
+      'application/json;odata=verbose',
+    ]) {
+      const res = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW }).set('Accept', accept);
+      expect([accept, res.status, res.headers['content-type']]).toEqual([accept, 200, 'application/json; charset=utf-8']);
+      expect(uniqueIds(res)[0]).toBe(ids['a-start']);
+    }
+    // Parameters do not make an unacceptable type acceptable.
+    const refused = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW }).set('Accept', 'text/html; charset=utf-8');
+    expect(refused.status).toBe(406);
+  });
+
   it('when the account lacks the Calls right, then it is a 403', async () => {
     const res = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW }, w.accounts.none.auth);
     expect(res.status).toBe(403);

@@ -392,6 +392,15 @@ describe('GET /api/calls/csv', () => {
     expect(lines(res)[0]).toBe(HEADER.replace(/;/g, '\t'));
   });
 
+  it('when CsvFieldSeparator cannot be written in the Encoding, then it is a 400 naming it; one it can write splits the fields', async () => {
+    const refused = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding: 'windows-1252', CsvFieldSeparator: '😀' });
+    expect(refused.status).toBe(400);
+    expect(problemErrors(refused)).toEqual([{ parameter: 'CsvFieldSeparator', message: 'cannot be written in the chosen Encoding' }]);
+    const section = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding: 'windows-1252', CsvFieldSeparator: '§' });
+    expect(section.status).toBe(200);
+    expect(iconv.decode(section.body as Buffer, 'windows-1252').split('\r\n')[0]).toBe(HEADER.split(';').join('§'));
+  });
+
   it('when CsvFieldSeparator is two characters or a quote, then it is a 400 naming it', async () => {
     for (const sep of ['::', '"']) {
       const res = await csv({ OrgCode: w.units.root, ...WINDOW, CsvFieldSeparator: sep });
@@ -434,6 +443,13 @@ describe('GET /api/calls/csv', () => {
     const res = await csv({ OrgCode: `nobody-${w.id}`, ...WINDOW });
     expect(res.status).toBe(400);
     expect(problemErrors(res)[0]!.parameter).toBe('OrgCode');
+  });
+
+  it('when Accept names text/csv with a charset, then the file comes (the charset is the Encoding parameter)', async () => {
+    const res = await csv({ OrgCode: w.units.root, ...WINDOW }).set('Accept', 'text/csv; charset=windows-1252');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(lines(res)[0]).toBe(HEADER);
   });
 
   it('when the client accepts only text/html, then it is a 406', async () => {

@@ -117,6 +117,29 @@ describe('export admission: per-account and global caps', () => {
     expect(after.status).toBe(200);
     expect(JSON.parse(after.body.toString())).toHaveLength(5);
   });
+
+  it('when an export is refused for the caps, then the 429 and the 503 carry the rate-limit headers of the service, unspent', async () => {
+    const path = `/api/calls?${callsWindow(w)}&Include=campaign`;
+    const full = { Authorization: w.accounts.full.auth };
+    const b2b = { Authorization: w.accounts.b2b.auth };
+    const held: HeldResponse[] = [];
+    try {
+      held.push(await holdResponse(base, path, full), await holdResponse(base, path, full), await holdResponse(base, path, b2b));
+      expect(held.map((h) => h.status)).toEqual([200, 200, 200]);
+      for (const refused of [await request(t.app).get(path).set(full), await request(t.app).get(path).set(b2b)]) {
+        expect([429, 503]).toContain(refused.status);
+        expect(Number(refused.headers['x-rate-limit-limit'])).toBeGreaterThan(0);
+        expect(refused.headers['x-rate-limit-remaining']).toMatch(/^\d+$/);
+        expect(refused.headers['x-rate-limit-reset']).toMatch(/^\d+$/);
+      }
+      // Refusals spend nothing: two in a row show the same remainder.
+      const [first, second] = [await request(t.app).get(path).set(b2b), await request(t.app).get(path).set(b2b)];
+      expect(first.headers['x-rate-limit-remaining']).toBe(second.headers['x-rate-limit-remaining']);
+    } finally {
+      for (const h of held) h.destroy();
+    }
+    await until('no export running', async () => (await request(t.app).get('/api/metrics')).text.includes('lcm_exports_running 0'), inTime);
+  });
 });
 
 describe('connections not had in time', () => {

@@ -149,3 +149,49 @@ describe('compressed exports', () => {
     expect(res.body.equals(plain)).toBe(true);
   });
 });
+
+describe('compressed one-piece answers', () => {
+  it.each([
+    ['gzip', '/api/openapi.json'],
+    ['br', '/api/openapi.json'],
+    ['zstd', '/api/myaccount/request/limits'],
+    ['gzip', '/api/myaccount/request/limits'],
+    ['br', '/api/docs/reference'],
+  ])(
+    'when the client accepts %s, then %s comes compressed, varying on Accept-Encoding, with the compressed length, and decodes to the plain body',
+    async (coding, path) => {
+      const [plain, packed] = [await get(path), await get(path, coding)];
+      expect(plain.status).toBe(200);
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(packed.status).toBe(200);
+      expect(packed.headers['content-encoding']).toBe(coding);
+      expect(packed.headers.vary).toMatch(/Accept-Encoding/i);
+      expect(Number(packed.headers['content-length'])).toBe(packed.body.length);
+      expect(packed.body.length * 3).toBeLessThan(plain.body.length);
+      expect(decode(packed).equals(plain.body)).toBe(true);
+      // The same weak tag names both: a 304 for either coding.
+      expect(packed.headers.etag).toBe(plain.headers.etag);
+    },
+  );
+
+  it('when a Prometheus scraper accepts gzip, then the metrics text comes compressed', async () => {
+    const res = await get('/api/metrics', 'gzip');
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(Number(res.headers['content-length'])).toBe(res.body.length);
+    expect(decode(res).toString('utf8')).toContain('lcm_http_request_duration_seconds');
+  });
+
+  it('when the answer is tiny, then it is plain with its length, still varying on Accept-Encoding', async () => {
+    const res = await get('/api/healthz', 'gzip, br');
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.headers['content-length']).toBe(String(res.body.length));
+    expect(res.headers.vary).toMatch(/Accept-Encoding/i);
+  });
+
+  it('when COMPRESSION=false, then a one-piece answer is plain and does not vary on Accept-Encoding', async () => {
+    const res = await get('/api/openapi.json', 'gzip, br', plainPort);
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.headers.vary ?? '').not.toMatch(/Accept-Encoding/i);
+  });
+});

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
+import { uniq } from '../harness/testApp';
 
 interface Campaign {
   code: string;
@@ -90,6 +91,37 @@ describe('GET /api/users/{OrgCode}', () => {
     const user = res.body as User;
     expect(user.campaigns.map((c) => c.code)).toEqual([w.campaigns.b2b]);
     expect(user.projects).toEqual([w.projects.b2b]);
+  });
+
+  it('when a user works on an inactive campaign, then its campaigns and projects hold only the active ones', async () => {
+    // Names of their own, and no unit: the world's lists in the other tests stay as they are.
+    const id = uniq();
+    const retired = `RETIRED-${id}`;
+    const retiree = `retiree-${id}@example.com`;
+    await t.load(
+      {
+        type: 'campaign',
+        code: retired,
+        name: 'Retired campaign',
+        project: `retired-${id}`,
+        leadDefinition: w.leadDefinition,
+        campaignType: 'Master',
+        active: false,
+      },
+      {
+        type: 'user',
+        orgCode: retiree,
+        username: `retiree-${id}`,
+        name: 'Retiree',
+        campaigns: [w.campaigns.b2b, retired],
+      },
+    );
+    const user = (await get(path('/api/users', retiree), { Include: 'campaigns' })).body as User;
+    expect(user.campaigns.map((c) => c.code)).toEqual([w.campaigns.b2b]);
+    expect(user.projects).toEqual([w.projects.b2b]);
+    // The campaign itself is still listed, as inactive.
+    const all = (await get('/api/campaigns', { Active: 'false' })).body as Campaign[];
+    expect(all.map((c) => c.code)).toContain(retired);
   });
 
   it('when no user has the org code (or it names a unit), then it is a 404', async () => {

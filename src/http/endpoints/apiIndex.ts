@@ -61,11 +61,10 @@ export const apiIndexEndpoint = defineEndpoint({
   counted: false,
   representations: ['json', 'html'],
   response: apiIndexOut,
-  handler({ res, representation }) {
+  handler({ res, sendText, representation }) {
     if (representation === 'html') {
       res.vary('Accept');
-      res.type('text/html; charset=utf-8').send(indexPage());
-      return Promise.resolve(undefined);
+      return sendText('text/html; charset=utf-8', indexPage());
     }
     return Promise.resolve({ body: { name: 'lead-call-api' as const, description: DESCRIPTION, links: LINKS } });
   },

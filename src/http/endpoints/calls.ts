@@ -209,7 +209,7 @@ const callsCsv = defineEndpoint({
   method: 'get',
   path: '/calls/csv',
   summary: 'Calls of a user or an org unit as a CSV file (FlattenedCall rows)',
-  description: `${WINDOW_RULE} One header row with the FlattenedCall field names (the call fields, then campaignCode … organizationalUnit4OrgCode), RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
+  description: `${WINDOW_RULE} One header row with the FlattenedCall field names (the call fields, then campaignCode … organizationalUnit4OrgCode), RFC 4180 quoting with CsvFieldSeparator (default ;; one character the Encoding can write), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. ${SCOPE_RULE}`,
   tags: ['Calls'],
   access: right('Calls', 'Get'),
   representations: ['csv'],

@@ -220,9 +220,8 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     counted: false,
     ownMediaType: true,
     representations: ['html'],
-    handler({ res }) {
-      res.type('text/html; charset=utf-8').send((referencePage ??= renderApiReferencePage()));
-      return Promise.resolve(undefined);
+    handler({ sendText }) {
+      return sendText('text/html; charset=utf-8', (referencePage ??= renderApiReferencePage()));
     },
   });
 
@@ -270,10 +269,9 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     counted: false,
     ownMediaType: true,
     representations: ['html'],
-    handler({ res }) {
+    handler({ sendText }) {
       page ??= renderDocsPage(document());
-      res.type('text/html; charset=utf-8').send(page);
-      return Promise.resolve(undefined);
+      return sendText('text/html; charset=utf-8', page);
     },
   });
 

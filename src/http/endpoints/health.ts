@@ -38,7 +38,7 @@ export const readyzEndpoint = (redisHealthy: (() => boolean) | undefined, replic
     path: '/readyz',
     summary: 'The database and Redis are reachable',
     description:
-      'Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it; ' +
+      'Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in Postgres, shared by every node) but reports it; ' +
       'so does a read replica that is down (bulk exports then read the primary).',
     tags: ['Operations'],
     access: publicAccess,
@@ -75,9 +75,8 @@ export function metricsEndpoint(metrics: Metrics, requireAccount = false) {
     counted: false,
     ownMediaType: true,
     representations: ['json'],
-    async handler({ res }) {
-      res.type(metrics.registry.contentType).send(await metrics.text());
-      return undefined;
+    async handler({ sendText }) {
+      return sendText(metrics.registry.contentType, await metrics.text());
     },
   });
 }

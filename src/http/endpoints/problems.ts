@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Response } from 'express';
-import { defineEndpoint, publicAccess } from '../endpoint';
+import { defineEndpoint, EndpointContext, publicAccess } from '../endpoint';
 import { escapeHtml, renderPage } from '../html';
 import { isProblemCode, notFound } from '../problem';
 import { ProblemType, problemType, problemTypes } from '../problemTypes';
@@ -23,13 +23,14 @@ function problemSection(p: ProblemType): string {
 <h3>Example</h3><pre><code>${escapeHtml(JSON.stringify(p.example, null, 2))}</code></pre>`;
 }
 
+type SendText = EndpointContext<unknown, unknown, unknown>['sendText'];
+
 const FOOTER = '<p class="meta"><a href="/api/problems">All problem types</a> · <a href="/api/docs">API documentation</a></p>';
 const STYLE = 'pre{background:#f3f5f7;padding:.6rem;overflow-x:auto}pre code{background:none}h3{font-size:1rem;margin:1rem 0 .3rem}';
 
-function sendHtml(res: Response, title: string, body: string): undefined {
+function sendHtml({ res, sendText }: { res: Response; sendText: SendText }, title: string, body: string): Promise<undefined> {
   res.vary('Accept');
-  res.type('text/html; charset=utf-8').send(renderPage(title, `<h1>${escapeHtml(title)}</h1>${body}${FOOTER}`, STYLE));
-  return undefined;
+  return sendText('text/html; charset=utf-8', renderPage(title, `<h1>${escapeHtml(title)}</h1>${body}${FOOTER}`, STYLE));
 }
 
 const listProblemTypesEndpoint = defineEndpoint({
@@ -45,11 +46,11 @@ const listProblemTypesEndpoint = defineEndpoint({
   counted: false,
   representations: ['json', 'html'],
   response: z.array(problemTypeOut),
-  handler({ res, representation }) {
+  handler({ res, sendText, representation }) {
     const types = problemTypes();
     if (representation !== 'html') return Promise.resolve({ body: types });
     const index = `<ul>${types.map((p) => `<li><a href="/api/problems/${escapeHtml(p.code)}"><code>${escapeHtml(p.code)}</code></a> ${p.status} ${escapeHtml(p.title)}: ${prose(p.meaning)}</li>`).join('')}</ul>`;
-    return Promise.resolve(sendHtml(res, 'Problem types', index + types.map(problemSection).join('')));
+    return sendHtml({ res, sendText }, 'Problem types', index + types.map(problemSection).join(''));
   },
 });
 
@@ -68,11 +69,11 @@ const getProblemTypeEndpoint = defineEndpoint({
   params: problemTypePath,
   response: problemTypeOut,
   errorStatuses: [404],
-  handler({ res, params, representation }) {
+  handler({ res, sendText, params, representation }) {
     if (!isProblemCode(params.Code)) throw notFound(`no problem type ${params.Code}`);
     const p = problemType(params.Code);
     if (representation !== 'html') return Promise.resolve({ body: p });
-    return Promise.resolve(sendHtml(res, `Problem: ${p.title}`, problemSection(p)));
+    return sendHtml({ res, sendText }, `Problem: ${p.title}`, problemSection(p));
   },
 });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isKnownEncoding } from '../../streams/encoding';
+import { canEncode, isKnownEncoding } from '../../streams/encoding';
 import { isValidCsvSeparator } from '../../streams/csv';
 import { dateTimeParam, includeParam, limitParam, timeSpanParam } from './common';
 import { fieldShape } from './fieldSchemas';
@@ -43,12 +43,18 @@ export const separatorParam = z
   .refine(isValidCsvSeparator, { message: 'must be one character other than ", ], \\, CR or LF' })
   .meta({ description: 'Field separator, one character (`%09` for tab).', example: ';' });
 
-export const callsCsvQuery = z.object({
-  OrgCode: orgCodeParam,
-  ...windowQuery,
-  Encoding: encodingParam.optional(),
-  CsvFieldSeparator: separatorParam.optional(),
-});
+export const callsCsvQuery = z
+  .object({
+    OrgCode: orgCodeParam,
+    ...windowQuery,
+    Encoding: encodingParam.optional(),
+    CsvFieldSeparator: separatorParam.optional(),
+  })
+  // A separator the encoding cannot write would come out as `?`, and no reader could split the file.
+  .refine((q) => q.CsvFieldSeparator === undefined || q.Encoding === undefined || canEncode(q.CsvFieldSeparator, q.Encoding), {
+    path: ['CsvFieldSeparator'],
+    message: 'cannot be written in the chosen Encoding',
+  });
 
 export const recordingsPath = z.object({
   UniqueId: z.string().min(1).meta({ description: 'Unique id of the call.', example: 'demo-call-0009' }),

@@ -54,7 +54,7 @@ export const userOut = z
     campaigns: z
       .array(campaignOut)
       .optional()
-      .meta({ description: 'Campaigns the user works on that the account can see; with Include=campaigns.' }),
+      .meta({ description: 'Active campaigns the user works on that the account can see; with Include=campaigns.' }),
     projects: z.array(z.string()).meta({ description: 'Projects of those campaigns.' }),
     roles: z.array(z.string()),
     employeeNumber: z.string().optional(),

@@ -56,7 +56,7 @@ export interface paths {
         };
         /**
          * The database and Redis are reachable
-         * @description Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in-process) but reports it; so does a read replica that is down (bulk exports then read the primary).
+         * @description Answers 503 when the database is down. Redis down still answers 200 (requests are then counted in Postgres, shared by every node) but reports it; so does a read replica that is down (bulk exports then read the primary).
          *
          *     No authentication.
          *
@@ -470,7 +470,7 @@ export interface paths {
         };
         /**
          * Calls of a user or an org unit as a CSV file (FlattenedCall rows)
-         * @description Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging). One header row with the FlattenedCall field names (the call fields, then campaignCode … organizationalUnit4OrgCode), RFC 4180 quoting with CsvFieldSeparator (default ;), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. Calls of campaigns outside the account's projects are left out.
+         * @description Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging). One header row with the FlattenedCall field names (the call fields, then campaignCode … organizationalUnit4OrgCode), RFC 4180 quoting with CsvFieldSeparator (default ;; one character the Encoding can write), CRLF line ends, absent values empty. Encoding: any encoding iconv-lite knows (default utf-8). The attachment is named Calls-{OrgCode}-{StartTime:yyyyMMddHHmmss}-{EndTime:yyyyMMddHHmmss}.csv in platform time. Calls of campaigns outside the account's projects are left out.
          *
          *     Requires the Get right on Calls.
          *
@@ -1828,7 +1828,7 @@ export interface components {
             parent?: {
                 [key: string]: unknown;
             } | null;
-            /** @description Campaigns the user works on that the account can see; with Include=campaigns. */
+            /** @description Active campaigns the user works on that the account can see; with Include=campaigns. */
             campaigns?: components["schemas"]["Campaign"][];
             /** @description Projects of those campaigns. */
             projects: string[];
