@@ -45,14 +45,12 @@ const ZSTD_LEVEL = 1;
  * compressor holds less memory.
  */
 const ZSTD_WINDOW_LOG = 17;
+const ZSTD_PARAMS = { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL, [zlib.constants.ZSTD_c_windowLog]: ZSTD_WINDOW_LOG };
 
 /** A streaming compressor for the coding. */
 export function compressor(coding: ContentCoding): Transform {
   if (coding === 'zstd') {
-    return zlib.createZstdCompress({
-      chunkSize: CHUNK,
-      params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL, [zlib.constants.ZSTD_c_windowLog]: ZSTD_WINDOW_LOG },
-    });
+    return zlib.createZstdCompress({ chunkSize: CHUNK, params: ZSTD_PARAMS });
   }
   if (coding === 'br') {
     return zlib.createBrotliCompress({
@@ -72,7 +70,7 @@ const gzip = promisify(zlib.gzip);
 
 /** A body rendered in one piece, compressed whole on zlib's thread pool, at the levels of the streaming compressors. */
 export function compressBody(body: Buffer, coding: ContentCoding): Promise<Buffer> {
-  if (coding === 'zstd') return zstdCompress(body, { params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+  if (coding === 'zstd') return zstdCompress(body, { params: ZSTD_PARAMS });
   if (coding === 'br') {
     return brotliCompress(body, {
       params: {

@@ -129,18 +129,17 @@ async function sendText(
     res.send(payload);
     return;
   }
-  if (compression === undefined) {
-    res.setHeader('Content-Length', Buffer.byteLength(payload));
+  const length = Buffer.byteLength(payload);
+  // Compressed when the client asks and the body is not tiny (docs/decisions.md, Wire conventions).
+  const coding = compression !== undefined && length >= compression.minBytes ? compression.coding : undefined;
+  if (coding === undefined) {
+    res.setHeader('Content-Length', length);
     if (req.method === 'HEAD') res.end();
     else res.end(payload);
     return;
   }
-  // Compressed when the client asks and the body is not tiny (docs/decisions.md, Wire conventions).
-  let body: Buffer = Buffer.from(payload);
-  if (compression.coding !== undefined && body.length >= compression.minBytes) {
-    body = await compressBody(body, compression.coding);
-    res.setHeader('Content-Encoding', compression.coding);
-  }
+  const body = await compressBody(Buffer.from(payload), coding);
+  res.setHeader('Content-Encoding', coding);
   res.setHeader('Content-Length', body.length);
   if (req.method === 'HEAD') res.end();
   else res.end(body);
