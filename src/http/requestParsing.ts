@@ -4,8 +4,8 @@ import { textProblem, findValueProblem } from '../domain/textSafety';
 
 /**
  * Query parameters (docs/decisions.md, Wire): names are case-insensitive, array parameters take
- * comma-separated values, repeated parameters or both, unknown names are ignored, and a bad
- * value is a 400 naming the parameter.
+ * comma-separated values, repeated parameters (also as `Name[]` or `Name[0]`) or both, unknown
+ * names are ignored, and a bad value is a 400 naming the parameter.
  */
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
@@ -44,11 +44,14 @@ function flatten(value: unknown): string[] {
   return [value as string];
 }
 
+const LIST_SUFFIX = /\[\d*\]$/;
+
 /** Maps raw query input onto the schema's canonical names, before validation. */
 export function normalizeQuery(raw: Record<string, unknown>, schema: AnyObject): Record<string, unknown> {
   const byLower = new Map<string, string[]>();
   for (const [key, value] of Object.entries(raw)) {
-    const k = key.toLowerCase();
+    // `Include[]=a` and `Include[0]=a` (the list forms of axios, jQuery and PHP clients) name `Include`.
+    const k = key.toLowerCase().replace(LIST_SUFFIX, '');
     byLower.set(k, [...(byLower.get(k) ?? []), ...flatten(value)]);
   }
   const out: Record<string, unknown> = {};

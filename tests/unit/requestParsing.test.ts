@@ -33,6 +33,15 @@ describe('query parameters', () => {
     ]);
   });
 
+  it('when a list comes in the bracket forms of axios, jQuery or PHP clients, then those are the same parameter', () => {
+    expect(normalizeQuery({ OrgCode: 'A', 'Include[]': ['user', 'campaign'] }, schema).Include).toEqual(['user', 'campaign']);
+    expect(normalizeQuery({ 'orgCode[]': 'A', 'include[0]': 'user', 'include[1]': 'campaign' }, schema)).toEqual({
+      OrgCode: 'A',
+      Include: ['user', 'campaign'],
+    });
+    expect(normalizeQuery({ OrgCode: 'A', 'Include[x]': 'user' }, schema).Include).toBeUndefined();
+  });
+
   it('when a scalar is a tab or a space, then it is kept as given (a CSV separator)', () => {
     expect(normalizeQuery({ OrgCode: 'A', csvfieldseparator: '\t' }, schema).CsvFieldSeparator).toBe('\t');
     expect(normalizeQuery({ OrgCode: 'A', csvfieldseparator: ' ' }, schema).CsvFieldSeparator).toBe(' ');
