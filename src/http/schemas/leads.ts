@@ -269,6 +269,15 @@ export const leadOut = z
 
 // ---- lead changes -----------------------------------------------------------------------------
 
+/** The statuses a patch may set: the administrative moves of the lifecycle. */
+const ADMINISTRATIVE_STATUSES = ['Removed', 'DoNotCall'] as const;
+
+/** Enumeration names are matched case-insensitively on input (docs/decisions.md, Wire conventions). */
+function administrativeStatusName(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  return ADMINISTRATIVE_STATUSES.find((name) => name.toLowerCase() === value.toLowerCase()) ?? value;
+}
+
 /** The properties of a lead a merge patch may name; every other lead property is a 400. */
 export const LEAD_PATCH_PROPERTIES = ['data', 'priority', 'status'] as const;
 
@@ -293,7 +302,12 @@ export const leadPatchBody = z
       .optional()
       .meta({ description: "The lead's priority.", example: 10 }),
     status: z
-      .enum(['Removed', 'DoNotCall'], { message: 'must be Removed or DoNotCall (administrative moves); Anonymized has its own endpoint' })
+      .preprocess(
+        administrativeStatusName,
+        z.enum(ADMINISTRATIVE_STATUSES, {
+          message: 'must be Removed or DoNotCall (administrative moves); Anonymized has its own endpoint',
+        }),
+      )
       .optional()
       .meta({
         description:
