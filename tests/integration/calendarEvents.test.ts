@@ -405,6 +405,18 @@ describe('calendar events', () => {
       expect((await t.db<EventRow>('calendar_events').where({ unique_id: id }).first())!.title).toBe('Keep');
     });
 
+    it('when the body leaves uniqueId out, or sends it null or empty, then the path names the event and it is replaced', async () => {
+      for (const uniqueId of [undefined, null, '']) {
+        const id = await created({ title: 'Before' });
+        const res = await put(id, {
+          ...newEvent({ title: `After ${JSON.stringify(uniqueId) ?? 'absent'}` }),
+          ...(uniqueId === undefined ? {} : { uniqueId }),
+        });
+        expect(res.status).toBe(200);
+        expect(eventOf(res)).toMatchObject({ uniqueId: id, title: `After ${JSON.stringify(uniqueId) ?? 'absent'}` });
+      }
+    });
+
     it('when a field is missing, then a 400 names it (a PUT is a full replacement)', async () => {
       const id = await created();
       const body: Record<string, unknown> = { ...newEvent(), uniqueId: id };
@@ -567,9 +579,22 @@ describe('calendar events', () => {
       expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeDefined();
     });
 
-    it('when there is no body, then 400 and the event stays', async () => {
+    it('when there is no body, or it names no uniqueId, then the path names the event: 204 and it is gone', async () => {
+      for (const body of [undefined, {}, { uniqueId: null }, { uniqueId: '' }]) {
+        const id = await created();
+        const res = await del(id, body);
+        expect(res.status).toBe(204);
+        expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeUndefined();
+      }
+    });
+
+    it('when the body is not a JSON object, then 400 and the event stays', async () => {
       const id = await created();
-      const res = await del(id, undefined);
+      const res = await request(t.app)
+        .delete(`/api/calendars/events/${encodeURIComponent(id)}`)
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/json')
+        .send('"just a string"');
       expect(res.status).toBe(400);
       expect(problemOf(res).code).toBe('invalid_body');
       expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeDefined();

@@ -82,15 +82,23 @@ export const createCalendarEventBody = z
     },
   });
 
+/** The body's copy of the path's UniqueId: absent, null or empty means the path's; another id is a 400. */
+const bodyUniqueId = z
+  .string({ message: 'must be a string' })
+  .trim()
+  .max(200)
+  .nullish()
+  .meta({ description: 'The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out.' });
+
 export const replaceCalendarEventBody = z
   .object({
-    uniqueId: requiredText(200, 'Must equal the UniqueId of the path.'),
+    uniqueId: bodyUniqueId,
     ...eventFields,
   })
   .superRefine(startNotAfterEnd)
   .meta({
     id: 'CalendarEventReplacement',
-    description: 'The whole event; every property is required.',
+    description: 'The whole event; every property but uniqueId is required.',
     example: {
       uniqueId: 'demo-event-001',
       calendarCode: 'B2B-SALES-CAL',
@@ -105,7 +113,7 @@ export const replaceCalendarEventBody = z
   });
 
 export const deleteCalendarEventBody = z
-  .object({ uniqueId: requiredText(200, 'Must equal the UniqueId of the path.') })
+  .object({ uniqueId: bodyUniqueId })
   .meta({ id: 'CalendarEventDeletion', example: { uniqueId: 'demo-event-001' } });
 
 export const calendarEventOut = z

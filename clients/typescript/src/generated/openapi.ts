@@ -265,7 +265,7 @@ export interface paths {
         get?: never;
         /**
          * Replace a calendar event
-         * @description Full replacement: every property is required and the body uniqueId must equal the path (else 400). The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.
+         * @description Full replacement: every property is required but uniqueId, which, when given, must equal the path (else 400). The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.
          *
          *     Requires the Put right on CalendarEvents.
          *
@@ -277,7 +277,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a calendar event
-         * @description The body `{ "uniqueId" }` is required and must equal the path (else 400), a guard against deleting the wrong event. Answers 204 No Content. An unknown event, or one outside the account's projects, is a 404.
+         * @description The body `{ "uniqueId" }`, when sent, must equal the path (else 400), a guard against deleting the wrong event; without a body (or a uniqueId) the path names the event. Answers 204 No Content. An unknown event, or one outside the account's projects, is a 404.
          *
          *     Requires the Delete right on CalendarEvents.
          *
@@ -1435,7 +1435,7 @@ export interface components {
             externalId: string;
         };
         /**
-         * @description The whole event; every property is required.
+         * @description The whole event; every property but uniqueId is required.
          * @example {
          *       "uniqueId": "demo-event-001",
          *       "calendarCode": "B2B-SALES-CAL",
@@ -1449,8 +1449,8 @@ export interface components {
          *     }
          */
         CalendarEventReplacement: {
-            /** @description Must equal the UniqueId of the path. */
-            uniqueId: string;
+            /** @description The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out. */
+            uniqueId?: string | null;
             /** @description Code of an existing calendar in one of the account’s projects. */
             calendarCode: string;
             /** @description Unique id of the lead the event is about. */
@@ -1480,8 +1480,8 @@ export interface components {
          *     }
          */
         CalendarEventDeletion: {
-            /** @description Must equal the UniqueId of the path. */
-            uniqueId: string;
+            /** @description The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out. */
+            uniqueId?: string | null;
         };
         /**
          * @description A JSON merge patch (RFC 7396) of a lead: properties left out stay as they are.
@@ -3891,7 +3891,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["CalendarEventDeletion"];
             };
