@@ -313,6 +313,20 @@ describe('calendar events', () => {
       },
     );
 
+    it('when notes, source and externalId are null (as .NET clients send an empty string), then they are stored empty', async () => {
+      const res = await post(newEvent({ notes: null, source: null, externalId: null }));
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ notes: '', source: '', externalId: '' });
+    });
+
+    it('when the title is null or a number, then a 400 says it must be a string', async () => {
+      for (const title of [null, 42]) {
+        const res = await post(newEvent({ title }));
+        expect(res.status).toBe(400);
+        expect(problemOf(res).errors).toEqual([{ field: 'title', message: 'must be a string' }]);
+      }
+    });
+
     it('when the title is empty or not a string, then a 400 names it', async () => {
       for (const title of ['  ', 42]) {
         const res = await post(newEvent({ title }));

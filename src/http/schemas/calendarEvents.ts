@@ -43,9 +43,18 @@ export const calendarEventUniqueIdParams = z.object({
   UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the calendar event.', example: 'demo-event-001' }),
 });
 
-const text = (max: number, description: string) => z.string().max(max).meta({ description });
+/** A text that may be empty; `null`, which clients send for an empty string (.NET's default), is read as empty. */
+const text = (max: number, description: string) =>
+  z
+    .preprocess((v) => (v === null ? '' : v), z.string({ message: 'must be a string' }).max(max, `must be at most ${max} characters`))
+    .meta({ description: `${description} \`null\` is read as empty.` });
 const requiredText = (max: number, description: string) =>
-  z.string().trim().min(1, { message: 'must not be empty' }).max(max).meta({ description });
+  z
+    .string({ message: 'must be a string' })
+    .trim()
+    .min(1, { message: 'must not be empty' })
+    .max(max, `must be at most ${max} characters`)
+    .meta({ description });
 
 const eventFields = {
   calendarCode: requiredText(200, 'Code of an existing calendar in one of the account’s projects.'),

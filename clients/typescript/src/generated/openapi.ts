@@ -1417,7 +1417,7 @@ export interface components {
             leadUniqueId: string;
             /** @description Title of the event. */
             title: string;
-            /** @description Notes; may be empty. */
+            /** @description Notes; may be empty. `null` is read as empty. */
             notes: string;
             /**
              * @description Start (ISO 8601; without an offset it is platform local time).
@@ -1429,9 +1429,9 @@ export interface components {
              * @example 2026-11-16T08:00:00
              */
             end: string;
-            /** @description Source of the event (the system it comes from); may be empty. */
+            /** @description Source of the event (the system it comes from); may be empty. `null` is read as empty. */
             source: string;
-            /** @description Id of the event in the external system; may be empty. */
+            /** @description Id of the event in the external system; may be empty. `null` is read as empty. */
             externalId: string;
         };
         /**
@@ -1457,7 +1457,7 @@ export interface components {
             leadUniqueId: string;
             /** @description Title of the event. */
             title: string;
-            /** @description Notes; may be empty. */
+            /** @description Notes; may be empty. `null` is read as empty. */
             notes: string;
             /**
              * @description Start (ISO 8601; without an offset it is platform local time).
@@ -1469,9 +1469,9 @@ export interface components {
              * @example 2026-11-16T08:00:00
              */
             end: string;
-            /** @description Source of the event (the system it comes from); may be empty. */
+            /** @description Source of the event (the system it comes from); may be empty. `null` is read as empty. */
             source: string;
-            /** @description Id of the event in the external system; may be empty. */
+            /** @description Id of the event in the external system; may be empty. `null` is read as empty. */
             externalId: string;
         };
         /**
