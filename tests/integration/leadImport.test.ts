@@ -114,6 +114,16 @@ describe('POST /api/leads', () => {
       expect((none.body as ImportResult).pool).toMatch(/^\(auto\) /);
     });
 
+    it('when a pool name of 200 characters comes with spaces around it, then it is trimmed and taken; 201 characters are a 400', async () => {
+      const name = `${w.id} `.padEnd(200, 'p');
+      const padded = await post({ CampaignCode: w.campaigns.b2b, Data: validData(), LeadPool: `  ${name}  ` });
+      expect(padded.status).toBe(200);
+      expect((padded.body as ImportResult).pool).toBe(name);
+      const tooLong = await post({ CampaignCode: w.campaigns.b2b, Data: validData(), LeadPool: `${name}q` });
+      expect(tooLong.status).toBe(400);
+      expect((tooLong.body as Problem).errors).toEqual([{ field: 'LeadPool', message: 'must be at most 200 characters' }]);
+    });
+
     it('when every field type gets a valid value, then the lead is accepted', async () => {
       const res = await post({
         CampaignCode: typed,

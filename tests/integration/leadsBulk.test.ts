@@ -121,6 +121,21 @@ describe('POST /api/leads/bulk', () => {
       expect(leads.get(results[2]!.uniqueId!)!.pool).toBe(pool);
     });
 
+    it("when a row's pool name of 200 characters comes with spaces around it, then it is trimmed and taken; 201 characters fail the row", async () => {
+      const name = `${w.id} row `.padEnd(200, 'p');
+      const res = await bulk(
+        JSON.stringify([
+          { Data: { Name: 'A', Telefon: '+45 1234' }, LeadPool: `  ${name}  ` },
+          { Data: { Name: 'B', Telefon: '+45 1234' }, LeadPool: `${name}q` },
+        ]),
+        'application/json',
+      );
+      const results = res.body as RowResult[];
+      expect(results.map((r) => r.success)).toEqual([true, false]);
+      expect(results[1]!.errors).toEqual([{ field: 'LeadPool', message: 'must be at most 200 characters' }]);
+      expect((await stored(results)).get(results[0]!.uniqueId!)!.pool).toBe(name);
+    });
+
     it('when the request names a LeadPool, then rows without their own pool go into it', async () => {
       const pool = `Request pool ${w.id}`;
       const res = await bulk(JSON.stringify([{ Name: 'A', Telefon: '+45 1234' }]), 'application/json', { LeadPool: pool });

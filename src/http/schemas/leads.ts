@@ -75,7 +75,7 @@ export const importLeadBody = z.object({
     description: "Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string.",
     example: { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' },
   }),
-  LeadPool: z.string({ message: 'must be a string' }).max(200, 'must be at most 200 characters').nullish().meta({
+  LeadPool: z.string({ message: 'must be a string' }).trim().max(200, 'must be at most 200 characters').nullish().meta({
     description:
       'Name of the lead pool (created when missing); `Pool` is accepted too. Absent or blank: `(auto) yyyy-MM-dd` of the platform-local date.',
   }),
