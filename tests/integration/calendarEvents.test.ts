@@ -229,6 +229,20 @@ describe('calendar events', () => {
       expect(ids(res)).toEqual(expected());
     });
 
+    it('when Project names several patterns, comma-separated or repeated, then the events of each match return', async () => {
+      const expected = [ev.b2bOther.uniqueId, ev.b2b.uniqueId, ev.retail.uniqueId];
+      const commas = await list({ Project: `B2B-${w.id}*,${w.projects.retail}` });
+      expect(commas.status).toBe(200);
+      expect(ids(commas)).toEqual(expected);
+      const repeated = await request(t.app)
+        .get('/api/calendars/events')
+        .query(
+          `FromDate=${encodeURIComponent(from)}&ToDate=${encodeURIComponent(to)}&Project=B2B-${w.id}*&project=${encodeURIComponent(w.projects.retail)}`,
+        )
+        .set('Authorization', w.accounts.full.auth);
+      expect(ids(repeated)).toEqual(expected);
+    });
+
     it('when Project is absent, then events of every visible calendar in the interval return, ordered by start', async () => {
       const res = await list({});
       expect(res.status).toBe(200);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateTimeOut, dateTimeParam } from './common';
+import { dateTimeOut, dateTimeParam, listParam } from './common';
 
 /**
  * Request and response schemas of the calendar event endpoints (docs/decisions.md, Calendar events). The interval
@@ -30,10 +30,10 @@ export const calendarEventsByCalendarQuery = z.object(interval).superRefine(toDa
 
 export const calendarEventsQuery = z
   .object({
-    Project: z.string().max(500).optional().meta({
+    Project: listParam.optional().meta({
       description:
-        'Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive; or a project unique id (GET /projects). Narrows the projects the account may see; absent = all of them.',
-      example: 'B2B*',
+        'Project name globs (`*` is zero or more characters, `?` exactly one; anchored and case-insensitive) or project unique ids (GET /projects), comma-separated or repeated. Narrows the projects the account may see; absent = all of them.',
+      example: ['B2B*'],
     }),
     ...interval,
   })

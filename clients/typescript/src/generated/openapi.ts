@@ -3282,8 +3282,8 @@ export interface operations {
     listCalendarEvents: {
         parameters: {
             query: {
-                /** @description Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive; or a project unique id (GET /projects). Narrows the projects the account may see; absent = all of them. The name is case-insensitive. */
-                Project?: string;
+                /** @description Project name globs (`*` is zero or more characters, `?` exactly one; anchored and case-insensitive) or project unique ids (GET /projects), comma-separated or repeated. Narrows the projects the account may see; absent = all of them. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                Project?: string[];
                 /** @description Start of the searched interval (inclusive). ISO 8601; without an offset it is platform local time. The name is case-insensitive. */
                 FromDate: string;
                 /** @description End of the searched interval (exclusive); must be after FromDate. The name is case-insensitive. */
