@@ -136,6 +136,22 @@ describe('POST /api/leads/bulk', () => {
       expect((await stored(results)).get(results[0]!.uniqueId!)!.pool).toBe(name);
     });
 
+    it('when a body starts with a UTF-8 byte order mark (as Windows editors save files), then every format reads it as without one', async () => {
+      const row = { Name: 'Køge', Telefon: '+45 1234' };
+      for (const [type, text] of [
+        ['application/json', JSON.stringify([row])],
+        ['application/x-ndjson', JSON.stringify(row) + '\n'],
+        ['text/csv', 'Name;Telefon\r\nKøge;+45 1234\r\n'],
+      ]) {
+        // U+FEFF sent as UTF-8 is the bytes EF BB BF (a Buffer with a JSON type would be sent as its JSON form).
+        const res = await bulk(`\ufeff${text}`, type!);
+        expect([type, res.status]).toEqual([type, 200]);
+        const results = res.body as RowResult[];
+        expect(results).toEqual([expect.objectContaining({ row: 1, success: true })]);
+        expect([...(await stored(results)).values()][0]!.data).toMatchObject({ Name: 'Køge' });
+      }
+    });
+
     it('when the request names a LeadPool, then rows without their own pool go into it', async () => {
       const pool = `Request pool ${w.id}`;
       const res = await bulk(JSON.stringify([{ Name: 'A', Telefon: '+45 1234' }]), 'application/json', { LeadPool: pool });
