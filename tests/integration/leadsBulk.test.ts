@@ -1,4 +1,5 @@
 import http from 'node:http';
+import zlib from 'node:zlib';
 import request from 'supertest';
 import iconv from 'iconv-lite';
 import type { ProblemFieldError } from '../../src/http/problem';
@@ -150,6 +151,31 @@ describe('POST /api/leads/bulk', () => {
         expect(results).toEqual([expect.objectContaining({ row: 1, success: true })]);
         expect([...(await stored(results)).values()][0]!.data).toMatchObject({ Name: 'Køge' });
       }
+    });
+
+    it('when a body comes gzip, deflate or br compressed (Content-Encoding), then it is decoded and its rows stored', async () => {
+      const csv = 'Name;Telefon\r\nKøge;+45 1234\r\n';
+      const ndjson = JSON.stringify({ Name: 'Køge', Telefon: '+45 1234' }) + '\n';
+      for (const [coding, type, body] of [
+        ['gzip', 'text/csv', zlib.gzipSync(csv)],
+        ['deflate', 'application/x-ndjson', zlib.deflateSync(ndjson)],
+        ['br', 'text/csv', zlib.brotliCompressSync(csv)],
+      ] as const) {
+        const res = await bulk(body, type).set('Content-Encoding', coding);
+        expect([coding, res.status]).toEqual([coding, 200]);
+        const results = res.body as RowResult[];
+        expect(results).toEqual([expect.objectContaining({ row: 1, success: true })]);
+        expect([...(await stored(results)).values()][0]!.data).toMatchObject({ Name: 'Køge' });
+      }
+    });
+
+    it('when the Content-Encoding is one the server cannot decode, then 415 naming it; when the bytes are not valid in it, then 400', async () => {
+      const unknown = await bulk('Name;Telefon\r\nA;+45 1234\r\n', 'text/csv').set('Content-Encoding', 'compress');
+      expect(unknown.status).toBe(415);
+      expect((unknown.body as { code: string; detail: string }).detail).toContain('compress');
+      const broken = await bulk(Buffer.from('Name;Telefon\r\nA;+45 1234\r\n'), 'text/csv').set('Content-Encoding', 'gzip');
+      expect(broken.status).toBe(400);
+      expect(broken.body).toMatchObject({ code: 'invalid_body', detail: expect.stringContaining('not valid gzip') as string });
     });
 
     it('when the request names a LeadPool, then rows without their own pool go into it', async () => {
