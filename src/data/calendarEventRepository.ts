@@ -97,15 +97,20 @@ export async function listCalendarEvents(
 
 /**
  * Events of every visible calendar overlapping the interval, optionally only calendars whose
- * project matches `projectPattern` (`*`, `?`; anchored, case-insensitive) — an intersection
+ * project matches one of `projectPatterns` (`*`, `?`; anchored, case-insensitive; or project unique ids) — an intersection
  * with the account's patterns, never a widening.
  */
-export async function listEvents(db: Knex, interval: Interval, scope: ProjectScope, projectPattern?: string): Promise<CalendarEvent[]> {
+export async function listEvents(
+  db: Knex,
+  interval: Interval,
+  scope: ProjectScope,
+  projectPatterns?: readonly string[],
+): Promise<CalendarEvent[]> {
   const visible = projectVisibleSql('c.project', scope);
   const bindings = sqlBindings([...visible.bindings, ...overlapBindings(interval)]);
   let projectFilter = '';
-  if (projectPattern !== undefined) {
-    const selected = projectSelectedSql('c.project', [projectPattern]);
+  if (projectPatterns !== undefined) {
+    const selected = projectSelectedSql('c.project', projectPatterns);
     projectFilter = `and ${selected.sql}`;
     bindings.push(...selected.bindings);
   }

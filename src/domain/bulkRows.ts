@@ -72,7 +72,7 @@ export function parseBulkRow(value: unknown, maxValueBytes: number): BulkRowPars
       case 'pool':
         if (v === null || v === undefined) break;
         if (typeof v !== 'string') errors.push({ field: key, message: 'must be a string' });
-        else if (v.length > MAX_POOL_NAME) errors.push({ field: key, message: `must be at most ${MAX_POOL_NAME} characters` });
+        else if (v.trim().length > MAX_POOL_NAME) errors.push({ field: key, message: `must be at most ${MAX_POOL_NAME} characters` });
         else if (textProblem(v)) errors.push({ field: key, message: textProblem(v)! });
         else if (v.trim() !== '') input.pool = v.trim();
         break;

@@ -61,12 +61,25 @@ export interface DuplicateSearch {
 
 const SEARCH_SCOPES = { Campaign: 'campaign', Project: 'project', Account: 'account' } as const;
 
+/** No lead is uploaded before the earliest DateTime the API takes (docs/decisions.md, DateTime and TimeSpan). */
+const EARLIEST_UPLOAD_MS = Date.UTC(1899, 11, 31);
+
+/**
+ * The earliest upload time a window counts; none when it reaches back before any upload
+ * (`P999999999Y`, the .NET `TimeSpan.MaxValue`): such a window is any age, not a time Postgres
+ * or a JavaScript Date cannot hold.
+ */
+function windowStart(now: Date, window: TimeSpan, zone: string): Date | undefined {
+  const since = addTimeSpan(now, { ...window, negative: !window.negative }, zone);
+  return since.getTime() >= EARLIEST_UPLOAD_MS ? since : undefined;
+}
+
 /** The search a rule makes at `now`, for the single and the bulk import alike. */
 export function duplicateSearch(rule: DuplicateRule, now: Date, zone: string): DuplicateSearch {
-  const window = rule.window;
+  const since = rule.window === undefined ? undefined : windowStart(now, rule.window, zone);
   return {
     scope: SEARCH_SCOPES[rule.check],
-    ...(window !== undefined ? { since: addTimeSpan(now, { ...window, negative: !window.negative }, zone) } : {}),
+    ...(since !== undefined ? { since } : {}),
     ...(rule.statuses === 'All' ? {} : { statuses: OPEN_LEAD_STATUSES.map((s) => LeadStatus.toNumber(s)) }),
   };
 }

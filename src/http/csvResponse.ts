@@ -3,11 +3,20 @@ import type { Response } from 'express';
 import { encoderStream, isUtf8 } from '../streams/encoding';
 import { rowsToText } from '../streams/rowsToText';
 
+/**
+ * Characters a file name cannot hold on common systems become `_`: a `/` in a saved search's
+ * name or an org code (`TRYG Forsikring A/S`) would otherwise leave only what follows it, as
+ * attachment() keeps the last path segment. Control characters are the ones outside 20–7E and 80–FFFF.
+ */
+function fileNameOf(name: string): string {
+  return name.replace(/[\\/:*?"<>|]|[^\u0020-\u007e\u0080-\uffff]/g, '_');
+}
+
 /** Sets the headers of a CSV download: `text/csv; charset={encoding}` and an attachment name. */
 export function setCsvHeaders(res: Response, encoding: string, fileName: string): void {
   res.status(200);
   // attachment() also sets a Content-Type from the extension: the charset goes on after it.
-  res.attachment(fileName);
+  res.attachment(fileNameOf(fileName));
   res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
 }
 

@@ -125,6 +125,8 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
    * media types with schemas and examples, for the OpenAPI document.
    */
   streamedBody?: StreamedBody;
+  /** The body may be left out; a request without one is read as `{}` (a DELETE whose body only repeats the path). */
+  bodyOptional?: boolean;
   /** Alternative body property names (beyond case), e.g. `Pool` for `LeadPool`. */
   bodyAliases?: Record<string, string>;
   /** Response body schema for the document; `csv` documents a text/csv stream. */

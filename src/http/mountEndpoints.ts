@@ -283,7 +283,8 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       throw new HttpProblem('unsupported_media_type', `the body must be sent as ${endpoint.bodyMediaTypes.join(' or ')}`);
     }
     if (endpoint.body) await readJsonBody(endpoint, req, res);
-    const body = endpoint.body ? parseBody(endpoint.body, req.body, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
+    const rawBody: unknown = endpoint.bodyOptional && req.body === undefined ? {} : req.body;
+    const body = endpoint.body ? parseBody(endpoint.body, rawBody, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.
     const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';
     const context = endpointContext(

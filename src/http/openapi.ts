@@ -280,7 +280,7 @@ function operation(e: Endpoint): ZodOpenApiOperationObject {
     ...(e.body
       ? {
           requestBody: {
-            required: true,
+            required: !e.bodyOptional,
             content: Object.fromEntries((e.bodyMediaTypes ?? ['application/json']).map((type) => [type, { schema: e.body }])),
           },
         }

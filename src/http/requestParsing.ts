@@ -89,11 +89,16 @@ function issuesToErrors(
 } {
   let missing = true;
   const errors = issues.map((issue) => {
-    const name = issue.path.map(String).join('.') || '(body)';
     // Missing means absent from the input: `Limit=ten` coerces to NaN, whose issue also has no input.
     const top = issue.path[0];
     const isMissing = issue.code === 'invalid_type' && typeof top === 'string' && issue.path.length === 1 && input[top] === undefined;
     if (!isMissing) missing = false;
+    if (kind === 'parameter' && typeof top === 'string' && typeof issue.path[1] === 'number') {
+      // One value of a list parameter (`Statuses=New,Sleeping`): the parameter is named as it is sent, the value in the message.
+      const value = (input[top] as unknown[] | undefined)?.[issue.path[1]];
+      return { parameter: top, message: `${issue.message} (got ${JSON.stringify(value)})` };
+    }
+    const name = issue.path.map(String).join('.') || '(body)';
     return { [kind]: name, message: isMissing ? 'is required' : issue.message };
   });
   return { missing, errors };

@@ -83,7 +83,21 @@ export async function importLead(
     body: await importOnce(trx, deps, importer, request),
   }));
   if (outcome.kind === 'mismatch') return { kind: 'key_reused' };
-  return { kind: 'answered', answer: outcome.answer.body as ImportLeadAnswer, replayed: outcome.kind === 'replayed' };
+  return { kind: 'answered', answer: inAnswerOrder(outcome.answer.body as ImportLeadAnswer), replayed: outcome.kind === 'replayed' };
+}
+
+/** The properties of an answer in the order a fresh answer writes them. */
+const ANSWER_ORDER = ['success', 'uniqueId', 'pool', 'status', 'duplicate', 'updated', 'duplicateOf', 'errors'] as const;
+
+/**
+ * A kept answer with its properties in the order of the first: the key keeps it as jsonb, which
+ * orders an object's keys its own way, and a retry gets the first answer byte for byte.
+ */
+function inAnswerOrder(kept: ImportLeadAnswer): ImportLeadAnswer {
+  const props = kept as Record<string, unknown>;
+  return Object.fromEntries(
+    ANSWER_ORDER.filter((name) => props[name] !== undefined).map((name) => [name, props[name]]),
+  ) as ImportLeadAnswer;
 }
 
 async function importOnce(

@@ -51,6 +51,9 @@ const CLOSE_OBJECT = 0x7d;
 
 const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
 
+/** A UTF-8 byte order mark, which Windows editors write at the start of a file. */
+const BYTE_ORDER_MARK = [0xef, 0xbb, 0xbf];
+
 export class JsonArraySplitter {
   private state = State.Before;
   /** Open brackets of the current element; 0 for a string, number or literal. */
@@ -61,6 +64,8 @@ export class JsonArraySplitter {
   private parts: Buffer[] = [];
   private bytes = 0;
   private tooLarge = false;
+  /** Bytes of a byte order mark read at the start of the body; -1 once past the start. */
+  private markBytes = 0;
 
   constructor(private readonly maxElementBytes: number) {}
 
@@ -84,6 +89,16 @@ export class JsonArraySplitter {
         continue;
       }
       const c = chunk[i]!;
+      if (this.markBytes >= 0) {
+        // A byte order mark opening the body is skipped, as the decoders of NDJSON and CSV bodies skip it.
+        if (c === BYTE_ORDER_MARK[this.markBytes]) {
+          this.markBytes = this.markBytes === BYTE_ORDER_MARK.length - 1 ? -1 : this.markBytes + 1;
+          i++;
+          continue;
+        }
+        if (this.markBytes > 0) throw new JsonArraySyntaxError('the body must be a JSON array (it does not start with `[`)', false);
+        this.markBytes = -1;
+      }
       if (isWhitespace(c)) {
         i++;
         continue;

@@ -229,6 +229,20 @@ describe('calendar events', () => {
       expect(ids(res)).toEqual(expected());
     });
 
+    it('when Project names several patterns, comma-separated or repeated, then the events of each match return', async () => {
+      const expected = [ev.b2bOther.uniqueId, ev.b2b.uniqueId, ev.retail.uniqueId];
+      const commas = await list({ Project: `B2B-${w.id}*,${w.projects.retail}` });
+      expect(commas.status).toBe(200);
+      expect(ids(commas)).toEqual(expected);
+      const repeated = await request(t.app)
+        .get('/api/calendars/events')
+        .query(
+          `FromDate=${encodeURIComponent(from)}&ToDate=${encodeURIComponent(to)}&Project=B2B-${w.id}*&project=${encodeURIComponent(w.projects.retail)}`,
+        )
+        .set('Authorization', w.accounts.full.auth);
+      expect(ids(repeated)).toEqual(expected);
+    });
+
     it('when Project is absent, then events of every visible calendar in the interval return, ordered by start', async () => {
       const res = await list({});
       expect(res.status).toBe(200);
@@ -312,6 +326,20 @@ describe('calendar events', () => {
         expect(problemOf(res).errors).toContainEqual({ field, message: 'is required' });
       },
     );
+
+    it('when notes, source and externalId are null (as .NET clients send an empty string), then they are stored empty', async () => {
+      const res = await post(newEvent({ notes: null, source: null, externalId: null }));
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ notes: '', source: '', externalId: '' });
+    });
+
+    it('when the title is null or a number, then a 400 says it must be a string', async () => {
+      for (const title of [null, 42]) {
+        const res = await post(newEvent({ title }));
+        expect(res.status).toBe(400);
+        expect(problemOf(res).errors).toEqual([{ field: 'title', message: 'must be a string' }]);
+      }
+    });
 
     it('when the title is empty or not a string, then a 400 names it', async () => {
       for (const title of ['  ', 42]) {
@@ -403,6 +431,18 @@ describe('calendar events', () => {
       expect(res.status).toBe(400);
       expect(problemOf(res).errors).toEqual([{ field: 'uniqueId', message: 'must equal the UniqueId of the path' }]);
       expect((await t.db<EventRow>('calendar_events').where({ unique_id: id }).first())!.title).toBe('Keep');
+    });
+
+    it('when the body leaves uniqueId out, or sends it null or empty, then the path names the event and it is replaced', async () => {
+      for (const uniqueId of [undefined, null, '']) {
+        const id = await created({ title: 'Before' });
+        const res = await put(id, {
+          ...newEvent({ title: `After ${JSON.stringify(uniqueId) ?? 'absent'}` }),
+          ...(uniqueId === undefined ? {} : { uniqueId }),
+        });
+        expect(res.status).toBe(200);
+        expect(eventOf(res)).toMatchObject({ uniqueId: id, title: `After ${JSON.stringify(uniqueId) ?? 'absent'}` });
+      }
     });
 
     it('when a field is missing, then a 400 names it (a PUT is a full replacement)', async () => {
@@ -567,9 +607,22 @@ describe('calendar events', () => {
       expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeDefined();
     });
 
-    it('when there is no body, then 400 and the event stays', async () => {
+    it('when there is no body, or it names no uniqueId, then the path names the event: 204 and it is gone', async () => {
+      for (const body of [undefined, {}, { uniqueId: null }, { uniqueId: '' }]) {
+        const id = await created();
+        const res = await del(id, body);
+        expect(res.status).toBe(204);
+        expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeUndefined();
+      }
+    });
+
+    it('when the body is not a JSON object, then 400 and the event stays', async () => {
       const id = await created();
-      const res = await del(id, undefined);
+      const res = await request(t.app)
+        .delete(`/api/calendars/events/${encodeURIComponent(id)}`)
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/json')
+        .send('"just a string"');
       expect(res.status).toBe(400);
       expect(problemOf(res).code).toBe('invalid_body');
       expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeDefined();

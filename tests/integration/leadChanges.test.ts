@@ -187,6 +187,17 @@ describe('lead changes', () => {
       expect((text.body as Problem).code).toBe('unsupported_media_type');
     });
 
+    it('when the status is named in another case, then it is the administrative move of that name (enumeration names are case-insensitive)', async () => {
+      const removed = await importLead();
+      const res = await patch(removed, { status: 'removed' });
+      expect(res.status).toBe(200);
+      expect((res.body as Lead).status).toBe('Removed');
+      const listed = await importLead();
+      const dnc = await patch(listed, { Status: 'DONOTCALL' });
+      expect(dnc.status).toBe(200);
+      expect((dnc.body as Lead).status).toBe('DoNotCall');
+    });
+
     it('when the status is set to Removed, then lead.statusChanged is recorded with the previous status in the same change', async () => {
       const hook = await request(t.app)
         .post('/api/hooks')

@@ -184,6 +184,33 @@ describe('duplicates on POST /leads', () => {
     expect(old.body.success).toBe(true);
   });
 
+  async function bulk(rows: Record<string, string>[], query: Record<string, string>) {
+    const res = await request(t.app)
+      .post('/api/leads/bulk')
+      .query({ CampaignCode: w.campaigns.b2b, ...query })
+      .set('Authorization', w.accounts.full.auth)
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify(rows));
+    expect(res.status).toBe(200);
+    return res.body as (Answer & { row: number })[];
+  }
+
+  it.each(['P999999999Y', '10675199.02:48:05.4775807'])(
+    'when the DuplicateWindow %s reaches back before any DateTime, then every stored lead counts (not a 500)',
+    async (window) => {
+      const p = phone();
+      const stored = await importLead({ Data: { Name: 'Stored', Telefon: p.international } });
+      const again = await importLead(
+        { Data: { Name: 'Again', Telefon: p.national } },
+        `?DuplicateCheck=Campaign&DuplicateWindow=${encodeURIComponent(window)}`,
+      );
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ success: false, duplicateOf: stored.body.uniqueId });
+      const rows = await bulk([{ Name: 'Bulk again', Telefon: p.international }], { DuplicateCheck: 'Campaign', DuplicateWindow: window });
+      expect(rows).toEqual([expect.objectContaining({ row: 1, success: false, duplicateOf: stored.body.uniqueId })]);
+    },
+  );
+
   it('when the stored lead is closed, then it counts only with DuplicateStatuses=All', async () => {
     const p = phone();
     const a = await importLead({ Data: { Name: 'A', Telefon: p.international } });
@@ -268,17 +295,6 @@ describe('duplicates on POST /leads', () => {
     expect(answers.filter((a) => a.duplicateOf === stored[0]!.uniqueId)).toHaveLength(11);
     expect(await leadsWithPhone(p.e164)).toBe(1);
   });
-
-  async function bulk(rows: Record<string, string>[], query: Record<string, string>) {
-    const res = await request(t.app)
-      .post('/api/leads/bulk')
-      .query({ CampaignCode: w.campaigns.b2b, ...query })
-      .set('Authorization', w.accounts.full.auth)
-      .set('Content-Type', 'application/json')
-      .send(JSON.stringify(rows));
-    expect(res.status).toBe(200);
-    return res.body as (Answer & { row: number })[];
-  }
 
   it('when a bulk import holds a stored duplicate and a duplicate of an earlier row, then each is answered and neither is stored', async () => {
     const storedPhone = phone();

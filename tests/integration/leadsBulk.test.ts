@@ -1,4 +1,5 @@
 import http from 'node:http';
+import zlib from 'node:zlib';
 import request from 'supertest';
 import iconv from 'iconv-lite';
 import type { ProblemFieldError } from '../../src/http/problem';
@@ -119,6 +120,62 @@ describe('POST /api/leads/bulk', () => {
       expect(leads.get(results[0]!.uniqueId!)!.pool).toMatch(/^\(auto\) /);
       expect(leads.get(results[1]!.uniqueId!)!.pool).toBe(pool);
       expect(leads.get(results[2]!.uniqueId!)!.pool).toBe(pool);
+    });
+
+    it("when a row's pool name of 200 characters comes with spaces around it, then it is trimmed and taken; 201 characters fail the row", async () => {
+      const name = `${w.id} row `.padEnd(200, 'p');
+      const res = await bulk(
+        JSON.stringify([
+          { Data: { Name: 'A', Telefon: '+45 1234' }, LeadPool: `  ${name}  ` },
+          { Data: { Name: 'B', Telefon: '+45 1234' }, LeadPool: `${name}q` },
+        ]),
+        'application/json',
+      );
+      const results = res.body as RowResult[];
+      expect(results.map((r) => r.success)).toEqual([true, false]);
+      expect(results[1]!.errors).toEqual([{ field: 'LeadPool', message: 'must be at most 200 characters' }]);
+      expect((await stored(results)).get(results[0]!.uniqueId!)!.pool).toBe(name);
+    });
+
+    it('when a body starts with a UTF-8 byte order mark (as Windows editors save files), then every format reads it as without one', async () => {
+      const row = { Name: 'Køge', Telefon: '+45 1234' };
+      for (const [type, text] of [
+        ['application/json', JSON.stringify([row])],
+        ['application/x-ndjson', JSON.stringify(row) + '\n'],
+        ['text/csv', 'Name;Telefon\r\nKøge;+45 1234\r\n'],
+      ]) {
+        // U+FEFF sent as UTF-8 is the bytes EF BB BF (a Buffer with a JSON type would be sent as its JSON form).
+        const res = await bulk(`\ufeff${text}`, type!);
+        expect([type, res.status]).toEqual([type, 200]);
+        const results = res.body as RowResult[];
+        expect(results).toEqual([expect.objectContaining({ row: 1, success: true })]);
+        expect([...(await stored(results)).values()][0]!.data).toMatchObject({ Name: 'Køge' });
+      }
+    });
+
+    it('when a body comes gzip, deflate or br compressed (Content-Encoding), then it is decoded and its rows stored', async () => {
+      const csv = 'Name;Telefon\r\nKøge;+45 1234\r\n';
+      const ndjson = JSON.stringify({ Name: 'Køge', Telefon: '+45 1234' }) + '\n';
+      for (const [coding, type, body] of [
+        ['gzip', 'text/csv', zlib.gzipSync(csv)],
+        ['deflate', 'application/x-ndjson', zlib.deflateSync(ndjson)],
+        ['br', 'text/csv', zlib.brotliCompressSync(csv)],
+      ] as const) {
+        const res = await bulk(body, type).set('Content-Encoding', coding);
+        expect([coding, res.status]).toEqual([coding, 200]);
+        const results = res.body as RowResult[];
+        expect(results).toEqual([expect.objectContaining({ row: 1, success: true })]);
+        expect([...(await stored(results)).values()][0]!.data).toMatchObject({ Name: 'Køge' });
+      }
+    });
+
+    it('when the Content-Encoding is one the server cannot decode, then 415 naming it; when the bytes are not valid in it, then 400', async () => {
+      const unknown = await bulk('Name;Telefon\r\nA;+45 1234\r\n', 'text/csv').set('Content-Encoding', 'compress');
+      expect(unknown.status).toBe(415);
+      expect((unknown.body as { code: string; detail: string }).detail).toContain('compress');
+      const broken = await bulk(Buffer.from('Name;Telefon\r\nA;+45 1234\r\n'), 'text/csv').set('Content-Encoding', 'gzip');
+      expect(broken.status).toBe(400);
+      expect(broken.body).toMatchObject({ code: 'invalid_body', detail: expect.stringContaining('not valid gzip') as string });
     });
 
     it('when the request names a LeadPool, then rows without their own pool go into it', async () => {

@@ -246,18 +246,20 @@ describe('OpenAPI document', () => {
       expect(op.parameters!.find((x) => x.name === 'Project')?.required ?? false).toBe(false);
     });
 
-    it('when an endpoint takes a body, then the document requires a JSON body with the validated properties', () => {
+    it('when an endpoint takes a body, then the document requires a JSON body with the validated properties, unless the body may be left out', () => {
       const schemas = doc.components!.schemas as Record<string, { properties?: Record<string, unknown>; required?: string[] }>;
       for (const e of endpoints.filter((x) => x.body)) {
         const op = (doc.paths![e.path] as Record<string, Operation>)[e.method]!;
         expect(op.requestBody).toMatchObject({
-          required: true,
+          required: !e.bodyOptional,
           content: { 'application/json': { schema: expect.anything() as jest.AsymmetricMatcher } },
         });
       }
       expect(schemas.NewCalendarEvent!.required?.sort()).toEqual(
         ['calendarCode', 'leadUniqueId', 'title', 'notes', 'start', 'end', 'source', 'externalId'].sort(),
       );
+      const deletion = (doc.paths!['/calendars/events/{UniqueId}'] as Record<string, Operation>).delete!;
+      expect(deletion.requestBody).toMatchObject({ required: false });
     });
 
     it('when responses are documented, then each representation appears under its media type and large-data services offer no text/html', () => {

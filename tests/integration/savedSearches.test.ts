@@ -26,12 +26,13 @@ describe('saved searches', () => {
   let suffixBase: string;
   /** A second campaign in the B2B project, so the project override has something to add. */
   let b2bSecond: string;
-  const names = { open: '', closedSuccess: '', everything: '', otherUsers: '', b2bOnly: '' };
+  const names = { open: '', closedSuccess: '', everything: '', otherUsers: '', b2bOnly: '', slashed: '' };
 
   beforeAll(async () => {
     suffixBase = w.id;
     b2bSecond = `B2B2-${w.id}`;
     for (const k of Object.keys(names) as (keyof typeof names)[]) names[k] = `${k} ${w.id}`;
+    names.slashed = `Kunder A/S ${w.id} ø`;
     const data = (name: string) => ({ Name: name, Telefon: '+45 11 22 33 44', Revenue: '5', Secret: 'hush' });
     await t.load(
       {
@@ -102,6 +103,7 @@ describe('saved searches', () => {
       { type: 'savedSearch', user: w.users.agent, name: names.everything, projects: [`*-${w.id}*`] },
       { type: 'savedSearch', user: w.users.agent, name: names.b2bOnly, projects: [w.projects.b2b], statuses: ['New', 'RedialAutomatic'] },
       { type: 'savedSearch', user: w.users.other, name: names.otherUsers, campaigns: [w.campaigns.b2b] },
+      { type: 'savedSearch', user: w.users.agent, name: names.slashed, campaigns: [w.campaigns.b2b] },
     );
   });
 
@@ -231,6 +233,16 @@ describe('saved searches', () => {
           `"Åse Ærø; ""the first""";+45 11 22 33 44;;;5;hush`,
       );
       expect(lines[3]).toBe('');
+    });
+
+    it('when the search name holds a slash and æøå, then the attachment is Leads-{searchName}-{now}.csv with the slash made _', async () => {
+      t.setNow(new Date('2026-05-06T08:00:00Z'));
+      const res = await csv({ searchName: names.slashed, modifiedFrom: '2026-05-01' });
+      expect(res.status).toBe(200);
+      const safe = `Leads-Kunder A_S ${w.id} ø-20260506100000.csv`;
+      const disposition = res.headers['content-disposition'] as string;
+      expect(disposition).toContain(`filename="${safe.replace('ø', '?')}"`);
+      expect(disposition).toContain(`filename*=UTF-8''${encodeURIComponent(safe)}`);
     });
 
     it('when the account has Partner access, then the Full field has no column', async () => {

@@ -257,12 +257,12 @@ describe('GET /api/simpleleads', () => {
   });
 
   describe('bad parameters', () => {
-    it('when a status name is unknown, then 400 naming Statuses', async () => {
-      const res = await get('Statuses=Sleeping');
+    it('when a status name is unknown, then 400 naming the parameter Statuses and the value', async () => {
+      const res = await get('Statuses=New,Sleeping');
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({
         code: 'invalid_parameter',
-        errors: [{ parameter: expect.stringMatching(/^Statuses/) as jest.AsymmetricMatcher }],
+        errors: [{ parameter: 'Statuses', message: expect.stringContaining('"Sleeping"') as jest.AsymmetricMatcher }],
       });
     });
 

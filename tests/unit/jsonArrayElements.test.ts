@@ -57,6 +57,16 @@ describe('JsonArraySplitter', () => {
     expect(parsed(split([bytes.subarray(0, 3), bytes.subarray(3, 6), bytes.subarray(6)]).elements)).toEqual(['æ😀']);
   });
 
+  it('when the body starts with a UTF-8 byte order mark, cut between chunks or not, then it is skipped', () => {
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('[{"a":"æ"}]')]);
+    for (const at of [[], [1], [2], [1, 2], [3]]) expect(parsed(split(cut(bytes, at)).elements)).toEqual([{ a: 'æ' }]);
+  });
+
+  it('when a byte order mark comes after the start or only in part, then the body does not start with `[`', () => {
+    expect(split([' \ufeff[1]']).error?.message).toContain('does not start with `[`');
+    expect(split([Buffer.from([0xef, 0xbb, 0x5b, 0x5d])]).error?.message).toContain('does not start with `[`');
+  });
+
   describe('element limit', () => {
     it('when an element is larger than the limit, then it is given as too large and the next ones are read', () => {
       const { elements, error } = split([`[{"a":"b"},{"x":"${'y'.repeat(200)}"},"${'z'.repeat(200)}",{"c":"d"}]`], 100);

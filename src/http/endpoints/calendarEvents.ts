@@ -41,8 +41,9 @@ function writtenEvent(result: WriteResult, calendarCode: string, uniqueId?: stri
   }
 }
 
-function assertSameUniqueId(pathId: string, bodyId: string): void {
-  if (pathId !== bodyId) {
+/** A body that names an event names the path's; one that names none leaves the path to say (docs/decisions.md, Calendar events). */
+function assertSameUniqueId(pathId: string, bodyId: string | null | undefined): void {
+  if (bodyId && pathId !== bodyId) {
     throw invalidBody('uniqueId: must equal the UniqueId of the path', [
       { field: 'uniqueId', message: 'must equal the UniqueId of the path' },
     ]);
@@ -122,7 +123,7 @@ const calendarEventReplace = defineEndpoint({
   path: '/calendars/events/{UniqueId}',
   summary: 'Replace a calendar event',
   description:
-    "Full replacement: every property is required and the body uniqueId must equal the path (else 400). The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.",
+    "Full replacement: every property is required but uniqueId, which, when given, must equal the path (else 400). The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.",
   tags: ['Calendar events'],
   access: right('CalendarEvents', 'Put'),
   representations: ['json'],
@@ -147,12 +148,13 @@ const calendarEventDelete = defineEndpoint({
   path: '/calendars/events/{UniqueId}',
   summary: 'Delete a calendar event',
   description:
-    'The body `{ "uniqueId" }` is required and must equal the path (else 400), a guard against deleting the wrong event. Answers 204 No Content. An unknown event, or one outside the account\'s projects, is a 404.',
+    'The body `{ "uniqueId" }`, when sent, must equal the path (else 400), a guard against deleting the wrong event; without a body (or a uniqueId) the path names the event. Answers 204 No Content. An unknown event, or one outside the account\'s projects, is a 404.',
   tags: ['Calendar events'],
   access: right('CalendarEvents', 'Delete'),
   representations: ['json'],
   params: calendarEventUniqueIdParams,
   body: deleteCalendarEventBody,
+  bodyOptional: true,
   successStatus: 204,
   errorStatuses: [404],
   async handler({ params, body, scope, db, clock }) {

@@ -79,7 +79,7 @@ const importLeadEndpoint = (settings: Pick<Settings, 'LEAD_VALUE_MAX_BYTES'>) =>
     errorStatuses: [403, 409, 413],
     headers: [IDEMPOTENCY_KEY_HEADER],
     async handler({ req, res, query, body, account, scope, db, clock, zone }) {
-      const pool = body.LeadPool?.trim();
+      const pool = body.LeadPool;
       refuseOversizedValues(body.Data, settings.LEAD_VALUE_MAX_BYTES, 'Data.');
       const duplicates = { ...duplicateSettings(query), ...duplicateSettings(body) };
       const request: ImportLeadRequest = {

@@ -8,6 +8,7 @@ import { duplicateRule } from '../../domain/duplicates';
 import { responseAbortSignal, streamToResponse } from '../streamResponse';
 import { BodyReader } from '../../streams/bodyRecords';
 import { isKnownEncoding } from '../../streams/encoding';
+import { contentCoding, decodedBody, isDecodableCoding } from '../../streams/contentEncoding';
 import { BulkFormat, BulkPiece, BulkStop, runBulkImport } from '../../ingest/bulkImport';
 import { BulkKeyReused, startKeyedBulkImport } from '../../ingest/bulkImportWithKey';
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKey, idempotencyKeyReused } from '../idempotencyKey';
@@ -126,6 +127,7 @@ export function bulkImportEndpoint(
       "A body that stalls (no byte for the server's idle limit, 30 s by default) ends the same way with a `status` 408 element; the upload as a whole has no time limit while it keeps sending. " +
       'A body that fails before its first row is a plain 400/413 (408 when it stalls). The client must read the answer while it sends: a reader that does not read slows the import down to a stop.\n\n' +
       "The campaign is checked before the body is read: unknown is a 400, outside the account's projects a 403. Content-Type decides the format (415 for others). " +
+      'A body may come compressed (`Content-Encoding: gzip`, `deflate` or `br`; the size limit applies to it decoded); another Content-Encoding is a 415. ' +
       'Counted as one request however many rows it holds.\n\n' +
       'With an `Idempotency-Key` header the key covers the whole request (its parameters and rows): a retry of a finished import answers the first answer again (header `Idempotent-Replayed: true`) without storing anything; ' +
       'a retry of an import that was cut short (the client left) answers the rows stored before from the kept answer and imports the rest, so no row is stored twice. ' +
@@ -148,6 +150,13 @@ export function bulkImportEndpoint(
         throw new HttpProblem('unsupported_media_type', `the charset ${JSON.stringify(charset)} is not a known encoding`);
       }
       const encoding = query.Encoding ?? charset ?? 'utf-8';
+      const coding = contentCoding(req.get('content-encoding'));
+      if (coding !== undefined && !isDecodableCoding(coding)) {
+        throw new HttpProblem(
+          'unsupported_media_type',
+          `Content-Encoding ${JSON.stringify(coding)} is not one a bulk body is read in: send it as it is, or gzip, deflate or br`,
+        );
+      }
       const declared = Number(req.get('content-length'));
       if (Number.isFinite(declared) && declared > settings.BULK_BODY_LIMIT) {
         throw new HttpProblem(
@@ -170,7 +179,13 @@ export function bulkImportEndpoint(
       const duplicates = duplicateRule(campaign.duplicates, duplicateSettings(query));
       const request = { campaign, ...(query.LeadPool ? { pool: query.LeadPool } : {}), ...(duplicates ? { duplicates } : {}) };
       const body = {
-        reader: new BodyReader(req, settings.BULK_BODY_LIMIT, undefined, settings.BULK_BODY_IDLE_TIMEOUT_MS),
+        // BULK_BODY_LIMIT bounds the decoded bytes of a compressed body: a small body cannot unpack into an unbounded one.
+        reader: new BodyReader(
+          coding === undefined ? req : decodedBody(req, coding),
+          settings.BULK_BODY_LIMIT,
+          undefined,
+          settings.BULK_BODY_IDLE_TIMEOUT_MS,
+        ),
         format,
         encoding,
         separator: query.CsvFieldSeparator ?? ';',

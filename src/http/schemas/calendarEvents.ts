@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateTimeOut, dateTimeParam } from './common';
+import { dateTimeOut, dateTimeParam, listParam } from './common';
 
 /**
  * Request and response schemas of the calendar event endpoints (docs/decisions.md, Calendar events). The interval
@@ -30,10 +30,10 @@ export const calendarEventsByCalendarQuery = z.object(interval).superRefine(toDa
 
 export const calendarEventsQuery = z
   .object({
-    Project: z.string().max(500).optional().meta({
+    Project: listParam.optional().meta({
       description:
-        'Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive; or a project unique id (GET /projects). Narrows the projects the account may see; absent = all of them.',
-      example: 'B2B*',
+        'Project name globs (`*` is zero or more characters, `?` exactly one; anchored and case-insensitive) or project unique ids (GET /projects), comma-separated or repeated. Narrows the projects the account may see; absent = all of them.',
+      example: ['B2B*'],
     }),
     ...interval,
   })
@@ -43,9 +43,18 @@ export const calendarEventUniqueIdParams = z.object({
   UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the calendar event.', example: 'demo-event-001' }),
 });
 
-const text = (max: number, description: string) => z.string().max(max).meta({ description });
+/** A text that may be empty; `null`, which clients send for an empty string (.NET's default), is read as empty. */
+const text = (max: number, description: string) =>
+  z
+    .preprocess((v) => (v === null ? '' : v), z.string({ message: 'must be a string' }).max(max, `must be at most ${max} characters`))
+    .meta({ description: `${description} \`null\` is read as empty.` });
 const requiredText = (max: number, description: string) =>
-  z.string().trim().min(1, { message: 'must not be empty' }).max(max).meta({ description });
+  z
+    .string({ message: 'must be a string' })
+    .trim()
+    .min(1, { message: 'must not be empty' })
+    .max(max, `must be at most ${max} characters`)
+    .meta({ description });
 
 const eventFields = {
   calendarCode: requiredText(200, 'Code of an existing calendar in one of the account’s projects.'),
@@ -82,15 +91,23 @@ export const createCalendarEventBody = z
     },
   });
 
+/** The body's copy of the path's UniqueId: absent, null or empty means the path's; another id is a 400. */
+const bodyUniqueId = z
+  .string({ message: 'must be a string' })
+  .trim()
+  .max(200)
+  .nullish()
+  .meta({ description: 'The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out.' });
+
 export const replaceCalendarEventBody = z
   .object({
-    uniqueId: requiredText(200, 'Must equal the UniqueId of the path.'),
+    uniqueId: bodyUniqueId,
     ...eventFields,
   })
   .superRefine(startNotAfterEnd)
   .meta({
     id: 'CalendarEventReplacement',
-    description: 'The whole event; every property is required.',
+    description: 'The whole event; every property but uniqueId is required.',
     example: {
       uniqueId: 'demo-event-001',
       calendarCode: 'B2B-SALES-CAL',
@@ -105,7 +122,7 @@ export const replaceCalendarEventBody = z
   });
 
 export const deleteCalendarEventBody = z
-  .object({ uniqueId: requiredText(200, 'Must equal the UniqueId of the path.') })
+  .object({ uniqueId: bodyUniqueId })
   .meta({ id: 'CalendarEventDeletion', example: { uniqueId: 'demo-event-001' } });
 
 export const calendarEventOut = z

@@ -75,7 +75,7 @@ export const importLeadBody = z.object({
     description: "Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string.",
     example: { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' },
   }),
-  LeadPool: z.string({ message: 'must be a string' }).max(200, 'must be at most 200 characters').nullish().meta({
+  LeadPool: z.string({ message: 'must be a string' }).trim().max(200, 'must be at most 200 characters').nullish().meta({
     description:
       'Name of the lead pool (created when missing); `Pool` is accepted too. Absent or blank: `(auto) yyyy-MM-dd` of the platform-local date.',
   }),
@@ -269,6 +269,15 @@ export const leadOut = z
 
 // ---- lead changes -----------------------------------------------------------------------------
 
+/** The statuses a patch may set: the administrative moves of the lifecycle. */
+const ADMINISTRATIVE_STATUSES = ['Removed', 'DoNotCall'] as const;
+
+/** Enumeration names are matched case-insensitively on input (docs/decisions.md, Wire conventions). */
+function administrativeStatusName(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  return ADMINISTRATIVE_STATUSES.find((name) => name.toLowerCase() === value.toLowerCase()) ?? value;
+}
+
 /** The properties of a lead a merge patch may name; every other lead property is a 400. */
 export const LEAD_PATCH_PROPERTIES = ['data', 'priority', 'status'] as const;
 
@@ -293,7 +302,12 @@ export const leadPatchBody = z
       .optional()
       .meta({ description: "The lead's priority.", example: 10 }),
     status: z
-      .enum(['Removed', 'DoNotCall'], { message: 'must be Removed or DoNotCall (administrative moves); Anonymized has its own endpoint' })
+      .preprocess(
+        administrativeStatusName,
+        z.enum(ADMINISTRATIVE_STATUSES, {
+          message: 'must be Removed or DoNotCall (administrative moves); Anonymized has its own endpoint',
+        }),
+      )
       .optional()
       .meta({
         description:

@@ -265,7 +265,7 @@ export interface paths {
         get?: never;
         /**
          * Replace a calendar event
-         * @description Full replacement: every property is required and the body uniqueId must equal the path (else 400). The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.
+         * @description Full replacement: every property is required but uniqueId, which, when given, must equal the path (else 400). The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.
          *
          *     Requires the Put right on CalendarEvents.
          *
@@ -277,7 +277,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a calendar event
-         * @description The body `{ "uniqueId" }` is required and must equal the path (else 400), a guard against deleting the wrong event. Answers 204 No Content. An unknown event, or one outside the account's projects, is a 404.
+         * @description The body `{ "uniqueId" }`, when sent, must equal the path (else 400), a guard against deleting the wrong event; without a body (or a uniqueId) the path names the event. Answers 204 No Content. An unknown event, or one outside the account's projects, is a 404.
          *
          *     Requires the Delete right on CalendarEvents.
          *
@@ -962,7 +962,7 @@ export interface paths {
          *
          *     The answer is a JSON array streamed as the batches are stored, one result per row in input order: `{ row, success, uniqueId?, status?, errors? }`. Every result received is a stored row. Rows are numbered from 1; a CSV header row and blank lines are not counted. A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). A body that stalls (no byte for the server's idle limit, 30 s by default) ends the same way with a `status` 408 element; the upload as a whole has no time limit while it keeps sending. A body that fails before its first row is a plain 400/413 (408 when it stalls). The client must read the answer while it sends: a reader that does not read slows the import down to a stop.
          *
-         *     The campaign is checked before the body is read: unknown is a 400, outside the account's projects a 403. Content-Type decides the format (415 for others). Counted as one request however many rows it holds.
+         *     The campaign is checked before the body is read: unknown is a 400, outside the account's projects a 403. Content-Type decides the format (415 for others). A body may come compressed (`Content-Encoding: gzip`, `deflate` or `br`; the size limit applies to it decoded); another Content-Encoding is a 415. Counted as one request however many rows it holds.
          *
          *     With an `Idempotency-Key` header the key covers the whole request (its parameters and rows): a retry of a finished import answers the first answer again (header `Idempotent-Replayed: true`) without storing anything; a retry of an import that was cut short (the client left) answers the rows stored before from the kept answer and imports the rest, so no row is stored twice. The same key with other parameters or other rows is a 409 (also while the first request still runs). Keys are kept 24 hours.
          *
@@ -1417,7 +1417,7 @@ export interface components {
             leadUniqueId: string;
             /** @description Title of the event. */
             title: string;
-            /** @description Notes; may be empty. */
+            /** @description Notes; may be empty. `null` is read as empty. */
             notes: string;
             /**
              * @description Start (ISO 8601; without an offset it is platform local time).
@@ -1429,13 +1429,13 @@ export interface components {
              * @example 2026-11-16T08:00:00
              */
             end: string;
-            /** @description Source of the event (the system it comes from); may be empty. */
+            /** @description Source of the event (the system it comes from); may be empty. `null` is read as empty. */
             source: string;
-            /** @description Id of the event in the external system; may be empty. */
+            /** @description Id of the event in the external system; may be empty. `null` is read as empty. */
             externalId: string;
         };
         /**
-         * @description The whole event; every property is required.
+         * @description The whole event; every property but uniqueId is required.
          * @example {
          *       "uniqueId": "demo-event-001",
          *       "calendarCode": "B2B-SALES-CAL",
@@ -1449,15 +1449,15 @@ export interface components {
          *     }
          */
         CalendarEventReplacement: {
-            /** @description Must equal the UniqueId of the path. */
-            uniqueId: string;
+            /** @description The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out. */
+            uniqueId?: string | null;
             /** @description Code of an existing calendar in one of the account’s projects. */
             calendarCode: string;
             /** @description Unique id of the lead the event is about. */
             leadUniqueId: string;
             /** @description Title of the event. */
             title: string;
-            /** @description Notes; may be empty. */
+            /** @description Notes; may be empty. `null` is read as empty. */
             notes: string;
             /**
              * @description Start (ISO 8601; without an offset it is platform local time).
@@ -1469,9 +1469,9 @@ export interface components {
              * @example 2026-11-16T08:00:00
              */
             end: string;
-            /** @description Source of the event (the system it comes from); may be empty. */
+            /** @description Source of the event (the system it comes from); may be empty. `null` is read as empty. */
             source: string;
-            /** @description Id of the event in the external system; may be empty. */
+            /** @description Id of the event in the external system; may be empty. `null` is read as empty. */
             externalId: string;
         };
         /**
@@ -1480,8 +1480,8 @@ export interface components {
          *     }
          */
         CalendarEventDeletion: {
-            /** @description Must equal the UniqueId of the path. */
-            uniqueId: string;
+            /** @description The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out. */
+            uniqueId?: string | null;
         };
         /**
          * @description A JSON merge patch (RFC 7396) of a lead: properties left out stay as they are.
@@ -3282,8 +3282,8 @@ export interface operations {
     listCalendarEvents: {
         parameters: {
             query: {
-                /** @description Project name glob: `*` is zero or more characters, `?` exactly one; anchored and case-insensitive; or a project unique id (GET /projects). Narrows the projects the account may see; absent = all of them. The name is case-insensitive. */
-                Project?: string;
+                /** @description Project name globs (`*` is zero or more characters, `?` exactly one; anchored and case-insensitive) or project unique ids (GET /projects), comma-separated or repeated. Narrows the projects the account may see; absent = all of them. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                Project?: string[];
                 /** @description Start of the searched interval (inclusive). ISO 8601; without an offset it is platform local time. The name is case-insensitive. */
                 FromDate: string;
                 /** @description End of the searched interval (exclusive); must be after FromDate. The name is case-insensitive. */
@@ -3891,7 +3891,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["CalendarEventDeletion"];
             };
