@@ -284,16 +284,15 @@ describe('calendar events', () => {
         .set('Authorization', auth)
         .send(body as object);
 
-    it('when every field is valid, then 201 returns the event with a new uniqueId and a Location, and it is stored', async () => {
+    it('when every field is valid, then 200 returns the event with a new uniqueId (no 201: the success status of every endpoint is 200), and it is stored', async () => {
       const res = await post(newEvent());
-      expect(res.status).toBe(201);
+      expect(res.status).toBe(200);
       expect(res.body).toEqual({
         uniqueId: expect.any(String) as jest.AsymmetricMatcher,
         ...newEvent(),
         start: '2026-03-10T13:00:00.000+01:00',
         end: '2026-03-10T13:30:00.000+01:00',
       });
-      expect(res.headers.location).toBe(`/api/calendars/events/${eventOf(res).uniqueId}`);
       const listed = await request(t.app)
         .get(`/api/calendars/${cal.b2b}/events?FromDate=2026-03-10&ToDate=2026-03-11`)
         .set('Authorization', w.accounts.full.auth);
@@ -311,7 +310,7 @@ describe('calendar events', () => {
         Source: '',
         ExternalId: '',
       });
-      expect(res.status).toBe(201);
+      expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ title: 'Summer', start: '2026-07-01T10:00:00.000+02:00', end: '2026-07-01T10:00:00.000+02:00' });
     });
 
@@ -329,7 +328,7 @@ describe('calendar events', () => {
 
     it('when notes, source and externalId are null (as .NET clients send an empty string), then they are stored empty', async () => {
       const res = await post(newEvent({ notes: null, source: null, externalId: null }));
-      expect(res.status).toBe(201);
+      expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ notes: '', source: '', externalId: '' });
     });
 
@@ -398,7 +397,7 @@ describe('calendar events', () => {
 
     async function created(overrides: Record<string, unknown> = {}): Promise<string> {
       const res = await request(t.app).post('/api/calendars/events').set('Authorization', w.accounts.full.auth).send(newEvent(overrides));
-      expect(res.status).toBe(201);
+      expect(res.status).toBe(200);
       return eventOf(res).uniqueId;
     }
 
@@ -527,7 +526,7 @@ describe('calendar events', () => {
             .post('/api/calendars/events')
             .set('Authorization', auth)
             .send(newEvent({ calendarCode: cal.retail })),
-        201,
+        200,
         403,
       ],
       [
@@ -548,7 +547,7 @@ describe('calendar events', () => {
           const id = await retailEvent();
           return request(t.app).delete(`/api/calendars/events/${id}`).set('Authorization', auth).send({ uniqueId: id });
         },
-        204,
+        200,
         404,
       ],
     ];
@@ -585,18 +584,18 @@ describe('calendar events', () => {
       return eventOf(res).uniqueId;
     }
 
-    it('when the body names the event, then 204 and the event is gone', async () => {
+    it('when the body names the event, then 200 names the event deleted and it is gone', async () => {
       const id = await created();
       const res = await del(id, { uniqueId: id });
-      expect(res.status).toBe(204);
-      expect(res.text).toBe('');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ uniqueId: id });
       expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeUndefined();
       expect((await del(id, { uniqueId: id })).status).toBe(404);
     });
 
     it('when the body property is spelled UniqueId, then it is read alike', async () => {
       const id = await created();
-      expect((await del(id, { UniqueId: id })).status).toBe(204);
+      expect((await del(id, { UniqueId: id })).status).toBe(200);
     });
 
     it('when the body uniqueId differs from the path, then 400 and the event stays', async () => {
@@ -607,11 +606,11 @@ describe('calendar events', () => {
       expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeDefined();
     });
 
-    it('when there is no body, or it names no uniqueId, then the path names the event: 204 and it is gone', async () => {
+    it('when there is no body, or it names no uniqueId, then the path names the event: 200 and it is gone', async () => {
       for (const body of [undefined, {}, { uniqueId: null }, { uniqueId: '' }]) {
         const id = await created();
         const res = await del(id, body);
-        expect(res.status).toBe(204);
+        expect(res.status).toBe(200);
         expect(await t.db('calendar_events').where({ unique_id: id }).first()).toBeUndefined();
       }
     });

@@ -286,7 +286,7 @@ describe('DateTime output mode', () => {
         .set('Authorization', offsetAuth())
         .set('Prefer', 'datetime=local')
         .send(body);
-      expect(created.status).toBe(201);
+      expect(created.status).toBe(200);
       const event = created.body as { uniqueId: string; start: string };
       expect(event.start).toBe(SPRING.Local);
       expect(created.headers['preference-applied']).toBe('datetime=local');

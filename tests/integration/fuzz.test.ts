@@ -127,7 +127,7 @@ describe('fuzzing every endpoint from the OpenAPI document', () => {
         source: '',
         externalId: '',
       });
-      expect(event.status).toBe(201);
+      expect(event.status).toBe(200);
       return (event.body as { uniqueId: string }).uniqueId;
     };
     const newHook = async () => {

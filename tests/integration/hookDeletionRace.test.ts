@@ -100,7 +100,7 @@ describe('a hook deleted while a write matches it', () => {
         externalId: 'race-1',
       }),
     );
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(200);
     const uniqueId = (created.body as { uniqueId: string }).uniqueId;
     expect(await t.db('hook_events').where({ resource_id: uniqueId }).pluck('type')).toEqual(['calendarEvent.created']);
     expect(await deliveriesOf(hookId)).toEqual([{ n: 0 }]);

@@ -1,6 +1,7 @@
 import { defineEndpoint, Endpoint, right } from '../endpoint';
 import { HttpProblem, invalidBody, notFound } from '../problem';
 import {
+  calendarEventDeletedOut,
   calendarEventListOut,
   calendarEventOut,
   calendarEventsByCalendarParams,
@@ -101,18 +102,16 @@ const calendarEventCreate = defineEndpoint({
   path: '/calendars/events',
   summary: 'Create a calendar event',
   description:
-    "Answers 201 Created with the event and its new uniqueId, and a Location header naming the event. An unknown calendarCode is a 400; a calendar outside the account's projects is a 403; start after end is a 400.",
+    "Answers 200 with the event and its new uniqueId. An unknown calendarCode is a 400; a calendar outside the account's projects is a 403; start after end is a 400.",
   tags: ['Calendar events'],
   access: right('CalendarEvents', 'Post'),
   representations: ['json'],
   body: createCalendarEventBody,
   response: calendarEventOut,
   dateTimes: true,
-  successStatus: 201,
-  async handler({ body, res, scope, db, zone, dateTimeFormat, clock }) {
+  async handler({ body, scope, db, zone, dateTimeFormat, clock }) {
     const event = writtenEvent(await createEvent(db, body, scope, clock()), body.calendarCode);
-    res.location(`/api/calendars/events/${encodeURIComponent(event.uniqueId)}`);
-    return { status: 201, body: toJson(event, zone, dateTimeFormat) };
+    return { body: toJson(event, zone, dateTimeFormat) };
   },
 });
 
@@ -148,20 +147,20 @@ const calendarEventDelete = defineEndpoint({
   path: '/calendars/events/{UniqueId}',
   summary: 'Delete a calendar event',
   description:
-    'The body `{ "uniqueId" }`, when sent, must equal the path (else 400), a guard against deleting the wrong event; without a body (or a uniqueId) the path names the event. Answers 204 No Content. An unknown event, or one outside the account\'s projects, is a 404.',
+    'The body `{ "uniqueId" }`, when sent, must equal the path (else 400), a guard against deleting the wrong event; without a body (or a uniqueId) the path names the event. Answers 200 with the uniqueId of the event deleted. An unknown event, or one outside the account\'s projects, is a 404.',
   tags: ['Calendar events'],
   access: right('CalendarEvents', 'Delete'),
   representations: ['json'],
   params: calendarEventUniqueIdParams,
   body: deleteCalendarEventBody,
   bodyOptional: true,
-  successStatus: 204,
+  response: calendarEventDeletedOut,
   errorStatuses: [404],
   async handler({ params, body, scope, db, clock }) {
     assertSameUniqueId(params.UniqueId, body.uniqueId);
     const deleted = await deleteEvent(db, params.UniqueId, scope, clock());
     if (!deleted) throw notFound(`no calendar event ${params.UniqueId}`);
-    return { status: 204 };
+    return { body: { uniqueId: params.UniqueId } };
   },
 });
 

@@ -125,6 +125,10 @@ export const deleteCalendarEventBody = z
   .object({ uniqueId: bodyUniqueId })
   .meta({ id: 'CalendarEventDeletion', example: { uniqueId: 'demo-event-001' } });
 
+export const calendarEventDeletedOut = z
+  .object({ uniqueId: z.string().describe('The event deleted.') })
+  .meta({ id: 'CalendarEventDeleted', example: { uniqueId: 'demo-event-001' } });
+
 export const calendarEventOut = z
   .object({
     uniqueId: z.string(),

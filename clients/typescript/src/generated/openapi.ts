@@ -214,7 +214,7 @@ export interface paths {
         put?: never;
         /**
          * Create a calendar event
-         * @description Answers 201 Created with the event and its new uniqueId, and a Location header naming the event. An unknown calendarCode is a 400; a calendar outside the account's projects is a 403; start after end is a 400.
+         * @description Answers 200 with the event and its new uniqueId. An unknown calendarCode is a 400; a calendar outside the account's projects is a 403; start after end is a 400.
          *
          *     Requires the Post right on CalendarEvents.
          *
@@ -277,7 +277,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a calendar event
-         * @description The body `{ "uniqueId" }`, when sent, must equal the path (else 400), a guard against deleting the wrong event; without a body (or a uniqueId) the path names the event. Answers 204 No Content. An unknown event, or one outside the account's projects, is a 404.
+         * @description The body `{ "uniqueId" }`, when sent, must equal the path (else 400), a guard against deleting the wrong event; without a body (or a uniqueId) the path names the event. Answers 200 with the uniqueId of the event deleted. An unknown event, or one outside the account's projects, is a 404.
          *
          *     Requires the Delete right on CalendarEvents.
          *
@@ -1725,6 +1725,15 @@ export interface components {
             end: string;
             source: string;
             externalId: string;
+        };
+        /**
+         * @example {
+         *       "uniqueId": "demo-event-001"
+         *     }
+         */
+        CalendarEventDeleted: {
+            /** @description The event deleted. */
+            uniqueId: string;
         };
         /** @description A description of one problem code, the page a problem’s `type` points to. */
         ProblemType: {
@@ -3437,15 +3446,14 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Created */
-            201: {
+            /** @description OK */
+            200: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
                     "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3897,8 +3905,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description No Content */
-            204: {
+            /** @description OK */
+            200: {
                 headers: {
                     "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
                     "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
@@ -3907,7 +3915,9 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CalendarEventDeleted"];
+                };
             };
             /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
             400: {
