@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { basicAuth, createTestApp, TestApp } from '../harness/testApp';
+import { ALL_RIGHTS, createWorld, World } from '../harness/world';
 import type { z } from 'zod';
 import type { hookExampleOut, hookMetaOut, hookOut } from '../../src/http/schemas/hooks';
 import type { ProblemFieldError } from '../../src/http/problem';
@@ -386,6 +386,80 @@ describe('/hooks', () => {
         expect(res.headers['content-type']).toMatch(/text\/html/);
         expect(res.text).not.toContain('<b>hook</b>');
       }
+    });
+  });
+
+  describe('DateTime format of the answers', () => {
+    const LOCAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}$/;
+    const OFFSET = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/;
+    let localAuth: string;
+
+    beforeAll(async () => {
+      const username = `local-hooks-${w.id}`;
+      localAuth = basicAuth(username, 'local-pass');
+      await t.load({
+        type: 'account',
+        username,
+        password: 'local-pass',
+        user: w.users.agent,
+        projects: ['*'],
+        rights: ALL_RIGHTS,
+        entryAccess: 'Full',
+        dateTimeFormat: 'Local',
+      });
+    });
+
+    const times = (hook: Hook) => [hook.createdTime, hook.createdDate, hook.modifiedTime];
+
+    it('when the account writes Local DateTimes, then every hook answer and the deliveries log write Local', async () => {
+      const created = await create({ name: 'local', url: 'https://crm.example.com/in', events: ['lead.created'] }, localAuth);
+      expect(created.status).toBe(201);
+      const made = hookOf(created);
+      expect(times(made)).toEqual([expect.stringMatching(LOCAL), expect.stringMatching(LOCAL), expect.stringMatching(LOCAL)]);
+
+      const as = (req: request.Test) => req.set('Authorization', localAuth);
+      const one = await as(request(t.app).get(`/api/hooks/${made.uniqueId}`));
+      expect(times(hookOf(one)).every((v) => LOCAL.test(v))).toBe(true);
+      const list = await as(request(t.app).get('/api/hooks'));
+      expect((list.body as Hook[]).flatMap(times).every((v) => LOCAL.test(v))).toBe(true);
+      const replaced = await as(request(t.app).put(`/api/hooks/${made.uniqueId}`)).send({
+        name: 'local 2',
+        url: 'https://crm.example.com/in',
+      });
+      expect(replaced.status).toBe(200);
+      expect(times(hookOf(replaced)).every((v) => LOCAL.test(v))).toBe(true);
+
+      expect((await as(request(t.app).post(`/api/hooks/${made.uniqueId}/test`))).status).toBe(202);
+      const log = await as(request(t.app).get(`/api/hooks/${made.uniqueId}/deliveries`));
+      const deliveries = log.body as { eventTime: string; createdTime: string }[];
+      expect(deliveries).toHaveLength(1);
+      expect([deliveries[0]!.eventTime, deliveries[0]!.createdTime]).toEqual([expect.stringMatching(LOCAL), expect.stringMatching(LOCAL)]);
+    });
+
+    it('when a request prefers datetime=local or datetime=offset, then hook answers follow it and say so', async () => {
+      const made = hookOf(await create({ name: 'offset', url: 'https://crm.example.com/in' }));
+      expect(times(made).every((v) => OFFSET.test(v))).toBe(true);
+      const preferred = await request(t.app)
+        .get(`/api/hooks/${made.uniqueId}`)
+        .set('Authorization', w.accounts.full.auth)
+        .set('Prefer', 'datetime=local');
+      expect(times(hookOf(preferred)).every((v) => LOCAL.test(v))).toBe(true);
+      expect(preferred.headers['preference-applied']).toBe('datetime=local');
+      const back = await request(t.app).get('/api/hooks').set('Authorization', localAuth).set('Prefer', 'datetime=offset');
+      expect((back.body as Hook[]).flatMap(times).every((v) => OFFSET.test(v))).toBe(true);
+      expect(back.headers['preference-applied']).toBe('datetime=offset');
+    });
+
+    it('when the example of a Local account’s hook is asked for, then its body writes Local DateTimes, as its deliveries do', async () => {
+      const made = hookOf(await create({ name: 'local example', url: 'https://crm.example.com/in', events: ['lead.created'] }, localAuth));
+      const res = await request(t.app)
+        .get(`/api/hooks/${made.uniqueId}/example`)
+        .set('Authorization', localAuth)
+        .set('Prefer', 'datetime=offset');
+      expect(res.status).toBe(200);
+      const body = JSON.parse((res.body as z.infer<typeof hookExampleOut>).body) as { timestamp: string; data: { uploadTime: string } };
+      expect(body.timestamp).toMatch(LOCAL);
+      expect(body.data.uploadTime).toMatch(LOCAL);
     });
   });
 });

@@ -66,6 +66,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
+    dateTimes: true,
     response: hookListOut,
     async handler({ account, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
@@ -87,6 +88,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Post'),
     representations: ['json'],
+    dateTimes: true,
     body: hookBody,
     bodyAliases: hookBodyAliases,
     response: hookOut,
@@ -125,6 +127,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
+    dateTimes: true,
     params: hookParams,
     response: hookOut,
     errorStatuses: [404],
@@ -146,6 +149,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Put'),
     representations: ['json'],
+    dateTimes: true,
     params: hookParams,
     body: hookBody,
     bodyAliases: hookBodyAliases,
@@ -185,15 +189,16 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     path: '/hooks/{UniqueId}/example',
     summary: 'The request this hook would send',
     description:
-      'Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries. Nothing is sent.',
+      'Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries, and DateTimes in the account’s format as deliveries write them. Nothing is sent.',
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
     params: hookParams,
     response: hookExampleOut,
     errorStatuses: [404],
-    async handler({ params, account, db, clock, zone, dateTimeFormat }) {
-      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+    async handler({ params, account, db, clock, zone }) {
+      // What a delivery would send: deliveries write the account's DateTime format, whatever this request prefers.
+      const env: HookEnv = { db, clock, zone, format: account.dateTimeFormat, rules };
       const { hook, request } = await answered(() => hookExample(env, account, params.UniqueId));
       return { body: request, title: `Hook ${hook.name}: example request` };
     },
@@ -231,6 +236,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
+    dateTimes: true,
     params: hookParams,
     query: deliveriesQuery,
     response: deliveryListOut,

@@ -1164,7 +1164,7 @@ export interface paths {
         };
         /**
          * The request this hook would send
-         * @description Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries. Nothing is sent.
+         * @description Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries, and DateTimes in the account’s format as deliveries write them. Nothing is sent.
          *
          *     Requires the Get right on WebHooks.
          *
@@ -7983,6 +7983,8 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
                 /** @description RFC 9110: one or more ETags this client holds (comma-separated, or `*`). When one matches the current answer (weak comparison), the answer is 304 Not Modified with no body. A 304 counts as a request like the 200 it stands for. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -8098,6 +8100,8 @@ export interface operations {
             header?: {
                 /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -8359,6 +8363,8 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
                 /** @description RFC 9110: one or more ETags this client holds (comma-separated, or `*`). When one matches the current answer (weak comparison), the answer is 304 Not Modified with no body. A 304 counts as a request like the 200 it stands for. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path: {
                 /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
@@ -8505,6 +8511,8 @@ export interface operations {
             header?: {
                 /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path: {
                 /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
@@ -9080,6 +9088,8 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
                 /** @description RFC 9110: one or more ETags this client holds (comma-separated, or `*`). When one matches the current answer (weak comparison), the answer is 304 Not Modified with no body. A 304 counts as a request like the 200 it stands for. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path: {
                 /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
