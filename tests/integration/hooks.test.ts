@@ -113,6 +113,12 @@ describe('/hooks', () => {
       ['credentials in the url', { name: 'x', url: 'https://user:pw@x.example.com/' }],
       ['an unknown placeholder in the url', { name: 'x', url: 'https://x.example.com/{Nope}' }],
       ['an unknown placeholder in the template', { name: 'x', url: 'https://x.example.com/', contentTemplate: '{"a":"{Nope}"}' }],
+      ['a placeholder-like name in the url', { name: 'x', url: 'https://x.example.com/{Lead_Id}' }],
+      ['a placeholder-like name in the template', { name: 'x', url: 'https://x.example.com/', contentTemplate: '{"a":"{ UniqueId }"}' }],
+      [
+        'a placeholder-like name in a Form template',
+        { name: 'x', url: 'https://x.example.com/', format: 'Form', contentTemplate: 'id={lead-id}' },
+      ],
       ['a Json template that is not JSON', { name: 'x', url: 'https://x.example.com/', contentTemplate: '{"a": {UniqueId}}' }],
       ['an unknown method', { name: 'x', url: 'https://x.example.com/', method: 'PATCH' }],
       ['an unknown format', { name: 'x', url: 'https://x.example.com/', format: 'Xml' }],

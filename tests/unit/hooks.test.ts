@@ -54,6 +54,13 @@ describe('hook templates', () => {
 
   it('when templates name unknown placeholders, then they are reported; JSON braces are not placeholders', () => {
     expect(unknownPlaceholders('{"a":"{UniqueId}","b":"{uniqueid}","c":"{Data.Any field}","d":"{Nope}"}')).toEqual(['{Nope}']);
+    expect(unknownPlaceholders('{"a":"{Lead_Id}","b":"{ UniqueId }","c":"{lead-id}","d":"{Data.}","e":"{}","f":"{a b}"}')).toEqual([
+      '{Lead_Id}',
+      '{ UniqueId }',
+      '{lead-id}',
+      '{Data.}',
+    ]);
+    expect(unknownPlaceholders('https://x.example.com/{UniqueId}/{Data.Customer no}?q={Closure}')).toEqual([]);
     expect(contentTemplateProblems('{"a": {UniqueId}}', 'Json')).toEqual([
       'with format Json the template must be JSON, with placeholders inside its strings',
     ]);
