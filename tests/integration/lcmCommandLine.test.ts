@@ -97,6 +97,16 @@ describe('lcm command line (child processes)', () => {
       expect(await runLcm(['load', missing], { env })).toMatchObject({ code: 1, stdout: '', stderr: `lcm: no such file: ${missing}\n` });
     });
 
+    it('when standard input is redirected from a folder, then lcm load - exits 1 with a one-line reason instead of loading nothing', async () => {
+      // The shell opens the folder as standard input, as `lcm load - < folder` does.
+      const result = await runProcess('/bin/sh', ['-c', 'exec "$0" "$1" load - < "$2"', process.execPath, LCM_BIN, dir], { env });
+      expect(result).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: 'lcm: standard input is a folder; lcm load reads one NDJSON file (or - for standard input)\n',
+      });
+    });
+
     it('when one line is loaded, then the summary says "1 line"', async () => {
       const result = await runLcm(['load', '-'], {
         env,
