@@ -143,6 +143,33 @@ describe('/hooks', () => {
       expect(await count('hooks')).toBe(before);
     });
 
+    it('when a client sends null for every optional property, then each takes its default as if absent', async () => {
+      // What a .NET client of the live service serializes for properties it leaves unset.
+      const res = await create({
+        Name: 'Nulls',
+        Description: null,
+        UrlTemplate: 'https://crm.example.com/in',
+        Method: null,
+        Format: null,
+        Events: null,
+        CampaignCode: null,
+        Projects: null,
+        LeadStatus: null,
+        LeadReleaseType: null,
+        ContentTemplate: null,
+        StandardTemplateName: null,
+        Enabled: null,
+      });
+      expect(res.status).toBe(201);
+      expect(hookOf(res)).toMatchObject({
+        method: 'POST',
+        format: 'Json',
+        events: ['lead.statusChanged'],
+        standardTemplateName: 'Standard',
+        enabled: true,
+      });
+    });
+
     it('when plain http is not allowed by the server, then an http URL is a 400', async () => {
       const strict = await createTestApp({});
       try {

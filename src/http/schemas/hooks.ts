@@ -92,13 +92,13 @@ export const hookBody = z
         'Where requests go (`urlTemplate` is accepted as its name too). https only (http when the server allows it); placeholders such as `{UniqueId}` are percent-encoded; the host cannot hold one.',
       example: 'https://crm.example.com/hooks/leads/{UniqueId}',
     }),
-    method: enumNameParam(HookMethodEnum).optional().meta({ description: 'POST (default) or PUT.' }),
-    format: enumNameParam(HookFormatEnum).optional().meta({ description: 'Json (default) or Form (application/x-www-form-urlencoded).' }),
+    method: enumNameParam(HookMethodEnum).nullish().meta({ description: 'POST (default) or PUT.' }),
+    format: enumNameParam(HookFormatEnum).nullish().meta({ description: 'Json (default) or Form (application/x-www-form-urlencoded).' }),
     events: z
       .array(hookEvent)
       .min(1, { message: 'must name at least one event' })
       .max(HOOK_EVENTS.length * 2)
-      .optional()
+      .nullish()
       .meta({ description: 'Events the hook receives; default `["lead.statusChanged"]`.', example: ['lead.statusChanged'] }),
     campaignCode: z
       .string()
@@ -122,10 +122,10 @@ export const hookBody = z
         'The body, with placeholders (GET /hooks/meta). With format Json it must be JSON with the placeholders inside strings; values are JSON-escaped. With Form they are form-encoded.',
       example: '{"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}',
     }),
-    standardTemplateName: templateName.optional(),
+    standardTemplateName: templateName.nullish(),
     enabled: z
       .boolean()
-      .optional()
+      .nullish()
       .meta({ description: 'Default true. Setting it true again re-enables a hook that was disabled after failing.' }),
   })
   .meta({

@@ -1542,16 +1542,16 @@ export interface components {
              */
             url: string;
             /** @description POST (default) or PUT. */
-            method?: string;
+            method?: string | null;
             /** @description Json (default) or Form (application/x-www-form-urlencoded). */
-            format?: string;
+            format?: string | null;
             /**
              * @description Events the hook receives; default `["lead.statusChanged"]`.
              * @example [
              *       "lead.statusChanged"
              *     ]
              */
-            events?: string[];
+            events?: string[] | null;
             /** @description Only events of this campaign (it must be in the account’s projects). */
             campaignCode?: string | null;
             /** @description Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`) or project unique ids (GET /projects); never beyond the account’s projects. */
@@ -1565,13 +1565,9 @@ export interface components {
              * @example {"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}
              */
             contentTemplate?: string | null;
-            /**
-             * @description Body when there is no content template: Standard or Data (default Standard, the envelope). The live service's names are accepted too (StandardTemplate.PostJson, StandardTemplate.PutJson, StandardTemplate.PostForm, StandardTemplate.PutForm, with or without the `StandardTemplate.` prefix): each is the Standard envelope with that method and format (a method or format given beside it must agree).
-             * @example StandardTemplate.PostJson
-             */
-            standardTemplateName?: string;
+            standardTemplateName?: string | null;
             /** @description Default true. Setting it true again re-enables a hook that was disabled after failing. */
-            enabled?: boolean;
+            enabled?: boolean | null;
         };
         NewDoNotCallNumber: {
             /**
