@@ -197,6 +197,15 @@ describe('GET /api/events', () => {
       await s.until((x) => leadIdsOf(x.events).includes(id), 'the event');
     });
 
+    it('when the stream or the list is answered, then both say they vary by Accept (one address, two representations)', async () => {
+      const s = await stream(a, `?Campaigns=${w.campaigns.b2b}`, w.accounts.full.auth);
+      expect(s.status).toBe(200);
+      expect(String(s.headers['vary']).split(/\s*,\s*/)).toContain('Accept');
+      const res = await list(`?Campaigns=${w.campaigns.b2b}&Limit=1`);
+      expect(res.status).toBe(200);
+      expect(String(res.headers['vary']).split(/\s*,\s*/)).toContain('Accept');
+    });
+
     it('when the client accepts only text/html, then 406', async () => {
       const res = await list('').set('Accept', 'text/html');
       expect(res.status).toBe(406);

@@ -160,6 +160,14 @@ describe('the account request log', () => {
     expect(row).toContain(`;${id};GET;"/api/myaccount?a=1;b=%222%22";myaccount;200;`);
   });
 
+  it('when the log is answered as JSON or as CSV, then both answers say they vary by Accept', async () => {
+    for (const accept of ['application/json', 'text/csv']) {
+      const res = await logOf(w.accounts.full.auth, { Service: 'myaccount' }).set('Accept', accept);
+      expect(res.status).toBe(200);
+      expect(String(res.headers['vary']).split(/\s*,\s*/)).toContain('Accept');
+    }
+  });
+
   it('when the log is asked for as HTML or with a bad window, then it is a 406 or a 400', async () => {
     expect((await logOf(w.accounts.full.auth).set('Accept', 'text/html')).status).toBe(406);
     const bad = await request(t.app)
