@@ -77,11 +77,21 @@ export async function main(argv: string[]): Promise<number> {
  * pipes in full; nothing may overwrite the status afterwards (docs/decisions.md, Command line).
  */
 export async function run(argv: string[]): Promise<void> {
+  let outputFailure: Error | undefined;
+  // A reader that leaves early (`lcm requests … | head`) closes the pipe: the output ends there
+  // (src/cli/output.ts), instead of an unhandled EPIPE ending the process with a stack trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') outputFailure ??= err;
+  });
   let code: number;
   try {
     code = await main(argv);
   } catch (err) {
     process.stderr.write(`lcm: ${reasonOf(err)}\n`);
+    code = 1;
+  }
+  if (code === 0 && outputFailure !== undefined) {
+    process.stderr.write(`lcm: standard output: ${reasonOf(outputFailure)}\n`);
     code = 1;
   }
   process.exitCode = code;
