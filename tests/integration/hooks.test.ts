@@ -405,6 +405,18 @@ describe('/hooks', () => {
       expect(() => new Webhook(made.secret!).verify(example.body, example.headers)).not.toThrow();
     });
 
+    it('when a Form hook’s example is verified as meta tells receivers to, then the standardwebhooks package accepts its signature', async () => {
+      const meta = (await request(t.app).get('/api/hooks/meta').set('Authorization', w.accounts.full.auth)).body as z.infer<
+        typeof hookMetaOut
+      >;
+      expect(meta.signature.description).toContain('verify(body, headers, { jsonParse: false })');
+      const made = hookOf(await create({ name: 'form', url: 'https://crm.example.com/in', format: 'Form' }));
+      const res = await request(t.app).get(`/api/hooks/${made.uniqueId}/example`).set('Authorization', w.accounts.full.auth);
+      const example = res.body as z.infer<typeof hookExampleOut>;
+      expect(example.headers['content-type']).toBe('application/x-www-form-urlencoded');
+      expect(() => new Webhook(made.secret!).verify(example.body, example.headers, { jsonParse: false })).not.toThrow();
+    });
+
     it('when pages are asked for as HTML, then the small reads answer text/html', async () => {
       const made = hookOf(await create({ name: 'html <b>hook</b>', url: 'https://x.example.com/' }));
       for (const path of [

@@ -435,7 +435,7 @@ export function hookMeta(): z.input<typeof hookMetaOut> {
       scheme: 'Standard Webhooks v1',
       headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
       description:
-        'HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the hook secret (verify with the standardwebhooks package). webhook-id is the delivery id, the same on every retry: use it to de-duplicate.',
+        'HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the hook secret (verify with the standardwebhooks package; a Form body with `verify(body, headers, { jsonParse: false })`, since `verify` parses the body as JSON by default). webhook-id is the delivery id, the same on every retry: use it to de-duplicate.',
     },
   };
 }
