@@ -339,6 +339,28 @@ describe('/hooks', () => {
       expect(Number((await t.db('hook_deliveries').whereIn('id', ids).count({ n: '*' }))[0]!.n)).toBe(0);
     });
 
+    it('when the deliveries log is asked for with a TimeSpan and no FromTime, then it covers that span up to now', async () => {
+      const made = hookOf(await create({ name: 'log window', url: 'https://crm.example.com/in' }));
+      const queued = await request(t.app).post(`/api/hooks/${made.uniqueId}/test`).set('Authorization', w.accounts.full.auth);
+      const { deliveryId } = queued.body as { deliveryId: string };
+      for (const TimeSpan of ['PT1H', 'P5000Y']) {
+        const res = await request(t.app)
+          .get(`/api/hooks/${made.uniqueId}/deliveries`)
+          .query({ TimeSpan })
+          .set('Authorization', w.accounts.full.auth);
+        expect({ TimeSpan, status: res.status, ids: (res.body as { deliveryId: string }[]).map((d) => d.deliveryId) }).toEqual({
+          TimeSpan,
+          status: 200,
+          ids: [deliveryId],
+        });
+      }
+      const earlier = await request(t.app)
+        .get(`/api/hooks/${made.uniqueId}/deliveries`)
+        .query({ FromTime: new Date(Date.now() - 2 * 3_600_000).toISOString(), TimeSpan: 'PT1H' })
+        .set('Authorization', w.accounts.full.auth);
+      expect(earlier.body).toEqual([]);
+    });
+
     it('when a hook is deleted, then it is gone', async () => {
       const made = hookOf(await create({ name: 'gone', url: 'https://x.example.com/' }));
       const del = await request(t.app).delete(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.full.auth);

@@ -17,7 +17,7 @@ import {
   deliveriesToJson,
   queuedDeliveryOut,
 } from '../schemas/hooks';
-import { addTimeSpan } from '../../domain/timespan';
+import { addTimeSpan, TimeSpan } from '../../domain/timespan';
 import { listDeliveries, listHooks, redeliver } from '../../data/hookRepository';
 import {
   createHookFromBody,
@@ -51,6 +51,21 @@ async function answered<T>(work: () => Promise<T>): Promise<T> {
     if (err.kind === 'forbidden') throw forbidden(err.message);
     throw new HttpProblem('invalid_body', err.message, err.errors);
   }
+}
+
+const DAY_MS = 86_400_000;
+
+/** [from, from + span) (a day without a span); a 400 when it reaches beyond the year 9999. */
+function windowFrom(from: Date, span: TimeSpan | undefined, zone: string): { from: Date; to: Date } {
+  const to = span ? addTimeSpan(from, span, zone) : new Date(from.getTime() + DAY_MS);
+  if (Number.isNaN(to.getTime())) throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
+  return { from, to };
+}
+
+/** The last span (a day without one) up to `now`; no delivery is older than 1970, so a longer span starts there. */
+function windowUntil(now: Date, span: TimeSpan | undefined, zone: string): { from: Date; to: Date } {
+  const start = span ? addTimeSpan(now, { ...span, negative: true }, zone).getTime() : now.getTime() - DAY_MS;
+  return { from: new Date(Number.isNaN(start) ? 0 : Math.max(start, 0)), to: now };
 }
 
 /** The /hooks endpoints; `rules` are the server's hook URL settings (https only, allow-listed hosts). */
@@ -232,7 +247,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     path: '/hooks/{UniqueId}/deliveries',
     summary: 'The hook’s deliveries log',
     description:
-      'Deliveries created in [FromTime, FromTime + TimeSpan) (default: the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.',
+      'Deliveries created in [FromTime, FromTime + TimeSpan) (without FromTime: the last TimeSpan up to now, by default the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.',
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
@@ -245,10 +260,8 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
       const hook = await answered(() => ownHook(env, account, params.UniqueId));
       const now = env.clock();
-      const from = query.FromTime ?? new Date(now.getTime() - 86_400_000);
       if (query.TimeSpan?.negative) throw invalidParameter('TimeSpan', 'must not be negative');
-      const to = query.TimeSpan ? addTimeSpan(from, query.TimeSpan, zone) : new Date(from.getTime() + 86_400_000);
-      if (Number.isNaN(to.getTime())) throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
+      const { from, to } = query.FromTime ? windowFrom(query.FromTime, query.TimeSpan, zone) : windowUntil(now, query.TimeSpan, zone);
       const deliveries = await listDeliveries(env.db, hook.id, from, to, query.Limit ?? 100);
       return { title: `Hook ${hook.name}: deliveries`, body: deliveriesToJson(deliveries, env) };
     },

@@ -155,7 +155,7 @@ export const deliveryParams = z.object({
 });
 
 export const deliveriesQuery = z.object({
-  FromTime: dateTimeParam.optional().meta({ description: 'Deliveries created at or after this time; default one day ago.' }),
+  FromTime: dateTimeParam.optional().meta({ description: 'Deliveries created at or after this time; default: TimeSpan before now.' }),
   TimeSpan: timeSpanParam.optional().meta({ description: 'Length of the window from FromTime; default P1D.' }),
   Limit: positiveIntParam(1000).optional().meta({ description: 'At most this many deliveries, oldest first (default 100, at most 1000).' }),
 });

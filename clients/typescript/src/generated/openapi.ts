@@ -1212,7 +1212,7 @@ export interface paths {
         };
         /**
          * The hook’s deliveries log
-         * @description Deliveries created in [FromTime, FromTime + TimeSpan) (default: the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.
+         * @description Deliveries created in [FromTime, FromTime + TimeSpan) (without FromTime: the last TimeSpan up to now, by default the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.
          *
          *     Requires the Get right on WebHooks.
          *
@@ -9072,7 +9072,7 @@ export interface operations {
     listHookDeliveries: {
         parameters: {
             query?: {
-                /** @description Deliveries created at or after this time; default one day ago. The name is case-insensitive. */
+                /** @description Deliveries created at or after this time; default: TimeSpan before now. The name is case-insensitive. */
                 FromTime?: string;
                 /** @description Length of the window from FromTime; default P1D. The name is case-insensitive. */
                 TimeSpan?: string;
