@@ -98,13 +98,23 @@ describe('lcm command line (child processes)', () => {
     });
 
     it('when standard input is redirected from a folder, then lcm load - exits 1 with a one-line reason instead of loading nothing', async () => {
-      // The shell opens the folder as standard input, as `lcm load - < folder` does.
-      const result = await runProcess('/bin/sh', ['-c', 'exec "$0" "$1" load - < "$2"', process.execPath, LCM_BIN, dir], { env });
-      expect(result).toMatchObject({
-        code: 1,
-        stdout: '',
-        stderr: 'lcm: standard input is a folder; lcm load reads one NDJSON file (or - for standard input)\n',
-      });
+      // The folder itself as standard input, as the shell gives it for `lcm load - < folder`.
+      const folder = fs.openSync(dir, 'r');
+      try {
+        const child = spawn(process.execPath, [LCM_BIN, 'load', '-'], { env, cwd: PROJECT_ROOT, stdio: [folder, 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.on('data', (d) => (stdout += String(d)));
+        child.stderr!.on('data', (d) => (stderr += String(d)));
+        const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+        expect({ code, stdout, stderr }).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: 'lcm: standard input is a folder; lcm load reads one NDJSON file (or - for standard input)\n',
+        });
+      } finally {
+        fs.closeSync(folder);
+      }
     });
 
     it('when one line is loaded, then the summary says "1 line"', async () => {
