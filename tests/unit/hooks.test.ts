@@ -1,4 +1,4 @@
-import { classifyAddress, isAllowListed } from '../../src/domain/hookAddress';
+import { classifyAddress, isAllowListed, refusedAddressMessage } from '../../src/domain/hookAddress';
 import { DEFAULT_RETRY_POLICY, nextAttemptTime, retryDelayMs, shouldDisableHook } from '../../src/domain/hookRetry';
 import { contentTemplateProblems, HookMessage, renderHookRequest, unknownPlaceholders, urlTemplateProblems } from '../../src/domain/hooks';
 
@@ -90,6 +90,17 @@ describe('hook addresses', () => {
     ['224.0.0.1', 'multicast'],
   ])('when the address is %s, then it is refused as %s', (address, range) => {
     expect(classifyAddress(address)).toEqual({ allowed: false, range });
+  });
+
+  it('when an address is refused, then the message names its range in words, with the right article', () => {
+    expect(refusedAddressMessage('fd00::1', 'fd00::1', 'uniqueLocal')).toMatch(
+      /^fd00::1 is a unique local address, which hooks may not reach; /,
+    );
+    expect(refusedAddressMessage('::', '::', 'unspecified')).toMatch(/^:: is an unspecified address, /);
+    expect(refusedAddressMessage('cgn.example', '100.64.0.1', 'carrierGradeNat')).toMatch(
+      /^cgn\.example \(100\.64\.0\.1\) is a carrier-grade NAT address, .*HOOKS_ALLOWED_HOSTS=cgn\.example/,
+    );
+    expect(refusedAddressMessage('127.0.0.1', '127.0.0.1', 'loopback')).toMatch(/^127\.0\.0\.1 is a loopback address, /);
   });
 
   it('when the address is public, then it is allowed; allow-listed hosts match without case', () => {
