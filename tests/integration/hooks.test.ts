@@ -152,7 +152,8 @@ describe('/hooks', () => {
         Method: null,
         Format: null,
         Events: null,
-        CampaignCode: null,
+        // Narrowed to this file's campaign: other files' events must not get deliveries from it.
+        CampaignCode: w.campaigns.b2b,
         Projects: null,
         LeadStatus: null,
         LeadReleaseType: null,
@@ -340,7 +341,7 @@ describe('/hooks', () => {
     });
 
     it('when the deliveries log is asked for with a TimeSpan and no FromTime, then it covers that span up to now', async () => {
-      const made = hookOf(await create({ name: 'log window', url: 'https://crm.example.com/in' }));
+      const made = hookOf(await create({ name: 'log window', url: 'https://crm.example.com/in', campaignCode: w.campaigns.b2b }));
       const queued = await request(t.app).post(`/api/hooks/${made.uniqueId}/test`).set('Authorization', w.accounts.full.auth);
       const { deliveryId } = queued.body as { deliveryId: string };
       for (const TimeSpan of ['PT1H', 'P5000Y']) {
@@ -432,7 +433,7 @@ describe('/hooks', () => {
         typeof hookMetaOut
       >;
       expect(meta.signature.description).toContain('verify(body, headers, { jsonParse: false })');
-      const made = hookOf(await create({ name: 'form', url: 'https://crm.example.com/in', format: 'Form' }));
+      const made = hookOf(await create({ name: 'form', url: 'https://crm.example.com/in', format: 'Form', campaignCode: w.campaigns.b2b }));
       const res = await request(t.app).get(`/api/hooks/${made.uniqueId}/example`).set('Authorization', w.accounts.full.auth);
       const example = res.body as z.infer<typeof hookExampleOut>;
       expect(example.headers['content-type']).toBe('application/x-www-form-urlencoded');
@@ -479,7 +480,10 @@ describe('/hooks', () => {
     const times = (hook: Hook) => [hook.createdTime, hook.createdDate, hook.modifiedTime];
 
     it('when the account writes Local DateTimes, then every hook answer and the deliveries log write Local', async () => {
-      const created = await create({ name: 'local', url: 'https://crm.example.com/in', events: ['lead.created'] }, localAuth);
+      const created = await create(
+        { name: 'local', url: 'https://crm.example.com/in', events: ['lead.created'], campaignCode: w.campaigns.b2b },
+        localAuth,
+      );
       expect(created.status).toBe(201);
       const made = hookOf(created);
       expect(times(made)).toEqual([expect.stringMatching(LOCAL), expect.stringMatching(LOCAL), expect.stringMatching(LOCAL)]);
@@ -504,7 +508,7 @@ describe('/hooks', () => {
     });
 
     it('when a request prefers datetime=local or datetime=offset, then hook answers follow it and say so', async () => {
-      const made = hookOf(await create({ name: 'offset', url: 'https://crm.example.com/in' }));
+      const made = hookOf(await create({ name: 'offset', url: 'https://crm.example.com/in', campaignCode: w.campaigns.b2b }));
       expect(times(made).every((v) => OFFSET.test(v))).toBe(true);
       const preferred = await request(t.app)
         .get(`/api/hooks/${made.uniqueId}`)
@@ -518,7 +522,12 @@ describe('/hooks', () => {
     });
 
     it('when the example of a Local account’s hook is asked for, then its body writes Local DateTimes, as its deliveries do', async () => {
-      const made = hookOf(await create({ name: 'local example', url: 'https://crm.example.com/in', events: ['lead.created'] }, localAuth));
+      const made = hookOf(
+        await create(
+          { name: 'local example', url: 'https://crm.example.com/in', events: ['lead.created'], campaignCode: w.campaigns.b2b },
+          localAuth,
+        ),
+      );
       const res = await request(t.app)
         .get(`/api/hooks/${made.uniqueId}/example`)
         .set('Authorization', localAuth)
