@@ -49,10 +49,15 @@ export const EVENT_RESOURCE: Record<HookEventName, ResourceType> = {
 export const isLeadEvent = (name: string): boolean =>
   (HOOK_EVENTS as readonly string[]).includes(name) && EVENT_RESOURCE[name as HookEventName] === 'Leads';
 
-/** Case-insensitive event name → canonical spelling; undefined when unknown. */
-export function parseHookEvent(name: string): HookEventName | undefined {
+/**
+ * Case-insensitive event name → canonical spelling, or a family `calendarEvent.*` (`lead.*`) →
+ * its events, as the documentation writes them; undefined when it names none.
+ */
+export function parseHookEvents(name: string): HookEventName[] | undefined {
   const lower = name.trim().toLowerCase();
-  return HOOK_EVENTS.find((e) => e.toLowerCase() === lower);
+  const family = lower.endsWith('.*') ? lower.slice(0, -1) : undefined;
+  const found = HOOK_EVENTS.filter((e) => (family !== undefined ? e.toLowerCase().startsWith(family) : e.toLowerCase() === lower));
+  return found.length > 0 ? found : undefined;
 }
 
 export const HOOK_METHODS = ['POST', 'PUT'] as const;

@@ -171,6 +171,22 @@ describe('/hooks', () => {
       });
     });
 
+    it('when events name a family as the documentation writes it (calendarEvent.*), then the hook receives each of its kinds', async () => {
+      const res = await create({
+        name: 'Calendar',
+        url: 'https://crm.example.com/in',
+        events: ['calendarEvent.*', 'lead.created', 'LEAD.CREATED'],
+        projects: [w.projects.b2b],
+      });
+      expect(res.status).toBe(201);
+      expect([...hookOf(res).events].sort()).toEqual([
+        'calendarEvent.created',
+        'calendarEvent.deleted',
+        'calendarEvent.updated',
+        'lead.created',
+      ]);
+    });
+
     it('when plain http is not allowed by the server, then an http URL is a 400', async () => {
       const strict = await createTestApp({});
       try {

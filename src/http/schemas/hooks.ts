@@ -6,7 +6,7 @@ import {
   HOOK_EVENTS,
   HOOK_FORMATS,
   HOOK_METHODS,
-  parseHookEvent,
+  parseHookEvents,
   parseTemplateName,
   PLACEHOLDERS,
   STANDARD_TEMPLATE_DESCRIPTIONS,
@@ -20,6 +20,7 @@ import { EventKind, samplePayload } from '../../domain/hookEventKinds';
 import { sampleLeadSnapshot } from '../../domain/hookMessages';
 import { formatDateTime } from '../../domain/datetime';
 import type { DateTimeFormatName } from '../../domain/enums';
+import type { HookEventName } from '../../domain/hooks';
 import type { DeliveryRecord, HookRecord } from '../../data/hookRepository';
 
 /**
@@ -66,17 +67,26 @@ const templateName = z
     example: 'StandardTemplate.PostJson',
   });
 
-export const hookEvent = z
+/** One event name, or a family such as `calendarEvent.*`: its events. */
+const hookEventItem = z
   .string()
   .transform((value, ctx) => {
-    const name = parseHookEvent(value);
-    if (name === undefined) {
-      ctx.addIssue({ code: 'custom', message: `unknown event ${JSON.stringify(value)}; one of ${HOOK_EVENTS.join(', ')}` });
+    const names = parseHookEvents(value);
+    if (names === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown event ${JSON.stringify(value)}; one of ${HOOK_EVENTS.join(', ')}, or a family such as calendarEvent.*`,
+      });
       return z.NEVER;
     }
-    return name;
+    return names;
   })
-  .meta({ description: `One of ${HOOK_EVENTS.join(', ')} (case-insensitive).` });
+  .meta({ description: `One of ${HOOK_EVENTS.join(', ')} (case-insensitive), or a family: \`lead.*\`, \`calendarEvent.*\`.` });
+
+/** The event names a list of names and families stands for, each once. */
+const distinctEvents = (lists: HookEventName[][]): HookEventName[] => [...new Set(lists.flat())];
+
+export const hookEventList = z.array(hookEventItem).transform(distinctEvents);
 
 export const hookBody = z
   .object({
@@ -95,9 +105,10 @@ export const hookBody = z
     method: enumNameParam(HookMethodEnum).nullish().meta({ description: 'POST (default) or PUT.' }),
     format: enumNameParam(HookFormatEnum).nullish().meta({ description: 'Json (default) or Form (application/x-www-form-urlencoded).' }),
     events: z
-      .array(hookEvent)
+      .array(hookEventItem)
       .min(1, { message: 'must name at least one event' })
       .max(HOOK_EVENTS.length * 2)
+      .transform(distinctEvents)
       .nullish()
       .meta({ description: 'Events the hook receives; default `["lead.statusChanged"]`.', example: ['lead.statusChanged'] }),
     campaignCode: z

@@ -9362,7 +9362,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Event kinds to send, each one of lead.created, lead.updated, lead.statusChanged, call.ended, calendarEvent.created, calendarEvent.updated, calendarEvent.deleted (case-insensitive); default: every kind the account may read. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description Event kinds to send, each one of lead.created, lead.updated, lead.statusChanged, call.ended, calendarEvent.created, calendarEvent.updated, calendarEvent.deleted (case-insensitive) or a family (`lead.*`, `calendarEvent.*`); default: every kind the account may read. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Events?: string[];
                 /** @description Only events of these campaigns (codes or unique ids); calendar events have none. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Campaigns?: string[];
