@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import type { OpenCliContext } from '../cli/context';
 import { openCliContext } from './cliContext';
 import { registerMigrate } from '../cli/migrate';
@@ -31,7 +31,8 @@ export async function main(argv: string[]): Promise<number> {
     .description('lead-call-api command line (docs/cli.md)')
     .exitOverride()
     // Commander's own errors (unknown command, missing option) read like ours: one line after `lcm: `.
-    .configureOutput({ outputError: (text, write) => write(`lcm: ${oneLine(text.replace(/^error: /, ''))}\n`) });
+    .configureOutput({ outputError: (text, write) => write(`lcm: ${oneLine(text.replace(/^error: /, ''))}\n`) })
+    .configureHelp(missingCommandInOneLine());
   // The running command's name goes into the record of who holds the embedded database.
   let command = 'lcm';
   program.hook('preAction', (_program, action) => {
@@ -77,6 +78,12 @@ export async function main(argv: string[]): Promise<number> {
  * pipes in full; nothing may overwrite the status afterwards (docs/decisions.md, Command line).
  */
 export async function run(argv: string[]): Promise<void> {
+  let outputFailure: Error | undefined;
+  // A reader that leaves early (`lcm requests … | head`) closes the pipe: the output ends there
+  // (src/cli/output.ts), instead of an unhandled EPIPE ending the process with a stack trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') outputFailure ??= err;
+  });
   let code: number;
   try {
     code = await main(argv);
@@ -84,7 +91,32 @@ export async function run(argv: string[]): Promise<void> {
     process.stderr.write(`lcm: ${reasonOf(err)}\n`);
     code = 1;
   }
+  if (code === 0 && outputFailure !== undefined) {
+    process.stderr.write(`lcm: standard output: ${reasonOf(outputFailure)}\n`);
+    code = 1;
+  }
   process.exitCode = code;
+}
+
+/**
+ * Help settings under which the help commander shows for a missing command (`lcm`, `lcm hooks`)
+ * is one line like every other failure; `--help` still prints the whole help. Commander tells a
+ * Help whether it is shown for an error in prepareContext; subcommands inherit these settings.
+ */
+function missingCommandInOneLine(): Partial<Help> {
+  const forError = new WeakSet<Help>();
+  return {
+    prepareContext(this: Help, context: { error?: boolean; helpWidth?: number; outputHasColors?: boolean }) {
+      Help.prototype.prepareContext.call(this, context);
+      if (context.error === true) forError.add(this);
+    },
+    formatHelp(this: Help, command: Command, helper: Help): string {
+      if (!forError.has(this)) return Help.prototype.formatHelp.call(this, command, helper);
+      const path = commandPath(command);
+      const names = command.commands.map((c) => c.name()).join(', ');
+      return `lcm: missing command${path ? ` after ${path}` : ''}; one of: ${names} (lcm ${path ? `${path} ` : ''}--help describes them)\n`;
+    },
+  };
 }
 
 /** `account create` for the command run by `lcm account create ...`. */

@@ -18,9 +18,11 @@ export function registerAccount(program: Command, openCliContext: OpenCliContext
   const account = program
     .command('account')
     .description('manage web service accounts')
-    .addHelpText(
-      'after',
-      `
+    // Not under the one line a missing command prints (src/app/main.ts).
+    .addHelpText('after', ({ error }) =>
+      error
+        ? ''
+        : `
 Examples:
   printf '%s\\n' "$PASSWORD" | lcm account create --username acme --password-stdin \\
     --user ann@example.com --projects 'B2B*,Sales' --rights 'Calls:Get;Leads:Get,Post' --entry-access Full

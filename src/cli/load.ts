@@ -17,6 +17,17 @@ function checkedFile(file: string): fs.Stats {
   return stats;
 }
 
+/** Standard input redirected from a folder reads as empty in Node (no error): refused like a folder path. */
+function checkedStdin(): void {
+  let isFolder = false;
+  try {
+    isFolder = fs.fstatSync(0).isDirectory();
+  } catch {
+    // No standard input to look at: reading it says what is wrong.
+  }
+  if (isFolder) throw new CliError('standard input is a folder; lcm load reads one NDJSON file (or - for standard input)');
+}
+
 export function registerLoad(program: Command, openCliContext: OpenCliContext): void {
   program
     .command('load')
@@ -24,6 +35,7 @@ export function registerLoad(program: Command, openCliContext: OpenCliContext): 
     .argument('<file>', 'NDJSON file in UTF-8, one record a line, or - for standard input')
     .action(async (file: string) => {
       const fromStdin = file === '-';
+      if (fromStdin) checkedStdin();
       const total = fromStdin ? 0 : checkedFile(file).size;
       const ctx = await openCliContext();
       try {

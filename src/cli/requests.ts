@@ -5,6 +5,7 @@ import { addTimeSpan, parseTimeSpan } from '../domain/timespan';
 import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLogRow } from '../domain/requestLog';
 import { findAccountByUsername } from '../data/accountRepository';
 import { openRequestLogCursor } from '../data/requestLog';
+import { writeOutput } from './output';
 
 interface RequestsOptions {
   account: string;
@@ -49,10 +50,11 @@ export function registerRequests(program: Command, openCliContext: OpenCliContex
           ...(services ? { services } : {}),
         });
         const csvLine = requestLogCsvLine(';', zone, 'Offset');
-        if (o.format === 'csv') process.stdout.write(requestLogCsvHeader(';'));
+        if (o.format === 'csv' && !(await writeOutput(requestLogCsvHeader(';')))) return;
         for await (const row of cursor as AsyncIterable<RequestLogRow>) {
           const text = o.format === 'csv' ? csvLine(row) : JSON.stringify(renderRequestLogRow(row, zone, 'Offset')) + '\n';
-          if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+          // Leaving the loop closes the cursor.
+          if (!(await writeOutput(text))) break;
         }
       } finally {
         await ctx.close();

@@ -50,5 +50,21 @@ export function literalAddress(host: string): string | undefined {
  */
 export function refusedAddressMessage(host: string, address: string, range: string): string {
   const what = host === address ? address : `${host} (${address})`;
-  return `${what} is a ${range} address, which hooks may not reach; a server allows it with HOOKS_ALLOWED_HOSTS=${host} (and HOOKS_ALLOW_HTTP=true for a plain-http URL)`;
+  const kind = RANGE_WORDS[range] ?? `${/^[aeiou]/i.test(range) ? 'an' : 'a'} ${range}`;
+  return `${what} is ${kind} address, which hooks may not reach; a server allows it with HOOKS_ALLOWED_HOSTS=${host} (and HOOKS_ALLOW_HTTP=true for a plain-http URL)`;
 }
+
+/** ipaddr.js's range names as words, with their article, for messages (the others read as they are). */
+const RANGE_WORDS: Record<string, string> = {
+  linkLocal: 'a link-local',
+  uniqueLocal: 'a unique local',
+  carrierGradeNat: 'a carrier-grade NAT',
+  ipv4Mapped: 'an IPv4-mapped',
+  rfc6145: 'an IPv4-translated',
+  rfc6052: 'a NAT64',
+  teredo: 'a Teredo',
+  amt: 'an AMT',
+  as112: 'an AS112',
+  orchid2: 'an ORCHIDv2',
+  droneRemoteIdProtocolEntityTags: 'a drone remote ID',
+};

@@ -49,10 +49,15 @@ export const EVENT_RESOURCE: Record<HookEventName, ResourceType> = {
 export const isLeadEvent = (name: string): boolean =>
   (HOOK_EVENTS as readonly string[]).includes(name) && EVENT_RESOURCE[name as HookEventName] === 'Leads';
 
-/** Case-insensitive event name → canonical spelling; undefined when unknown. */
-export function parseHookEvent(name: string): HookEventName | undefined {
+/**
+ * Case-insensitive event name → canonical spelling, or a family `calendarEvent.*` (`lead.*`) →
+ * its events, as the documentation writes them; undefined when it names none.
+ */
+export function parseHookEvents(name: string): HookEventName[] | undefined {
   const lower = name.trim().toLowerCase();
-  return HOOK_EVENTS.find((e) => e.toLowerCase() === lower);
+  const family = lower.endsWith('.*') ? lower.slice(0, -1) : undefined;
+  const found = HOOK_EVENTS.filter((e) => (family !== undefined ? e.toLowerCase().startsWith(family) : e.toLowerCase() === lower));
+  return found.length > 0 ? found : undefined;
 }
 
 export const HOOK_METHODS = ['POST', 'PUT'] as const;
@@ -171,11 +176,21 @@ function findPlaceholders(template: string): PlaceholderUse[] {
   return [...template.matchAll(PLACEHOLDER)].map((m) => ({ text: m[0], name: m[1]!, ...(m[2] !== undefined ? { field: m[2] } : {}) }));
 }
 
+/**
+ * Text written as a placeholder, also with what names never hold (`_`, `-`, spaces inside the
+ * braces, an empty field): such text would reach receivers as literal braces, so it is reported.
+ */
+const PLACEHOLDER_LIKE = /\{\s*[A-Za-z_][\w-]*\s*(?:\.[^{}"\\\r\n]*)?\}/g;
+
+function isKnownPlaceholder(text: string): boolean {
+  const [use] = findPlaceholders(text);
+  if (use?.text !== text) return false;
+  return use.field === undefined ? PLACEHOLDER_NAMES.has(use.name.toLowerCase()) : use.name.toLowerCase() === 'data';
+}
+
 /** The placeholders of a template that name nothing known (`{Data.X}` is known for any X). */
 export function unknownPlaceholders(template: string): string[] {
-  return findPlaceholders(template)
-    .filter((p) => (p.field === undefined ? !PLACEHOLDER_NAMES.has(p.name.toLowerCase()) : p.name.toLowerCase() !== 'data'))
-    .map((p) => p.text);
+  return [...template.matchAll(PLACEHOLDER_LIKE)].map((m) => m[0]).filter((text) => !isKnownPlaceholder(text));
 }
 
 /** The `{Data.X}` field names a template uses. */

@@ -275,6 +275,8 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       }
     }
     const representation = endpoint.ownMediaType ? endpoint.representations[0] : negotiate(req, endpoint.representations);
+    // Handlers that stream write their own answer; send() sets Vary on the others.
+    if ((endpoint.bulk || endpoint.streamed) && !endpoint.ownMediaType && endpoint.representations.length > 1) res.vary('Accept');
     const params = endpoint.params ? parseParams(endpoint.params, req.params as Record<string, unknown>) : {};
     const query = endpoint.query ? parseQuery(endpoint.query, req.query as Record<string, unknown>) : {};
     // The body is read only now, so a request without credentials is a 401 whatever its body,

@@ -44,16 +44,16 @@ export interface HookBody {
   name: string;
   description?: string | null | undefined;
   url: string;
-  method?: HookMethod | undefined;
-  format?: HookFormat | undefined;
-  events?: HookEventName[] | undefined;
+  method?: HookMethod | null | undefined;
+  format?: HookFormat | null | undefined;
+  events?: HookEventName[] | null | undefined;
   campaignCode?: string | null | undefined;
   projects?: string[] | null | undefined;
   leadStatus?: LeadStatusName | null | undefined;
   leadReleaseType?: LeadClosureName | null | undefined;
   contentTemplate?: string | null | undefined;
-  standardTemplateName?: TemplateChoice | undefined;
-  enabled?: boolean | undefined;
+  standardTemplateName?: TemplateChoice | null | undefined;
+  enabled?: boolean | null | undefined;
 }
 
 /** The server's rules for hook URLs (HOOKS_ALLOW_HTTP, HOOKS_ALLOWED_HOSTS). */
@@ -112,7 +112,7 @@ async function checkedHookInput(body: HookBody, account: AccountContext, env: Ho
     ['method', body.method, template.method],
     ['format', body.format, template.format],
   ] as const) {
-    if (given !== undefined && implied !== undefined && given !== implied) {
+    if (given != null && implied !== undefined && given !== implied) {
       errors.push({ field, message: `is ${given}, but the standardTemplateName sends ${implied}` });
     }
   }

@@ -162,6 +162,18 @@ describe('GET /api/events', () => {
 
     it('when Events names an unknown kind, then 400', async () => {
       expect((await list('?Events=lead.exploded')).status).toBe(400);
+      expect((await list('?Events=order.*')).status).toBe(400);
+    });
+
+    it('when Events names a family as the documentation writes it (calendarEvent.*, lead.*), then it stands for its kinds', async () => {
+      const after = await lastPosition();
+      const id = await importLead(w.campaigns.b2b, 'Family');
+      const leads = await list(`?After=${after}&Campaigns=${w.campaigns.b2b}&Events=lead.*`);
+      expect(leads.status).toBe(200);
+      expect((leads.body as Listed[]).map((e) => [e.type, e.data.uniqueId])).toEqual([['lead.created', id]]);
+      const calendar = await list(`?After=${after}&Events=calendarEvent.*,call.ended`);
+      expect(calendar.status).toBe(200);
+      expect((calendar.body as Listed[]).filter((e) => e.type.startsWith('lead.'))).toEqual([]);
     });
   });
 
@@ -195,6 +207,15 @@ describe('GET /api/events', () => {
       expect(s.headers['content-encoding']).toBeUndefined();
       const id = await importLead(w.campaigns.b2b, 'Plain');
       await s.until((x) => leadIdsOf(x.events).includes(id), 'the event');
+    });
+
+    it('when the stream or the list is answered, then both say they vary by Accept (one address, two representations)', async () => {
+      const s = await stream(a, `?Campaigns=${w.campaigns.b2b}`, w.accounts.full.auth);
+      expect(s.status).toBe(200);
+      expect(String(s.headers['vary']).split(/\s*,\s*/)).toContain('Accept');
+      const res = await list(`?Campaigns=${w.campaigns.b2b}&Limit=1`);
+      expect(res.status).toBe(200);
+      expect(String(res.headers['vary']).split(/\s*,\s*/)).toContain('Accept');
     });
 
     it('when the client accepts only text/html, then 406', async () => {

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { createTestApp, TestApp } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { basicAuth, createTestApp, TestApp } from '../harness/testApp';
+import { ALL_RIGHTS, createWorld, World } from '../harness/world';
 import type { z } from 'zod';
 import type { hookExampleOut, hookMetaOut, hookOut } from '../../src/http/schemas/hooks';
 import type { ProblemFieldError } from '../../src/http/problem';
@@ -113,6 +113,12 @@ describe('/hooks', () => {
       ['credentials in the url', { name: 'x', url: 'https://user:pw@x.example.com/' }],
       ['an unknown placeholder in the url', { name: 'x', url: 'https://x.example.com/{Nope}' }],
       ['an unknown placeholder in the template', { name: 'x', url: 'https://x.example.com/', contentTemplate: '{"a":"{Nope}"}' }],
+      ['a placeholder-like name in the url', { name: 'x', url: 'https://x.example.com/{Lead_Id}' }],
+      ['a placeholder-like name in the template', { name: 'x', url: 'https://x.example.com/', contentTemplate: '{"a":"{ UniqueId }"}' }],
+      [
+        'a placeholder-like name in a Form template',
+        { name: 'x', url: 'https://x.example.com/', format: 'Form', contentTemplate: 'id={lead-id}' },
+      ],
       ['a Json template that is not JSON', { name: 'x', url: 'https://x.example.com/', contentTemplate: '{"a": {UniqueId}}' }],
       ['an unknown method', { name: 'x', url: 'https://x.example.com/', method: 'PATCH' }],
       ['an unknown format', { name: 'x', url: 'https://x.example.com/', format: 'Xml' }],
@@ -135,6 +141,50 @@ describe('/hooks', () => {
       expect(problemOf(res).code).toBe('invalid_body');
       if (!Array.isArray(body)) expect(problemOf(res).errors.length).toBeGreaterThan(0);
       expect(await count('hooks')).toBe(before);
+    });
+
+    it('when a client sends null for every optional property, then each takes its default as if absent', async () => {
+      // What a .NET client of the live service serializes for properties it leaves unset.
+      const res = await create({
+        Name: 'Nulls',
+        Description: null,
+        UrlTemplate: 'https://crm.example.com/in',
+        Method: null,
+        Format: null,
+        Events: null,
+        // Narrowed to this file's campaign: other files' events must not get deliveries from it.
+        CampaignCode: w.campaigns.b2b,
+        Projects: null,
+        LeadStatus: null,
+        LeadReleaseType: null,
+        ContentTemplate: null,
+        StandardTemplateName: null,
+        Enabled: null,
+      });
+      expect(res.status).toBe(201);
+      expect(hookOf(res)).toMatchObject({
+        method: 'POST',
+        format: 'Json',
+        events: ['lead.statusChanged'],
+        standardTemplateName: 'Standard',
+        enabled: true,
+      });
+    });
+
+    it('when events name a family as the documentation writes it (calendarEvent.*), then the hook receives each of its kinds', async () => {
+      const res = await create({
+        name: 'Calendar',
+        url: 'https://crm.example.com/in',
+        events: ['calendarEvent.*', 'lead.created', 'LEAD.CREATED'],
+        projects: [w.projects.b2b],
+      });
+      expect(res.status).toBe(201);
+      expect([...hookOf(res).events].sort()).toEqual([
+        'calendarEvent.created',
+        'calendarEvent.deleted',
+        'calendarEvent.updated',
+        'lead.created',
+      ]);
     });
 
     it('when plain http is not allowed by the server, then an http URL is a 400', async () => {
@@ -306,6 +356,28 @@ describe('/hooks', () => {
       expect(Number((await t.db('hook_deliveries').whereIn('id', ids).count({ n: '*' }))[0]!.n)).toBe(0);
     });
 
+    it('when the deliveries log is asked for with a TimeSpan and no FromTime, then it covers that span up to now', async () => {
+      const made = hookOf(await create({ name: 'log window', url: 'https://crm.example.com/in', campaignCode: w.campaigns.b2b }));
+      const queued = await request(t.app).post(`/api/hooks/${made.uniqueId}/test`).set('Authorization', w.accounts.full.auth);
+      const { deliveryId } = queued.body as { deliveryId: string };
+      for (const TimeSpan of ['PT1H', 'P5000Y']) {
+        const res = await request(t.app)
+          .get(`/api/hooks/${made.uniqueId}/deliveries`)
+          .query({ TimeSpan })
+          .set('Authorization', w.accounts.full.auth);
+        expect({ TimeSpan, status: res.status, ids: (res.body as { deliveryId: string }[]).map((d) => d.deliveryId) }).toEqual({
+          TimeSpan,
+          status: 200,
+          ids: [deliveryId],
+        });
+      }
+      const earlier = await request(t.app)
+        .get(`/api/hooks/${made.uniqueId}/deliveries`)
+        .query({ FromTime: new Date(Date.now() - 2 * 3_600_000).toISOString(), TimeSpan: 'PT1H' })
+        .set('Authorization', w.accounts.full.auth);
+      expect(earlier.body).toEqual([]);
+    });
+
     it('when a hook is deleted, then it is gone', async () => {
       const made = hookOf(await create({ name: 'gone', url: 'https://x.example.com/' }));
       const del = await request(t.app).delete(`/api/hooks/${made.uniqueId}`).set('Authorization', w.accounts.full.auth);
@@ -372,6 +444,18 @@ describe('/hooks', () => {
       expect(() => new Webhook(made.secret!).verify(example.body, example.headers)).not.toThrow();
     });
 
+    it('when a Form hook’s example is verified as meta tells receivers to, then the standardwebhooks package accepts its signature', async () => {
+      const meta = (await request(t.app).get('/api/hooks/meta').set('Authorization', w.accounts.full.auth)).body as z.infer<
+        typeof hookMetaOut
+      >;
+      expect(meta.signature.description).toContain('verify(body, headers, { jsonParse: false })');
+      const made = hookOf(await create({ name: 'form', url: 'https://crm.example.com/in', format: 'Form', campaignCode: w.campaigns.b2b }));
+      const res = await request(t.app).get(`/api/hooks/${made.uniqueId}/example`).set('Authorization', w.accounts.full.auth);
+      const example = res.body as z.infer<typeof hookExampleOut>;
+      expect(example.headers['content-type']).toBe('application/x-www-form-urlencoded');
+      expect(() => new Webhook(made.secret!).verify(example.body, example.headers, { jsonParse: false })).not.toThrow();
+    });
+
     it('when pages are asked for as HTML, then the small reads answer text/html', async () => {
       const made = hookOf(await create({ name: 'html <b>hook</b>', url: 'https://x.example.com/' }));
       for (const path of [
@@ -386,6 +470,88 @@ describe('/hooks', () => {
         expect(res.headers['content-type']).toMatch(/text\/html/);
         expect(res.text).not.toContain('<b>hook</b>');
       }
+    });
+  });
+
+  describe('DateTime format of the answers', () => {
+    const LOCAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}$/;
+    const OFFSET = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/;
+    let localAuth: string;
+
+    beforeAll(async () => {
+      const username = `local-hooks-${w.id}`;
+      localAuth = basicAuth(username, 'local-pass');
+      await t.load({
+        type: 'account',
+        username,
+        password: 'local-pass',
+        user: w.users.agent,
+        projects: ['*'],
+        rights: ALL_RIGHTS,
+        entryAccess: 'Full',
+        dateTimeFormat: 'Local',
+      });
+    });
+
+    const times = (hook: Hook) => [hook.createdTime, hook.createdDate, hook.modifiedTime];
+
+    it('when the account writes Local DateTimes, then every hook answer and the deliveries log write Local', async () => {
+      const created = await create(
+        { name: 'local', url: 'https://crm.example.com/in', events: ['lead.created'], campaignCode: w.campaigns.b2b },
+        localAuth,
+      );
+      expect(created.status).toBe(201);
+      const made = hookOf(created);
+      expect(times(made)).toEqual([expect.stringMatching(LOCAL), expect.stringMatching(LOCAL), expect.stringMatching(LOCAL)]);
+
+      const as = (req: request.Test) => req.set('Authorization', localAuth);
+      const one = await as(request(t.app).get(`/api/hooks/${made.uniqueId}`));
+      expect(times(hookOf(one)).every((v) => LOCAL.test(v))).toBe(true);
+      const list = await as(request(t.app).get('/api/hooks'));
+      expect((list.body as Hook[]).flatMap(times).every((v) => LOCAL.test(v))).toBe(true);
+      const replaced = await as(request(t.app).put(`/api/hooks/${made.uniqueId}`)).send({
+        name: 'local 2',
+        url: 'https://crm.example.com/in',
+      });
+      expect(replaced.status).toBe(200);
+      expect(times(hookOf(replaced)).every((v) => LOCAL.test(v))).toBe(true);
+
+      expect((await as(request(t.app).post(`/api/hooks/${made.uniqueId}/test`))).status).toBe(202);
+      const log = await as(request(t.app).get(`/api/hooks/${made.uniqueId}/deliveries`));
+      const deliveries = log.body as { eventTime: string; createdTime: string }[];
+      expect(deliveries).toHaveLength(1);
+      expect([deliveries[0]!.eventTime, deliveries[0]!.createdTime]).toEqual([expect.stringMatching(LOCAL), expect.stringMatching(LOCAL)]);
+    });
+
+    it('when a request prefers datetime=local or datetime=offset, then hook answers follow it and say so', async () => {
+      const made = hookOf(await create({ name: 'offset', url: 'https://crm.example.com/in', campaignCode: w.campaigns.b2b }));
+      expect(times(made).every((v) => OFFSET.test(v))).toBe(true);
+      const preferred = await request(t.app)
+        .get(`/api/hooks/${made.uniqueId}`)
+        .set('Authorization', w.accounts.full.auth)
+        .set('Prefer', 'datetime=local');
+      expect(times(hookOf(preferred)).every((v) => LOCAL.test(v))).toBe(true);
+      expect(preferred.headers['preference-applied']).toBe('datetime=local');
+      const back = await request(t.app).get('/api/hooks').set('Authorization', localAuth).set('Prefer', 'datetime=offset');
+      expect((back.body as Hook[]).flatMap(times).every((v) => OFFSET.test(v))).toBe(true);
+      expect(back.headers['preference-applied']).toBe('datetime=offset');
+    });
+
+    it('when the example of a Local account’s hook is asked for, then its body writes Local DateTimes, as its deliveries do', async () => {
+      const made = hookOf(
+        await create(
+          { name: 'local example', url: 'https://crm.example.com/in', events: ['lead.created'], campaignCode: w.campaigns.b2b },
+          localAuth,
+        ),
+      );
+      const res = await request(t.app)
+        .get(`/api/hooks/${made.uniqueId}/example`)
+        .set('Authorization', localAuth)
+        .set('Prefer', 'datetime=offset');
+      expect(res.status).toBe(200);
+      const body = JSON.parse((res.body as z.infer<typeof hookExampleOut>).body) as { timestamp: string; data: { uploadTime: string } };
+      expect(body.timestamp).toMatch(LOCAL);
+      expect(body.data.uploadTime).toMatch(LOCAL);
     });
   });
 });

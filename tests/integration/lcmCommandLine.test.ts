@@ -97,6 +97,26 @@ describe('lcm command line (child processes)', () => {
       expect(await runLcm(['load', missing], { env })).toMatchObject({ code: 1, stdout: '', stderr: `lcm: no such file: ${missing}\n` });
     });
 
+    it('when standard input is redirected from a folder, then lcm load - exits 1 with a one-line reason instead of loading nothing', async () => {
+      // The folder itself as standard input, as the shell gives it for `lcm load - < folder`.
+      const folder = fs.openSync(dir, 'r');
+      try {
+        const child = spawn(process.execPath, [LCM_BIN, 'load', '-'], { env, cwd: PROJECT_ROOT, stdio: [folder, 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.on('data', (d) => (stdout += String(d)));
+        child.stderr!.on('data', (d) => (stderr += String(d)));
+        const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+        expect({ code, stdout, stderr }).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: 'lcm: standard input is a folder; lcm load reads one NDJSON file (or - for standard input)\n',
+        });
+      } finally {
+        fs.closeSync(folder);
+      }
+    });
+
     it('when one line is loaded, then the summary says "1 line"', async () => {
       const result = await runLcm(['load', '-'], {
         env,
@@ -141,6 +161,22 @@ describe('lcm command line (child processes)', () => {
       const unknown = await runLcm(['lod', 'x.ndjson'], { env });
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(/^lcm: unknown command 'lod' \(Did you mean load\?\)\n$/);
+      // A missing command is a failure like the others: one line, not commander's whole help.
+      const none = await runLcm([], { env });
+      expect(none.code).toBe(1);
+      expect(none.stderr).toMatch(/^lcm: missing command; one of: migrate, serve, load, [^\n]* \(lcm --help describes them\)\n$/);
+      expect(await runLcm(['account'], { env })).toMatchObject({
+        code: 1,
+        stderr:
+          'lcm: missing command after account; one of: create, list, disable, enable, set-password (lcm account --help describes them)\n',
+      });
+      expect(await runLcm(['hooks'], { env })).toMatchObject({
+        code: 1,
+        stderr: 'lcm: missing command after hooks; one of: work (lcm hooks --help describes them)\n',
+      });
+      const help = await runLcm(['account', '--help'], { env });
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/^Usage: lcm account \[options\] \[command\][\s\S]*Examples:/);
       const missing = await runLcm(['load', path.join(dir, 'missing.ndjson')], { env });
       expect(missing).toMatchObject({ code: 1, stderr: `lcm: no such file: ${path.join(dir, 'missing.ndjson')}\n` });
       const refused = await runLcm(['account', 'list'], {

@@ -1,6 +1,7 @@
+import { spawn } from 'node:child_process';
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
-import { lcmEnv, runLcm } from '../harness/lcmProcess';
+import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm } from '../harness/lcmProcess';
 import { uniq } from '../harness/testApp';
 import { untilValue } from '../harness/until';
 import { createDb } from '../../src/data/db';
@@ -161,6 +162,14 @@ describe('the account request log', () => {
     expect(row).toContain(`;${id};GET;"/api/myaccount?a=1;b=%222%22";myaccount;200;`);
   });
 
+  it('when the log is answered as JSON or as CSV, then both answers say they vary by Accept', async () => {
+    for (const accept of ['application/json', 'text/csv']) {
+      const res = await logOf(w.accounts.full.auth, { Service: 'myaccount' }).set('Accept', accept);
+      expect(res.status).toBe(200);
+      expect(String(res.headers['vary']).split(/\s*,\s*/)).toContain('Accept');
+    }
+  });
+
   it('when the log is asked for as HTML or with a bad window, then it is a 406 or a 400', async () => {
     expect((await logOf(w.accounts.full.auth).set('Accept', 'text/html')).status).toBe(406);
     const bad = await request(t.app)
@@ -196,6 +205,33 @@ describe('the account request log', () => {
     const unknown = await runLcm(['requests', '--account', 'no-such-account', '--from-time', '2026-01-01', '--time-span', 'P1D'], { env });
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('no account no-such-account');
+  });
+
+  it('when the reader of lcm requests leaves early (| head), then lcm stops writing and exits 0 without a word', async () => {
+    // Far more than a pipe holds, in a window of its own: lcm is still writing when the reader goes.
+    const { id: accountId } = (await t
+      .db<{ id: number; username: string }>('accounts')
+      .where({ username: w.accounts.none.username })
+      .first('id'))!;
+    const from = new Date(Date.now() - 3 * 3_600_000);
+    await t.db.raw(
+      `insert into request_log (account_id, time, request_id, method, path, service, status, weight, duration_ms, bytes_sent, client_address)
+       select ?, ?::timestamptz + g * interval '100 milliseconds', 'many-' || g, 'GET', '/api/myaccount', 'myaccount', 200, 1, 1.5, 100, '127.0.0.1'
+       from generate_series(1, 20000) g`,
+      [accountId, from.toISOString()],
+    );
+    const args = ['requests', '--account', w.accounts.none.username, '--from-time', from.toISOString(), '--time-span', 'PT1H'];
+    const child = spawn(process.execPath, [LCM_BIN, ...args], {
+      env: lcmEnv({ DATABASE_URL: process.env.TEST_DATABASE_URL }),
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    // The first chunk read, the reader closes its end, as head does after its line.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 
   describe('the writer', () => {

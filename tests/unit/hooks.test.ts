@@ -1,4 +1,4 @@
-import { classifyAddress, isAllowListed } from '../../src/domain/hookAddress';
+import { classifyAddress, isAllowListed, refusedAddressMessage } from '../../src/domain/hookAddress';
 import { DEFAULT_RETRY_POLICY, nextAttemptTime, retryDelayMs, shouldDisableHook } from '../../src/domain/hookRetry';
 import { contentTemplateProblems, HookMessage, renderHookRequest, unknownPlaceholders, urlTemplateProblems } from '../../src/domain/hooks';
 
@@ -54,6 +54,13 @@ describe('hook templates', () => {
 
   it('when templates name unknown placeholders, then they are reported; JSON braces are not placeholders', () => {
     expect(unknownPlaceholders('{"a":"{UniqueId}","b":"{uniqueid}","c":"{Data.Any field}","d":"{Nope}"}')).toEqual(['{Nope}']);
+    expect(unknownPlaceholders('{"a":"{Lead_Id}","b":"{ UniqueId }","c":"{lead-id}","d":"{Data.}","e":"{}","f":"{a b}"}')).toEqual([
+      '{Lead_Id}',
+      '{ UniqueId }',
+      '{lead-id}',
+      '{Data.}',
+    ]);
+    expect(unknownPlaceholders('https://x.example.com/{UniqueId}/{Data.Customer no}?q={Closure}')).toEqual([]);
     expect(contentTemplateProblems('{"a": {UniqueId}}', 'Json')).toEqual([
       'with format Json the template must be JSON, with placeholders inside its strings',
     ]);
@@ -83,6 +90,17 @@ describe('hook addresses', () => {
     ['224.0.0.1', 'multicast'],
   ])('when the address is %s, then it is refused as %s', (address, range) => {
     expect(classifyAddress(address)).toEqual({ allowed: false, range });
+  });
+
+  it('when an address is refused, then the message names its range in words, with the right article', () => {
+    expect(refusedAddressMessage('fd00::1', 'fd00::1', 'uniqueLocal')).toMatch(
+      /^fd00::1 is a unique local address, which hooks may not reach; /,
+    );
+    expect(refusedAddressMessage('::', '::', 'unspecified')).toMatch(/^:: is an unspecified address, /);
+    expect(refusedAddressMessage('cgn.example', '100.64.0.1', 'carrierGradeNat')).toMatch(
+      /^cgn\.example \(100\.64\.0\.1\) is a carrier-grade NAT address, .*HOOKS_ALLOWED_HOSTS=cgn\.example/,
+    );
+    expect(refusedAddressMessage('127.0.0.1', '127.0.0.1', 'loopback')).toMatch(/^127\.0\.0\.1 is a loopback address, /);
   });
 
   it('when the address is public, then it is allowed; allow-listed hosts match without case', () => {

@@ -17,7 +17,7 @@ import {
   deliveriesToJson,
   queuedDeliveryOut,
 } from '../schemas/hooks';
-import { addTimeSpan } from '../../domain/timespan';
+import { addTimeSpan, TimeSpan } from '../../domain/timespan';
 import { listDeliveries, listHooks, redeliver } from '../../data/hookRepository';
 import {
   createHookFromBody,
@@ -53,6 +53,21 @@ async function answered<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+const DAY_MS = 86_400_000;
+
+/** [from, from + span) (a day without a span); a 400 when it reaches beyond the year 9999. */
+function windowFrom(from: Date, span: TimeSpan | undefined, zone: string): { from: Date; to: Date } {
+  const to = span ? addTimeSpan(from, span, zone) : new Date(from.getTime() + DAY_MS);
+  if (Number.isNaN(to.getTime())) throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
+  return { from, to };
+}
+
+/** The last span (a day without one) up to `now`; no delivery is older than 1970, so a longer span starts there. */
+function windowUntil(now: Date, span: TimeSpan | undefined, zone: string): { from: Date; to: Date } {
+  const start = span ? addTimeSpan(now, { ...span, negative: true }, zone).getTime() : now.getTime() - DAY_MS;
+  return { from: new Date(Number.isNaN(start) ? 0 : Math.max(start, 0)), to: now };
+}
+
 /** The /hooks endpoints; `rules` are the server's hook URL settings (https only, allow-listed hosts). */
 export function hookEndpoints(settings: HookRules): Endpoint[] {
   const rules = { allowHttp: settings.HOOKS_ALLOW_HTTP, allowedHosts: settings.HOOKS_ALLOWED_HOSTS };
@@ -66,6 +81,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
+    dateTimes: true,
     response: hookListOut,
     async handler({ account, db, clock, zone, dateTimeFormat }) {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
@@ -87,6 +103,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Post'),
     representations: ['json'],
+    dateTimes: true,
     body: hookBody,
     bodyAliases: hookBodyAliases,
     response: hookOut,
@@ -125,6 +142,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
+    dateTimes: true,
     params: hookParams,
     response: hookOut,
     errorStatuses: [404],
@@ -146,6 +164,7 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Put'),
     representations: ['json'],
+    dateTimes: true,
     params: hookParams,
     body: hookBody,
     bodyAliases: hookBodyAliases,
@@ -185,15 +204,16 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     path: '/hooks/{UniqueId}/example',
     summary: 'The request this hook would send',
     description:
-      'Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries. Nothing is sent.',
+      'Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries, and DateTimes in the account’s format as deliveries write them. Nothing is sent.',
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
     params: hookParams,
     response: hookExampleOut,
     errorStatuses: [404],
-    async handler({ params, account, db, clock, zone, dateTimeFormat }) {
-      const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
+    async handler({ params, account, db, clock, zone }) {
+      // What a delivery would send: deliveries write the account's DateTime format, whatever this request prefers.
+      const env: HookEnv = { db, clock, zone, format: account.dateTimeFormat, rules };
       const { hook, request } = await answered(() => hookExample(env, account, params.UniqueId));
       return { body: request, title: `Hook ${hook.name}: example request` };
     },
@@ -227,10 +247,11 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     path: '/hooks/{UniqueId}/deliveries',
     summary: 'The hook’s deliveries log',
     description:
-      'Deliveries created in [FromTime, FromTime + TimeSpan) (default: the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.',
+      'Deliveries created in [FromTime, FromTime + TimeSpan) (without FromTime: the last TimeSpan up to now, by default the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.',
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
+    dateTimes: true,
     params: hookParams,
     query: deliveriesQuery,
     response: deliveryListOut,
@@ -239,10 +260,8 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
       const env: HookEnv = { db, clock, zone, format: dateTimeFormat, rules };
       const hook = await answered(() => ownHook(env, account, params.UniqueId));
       const now = env.clock();
-      const from = query.FromTime ?? new Date(now.getTime() - 86_400_000);
       if (query.TimeSpan?.negative) throw invalidParameter('TimeSpan', 'must not be negative');
-      const to = query.TimeSpan ? addTimeSpan(from, query.TimeSpan, zone) : new Date(from.getTime() + 86_400_000);
-      if (Number.isNaN(to.getTime())) throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
+      const { from, to } = query.FromTime ? windowFrom(query.FromTime, query.TimeSpan, zone) : windowUntil(now, query.TimeSpan, zone);
       const deliveries = await listDeliveries(env.db, hook.id, from, to, query.Limit ?? 100);
       return { title: `Hook ${hook.name}: deliveries`, body: deliveriesToJson(deliveries, env) };
     },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { dateTimeOut, listParam, positiveIntParam } from './common';
-import { hookEvent } from './hooks';
+import { hookEventList } from './hooks';
 import { HOOK_EVENTS } from '../../domain/hooks';
 
 /** Request and response schemas of GET /events (docs/decisions.md, "Live events"). */
@@ -17,12 +17,9 @@ const positionParam = z
   .meta({ description: 'The id of the last event the client has (0: from the oldest kept event).', example: '120' });
 
 export const eventsQuery = z.object({
-  Events: z
-    .array(hookEvent)
-    .optional()
-    .meta({
-      description: `Event kinds to send, each one of ${HOOK_EVENTS.join(', ')} (case-insensitive); default: every kind the account may read.`,
-    }),
+  Events: hookEventList.optional().meta({
+    description: `Event kinds to send, each one of ${HOOK_EVENTS.join(', ')} (case-insensitive) or a family (\`lead.*\`, \`calendarEvent.*\`); default: every kind the account may read.`,
+  }),
   Campaigns: listParam.optional().meta({ description: 'Only events of these campaigns (codes or unique ids); calendar events have none.' }),
   Projects: listParam.optional().meta({
     description:

@@ -6,7 +6,7 @@ import {
   HOOK_EVENTS,
   HOOK_FORMATS,
   HOOK_METHODS,
-  parseHookEvent,
+  parseHookEvents,
   parseTemplateName,
   PLACEHOLDERS,
   STANDARD_TEMPLATE_DESCRIPTIONS,
@@ -20,6 +20,7 @@ import { EventKind, samplePayload } from '../../domain/hookEventKinds';
 import { sampleLeadSnapshot } from '../../domain/hookMessages';
 import { formatDateTime } from '../../domain/datetime';
 import type { DateTimeFormatName } from '../../domain/enums';
+import type { HookEventName } from '../../domain/hooks';
 import type { DeliveryRecord, HookRecord } from '../../data/hookRepository';
 
 /**
@@ -66,17 +67,26 @@ const templateName = z
     example: 'StandardTemplate.PostJson',
   });
 
-export const hookEvent = z
+/** One event name, or a family such as `calendarEvent.*`: its events. */
+const hookEventItem = z
   .string()
   .transform((value, ctx) => {
-    const name = parseHookEvent(value);
-    if (name === undefined) {
-      ctx.addIssue({ code: 'custom', message: `unknown event ${JSON.stringify(value)}; one of ${HOOK_EVENTS.join(', ')}` });
+    const names = parseHookEvents(value);
+    if (names === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown event ${JSON.stringify(value)}; one of ${HOOK_EVENTS.join(', ')}, or a family such as calendarEvent.*`,
+      });
       return z.NEVER;
     }
-    return name;
+    return names;
   })
-  .meta({ description: `One of ${HOOK_EVENTS.join(', ')} (case-insensitive).` });
+  .meta({ description: `One of ${HOOK_EVENTS.join(', ')} (case-insensitive), or a family: \`lead.*\`, \`calendarEvent.*\`.` });
+
+/** The event names a list of names and families stands for, each once. */
+const distinctEvents = (lists: HookEventName[][]): HookEventName[] => [...new Set(lists.flat())];
+
+export const hookEventList = z.array(hookEventItem).transform(distinctEvents);
 
 export const hookBody = z
   .object({
@@ -92,13 +102,14 @@ export const hookBody = z
         'Where requests go (`urlTemplate` is accepted as its name too). https only (http when the server allows it); placeholders such as `{UniqueId}` are percent-encoded; the host cannot hold one.',
       example: 'https://crm.example.com/hooks/leads/{UniqueId}',
     }),
-    method: enumNameParam(HookMethodEnum).optional().meta({ description: 'POST (default) or PUT.' }),
-    format: enumNameParam(HookFormatEnum).optional().meta({ description: 'Json (default) or Form (application/x-www-form-urlencoded).' }),
+    method: enumNameParam(HookMethodEnum).nullish().meta({ description: 'POST (default) or PUT.' }),
+    format: enumNameParam(HookFormatEnum).nullish().meta({ description: 'Json (default) or Form (application/x-www-form-urlencoded).' }),
     events: z
-      .array(hookEvent)
+      .array(hookEventItem)
       .min(1, { message: 'must name at least one event' })
       .max(HOOK_EVENTS.length * 2)
-      .optional()
+      .transform(distinctEvents)
+      .nullish()
       .meta({ description: 'Events the hook receives; default `["lead.statusChanged"]`.', example: ['lead.statusChanged'] }),
     campaignCode: z
       .string()
@@ -122,10 +133,10 @@ export const hookBody = z
         'The body, with placeholders (GET /hooks/meta). With format Json it must be JSON with the placeholders inside strings; values are JSON-escaped. With Form they are form-encoded.',
       example: '{"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}',
     }),
-    standardTemplateName: templateName.optional(),
+    standardTemplateName: templateName.nullish(),
     enabled: z
       .boolean()
-      .optional()
+      .nullish()
       .meta({ description: 'Default true. Setting it true again re-enables a hook that was disabled after failing.' }),
   })
   .meta({
@@ -155,7 +166,7 @@ export const deliveryParams = z.object({
 });
 
 export const deliveriesQuery = z.object({
-  FromTime: dateTimeParam.optional().meta({ description: 'Deliveries created at or after this time; default one day ago.' }),
+  FromTime: dateTimeParam.optional().meta({ description: 'Deliveries created at or after this time; default: TimeSpan before now.' }),
   TimeSpan: timeSpanParam.optional().meta({ description: 'Length of the window from FromTime; default P1D.' }),
   Limit: positiveIntParam(1000).optional().meta({ description: 'At most this many deliveries, oldest first (default 100, at most 1000).' }),
 });
@@ -435,7 +446,7 @@ export function hookMeta(): z.input<typeof hookMetaOut> {
       scheme: 'Standard Webhooks v1',
       headers: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
       description:
-        'HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the hook secret (verify with the standardwebhooks package). webhook-id is the delivery id, the same on every retry: use it to de-duplicate.',
+        'HMAC-SHA256 over `webhook-id.webhook-timestamp.body` with the hook secret (verify with the standardwebhooks package; a Form body with `verify(body, headers, { jsonParse: false })`, since `verify` parses the body as JSON by default). webhook-id is the delivery id, the same on every retry: use it to de-duplicate.',
     },
   };
 }

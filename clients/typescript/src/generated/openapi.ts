@@ -1164,7 +1164,7 @@ export interface paths {
         };
         /**
          * The request this hook would send
-         * @description Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries. Nothing is sent.
+         * @description Rendered for the hook’s first event from a real-looking sample (a lead of the hook’s campaign when it has one), with the headers and signature a delivery carries, and DateTimes in the account’s format as deliveries write them. Nothing is sent.
          *
          *     Requires the Get right on WebHooks.
          *
@@ -1212,7 +1212,7 @@ export interface paths {
         };
         /**
          * The hook’s deliveries log
-         * @description Deliveries created in [FromTime, FromTime + TimeSpan) (default: the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.
+         * @description Deliveries created in [FromTime, FromTime + TimeSpan) (without FromTime: the last TimeSpan up to now, by default the last day), oldest first, each with its attempts: outcome, response code, duration, the first 4 KB of the answer, and the next attempt.
          *
          *     Requires the Get right on WebHooks.
          *
@@ -1542,16 +1542,16 @@ export interface components {
              */
             url: string;
             /** @description POST (default) or PUT. */
-            method?: string;
+            method?: string | null;
             /** @description Json (default) or Form (application/x-www-form-urlencoded). */
-            format?: string;
+            format?: string | null;
             /**
              * @description Events the hook receives; default `["lead.statusChanged"]`.
              * @example [
              *       "lead.statusChanged"
              *     ]
              */
-            events?: string[];
+            events?: string[] | null;
             /** @description Only events of this campaign (it must be in the account’s projects). */
             campaignCode?: string | null;
             /** @description Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`) or project unique ids (GET /projects); never beyond the account’s projects. */
@@ -1565,13 +1565,9 @@ export interface components {
              * @example {"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}
              */
             contentTemplate?: string | null;
-            /**
-             * @description Body when there is no content template: Standard or Data (default Standard, the envelope). The live service's names are accepted too (StandardTemplate.PostJson, StandardTemplate.PutJson, StandardTemplate.PostForm, StandardTemplate.PutForm, with or without the `StandardTemplate.` prefix): each is the Standard envelope with that method and format (a method or format given beside it must agree).
-             * @example StandardTemplate.PostJson
-             */
-            standardTemplateName?: string;
+            standardTemplateName?: string | null;
             /** @description Default true. Setting it true again re-enables a hook that was disabled after failing. */
-            enabled?: boolean;
+            enabled?: boolean | null;
         };
         NewDoNotCallNumber: {
             /**
@@ -7993,6 +7989,8 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
                 /** @description RFC 9110: one or more ETags this client holds (comma-separated, or `*`). When one matches the current answer (weak comparison), the answer is 304 Not Modified with no body. A 304 counts as a request like the 200 it stands for. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -8108,6 +8106,8 @@ export interface operations {
             header?: {
                 /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -8369,6 +8369,8 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
                 /** @description RFC 9110: one or more ETags this client holds (comma-separated, or `*`). When one matches the current answer (weak comparison), the answer is 304 Not Modified with no body. A 304 counts as a request like the 200 it stands for. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path: {
                 /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
@@ -8515,6 +8517,8 @@ export interface operations {
             header?: {
                 /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path: {
                 /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
@@ -9078,7 +9082,7 @@ export interface operations {
     listHookDeliveries: {
         parameters: {
             query?: {
-                /** @description Deliveries created at or after this time; default one day ago. The name is case-insensitive. */
+                /** @description Deliveries created at or after this time; default: TimeSpan before now. The name is case-insensitive. */
                 FromTime?: string;
                 /** @description Length of the window from FromTime; default P1D. The name is case-insensitive. */
                 TimeSpan?: string;
@@ -9090,6 +9094,8 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
                 /** @description RFC 9110: one or more ETags this client holds (comma-separated, or `*`). When one matches the current answer (weak comparison), the answer is 304 Not Modified with no body. A 304 counts as a request like the 200 it stands for. */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
+                Prefer?: string;
             };
             path: {
                 /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
@@ -9366,7 +9372,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Event kinds to send, each one of lead.created, lead.updated, lead.statusChanged, call.ended, calendarEvent.created, calendarEvent.updated, calendarEvent.deleted (case-insensitive); default: every kind the account may read. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description Event kinds to send, each one of lead.created, lead.updated, lead.statusChanged, call.ended, calendarEvent.created, calendarEvent.updated, calendarEvent.deleted (case-insensitive) or a family (`lead.*`, `calendarEvent.*`); default: every kind the account may read. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Events?: string[];
                 /** @description Only events of these campaigns (codes or unique ids); calendar events have none. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Campaigns?: string[];
