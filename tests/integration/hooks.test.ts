@@ -222,7 +222,9 @@ describe('/hooks', () => {
       expect(withRelease.status).toBe(201);
       expect(hookOf(withRelease).leadReleaseType).toBe('Success');
       // Without the prefix, and a form template: the method and format come from the name.
-      const form = hookOf(await create({ name: 'form', url: 'https://crm.example.com/f', standardTemplateName: 'PutForm' }));
+      const form = hookOf(
+        await create({ name: 'form', url: 'https://crm.example.com/f', campaignCode: w.campaigns.b2b, standardTemplateName: 'PutForm' }),
+      );
       expect(form).toMatchObject({ method: 'PUT', format: 'Form', standardTemplateName: 'Standard' });
       for (const path of [`/api/hooks/${made.uniqueId}`, '/api/hooks']) {
         const read = await request(t.app).get(path).set('Authorization', w.accounts.full.auth);
