@@ -39,9 +39,11 @@ const RUN_CONTENT: Record<string, string> = {
                      from user_campaigns x join users u on u.id = x.user_id join campaigns c on c.id = x.campaign_id where u.unique_id like :like`,
   lead_pools: `select c.unique_id || ' ' || x.name k, to_jsonb(x) - array['id', 'campaign_id'] || jsonb_build_object('campaign', c.unique_id) r
                  from lead_pools x join campaigns c on c.id = x.campaign_id where c.unique_id like :like`,
+  // `id` is the row's place in insertion order: other files insert leads and calls into the same
+  // tables meanwhile, so one run's ids may have gaps where another's have none.
   leads: `select x.unique_id k,
              to_jsonb(x) - array['id', 'campaign_id', 'pool_id', 'owner_org_unit_id', 'uploaded_by_user_id', 'last_modified_by_user_id', 'first_processed_by_user_id', 'phone_e164']
-             || jsonb_build_object('id', x.id - min(x.id) over (), 'campaign', c.unique_id, 'pool', p.name, 'owner', o.unique_id,
+             || jsonb_build_object('id', row_number() over (order by x.id) - 1, 'campaign', c.unique_id, 'pool', p.name, 'owner', o.unique_id,
                                    'uploadedBy', u1.unique_id, 'lastModifiedBy', u2.unique_id, 'firstProcessedBy', u3.unique_id) r
              from leads x join campaigns c on c.id = x.campaign_id join lead_pools p on p.id = x.pool_id
              left join org_units o on o.id = x.owner_org_unit_id left join users u1 on u1.id = x.uploaded_by_user_id
@@ -49,7 +51,7 @@ const RUN_CONTENT: Record<string, string> = {
             where x.unique_id like :like`,
   calls: `select x.unique_id k,
              to_jsonb(x) - array['id', 'campaign_id', 'lead_id', 'user_id', 'ou0_id', 'ou1_id', 'ou2_id', 'ou3_id', 'ou4_id']
-             || jsonb_build_object('id', x.id - min(x.id) over (), 'campaign', c.unique_id, 'lead', l.unique_id, 'user', u.unique_id,
+             || jsonb_build_object('id', row_number() over (order by x.id) - 1, 'campaign', c.unique_id, 'lead', l.unique_id, 'user', u.unique_id,
                                    'units', jsonb_build_array(o0.unique_id, o1.unique_id, o2.unique_id, o3.unique_id, o4.unique_id)) r
              from calls x join campaigns c on c.id = x.campaign_id left join leads l on l.id = x.lead_id join users u on u.id = x.user_id
              join org_units o0 on o0.id = x.ou0_id left join org_units o1 on o1.id = x.ou1_id left join org_units o2 on o2.id = x.ou2_id
