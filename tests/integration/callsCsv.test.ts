@@ -401,6 +401,14 @@ describe('GET /api/calls/csv', () => {
     expect(iconv.decode(section.body as Buffer, 'windows-1252').split('\r\n')[0]).toBe(HEADER.split(';').join('§'));
   });
 
+  it('when Encoding is unknown or blank and a CsvFieldSeparator is given, then it is a 400 naming Encoding alone', async () => {
+    for (const Encoding of [' ', 'no-such-charset']) {
+      const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding, CsvFieldSeparator: ';' });
+      expect(res.status).toBe(400);
+      expect([...new Set(problemErrors(res).map((e) => e.parameter))]).toEqual(['Encoding']);
+    }
+  });
+
   it('when CsvFieldSeparator is two characters or a quote, then it is a 400 naming it', async () => {
     for (const sep of ['::', '"']) {
       const res = await csv({ OrgCode: w.units.root, ...WINDOW, CsvFieldSeparator: sep });

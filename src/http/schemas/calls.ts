@@ -51,10 +51,18 @@ export const callsCsvQuery = z
     CsvFieldSeparator: separatorParam.optional(),
   })
   // A separator the encoding cannot write would come out as `?`, and no reader could split the file.
-  .refine((q) => q.CsvFieldSeparator === undefined || q.Encoding === undefined || canEncode(q.CsvFieldSeparator, q.Encoding), {
-    path: ['CsvFieldSeparator'],
-    message: 'cannot be written in the chosen Encoding',
-  });
+  // (Runs even when Encoding itself was refused: an unknown encoding is that parameter's error alone.)
+  .refine(
+    (q) =>
+      q.CsvFieldSeparator === undefined ||
+      q.Encoding === undefined ||
+      !isKnownEncoding(q.Encoding) ||
+      canEncode(q.CsvFieldSeparator, q.Encoding),
+    {
+      path: ['CsvFieldSeparator'],
+      message: 'cannot be written in the chosen Encoding',
+    },
+  );
 
 export const recordingsPath = z.object({
   UniqueId: z.string().min(1).meta({ description: 'Unique id of the call.', example: 'demo-call-0009' }),
