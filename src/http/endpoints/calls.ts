@@ -197,12 +197,6 @@ const listOrgUnitCalls = subjectCallsEndpoint(UNIT_SUBJECT, {
   exampleOrgCode: 'TRYG Forsikring A/S',
 });
 
-/** Characters a file name cannot hold on common systems become `_` (`TRYG Forsikring A/S`). */
-function fileNamePart(value: string): string {
-  // Control characters are the ones outside 20–7E and 80–FFFF.
-  return value.replace(/[\\/:*?"<>|]|[^\u0020-\u007e\u0080-\uffff]/g, '_');
-}
-
 const callsCsv = defineEndpoint({
   service: 'calls.csv',
   operationId: 'exportCallsCsv',
@@ -233,7 +227,7 @@ const callsCsv = defineEndpoint({
       const rows = await streamCalls(session.db, { ...window, scope }, ctx.cursor);
       return csvText<CallRow>(rows, flattenedCallHeader(separator), callToCsvLine({ zone, dateTimeFormat, separator, org }));
     });
-    const fileName = `Calls-${fileNamePart(query.OrgCode)}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`;
+    const fileName = `Calls-${query.OrgCode}-${formatCompactLocal(query.StartTime, zone)}-${formatCompactLocal(end, zone)}.csv`;
     setCsvHeaders(ctx.res, encoding, fileName);
     return sendExportBody(ctx, body, csvEncoding(encoding));
   },
