@@ -3,6 +3,7 @@ import { createOwnDatabase, createTestApp, TestApp } from '../harness/testApp';
 import { createWorld, World } from '../harness/world';
 import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
 import { untilValue } from '../harness/until';
+import { createDb } from '../../src/data/db';
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
 import { createLogger } from '../../src/config/logger';
 import { lockDeliveryClaims, queueTestDelivery } from '../../src/data/hookRepository';
@@ -225,29 +226,34 @@ describe('hook delivery', () => {
         })
         .catch(reject);
     });
-    const claim = claimDeliveryAttempts(t.db, [{ deliveryId: row.id, attempt: 1 }], CLAIM_RULES);
-    // A claim judges leases by its transaction's start. Once it waits for the lock, another
-    // attempt's lease is made to end just after that start: held for the claim, over by now.
-    // The claim is the session this lock blocks (other files share the database, and their
-    // sessions wait for advisory locks of their own).
-    const waiting = await untilValue(
-      'the claim to wait for the lock',
-      () =>
-        t.db.raw<{ rows: { started: Date | null }[] }>(
-          `select max(xact_start) as started from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'advisory'
-              and ? = any(pg_blocking_pids(pid))`,
-          [holder],
-        ),
-      (r) => r.rows[0]?.started != null,
-      inTime,
-    );
-    await t.db.raw(`update hook_deliveries set in_flight_until = ?::timestamptz + interval '1 millisecond' where id = ?`, [
-      waiting.rows[0]!.started,
-      row.id,
-    ]);
-    releaseLock();
-    expect((await claim).map((c) => c.kind)).toEqual(['busy']);
+    // The claim runs on a pool of one connection, so its session is known: this file's own
+    // workers also claim this account's deliveries and wait for the same lock.
+    const claimDb = createDb({ url: own.url, timezone: 'Europe/Copenhagen', poolMax: 1 });
+    try {
+      const claimPid = (await claimDb.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      const claim = claimDeliveryAttempts(claimDb, [{ deliveryId: row.id, attempt: 1 }], CLAIM_RULES);
+      // A claim judges leases by its transaction's start. Once it waits for the lock, the
+      // attempt's lease is made to end just after that start: held for the claim, over by now.
+      const waiting = await untilValue(
+        'the claim to wait for the lock',
+        () =>
+          t.db.raw<{ rows: { started: Date | null }[] }>(
+            `select xact_start as started from pg_stat_activity where pid = ? and ? = any(pg_blocking_pids(pid))`,
+            [claimPid, holder],
+          ),
+        (r) => r.rows[0]?.started != null,
+        inTime,
+      );
+      await t.db.raw(`update hook_deliveries set in_flight_until = ?::timestamptz + interval '1 millisecond' where id = ?`, [
+        waiting.rows[0]!.started,
+        row.id,
+      ]);
+      releaseLock();
+      expect((await claim).map((c) => c.kind)).toEqual(['busy']);
+    } finally {
+      releaseLock();
+      await claimDb.destroy();
+    }
     expect(await delivery(row.unique_id)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
