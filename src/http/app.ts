@@ -6,6 +6,7 @@ import { errorHandler } from './middleware/errorHandler';
 import { requestLogging } from './middleware/requestLogging';
 import { securityHeaderList, securityHeaders } from './securityHeaders';
 import { healthProbe } from './healthProbe';
+import { compressOneShotFrom } from './compression';
 import { requireHttps } from './middleware/requireHttps';
 import { createAuthenticator, loginProtectionFrom } from './middleware/authenticate';
 import { CredentialCache } from './credentialCache';
@@ -51,14 +52,7 @@ export function createApp(services: AppServices): App {
 
   const https = settings.REQUIRE_HTTPS || settings.TLS_CERT_FILE !== undefined;
   // Probes first: answered before any other middleware, with the headers the chain would give.
-  app.use(
-    healthProbe(
-      securityHeaderList(https),
-      metrics.requests,
-      settings.REQUIRE_HTTPS,
-      settings.COMPRESSION ? settings.COMPRESSION_MIN_BYTES : undefined,
-    ),
-  );
+  app.use(healthProbe(securityHeaderList(https), metrics.requests, settings.REQUIRE_HTTPS, compressOneShotFrom(settings)));
   app.use(requestLogging(logger));
   app.use(securityHeaders(https));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());

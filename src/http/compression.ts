@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import type { Transform } from 'node:stream';
 import type { Request } from 'express';
 import Negotiator from 'negotiator';
+import type { Settings } from '../config/settings';
 
 /**
  * Compression of response bodies on request (`Accept-Encoding`), negotiated by the client's
@@ -62,6 +63,14 @@ export function compressor(coding: ContentCoding): Transform {
     });
   }
   return zlib.createGzip({ level: GZIP_LEVEL, chunkSize: CHUNK });
+}
+
+/**
+ * From how many bytes an answer rendered in one piece is compressed on request; undefined when
+ * COMPRESSION is off (and such answers then do not vary by Accept-Encoding).
+ */
+export function compressOneShotFrom(settings: Pick<Settings, 'COMPRESSION' | 'COMPRESSION_MIN_BYTES'>): number | undefined {
+  return settings.COMPRESSION ? settings.COMPRESSION_MIN_BYTES : undefined;
 }
 
 const zstdCompress = promisify(zlib.zstdCompress);

@@ -2,7 +2,7 @@ import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
 import type { ExportOptions } from './exportStream';
-import { compressBody, ContentCoding, negotiateCoding } from './compression';
+import { compressBody, compressOneShotFrom, negotiateCoding } from './compression';
 import { ifNoneMatchMatches } from './conditionalRequest';
 import { poolConnections } from '../data/exportSession';
 import { answersConditionally, toExpressPath } from './endpoint';
@@ -77,7 +77,7 @@ async function send(
   representation: Representation,
   endpoint: Endpoint,
   result: EndpointResult,
-  compression: BodyCompression | undefined,
+  compressFrom: number | undefined,
 ): Promise<void> {
   if (result === undefined) return; // the handler streamed its own response
   if (result.status === 204 || !('body' in result)) {
@@ -89,7 +89,7 @@ async function send(
   // What res.vary does, without parsing a Vary header that is not there yet.
   if (res.getHeader('Vary') === undefined) res.setHeader('Vary', 'Accept');
   else res.vary('Accept');
-  if (compression !== undefined) res.vary('Accept-Encoding');
+  if (compressFrom !== undefined) res.vary('Accept-Encoding');
   const html = representation === 'html';
   const payload = html ? renderHtmlPage(result.title ?? endpoint.summary, result.body) : JSON.stringify(result.body);
   if (status === 200 && answersConditionally(endpoint)) {
@@ -100,13 +100,7 @@ async function send(
       return;
     }
   }
-  await sendText(req, res, html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8', payload, compression);
-}
-
-/** How one-piece answers are compressed: the coding the client asked for (none: plain), from how many bytes. */
-interface BodyCompression {
-  coding: ContentCoding | undefined;
-  minBytes: number;
+  await sendText(req, res, html ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8', payload, compressFrom);
 }
 
 /**
@@ -114,15 +108,16 @@ interface BodyCompression {
  * Content-Type, already with its charset, and Content-Length; no body for HEAD), without the
  * parse and re-format of the Content-Type it makes on every call. A request the answer is
  * fresh for (a GET with `If-None-Match: *`, say) and a 205 take res.send itself, which turns
- * them into its bodiless answers. With `compression` (COMPRESSION on), a body of at least
- * its minBytes goes in the coding the client asked for, its length the compressed one.
+ * them into its bodiless answers. With `compressFrom` (COMPRESSION on), a body of at least
+ * that many bytes goes in the coding the client asked for, its length the compressed one; the
+ * Accept-Encoding header is read only for such a body.
  */
 async function sendText(
   req: Request,
   res: Response,
   contentType: string,
   payload: string,
-  compression: BodyCompression | undefined,
+  compressFrom: number | undefined,
 ): Promise<void> {
   res.setHeader('Content-Type', contentType);
   if (res.statusCode === 205 || req.fresh) {
@@ -131,7 +126,7 @@ async function sendText(
   }
   const length = Buffer.byteLength(payload);
   // Compressed when the client asks and the body is not tiny (docs/decisions.md, Wire conventions).
-  const coding = compression !== undefined && length >= compression.minBytes ? compression.coding : undefined;
+  const coding = compressFrom !== undefined && length >= compressFrom ? negotiateCoding(req) : undefined;
   if (coding === undefined) {
     res.setHeader('Content-Length', length);
     if (req.method === 'HEAD') res.end();
@@ -151,11 +146,6 @@ const NO_PROJECTS: ProjectScope = projectScope([]);
 type Input = Record<string, unknown>;
 type Context = EndpointContext<Input, Input, Input>;
 type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation' | 'dateTimeFormat' | 'countRows'>;
-
-/** How answers rendered in one piece are compressed for this request; undefined with COMPRESSION=false. */
-function bodyCompression(req: Request, settings: AppServices['settings']): BodyCompression | undefined {
-  return settings.COMPRESSION ? { coding: negotiateCoding(req), minBytes: settings.COMPRESSION_MIN_BYTES } : undefined;
-}
 
 /**
  * A handler's context, computed once here so handlers do not repeat it: the project scope,
@@ -185,9 +175,9 @@ function endpointContext(parsed: Parsed, account: AccountContext | undefined, se
       });
     },
     sendText: async (contentType, text) => {
-      const compression = bodyCompression(parsed.req, settings);
-      if (compression !== undefined) parsed.res.vary('Accept-Encoding');
-      await sendText(parsed.req, parsed.res, contentType, text, compression);
+      const compressFrom = compressOneShotFrom(settings);
+      if (compressFrom !== undefined) parsed.res.vary('Accept-Encoding');
+      await sendText(parsed.req, parsed.res, contentType, text, compressFrom);
       return undefined;
     },
     db: services.db,
@@ -295,6 +285,6 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       services,
     );
     const result = await endpoint.handler(context);
-    await send(req, res, representation, endpoint, result, bodyCompression(req, services.settings));
+    await send(req, res, representation, endpoint, result, compressOneShotFrom(services.settings));
   }
 }
