@@ -87,17 +87,22 @@ export async function importLead(
 }
 
 /** The properties of an answer in the order a fresh answer writes them. */
-const ANSWER_ORDER = ['success', 'uniqueId', 'pool', 'status', 'duplicate', 'updated', 'duplicateOf', 'errors'] as const;
+const ANSWER_ORDER: readonly string[] = ['success', 'uniqueId', 'pool', 'status', 'duplicate', 'updated', 'duplicateOf', 'errors'];
+
+/** Where a property goes: its place in ANSWER_ORDER, any other after those. */
+const answerRank = (name: string): number => {
+  const i = ANSWER_ORDER.indexOf(name);
+  return i < 0 ? ANSWER_ORDER.length : i;
+};
 
 /**
  * A kept answer with its properties in the order of the first: the key keeps it as jsonb, which
- * orders an object's keys its own way, and a retry gets the first answer byte for byte.
+ * orders an object's keys its own way, and a retry gets the first answer byte for byte. A
+ * property the order does not list is kept, after the listed ones.
  */
 function inAnswerOrder(kept: ImportLeadAnswer): ImportLeadAnswer {
-  const props = kept as Record<string, unknown>;
-  return Object.fromEntries(
-    ANSWER_ORDER.filter((name) => props[name] !== undefined).map((name) => [name, props[name]]),
-  ) as ImportLeadAnswer;
+  const entries = Object.entries(kept as Record<string, unknown>).filter(([, value]) => value !== undefined);
+  return Object.fromEntries(entries.sort(([a], [b]) => answerRank(a) - answerRank(b))) as ImportLeadAnswer;
 }
 
 async function importOnce(
