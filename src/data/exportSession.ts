@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
-import { acquire, CLOSE_TIMEOUT_MS, isBroken, PgConnection, sendCancelRequest } from './cursorStream';
+import { acquire, CLOSE_TIMEOUT_MS, isBroken, PgConnection } from './cursorStream';
+import { CopyOut } from './copyOut';
 import { discardConnection } from './connectionHealth';
 import { withDeadline } from './deadline';
 import { knexClient } from './db';
@@ -163,106 +163,6 @@ export class ExportSession {
     }
     const status = conn.getTransactionStatus();
     this.source.release(conn, dispose || isBroken(conn) || (status !== 'I' && status !== null));
-  }
-}
-
-type CopyToStream = Readable & { rowCount?: number };
-
-/**
- * pg-copy-streams' COPY TO stream with a cancellation: destroying this stream before the
- * COPY finished sends Postgres a CancelRequest, keeps reading (and dropping) what is already
- * on its way until Postgres reports the cancel and is ready again, and only then lets the
- * session close (releasing the connection) and this stream close. A COPY that does not
- * settle within a few seconds leaves its connection disposed.
- */
-class CopyOut extends Readable {
-  readonly ready: Promise<void>;
-  private readonly inner: CopyToStream;
-  private finished = false;
-  private settleReady: ((err?: Error) => void) | undefined;
-
-  constructor(
-    private readonly conn: PgConnection,
-    text: string,
-    private readonly onDone: (clean: boolean) => Promise<void>,
-  ) {
-    super({ highWaterMark: 1, objectMode: true });
-    this.inner = copyTo(text);
-    this.ready = new Promise<void>((resolve, reject) => {
-      this.settleReady = (err) => {
-        this.settleReady = undefined;
-        if (err) reject(err);
-        else resolve();
-      };
-    });
-    // An error while nobody reads yet must not crash the process: pipeline or the reader sees it.
-    this.on('error', () => undefined);
-    this.inner.on('error', (err: Error) => {
-      this.finished = true;
-      this.settleReady?.(err);
-      if (!this.destroyed) this.destroy(err);
-    });
-    this.inner.on('end', () => {
-      this.finished = true;
-      this.settleReady?.();
-      this.push(null);
-    });
-    this.inner.on('readable', () => {
-      if (this.settleReady && this.inner.readableLength > 0) this.settleReady();
-      this.pump();
-    });
-    conn.query(this.inner as never);
-  }
-
-  override _read(): void {
-    this.pump();
-  }
-
-  private pump(): void {
-    if (this.destroyed) return;
-    let chunk: Buffer | null;
-    while ((chunk = this.inner.read() as Buffer | null) !== null) {
-      if (!this.push(chunk)) break;
-    }
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.settleReady?.(error ?? new Error('export cancelled before its first row'));
-    const conn = this.conn;
-    const done = (clean: boolean) => {
-      void this.onDone(clean).then(() => callback(error));
-    };
-    if (this.finished) {
-      // Ended or failed: Postgres is ready again once ReadyForQuery arrives.
-      if (conn.readyForQuery || isBroken(conn)) done(!isBroken(conn));
-      else {
-        const timer = setTimeout(() => done(false), CLOSE_TIMEOUT_MS);
-        conn.connection.once('readyForQuery', () => {
-          clearTimeout(timer);
-          done(true);
-        });
-      }
-      return;
-    }
-    // Running: drop what still arrives, cancel, and wait for Postgres to be ready again.
-    this.inner.removeAllListeners('readable');
-    this.inner.on('data', () => undefined);
-    this.inner.resume();
-    if (conn.readyForQuery) {
-      done(true);
-      return;
-    }
-    let settled = false;
-    const cancelling = sendCancelRequest(conn);
-    const settle = (clean: boolean) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      // Released only once the cancel has been delivered, so it cannot hit the next query.
-      void cancelling.then(() => done(clean));
-    };
-    const timer = setTimeout(() => settle(false), CLOSE_TIMEOUT_MS);
-    conn.connection.once('readyForQuery', () => settle(true));
   }
 }
 

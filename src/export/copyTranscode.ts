@@ -8,8 +8,8 @@ import { BinaryCopyReader } from './binaryCopyReader';
 /**
  * Binary COPY bytes in, the export's bytes out, in one stage: each chunk of COPY data is cut
  * into tuples (BinaryCopyReader) and rendered (a TupleRenderer of src/domain) straight into
- * output buffers from a pool. A read drains whatever COPY data is buffered (pg-copy-streams
- * hands on what one socket read brought, ~64 KiB) into chunks of up to ~CHUNK_SIZE, so the
+ * output buffers from a pool. A read drains whatever COPY data is buffered (the COPY stream
+ * hands on what one socket read brought, up to 64 KiB) into chunks of up to ~CHUNK_SIZE, so the
  * socket gets few, large writes and a slow query's rows still leave at once. Output is
  * produced only when it is read: backpressure reaches the COPY, and through it Postgres.
  *
