@@ -45,6 +45,15 @@ export interface ExportSendOptions {
   stallTimeoutMs?: number;
 }
 
+/**
+ * How many bytes of the body a compressor may hold before the source waits: several of an
+ * export's 256 KiB chunks, so the event loop renders the next chunks while zlib's thread pool
+ * compresses the earlier ones. Waiting whenever the compressor's own buffer (64 KiB) was full
+ * made every chunk wait for the compressor, and rendering and compression took turns on a
+ * machine with a core to spare for each (docs/benchmarks.md).
+ */
+const COMPRESSOR_AHEAD_BYTES = 1024 * 1024;
+
 /** How long a compressed body may sit in the compressor while the source has nothing new. */
 const IDLE_FLUSH_MS = 50;
 
@@ -75,21 +84,41 @@ export function sendExport(res: Response, source: Readable, options: ExportSendO
     let idleTimer: NodeJS.Timeout | undefined;
     let stallTimer: NodeJS.Timeout | undefined;
 
-    const onWritten = (chunk: Buffer | string) =>
-      recycle && typeof chunk !== 'string'
-        ? (err?: Error | null) => {
-            if (!err) recycle(chunk);
-          }
-        : undefined;
+    // Bytes written to the compressor (when it is the first stage) that it has not taken in yet.
+    let compressing = 0;
+
+    const onWritten = (chunk: Buffer | string, bytes: number, toCompressor: boolean) => {
+      const give = recycle && typeof chunk !== 'string' ? recycle : undefined;
+      if (!give && !toCompressor) return undefined;
+      return (err?: Error | null): void => {
+        if (toCompressor) {
+          compressing -= bytes;
+          if (waitingForDrain && compressing <= COMPRESSOR_AHEAD_BYTES / 2) onDrain();
+        }
+        if (!err) give?.(chunk as Buffer);
+      };
+    };
+
+    const wait = (): void => {
+      waitingForDrain = true;
+      if (options.stallTimeoutMs !== undefined) stallTimer = setTimeout(onStall, options.stallTimeoutMs);
+    };
 
     const write = (chunk: Buffer | string): boolean => {
-      const ok = head.write(chunk, onWritten(chunk));
+      const toCompressor = head === zipper;
+      const bytes = byteLength(chunk);
+      if (toCompressor) compressing += bytes;
+      const ok = head.write(chunk, onWritten(chunk, bytes, toCompressor));
       if (zipper) idleTimer = idleTimer ? idleTimer.refresh() : setTimeout(onIdle, IDLE_FLUSH_MS);
-      // Several writes in a row (the held-back first chunks) may each say "full": one wait suffices.
-      if (!ok && !waitingForDrain) {
-        waitingForDrain = true;
+      if (waitingForDrain) return ok;
+      if (toCompressor) {
+        // The compressor works on zlib's thread pool: the source renders on while it holds less
+        // than COMPRESSOR_AHEAD_BYTES, and reads on once it has taken in half of that.
+        if (compressing > COMPRESSOR_AHEAD_BYTES) wait();
+      } else if (!ok) {
+        // Several writes in a row (the held-back first chunks) may each say "full": one wait suffices.
+        wait();
         head.once('drain', onDrain);
-        if (options.stallTimeoutMs !== undefined) stallTimer = setTimeout(onStall, options.stallTimeoutMs);
       }
       return ok;
     };
