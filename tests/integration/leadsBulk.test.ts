@@ -7,7 +7,7 @@ import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { bulkImportRequest } from '../harness/bulkRequest';
 import { startHookReceiver } from '../harness/hookReceiver';
-import { untilValue } from '../harness/until';
+import { until, untilValue } from '../harness/until';
 
 interface RowResult {
   row: number;
@@ -473,7 +473,12 @@ describe('POST /api/leads/bulk, rows stored as they arrive', () => {
       req.write(head);
       void (async () => {
         // The body is still open: only rows read from it so far can have been stored.
-        while ((storedBeforeEnd = await storedWith(tag)) < expected) await new Promise((r) => setTimeout(r, 20));
+        storedBeforeEnd = await untilValue(
+          'the rows read so far stored, the body still open',
+          () => storedWith(tag),
+          (n) => n >= expected,
+          { timeoutMs: 30_000, intervalMs: 20 },
+        );
         req.end(tail);
       })().catch(reject);
     });
@@ -592,7 +597,7 @@ describe('POST /api/leads/bulk, a client that leaves mid-import', () => {
     // No transaction is left open by the abandoned request: every connection of the app's pool
     // goes back (files running alongside share the database, so its sessions are not counted).
     const pool = (t.db.client as unknown as { pool: { numUsed(): number } }).pool;
-    while (pool.numUsed() > 0) await new Promise((r) => setTimeout(r, 20));
+    await until('every connection back in the pool', () => pool.numUsed() === 0, { timeoutMs: 10_000, intervalMs: 20 });
   });
 });
 

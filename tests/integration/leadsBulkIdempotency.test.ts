@@ -3,6 +3,7 @@ import request from 'supertest';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { bulkImportRequest } from '../harness/bulkRequest';
+import { until } from '../harness/until';
 
 interface RowResult {
   row: number;
@@ -224,7 +225,10 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
       finishFirst = (tail) => req.end(tail);
     });
     // Both full batches of the first request are stored; it waits for more body.
-    while ((await storedWith(tag)) < 100 - 2) await new Promise((r) => setTimeout(r, 20));
+    await until('both full batches of the first request stored', async () => (await storedWith(tag)) >= 100 - 2, {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    });
 
     const second = await bulk(ndjson(tag, 1, 150), key);
     expect(second.status).toBe(200);

@@ -6,6 +6,7 @@ import { isConnectionFailure, ReadSource } from '../../src/data/readSource';
 import { createDb } from '../../src/data/db';
 import { ExportSession, poolConnections } from '../../src/data/exportSession';
 import { freePort } from '../harness/freePort';
+import { untilValue } from '../harness/until';
 
 /**
  * DATABASE_READ_URL routing. The "replica" here is the test database reached through a TCP
@@ -34,11 +35,18 @@ describe('read replica (DATABASE_READ_URL)', () => {
   };
   /** The proxy's byte count once nothing has passed for 200 ms. */
   const settledBytes = async () => {
-    for (let last = -1; ; await new Promise((r) => setTimeout(r, 200))) {
-      const now = proxy.bytesToClients();
-      if (now === last) return now;
-      last = now;
-    }
+    let last = -1;
+    const [, now] = await untilValue(
+      "the proxy's byte count unchanged for 200 ms",
+      () => {
+        const before = last;
+        last = proxy.bytesToClients();
+        return [before, last];
+      },
+      ([before, after]) => before === after,
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
+    return now;
   };
   const readyz = async () => (await request(t.app).get('/api/readyz').expect(200)).body as { replica: string };
   const metric = async (name: string) => {
