@@ -70,9 +70,10 @@ async function supervise(): Promise<void> {
     const host = settings.HOST.includes(':') ? `[${settings.HOST}]` : settings.HOST;
     const url = `${settings.TLS_CERT_FILE ? 'https' : 'http'}://${host}:${supervisor.listeningPort}`;
     const jobs = supervisor.count('jobs') > 0 ? ' and a jobs process' : '';
-    process.stdout.write(`lead-call-api listening on ${url}/api\n`);
+    // One write: a reader that waits for the first line gets the second with it.
     process.stdout.write(
-      `${supervisor.count('http')} HTTP worker processes${jobs} on Node.js ${process.versions.node}; ${describeCode()}\n`,
+      `lead-call-api listening on ${url}/api\n` +
+        `${supervisor.count('http')} HTTP worker processes${jobs} on Node.js ${process.versions.node}; ${describeCode()}\n`,
     );
     if (ctx.embedded) {
       const demo = DEMO_CREDENTIALS.map((c) => `  ${c.username} / ${c.password}${c.note ? `  (${c.note})` : ''}`).join('\n');

@@ -100,7 +100,7 @@ describe('lcm serve with two HTTP workers and no Redis', () => {
       'lcm serve to listen',
       () => {
         if (server.exitCode !== null) throw new Error(`lcm serve exited: ${output}`);
-        return /listening on http:\/\/127\.0\.0\.1:(\d+)\/api/.test(output);
+        return /listening on http:\/\/127\.0\.0\.1:(\d+)\/api/.test(output) && /HTTP worker processes/.test(output);
       },
       { timeoutMs: 120_000 },
     );
