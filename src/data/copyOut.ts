@@ -24,10 +24,12 @@ import { CLOSE_TIMEOUT_MS, isBroken, PgConnection, sendCancelRequest } from './c
 const COPY_DATA = 0x64; // d
 const COPY_DONE = 0x63; // c
 const COPY_OUT_RESPONSE = 0x48; // H
-/** Messages Postgres may send at any time; skipped here (an export connection listens to nothing). */
-const NOTICE = 0x4e; // N
-const PARAMETER_STATUS = 0x53; // S
-const NOTIFICATION = 0x41; // A
+
+/**
+ * Messages skipped here: the COPY's start, and those Postgres may send at any time (notices,
+ * parameter status, notifications: an export connection listens to nothing).
+ */
+const SKIPPED = new Set([COPY_OUT_RESPONSE, 0x4e /* N */, 0x53 /* S */, 0x41 /* A */]);
 
 /** A message's type byte and its int32 length (which counts itself). */
 const HEADER_BYTES = 5;
@@ -40,7 +42,7 @@ export class CopyOut extends Readable implements pg.Submittable {
   /** A message header cut by a chunk boundary: its first bytes. */
   private readonly header = Buffer.alloc(HEADER_BYTES);
   private headerBytes = 0;
-  /** The message being read and how many bytes of its body are still to come. */
+  /** The message being read and how many bytes of its body are still to come; -1: a header comes next. */
   private code = 0;
   private remaining = -1;
   /** The COPY ended (CopyDone, an error, or the connection failed). */
@@ -120,14 +122,7 @@ export class CopyOut extends Readable implements pg.Submittable {
           code = this.header[0]!;
           length = this.header.readInt32BE(1);
         }
-        if (
-          code !== COPY_DATA &&
-          code !== COPY_DONE &&
-          code !== COPY_OUT_RESPONSE &&
-          code !== NOTICE &&
-          code !== PARAMETER_STATUS &&
-          code !== NOTIFICATION
-        ) {
+        if (code !== COPY_DATA && code !== COPY_DONE && !SKIPPED.has(code)) {
           // An ErrorResponse (or anything else): pg reads it, from its header on.
           const rest = carried ? Buffer.concat([this.header, chunk.subarray(p)]) : chunk.subarray(p - HEADER_BYTES);
           this.emitData(chunk, w);
@@ -192,13 +187,7 @@ export class CopyOut extends Readable implements pg.Submittable {
     if (this.finished) {
       // Ended or failed: Postgres is ready again once ReadyForQuery arrives.
       if (conn.readyForQuery || isBroken(conn)) done(!isBroken(conn));
-      else {
-        const timer = setTimeout(() => done(false), CLOSE_TIMEOUT_MS);
-        conn.connection.once('readyForQuery', () => {
-          clearTimeout(timer);
-          done(true);
-        });
-      }
+      else whenReadyAgain(conn, done);
       return;
     }
     // Running: drop what still arrives, cancel, and wait for Postgres to be ready again.
@@ -208,16 +197,21 @@ export class CopyOut extends Readable implements pg.Submittable {
       done(true);
       return;
     }
-    let settled = false;
     const cancelling = sendCancelRequest(conn);
-    const settle = (clean: boolean) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      // Released only once the cancel has been delivered, so it cannot hit the next query.
-      void cancelling.then(() => done(clean));
-    };
-    const timer = setTimeout(() => settle(false), CLOSE_TIMEOUT_MS);
-    conn.connection.once('readyForQuery', () => settle(true));
+    // Released only once the cancel has been delivered, so it cannot hit the next query.
+    whenReadyAgain(conn, (clean) => void cancelling.then(() => done(clean)));
   }
+}
+
+/** Calls `settle` once: true when Postgres reports it is ready again, false if it has not within CLOSE_TIMEOUT_MS. */
+function whenReadyAgain(conn: PgConnection, settle: (clean: boolean) => void): void {
+  let settled = false;
+  const once = (clean: boolean) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    settle(clean);
+  };
+  const timer = setTimeout(() => once(false), CLOSE_TIMEOUT_MS);
+  conn.connection.once('readyForQuery', () => once(true));
 }
