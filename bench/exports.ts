@@ -9,7 +9,9 @@
  *   `psql` `COPY (the same SELECT) TO STDOUT` of the same rows, and against a naive buffered
  *   implementation (knex select → res.json) that is mounted only in this benchmark's server;
  * - the compressed JSON export (zstd, br, gzip): bytes and rows per second;
- * - time to first byte, and the server's CPU time per 1M rows;
+ * - time to first byte, and the CPU time per 1M rows of the server, Postgres (when it runs on
+ *   this machine) and the client; from their sum, the most rows per second the machine's cores
+ *   allow each export, were none of them ever idle (the ceiling a compressed export cannot pass);
  * - the compression settings side by side (the served ones and their alternatives) on the
  *   small JSON export's body, in this process: bytes and CPU time per 1M rows;
  * - the server's peak RSS (VmHWM of a fresh server process) for the small and the full size;
@@ -46,7 +48,7 @@ import { CALL_FIELDS, type CallCopyColumn } from '../src/domain/callFields';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../src/ingest/syntheticData';
-import { numberOption as arg, freePort, median, fmt, log, processCpuMs } from './support';
+import { numberOption as arg, freePort, median, fmt, log, processCpuMs, processTreeCpuMs, parentPid, endedChildrenCpuMs } from './support';
 import { compressor } from '../src/http/compression';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -431,11 +433,20 @@ async function endpointSql(db: Knex, t: Target, limit: number): Promise<string> 
   return callCopySql(db, { subject: { kind: 'unit', unitId: t.unitId, level: t.level }, start: t.start, end: t.end, limit }, campaigns);
 }
 
-/** psql `COPY (sql) TO STDOUT`, its output read and counted by this process (as the HTTP bodies are). */
-function copyMs(url: string, sql: string, format: 'csv' | 'text'): Promise<{ ms: number; bytes: number }> {
+/**
+ * psql `COPY (sql) TO STDOUT` to /dev/null, timed, with the CPU it took Postgres (`postmaster`'s
+ * processes) and psql; the byte count comes from a second, untimed COPY.
+ */
+function copyMs(
+  url: string,
+  sql: string,
+  format: 'csv' | 'text',
+  postmaster: number,
+): Promise<{ ms: number; bytes: number; pgCpuMs: number; clientCpuMs: number }> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    // Output to /dev/null like the HTTP bodies; then the byte count from a second, untimed query.
+    const pg0 = processTreeCpuMs(postmaster);
+    const client0 = endedChildrenCpuMs();
     const psql = spawn(
       '/usr/bin/psql',
       [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`],
@@ -448,12 +459,14 @@ function copyMs(url: string, sql: string, format: 'csv' | 'text'): Promise<{ ms:
     psql.once('close', (code) => {
       if (code !== 0) return reject(new Error(`psql exited with ${code}`));
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      const pgCpuMs = processTreeCpuMs(postmaster) - pg0;
+      const clientCpuMs = endedChildrenCpuMs() - client0;
       const wc = spawn('sh', ['-c', `/usr/bin/psql "$0" -X -q -c "$1" | wc -c`, url, `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`], {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let out = '';
       wc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      wc.once('close', () => resolve({ ms, bytes: Number(out.trim()) }));
+      wc.once('close', () => resolve({ ms, bytes: Number(out.trim()), pgCpuMs, clientCpuMs }));
     });
   });
 }
@@ -508,12 +521,30 @@ async function runOn(kind: ServerKind): Promise<void> {
     let naiveAtFullSize = '';
     let smallJsonBody: Buffer | undefined;
     const server = await startServer(database.url);
-    const results: Record<string, { rows: number; ms: number[]; ttfb: number[]; cpu: number[]; bytes: number }> = {};
-    const record = (name: string, rows: number, f: { ms: number; ttfb?: number; bytes: number; cpuMs?: number }) => {
-      const r = (results[name] ??= { rows, ms: [], ttfb: [], cpu: [], bytes: f.bytes });
+    const results: Record<
+      string,
+      { rows: number; ms: number[]; ttfb: number[]; cpu: number[]; pgCpu: number[]; clientCpu: number[]; bytes: number }
+    > = {};
+    const record = (
+      name: string,
+      rows: number,
+      f: { ms: number; ttfb?: number; bytes: number; cpuMs?: number; pgCpuMs?: number; clientCpuMs?: number },
+    ) => {
+      const r = (results[name] ??= { rows, ms: [], ttfb: [], cpu: [], pgCpu: [], clientCpu: [], bytes: f.bytes });
       r.ms.push(f.ms);
       if (f.ttfb !== undefined) r.ttfb.push(f.ttfb);
       if (f.cpuMs !== undefined) r.cpu.push(f.cpuMs);
+      if (f.pgCpuMs !== undefined) r.pgCpu.push(f.pgCpuMs);
+      if (f.clientCpuMs !== undefined) r.clientCpu.push(f.clientCpuMs);
+    };
+    // Postgres's CPU (the postmaster and its backends) and curl's around each request: with the
+    // server's, all that the machine's cores had to do for it.
+    const postmaster = parentPid((await db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid')).rows[0]!.pid);
+    const measured = async <T>(transfer: () => Promise<T>) => {
+      const pg0 = processTreeCpuMs(postmaster);
+      const client0 = endedChildrenCpuMs();
+      const f = await transfer();
+      return { ...f, pgCpuMs: processTreeCpuMs(postmaster) - pg0, clientCpuMs: endedChildrenCpuMs() - client0 };
     };
     try {
       // Warm-up: code paths, plans and the page cache.
@@ -523,8 +554,8 @@ async function runOn(kind: ServerKind): Promise<void> {
       const naiveQuery = (limit: number) =>
         `/bench/naive-calls?unitId=${big.unitId}&level=${big.level}&start=${big.start.toISOString()}&end=${big.end.toISOString()}&limit=${limit}`;
       for (let i = 0; i < runs; i++) {
-        record(`COPY (same SELECT) TO STDOUT, csv format, ${N}`, bigRows, await copyMs(database.url, sql, 'csv'));
-        record(`COPY (same SELECT) TO STDOUT, text format, ${N}`, bigRows, await copyMs(database.url, sql, 'text'));
+        record(`COPY (same SELECT) TO STDOUT, csv format, ${N}`, bigRows, await copyMs(database.url, sql, 'csv', postmaster));
+        record(`COPY (same SELECT) TO STDOUT, text format, ${N}`, bigRows, await copyMs(database.url, sql, 'text', postmaster));
         for (const [name, p, rows, encoding] of [
           [`/api/calls/csv, ${N}`, `/api/calls/csv?${apiQuery(big, calls)}`, bigRows],
           [`/api/calls (JSON), ${N}`, `/api/calls?${apiQuery(big, calls)}`, bigRows],
@@ -541,14 +572,17 @@ async function runOn(kind: ServerKind): Promise<void> {
           ],
         ] as [string, string, number, string?][]) {
           const cpu0 = server.cpuMs();
-          const f = await fetchAll(server.port, p, encoding);
+          const f = await measured(async () => {
+            const fetched = await fetchAll(server.port, p, encoding);
+            return { ...fetched, ms: fetched.totalMs };
+          });
           if (f.status !== 200) throw new Error(`${p}: HTTP ${f.status}`);
-          record(name, rows, { ms: f.totalMs, ttfb: f.ttfbMs, bytes: f.bytes, cpuMs: server.cpuMs() - cpu0 });
+          record(name, rows, { ...f, ttfb: f.ttfbMs, cpuMs: server.cpuMs() - cpu0 });
         }
         record(
           `COPY (same SELECT) TO STDOUT, text format, ${S}`,
           small,
-          await copyMs(database.url, await endpointSql(db, big, small), 'text'),
+          await copyMs(database.url, await endpointSql(db, big, small), 'text', postmaster),
         );
       }
       smallJsonBody = await fetchBody(server.port, `/api/calls?${apiQuery(big, small)}`);
@@ -564,11 +598,14 @@ async function runOn(kind: ServerKind): Promise<void> {
       await server.stop();
     }
 
-    log('| what | rows | median time | rows/s | MB | TTFB (median) | server CPU per 1M rows |');
+    log('| what | rows | median time | rows/s | MB | TTFB (median) | CPU per 1M rows: server · Postgres · client |');
     log('|---|---:|---:|---:|---:|---:|---:|');
+    /** Median CPU seconds per 1M rows of one kind, or undefined where it was not measured. */
+    const perMillion = (r: { rows: number }, xs: number[]) => (xs.length ? (median(xs) / r.rows) * 1000 : undefined);
+    const seconds = (x: number | undefined) => (x === undefined ? '—' : `${fmt(x, 2)} s`);
     for (const [name, r] of Object.entries(results)) {
       const ms = median(r.ms);
-      const cpu = r.cpu.length ? `${fmt((median(r.cpu) / r.rows) * 1000, 2)} s` : '—';
+      const cpu = [r.cpu, r.pgCpu, r.clientCpu].map((xs) => seconds(perMillion(r, xs))).join(' · ');
       log(
         `| ${name} | ${fmt(r.rows)} | ${fmt(ms / 1000, 2)} s | ${fmt((r.rows / ms) * 1000)} | ${fmt(r.bytes / 1e6, 1)} | ${r.ttfb.length ? fmt(median(r.ttfb), 1) + ' ms' : '—'} | ${cpu} |`,
       );
@@ -600,6 +637,19 @@ async function runOn(kind: ServerKind): Promise<void> {
       const compressed = `/api/calls (JSON), ${coding}, ${N}`;
       log(
         `JSON ${coding} (${N}): ${fmt(results[json]!.bytes / results[compressed]!.bytes, 1)}× fewer bytes (target ≥ 8), ${ratio(compressed, json)} the uncompressed rows/s (target ≥ 0.7)`,
+      );
+    }
+    // What the machine's cores allow at most: every CPU-second the export needs (server, its
+    // compressor thread, Postgres, the client), spread over all cores with none idle.
+    const cores = os.cpus().length;
+    for (const name of [json, ...['zstd', 'br', 'gzip'].map((c) => `/api/calls (JSON), ${c}, ${N}`)]) {
+      const r = results[name]!;
+      const parts = [r.cpu, r.pgCpu, r.clientCpu].map((xs) => perMillion(r, xs));
+      if (parts.some((x) => x === undefined || Number.isNaN(x))) continue;
+      const total = parts.reduce((a, b) => a! + b!, 0)!;
+      const ceiling = (cores * 1e6) / total;
+      log(
+        `${name}: ${fmt(total, 2)} CPU-s per 1M rows in all; on ${cores} cores at most ${fmt(ceiling)} rows/s, ${fmt(ceiling / rate(json) / 1000, 2)}× the uncompressed JSON's measured rows/s`,
       );
     }
     log(

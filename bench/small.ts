@@ -1,6 +1,7 @@
 /**
  * Small requests at the platform's speed (figures: docs/benchmarks.md, "Small requests"), run on demand:
- *   npm run bench:small [-- --duration 8 --warmup 3 --rounds 3 --connections 32 --rungs patch,calendar]
+ *   npm run bench:small [-- --duration 8 --warmup 3 --rounds 3 --connections 32 --rungs patch,calendar
+ *                          --server-node-args '--cpu-prof --cpu-prof-dir=DIR']
  *
  * One run, side by side, each rung driven by autocannon with `--connections` keep-alive clients:
  *   bare node:http    a server answering {"status":"ok"} and nothing else: the ceiling;
@@ -64,6 +65,8 @@ const settings = {
     .split(',')
     .map((w) => w.trim().toLowerCase())
     .filter((w) => w !== ''),
+  /** Node.js options of each `lcm serve` and the processes it forks (a CPU profile of each). */
+  serverNodeArgs: textOption('server-node-args', '').split(' ').filter(Boolean),
 };
 /** The leads the patch rung changes, one after the other. */
 const PATCH_LEADS = 4000;
@@ -182,7 +185,12 @@ async function main(): Promise<void> {
     const redisPid = Number(/process_id:(\d+)/.exec(await redisInfo(redis.url))?.[1]);
 
     const serve = async (env: Record<string, string>) => {
-      const server = await startBenchServer(run, database.url, { LOG_LEVEL: 'info', REDIS_URL: redis.url, ...env });
+      const server = await startBenchServer(
+        run,
+        database.url,
+        { LOG_LEVEL: 'info', REDIS_URL: redis.url, ...env },
+        settings.serverNodeArgs,
+      );
       return { base: server.base, cpuMs: () => processTreeCpuMs(server.pid) };
     };
     const bareNode = await startBare(run, BARE_NODE);

@@ -122,6 +122,19 @@ export function processTreeCpuMs(rootPid: number): number {
   }
 }
 
+/**
+ * CPU time of this process's children that have ended and been waited for, in ms (the
+ * cutime and cstime of /proc/self/stat): what a client such as curl used, once it has exited.
+ */
+export function endedChildrenCpuMs(): number {
+  try {
+    const fields = procStat('self');
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
