@@ -48,7 +48,18 @@ import { CALL_FIELDS, type CallCopyColumn } from '../src/domain/callFields';
 import { startEmbeddedPostgres } from '../src/app/embeddedPostgres';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import { generateSyntheticData } from '../src/ingest/syntheticData';
-import { numberOption as arg, freePort, median, fmt, log, processCpuMs, processTreeCpuMs, parentPid, endedChildrenCpuMs } from './support';
+import {
+  numberOption as arg,
+  freePort,
+  median,
+  fmt,
+  log,
+  processCpuMs,
+  processTreeCpuMs,
+  parentPid,
+  endedChildrenCpuMs,
+  threadCpuMs,
+} from './support';
 import { compressor } from '../src/http/compression';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -175,6 +186,8 @@ interface Server {
   status(field: 'VmHWM' | 'VmRSS'): number;
   /** CPU time (user + system) the server process has used, in ms. */
   cpuMs(): number;
+  /** The same by kind of thread (the event loop, libuv's thread pool, V8's helpers). */
+  threadsMs(): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -211,6 +224,7 @@ async function startServer(url: string): Promise<Server> {
       return m ? Number(m[1]) * 1024 : NaN;
     },
     cpuMs: () => processCpuMs(child.pid!),
+    threadsMs: () => threadCpuMs(child.pid!),
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -523,14 +537,32 @@ async function runOn(kind: ServerKind): Promise<void> {
     const server = await startServer(database.url);
     const results: Record<
       string,
-      { rows: number; ms: number[]; ttfb: number[]; cpu: number[]; pgCpu: number[]; clientCpu: number[]; bytes: number }
+      {
+        rows: number;
+        ms: number[];
+        ttfb: number[];
+        cpu: number[];
+        pgCpu: number[];
+        clientCpu: number[];
+        threads: Map<string, number[]>;
+        bytes: number;
+      }
     > = {};
     const record = (
       name: string,
       rows: number,
-      f: { ms: number; ttfb?: number; bytes: number; cpuMs?: number; pgCpuMs?: number; clientCpuMs?: number },
+      f: {
+        ms: number;
+        ttfb?: number;
+        bytes: number;
+        cpuMs?: number;
+        pgCpuMs?: number;
+        clientCpuMs?: number;
+        threadsMs?: Map<string, number>;
+      },
     ) => {
-      const r = (results[name] ??= { rows, ms: [], ttfb: [], cpu: [], pgCpu: [], clientCpu: [], bytes: f.bytes });
+      const r = (results[name] ??= { rows, ms: [], ttfb: [], cpu: [], pgCpu: [], clientCpu: [], threads: new Map(), bytes: f.bytes });
+      for (const [thread, ms] of f.threadsMs ?? []) (r.threads.get(thread) ?? r.threads.set(thread, []).get(thread)!).push(ms);
       r.ms.push(f.ms);
       if (f.ttfb !== undefined) r.ttfb.push(f.ttfb);
       if (f.cpuMs !== undefined) r.cpu.push(f.cpuMs);
@@ -572,12 +604,14 @@ async function runOn(kind: ServerKind): Promise<void> {
           ],
         ] as [string, string, number, string?][]) {
           const cpu0 = server.cpuMs();
+          const threads0 = server.threadsMs();
           const f = await measured(async () => {
             const fetched = await fetchAll(server.port, p, encoding);
             return { ...fetched, ms: fetched.totalMs };
           });
           if (f.status !== 200) throw new Error(`${p}: HTTP ${f.status}`);
-          record(name, rows, { ...f, ttfb: f.ttfbMs, cpuMs: server.cpuMs() - cpu0 });
+          const threadsMs = new Map([...server.threadsMs()].map(([thread, ms]) => [thread, ms - (threads0.get(thread) ?? 0)]));
+          record(name, rows, { ...f, ttfb: f.ttfbMs, cpuMs: server.cpuMs() - cpu0, threadsMs });
         }
         record(
           `COPY (same SELECT) TO STDOUT, text format, ${S}`,
@@ -648,8 +682,9 @@ async function runOn(kind: ServerKind): Promise<void> {
       if (parts.some((x) => x === undefined || Number.isNaN(x))) continue;
       const total = parts.reduce((a, b) => a! + b!, 0)!;
       const ceiling = (cores * 1e6) / total;
+      const threads = ['MainThread', 'libuv-worker', 'V8Worker'].map((t) => seconds(perMillion(r, r.threads.get(t) ?? [])));
       log(
-        `${name}: ${fmt(total, 2)} CPU-s per 1M rows in all; on ${cores} cores at most ${fmt(ceiling)} rows/s, ${fmt(ceiling / rate(json) / 1000, 2)}× the uncompressed JSON's measured rows/s`,
+        `${name}: ${fmt(total, 2)} CPU-s per 1M rows in all; on ${cores} cores at most ${fmt(ceiling)} rows/s, ${fmt(ceiling / rate(json) / 1000, 2)}× the uncompressed JSON's measured rows/s; the server's event loop · thread pool · V8 helpers ${threads.join(' · ')} per 1M rows`,
       );
     }
     log(

@@ -123,6 +123,29 @@ export function processTreeCpuMs(rootPid: number): number {
 }
 
 /**
+ * CPU time so far of each kind of thread of a process, in ms, by thread name (Linux
+ * /proc/PID/task): a Node.js process's event loop is "MainThread", libuv's thread pool (zlib
+ * among its users) "libuv-worker", V8's helpers (garbage collection, compilation) "V8Worker".
+ */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+        const fields = procStat(`${pid}/task/${tid}`);
+        byName.set(name, (byName.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS);
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+  } catch {
+    // The process ended, or this is not Linux.
+  }
+  return byName;
+}
+
+/**
  * CPU time of this process's children that have ended and been waited for, in ms (the
  * cutime and cstime of /proc/self/stat): what a client such as curl used, once it has exited.
  */
