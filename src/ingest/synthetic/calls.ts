@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { RecordingType } from '../../domain/enums';
-import { copyEscape, copyRows, isoTime, sequenceNumber } from './copyWriter';
+import { copyEscape, copyRows } from '../../data/copyIn';
+import { isoTime, sequenceNumber } from './copyWriter';
 import type { LeadContacts } from './leads';
 import { FLAG_CONNECTED, FLAG_INCOMING, FLAG_IN_PROGRESS, FLAG_PARTIAL, INDEX_BITS, NULL16, NULL8 } from './plan';
 import type { RunRows } from './runRows';

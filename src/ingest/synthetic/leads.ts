@@ -1,7 +1,8 @@
 import { toE164 } from '../../domain/phoneNumber';
 import type pg from 'pg';
 import type { DefinitionKind } from './campaigns';
-import { copyEscape, copyRows, isoTime, sequenceNumber } from './copyWriter';
+import { copyEscape, copyRows } from '../../data/copyIn';
+import { isoTime, sequenceNumber } from './copyWriter';
 import { FLAG_IN_PROGRESS, INDEX_BITS } from './plan';
 import type { Prng } from './prng';
 import type { RunRows } from './runRows';

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { callStartMs } from './calls';
-import { copyRows, isoTime, sequenceNumber } from './copyWriter';
+import { copyRows } from '../../data/copyIn';
+import { isoTime, sequenceNumber } from './copyWriter';
 import { FLAG_READY, INDEX_BITS } from './plan';
 import type { Prng } from './prng';
 import type { RunRows } from './runRows';

@@ -1,0 +1,48 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+
+/**
+ * COPY FROM STDIN in text format, fed by a generator of ready-made row lines: rows are joined
+ * into chunks of about a megabyte, so the stream sees few, large writes and its backpressure
+ * pauses the generator. A row is one line of tab-separated values ending in `\n`; `\N` is NULL.
+ * Postgres takes rows this way for about half the CPU of an INSERT of the same rows.
+ */
+
+/** Escapes a value for COPY text format. */
+export function copyEscape(value: string): string {
+  return /[\\\t\n\r]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : value;
+}
+
+const CHUNK_CHARS = 1 << 20;
+
+/** Copies the rows into `table`'s `columns`; `onRows` is told how many each chunk held once it is handed on. */
+export async function copyRows(
+  conn: pg.ClientBase,
+  table: string,
+  columns: readonly string[],
+  rows: () => Iterable<string>,
+  onRows: (n: number) => void = () => undefined,
+): Promise<void> {
+  function* chunks(): Generator<string> {
+    let buf = '';
+    let n = 0;
+    for (const row of rows()) {
+      buf += row;
+      n += 1;
+      if (buf.length >= CHUNK_CHARS) {
+        yield buf;
+        onRows(n);
+        buf = '';
+        n = 0;
+      }
+    }
+    if (buf.length > 0) {
+      yield buf;
+      onRows(n);
+    }
+  }
+  const stream = conn.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
+  await pipeline(Readable.from(chunks(), { objectMode: false }), stream);
+}
