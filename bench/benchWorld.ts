@@ -113,6 +113,8 @@ export async function loadBenchWorld(db: Knex): Promise<string> {
 export interface BenchServer {
   base: string;
   pid: number;
+  /** Stops the server (SIGTERM) and waits for it to exit. */
+  stop: () => Promise<void>;
 }
 
 /**
@@ -142,15 +144,14 @@ export async function startBenchServer(
       ...env,
     },
   });
-  run.cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        if (server.exitCode !== null) return resolve();
-        server.once('exit', () => resolve());
-        server.kill('SIGTERM');
-      }),
-  );
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (server.exitCode !== null || server.signalCode !== null) return resolve();
+      server.once('exit', () => resolve());
+      server.kill('SIGTERM');
+    });
+  run.cleanups.push(stop);
   const base = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await httpGet(`${base}/api/healthz`)) === 200, 'the server');
-  return { base, pid: server.pid! };
+  return { base, pid: server.pid!, stop };
 }
