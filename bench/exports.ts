@@ -448,6 +448,16 @@ async function endpointSql(db: Knex, t: Target, limit: number): Promise<string> 
 }
 
 /**
+ * Marks the CPU time used so far by Postgres (`postmaster` and its backends) and by this
+ * process's ended children (curl, psql); the function returned gives what each used since.
+ */
+function cpuSince(postmaster: number): () => { pgCpuMs: number; clientCpuMs: number } {
+  const pg0 = processTreeCpuMs(postmaster);
+  const client0 = endedChildrenCpuMs();
+  return () => ({ pgCpuMs: processTreeCpuMs(postmaster) - pg0, clientCpuMs: endedChildrenCpuMs() - client0 });
+}
+
+/**
  * psql `COPY (sql) TO STDOUT` to /dev/null, timed, with the CPU it took Postgres (`postmaster`'s
  * processes) and psql; the byte count comes from a second, untimed COPY.
  */
@@ -459,8 +469,7 @@ function copyMs(
 ): Promise<{ ms: number; bytes: number; pgCpuMs: number; clientCpuMs: number }> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const pg0 = processTreeCpuMs(postmaster);
-    const client0 = endedChildrenCpuMs();
+    const cpu = cpuSince(postmaster);
     const psql = spawn(
       '/usr/bin/psql',
       [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`],
@@ -473,14 +482,13 @@ function copyMs(
     psql.once('close', (code) => {
       if (code !== 0) return reject(new Error(`psql exited with ${code}`));
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-      const pgCpuMs = processTreeCpuMs(postmaster) - pg0;
-      const clientCpuMs = endedChildrenCpuMs() - client0;
+      const used = cpu();
       const wc = spawn('sh', ['-c', `/usr/bin/psql "$0" -X -q -c "$1" | wc -c`, url, `COPY (${sql}) TO STDOUT WITH (FORMAT ${format})`], {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let out = '';
       wc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      wc.once('close', () => resolve({ ms, bytes: Number(out.trim()), pgCpuMs, clientCpuMs }));
+      wc.once('close', () => resolve({ ms, bytes: Number(out.trim()), ...used }));
     });
   });
 }
@@ -569,15 +577,9 @@ async function runOn(kind: ServerKind): Promise<void> {
       if (f.pgCpuMs !== undefined) r.pgCpu.push(f.pgCpuMs);
       if (f.clientCpuMs !== undefined) r.clientCpu.push(f.clientCpuMs);
     };
-    // Postgres's CPU (the postmaster and its backends) and curl's around each request: with the
-    // server's, all that the machine's cores had to do for it.
+    // Postgres's CPU (the postmaster and its backends) and the client's around each transfer: with
+    // the server's, all that the machine's cores had to do for it.
     const postmaster = parentPid((await db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid')).rows[0]!.pid);
-    const measured = async <T>(transfer: () => Promise<T>) => {
-      const pg0 = processTreeCpuMs(postmaster);
-      const client0 = endedChildrenCpuMs();
-      const f = await transfer();
-      return { ...f, pgCpuMs: processTreeCpuMs(postmaster) - pg0, clientCpuMs: endedChildrenCpuMs() - client0 };
-    };
     try {
       // Warm-up: code paths, plans and the page cache.
       await fetchAll(server.port, `/api/calls/csv?${apiQuery(big, 20_000)}`);
@@ -605,13 +607,12 @@ async function runOn(kind: ServerKind): Promise<void> {
         ] as [string, string, number, string?][]) {
           const cpu0 = server.cpuMs();
           const threads0 = server.threadsMs();
-          const f = await measured(async () => {
-            const fetched = await fetchAll(server.port, p, encoding);
-            return { ...fetched, ms: fetched.totalMs };
-          });
+          const cpu = cpuSince(postmaster);
+          const f = await fetchAll(server.port, p, encoding);
+          const used = cpu();
           if (f.status !== 200) throw new Error(`${p}: HTTP ${f.status}`);
           const threadsMs = new Map([...server.threadsMs()].map(([thread, ms]) => [thread, ms - (threads0.get(thread) ?? 0)]));
-          record(name, rows, { ...f, ttfb: f.ttfbMs, cpuMs: server.cpuMs() - cpu0, threadsMs });
+          record(name, rows, { ms: f.totalMs, ttfb: f.ttfbMs, bytes: f.bytes, cpuMs: server.cpuMs() - cpu0, threadsMs, ...used });
         }
         record(
           `COPY (same SELECT) TO STDOUT, text format, ${S}`,

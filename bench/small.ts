@@ -15,8 +15,8 @@
  *   calendar event    POST /api/calendars/events, one event each;
  * healthz, myaccount, import and patch with one HTTP worker and with WEB_CONCURRENCY=2, and
  * the small read twice more with one worker, the account request log on and off
- * (REQUEST_LOG=false), each round on two new server processes, to show what the log costs. `--rungs` runs only the rungs whose names contain one of its
- * comma-separated words (bare Express always runs: the × column divides by it). With a
+ * (REQUEST_LOG=false), each round on two new server processes, to show what the log costs.
+ * `--rungs` runs only the rungs whose names contain one of its comma-separated words (bare Express always runs: the × column divides by it). With a
  * `--duration` of at least twice AUTH_CACHE_TTL_MS (60 s with the default), every run of the small
  * read spans a refresh of its credential, and its slowest request is judged (none over 1 s).
  * The servers run the production code (`lcm serve` as `npm start` runs it, LOG_LEVEL=info with
@@ -196,6 +196,7 @@ async function main(): Promise<void> {
     run.cleanups.push(() => redis.stop());
     const redisPid = Number(/process_id:(\d+)/.exec(await redisInfo(redis.url))?.[1]);
 
+    // A server as `lcm serve` runs it; `serveFresh(env)` starts a new one each time it is called.
     const serveFresh = (env: Record<string, string>) => async () => {
       const server = await startBenchServer(
         run,
@@ -205,15 +206,7 @@ async function main(): Promise<void> {
       );
       return { base: server.base, cpuMs: () => processTreeCpuMs(server.pid), stop: server.stop };
     };
-    const serve = async (env: Record<string, string>) => {
-      const server = await startBenchServer(
-        run,
-        database.url,
-        { LOG_LEVEL: 'info', REDIS_URL: redis.url, ...env },
-        settings.serverNodeArgs,
-      );
-      return { base: server.base, cpuMs: () => processTreeCpuMs(server.pid) };
-    };
+    const serve = (env: Record<string, string>) => serveFresh(env)();
     const bareNode = await startBare(run, BARE_NODE);
     const bareExpress = await startBare(run, BARE_EXPRESS);
     const one = await serve({ WEB_CONCURRENCY: '1' });

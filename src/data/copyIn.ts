@@ -15,6 +15,21 @@ export function copyEscape(value: string): string {
   return /[\\\t\n\r]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : value;
 }
 
+/** The ISO 8601 text of the last whole second formatted: rows copied together mostly share a few seconds. */
+let lastSecond = NaN;
+let lastSecondText = '';
+
+/** Milliseconds since the epoch, with their fraction, as COPY reads a timestamptz: ISO 8601 (UTC) to the microsecond. */
+export function copyTimestamp(ms: number): string {
+  const micros = Math.round(ms * 1000);
+  const second = Math.floor(micros / 1_000_000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastSecondText = new Date(second * 1000).toISOString().slice(0, 19);
+  }
+  return `${lastSecondText}.${String(micros - second * 1_000_000).padStart(6, '0')}Z`;
+}
+
 const CHUNK_CHARS = 1 << 20;
 
 /** Copies the rows into `table`'s `columns`; `onRows` is told how many each chunk held once it is handed on. */

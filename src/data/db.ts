@@ -81,18 +81,14 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
   };
   // The lock holds one connection while knex migrates on another: a pool of one cannot.
   if ((poolOf(db)?.max ?? 2) < 2) return migrate();
-  const client = knexClient(db);
-  const conn = await client.acquireConnection();
-  try {
+  return withConnection(db, async (conn) => {
     await conn.query('select pg_advisory_lock($1, $2)', [...MIGRATION_LOCK]);
     try {
       return await migrate();
     } finally {
       await conn.query('select pg_advisory_unlock($1, $2)', [...MIGRATION_LOCK]).catch(() => undefined);
     }
-  } finally {
-    await client.releaseConnection(conn);
-  }
+  });
 }
 
 /** The parts of knex's client (`db.client`, untyped in knex's types) this project uses. */
@@ -108,6 +104,17 @@ export function knexClient(db: Knex): KnexClient {
   return db.client as KnexClient;
 }
 
+/** Runs `work` on a connection of the pool (or the transaction's), given back when it settles. */
+export async function withConnection<T>(db: Knex | Knex.Transaction, work: (conn: pg.Client) => Promise<T>): Promise<T> {
+  const client = knexClient(db);
+  const conn = await client.acquireConnection();
+  try {
+    return await work(conn);
+  } finally {
+    await client.releaseConnection(conn);
+  }
+}
+
 /**
  * Runs a statement as a named prepared statement on a pooled connection (or the transaction's):
  * Postgres parses and plans it once per connection instead of once per call (the single-statement
@@ -119,13 +126,7 @@ export async function queryPrepared<R extends pg.QueryResultRow>(
   text: string,
   values: unknown[],
 ): Promise<{ rows: R[] }> {
-  const client = knexClient(db);
-  const conn = await client.acquireConnection();
-  try {
-    return await conn.query<R>({ name, text, values });
-  } finally {
-    await client.releaseConnection(conn);
-  }
+  return withConnection(db, (conn) => conn.query<R>({ name, text, values }));
 }
 
 /**

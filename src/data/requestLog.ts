@@ -2,9 +2,9 @@ import { EventEmitter } from 'node:events';
 import type { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { openCursor, CursorOptions } from './cursorStream';
-import { isAcquireTimeout, knexClient } from './db';
+import { isAcquireTimeout, withConnection } from './db';
 import { isConnectionFailure } from './readSource';
-import { copyEscape, copyRows } from './copyIn';
+import { copyEscape, copyRows, copyTimestamp } from './copyIn';
 import type { RequestLogRow } from '../domain/requestLog';
 
 /**
@@ -52,25 +52,10 @@ const COLUMNS = [
   'client_address',
 ] as const;
 
-/** The ISO 8601 text of the last whole second formatted: a batch's entries mostly share a few seconds. */
-let lastSecond = NaN;
-let lastSecondText = '';
-
-/** Milliseconds since the epoch, with their fraction, as COPY reads a timestamptz: ISO 8601 to the microsecond. */
-export function isoMicroseconds(ms: number): string {
-  const micros = Math.round(ms * 1000);
-  const second = Math.floor(micros / 1_000_000);
-  if (second !== lastSecond) {
-    lastSecond = second;
-    lastSecondText = new Date(second * 1000).toISOString().slice(0, 19);
-  }
-  return `${lastSecondText}.${String(micros - second * 1_000_000).padStart(6, '0')}Z`;
-}
-
 /** An entry as a line of COPY text format; an unknown client address is NULL. */
 function copyLine(e: RequestLogEntry): string {
   const address = e.clientAddress === undefined ? '\\N' : copyEscape(e.clientAddress);
-  return `${e.accountId}\t${isoMicroseconds(e.time)}\t${copyEscape(e.requestId)}\t${copyEscape(e.method)}\t${copyEscape(e.path)}\t${copyEscape(e.service)}\t${e.status}\t${e.weight}\t${e.durationMs}\t${e.bytesSent}\t${address}\n`;
+  return `${e.accountId}\t${copyTimestamp(e.time)}\t${copyEscape(e.requestId)}\t${copyEscape(e.method)}\t${copyEscape(e.path)}\t${copyEscape(e.service)}\t${e.status}\t${e.weight}\t${e.durationMs}\t${e.bytesSent}\t${address}\n`;
 }
 
 /**
@@ -145,13 +130,7 @@ export class RequestLogWriter extends EventEmitter<RequestLogEvents> {
 
   /** One batch, one COPY: all of it is stored or none (a value Postgres refuses fails the batch). */
   private async write(batch: RequestLogEntry[]): Promise<void> {
-    const client = knexClient(this.db);
-    const conn = await client.acquireConnection();
-    try {
-      await copyRows(conn, 'request_log', COLUMNS, () => batch.map(copyLine));
-    } finally {
-      await client.releaseConnection(conn);
-    }
+    await withConnection(this.db, (conn) => copyRows(conn, 'request_log', COLUMNS, () => batch.map(copyLine)));
   }
 }
 

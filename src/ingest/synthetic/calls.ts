@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { RecordingType } from '../../domain/enums';
-import { copyEscape, copyRows } from '../../data/copyIn';
-import { isoTime, sequenceNumber } from './copyWriter';
+import { copyEscape, copyRows, copyTimestamp } from '../../data/copyIn';
+import { sequenceNumber } from './copyWriter';
 import type { LeadContacts } from './leads';
 import { FLAG_CONNECTED, FLAG_INCOMING, FLAG_IN_PROGRESS, FLAG_PARTIAL, INDEX_BITS, NULL16, NULL8 } from './plan';
 import type { RunRows } from './runRows';
@@ -85,12 +85,12 @@ export async function copyCalls(conn: pg.PoolClient, run: RunRows, contacts: Lea
         const start = callStartMs(windowStartMs, callMsPart, key, i);
         const dialing = callDialing[i]!;
         const conversation = callConversation[i]!;
-        const connectTime = connected ? isoTime(start + dialing) : '\\N';
-        const endTime = inProgress ? '\\N' : isoTime(start + dialing + Math.max(conversation, 0));
+        const connectTime = connected ? copyTimestamp(start + dialing) : '\\N';
+        const endTime = inProgress ? '\\N' : copyTimestamp(start + dialing + Math.max(conversation, 0));
         yield (
           `${callBase + seq}\t${P}-k${sequenceNumber(seq)}\t${c.id}\t${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${u.id}\t${u.chainCols}\t` +
           `${copyEscape(leadPhone[l]!)}\t${copyEscape(leadKey[l]!)}\t${callEndCause[i]}\t${inProgress ? 't' : 'f'}\t${connected ? 't' : 'f'}\t` +
-          `${f & FLAG_INCOMING ? 't' : 'f'}\t${isoTime(start)}\t${connectTime}\t${endTime}\t${callPreview[i]}\t${dialing < 0 ? '\\N' : dialing}\t` +
+          `${f & FLAG_INCOMING ? 't' : 'f'}\t${copyTimestamp(start)}\t${connectTime}\t${endTime}\t${callPreview[i]}\t${dialing < 0 ? '\\N' : dialing}\t` +
           `${conversation < 0 ? '\\N' : conversation}\t${callWrapUp[i]! < 0 ? '\\N' : callWrapUp[i]}\t` +
           `${callStatus[i] === NULL16 ? '\\N' : callStatus[i]}\t${callPre[i]}\t${callClosure[i] === NULL8 ? '\\N' : callClosure[i]}\t${c.typeNumber}\n`
         );
@@ -122,16 +122,16 @@ export async function copyRecordings(conn: pg.PoolClient, run: RunRows, onRows: 
         const f = callFlags[i]!;
         if ((f & (FLAG_CONNECTED | FLAG_IN_PROGRESS)) !== FLAG_CONNECTED) continue;
         const start = callStartMs(windowStartMs, callMsPart, key, i);
-        const callStart = isoTime(start);
+        const callStart = copyTimestamp(start);
         const connect = start + callDialing[i]!;
         const conversation = callConversation[i]!;
         const end = connect + conversation;
         const file = `${dayName[Math.min(days - 1, Math.floor((connect - windowStartMs) / 86_400_000))]}/${P}-k${sequenceNumber(seq)}`;
-        yield `${callBase + seq}\t${callStart}\t${isoTime(connect)}\t${isoTime(end)}\t${FULL}\t${file}.wav\n`;
+        yield `${callBase + seq}\t${callStart}\t${copyTimestamp(connect)}\t${copyTimestamp(end)}\t${FULL}\t${file}.wav\n`;
         if (f & FLAG_PARTIAL) {
           // A supervisor's partial recording of the middle of the conversation.
           const from = connect + Math.floor(conversation / 4);
-          yield `${callBase + seq}\t${callStart}\t${isoTime(from)}\t${isoTime(from + Math.floor(conversation / 2))}\t${PARTIAL}\t${file}-partial.wav\n`;
+          yield `${callBase + seq}\t${callStart}\t${copyTimestamp(from)}\t${copyTimestamp(from + Math.floor(conversation / 2))}\t${PARTIAL}\t${file}-partial.wav\n`;
         }
       }
     },

@@ -1,9 +1,4 @@
-/** The synthetic data's COPY lines: values as COPY text format reads them (src/data/copyIn.ts copies them). */
-
-/** A timestamp as COPY reads it (ISO 8601, UTC). */
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
-}
+/** The synthetic data's COPY lines (src/data/copyIn.ts escapes, formats times and copies them). */
 
 /** A run-local sequence number in unique ids, nine digits so they sort as numbers. */
 export function sequenceNumber(n: number): string {

@@ -1,8 +1,8 @@
 import { toE164 } from '../../domain/phoneNumber';
 import type pg from 'pg';
 import type { DefinitionKind } from './campaigns';
-import { copyEscape, copyRows } from '../../data/copyIn';
-import { isoTime, sequenceNumber } from './copyWriter';
+import { copyEscape, copyRows, copyTimestamp } from '../../data/copyIn';
+import { sequenceNumber } from './copyWriter';
 import { FLAG_IN_PROGRESS, INDEX_BITS } from './plan';
 import type { Prng } from './prng';
 import type { RunRows } from './runRows';
@@ -72,7 +72,7 @@ export async function copyLeads(conn: pg.PoolClient, run: RunRows, data: Prng, o
         let lastBy = String(uploader.id);
         if (n > 0) {
           const i0 = offset[l]!;
-          first = `${isoTime(windowStartMs + Math.floor(sortKey[i0]! / INDEX_BITS) * 1000 + callMsPart[i0]!)}\t`;
+          first = `${copyTimestamp(windowStartMs + Math.floor(sortKey[i0]! / INDEX_BITS) * 1000 + callMsPart[i0]!)}\t`;
           let last = offset[l]! + n - 1;
           if (callFlags[last]! & FLAG_IN_PROGRESS && n > 1) last -= 1;
           lastBy = String(users[callUser[last]!]!.id);
@@ -80,8 +80,8 @@ export async function copyLeads(conn: pg.PoolClient, run: RunRows, data: Prng, o
         const firstBy = n > 0 ? String(users[callUser[offset[l]!]!]!.id) : '\\N';
         yield (
           `${leadBase + l}\t${P}-l${sequenceNumber(l)}\t${c.id}\t${c.pools[leadPool[l]!]!.id}\t${leadStatus[l]}\t${leadClosure[l]}\t${data.chance(0.9) ? 0 : data.between(1, 5)}\t` +
-          `${copyEscape(lead.phone)}\t${phoneE164(lead.phone)}\t${copyEscape(lead.key)}\t${copyEscape(lead.json)}\t${leadAttempts[l]}\t${isoTime(leadUploadMs[l]!)}\t${isoTime(leadChangedMs[l]!)}\t${first}` +
-          `${isoTime(leadClockMs[l]!)}\t${uploader.ownerUnitId}\t${uploader.id}\t${lastBy}\t${firstBy}\n`
+          `${copyEscape(lead.phone)}\t${phoneE164(lead.phone)}\t${copyEscape(lead.key)}\t${copyEscape(lead.json)}\t${leadAttempts[l]}\t${copyTimestamp(leadUploadMs[l]!)}\t${copyTimestamp(leadChangedMs[l]!)}\t${first}` +
+          `${copyTimestamp(leadClockMs[l]!)}\t${uploader.ownerUnitId}\t${uploader.id}\t${lastBy}\t${firstBy}\n`
         );
       }
     },

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { callStartMs } from './calls';
-import { copyRows } from '../../data/copyIn';
-import { isoTime, sequenceNumber } from './copyWriter';
+import { copyRows, copyTimestamp } from '../../data/copyIn';
+import { sequenceNumber } from './copyWriter';
 import { FLAG_READY, INDEX_BITS } from './plan';
 import type { Prng } from './prng';
 import type { RunRows } from './runRows';
@@ -29,7 +29,7 @@ export async function copyReadyPeriods(conn: pg.PoolClient, run: RunRows, length
         if (!(callFlags[i]! & FLAG_READY)) continue;
         const end = callStartMs(windowStartMs, callMsPart, key, i);
         const seconds = lengths.chance(0.8) ? lengths.between(1, 90) : lengths.between(91, 900);
-        yield `${P}-rp${sequenceNumber(readySeq++)}\t${users[callUser[i]!]!.id}\t${campaigns[leadCampaign[callLead[i]!]!]!.id}\t${isoTime(end - seconds * 1000)}\t${seconds}\t${isoTime(end)}\n`;
+        yield `${P}-rp${sequenceNumber(readySeq++)}\t${users[callUser[i]!]!.id}\t${campaigns[leadCampaign[callLead[i]!]!]!.id}\t${copyTimestamp(end - seconds * 1000)}\t${seconds}\t${copyTimestamp(end)}\n`;
       }
     },
     onRows,
