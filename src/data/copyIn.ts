@@ -40,24 +40,36 @@ export async function copyRows(
   rows: () => Iterable<string>,
   onRows: (n: number) => void = () => undefined,
 ): Promise<void> {
+  // Lines are gathered and joined once per chunk: one copy of the text, where appending each
+  // line made a string per line.
   function* chunks(): Generator<string> {
-    let buf = '';
-    let n = 0;
+    let lines: string[] = [];
+    let chars = 0;
     for (const row of rows()) {
-      buf += row;
-      n += 1;
-      if (buf.length >= CHUNK_CHARS) {
-        yield buf;
-        onRows(n);
-        buf = '';
-        n = 0;
+      lines.push(row);
+      chars += row.length;
+      if (chars >= CHUNK_CHARS) {
+        yield lines.join('');
+        onRows(lines.length);
+        lines = [];
+        chars = 0;
       }
     }
-    if (buf.length > 0) {
-      yield buf;
-      onRows(n);
+    if (lines.length > 0) {
+      yield lines.join('');
+      onRows(lines.length);
     }
   }
+  await copyChunks(conn, table, columns, chunks());
+}
+
+/** Copies text already in COPY format (whole lines, as strings or UTF-8 bytes) into `table`'s `columns`. */
+export async function copyChunks(
+  conn: pg.ClientBase,
+  table: string,
+  columns: readonly string[],
+  chunks: Iterable<string | Buffer>,
+): Promise<void> {
   const stream = conn.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
-  await pipeline(Readable.from(chunks(), { objectMode: false }), stream);
+  await pipeline(Readable.from(chunks, { objectMode: false }), stream);
 }

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { openCursor, CursorOptions } from './cursorStream';
 import { isAcquireTimeout, withConnection } from './db';
 import { isConnectionFailure } from './readSource';
-import { copyEscape, copyRows, copyTimestamp } from './copyIn';
+import { copyChunks, copyEscape, copyTimestamp } from './copyIn';
 import type { RequestLogRow } from '../domain/requestLog';
 
 /**
@@ -52,11 +52,32 @@ const COLUMNS = [
   'client_address',
 ] as const;
 
-/** An entry as a line of COPY text format; an unknown client address is NULL. */
+/**
+ * An entry as a line of COPY text format; an unknown client address is NULL. The request id
+ * (letters, digits, `_`, `.`, `-` or a UUID), the method (an HTTP token) and the service (the
+ * API's own name) cannot hold a tab, newline or backslash: only path and address are escaped.
+ */
 function copyLine(e: RequestLogEntry): string {
   const address = e.clientAddress === undefined ? '\\N' : copyEscape(e.clientAddress);
-  return `${e.accountId}\t${copyTimestamp(e.time)}\t${copyEscape(e.requestId)}\t${copyEscape(e.method)}\t${copyEscape(e.path)}\t${copyEscape(e.service)}\t${e.status}\t${e.weight}\t${e.durationMs}\t${e.bytesSent}\t${address}\n`;
+  return `${e.accountId}\t${copyTimestamp(e.time)}\t${e.requestId}\t${e.method}\t${copyEscape(e.path)}\t${e.service}\t${e.status}\t${e.weight}\t${e.durationMs}\t${e.bytesSent}\t${address}\n`;
 }
+
+/**
+ * A batch of entries as the COPY text it will be sent as, encoded when each entry is taken:
+ * entries waiting for their write are bytes outside the JavaScript heap, which the garbage
+ * collector neither traces nor moves, rather than an object each.
+ */
+interface PendingBatch {
+  text: Buffer;
+  /** Bytes of `text` used. */
+  bytes: number;
+  entries: number;
+  /** Taken for a write: later entries go to a new batch. */
+  sealed: boolean;
+}
+
+/** Bytes a batch holds before a new one is started (an entry is about 150). */
+const BATCH_BYTES = 512 * 1024;
 
 /**
  * Collects entries and writes them every `flushMs` in batches. While Postgres cannot be reached
@@ -65,52 +86,82 @@ function copyLine(e: RequestLogEntry): string {
  * its content is dropped (counted) rather than retried for ever.
  */
 export class RequestLogWriter extends EventEmitter<RequestLogEvents> {
-  private pending: RequestLogEntry[] = [];
+  private readonly batches: PendingBatch[] = [];
+  private pendingEntries = 0;
   private writing: Promise<void> | undefined;
+  private following: Promise<void> | undefined;
   private down = false;
   private readonly timer: NodeJS.Timeout;
+  private readonly batchSize: number;
 
   constructor(
     private readonly db: Knex,
     private readonly options: RequestLogWriterOptions,
   ) {
     super();
+    this.batchSize = options.batchSize ?? 2000;
     this.timer = setInterval(() => void this.flush(), options.flushMs);
     this.timer.unref();
   }
 
   /** Takes an entry for the next batch; drops it (counted) when the pending entries are at their cap. */
   record(entry: RequestLogEntry): void {
-    if (this.pending.length >= this.options.maxPending) {
+    if (this.pendingEntries >= this.options.maxPending) {
       this.emit('dropped', 'overflow', 1);
       return;
     }
-    this.pending.push(entry);
+    const line = copyLine(entry);
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: room for the line without measuring it.
+    const room = line.length * 3;
+    let batch = this.batches.at(-1);
+    if (batch === undefined || batch.sealed || batch.entries >= this.batchSize || batch.bytes + room > batch.text.length) {
+      batch = { text: Buffer.allocUnsafe(Math.max(BATCH_BYTES, room)), bytes: 0, entries: 0, sealed: false };
+      this.batches.push(batch);
+    }
+    batch.bytes += batch.text.write(line, batch.bytes);
+    batch.entries += 1;
+    this.pendingEntries += 1;
   }
 
   /** Entries waiting to be written. */
   get size(): number {
-    return this.pending.length;
+    return this.pendingEntries;
   }
 
   /** Writes what is pending now (one flush at a time); settles when done, never rejects. */
   flush(): Promise<void> {
-    this.writing ??= this.writeAll().finally(() => {
-      this.writing = undefined;
+    if (this.writing === undefined) {
+      this.writing = this.writeAll().finally(() => {
+        this.writing = undefined;
+      });
+      return this.writing;
+    }
+    // The flush under way writes only what there was when it began: one more follows it, shared
+    // by every call made meanwhile.
+    this.following ??= this.writing.then(() => {
+      this.following = undefined;
+      return this.flush();
     });
-    return this.writing;
+    return this.following;
   }
 
-  /** Stops the timer and writes what is pending. */
+  /** Stops the timer and writes what is pending, also what a flush under way left for the next. */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await this.flush();
+    do await this.flush();
+    while (this.pendingEntries > 0 && !this.down);
   }
 
+  /**
+   * Writes the batches there are when it starts; entries taken meanwhile wait for the next
+   * flush. Under steady traffic that makes one COPY a flush, not one after the other for as long
+   * as entries keep coming.
+   */
   private async writeAll(): Promise<void> {
-    const batchSize = this.options.batchSize ?? 2000;
-    while (this.pending.length > 0) {
-      const batch = this.pending.slice(0, batchSize);
+    const batches = this.batches.length;
+    for (const batch of this.batches) batch.sealed = true;
+    for (let i = 0; i < batches; i++) {
+      const batch = this.batches[0]!;
       try {
         await this.write(batch);
       } catch (err) {
@@ -120,17 +171,19 @@ export class RequestLogWriter extends EventEmitter<RequestLogEvents> {
           this.down = true;
           return;
         }
-        this.emit('dropped', 'rejected', batch.length);
+        this.emit('dropped', 'rejected', batch.entries);
       }
       if (this.down) this.emit('unreachable', false);
       this.down = false;
-      this.pending.splice(0, batch.length);
+      this.batches.shift();
+      this.pendingEntries -= batch.entries;
     }
   }
 
   /** One batch, one COPY: all of it is stored or none (a value Postgres refuses fails the batch). */
-  private async write(batch: RequestLogEntry[]): Promise<void> {
-    await withConnection(this.db, (conn) => copyRows(conn, 'request_log', COLUMNS, () => batch.map(copyLine)));
+  private async write(batch: PendingBatch): Promise<void> {
+    const text = batch.text.subarray(0, batch.bytes);
+    await withConnection(this.db, (conn) => copyChunks(conn, 'request_log', COLUMNS, [text]));
   }
 }
 

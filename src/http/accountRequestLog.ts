@@ -35,6 +35,14 @@ function safeDecode(value: string): string {
 }
 
 /**
+ * The client's address as `req.ip` gives it. Without 'trust proxy' that is the socket's peer,
+ * read directly: req.ip would parse X-Forwarded-For only to pass over it.
+ */
+function clientAddress(req: Request): string | undefined {
+  return req.app.enabled('trust proxy') ? req.ip : req.socket.remoteAddress;
+}
+
+/**
  * Writes the authenticated request to its account's request log once its response is done
  * (or cut short): time of arrival, request id, method, path and query, service, status, the
  * weight counted (res.locals.weight), duration, bytes sent on the connection for this
@@ -44,7 +52,8 @@ export function logAccountRequest(req: Request, res: Response, accountId: number
   const socket = req.socket;
   const bytesBefore = socket.bytesWritten;
   const time = Date.now() - (performance.now() - req.startedAt);
-  res.once('close', () => {
+  // 'close' comes once per response, the last of its events: `on` spares the wrapper `once` makes.
+  res.on('close', () => {
     log.record({
       accountId,
       time,
@@ -56,7 +65,7 @@ export function logAccountRequest(req: Request, res: Response, accountId: number
       weight: (res.locals as { weight?: number }).weight ?? 0,
       durationMs: performance.now() - req.startedAt,
       bytesSent: socket.bytesWritten - bytesBefore,
-      clientAddress: req.ip,
+      clientAddress: clientAddress(req),
     });
   });
 }

@@ -86,6 +86,17 @@ describe('the account request log', () => {
     expect(Math.abs(new Date(entry.time).getTime() - before)).toBeLessThan(10_000);
   });
 
+  it('when a client sends X-Forwarded-For and no proxy is trusted, then the address logged is the connection’s', async () => {
+    const id = uniq('log-xff-');
+    const res = await request(t.app)
+      .get('/api/myaccount')
+      .set('Authorization', w.accounts.full.auth)
+      .set('X-Forwarded-For', '203.0.113.9')
+      .set('X-Request-Id', id);
+    expect(res.status).toBe(200);
+    expect((await entryOf(w.accounts.full.auth, id)).clientAddress).toContain('127.0.0.1');
+  });
+
   it('when a request is refused for a missing right, then it is logged with its status and no weight', async () => {
     const id = uniq('log-403-');
     const res = await request(t.app).get('/api/campaigns').set('Authorization', w.accounts.none.auth).set('X-Request-Id', id);
@@ -317,6 +328,32 @@ describe('the account request log', () => {
       }
     });
 
+    it('when entries come while batches are written, then a flush asked for meanwhile writes them too, and close writes the rest', async () => {
+      const writer = new RequestLogWriter(t.db, { flushMs: 60_000, maxPending: 100, batchSize: 2 });
+      const prefix = uniq('writer-flow-');
+      const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `${prefix}-${from + i}`);
+      const take = (id: string) => writer.record({ ...entry(0), requestId: id });
+      const stored = async () =>
+        (await t.db('request_log').where('request_id', 'like', `${prefix}-%`).orderBy('request_id').pluck<string[]>('request_id')).sort();
+      try {
+        ids(0, 5).forEach(take); // three batches: 2, 2 and 1
+        const first = writer.flush();
+        ids(5, 7).forEach(take); // taken while the first flush writes
+        const second = writer.flush();
+        await first;
+        await second;
+        expect(await stored()).toEqual(ids(0, 7).sort());
+        expect(writer.size).toBe(0);
+        ids(7, 9).forEach(take);
+        void writer.flush();
+        take(`${prefix}-9`);
+      } finally {
+        await writer.close();
+      }
+      expect(await stored()).toEqual(ids(0, 10).sort());
+      expect(writer.size).toBe(0);
+    });
+
     it('when Postgres refuses a batch for its content, then the batch is dropped and counted instead of retried', async () => {
       const writer = new RequestLogWriter(t.db, { flushMs: 60_000, maxPending: 100 });
       const dropped: [string, number][] = [];
@@ -345,5 +382,27 @@ describe('the account request log', () => {
     const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
     expect(Math.min(...days)).toBeGreaterThanOrEqual(today - 31 * 86_400_000);
     expect(days).toContain(today + 7 * 86_400_000);
+  });
+});
+
+describe('the account request log behind a trusted proxy (TRUST_PROXY)', () => {
+  const { t, w } = useTestWorld({ REQUEST_LOG_FLUSH_MS: '50', TRUST_PROXY: 'true' });
+
+  it('when a request comes through the proxy, then the address logged is the client’s from X-Forwarded-For', async () => {
+    const id = uniq('log-proxied-');
+    const res = await request(t.app)
+      .get('/api/myaccount')
+      .set('Authorization', w.accounts.full.auth)
+      .set('X-Forwarded-For', '203.0.113.9')
+      .set('X-Request-Id', id);
+    expect(res.status).toBe(200);
+    const address = await untilValue(
+      `request ${id} in the log`,
+      async () =>
+        (await t.db('request_log').where({ request_id: id }).first<{ client_address: string } | undefined>('client_address'))?.client_address,
+      (a) => a !== undefined,
+      { timeoutMs: 20_000 },
+    );
+    expect(address).toBe('203.0.113.9');
   });
 });

@@ -241,12 +241,14 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
 
   const verify = async (req: express.Request, username: string, password: string): Promise<StoredAccount | false> => {
     const key = cache.key(req.headers.authorization ?? '');
-    const address = req.ip ?? req.socket.remoteAddress ?? '';
+    // Worked out when first needed: a cached login does not need the client's address.
+    let address: string | undefined;
+    const addressOf = () => (address ??= req.ip ?? req.socket.remoteAddress ?? '');
     for (;;) {
       // Credentials already verified pass, also from an address that failed often (a shared NAT).
       const cached = cache.get(key);
       if (cached) {
-        if (cached.refreshDue) refresh(key, address, username, password, cached.knownGood);
+        if (cached.refreshDue) refresh(key, addressOf(), username, password, cached.knownGood);
         return cached.account;
       }
       const flight = flights.get(key);
@@ -254,18 +256,18 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
         const outcome = await flight;
         if (isUnchecked(outcome)) continue;
         // The same wrong credentials again: a failure of this address too.
-        if (outcome === false) await failures.failed(address, username);
+        if (outcome === false) await failures.failed(addressOf(), username);
         return outcome;
       }
       if (cache.failedRecently(key)) {
-        const attempt = await failures.attempt(address, username, false);
+        const attempt = await failures.attempt(addressOf(), username, false);
         if (attempt.kind === 'limited') {
           metrics?.countRefused('login');
           throw tooManyFailures(attempt.retryAfter);
         }
         return false; // the reserved failure stands
       }
-      const outcome = await fly(key, () => login(key, address, username, password));
+      const outcome = await fly(key, () => login(key, addressOf(), username, password));
       if (isUnchecked(outcome)) {
         metrics?.countRefused('login');
         throw tooManyFailures(outcome.retryAfter);
