@@ -56,10 +56,12 @@ const COLUMNS = [
  * An entry as a line of COPY text format; an unknown client address is NULL. The request id
  * (letters, digits, `_`, `.`, `-` or a UUID), the method (an HTTP token) and the service (the
  * API's own name) cannot hold a tab, newline or backslash: only path and address are escaped.
+ * The duration goes to the microsecond: the column is a `real`, and the shortest text of a
+ * double with all its digits takes several times as long to make.
  */
 function copyLine(e: RequestLogEntry): string {
   const address = e.clientAddress === undefined ? '\\N' : copyEscape(e.clientAddress);
-  return `${e.accountId}\t${copyTimestamp(e.time)}\t${e.requestId}\t${e.method}\t${copyEscape(e.path)}\t${e.service}\t${e.status}\t${e.weight}\t${e.durationMs}\t${e.bytesSent}\t${address}\n`;
+  return `${e.accountId}\t${copyTimestamp(e.time)}\t${e.requestId}\t${e.method}\t${copyEscape(e.path)}\t${e.service}\t${e.status}\t${e.weight}\t${Math.round(e.durationMs * 1000) / 1000}\t${e.bytesSent}\t${address}\n`;
 }
 
 /**
@@ -76,8 +78,12 @@ interface PendingBatch {
   sealed: boolean;
 }
 
-/** Bytes a batch holds before a new one is started (an entry is about 150). */
-const BATCH_BYTES = 512 * 1024;
+/**
+ * The sizes of a batch's buffer (an entry is about 150 bytes): twice the last batch's bytes
+ * within these bounds, so a quiet server keeps small buffers and a busy one fills a few large ones.
+ */
+const MIN_BATCH_BYTES = 16 * 1024;
+const MAX_BATCH_BYTES = 512 * 1024;
 
 /**
  * Collects entries and writes them every `flushMs` in batches. While Postgres cannot be reached
@@ -93,6 +99,8 @@ export class RequestLogWriter extends EventEmitter<RequestLogEvents> {
   private down = false;
   private readonly timer: NodeJS.Timeout;
   private readonly batchSize: number;
+  /** Bytes of the batch last filled or taken for a write: the next buffer's size follows it. */
+  private lastBatchBytes = 0;
 
   constructor(
     private readonly db: Knex,
@@ -115,7 +123,9 @@ export class RequestLogWriter extends EventEmitter<RequestLogEvents> {
     const room = line.length * 3;
     let batch = this.batches.at(-1);
     if (batch === undefined || batch.sealed || batch.entries >= this.batchSize || batch.bytes + room > batch.text.length) {
-      batch = { text: Buffer.allocUnsafe(Math.max(BATCH_BYTES, room)), bytes: 0, entries: 0, sealed: false };
+      if (batch !== undefined && !batch.sealed) this.lastBatchBytes = batch.bytes;
+      const bytes = Math.min(MAX_BATCH_BYTES, Math.max(MIN_BATCH_BYTES, 2 * this.lastBatchBytes));
+      batch = { text: Buffer.allocUnsafe(Math.max(bytes, room)), bytes: 0, entries: 0, sealed: false };
       this.batches.push(batch);
     }
     batch.bytes += batch.text.write(line, batch.bytes);
@@ -126,6 +136,13 @@ export class RequestLogWriter extends EventEmitter<RequestLogEvents> {
   /** Entries waiting to be written. */
   get size(): number {
     return this.pendingEntries;
+  }
+
+  /** Bytes of the buffers that hold the waiting entries. */
+  get heldBytes(): number {
+    let bytes = 0;
+    for (const batch of this.batches) bytes += batch.text.length;
+    return bytes;
   }
 
   /** Writes what is pending now (one flush at a time); settles when done, never rejects. */
@@ -153,15 +170,17 @@ export class RequestLogWriter extends EventEmitter<RequestLogEvents> {
   }
 
   /**
-   * Writes the batches there are when it starts; entries taken meanwhile wait for the next
-   * flush. Under steady traffic that makes one COPY a flush, not one after the other for as long
-   * as entries keep coming.
+   * Writes the batches there are when it starts (the last of them takes entries until its turn
+   * comes); later entries wait for the next flush. Under steady traffic that makes one COPY a
+   * flush, not one after the other for as long as entries keep coming. A batch taken for a write
+   * is sealed: while Postgres cannot be reached only that one waits part-filled.
    */
   private async writeAll(): Promise<void> {
     const batches = this.batches.length;
-    for (const batch of this.batches) batch.sealed = true;
     for (let i = 0; i < batches; i++) {
       const batch = this.batches[0]!;
+      if (!batch.sealed) this.lastBatchBytes = batch.bytes;
+      batch.sealed = true;
       try {
         await this.write(batch);
       } catch (err) {

@@ -3,7 +3,8 @@ import type { RequestLogWriter } from '../../data/requestLog';
 
 /**
  * The request log's entries that were not written (by reason: overflow, the pending entries
- * were at REQUEST_LOG_MAX_PENDING; rejected, Postgres refused the batch) and those waiting.
+ * were at REQUEST_LOG_MAX_PENDING; rejected, Postgres refused the batch), those waiting and
+ * the memory they hold.
  */
 export function collectRequestLogMetrics(registry: Registry, log: RequestLogWriter): void {
   const dropped = new Counter({
@@ -20,6 +21,14 @@ export function collectRequestLogMetrics(registry: Registry, log: RequestLogWrit
     registers: [registry],
     collect() {
       this.set(log.size);
+    },
+  });
+  new Gauge({
+    name: 'lcm_request_log_pending_bytes',
+    help: 'Bytes of the buffers holding the request log entries waiting to be written',
+    registers: [registry],
+    collect() {
+      this.set(log.heldBytes);
     },
   });
 }
