@@ -1,7 +1,7 @@
 /**
  * Small requests at the platform's speed (figures: docs/benchmarks.md, "Small requests"), run on demand:
- *   npm run bench:small [-- --duration 8 --warmup 3 --rounds 3 --connections 32 --rungs patch,calendar
- *                          --server-node-args '--cpu-prof --cpu-prof-dir=DIR']
+ *   npm run bench:small [-- --duration 8 --warmup 3 --rounds 3 --log-rounds 15 --connections 32
+ *                          --rungs patch,calendar --server-node-args '--cpu-prof --cpu-prof-dir=DIR']
  *
  * One run, side by side, each rung driven by autocannon with `--connections` keep-alive clients:
  *   bare node:http    a server answering {"status":"ok"} and nothing else: the ceiling;
@@ -15,7 +15,8 @@
  *   calendar event    POST /api/calendars/events, one event each;
  * healthz, myaccount, import and patch with one HTTP worker and with WEB_CONCURRENCY=2, and
  * the small read twice more with one worker, the account request log on and off
- * (REQUEST_LOG=false), each round on two new server processes, to show what the log costs.
+ * (REQUEST_LOG=false), each round on two new server processes, to show what the log costs
+ * (those two for `--log-rounds` rounds: a cost of a few per cent needs more than three).
  * `--rungs` runs only the rungs whose names contain one of its comma-separated words (bare Express always runs: the × column divides by it). With a
  * `--duration` of at least twice AUTH_CACHE_TTL_MS (60 s with the default), every run of the small
  * read spans a refresh of its credential, and its slowest request is judged (none over 1 s).
@@ -60,6 +61,8 @@ const settings = {
   duration: option('duration', 8),
   warmup: option('warmup', 3),
   rounds: option('rounds', 3),
+  /** Rounds of the request log's two rungs (log on, log off): its cost is a few per cent, within a round's spread. */
+  logRounds: option('log-rounds', 15),
   connections: option('connections', 32),
   rungs: textOption('rungs', '')
     .split(',')
@@ -279,7 +282,8 @@ async function main(): Promise<void> {
     );
 
     log(
-      `bench:small: ${settings.connections} keep-alive connections, ${settings.duration} s a run, ${settings.rounds} rounds (rotated), ` +
+      `bench:small: ${settings.connections} keep-alive connections, ${settings.duration} s a run, ${settings.rounds} rounds (rotated; ` +
+        `the request log's rungs ${Math.max(settings.rounds, settings.logRounds)}), ` +
         `warm-up ${settings.warmup} s per rung; ${os.availableParallelism()} cores; load average ${load()}`,
     );
     for (const rung of rungs) if (!rung.fresh) await drive(rung, settings.warmup, redisPid, database.postmasterPid);
@@ -296,9 +300,13 @@ async function main(): Promise<void> {
         await server.stop();
       }
     };
-    for (let round = 0; round < settings.rounds; round++) {
+    const isLogRung = (rung: Rung) => rung.name.includes(', log ');
+    const rounds = rungs.some(isLogRung) ? Math.max(settings.rounds, settings.logRounds) : settings.rounds;
+    for (let round = 0; round < rounds; round++) {
       const shift = round % rungs.length;
       for (const rung of [...rungs.slice(shift), ...rungs.slice(0, shift)]) {
+        // Past --rounds only the log's rungs run on, to --log-rounds.
+        if (round >= settings.rounds && !isLogRung(rung)) continue;
         const r = await measure(rung);
         runs.get(rung.name)!.push(r);
         log(
@@ -312,13 +320,13 @@ async function main(): Promise<void> {
     const express = m('bare Express 5', 'rps');
     log('');
     log(
-      `| rung (${settings.connections} connections, median of ${settings.rounds}) | req/s | × Express | p50 | p99 | max | server CPU/req | Redis CPU/req | Postgres CPU/req |`,
+      `| rung (${settings.connections} connections, medians of the rounds) | rounds | req/s | × Express | p50 | p99 | max | server CPU/req | Redis CPU/req | Postgres CPU/req |`,
     );
-    log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const rung of rungs) {
       const n = rung.name;
       log(
-        `| ${n} | ${fmt(m(n, 'rps'))} | ${(m(n, 'rps') / express).toFixed(2)}× | ${m(n, 'p50')} ms | ${m(n, 'p99')} ms | ${m(n, 'max')} ms | ` +
+        `| ${n} | ${runs.get(n)!.length} | ${fmt(m(n, 'rps'))} | ${(m(n, 'rps') / express).toFixed(2)}× | ${m(n, 'p50')} ms | ${m(n, 'p99')} ms | ${m(n, 'max')} ms | ` +
           `${fmt(m(n, 'serverCpuUs'))} µs | ${fmt(m(n, 'redisCpuUs'))} µs | ${fmt(m(n, 'pgCpuUs'))} µs |`,
       );
     }
