@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
 import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm } from '../harness/lcmProcess';
-import { uniq } from '../harness/testApp';
+import { uniq, TestApp } from '../harness/testApp';
 import { untilValue } from '../harness/until';
 import { createDb } from '../../src/data/db';
 import { RequestLogWriter, RequestLogEntry } from '../../src/data/requestLog';
@@ -20,6 +20,15 @@ interface LoggedRequest {
   bytesSent: number;
   clientAddress: string | null;
 }
+
+const FORWARDED_FOR = '203.0.113.9';
+/** GET /api/myaccount as a proxy passes it on: with X-Forwarded-For naming a client, and a request id. */
+const readForwarded = (app: TestApp['app'], auth: string, requestId: string) =>
+  request(app).get('/api/myaccount').set('Authorization', auth).set('X-Forwarded-For', FORWARDED_FOR).set('X-Request-Id', requestId);
+
+/** A pool on a port nothing listens on: every connection is refused at once. */
+const unreachableDb = () =>
+  createDb({ url: 'postgres://nobody:nothing@127.0.0.1:1/none', timezone: 'UTC', connectTimeoutMs: 500, quiet: true });
 
 /**
  * The account's request log: what is written for each authenticated request, what an account
@@ -88,12 +97,7 @@ describe('the account request log', () => {
 
   it('when a client sends X-Forwarded-For and no proxy is trusted, then the address logged is the connection’s', async () => {
     const id = uniq('log-xff-');
-    const res = await request(t.app)
-      .get('/api/myaccount')
-      .set('Authorization', w.accounts.full.auth)
-      .set('X-Forwarded-For', '203.0.113.9')
-      .set('X-Request-Id', id);
-    expect(res.status).toBe(200);
+    expect((await readForwarded(t.app, w.accounts.full.auth, id)).status).toBe(200);
     expect((await entryOf(w.accounts.full.auth, id)).clientAddress).toContain('127.0.0.1');
   });
 
@@ -261,12 +265,7 @@ describe('the account request log', () => {
     });
 
     it('when Postgres cannot be reached, then entries wait up to the cap, newer ones are dropped and counted, and nothing throws', async () => {
-      const unreachable = createDb({
-        url: 'postgres://nobody:nothing@127.0.0.1:1/none',
-        timezone: 'UTC',
-        connectTimeoutMs: 500,
-        quiet: true,
-      });
+      const unreachable = unreachableDb();
       const writer = new RequestLogWriter(unreachable, { flushMs: 60_000, maxPending: 5 });
       const dropped: [string, number][] = [];
       const states: boolean[] = [];
@@ -291,12 +290,7 @@ describe('the account request log', () => {
     });
 
     it('when Postgres stays unreachable over many flushes, then the buffers hold about the entries’ own bytes, not a buffer per flush', async () => {
-      const unreachable = createDb({
-        url: 'postgres://nobody:nothing@127.0.0.1:1/none',
-        timezone: 'UTC',
-        connectTimeoutMs: 500,
-        quiet: true,
-      });
+      const unreachable = unreachableDb();
       const writer = new RequestLogWriter(unreachable, { flushMs: 60_000, maxPending: 100_000 });
       try {
         for (let flush = 0; flush < 100; flush++) {
@@ -412,12 +406,7 @@ describe('the account request log behind a trusted proxy (TRUST_PROXY)', () => {
 
   it('when a request comes through the proxy, then the address logged is the client’s from X-Forwarded-For', async () => {
     const id = uniq('log-proxied-');
-    const res = await request(t.app)
-      .get('/api/myaccount')
-      .set('Authorization', w.accounts.full.auth)
-      .set('X-Forwarded-For', '203.0.113.9')
-      .set('X-Request-Id', id);
-    expect(res.status).toBe(200);
+    expect((await readForwarded(t.app, w.accounts.full.auth, id)).status).toBe(200);
     const address = await untilValue(
       `request ${id} in the log`,
       async () =>
@@ -426,6 +415,6 @@ describe('the account request log behind a trusted proxy (TRUST_PROXY)', () => {
       (a) => a !== undefined,
       { timeoutMs: 20_000 },
     );
-    expect(address).toBe('203.0.113.9');
+    expect(address).toBe(FORWARDED_FOR);
   });
 });
