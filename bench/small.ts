@@ -17,9 +17,10 @@
  * the small read twice more with one worker, the account request log on and off
  * (REQUEST_LOG=false), each round on two new server processes, to show what the log costs
  * (those two for `--log-rounds` rounds: a cost of a few per cent needs more than three).
- * `--rungs` runs only the rungs whose names contain one of its comma-separated words (bare Express always runs: the × column divides by it). With a
- * `--duration` of at least twice AUTH_CACHE_TTL_MS (60 s with the default), every run of the small
- * read spans a refresh of its credential, and its slowest request is judged (none over 1 s).
+ * `--rungs` runs only the rungs whose names contain one of its comma-separated words (bare
+ * Express always runs: the × column divides by it). With a `--duration` of at least twice
+ * AUTH_CACHE_TTL_MS (60 s with the default), every run of the small read spans a refresh of its
+ * credential, and its slowest request is judged (none over 1 s).
  * The servers run the production code (`lcm serve` as `npm start` runs it, LOG_LEVEL=info with
  * the lines written to /dev/null, request counting in a throwaway redis-server) on a throwaway
  * embedded Postgres. Each round drives every rung once, in a rotated order, so drift in the

@@ -40,24 +40,22 @@ export async function copyRows(
   rows: () => Iterable<string>,
   onRows: (n: number) => void = () => undefined,
 ): Promise<void> {
-  // Lines are gathered and joined once per chunk: one copy of the text, where appending each
-  // line made a string per line.
   function* chunks(): Generator<string> {
-    let lines: string[] = [];
-    let chars = 0;
+    let buf = '';
+    let n = 0;
     for (const row of rows()) {
-      lines.push(row);
-      chars += row.length;
-      if (chars >= CHUNK_CHARS) {
-        yield lines.join('');
-        onRows(lines.length);
-        lines = [];
-        chars = 0;
+      buf += row;
+      n += 1;
+      if (buf.length >= CHUNK_CHARS) {
+        yield buf;
+        onRows(n);
+        buf = '';
+        n = 0;
       }
     }
-    if (lines.length > 0) {
-      yield lines.join('');
-      onRows(lines.length);
+    if (buf.length > 0) {
+      yield buf;
+      onRows(n);
     }
   }
   await copyChunks(conn, table, columns, chunks());

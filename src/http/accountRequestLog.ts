@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { RequestLogWriter } from '../data/requestLog';
+import { clientAddress } from './clientAddress';
 
 /** Longer paths are cut: an entry stays small whatever a client sends. */
 const MAX_PATH = 2000;
@@ -32,14 +33,6 @@ function safeDecode(value: string): string {
   } catch {
     return value;
   }
-}
-
-/**
- * The client's address as `req.ip` gives it. Without 'trust proxy' that is the socket's peer,
- * read directly: req.ip would parse X-Forwarded-For only to pass over it.
- */
-function clientAddress(req: Request): string | undefined {
-  return req.app.enabled('trust proxy') ? req.ip : req.socket.remoteAddress;
 }
 
 /**

@@ -12,6 +12,7 @@ import { BoundedWork, BoundedWorkFull, WorkPriority } from '../../streams/bounde
 import type { LoginFailureStore } from '../../ratelimit/loginFailures';
 import type { Settings } from '../../config/settings';
 import type { LoginMetrics } from '../metrics/loginMetrics';
+import { clientAddress } from '../clientAddress';
 
 const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
 
@@ -111,6 +112,11 @@ function tooManyFailures(wait: number): HttpProblem {
   return new HttpProblem('rate_limited', `too many failed logins from this address; retry in ${wait} s`, undefined, {
     'Retry-After': String(wait),
   });
+}
+
+/** The client's address as the login-failure counts key it; worked out only where needed (a cached login does not). */
+function loginAddress(req: express.Request): string {
+  return clientAddress(req) ?? '';
 }
 
 /**
@@ -241,14 +247,11 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
 
   const verify = async (req: express.Request, username: string, password: string): Promise<StoredAccount | false> => {
     const key = cache.key(req.headers.authorization ?? '');
-    // Worked out when first needed: a cached login does not need the client's address.
-    let address: string | undefined;
-    const addressOf = () => (address ??= req.ip ?? req.socket.remoteAddress ?? '');
     for (;;) {
       // Credentials already verified pass, also from an address that failed often (a shared NAT).
       const cached = cache.get(key);
       if (cached) {
-        if (cached.refreshDue) refresh(key, addressOf(), username, password, cached.knownGood);
+        if (cached.refreshDue) refresh(key, loginAddress(req), username, password, cached.knownGood);
         return cached.account;
       }
       const flight = flights.get(key);
@@ -256,18 +259,18 @@ export function createAuthenticator(db: Knex, cache: CredentialCache, protection
         const outcome = await flight;
         if (isUnchecked(outcome)) continue;
         // The same wrong credentials again: a failure of this address too.
-        if (outcome === false) await failures.failed(addressOf(), username);
+        if (outcome === false) await failures.failed(loginAddress(req), username);
         return outcome;
       }
       if (cache.failedRecently(key)) {
-        const attempt = await failures.attempt(addressOf(), username, false);
+        const attempt = await failures.attempt(loginAddress(req), username, false);
         if (attempt.kind === 'limited') {
           metrics?.countRefused('login');
           throw tooManyFailures(attempt.retryAfter);
         }
         return false; // the reserved failure stands
       }
-      const outcome = await fly(key, () => login(key, addressOf(), username, password));
+      const outcome = await fly(key, () => login(key, loginAddress(req), username, password));
       if (isUnchecked(outcome)) {
         metrics?.countRefused('login');
         throw tooManyFailures(outcome.retryAfter);
