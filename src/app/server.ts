@@ -6,6 +6,7 @@ import type { Express } from 'express';
 import type { Settings } from '../config/settings';
 import { HttpProblem } from '../http/problem';
 import { startRequestDeadline } from '../http/requestDeadline';
+import { whenResponseDone } from '../http/responseDone';
 
 export interface RunningServer {
   /** The first of the listening servers (they share the port and the handler). */
@@ -100,20 +101,21 @@ function refuseConnect(req: http.IncomingMessage, socket: Duplex): void {
 /** The response whose head went out on each socket and that has not finished: Node keeps this privately. */
 class ResponsesInFlight {
   private readonly bySocket = new WeakMap<Duplex, http.ServerResponse>();
+  /** One function for every response: it finds the socket through the response's request. */
+  private readonly forget = (res: http.ServerResponse): void => {
+    const socket = res.req.socket;
+    if (this.bySocket.get(socket) === res) this.bySocket.delete(socket);
+  };
 
   track(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const socket = req.socket;
-    this.bySocket.set(socket, res);
-    const done = () => {
-      if (this.bySocket.get(socket) === res) this.bySocket.delete(socket);
-    };
-    res.once('finish', done);
-    res.once('close', done);
+    this.bySocket.set(req.socket, res);
+    whenResponseDone(res, this.forget);
   }
 
   /** True when a response on `socket` has sent its head and not finished. */
   responding(socket: Duplex): boolean {
-    return this.bySocket.get(socket)?.headersSent ?? false;
+    const res = this.bySocket.get(socket);
+    return res !== undefined && res.headersSent && !res.writableFinished;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { RequestLogWriter } from '../data/requestLog';
 import { clientAddress } from './clientAddress';
+import { whenResponseDone } from './responseDone';
 
 /** Longer paths are cut: an entry stays small whatever a client sends. */
 const MAX_PATH = 2000;
@@ -45,8 +46,7 @@ export function logAccountRequest(req: Request, res: Response, accountId: number
   const socket = req.socket;
   const bytesBefore = socket.bytesWritten;
   const time = Date.now() - (performance.now() - req.startedAt);
-  // 'close' comes once per response, the last of its events: `on` spares the wrapper `once` makes.
-  res.on('close', () => {
+  whenResponseDone(res, () => {
     log.record({
       accountId,
       time,

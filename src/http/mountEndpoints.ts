@@ -22,6 +22,7 @@ import type { ExportAdmission } from './exportAdmission';
 import { isAcquireTimeout } from '../data/db';
 import { isConnectionFailure } from '../data/readSource';
 import { logAccountRequest } from './accountRequestLog';
+import { whenResponseDone } from './responseDone';
 
 export interface MountOptions {
   authenticate: express.RequestHandler;
@@ -236,7 +237,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     router[endpoint.method](toExpressPath(endpoint.path), async (req: Request, res: Response) => {
       res.locals.service = endpoint.service;
       const timer = options.metrics.requests.start(endpoint.service);
-      res.once('close', () => timer.end(res.statusCode, !res.writableFinished));
+      whenResponseDone(res, () => timer.end(res.statusCode, !res.writableFinished));
       try {
         await handle(endpoint, req, res, timer);
       } catch (err) {
@@ -289,7 +290,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
           if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
           throw err;
         }
-        res.once('close', release);
+        whenResponseDone(res, release);
       }
       if (endpoint.counted !== false) {
         const counted = await countRequest(endpoint, account, req, res, services);

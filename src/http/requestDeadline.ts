@@ -15,9 +15,21 @@ const DEADLINE = Symbol('requestDeadline');
 
 type WithDeadline = http.IncomingMessage & { [DEADLINE]?: NodeJS.Timeout };
 
-/** Starts the deadline of `req`; `onExpired` answers and closes its socket. */
+/**
+ * Whether a body follows the head: a request with neither Transfer-Encoding nor a Content-Length
+ * above 0 has none (RFC 9112, 6.3), so its head, which headersTimeout covers, was all of it.
+ */
+function bodyFollows(req: http.IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Starts the deadline of `req`; `onExpired` answers and closes its socket. A request without a
+ * body needs none: Node reports it complete only after the request handler has run.
+ */
 export function startRequestDeadline(req: http.IncomingMessage, ms: number, onExpired: (socket: Duplex) => void): void {
-  if (req.complete) return;
+  if (req.complete || !bodyFollows(req)) return;
   const timer = setTimeout(() => {
     if (!req.complete) onExpired(req.socket);
   }, ms);

@@ -50,6 +50,15 @@ describe('server timeouts', () => {
     expect(results.every((r) => r.answer.startsWith('HTTP/1.1 408'))).toBe(true);
   });
 
+  it('when a chunked body stops after its first chunk, then the socket is answered 408 and closed', async () => {
+    const head =
+      `POST /api/leads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${w.accounts.full.auth}\r\n` +
+      'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"Ca\r\n';
+    const result = await sendAndWait(head, 15_000);
+    expect(result.closed).toBe(true);
+    expect(result.answer.startsWith('HTTP/1.1 408')).toBe(true);
+  });
+
   it('when a request head never ends, then the socket is closed', async () => {
     const result = await sendAndWait('GET /api/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ', 15_000);
     expect(result.closed).toBe(true);

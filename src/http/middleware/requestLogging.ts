@@ -1,6 +1,7 @@
 import type express from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../config/logger';
+import { whenResponseDone } from '../responseDone';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -27,7 +28,7 @@ const NOT_LOGGED = new Set(['/api/healthz', '/api/metrics']);
  * are logged: headers can carry credentials. The endpoint's service name (the one requests are
  * counted under) goes in `endpoint`: `service` is the logger's own key and names the process.
  *
- * The line is written once, when the response finishes or the connection closes, by the
+ * The line is written once, when the response is over (src/http/responseDone.ts), by the
  * process logger itself: no child logger is made per request, and nothing at all is done for
  * the line when its level is off. A 5xx is logged as `request errored` with an error naming
  * the status; a response cut short as `request aborted`.
@@ -44,10 +45,7 @@ export function requestLogging(processLogger: Logger): express.RequestHandler {
     const url = req.url;
     if (!NOT_LOGGED.has(url) && logger.isLevelEnabled('info')) {
       const started = Date.now();
-      let logged = false;
-      const done = () => {
-        if (logged) return;
-        logged = true;
+      whenResponseDone(res, () => {
         const line = {
           req: { id, method: req.method, url },
           endpoint: (res.locals as { service?: string }).service,
@@ -59,9 +57,7 @@ export function requestLogging(processLogger: Logger): express.RequestHandler {
         } else {
           logger.info({ ...line, responseTime }, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
         }
-      };
-      res.once('finish', done);
-      res.once('close', done);
+      });
     }
     next();
   };
