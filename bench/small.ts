@@ -17,6 +17,10 @@
  * the small read twice more with one worker, the account request log on and off
  * (REQUEST_LOG=false), each round on two new server processes, to show what the log costs
  * (those two for `--log-rounds` rounds: a cost of a few per cent needs more than three).
+ * With `--baseline DIR` (another checkout of the project, built: `npm ci` there), the small
+ * read and the single import also run on that checkout's build, each round on a new server of
+ * each build in turn, for `--log-rounds` rounds beside the log's rungs: the ratio of this build
+ * to that one, round by round, is a before/after comparison of one run.
  * `--rungs` runs only the rungs whose names contain one of its comma-separated words (bare
  * Express always runs: the × column divides by it). With a `--duration` of at least twice
  * AUTH_CACHE_TTL_MS (60 s with the default), every run of the small read spans a refresh of its
@@ -69,6 +73,8 @@ const settings = {
     .split(',')
     .map((w) => w.trim().toLowerCase())
     .filter((w) => w !== ''),
+  /** A built checkout of another version: its small read and single import run beside this one's. */
+  baseline: textOption('baseline', ''),
   /** Node.js options of each `lcm serve` and the processes it forks (a CPU profile of each). */
   serverNodeArgs: textOption('server-node-args', '').split(' ').filter(Boolean),
 };
@@ -201,12 +207,13 @@ async function main(): Promise<void> {
     const redisPid = Number(/process_id:(\d+)/.exec(await redisInfo(redis.url))?.[1]);
 
     // A server as `lcm serve` runs it; `serveFresh(env)` starts a new one each time it is called.
-    const serveFresh = (env: Record<string, string>) => async () => {
+    const serveFresh = (env: Record<string, string>, root?: string) => async () => {
       const server = await startBenchServer(
         run,
         database.url,
         { LOG_LEVEL: 'info', REDIS_URL: redis.url, ...env },
         settings.serverNodeArgs,
+        root,
       );
       return { base: server.base, cpuMs: () => processTreeCpuMs(server.pid), stop: server.stop };
     };
@@ -271,6 +278,23 @@ async function main(): Promise<void> {
         request: myaccount,
       },
       { name: 'import, 1 worker', server: one, request: importLead },
+      ...(settings.baseline === ''
+        ? []
+        : [
+            { name: 'import, 1 worker, new', server: one, fresh: serveFresh({ WEB_CONCURRENCY: '1' }), request: importLead },
+            {
+              name: 'myaccount, 1 worker, baseline, new',
+              server: one,
+              fresh: serveFresh({ WEB_CONCURRENCY: '1' }, path.resolve(settings.baseline)),
+              request: myaccount,
+            },
+            {
+              name: 'import, 1 worker, baseline, new',
+              server: one,
+              fresh: serveFresh({ WEB_CONCURRENCY: '1' }, path.resolve(settings.baseline)),
+              request: importLead,
+            },
+          ]),
       { name: 'healthz, 2 workers', server: two, request: healthz },
       { name: 'myaccount, 2 workers', server: two, request: myaccount },
       { name: 'import, 2 workers', server: two, request: importLead },
@@ -301,7 +325,8 @@ async function main(): Promise<void> {
         await server.stop();
       }
     };
-    const isLogRung = (rung: Rung) => rung.name.includes(', log ');
+    /** The rungs on new servers (the log's and the baseline's) run `--log-rounds` rounds. */
+    const isLogRung = (rung: Rung) => rung.name.endsWith(', new');
     const rounds = rungs.some(isLogRung) ? Math.max(settings.rounds, settings.logRounds) : settings.rounds;
     for (let round = 0; round < rounds; round++) {
       const shift = round % rungs.length;
@@ -376,6 +401,21 @@ async function main(): Promise<void> {
           `of the medians: ${(ofMedians * 100).toFixed(1)}%) (target at most 5%) — ${logCost <= 0.05 ? 'met' : 'NOT met'}`,
       );
     }
+    /** This build ÷ the baseline's, the median of the rounds' own ratios. */
+    const againstBaseline = (what: string, mine: string, theirs: string) => {
+      if (!ran(mine, theirs)) return;
+      const a = runs.get(mine)!;
+      const b = runs.get(theirs)!;
+      const perRound = a.map((r, i) => r.rps / b[i]!.rps);
+      const faster = perRound.filter((x) => x > 1).length;
+      const cpu = m(mine, 'serverCpuUs') - m(theirs, 'serverCpuUs');
+      log(
+        `- ${what}, this build ÷ the baseline (${settings.baseline}): ${median(perRound).toFixed(3)} (median of the rounds' own ratios; ` +
+          `faster in ${faster} of ${perRound.length}); server CPU per request ${cpu >= 0 ? '+' : ''}${fmt(cpu)} µs`,
+      );
+    };
+    againstBaseline('small read', 'myaccount, 1 worker, log on, new', 'myaccount, 1 worker, baseline, new');
+    againstBaseline('single import', 'import, 1 worker, new', 'import, 1 worker, baseline, new');
     log(`load average at the end: ${load()}`);
   } finally {
     await run.cleanup();
