@@ -20,10 +20,15 @@ function runCallbacks(this: WithCallbacks): void {
  * so the callbacks of one response, in the order given, share a single 'close' listener. The
  * request line, the metrics, the request log and the in-flight tracking each need the end of
  * every response; a `once` listener each (two, for 'finish' and 'close') would make a wrapper
- * per listener and a removal per event on every request. Like a listener, a callback given
- * after the response closed never runs.
+ * per listener and a removal per event on every request. Unlike a listener, a callback given
+ * after the response closed (a client that left while its credentials were checked) runs at
+ * once: an export slot taken then is given back.
  */
 export function whenResponseDone(res: ServerResponse, callback: ResponseDoneCallback): void {
+  if (res.closed) {
+    callback(res);
+    return;
+  }
   const withCallbacks = res as WithCallbacks;
   const callbacks = withCallbacks[CALLBACKS];
   if (callbacks === undefined) {

@@ -58,6 +58,26 @@ describe('whenResponseDone', () => {
     );
   });
 
+  it('when a callback is given after the response closed, then it runs at once', async () => {
+    let resolveLate: (ran: boolean) => void = () => undefined;
+    const late = new Promise<boolean>((resolve) => (resolveLate = resolve));
+    await withServer(
+      (_req, res) => {
+        res.once('close', () =>
+          setImmediate(() => {
+            let ran = false;
+            whenResponseDone(res, () => (ran = true));
+            resolveLate(ran);
+          }),
+        );
+      },
+      async (port) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n', () => socket.destroy()));
+        expect(await late).toBe(true);
+      },
+    );
+  });
+
   it('when two responses go out on one keep-alive connection, then each runs only its own callbacks', async () => {
     const ran: string[] = [];
     await withServer(
