@@ -4,6 +4,7 @@ import type { SelectableEvent } from '../domain/liveEvents';
 import { SSE_HEARTBEAT, sseRetry } from '../domain/liveEvents';
 import type { EventPage, EventReaderFormat, FeedEvent } from './liveEventReads';
 import type { StreamLogger } from './streamResponse';
+import { whenResponseDone } from './responseDone';
 
 /**
  * One client's Server-Sent Events stream (docs/decisions.md, "Live events"). It first reads what
@@ -67,7 +68,9 @@ export class EventStream {
   /** Sends the head and `first` (the first page, read before the status was chosen), then goes on by itself. */
   start(first: EventPage): void {
     const { res } = this;
-    res.once('close', () => this.onClose());
+    // Also when the client left already (during authentication or the first read): then at once.
+    whenResponseDone(res, () => this.onClose());
+    if (this.mode === 'ended') return;
     res.status(200);
     res.set({
       'Content-Type': 'text/event-stream; charset=utf-8',
