@@ -1,10 +1,10 @@
-import net from 'node:net';
 import request from 'supertest';
 import { createTestApp, ListeningApp, TestApp, uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { ALL_RIGHTS, worldCalendarEvent } from '../harness/world';
 import { openEventStream, OpenedStream } from '../harness/eventStreamClient';
-import { until, untilValue } from '../harness/until';
+import { untilValue } from '../harness/until';
+import { leaveDuringPasswordCheck } from '../harness/leavingClient';
 import { recordCalendarEvent } from '../../src/data/hookEvents';
 import { pruneLiveEvents } from '../../src/data/liveEvents';
 
@@ -330,25 +330,9 @@ describe('GET /api/events', () => {
 
     it('when clients leave their streams while their password is being checked, then each gives its place back', async () => {
       const auth = w.accounts.b2b.auth;
-      const passedChecks = async () =>
-        Number(/lcm_password_checks_total\{outcome="passed"\} (\d+)/.exec((await request(t.app).get('/api/metrics')).text)?.[1] ?? 0);
-      const before = await passedChecks();
-      const { port } = new URL(a.url);
+      const head = `GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nAuthorization: ${auth}\r\n\r\n`;
       // One more than EVENTS_MAX_STREAMS: a place kept by a client that left would refuse the last stream.
-      for (let i = 1; i <= 4; i++) {
-        // A credential not in the cache: the password check keeps the request in authentication
-        // while the client's close arrives.
-        t.composed.app.credentials.clear();
-        await new Promise<void>((resolve) => {
-          const socket = net.connect(Number(port), '127.0.0.1', () =>
-            socket.write(`GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nAuthorization: ${auth}\r\n\r\n`, () =>
-              socket.destroy(),
-            ),
-          );
-          socket.on('close', () => resolve());
-        });
-        await until(`password check ${i} done`, async () => (await passedChecks()) >= before + i, { timeoutMs: 10_000, intervalMs: 25 });
-      }
+      for (let i = 0; i < 4; i++) await leaveDuringPasswordCheck(t, Number(new URL(a.url).port), head);
       let again: OpenedStream | undefined;
       for (let i = 0; i < 50 && again?.status !== 200; i++) {
         again?.close();

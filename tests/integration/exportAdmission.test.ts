@@ -1,10 +1,10 @@
-import net from 'node:net';
 import request from 'supertest';
 import type { Knex } from 'knex';
 import { useTestWorld } from '../harness/useTestWorld';
 import { callsWindow, insertCalls, insertLeads } from '../harness/bulkData';
 import { getFully, holdResponse, HeldResponse } from '../harness/slowClient';
 import { until } from '../harness/until';
+import { leaveDuringPasswordCheck } from '../harness/leavingClient';
 
 /**
  * Admission control of bulk exports (docs/operations.md, "Limits"; docs/architecture.md,
@@ -121,24 +121,9 @@ describe('export admission: per-account and global caps', () => {
 
   it('when clients leave their exports while their password is being checked, then each export gives its slot back', async () => {
     const path = `/api/calls?${callsWindow(w)}&Include=campaign`;
-    const { port } = new URL(base);
-    const passedChecks = async () =>
-      Number(/lcm_password_checks_total\{outcome="passed"\} (\d+)/.exec((await request(t.app).get('/api/metrics')).text)?.[1] ?? 0);
-    const before = await passedChecks();
+    const head = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${w.accounts.full.auth}\r\n\r\n`;
     // More than the account's cap of two: a slot kept by a client that left would refuse the last export.
-    for (let i = 1; i <= 3; i++) {
-      // A credential not in the cache: the password check (scrypt) keeps the request in
-      // authentication while the client's close arrives.
-      t.composed.app.credentials.clear();
-      await new Promise<void>((resolve) => {
-        const socket = net.connect(Number(port), '127.0.0.1', () =>
-          socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${w.accounts.full.auth}\r\n\r\n`, () => socket.destroy()),
-        );
-        socket.on('close', () => resolve());
-      });
-      // The server went on past authentication (to admission) after the client had gone.
-      await until(`password check ${i} done`, async () => (await passedChecks()) >= before + i, inTime);
-    }
+    for (let i = 0; i < 3; i++) await leaveDuringPasswordCheck(t, Number(new URL(base).port), head);
     await until('no export running', async () => (await request(t.app).get('/api/metrics')).text.includes('lcm_exports_running 0'), inTime);
     const after = await getFully(base, `/api/calls?${callsWindow(w)}&Limit=5`, { Authorization: w.accounts.full.auth });
     expect(after.status).toBe(200);
