@@ -173,7 +173,6 @@ class RequestContext implements Context {
   readonly db: Context['db'];
   readonly clock: Context['clock'];
   readonly logger: Context['logger'];
-  readonly #settings: AppServices['settings'];
   readonly #services: AppServices;
   #cursor: ResponseCursorOptions | undefined;
   #exports: ExportOptions | undefined;
@@ -190,7 +189,6 @@ class RequestContext implements Context {
     this.account = account!;
     this.scope = account === undefined ? NO_PROJECTS : projectScope(account.projectPatterns);
     this.#services = services;
-    this.#settings = services.settings;
     this.zone = services.settings.PLATFORM_TIMEZONE;
     this.db = services.db;
     this.clock = services.clock;
@@ -198,11 +196,11 @@ class RequestContext implements Context {
   }
 
   get cursor(): ResponseCursorOptions {
-    return (this.#cursor ??= cursorOptions(this.res, this.#settings.CURSOR_BATCH_SIZE));
+    return (this.#cursor ??= cursorOptions(this.res, this.#services.settings.CURSOR_BATCH_SIZE));
   }
 
   get exports(): ExportOptions {
-    const settings = this.#settings;
+    const { settings } = this.#services;
     return (this.#exports ??= {
       source: this.#services.exportConnections ?? poolConnections(this.#services.exportDb),
       transcoder: settings.EXPORT_TRANSCODER,
@@ -213,7 +211,7 @@ class RequestContext implements Context {
 
   /** A field, not a method: handlers take it out of the context (`{ sendText }`). */
   readonly sendText = async (contentType: string, text: string): Promise<undefined> => {
-    const compressFrom = compressOneShotFrom(this.#settings);
+    const compressFrom = compressOneShotFrom(this.#services.settings);
     if (compressFrom !== undefined) this.res.vary('Accept-Encoding');
     await sendText(this.req, this.res, contentType, text, compressFrom);
     return undefined;
