@@ -66,7 +66,7 @@ const settings = {
   duration: option('duration', 8),
   warmup: option('warmup', 3),
   rounds: option('rounds', 3),
-  /** Rounds of the request log's two rungs (log on, log off): its cost is a few per cent, within a round's spread. */
+  /** Rounds of the rungs on new servers (the log on and off, the baseline's): a difference of a few per cent is within a round's spread. */
   logRounds: option('log-rounds', 15),
   connections: option('connections', 32),
   rungs: textOption('rungs', '')
@@ -308,7 +308,7 @@ async function main(): Promise<void> {
 
     log(
       `bench:small: ${settings.connections} keep-alive connections, ${settings.duration} s a run, ${settings.rounds} rounds (rotated; ` +
-        `the request log's rungs ${Math.max(settings.rounds, settings.logRounds)}), ` +
+        `the rungs on new servers ${Math.max(settings.rounds, settings.logRounds)}), ` +
         `warm-up ${settings.warmup} s per rung; ${os.availableParallelism()} cores; load average ${load()}`,
     );
     for (const rung of rungs) if (!rung.fresh) await drive(rung, settings.warmup, redisPid, database.postmasterPid);
@@ -326,13 +326,13 @@ async function main(): Promise<void> {
       }
     };
     /** The rungs on new servers (the log's and the baseline's) run `--log-rounds` rounds. */
-    const isLogRung = (rung: Rung) => rung.name.endsWith(', new');
-    const rounds = rungs.some(isLogRung) ? Math.max(settings.rounds, settings.logRounds) : settings.rounds;
+    const onNewServers = (rung: Rung) => rung.name.endsWith(', new');
+    const rounds = rungs.some(onNewServers) ? Math.max(settings.rounds, settings.logRounds) : settings.rounds;
     for (let round = 0; round < rounds; round++) {
       const shift = round % rungs.length;
       for (const rung of [...rungs.slice(shift), ...rungs.slice(0, shift)]) {
-        // Past --rounds only the log's rungs run on, to --log-rounds.
-        if (round >= settings.rounds && !isLogRung(rung)) continue;
+        // Past --rounds only the rungs on new servers run on, to --log-rounds.
+        if (round >= settings.rounds && !onNewServers(rung)) continue;
         const r = await measure(rung);
         runs.get(rung.name)!.push(r);
         log(
