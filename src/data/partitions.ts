@@ -100,11 +100,13 @@ export interface MaintenanceReport {
   moved: number;
   /** Partitions dropped by retention. */
   dropped: string[];
+  /** Request log days that got their account index, having ended. */
+  indexed: string[];
   /** Steps that could not get their locks in time; they are retried at the next run. */
   postponed: string[];
 }
 
-const emptyReport = (): MaintenanceReport => ({ created: [], moved: 0, dropped: [], postponed: [] });
+const emptyReport = (): MaintenanceReport => ({ created: [], moved: 0, dropped: [], indexed: [], postponed: [] });
 
 const LOCK_NOT_AVAILABLE = '55P03';
 
@@ -269,9 +271,27 @@ async function ensureRequestLogDay(db: Knex, day: Date, lockTimeoutMs: number, r
 }
 
 /**
- * The request log's partitions from yesterday to a week ahead and, with a retention, whole days
- * that ended before `now - retentionMs` dropped (and such rows left in the default partition
- * deleted): what is kept is never less than the retention.
+ * The account index of a request log day that has ended
+ * (db/migrations/20261228000001_request_log_day_indexes.ts), built in one pass. It holds off only
+ * writes to that day, stragglers at most; a write holding the day's lock postpones it to the next
+ * run.
+ */
+async function indexRequestLogDay(db: Knex, name: string, lockTimeoutMs: number, report: MaintenanceReport): Promise<void> {
+  const index = `${name}_account_time`;
+  if (await exists(db, index)) return;
+  await step(report, `index ${name}`, () =>
+    db.transaction(async (trx) => {
+      await trx.raw(`select set_config('lock_timeout', ?, true)`, [`${lockTimeoutMs}ms`]);
+      await trx.raw(`create index ${index} on ${name} (account_id, time)`);
+      report.indexed.push(name);
+    }),
+  );
+}
+
+/**
+ * The request log's partitions from yesterday to a week ahead, the days that have ended indexed
+ * by account and, with a retention, whole days that ended before `now - retentionMs` dropped (and
+ * such rows left in the default partition deleted): what is kept is never less than the retention.
  */
 export async function maintainRequestLog(
   db: Knex,
@@ -284,10 +304,12 @@ export async function maintainRequestLog(
   for (let d = addDays(today, -1); d <= addDays(today, REQUEST_LOG_DAYS_AHEAD); d = addDays(d, 1)) {
     await ensureRequestLogDay(db, d, lockTimeoutMs, report);
   }
-  if (retentionMs === undefined) return report;
-  const cutoff = dayStart(new Date(now.getTime() - retentionMs));
+  const cutoff = retentionMs === undefined ? undefined : dayStart(new Date(now.getTime() - retentionMs));
   for (const { name, day } of await listDayPartitions(db, REQUEST_LOG)) {
-    if (day >= cutoff) continue;
+    if (cutoff === undefined || day >= cutoff) {
+      if (day < today) await indexRequestLogDay(db, name, lockTimeoutMs, report);
+      continue;
+    }
     await step(report, `drop ${name}`, () =>
       db.transaction(async (trx) => {
         await trx.raw(`select set_config('lock_timeout', ?, true)`, [`${lockTimeoutMs}ms`]);
@@ -297,6 +319,7 @@ export async function maintainRequestLog(
       }),
     );
   }
+  if (cutoff === undefined) return report;
   await step(report, `delete rows before ${cutoff.toISOString()} from ${REQUEST_LOG}_default`, async () => {
     await db.raw(`delete from ${REQUEST_LOG}_default where time < ?`, [cutoff.toISOString()]);
   });
@@ -365,6 +388,7 @@ export function describeMaintenance(report: MaintenanceReport): string {
     report.created.length ? `created ${report.created.join(', ')}` : 'no partition to create',
     ...(report.moved ? [`moved ${report.moved} rows out of default partitions`] : []),
     ...(report.dropped.length ? [`dropped ${report.dropped.join(', ')}`] : []),
+    ...(report.indexed.length ? [`indexed the ended days ${report.indexed.join(', ')}`] : []),
     ...(report.postponed.length ? [`postponed (locks busy; retried at the next run): ${report.postponed.join('; ')}`] : []),
   ];
   return parts.join('; ');

@@ -142,6 +142,7 @@ describe('month partitions of calls, recordings and ready periods', () => {
       created: [],
       moved: 0,
       dropped: [],
+      indexed: [],
       postponed: [],
     });
   });

@@ -399,6 +399,53 @@ describe('the account request log', () => {
     expect(Math.min(...days)).toBeGreaterThanOrEqual(today - 31 * 86_400_000);
     expect(days).toContain(today + 7 * 86_400_000);
   });
+
+  it('when maintenance runs, then each ended day gets its account index and today does not, and an account reads only its own entries of an ended day', async () => {
+    const today = new Date(new Date().toISOString().slice(0, 10) + 'T00:00:00Z').getTime();
+    const dayName = (ms: number) => `request_log_p${new Date(ms).toISOString().slice(0, 10).replace(/-/g, '_')}`;
+    const accountId = async (username: string) => (await t.db('accounts').where({ username }).first<{ id: number }>('id')).id;
+    const [full, b2b] = [await accountId(w.accounts.full.username), await accountId(w.accounts.b2b.username)];
+    const mine = uniq('ended-mine-');
+    const theirs = uniq('ended-theirs-');
+    const writer = new RequestLogWriter(t.db, { flushMs: 60_000, maxPending: 100 });
+    const at = (accountId: number, requestId: string, time: number): RequestLogEntry => ({
+      accountId,
+      time,
+      requestId,
+      method: 'GET',
+      path: '/api/myaccount',
+      service: 'myaccount',
+      status: 200,
+      weight: 1,
+      durationMs: 1,
+      bytesSent: 10,
+      clientAddress: '127.0.0.1',
+    });
+    try {
+      writer.record(at(full, `${mine}-2`, today - 3_600_000));
+      writer.record(at(b2b, theirs, today - 3_600_000 + 1));
+      writer.record(at(full, `${mine}-1`, today - 7_200_000));
+    } finally {
+      await writer.close();
+    }
+
+    const report = await maintainRequestLog(t.db, new Date(), undefined);
+    const indexes = async (table: string) =>
+      (
+        await t.db.raw<{ rows: { def: string }[] }>(`select indexdef as def from pg_indexes where tablename = ? order by indexname`, [
+          table,
+        ])
+      ).rows.map((r) => r.def.replace(/^.* USING /, ''));
+    expect(await indexes(dayName(today - 86_400_000))).toEqual(['btree (account_id, "time")', 'brin ("time")']);
+    expect(await indexes(dayName(today))).toEqual(['brin ("time")']);
+    // The retention test above may have indexed yesterday already; a day is indexed once.
+    expect(report.indexed).not.toContain(dayName(today));
+    expect((await maintainRequestLog(t.db, new Date(), undefined)).indexed).toEqual([]);
+
+    const res = await logOf(w.accounts.full.auth, { FromTime: new Date(today - 86_400_000).toISOString(), TimeSpan: 'P1D' }).expect(200);
+    const ids = (res.body as LoggedRequest[]).map((e) => e.requestId).filter((id) => id.startsWith('ended-'));
+    expect(ids).toEqual([`${mine}-1`, `${mine}-2`]);
+  });
 });
 
 describe('the account request log behind a trusted proxy (TRUST_PROXY)', () => {
