@@ -20,7 +20,9 @@
  * With `--baseline DIR` (another checkout of the project, built: `npm ci` there), the small
  * read and the single import also run on that checkout's build, each round on a new server of
  * each build in turn, for `--log-rounds` rounds beside the log's rungs: the ratio of this build
- * to that one, round by round, is a before/after comparison of one run.
+ * to that one, round by round, is a before/after comparison of one run. Both builds serve the
+ * run's one database, migrated by this build: a baseline without all of its migrations refuses
+ * to start (compare such builds with two runs, one in each checkout).
  * `--rungs` runs only the rungs whose names contain one of its comma-separated words (bare
  * Express always runs: the × column divides by it). With a `--duration` of at least twice
  * AUTH_CACHE_TTL_MS (60 s with the default), every run of the small read spans a refresh of its
