@@ -16,7 +16,8 @@ export function startPartitionMaintenance(db: Knex, settings: Settings, logger: 
     runAtStart: true,
     work: () => maintainAsConfigured(db, settings),
     report(report, log) {
-      if (report.created.length || report.dropped.length || report.indexed.length || report.postponed.length) log.info(report, 'partition maintenance');
+      if (report.created.length || report.dropped.length || report.indexed.length || report.postponed.length)
+        log.info(report, 'partition maintenance');
     },
   });
 }
