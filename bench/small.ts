@@ -20,9 +20,9 @@
  * With `--baseline DIR` (another checkout of the project, built: `npm ci` there), the small
  * read and the single import also run on that checkout's build, each round on a new server of
  * each build in turn, for `--log-rounds` rounds beside the log's rungs: the ratio of this build
- * to that one, round by round, is a before/after comparison of one run. Both builds serve the
- * run's one database, migrated by this build: a baseline without all of its migrations refuses
- * to start (compare such builds with two runs, one in each checkout).
+ * to that one, round by round, is a before/after comparison of one run. The baseline serves a
+ * database of its own on the same Postgres, migrated by its own `lcm migrate` and loaded alike, so
+ * the two builds may differ in their migrations.
  * `--rungs` runs only the rungs whose names contain one of its comma-separated words (bare
  * Express always runs: the × column divides by it). With a `--duration` of at least twice
  * AUTH_CACHE_TTL_MS (60 s with the default), every run of the small read spans a refresh of its
@@ -33,12 +33,14 @@
  * machine's load is shared; the figures are medians of the rounds. CPU per request is read from
  * /proc: the server's process tree (supervisor, workers, jobs process), redis-server and Postgres.
  */
-import { spawn, ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import autocannon from 'autocannon';
+import type { Knex } from 'knex';
 import { loadSettings } from '../src/config/settings';
+import { createDb } from '../src/data/db';
 import { loadNdjson } from '../src/ingest/loader/loadNdjson';
 import {
   numberOption as option,
@@ -185,25 +187,54 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(' ');
 
+/** The world, request limits no run reaches (every request is counted) and the leads the patch rung changes. */
+async function loadBenchData(db: Knex): Promise<string> {
+  const auth = await loadBenchWorld(db);
+  const limits = ['myaccount', 'leads.patch', 'calendars.events.create'].map((service) => ({
+    type: 'requestLimit',
+    account: 'bench',
+    service,
+    dailyLimit: 2_000_000_000,
+  }));
+  const patchLeads = Array.from({ length: PATCH_LEADS }, (_, i) => ({
+    type: 'lead',
+    campaign: BENCH_CAMPAIGN,
+    uniqueId: `bench-patch-${i}`,
+    data: { Name: `Patched ${i}`, Phone: `+45 2${String(i).padStart(7, '0')}`, Customer: `P-${i}` },
+  }));
+  await loadNdjson(db, Readable.from([...limits, ...patchLeads].map((r) => JSON.stringify(r) + '\n')), { zone: BENCH_ZONE });
+  return auth;
+}
+
+/**
+ * A database of the baseline's own on the run's Postgres, migrated by the baseline's `lcm
+ * migrate` and loaded like the run's: a build refuses a database that has migrations it does not
+ * know, so the baseline cannot share this build's.
+ */
+async function baselineDatabase(run: BenchRun, admin: Knex, url: string): Promise<string> {
+  const name = 'bench_baseline';
+  await admin.raw(`create database ${name}`);
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  const root = path.resolve(settings.baseline);
+  const migrated = spawnSync(process.execPath, [path.join(root, 'bin/lcm.js'), 'migrate'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, DATABASE_URL: own.toString(), PLATFORM_TIMEZONE: BENCH_ZONE },
+  });
+  if (migrated.status !== 0) throw new Error(`the baseline's lcm migrate failed (exit ${migrated.status})`);
+  const db = createDb({ url: own.toString(), timezone: BENCH_ZONE, poolMax: 2 });
+  run.cleanups.push(() => db.destroy());
+  await loadBenchData(db);
+  return own.toString();
+}
+
 async function main(): Promise<void> {
   const run = benchRun('small');
   try {
     const database = await startBenchDatabase(run, 4);
-    const auth = await loadBenchWorld(database.db);
-    // Every request is counted: limits no run reaches.
-    const limits = ['myaccount', 'leads.patch', 'calendars.events.create'].map((service) => ({
-      type: 'requestLimit',
-      account: 'bench',
-      service,
-      dailyLimit: 2_000_000_000,
-    }));
-    const patchLeads = Array.from({ length: PATCH_LEADS }, (_, i) => ({
-      type: 'lead',
-      campaign: BENCH_CAMPAIGN,
-      uniqueId: `bench-patch-${i}`,
-      data: { Name: `Patched ${i}`, Phone: `+45 2${String(i).padStart(7, '0')}`, Customer: `P-${i}` },
-    }));
-    await loadNdjson(database.db, Readable.from([...limits, ...patchLeads].map((r) => JSON.stringify(r) + '\n')), { zone: BENCH_ZONE });
+    const auth = await loadBenchData(database.db);
+    const baselineUrl = settings.baseline === '' ? undefined : await baselineDatabase(run, database.db, database.url);
     const redis = await startRedisServer(await freePort());
     run.cleanups.push(() => redis.stop());
     const redisPid = Number(/process_id:(\d+)/.exec(await redisInfo(redis.url))?.[1]);
@@ -212,7 +243,7 @@ async function main(): Promise<void> {
     const serveFresh = (env: Record<string, string>, root?: string) => async () => {
       const server = await startBenchServer(
         run,
-        database.url,
+        root === undefined || baselineUrl === undefined ? database.url : baselineUrl,
         { LOG_LEVEL: 'info', REDIS_URL: redis.url, ...env },
         settings.serverNodeArgs,
         root,
