@@ -206,17 +206,23 @@ async function loadBenchData(db: Knex): Promise<string> {
   return auth;
 }
 
+/** What a server runs: a checkout's build (this one when `root` is unset) on a database. */
+interface Build {
+  root?: string;
+  url: string;
+}
+
 /**
- * A database of the baseline's own on the run's Postgres, migrated by the baseline's `lcm
- * migrate` and loaded like the run's: a build refuses a database that has migrations it does not
- * know, so the baseline cannot share this build's.
+ * The baseline's build on a database of its own on the run's Postgres, migrated by the
+ * baseline's `lcm migrate` and loaded like the run's: a build refuses a database that has
+ * migrations it does not know, so the baseline cannot share this build's.
  */
-async function baselineDatabase(run: BenchRun, admin: Knex, url: string): Promise<string> {
+async function baselineBuild(run: BenchRun, admin: Knex, url: string): Promise<Build> {
+  const root = path.resolve(settings.baseline);
   const name = 'bench_baseline';
   await admin.raw(`create database ${name}`);
   const own = new URL(url);
   own.pathname = `/${name}`;
-  const root = path.resolve(settings.baseline);
   const migrated = spawnSync(process.execPath, [path.join(root, 'bin/lcm.js'), 'migrate'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -226,7 +232,7 @@ async function baselineDatabase(run: BenchRun, admin: Knex, url: string): Promis
   const db = createDb({ url: own.toString(), timezone: BENCH_ZONE, poolMax: 2 });
   run.cleanups.push(() => db.destroy());
   await loadBenchData(db);
-  return own.toString();
+  return { root, url: own.toString() };
 }
 
 async function main(): Promise<void> {
@@ -234,20 +240,16 @@ async function main(): Promise<void> {
   try {
     const database = await startBenchDatabase(run, 4);
     const auth = await loadBenchData(database.db);
-    const baselineUrl = settings.baseline === '' ? undefined : await baselineDatabase(run, database.db, database.url);
+    const thisBuild: Build = { url: database.url };
+    const baseline = settings.baseline === '' ? undefined : await baselineBuild(run, database.db, database.url);
     const redis = await startRedisServer(await freePort());
     run.cleanups.push(() => redis.stop());
     const redisPid = Number(/process_id:(\d+)/.exec(await redisInfo(redis.url))?.[1]);
 
     // A server as `lcm serve` runs it; `serveFresh(env)` starts a new one each time it is called.
-    const serveFresh = (env: Record<string, string>, root?: string) => async () => {
-      const server = await startBenchServer(
-        run,
-        root === undefined || baselineUrl === undefined ? database.url : baselineUrl,
-        { LOG_LEVEL: 'info', REDIS_URL: redis.url, ...env },
-        settings.serverNodeArgs,
-        root,
-      );
+    const serveFresh = (env: Record<string, string>, build?: Build) => async () => {
+      const { url, root } = build ?? thisBuild;
+      const server = await startBenchServer(run, url, { LOG_LEVEL: 'info', REDIS_URL: redis.url, ...env }, settings.serverNodeArgs, root);
       return { base: server.base, cpuMs: () => processTreeCpuMs(server.pid), stop: server.stop };
     };
     const serve = (env: Record<string, string>) => serveFresh(env)();
@@ -311,20 +313,20 @@ async function main(): Promise<void> {
         request: myaccount,
       },
       { name: 'import, 1 worker', server: one, request: importLead },
-      ...(settings.baseline === ''
+      ...(baseline === undefined
         ? []
         : [
             { name: 'import, 1 worker, new', server: one, fresh: serveFresh({ WEB_CONCURRENCY: '1' }), request: importLead },
             {
               name: 'myaccount, 1 worker, baseline, new',
               server: one,
-              fresh: serveFresh({ WEB_CONCURRENCY: '1' }, path.resolve(settings.baseline)),
+              fresh: serveFresh({ WEB_CONCURRENCY: '1' }, baseline),
               request: myaccount,
             },
             {
               name: 'import, 1 worker, baseline, new',
               server: one,
-              fresh: serveFresh({ WEB_CONCURRENCY: '1' }, path.resolve(settings.baseline)),
+              fresh: serveFresh({ WEB_CONCURRENCY: '1' }, baseline),
               request: importLead,
             },
           ]),
