@@ -249,21 +249,22 @@ describe('the account request log', () => {
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 
-  describe('the writer', () => {
-    const entry = (n: number): RequestLogEntry => ({
-      accountId: 1,
-      time: Date.now(),
-      requestId: `writer-${n}`,
-      method: 'GET',
-      path: '/api/x',
-      service: 'x',
-      status: 200,
-      weight: 1,
-      durationMs: 1,
-      bytesSent: 10,
-      clientAddress: undefined,
-    });
+  /** An entry as the writer takes it, numbered `n`. */
+  const entry = (n: number): RequestLogEntry => ({
+    accountId: 1,
+    time: Date.now(),
+    requestId: `writer-${n}`,
+    method: 'GET',
+    path: '/api/x',
+    service: 'x',
+    status: 200,
+    weight: 1,
+    durationMs: 1,
+    bytesSent: 10,
+    clientAddress: undefined,
+  });
 
+  describe('the writer', () => {
     it('when Postgres cannot be reached, then entries wait up to the cap, newer ones are dropped and counted, and nothing throws', async () => {
       const unreachable = unreachableDb();
       const writer = new RequestLogWriter(unreachable, { flushMs: 60_000, maxPending: 5 });
@@ -408,19 +409,7 @@ describe('the account request log', () => {
     const mine = uniq('ended-mine-');
     const theirs = uniq('ended-theirs-');
     const writer = new RequestLogWriter(t.db, { flushMs: 60_000, maxPending: 100 });
-    const at = (accountId: number, requestId: string, time: number): RequestLogEntry => ({
-      accountId,
-      time,
-      requestId,
-      method: 'GET',
-      path: '/api/myaccount',
-      service: 'myaccount',
-      status: 200,
-      weight: 1,
-      durationMs: 1,
-      bytesSent: 10,
-      clientAddress: '127.0.0.1',
-    });
+    const at = (accountId: number, requestId: string, time: number): RequestLogEntry => ({ ...entry(0), accountId, requestId, time });
     try {
       writer.record(at(full, `${mine}-2`, today - 3_600_000));
       writer.record(at(b2b, theirs, today - 3_600_000 + 1));
