@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { HttpProblem, ProblemFieldError, invalidBody, invalidParameter } from './problem';
 import { textProblem, findValueProblem } from '../domain/textSafety';
@@ -120,17 +121,29 @@ export function parseParams<S extends AnyObject>(schema: S, raw: Record<string, 
 
 /**
  * JSON bodies: property names are case-insensitive (`CampaignCode`/`campaignCode`), so
- * top-level keys are mapped onto the schema's names before validation.
+ * top-level keys are mapped onto the schema's names before validation. Two keys that name the
+ * same property (in two casings, or a name and its alias such as `url` and `urlTemplate`) are
+ * one value given twice: the same value is accepted, two different ones are a 400 rather than
+ * a silent choice. `at` prefixes the field an error names (an array body's `[i].`).
  */
-function normalizeBodyKeys(raw: unknown, schema: AnyObject, aliases: Record<string, string> = {}): unknown {
+function normalizeBodyKeys(raw: unknown, schema: AnyObject, aliases: Record<string, string> = {}, at = ''): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
   const canonical = new Map<string, string>();
   for (const name of Object.keys(schema.shape)) canonical.set(name.toLowerCase(), name);
   for (const [alias, name] of Object.entries(aliases)) canonical.set(alias.toLowerCase(), name);
   const out: Record<string, unknown> = {};
+  const givenAs = new Map<string, string>();
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     const name = canonical.get(key.toLowerCase());
-    if (name !== undefined && out[name] === undefined) out[name] = value;
+    if (name === undefined) continue;
+    const first = givenAs.get(name);
+    if (first === undefined) {
+      givenAs.set(name, key);
+      out[name] = value;
+    } else if (!isDeepStrictEqual(out[name], value)) {
+      const message = `${first} and ${key} name the same property with different values: send one of them`;
+      throw invalidBody(`${at}${name}: ${message}`, [{ field: `${at}${name}`, message }]);
+    }
   }
   return out;
 }
@@ -174,7 +187,7 @@ export function parseBody<S extends z.ZodType>(
     throw invalidBody(`${field}: ${problem.message}`, [{ field, message: problem.message }]);
   }
   const normalized = isArray
-    ? (raw as unknown[]).map((element) => normalizeBodyKeys(element, item, aliases))
+    ? (raw as unknown[]).map((element, i) => normalizeBodyKeys(element, item, aliases, `[${i}].`))
     : (normalizeBodyKeys(raw, item, aliases) as Record<string, unknown>);
   const result = schema.safeParse(normalized);
   if (result.success) return result.data;

@@ -240,6 +240,7 @@ describe('/hooks', () => {
       ['an unknown template name', { standardTemplateName: 'StandardTemplate.PostXml' }, 'standardTemplateName'],
       ['an unknown lead release type', { leadReleaseType: 'Sold' }, 'leadReleaseType'],
       ['a lead release type without lead.statusChanged', { events: ['lead.created'], leadReleaseType: 'Success' }, 'leadReleaseType'],
+      ['a urlTemplate other than its url', { urlTemplate: 'https://y.example.com/' }, 'url'],
     ])('when the body has %s, then it is a 400 naming the field', async (_name, extra, field) => {
       const res = await create({ name: 'x', url: 'https://x.example.com/', ...extra });
       expect(res.status).toBe(400);

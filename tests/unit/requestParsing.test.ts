@@ -90,6 +90,27 @@ describe('JSON bodies', () => {
     });
   });
 
+  it('when two keys name the same property, then the same value is taken and two different values are invalid_body naming both keys', () => {
+    const aliases = { Pool: 'LeadPool' };
+    expect(parseBody(body, { CampaignCode: 'C', campaignCode: 'C', Data: { a: 'b' }, data: { a: 'b' } })).toEqual({
+      CampaignCode: 'C',
+      Data: { a: 'b' },
+    });
+    const twoPools = thrownBy(() => parseBody(body, { CampaignCode: 'C', Data: {}, LeadPool: 'A', pool: 'B' }, aliases));
+    expect(twoPools).toEqual(expect.objectContaining({ code: 'invalid_body' }));
+    expect((twoPools as HttpProblem).errors).toEqual([
+      { field: 'LeadPool', message: 'LeadPool and pool name the same property with different values: send one of them' },
+    ]);
+    const many = z.union([body, z.array(body)]);
+    const second = thrownBy(() =>
+      parseBody(many, [
+        { CampaignCode: 'C', Data: {} },
+        { CampaignCode: 'C', campaigncode: 'D', Data: {} },
+      ]),
+    );
+    expect((second as HttpProblem).errors).toEqual([expect.objectContaining({ field: '[1].CampaignCode' })]);
+  });
+
   it('when the body is not an object, then invalid_body', () => {
     expect(thrownBy(() => parseBody(body, [1, 2]))).toEqual(expect.objectContaining({ code: 'invalid_body' }));
     expect(thrownBy(() => parseBody(body, undefined))).toEqual(expect.objectContaining({ code: 'invalid_body' }));
