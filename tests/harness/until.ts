@@ -67,3 +67,25 @@ function lastSeen<T>(last: { value: T } | { failure: unknown } | undefined, show
   if ('failure' in last) return `; last check failed: ${last.failure instanceof Error ? last.failure.message : String(last.failure)}`;
   return showValue ? `; last value ${JSON.stringify(last.value)}` : '';
 }
+
+/**
+ * Waits until what `get` answers has stopped changing: the same value on `reads` checks in a
+ * row, `intervalMs` apart (a server that stops work on its own, whose stored count settles).
+ * Resolves with that value; a value still changing at the deadline fails the wait.
+ */
+export async function untilSettled<T>(what: string, get: () => T | PromiseLike<T>, options: UntilOptions & { reads: number }): Promise<T> {
+  let last: { value: T } | undefined;
+  let same = 0;
+  const { value } = await untilValue(
+    what,
+    async () => {
+      const value = await get();
+      same = last !== undefined && last.value === value ? same + 1 : 1;
+      last = { value };
+      return { value, same };
+    },
+    (seen) => seen.same >= options.reads,
+    options,
+  );
+  return value;
+}

@@ -7,7 +7,7 @@ import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { bulkImportRequest } from '../harness/bulkRequest';
 import { startHookReceiver } from '../harness/hookReceiver';
-import { until, untilValue } from '../harness/until';
+import { until, untilSettled, untilValue } from '../harness/until';
 
 interface RowResult {
   row: number;
@@ -577,13 +577,7 @@ describe('POST /api/leads/bulk, a client that leaves mid-import', () => {
     // The server stops on its own: the stored count settles.
     const storedCount = async () =>
       Number((await t.db('leads').whereLike('external_key', `${tag}-%`).count<{ count: string }[]>('* as count'))[0]!.count);
-    let last = -1;
-    for (let settled = 0; settled < 3;) {
-      await new Promise((r) => setTimeout(r, 200));
-      const now = await storedCount();
-      settled = now === last ? settled + 1 : 0;
-      last = now;
-    }
+    await untilSettled('the stored count stops growing', storedCount, { reads: 4, intervalMs: 200, timeoutMs: 30_000 });
     expect(acknowledged.map((r) => r.row)).toEqual(acknowledged.map((_, i) => i + 1));
     const ids = acknowledged.map((r) => r.uniqueId!);
     const found = await t.db('leads').whereIn('unique_id', ids).count<{ count: string }[]>('* as count');

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 import { bulkImportRequest } from '../harness/bulkRequest';
-import { until } from '../harness/until';
+import { until, untilSettled } from '../harness/until';
 
 interface RowResult {
   row: number;
@@ -163,13 +163,11 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
       req.write(head);
     });
     // The server stops on its own: the stored count settles below the rows sent.
-    let storedFirst = -1;
-    for (let settled = 0; settled < 3;) {
-      await new Promise((r) => setTimeout(r, 200));
-      const now = await storedWith(tag);
-      settled = now === storedFirst ? settled + 1 : 0;
-      storedFirst = now;
-    }
+    const storedFirst = await untilSettled('the stored count stops growing', () => storedWith(tag), {
+      reads: 4,
+      intervalMs: 200,
+      timeoutMs: 30_000,
+    });
     expect(storedFirst).toBeLessThan(total);
 
     // Other rows under the same key: refused, nothing stored.
