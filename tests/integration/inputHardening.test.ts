@@ -143,7 +143,7 @@ describe('input hardening', () => {
   });
 
   describe('integer parameters', () => {
-    it.each(['0x10', '1e3', '0b1', '16.0', '+16', ' 16', '-1', '0'])('when Limit=%j, then it is a 400 naming Limit', async (value) => {
+    it.each(['0x10', '1e3', '0b1', '16.0', '+16', '1 6', '-1', '0'])('when Limit=%j, then it is a 400 naming Limit', async (value) => {
       const res = await request(t.app)
         .get(`/api/calls?${window()}&Limit=${encodeURIComponent(value)}`)
         .set('Authorization', w.accounts.full.auth);
@@ -151,9 +151,20 @@ describe('input hardening', () => {
       expect((res.body as Problem).errors[0]!.parameter).toBe('Limit');
     });
 
-    it('when Limit is decimal digits, then it applies', async () => {
-      const res = await request(t.app).get(`/api/calls?${window()}&Limit=16`).set('Authorization', w.accounts.full.auth);
-      expect(res.status).toBe(200);
+    it.each(['16', ' 16 ', '0016', '1000000000000000', String(Number.MAX_SAFE_INTEGER)])(
+      'when Limit=%j (decimal digits up to the documented maximum), then it applies',
+      async (value) => {
+        const res = await request(t.app)
+          .get(`/api/calls?${window()}&Limit=${encodeURIComponent(value)}`)
+          .set('Authorization', w.accounts.full.auth);
+        expect(res.status).toBe(200);
+      },
+    );
+
+    it('when Limit is above the maximum the document gives, then the 400 says that maximum', async () => {
+      const res = await request(t.app).get(`/api/calls?${window()}&Limit=9007199254740992`).set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(400);
+      expect((res.body as Problem).errors).toEqual([{ parameter: 'Limit', message: `must be at most ${Number.MAX_SAFE_INTEGER}` }]);
     });
 
     it('when a query value is percent-encoded bytes that are not UTF-8 (a surrogate encoded), then it is a 4xx', async () => {

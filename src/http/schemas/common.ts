@@ -40,8 +40,13 @@ export const timeSpanParam = z
     example: 'PT2H',
   });
 
-// Decimal digits only: Number() would also read `0x10`, `1e3`, ` 16 ` and `0b1`.
-const decimalOnly = (v: unknown) => (typeof v === 'string' && !/^\d{1,15}$/.test(v) ? Number.NaN : v);
+// Decimal digits only (around them, spaces are ignored): Number() would also read `0x10`, `1e3`
+// and `0b1`. How many digits is left to the maximum, so a large value is told its limit.
+const decimalOnly = (v: unknown) => {
+  if (typeof v !== 'string') return v;
+  const digits = v.trim();
+  return /^\d+$/.test(digits) ? digits : Number.NaN;
+};
 
 /** A positive decimal integer parameter, at most `max`. */
 export function positiveIntParam(max = Number.MAX_SAFE_INTEGER) {
@@ -50,9 +55,10 @@ export function positiveIntParam(max = Number.MAX_SAFE_INTEGER) {
     decimalOnly,
     z.coerce
       .number({ message })
+      // First, and alone: beyond the safe integers .int() would fail too, with the vaguer message.
+      .max(max, { message: `must be at most ${max}`, abort: true })
       .int({ message })
-      .positive({ message })
-      .max(max, { message: `must be at most ${max}` }),
+      .positive({ message }),
   );
 }
 
