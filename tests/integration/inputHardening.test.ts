@@ -51,6 +51,41 @@ describe('input hardening', () => {
     });
   });
 
+  describe('CsvFieldSeparator and Encoding of every CSV export', () => {
+    const exports: [string, () => string, Record<string, string>][] = [
+      ['/api/calls/csv', window, {}],
+      ['/api/rawleads/csv', () => `Campaigns=${encodeURIComponent(w.campaigns.b2b)}`, {}],
+      ['/api/leads/csv', () => 'searchName=none&modifiedFrom=2026-01-01', {}],
+      ['/api/myaccount/requests', () => 'FromTime=2026-05-06T08:00:00Z&TimeSpan=PT1H', { Accept: 'text/csv' }],
+    ];
+    it.each(exports)(
+      'when %s has a separator the Encoding cannot write, or `?` in an Encoding that writes `?` for what it lacks, then it is a 400 naming the separator',
+      async (path, query, headers) => {
+        for (const [separator, encoding] of [
+          ['😀', 'windows-1252'],
+          ['?', 'windows-1252'],
+          ['?', 'ascii'],
+        ]) {
+          const res = await request(t.app)
+            .get(`${path}?${query()}&CsvFieldSeparator=${encodeURIComponent(separator!)}&Encoding=${encoding!}`)
+            .set(headers)
+            .set('Authorization', w.accounts.full.auth);
+          expect(res.status).toBe(400);
+          expect((res.body as Problem).errors.map((e) => e.parameter)).toContain('CsvFieldSeparator');
+        }
+      },
+    );
+
+    it('when `?` is the separator of an Encoding that writes every character, then the export answers', async () => {
+      for (const encoding of ['utf-8', 'utf-16le']) {
+        const res = await request(t.app)
+          .get(`/api/calls/csv?${window()}&CsvFieldSeparator=%3F&Encoding=${encoding}`)
+          .set('Authorization', w.accounts.full.auth);
+        expect(res.status).toBe(200);
+      }
+    });
+  });
+
   describe('credentials', () => {
     // The pairs are built inside the test: the table is read when the file is collected, before
     // the world exists. The password case uses a real account with its real password and a NUL

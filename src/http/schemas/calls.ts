@@ -43,26 +43,47 @@ export const separatorParam = z
   .refine(isValidCsvSeparator, { message: 'must be one character other than ", ], \\, CR or LF' })
   .meta({ description: 'Field separator, one character (`%09` for tab).', example: ';' });
 
-export const callsCsvQuery = z
-  .object({
+/** The separator and encoding of a CSV export, when both are given and the encoding is known. */
+function separatorAndEncoding(q: object): { separator: string; encoding: string } | undefined {
+  const { CsvFieldSeparator: separator, Encoding: encoding } = q as { CsvFieldSeparator?: string; Encoding?: string };
+  // An unknown encoding is that parameter's error alone.
+  return separator === undefined || encoding === undefined || !isKnownEncoding(encoding) ? undefined : { separator, encoding };
+}
+
+/**
+ * The query of a CSV export with `Encoding` and `CsvFieldSeparator`: a separator the encoding
+ * cannot write would come out as `?`; and `?` itself is what an encoding that cannot write every
+ * character writes for those it lacks. Either way no reader could split the file: a 400.
+ */
+export function csvExportQuery<T extends z.ZodObject>(query: T) {
+  return query
+    .refine(
+      (q) => {
+        const given = separatorAndEncoding(q);
+        return given === undefined || canEncode(given.separator, given.encoding);
+      },
+      { path: ['CsvFieldSeparator'], message: 'cannot be written in the chosen Encoding' },
+    )
+    .refine(
+      (q) => {
+        const given = separatorAndEncoding(q);
+        return given?.separator !== '?' || canEncode(EVERY_SCRIPT, given.encoding);
+      },
+      { path: ['CsvFieldSeparator'], message: 'cannot be `?` with this Encoding: it writes `?` for the characters it has no code for' },
+    );
+}
+
+/** Characters only an encoding of all of Unicode can write. */
+const EVERY_SCRIPT = 'Ø€中😀';
+
+export const callsCsvQuery = csvExportQuery(
+  z.object({
     OrgCode: orgCodeParam,
     ...windowQuery,
     Encoding: encodingParam.optional(),
     CsvFieldSeparator: separatorParam.optional(),
-  })
-  // A separator the encoding cannot write would come out as `?`, and no reader could split the file.
-  // (Runs even when Encoding itself was refused: an unknown encoding is that parameter's error alone.)
-  .refine(
-    (q) =>
-      q.CsvFieldSeparator === undefined ||
-      q.Encoding === undefined ||
-      !isKnownEncoding(q.Encoding) ||
-      canEncode(q.CsvFieldSeparator, q.Encoding),
-    {
-      path: ['CsvFieldSeparator'],
-      message: 'cannot be written in the chosen Encoding',
-    },
-  );
+  }),
+);
 
 export const recordingsPath = z.object({
   UniqueId: z.string().min(1).meta({ description: 'Unique id of the call.', example: 'demo-call-0009' }),

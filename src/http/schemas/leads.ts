@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { resolveLeadFilter, LeadFilter } from '../../domain/leadFilters';
 import { booleanParam, dateTimeParam, enumListParam, enumNameParam, includeParam, limitParam, listParam, timeSpanParam } from './common';
-import { encodingParam, separatorParam } from './calls';
+import { csvExportQuery, encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
 import { fieldShape } from './fieldSchemas';
 import { LEAD_HEAD_FIELDS, LEAD_TIME_FIELDS } from '../../domain/leadFields';
@@ -179,11 +179,13 @@ export const simpleLeadsQuery = z.object({
   }),
 });
 
-export const rawLeadsQuery = z.object({
-  ...leadFilterQuery,
-  Encoding: encodingParam.optional(),
-  CsvFieldSeparator: separatorParam.optional(),
-});
+export const rawLeadsQuery = csvExportQuery(
+  z.object({
+    ...leadFilterQuery,
+    Encoding: encodingParam.optional(),
+    CsvFieldSeparator: separatorParam.optional(),
+  }),
+);
 
 export const leadPath = z.object({ UniqueId: z.string().min(1).meta({ description: 'Unique id of the lead.', example: 'demo-lead-001' }) });
 export const leadGetQuery = z.object({
@@ -215,11 +217,13 @@ export const savedSearchQuery = z.object({
   }),
 });
 
-export const savedSearchCsvQuery = z.object({
-  ...savedSearchParams,
-  Encoding: encodingParam.optional(),
-  CsvFieldSeparator: separatorParam.optional(),
-});
+export const savedSearchCsvQuery = csvExportQuery(
+  z.object({
+    ...savedSearchParams,
+    Encoding: encodingParam.optional(),
+    CsvFieldSeparator: separatorParam.optional(),
+  }),
+);
 
 // ---- responses --------------------------------------------------------------------------------
 

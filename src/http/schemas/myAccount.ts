@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DateTimeFormat, EntryAccess, RESOURCE_TYPES, VERBS } from '../../domain/enums';
 import { dateTimeOut, dateTimeParam, listParam, positiveIntParam, timeSpanParam } from './common';
-import { encodingParam, separatorParam } from './calls';
+import { csvExportQuery, encodingParam, separatorParam } from './calls';
 
 /** Response bodies of the /myaccount services (docs/decisions.md, Request counting); they document the OpenAPI output. */
 
@@ -47,14 +47,16 @@ export const requestCountBody = z
   })
   .meta({ id: 'RequestCount' });
 
-export const requestLogQuery = z.object({
-  FromTime: dateTimeParam.meta({ description: 'Start of the window (inclusive), matched against the time each request arrived.' }),
-  TimeSpan: timeSpanParam.meta({ description: 'Length of the window; requests that arrived before FromTime + TimeSpan.' }),
-  Status: z.array(positiveIntParam(999)).optional().meta({ description: 'Only requests answered with one of these HTTP status codes.' }),
-  Service: listParam.optional().meta({ description: 'Only requests of these services (case-insensitive), e.g. `leads.import`.' }),
-  Encoding: encodingParam.optional().meta({ description: 'CSV only: character encoding of the file (default utf-8).' }),
-  CsvFieldSeparator: separatorParam.optional().meta({ description: 'CSV only: field separator, one character (default `;`).' }),
-});
+export const requestLogQuery = csvExportQuery(
+  z.object({
+    FromTime: dateTimeParam.meta({ description: 'Start of the window (inclusive), matched against the time each request arrived.' }),
+    TimeSpan: timeSpanParam.meta({ description: 'Length of the window; requests that arrived before FromTime + TimeSpan.' }),
+    Status: z.array(positiveIntParam(999)).optional().meta({ description: 'Only requests answered with one of these HTTP status codes.' }),
+    Service: listParam.optional().meta({ description: 'Only requests of these services (case-insensitive), e.g. `leads.import`.' }),
+    Encoding: encodingParam.optional().meta({ description: 'CSV only: character encoding of the file (default utf-8).' }),
+    CsvFieldSeparator: separatorParam.optional().meta({ description: 'CSV only: field separator, one character (default `;`).' }),
+  }),
+);
 
 export const requestLogEntryBody = z
   .object({
