@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
@@ -230,7 +231,21 @@ class RequestContext implements Context {
 export function mountEndpoints(endpoints: Endpoint[], services: AppServices, options: MountOptions): Router {
   const router = Router();
   // Any content type is read as JSON: a client that forgets the header still gets a precise 400.
-  const jsonBody = express.json({ limit: services.settings.BODY_LIMIT, type: () => true, strict: false });
+  // Bytes that are not UTF-8 in a UTF-8 body are a 400, as in a bulk body: decoded, they would be
+  // stored as U+FFFD, which is not what the client sent.
+  const jsonBody = express.json({
+    limit: services.settings.BODY_LIMIT,
+    type: () => true,
+    strict: false,
+    verify: (_req, _res, bytes, charset) => {
+      if (/^utf-?8$/i.test(charset) && !isUtf8(bytes)) {
+        throw new HttpProblem(
+          'invalid_body',
+          'the request body holds bytes that are not valid UTF-8 (or name its charset in Content-Type)',
+        );
+      }
+    },
+  });
   for (const endpoint of endpoints) {
     router[endpoint.method](toExpressPath(endpoint.path), async (req: Request, res: Response) => {
       res.locals.service = endpoint.service;

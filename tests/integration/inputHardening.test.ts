@@ -4,6 +4,7 @@ import { useTestWorld } from '../harness/useTestWorld';
 
 interface Problem {
   code: string;
+  detail: string;
   errors: ProblemFieldError[];
 }
 
@@ -149,6 +150,44 @@ describe('input hardening', () => {
       expect(res.status).toBe(400);
       expect((res.body as Problem).errors[0]!.field).toBe('Data.name');
       expect(await campaignLeads()).toBe(before);
+    });
+
+    it('when a UTF-8 body holds bytes that are not UTF-8, then it is a 400 and nothing is stored; the same text in UTF-16 is read', async () => {
+      const name = `bytes-${w.id}`;
+      const stored = async () =>
+        Number(
+          (await t
+            .db('leads')
+            .whereRaw("data->>'Name' like ?", [`${name}%`])
+            .count({ n: '*' })
+            .first())!.n,
+        );
+      const body = (value: string) =>
+        `{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":"${value}","telefon":"+45 12 34 56 78"}}`;
+      // The bytes as they are: superagent would write a Buffer in a JSON request as JSON.
+      const asBytes = (bytes: unknown) => bytes as string;
+      const broken = Buffer.concat([
+        Buffer.from(body(`${name} a`)).subarray(0, -40),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from(body('').slice(-40)),
+      ]);
+      const res = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/json')
+        .serialize(asBytes)
+        .send(broken);
+      expect(res.status).toBe(400);
+      expect((res.body as Problem).detail).toMatch(/not valid UTF-8/);
+      expect(await stored()).toBe(0);
+      const utf16 = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/json; charset=utf-16le')
+        .serialize(asBytes)
+        .send(Buffer.from(body(`${name} ø`), 'utf16le'));
+      expect(utf16.status).toBe(200);
+      expect(await stored()).toBe(1);
     });
 
     it('when a surrogate pair (an emoji) is sent, then it is stored as text', async () => {
