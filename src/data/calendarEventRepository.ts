@@ -139,6 +139,8 @@ export type WriteResult =
 function writable(calendarCode: string, leadUniqueId: string, scope: ProjectScope): { sql: string; bindings: Knex.RawBinding[] } {
   const calendar = projectVisibleSql('c.project', scope);
   const lead = projectVisibleSql('k.project', scope);
+  // An event about no lead (an empty leadUniqueId) has only its calendar to check.
+  if (leadUniqueId === '') return { sql: `c.code = ? and ${calendar.sql}`, bindings: sqlBindings([calendarCode, ...calendar.bindings]) };
   return {
     sql: `c.code = ? and ${calendar.sql}
           and exists (select 1 from leads l join campaigns k on k.id = l.campaign_id where l.unique_id = ? and ${lead.sql})`,
@@ -168,7 +170,7 @@ async function writeRefusal(db: Knex, input: CalendarEventInput, scope: ProjectS
   const calendar = await calendarAccess(db, input.calendarCode, scope);
   if (calendar.kind === 'unknown') return { kind: 'unknown_calendar' };
   if (calendar.kind === 'invisible') return { kind: 'forbidden_calendar' };
-  if (!(await leadVisible(db, input.leadUniqueId, scope))) return { kind: 'unknown_lead' };
+  if (input.leadUniqueId !== '' && !(await leadVisible(db, input.leadUniqueId, scope))) return { kind: 'unknown_lead' };
   return undefined;
 }
 

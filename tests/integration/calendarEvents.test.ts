@@ -314,7 +314,23 @@ describe('calendar events', () => {
       expect(res.body).toMatchObject({ title: 'Summer', start: '2026-07-01T10:00:00.000+02:00', end: '2026-07-01T10:00:00.000+02:00' });
     });
 
-    it.each(['calendarCode', 'leadUniqueId', 'title', 'notes', 'start', 'end', 'source', 'externalId'])(
+    it('when the body is the one the specification lists (no leadUniqueId), then the event is created about no lead, and a replacement may link one', async () => {
+      const body: Record<string, unknown> = newEvent({ title: `No lead ${w.id}` });
+      delete body.leadUniqueId;
+      const res = await post(body);
+      expect(res.status).toBe(200);
+      const made = res.body as CalendarEvent;
+      expect(made).toMatchObject({ title: `No lead ${w.id}`, leadUniqueId: '' });
+      for (const leadUniqueId of [null, '']) expect((await post(newEvent({ leadUniqueId }))).body).toMatchObject({ leadUniqueId: '' });
+      const linked = await request(t.app)
+        .put(`/api/calendars/events/${made.uniqueId}`)
+        .set('Authorization', w.accounts.full.auth)
+        .send(newEvent({ title: `No lead ${w.id}` }));
+      expect(linked.status).toBe(200);
+      expect(linked.body).toMatchObject({ uniqueId: made.uniqueId, leadUniqueId: `lead-${w.id}-1` });
+    });
+
+    it.each(['calendarCode', 'title', 'notes', 'start', 'end', 'source', 'externalId'])(
       'when %s is missing, then a 400 names the field',
       async (field) => {
         const body: Record<string, unknown> = newEvent();

@@ -58,7 +58,13 @@ const requiredText = (max: number, description: string) =>
 
 const eventFields = {
   calendarCode: requiredText(200, 'Code of an existing calendar in one of the account’s projects.'),
-  leadUniqueId: requiredText(200, 'Unique id of the lead the event is about.'),
+  // Optional: the specification lists the body without it, though its model has it.
+  leadUniqueId: text(
+    200,
+    'Unique id of the lead the event is about, in one of the account’s projects; left out or empty: an event about no lead (answered as empty).',
+  )
+    .optional()
+    .transform((v) => v?.trim() ?? ''),
   title: requiredText(1000, 'Title of the event.'),
   notes: text(20000, 'Notes; may be empty.'),
   start: dateTimeParam.meta({ description: 'Start (ISO 8601; without an offset it is platform local time).' }),
@@ -78,7 +84,7 @@ export const createCalendarEventBody = z
   .superRefine(startNotAfterEnd)
   .meta({
     id: 'NewCalendarEvent',
-    description: 'A calendar event to create; every property is required.',
+    description: 'A calendar event to create; every property but leadUniqueId is required.',
     example: {
       calendarCode: 'B2B-SALES-CAL',
       leadUniqueId: 'demo-lead-002',
@@ -107,7 +113,7 @@ export const replaceCalendarEventBody = z
   .superRefine(startNotAfterEnd)
   .meta({
     id: 'CalendarEventReplacement',
-    description: 'The whole event; every property but uniqueId is required.',
+    description: 'The whole event; every property but uniqueId and leadUniqueId is required.',
     example: {
       uniqueId: 'demo-event-001',
       calendarCode: 'B2B-SALES-CAL',
