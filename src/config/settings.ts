@@ -84,10 +84,14 @@ const schema = z.object({
   REQUIRE_HTTPS: boolean.default(false),
   TRUST_PROXY: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Largest JSON request body (a single import, a hook, a do-not-call list). As large as one bulk
+   * row (BULK_ROW_MAX_BYTES): a lead imported alone may hold what it may hold in a bulk body.
+   */
   BODY_LIMIT: z
     .string()
     .regex(/^\d+(b|kb|mb)$/i, 'must look like 100kb or 1mb')
-    .default('100kb'),
+    .default('1mb'),
   /** Failed logins one client address may have per LOGIN_FAILURE_WINDOW_MS before a 429. */
   LOGIN_FAILURES_PER_ADDRESS: positiveInt.default(30),
   /** Failed logins one client address may have against one username per window before a 429. */

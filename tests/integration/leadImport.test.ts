@@ -307,10 +307,17 @@ describe('POST /api/leads', () => {
       expect(res.body).toMatchObject({ code: 'invalid_body', errors: [{ field: 'CampaignCode' }] });
     });
 
-    it('when the body is over the size limit, then 413', async () => {
-      const res = await post({ CampaignCode: w.campaigns.b2b, Data: { Name: 'x'.repeat(200_000), Telefon: '12345678' } });
+    it('when the body is over the size limit, then 413; values each within their limit fill a body as large as a bulk row', async () => {
+      const values = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`Extra${i}`, 'x'.repeat(60_000)]));
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: { ...validData(), ...values(20) } });
       expect(res.status).toBe(413);
-      expect((res.body as Problem).code).toBe('payload_too_large');
+      expect(res.body).toMatchObject({ code: 'payload_too_large', detail: 'the request body is over the size limit' });
+      const two = await post({
+        CampaignCode: w.campaigns.b2b,
+        Data: { ...validData(), Name: 'x'.repeat(60_000), Customer: uniq('C-') + 'y'.repeat(60_000) },
+      });
+      expect(two.status).toBe(200);
+      expect((two.body as ImportResult).success).toBe(true);
     });
   });
 
