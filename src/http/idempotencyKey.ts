@@ -19,12 +19,9 @@ export function idempotencyKey(req: Request): string | undefined {
 
 /** 409: the key was first used with another request. */
 export function idempotencyKeyReused(): HttpProblem {
-  // Same problem shape as invalid_body, with the status of a conflict with an earlier request.
   return new HttpProblem(
-    'invalid_body',
+    'conflict',
     'Idempotency-Key: this key was already used with a different request; use a new key for a new import',
     [{ parameter: 'Idempotency-Key', message: 'was already used with a different request' }],
-    {},
-    [409, 'Conflict'],
   );
 }

@@ -68,10 +68,9 @@ const ENTRIES: Record<ProblemCode, Entry> = {
       'The body is not valid JSON, or not a JSON object where one is expected (whatever the Content-Type header says, the body is read as JSON).',
       'A required property is missing or has the wrong type, for example a lead import without `CampaignCode`, or `data` values that are not strings; the property is named in `errors[].field`.',
       'A reference in the body does not exist, for example an unknown campaign or calendar code.',
-      'With status 409: an `Idempotency-Key` that was already used with a different body.',
     ],
     whatToDo:
-      'Correct the body as `errors` says and send it again. For a 409, send the new request with a new Idempotency-Key. A lead whose data fails its lead definition is not this problem: that answers 200 with `success: false`.',
+      'Correct the body as `errors` says and send it again. A lead whose data fails its lead definition is not this problem: that answers 200 with `success: false`.',
     example: () => ({
       problem: invalidBody('CampaignCode: is required', [{ field: 'CampaignCode', message: 'is required' }]),
       instance: '/api/leads',
@@ -138,9 +137,13 @@ const ENTRIES: Record<ProblemCode, Entry> = {
     }),
   },
   conflict: {
-    meaning: 'The resource is in a state that does not allow this change.',
-    whenAnswered: ['A `PATCH /leads/{UniqueId}` of a lead that was anonymized: an Anonymized lead does not change any more.'],
-    whatToDo: 'Do not retry: the state will not change. Read the resource again to see its state.',
+    meaning: 'The resource is in a state that does not allow this change, or the Idempotency-Key belongs to another request.',
+    whenAnswered: [
+      'A `PATCH /leads/{UniqueId}` of a lead that was anonymized: an Anonymized lead does not change any more.',
+      'An `Idempotency-Key` that was already used with a different request (`errors[].parameter` is `Idempotency-Key`); in a bulk import, also a key another request with it is storing rows under at the same time, as the element that ends the answer.',
+    ],
+    whatToDo:
+      'For an anonymized lead, do not retry: the state will not change. For a key used with another request, send the new request with a new Idempotency-Key; for a key in use by a request still running, retry once that request has ended.',
     example: () => ({
       problem: new HttpProblem('conflict', 'the lead is Anonymized and cannot be changed'),
       instance: '/api/leads/3f2b6a4e-0c1d-4e8a-9b7f-2d5c8e1a6b40',

@@ -401,7 +401,7 @@ describe('POST /api/leads', () => {
       const res = await post({ CampaignCode: w.campaigns.b2b, Data: other }).set('Idempotency-Key', key);
       expect(res.status).toBe(409);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(res.body).toMatchObject({ status: 409, code: 'invalid_body' });
+      expect(res.body).toMatchObject({ status: 409, code: 'conflict' });
       expect(await leadsWithKey(other.Customer)).toHaveLength(0);
     });
 

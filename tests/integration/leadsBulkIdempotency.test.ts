@@ -76,7 +76,7 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
     await bulk(ndjson(tag, 1, 10), key).expect(200);
     const otherRows = await bulk(ndjson(tag, 1, 9) + ndjson(`${tag}X`, 10, 1), key);
     expect(otherRows.status).toBe(409);
-    expect(JSON.parse(otherRows.body as string)).toMatchObject({ status: 409, code: 'invalid_body' });
+    expect(JSON.parse(otherRows.body as string)).toMatchObject({ status: 409, code: 'conflict' });
     const otherPool = await bulk(ndjson(tag, 1, 10), key, { LeadPool: 'Another pool' });
     expect(otherPool.status).toBe(409);
     expect(await storedWith(tag)).toBe(10);
@@ -236,7 +236,7 @@ describe('POST /api/leads/bulk with an Idempotency-Key', () => {
     finishFirst(ndjson(tag, 101, 50));
     expect(await first).toBe(200);
     const elements = JSON.parse(firstAnswer) as (RowResult | { status: number; code: string; rows: number })[];
-    expect(elements[elements.length - 1]).toMatchObject({ status: 409, code: 'invalid_body', rows: 100 });
+    expect(elements[elements.length - 1]).toMatchObject({ status: 409, code: 'conflict', rows: 100 });
     expect((elements.slice(0, -1) as RowResult[]).map((r) => r.uniqueId)).toEqual(results.slice(0, 100).map((r) => r.uniqueId));
     expect(await storedWith(tag)).toBe(results.filter((r) => r.success).length);
   });

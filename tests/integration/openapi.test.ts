@@ -256,7 +256,7 @@ describe('OpenAPI document', () => {
         });
       }
       expect(schemas.NewCalendarEvent!.required?.sort()).toEqual(
-        ['calendarCode', 'leadUniqueId', 'title', 'notes', 'start', 'end', 'source', 'externalId'].sort(),
+        ['calendarCode', 'title', 'notes', 'start', 'end', 'source', 'externalId'].sort(),
       );
       const deletion = (doc.paths!['/calendars/events/{UniqueId}'] as Record<string, Operation>).delete!;
       expect(deletion.requestBody).toMatchObject({ required: false });

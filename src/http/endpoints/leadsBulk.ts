@@ -58,7 +58,7 @@ function stopProblem(stop: BulkStop): HttpProblem {
       `the campaign was removed or left the account's projects during the import; ${read}, the rest was not stored`,
     ],
     key_conflict: [
-      'invalid_body',
+      'conflict',
       `Idempotency-Key: another request with this key stored rows meanwhile, or this body's rows differ from its; ${read}, the rest was not stored`,
     ],
     idle: [
@@ -70,10 +70,7 @@ function stopProblem(stop: BulkStop): HttpProblem {
   const [code, detail] = problems[stop.reason];
   if (stop.reason === 'idle') return new HttpProblem(code, detail, undefined, {}, [408, 'Request timeout']);
   if (stop.reason === 'key_conflict')
-    return new HttpProblem(code, detail, [{ parameter: 'Idempotency-Key', message: 'is in use by another request' }], {}, [
-      409,
-      'Conflict',
-    ]);
+    return new HttpProblem(code, detail, [{ parameter: 'Idempotency-Key', message: 'is in use by another request' }]);
   return new HttpProblem(code, detail, stop.reason === 'header' ? stop.errors : undefined);
 }
 
