@@ -1398,7 +1398,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description A calendar event to create; every property is required.
+         * @description A calendar event to create; every property but leadUniqueId is required.
          * @example {
          *       "calendarCode": "B2B-SALES-CAL",
          *       "leadUniqueId": "demo-lead-002",
@@ -1413,8 +1413,8 @@ export interface components {
         NewCalendarEvent: {
             /** @description Code of an existing calendar in one of the account’s projects. */
             calendarCode: string;
-            /** @description Unique id of the lead the event is about. */
-            leadUniqueId: string;
+            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out or empty: an event about no lead (answered as empty). `null` is read as empty. */
+            leadUniqueId?: string;
             /** @description Title of the event. */
             title: string;
             /** @description Notes; may be empty. `null` is read as empty. */
@@ -1435,7 +1435,7 @@ export interface components {
             externalId: string;
         };
         /**
-         * @description The whole event; every property but uniqueId is required.
+         * @description The whole event; every property but uniqueId and leadUniqueId is required.
          * @example {
          *       "uniqueId": "demo-event-001",
          *       "calendarCode": "B2B-SALES-CAL",
@@ -1453,8 +1453,8 @@ export interface components {
             uniqueId?: string | null;
             /** @description Code of an existing calendar in one of the account’s projects. */
             calendarCode: string;
-            /** @description Unique id of the lead the event is about. */
-            leadUniqueId: string;
+            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out or empty: an event about no lead (answered as empty). `null` is read as empty. */
+            leadUniqueId?: string;
             /** @description Title of the event. */
             title: string;
             /** @description Notes; may be empty. `null` is read as empty. */
