@@ -63,12 +63,17 @@ export interface EndpointContext<Q, P, B> {
   sendText: (contentType: string, text: string) => Promise<undefined>;
   /** Adds rows this request's streamed body wrote to its service's exported rows (lcm_export_rows_total). */
   countRows: (rows: number) => void;
+  /** What the endpoint's `admit` holds for this request (undefined without one). */
+  admitted: Admitted | undefined;
   /** The primary: writes, reads right after a write, small lookups. Exports use `exports.source`. */
   db: Knex;
   /** Injected so tests can move through production hours, periods and midnights. */
   clock: () => Date;
   logger: Logger;
 }
+
+/** Something held for a request by its endpoint's `admit`: giving it back is harmless when done twice. */
+export type Admitted = () => Promise<void>;
 
 /** What a handler returns: a value (rendered as JSON or HTML), nothing (it streamed), or an empty status. */
 export type EndpointResult = { status?: number; body: unknown; title?: string } | { status: 204 } | undefined;
@@ -112,6 +117,13 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   streamed?: boolean;
   /** Counted against the account's request limits (false for health, metrics, docs). */
   counted?: boolean;
+  /**
+   * Runs after authentication and the rights check but before the request is counted, as the
+   * export cap does: it may refuse (a 429 or 503 that spends no quota) or hold something for the
+   * request (an event stream's slot). What it holds is given back when the response is done; the
+   * handler finds it as `admitted`.
+   */
+  admit?: (req: Request, account: AccountContext) => Promise<Admitted | undefined>;
   query?: QS;
   params?: PS;
   body?: BS;

@@ -4,6 +4,7 @@ import type { Logger } from '../config/logger';
 import type { SelectableEvent } from '../domain/liveEvents';
 import type { EventFeed } from './eventFeed';
 import { EventStream } from './eventStream';
+import type { ReleaseSlot } from '../data/streamSlots';
 import type { EventPage, EventReaderFormat, ListedEvent } from './liveEventReads';
 import { sendExport, ExportSendOptions } from './exportResponse';
 import { HttpProblem } from './problem';
@@ -30,14 +31,18 @@ const STREAM_RETRY_AFTER_SECONDS = 5;
 /** The reconnection delay the stream suggests to clients: a stream ended on shutdown is taken up elsewhere at once. */
 const RECONNECT_MS = 1000;
 
-export async function sendEventStream(request: EventRequest, options: { stallTimeoutMs: number | undefined }): Promise<void> {
-  const { feed } = request;
+/**
+ * One of the account's EVENTS_MAX_STREAMS slots for a stream about to open, taken before the
+ * request is counted: a stream refused because the account has all its streams open (429) or
+ * because this server is stopping (503) spends no quota.
+ */
+export async function takeStreamSlot(feed: EventFeed, accountId: number): Promise<ReleaseSlot> {
   if (feed.closing) {
     throw new HttpProblem('service_unavailable', 'this server is stopping; reconnect', undefined, { 'Retry-After': '1' });
   }
   let release;
   try {
-    release = await feed.slots.take(request.accountId);
+    release = await feed.slots.take(accountId);
   } catch (err) {
     const problem = new HttpProblem('service_unavailable', 'open event streams cannot be counted now; retry shortly', undefined, {
       'Retry-After': '2',
@@ -53,6 +58,16 @@ export async function sendEventStream(request: EventRequest, options: { stallTim
       { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) },
     );
   }
+  return release;
+}
+
+/** The stream, on the slot takeStreamSlot took for it (given back when the stream ends). */
+export async function sendEventStream(
+  request: EventRequest,
+  release: ReleaseSlot,
+  options: { stallTimeoutMs: number | undefined },
+): Promise<void> {
+  const { feed } = request;
   let first: EventPage;
   try {
     first = await request.read(request.after);

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
-import type { Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
+import type { Admitted, Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
 import type { ExportOptions } from './exportStream';
 import { compressBody, compressOneShotFrom, negotiateCoding } from './compression';
 import { ifNoneMatchMatches } from './conditionalRequest';
@@ -147,7 +147,7 @@ const NO_PROJECTS: ProjectScope = projectScope([]);
 
 type Input = Record<string, unknown>;
 type Context = EndpointContext<Input, Input, Input>;
-type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation' | 'dateTimeFormat' | 'countRows'>;
+type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'representation' | 'dateTimeFormat' | 'countRows' | 'admitted'>;
 
 /**
  * A handler's context, computed once here so handlers do not repeat it: the project scope,
@@ -168,6 +168,7 @@ class RequestContext implements Context {
   readonly representation: Representation;
   readonly dateTimeFormat: Context['dateTimeFormat'];
   readonly countRows: Context['countRows'];
+  readonly admitted: Context['admitted'];
   readonly account: AccountContext;
   readonly scope: ProjectScope;
   readonly zone: string;
@@ -187,6 +188,7 @@ class RequestContext implements Context {
     this.representation = parsed.representation;
     this.dateTimeFormat = parsed.dateTimeFormat;
     this.countRows = parsed.countRows;
+    this.admitted = parsed.admitted;
     this.account = account!;
     this.scope = account === undefined ? NO_PROJECTS : projectScope(account.projectPatterns);
     this.#services = services;
@@ -285,6 +287,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
 
   /** The chain of one endpoint, from authentication to the handler's answer. */
   async function handle(endpoint: Endpoint, req: Request, res: Response, timer: RequestTimer): Promise<void> {
+    let admitted: Admitted | undefined;
     if (endpoint.access.kind !== 'public') {
       await runMiddleware(options.authenticate, req, res);
       const account = req.account!;
@@ -304,6 +307,16 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
           throw err;
         }
         whenResponseDone(res, release);
+      }
+      if (endpoint.admit) {
+        try {
+          admitted = await endpoint.admit(req, account);
+        } catch (err) {
+          if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
+          throw err;
+        }
+        const held = admitted;
+        if (held) whenResponseDone(res, () => void held());
       }
       if (endpoint.counted !== false) {
         const counted = await countRequest(endpoint, account, req, res, services);
@@ -327,7 +340,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.
     const dateTimeFormat = endpoint.dateTimes && req.account ? answerDateTimeFormat(req, res, req.account.dateTimeFormat) : 'Offset';
     const context = new RequestContext(
-      { req, res, query, params, body, representation, dateTimeFormat, countRows: timer.countRows },
+      { req, res, query, params, body, representation, dateTimeFormat, countRows: timer.countRows, admitted },
       req.account,
       services,
     );

@@ -313,6 +313,9 @@ describe('GET /api/events', () => {
       expect(refused.status).toBe(429);
       expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(refused.headers['retry-after']).toBeDefined();
+      // Refused before it was counted: it spends nothing of the daily limit.
+      expect(refused.headers['x-rate-limit-remaining']).toBeDefined();
+      expect(refused.headers['x-rate-limit-remaining']).toBe(opened[2]!.headers['x-rate-limit-remaining']);
       await refused.ended;
       expect(JSON.parse(refused.body()) as { code: string }).toMatchObject({ code: 'rate_limited' });
       // Another account is not affected.

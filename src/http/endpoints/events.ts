@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import { defineEndpoint, Endpoint, anyAccount } from '../endpoint';
 import { forbidden, invalidParameter } from '../problem';
 import type { Settings } from '../../config/settings';
@@ -6,13 +7,25 @@ import { eventSelector, readableEventTypes } from '../../domain/liveEvents';
 import { campaignCodesOf, streamPositions } from '../../data/liveEvents';
 import type { EventFeed } from '../eventFeed';
 import { DEFAULT_EVENT_LIST, eventListOut, eventsQuery, parseLastEventId } from '../schemas/events';
-import { sendEventList, sendEventStream } from '../liveEventResponse';
+import { sendEventList, sendEventStream, takeStreamSlot } from '../liveEventResponse';
+import { negotiate } from '../negotiate';
 
 /**
  * GET /events: what happens to leads, calls and calendar events, as Server-Sent Events or as a
  * JSON list to poll (docs/decisions.md, "Live events"). The events and their rights are the
  * hooks': the same table, the same envelope, a Get right on each event's resource.
  */
+/** Whether the request will be answered with a stream (a 406 is decided later, as for any endpoint). */
+function asksForStream(req: Request): boolean {
+  try {
+    return negotiate(req, REPRESENTATIONS) === 'events';
+  } catch {
+    return false;
+  }
+}
+
+const REPRESENTATIONS = ['json', 'events'] as const;
+
 export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS_MAX_STREAMS' | 'EVENTS_HEARTBEAT_MS'>): Endpoint[] {
   const listEventsEndpoint = defineEndpoint({
     service: 'events',
@@ -28,17 +41,19 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
       `and a \`: heartbeat\` comment every ${settings.EVENTS_HEARTBEAT_MS / 1000} s (EVENTS_HEARTBEAT_MS). ` +
       'It starts with the kept events after `Last-Event-ID` (or `After`), then sends new ones as they commit; a client that reconnects with the last id it got misses nothing and gets nothing twice, whichever server answers. ' +
       'Without either it starts with what commits from now on. ' +
-      `An account may have ${settings.EVENTS_MAX_STREAMS} streams open at once (EVENTS_MAX_STREAMS) across all servers; one more is a 429. ` +
+      `An account may have ${settings.EVENTS_MAX_STREAMS} streams open at once (EVENTS_MAX_STREAMS) across all servers; one more is a 429, which is not counted. ` +
       'A stream is one counted request, however long it runs. A server that stops ends its streams; the client reconnects and resumes. Streams are not compressed. ' +
       '\n\nWith JSON (the default) the answer lists up to `Limit` events after `After` (from the oldest kept one without it): poll again with the last `id` as `After`. ' +
       'Events are kept for EVENTS_RETENTION (7 days by default).',
     tags: ['Events'],
     access: anyAccount,
-    representations: ['json', 'events'],
+    representations: REPRESENTATIONS,
     streamed: true,
     dateTimes: true,
     query: eventsQuery,
     response: eventListOut,
+    // A stream's slot is taken before the request is counted: a refused stream spends no quota.
+    admit: (req, account) => (asksForStream(req) ? takeStreamSlot(feed, account.id) : Promise.resolve(undefined)),
     errorStatuses: [403],
     headers: [
       {
@@ -47,7 +62,7 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
           'The id of the last event this client received (EventSource sends it when it reconnects). Takes precedence over `After`.',
       },
     ],
-    async handler({ query, req, res, account, representation, dateTimeFormat, db, logger, exports }) {
+    async handler({ query, req, res, account, representation, dateTimeFormat, db, logger, exports, admitted }) {
       const readable = readableEventTypes(account.rights);
       const types = query.Events ? [...new Set(query.Events)] : readable;
       const unreadable = types.filter((t) => !readable.includes(t));
@@ -84,7 +99,8 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
         logger,
       };
       if (representation === 'events') {
-        await sendEventStream({ ...request, after: asked ?? positions.committed }, { stallTimeoutMs: exports.stallTimeoutMs });
+        if (!admitted) throw new Error('an event stream opened without its slot');
+        await sendEventStream({ ...request, after: asked ?? positions.committed }, admitted, { stallTimeoutMs: exports.stallTimeoutMs });
       } else {
         await sendEventList({ ...request, after: asked ?? 0 }, query.Limit ?? DEFAULT_EVENT_LIST, {
           ...(exports.compression ? { compression: exports.compression } : {}),
