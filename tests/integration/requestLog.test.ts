@@ -125,6 +125,19 @@ describe('the account request log', () => {
     expect(stored).not.toContain(w.accounts.full.auth.slice('Basic '.length));
   });
 
+  it('when a query value holds the request’s own password or Basic token under any name, then that value is not logged', async () => {
+    const id = uniq('log-own-');
+    const token = w.accounts.full.auth.slice('Basic '.length);
+    await request(t.app)
+      .get(
+        `/api/myaccount?q=${encodeURIComponent(w.accounts.full.password)}&x=${encodeURIComponent(token)}&note=${encodeURIComponent(`pw ${w.accounts.full.password}`)}&keep=1`,
+      )
+      .set('Authorization', w.accounts.full.auth)
+      .set('X-Request-Id', id)
+      .expect(200);
+    expect((await entryOf(w.accounts.full.auth, id)).path).toBe('/api/myaccount?q=[redacted]&x=[redacted]&note=[redacted]&keep=1');
+  });
+
   it('when a request has no valid credentials, then nothing is logged for it', async () => {
     const id = uniq('log-401-');
     await request(t.app).get('/api/myaccount').set('Authorization', 'Basic bm9ib2R5Om5vcGU=').set('X-Request-Id', id).expect(401);
