@@ -4,6 +4,7 @@ import zlib from 'node:zlib';
 import { promisify } from 'node:util';
 import type { ContentCoding } from './compression';
 import { escapeHtml } from './html';
+import { HttpProblem } from './problem';
 import { API_REFERENCE_PACKAGE } from '../config/paths';
 
 /**
@@ -20,6 +21,22 @@ function scalarBundlePath(): string {
   // "Runtime"). It exports only ES entry points; its main file sits in dist/, the bundle beside it.
   const main = require.resolve('@scalar/api-reference', { paths: [API_REFERENCE_PACKAGE] });
   return path.join(main.slice(0, main.lastIndexOf(`${path.sep}dist${path.sep}`)), 'dist', 'browser', 'standalone.js');
+}
+
+/** The bundle's bytes; a 503 naming the cause when the package is not installed (not a 500). */
+async function readBundle(): Promise<Buffer> {
+  try {
+    return await fs.readFile(scalarBundlePath());
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'MODULE_NOT_FOUND' && code !== 'ENOENT') throw err;
+    const problem = new HttpProblem(
+      'service_unavailable',
+      'the interactive reference is not installed on this server (npm ci installs it in packages/api-reference); /api/docs/reference is the plain one',
+    );
+    problem.cause = err;
+    throw problem;
+  }
 }
 
 const compressWith: Record<ContentCoding, (body: Buffer) => Promise<Buffer>> = {
@@ -41,7 +58,7 @@ export function scalarBundle(coding: ContentCoding | undefined): Promise<Buffer>
   const key = coding ?? 'identity';
   let bundle = bundles.get(key);
   if (bundle === undefined) {
-    bundle = coding === undefined ? fs.readFile(scalarBundlePath()) : scalarBundle(undefined).then(compressWith[coding]);
+    bundle = coding === undefined ? readBundle() : scalarBundle(undefined).then(compressWith[coding]);
     bundles.set(key, bundle);
     bundle.catch(() => bundles.delete(key));
   }
