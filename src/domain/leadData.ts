@@ -90,6 +90,7 @@ export function leadDataMapper(
   return (input) => {
     const data: Record<string, string> = {};
     const errors: LeadDataError[] = [];
+    const givenAs = new Map<LeadFieldRule, { key: string; value: string }>();
     for (const key of Object.keys(input)) {
       const value = input[key]!;
       const field = byKey.get(key.toLowerCase());
@@ -98,6 +99,12 @@ export function leadDataMapper(
         continue;
       }
       if (value.trim() === '') continue;
+      const first = givenAs.get(field);
+      if (first !== undefined) {
+        if (first.value !== value) errors.push({ field: key, message: sameFieldTwiceMessage(first.key) });
+        continue;
+      }
+      givenAs.set(field, { key, value });
       const problem = checkValue(field.type, value, zone);
       if (problem) errors.push({ field: key, message: problem });
       else data[field.name] = value;
@@ -114,6 +121,14 @@ export function leadDataMapper(
       errors,
     };
   };
+}
+
+/**
+ * Two keys of one body naming the same field (in two casings, or its name and its import name)
+ * with different values: which was meant cannot be told, so neither is taken silently.
+ */
+export function sameFieldTwiceMessage(firstKey: string): string {
+  return `names the same field as ${firstKey} with a different value: send one of them`;
 }
 
 /**

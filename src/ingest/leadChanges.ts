@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { defaultPhoneRegion } from '../config/platform';
 import type { EntryAccessName } from '../domain/enums';
 import { ifMatchAccepts, ifMatchesAny, leadEntityTag } from '../domain/entityTag';
-import { canSeeField, LeadDataError, leadKeyFields, mapLeadData } from '../domain/leadData';
+import { canSeeField, LeadDataError, leadKeyFields, mapLeadData, sameFieldTwiceMessage } from '../domain/leadData';
 import { toE164 } from '../domain/phoneNumber';
 import {
   anonymizeLeadRows,
@@ -88,6 +88,13 @@ function checkPatchData(
     }
     if (!field.editable) {
       errors.push({ field: `data.${key}`, message: 'is not editable' });
+      continue;
+    }
+    const first = touched.get(field.name);
+    if (first !== undefined) {
+      const before = set[field.name] ?? null;
+      const now = value === null || value.trim() === '' ? null : value;
+      if (before !== now) errors.push({ field: `data.${key}`, message: sameFieldTwiceMessage(first) });
       continue;
     }
     touched.set(field.name, key);

@@ -151,6 +151,8 @@ describe('lead changes', () => {
       ['Anonymized as a status', { status: 'Anonymized' }, 'status'],
       ['a priority that is no integer', { priority: 1.5 }, 'priority'],
       ['data that is not an object of strings', { data: { Name: 5 } }, 'data.Name'],
+      ['one field under two names with different values', { data: { Name: 'One', NAME: 'Other' } }, 'data.NAME'],
+      ['one field set and removed under two names', { data: { Name: 'One', name: null } }, 'data.name'],
     ])('when the patch holds %s, then it is a 400 naming it and the lead is unchanged', async (_case, body, field) => {
       const id = await importLead();
       const before = await get(id);

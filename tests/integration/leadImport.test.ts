@@ -194,6 +194,17 @@ describe('POST /api/leads', () => {
       expect(res.body).toEqual({ success: false, errors: [{ field: 'Name', message: 'is required' }] });
     });
 
+    it('when two keys name one field with different values, then the error names the second; the same value twice is one value', async () => {
+      const res = await post({ CampaignCode: w.campaigns.b2b, Data: { ...validData(), name: 'Someone Else' } });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        success: false,
+        errors: [{ field: 'name', message: 'names the same field as Name with a different value: send one of them' }],
+      });
+      const same = await post({ CampaignCode: w.campaigns.b2b, Data: { ...validData(), NAME: 'Jens Ærø' } });
+      expect((same.body as ImportResult).success).toBe(true);
+    });
+
     it('when a field is unknown to the lead definition, then the error names it', async () => {
       const res = await post({ CampaignCode: w.campaigns.b2b, Data: { ...validData(), Shoe: '42' } });
       expect(res.status).toBe(200);
