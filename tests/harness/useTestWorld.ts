@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { createDb } from '../../src/data/db';
-import { createTestApp, TestApp, testDatabaseUrl } from './testApp';
+import { createDb, migrateLatest } from '../../src/data/db';
+import { createTestApp, TestApp, testDatabaseUrl, uniq } from './testApp';
 import { createWorld, World } from './world';
 
 /**
@@ -46,4 +46,30 @@ export function useTestDb(options: { timezone?: string; poolMax?: number } = {})
   const db = createDb({ url: testDatabaseUrl(), timezone: options.timezone ?? 'Europe/Copenhagen', poolMax: options.poolMax });
   afterAll(() => db.destroy());
   return db;
+}
+
+/**
+ * A database of the block's own on the test server, made (and migrated, unless `migrate` is
+ * false) before the block and dropped after it: for work whose effects reach beyond its own rows
+ * (partition maintenance moves whole months), or whose rows other files' work would change (a
+ * lifecycle sweep of the shared database moves every due lead).
+ */
+export function useOwnDatabase(options: { migrate?: boolean; timezone?: string } = {}): { db: Knex; url: string } {
+  const timezone = options.timezone ?? 'Europe/Copenhagen';
+  const name = `own_${uniq().replace(/-/g, '')}`;
+  const url = testDatabaseUrl().replace(/\/[^/]+$/, `/${name}`);
+  const own = { db: undefined as unknown as Knex, url };
+  let admin: Knex;
+  beforeAll(async () => {
+    admin = createDb({ url: testDatabaseUrl(), timezone });
+    await admin.raw(`create database ${name}`);
+    own.db = createDb({ url, timezone, poolMax: 5 });
+    if (options.migrate !== false) await migrateLatest(own.db);
+  });
+  afterAll(async () => {
+    await own.db?.destroy();
+    await admin.raw(`drop database if exists ${name} with (force)`);
+    await admin.destroy();
+  });
+  return own;
 }

@@ -2,7 +2,6 @@ import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import type { Client } from 'pg';
 import { prepareValue } from 'pg/lib/utils';
-import { createDb, migrateLatest } from '../../src/data/db';
 import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
 import { callWindowQuery, findVisibleCall, listRecordings, streamReadyPeriods } from '../../src/data/callRepository';
 import { projectScope } from '../../src/data/projectScope';
@@ -11,33 +10,11 @@ import { JOB_NAMES, listScheduledJobs, runScheduledJob } from '../../src/data/sc
 import { CALLS, findKey } from '../../src/data/uniqueIdRegistry';
 import { callCopySql, readyPeriodCopySql } from '../../src/data/exportQueries';
 import { main } from '../../src/app/main';
-import { testDatabaseUrl, uniq } from '../harness/testApp';
+import { uniq } from '../harness/testApp';
+import { useOwnDatabase } from '../harness/useTestWorld';
 
 const ZONE = 'Europe/Copenhagen';
 const ALL = projectScope(['*']);
-
-/**
- * Maintenance moves and drops whole months, so this file works in a database of its own rather
- * than the shared test database.
- */
-function useOwnDatabase(options: { migrate?: boolean } = {}): { db: Knex; url: string } {
-  const name = `part_${uniq().replace(/-/g, '')}`;
-  const url = testDatabaseUrl().replace(/\/[^/]+$/, `/${name}`);
-  const own = { db: undefined as unknown as Knex, url };
-  let admin: Knex;
-  beforeAll(async () => {
-    admin = createDb({ url: testDatabaseUrl(), timezone: ZONE });
-    await admin.raw(`create database ${name}`);
-    own.db = createDb({ url, timezone: ZONE, poolMax: 5 });
-    if (options.migrate !== false) await migrateLatest(own.db);
-  });
-  afterAll(async () => {
-    await own.db?.destroy();
-    await admin.raw(`drop database if exists ${name} with (force)`);
-    await admin.destroy();
-  });
-  return own;
-}
 
 const load = (db: Knex, ...records: Record<string, unknown>[]) =>
   loadNdjson(db, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: ZONE });
