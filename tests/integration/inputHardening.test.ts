@@ -235,6 +235,12 @@ describe('input hardening', () => {
       },
     );
 
+    it('when StartTime and TimeSpan have spaces around them, then they are read as without', async () => {
+      const spaced = `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=%202026-05-06T08:00:00Z%20&TimeSpan=%20PT1H%20`;
+      const res = await request(t.app).get(`/api/calls?${spaced}`).set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(200);
+    });
+
     it('when Limit is above the maximum the document gives, then the 400 says that maximum', async () => {
       const res = await request(t.app).get(`/api/calls?${window()}&Limit=9007199254740992`).set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(400);

@@ -10,11 +10,8 @@ import { DEFAULT_EVENT_LIST, eventListOut, eventsQuery, parseLastEventId } from 
 import { sendEventList, sendEventStream, takeStreamSlot } from '../liveEventResponse';
 import { negotiate } from '../negotiate';
 
-/**
- * GET /events: what happens to leads, calls and calendar events, as Server-Sent Events or as a
- * JSON list to poll (docs/decisions.md, "Live events"). The events and their rights are the
- * hooks': the same table, the same envelope, a Get right on each event's resource.
- */
+const REPRESENTATIONS = ['json', 'events'] as const;
+
 /** Whether the request will be answered with a stream (a 406 is decided later, as for any endpoint). */
 function asksForStream(req: Request): boolean {
   try {
@@ -24,8 +21,11 @@ function asksForStream(req: Request): boolean {
   }
 }
 
-const REPRESENTATIONS = ['json', 'events'] as const;
-
+/**
+ * GET /events: what happens to leads, calls and calendar events, as Server-Sent Events or as a
+ * JSON list to poll (docs/decisions.md, "Live events"). The events and their rights are the
+ * hooks': the same table, the same envelope, a Get right on each event's resource.
+ */
 export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS_MAX_STREAMS' | 'EVENTS_HEARTBEAT_MS'>): Endpoint[] {
   const listEventsEndpoint = defineEndpoint({
     service: 'events',

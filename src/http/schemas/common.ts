@@ -27,6 +27,8 @@ export const dateTimeParam = z
 
 export const timeSpanParam = z
   .string()
+  // Spaces around it are ignored, as around a DateTime.
+  .trim()
   .transform((value, ctx): TimeSpan => {
     try {
       return parseTimeSpan(value);
