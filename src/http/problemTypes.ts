@@ -65,7 +65,8 @@ const ENTRIES: Record<ProblemCode, Entry> = {
   invalid_body: {
     meaning: 'The request body cannot be used: it is not JSON, or a property is missing or invalid.',
     whenAnswered: [
-      'The body is not valid JSON, or not a JSON object where one is expected (whatever the Content-Type header says, the body is read as JSON).',
+      'The body is not valid JSON, or not a JSON object where one is expected. Every body is read as JSON whatever its Content-Type; one that is not JSON is this problem when it came as JSON or without a type, and a 415 when it came as another type (a form).',
+      'Bytes that are not valid UTF-8 in a UTF-8 body, or one property sent under two names with different values.',
       'A required property is missing or has the wrong type, for example a lead import without `CampaignCode`, or `data` values that are not strings; the property is named in `errors[].field`.',
       'A reference in the body does not exist, for example an unknown campaign or calendar code.',
     ],
@@ -94,10 +95,11 @@ const ENTRIES: Record<ProblemCode, Entry> = {
     whenAnswered: [
       'The account lacks the resource right the endpoint needs, for example Get on Calls for `/calls` (the rights of an account are shown by `/api/myaccount`).',
       'A write into a campaign or calendar whose project matches none of the account’s project patterns. (Reads never answer 403 for projects: data outside them is simply invisible.)',
+      'A request for what the account may not read although it may use the endpoint, for example `GET /events` naming events of a resource it has no Get right on.',
       'A plain-HTTP request to a server that requires HTTPS.',
     ],
     whatToDo:
-      'Do not retry unchanged. Ask the administrator of the account for the right or the project, or use HTTPS. A 403 spends no request quota.',
+      'Do not retry unchanged. Ask the administrator of the account for the right or the project, or use HTTPS. A 403 for a right the endpoint needs spends no request quota; one the endpoint decides from what was asked counts as an answered request, as a 400 does.',
     example: () => ({ problem: new HttpProblem('forbidden', 'this account lacks the Get right on Calls'), instance: '/api/calls' }),
   },
   not_found: {
@@ -164,7 +166,7 @@ const ENTRIES: Record<ProblemCode, Entry> = {
   payload_too_large: {
     meaning: 'The request body is over the server’s size limit.',
     whenAnswered: [
-      'A JSON body larger than the `BODY_LIMIT` setting of the server (100 kB unless the operator changed it).',
+      'A JSON body larger than the `BODY_LIMIT` setting of the server (1 MB unless the operator changed it).',
       'A lead data value larger than the `LEAD_VALUE_MAX_BYTES` setting (64 KiB unless the operator changed it) in `POST /leads` or `PATCH /leads/{UniqueId}`; `errors[].field` names it.',
       'A `POST /leads/bulk` body over `BULK_BODY_LIMIT`: a plain 413, or the last element of the answer once rows were answered.',
     ],
@@ -181,9 +183,10 @@ const ENTRIES: Record<ProblemCode, Entry> = {
     }),
   },
   service_unavailable: {
-    meaning: 'Something the API depends on is not reachable, so the request cannot be served now.',
+    meaning: 'The request cannot be served now: something the API depends on is not reachable, or the server is shedding load.',
     whenAnswered: [
-      'Reserved for a dependency known to be down. `/api/readyz` reports the same condition with status 503 and its own body (`{"status":"unavailable",…}`) rather than this problem.',
+      'The database cannot be reached (refused, restarting, failing over). `/api/readyz` reports the same condition with status 503 and its own body (`{"status":"unavailable",…}`) rather than this problem.',
+      'Load shedding, with `Retry-After`: the process runs as many exports as it may (`EXPORT_MAX_CONCURRENT`), no database connection came free in time, the queue of password checks is full, or the server is stopping (an event stream then reconnects elsewhere).',
     ],
     whatToDo: 'Retry later with back-off (for example 1, 2, 4, 8 seconds, with jitter).',
     example: () => ({ problem: new HttpProblem('service_unavailable', 'the database is not reachable'), instance: '/api/calls' }),
