@@ -324,9 +324,10 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
         if (!counted.allowed) throw rateLimited(endpoint.service, counted);
       }
     }
+    // Handlers that stream write their own answer; send() sets Vary on the others. Set before
+    // negotiating, and with one representation too: Accept then decides between it and a 406.
+    if ((endpoint.bulk || endpoint.streamed) && !endpoint.ownMediaType) res.vary('Accept');
     const representation = endpoint.ownMediaType ? endpoint.representations[0] : negotiate(req, endpoint.representations);
-    // Handlers that stream write their own answer; send() sets Vary on the others.
-    if ((endpoint.bulk || endpoint.streamed) && !endpoint.ownMediaType && endpoint.representations.length > 1) res.vary('Accept');
     const params = endpoint.params ? parseParams(endpoint.params, req.params as Record<string, unknown>) : {};
     const query = endpoint.query ? parseQuery(endpoint.query, req.query as Record<string, unknown>) : {};
     // The body is read only now, so a request without credentials is a 401 whatever its body,

@@ -59,11 +59,22 @@ export function negotiate(req: Request, offered: readonly [Representation, ...Re
   const accept = req.headers.accept;
   if (!accept || accept.trim() === '') return offered[0];
   const types = offered.map((r) => MEDIA[r]);
-  const chosen = new Negotiator({ headers: { accept: withoutMediaParameters(accept) } }).mediaType(types);
-  if (!chosen) {
-    throw new HttpProblem('not_acceptable', `this service answers ${types.join(' or ')}`);
-  }
-  return offered[types.indexOf(chosen)]!;
+  const negotiator = new Negotiator({ headers: { accept: withoutMediaParameters(accept) } });
+  const chosen = negotiator.mediaType(types);
+  if (chosen) return offered[types.indexOf(chosen)]!;
+  if (isCsvExport(offered) && negotiator.mediaType([MEDIA.json]) !== undefined) return 'csv';
+  throw new HttpProblem('not_acceptable', `this service answers ${types.join(' or ')}`);
+}
+
+/**
+ * A CSV export's path names its format (`/calls/csv`, `/rawleads`, `/leads/csv`), and its
+ * family's other format is JSON. Clients of the live service send their stack's default Accept
+ * to it (HttpClient's `application/json`, old RestSharp's list of JSON and XML types) and expect
+ * the file: an Accept that allows JSON gets the CSV, which the path asked for; one that allows
+ * neither (`text/html`) is still a 406 (docs/decisions.md, Wire).
+ */
+function isCsvExport(offered: readonly Representation[]): boolean {
+  return offered.length === 1 && offered[0] === 'csv';
 }
 
 export const mediaType = (r: Representation): string => MEDIA[r];

@@ -117,7 +117,7 @@ const ENTRIES: Record<ProblemCode, Entry> = {
   not_acceptable: {
     meaning: 'The endpoint cannot answer any of the media types the `Accept` header allows.',
     whenAnswered: [
-      'Small services answer `application/json` and `text/html`; exports answer `application/json` or their CSV (`text/csv`) and never HTML, so `Accept: text/html` there is refused.',
+      'Small services answer `application/json` and `text/html`; exports answer `application/json` or their CSV (`text/csv`) and never HTML, so `Accept: text/html` there is refused. A CSV export (`/calls/csv`, `/rawleads`, `/leads/csv`) answers its CSV to an Accept that allows JSON too.',
     ],
     whatToDo: 'Send no `Accept` header (JSON is the default), `*/*`, or one of the media types the endpoint lists in the OpenAPI document.',
     example: () => ({

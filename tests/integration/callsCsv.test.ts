@@ -463,5 +463,21 @@ describe('GET /api/calls/csv', () => {
   it('when the client accepts only text/html, then it is a 406', async () => {
     const res = await csv({ OrgCode: w.units.root, ...WINDOW }).set('Accept', 'text/html');
     expect(res.status).toBe(406);
+    expect(res.headers.vary).toMatch(/\bAccept\b/);
+  });
+
+  it.each([
+    ['HttpClient', 'application/json'],
+    ['old RestSharp', 'application/json, text/json, text/x-json, text/javascript, application/xml, text/xml'],
+  ])('when the client sends %s’s Accept, which allows JSON, then the path’s CSV comes', async (_client, accept) => {
+    const res = await csv({ OrgCode: w.units.root, ...WINDOW }).set('Accept', accept);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(res.headers.vary).toMatch(/\bAccept\b/);
+    expect(lines(res)[0]).toBe(HEADER);
+  });
+
+  it('when the client accepts only XML, then it is a 406', async () => {
+    expect((await csv({ OrgCode: w.units.root, ...WINDOW }).set('Accept', 'application/xml, text/xml')).status).toBe(406);
   });
 });

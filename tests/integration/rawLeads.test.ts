@@ -149,4 +149,15 @@ describe('GET /api/rawleads', () => {
     const res = await request(t.app).get(`/api/rawleads?${both()}`).set('Authorization', w.accounts.full.auth).set('Accept', 'text/html');
     expect(res.status).toBe(406);
   });
+
+  it('when the client accepts JSON (its HTTP stack’s default), then the CSV comes, on both paths', async () => {
+    for (const path of ['/api/rawleads', '/api/rawleads/csv']) {
+      const res = await request(t.app)
+        .get(`${path}?${both()}`)
+        .set('Authorization', w.accounts.full.auth)
+        .set('Accept', 'application/json');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/csv/);
+    }
+  });
 });

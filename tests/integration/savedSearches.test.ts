@@ -305,13 +305,17 @@ describe('saved searches', () => {
       expect((res.body as Problem).errors[0]!.parameter).toBe('Encoding');
     });
 
-    it('when the client accepts only JSON, then 406', async () => {
-      const res = await request(t.app)
-        .get('/api/leads/csv')
-        .query({ searchName: names.open, modifiedFrom: '2026-01-01' })
-        .set('Authorization', w.accounts.full.auth)
-        .set('Accept', 'application/json');
-      expect(res.status).toBe(406);
+    it('when the client accepts only JSON (its HTTP stack’s default), then the path’s CSV comes; only HTML is a 406', async () => {
+      const asked = (accept: string) =>
+        request(t.app)
+          .get('/api/leads/csv')
+          .query({ searchName: names.open, modifiedFrom: '2026-01-01' })
+          .set('Authorization', w.accounts.full.auth)
+          .set('Accept', accept);
+      const res = await asked('application/json');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^text\/csv/);
+      expect((await asked('text/html')).status).toBe(406);
     });
   });
 });
