@@ -36,8 +36,10 @@ function dataObject(value: Record<string, unknown>, prefix: string, maxValueByte
   const errors: LeadDataError[] = [];
   for (const [key, v] of Object.entries(value)) {
     const field = prefix + key;
+    // null is an empty value (.NET writes an unset string as null), which counts as absent.
+    if (v === null) continue;
     if (typeof v !== 'string') {
-      errors.push({ field, message: 'must be a string' });
+      errors.push({ field, message: 'must be a string or null' });
       continue;
     }
     const problem = textProblem(key) ?? (isLargerThan(v, maxValueBytes) ? valueTooLargeMessage(maxValueBytes) : textProblem(v));

@@ -69,6 +69,8 @@ describe('POST /api/leads/bulk', () => {
         if (n === 250) return { Telefon: '+45 12 34 56 78', Customer: `${tag}-${n}` };
         if (n === 251) return { Name: `Lead ${n}`, Telefon: '+45 12 34 56 78', Colour: 'blue', Customer: `${tag}-${n}` };
         if (n === 600) return { Name: 42, Telefon: '+45 12 34 56 78' };
+        // null is an empty value, as .NET writes an unset string: absent, so the row is stored.
+        if (n === 601) return { Name: `Lead ${n}`, Telefon: `+45 12 ${String(n).padStart(6, '0')}`, Customer: `${tag}-${n}`, Email: null };
         if (n === 999) return 'just a string';
         return { Name: `Lead ${n}`, Telefon: `+45 12 ${String(n).padStart(6, '0')}`, Customer: `${tag}-${n}` };
       });
@@ -81,7 +83,7 @@ describe('POST /api/leads/bulk', () => {
       expect(results[16]!.errors).toEqual([{ field: 'Telefon', message: 'must be a phone number' }]);
       expect(results[249]!.errors).toEqual([{ field: 'Name', message: 'is required' }]);
       expect(results[250]!.errors).toEqual([{ field: 'Colour', message: "is not a field of the campaign's lead definition" }]);
-      expect(results[599]!.errors).toEqual([{ field: 'Name', message: 'must be a string' }]);
+      expect(results[599]!.errors).toEqual([{ field: 'Name', message: 'must be a string or null' }]);
       expect(results[998]!.errors).toEqual([{ field: '(row)', message: 'must be a JSON object' }]);
 
       const leads = await stored(results);

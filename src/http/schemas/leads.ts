@@ -71,10 +71,18 @@ export const importLeadBody = z.object({
     .trim()
     .min(1, 'must not be empty')
     .meta({ description: 'Code of the campaign the lead is imported into.', example: 'B2B-SALES-Q4' }),
-  Data: z.record(z.string(), z.string({ message: 'every value must be a string' }), { message: 'must be an object of strings' }).meta({
-    description: "Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string.",
-    example: { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' },
-  }),
+  Data: z
+    .record(
+      z.string(),
+      // null is an empty value (.NET writes an unset string as null), which counts as absent.
+      z.preprocess((v) => (v === null ? '' : v), z.string({ message: 'every value must be a string or null' })),
+      { message: 'must be an object of strings' },
+    )
+    .meta({
+      description:
+        "Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string; `null` or empty counts as absent.",
+      example: { CompanyName: 'Acme ApS', Phone: '+45 12 34 56 78' },
+    }),
   LeadPool: z.string({ message: 'must be a string' }).trim().max(200, 'must be at most 200 characters').nullish().meta({
     description:
       'Name of the lead pool (created when missing); `Pool` is accepted too. Absent or blank: `(auto) yyyy-MM-dd` of the platform-local date.',

@@ -6562,7 +6562,7 @@ export interface operations {
                      */
                     CampaignCode: string;
                     /**
-                     * @description Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string.
+                     * @description Lead data: field name or import name of the campaign's lead definition (case-insensitive) → value as a string; `null` or empty counts as absent.
                      * @example {
                      *       "CompanyName": "Acme ApS",
                      *       "Phone": "+45 12 34 56 78"
