@@ -1,22 +1,52 @@
 import type { Readable, Transform } from 'node:stream';
 import type { Response } from 'express';
+import { create as contentDisposition } from 'content-disposition';
 import { encoderStream, isUtf8 } from '../streams/encoding';
 import { rowsToText } from '../streams/rowsToText';
 
 /**
  * Characters a file name cannot hold on common systems become `_`: a `/` in a saved search's
  * name or an org code (`TRYG Forsikring A/S`) would otherwise leave only what follows it, as
- * attachment() keeps the last path segment. Control characters are the ones outside 20–7E and 80–FFFF.
+ * a download keeps only the last path segment. Control characters are the ones outside 20–7E and 80–FFFF.
  */
 function fileNameOf(name: string): string {
   return name.replace(/[\\/:*?"<>|]|[^\u0020-\u007e\u0080-\uffff]/g, '_');
 }
 
+/** Letters whose ASCII form is not their base letter with its marks taken off. */
+const ASCII_LETTERS: Record<string, string> = {
+  Ø: 'O',
+  ø: 'o',
+  Æ: 'AE',
+  æ: 'ae',
+  Œ: 'OE',
+  œ: 'oe',
+  ß: 'ss',
+  Đ: 'D',
+  đ: 'd',
+  Ł: 'L',
+  ł: 'l',
+  Þ: 'Th',
+  þ: 'th',
+};
+
+/**
+ * The name in ASCII for clients that do not read `filename*`: letters without their marks
+ * (`Å` → `A`, `Ø` → `O`), anything else outside ASCII `_`. Not `?`, which the library would
+ * put there and Windows does not allow in a file name.
+ */
+function asciiFileNameOf(name: string): string {
+  return name
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[^\u0020-\u007e]/g, (c) => ASCII_LETTERS[c] ?? '_');
+}
+
 /** Sets the headers of a CSV download: `text/csv; charset={encoding}` and an attachment name. */
 export function setCsvHeaders(res: Response, encoding: string, fileName: string): void {
   res.status(200);
-  // attachment() also sets a Content-Type from the extension: the charset goes on after it.
-  res.attachment(fileNameOf(fileName));
+  const name = fileNameOf(fileName);
+  res.setHeader('Content-Disposition', contentDisposition(name, { fallback: asciiFileNameOf(name) }));
   res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
 }
 

@@ -241,7 +241,7 @@ describe('saved searches', () => {
       expect(res.status).toBe(200);
       const safe = `Leads-Kunder A_S ${w.id} ø-20260506100000.csv`;
       const disposition = res.headers['content-disposition'] as string;
-      expect(disposition).toContain(`filename="${safe.replace('ø', '?')}"`);
+      expect(disposition).toContain(`filename="${safe.replace('ø', 'o')}"`);
       expect(disposition).toContain(`filename*=UTF-8''${encodeURIComponent(safe)}`);
     });
 
