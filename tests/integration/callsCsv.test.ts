@@ -386,8 +386,8 @@ describe('GET /api/calls/csv', () => {
     expect((res.body as Buffer).toString()).toContain(',"Sale; ""Big""\nNew",');
   });
 
-  it('when CsvFieldSeparator is a tab, then fields are split by tabs', async () => {
-    const res = await csv({ OrgCode: accentUser, ...WINDOW, csvfieldseparator: '\t' });
+  it.each(['\t', 'tab', 'TAB', '\\t'])('when CsvFieldSeparator is a tab (sent as %j), then fields are split by tabs', async (separator) => {
+    const res = await csv({ OrgCode: accentUser, ...WINDOW, csvfieldseparator: separator });
     expect(res.status).toBe(200);
     expect(lines(res)[0]).toBe(HEADER.replace(/;/g, '\t'));
   });

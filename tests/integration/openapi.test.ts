@@ -525,7 +525,7 @@ describe('OpenAPI document', () => {
       const csvSection = section.slice(0, section.indexOf('</section>'));
       expect(csvSection).toContain('Maximum number of items returned; not for paging.');
       expect(csvSection).toContain('Character encoding of the file; any encoding iconv-lite knows.');
-      expect(csvSection).toContain('Field separator, one character (<code>%09</code> for tab).');
+      expect(csvSection).toContain('Field separator, one character (a tab as <code>%09</code>, <code>tab</code> or <code>\\t</code>).');
     });
   });
 });

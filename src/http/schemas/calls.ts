@@ -40,8 +40,10 @@ export const encodingParam = z
 
 export const separatorParam = z
   .string()
+  // A tab is hard to put in a URL: `tab` and `\t` (backslash, t) name it too.
+  .transform((v) => (/^(tab|\\t)$/i.test(v) ? '\t' : v))
   .refine(isValidCsvSeparator, { message: 'must be one character other than ", ], \\, CR or LF' })
-  .meta({ description: 'Field separator, one character (`%09` for tab).', example: ';' });
+  .meta({ description: 'Field separator, one character (a tab as `%09`, `tab` or `\\t`).', example: ';' });
 
 /** The separator and encoding of a CSV export, when both are given and the encoding is known. */
 function separatorAndEncoding(q: object): { separator: string; encoding: string } | undefined {

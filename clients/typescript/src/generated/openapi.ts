@@ -4446,7 +4446,7 @@ export interface operations {
                 Include?: string[];
                 /** @description Character encoding of the file; any encoding iconv-lite knows. The name is case-insensitive. */
                 Encoding?: string;
-                /** @description Field separator, one character (`%09` for tab). The name is case-insensitive. */
+                /** @description Field separator, one character (a tab as `%09`, `tab` or `\t`). The name is case-insensitive. */
                 CsvFieldSeparator?: string;
             };
             header?: {
@@ -6754,7 +6754,7 @@ export interface operations {
                 project?: string;
                 /** @description Character encoding of the file; any encoding iconv-lite knows. The name is case-insensitive. */
                 Encoding?: string;
-                /** @description Field separator, one character (`%09` for tab). The name is case-insensitive. */
+                /** @description Field separator, one character (a tab as `%09`, `tab` or `\t`). The name is case-insensitive. */
                 CsvFieldSeparator?: string;
             };
             header?: {
@@ -7728,7 +7728,7 @@ export interface operations {
                 Limit?: number;
                 /** @description Character encoding of the file; any encoding iconv-lite knows. The name is case-insensitive. */
                 Encoding?: string;
-                /** @description Field separator, one character (`%09` for tab). The name is case-insensitive. */
+                /** @description Field separator, one character (a tab as `%09`, `tab` or `\t`). The name is case-insensitive. */
                 CsvFieldSeparator?: string;
             };
             header?: {
@@ -7867,7 +7867,7 @@ export interface operations {
                 Limit?: number;
                 /** @description Character encoding of the file; any encoding iconv-lite knows. The name is case-insensitive. */
                 Encoding?: string;
-                /** @description Field separator, one character (`%09` for tab). The name is case-insensitive. */
+                /** @description Field separator, one character (a tab as `%09`, `tab` or `\t`). The name is case-insensitive. */
                 CsvFieldSeparator?: string;
             };
             header?: {
