@@ -30,6 +30,15 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const PHONE = /^\+?[\d\s().\-/]*\d[\d\s().\-/]*$/;
 const NUMBER = /^[+-]?(\d+([.,]\d+)?|[.,]\d+)$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+// .NET clients write a date as a DateTime at midnight (`2026-12-01T00:00:00.0000000`, perhaps with
+// an offset): its date part is the value.
+const MIDNIGHT = /^(\d{4}-\d{2}-\d{2})T00:00(?::00(?:\.0+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/** The `yyyy-MM-dd` a date field's value gives, or undefined when it is no date. */
+function dateOf(value: string): string | undefined {
+  const v = value.trim();
+  return DATE.test(v) ? v : MIDNIGHT.exec(v)?.[1];
+}
 const BOOLEAN = /^(true|false|yes|no|1|0)$/i;
 
 function checkValue(type: FieldType, value: string, zone: string): string | undefined {
@@ -45,11 +54,12 @@ function checkValue(type: FieldType, value: string, zone: string): string | unde
       return EMAIL.test(v) ? undefined : 'must be an e-mail address';
     case 'phone':
       return PHONE.test(v) && v.replace(/\D/g, '').length >= 3 ? undefined : 'must be a phone number';
-    case 'date':
+    case 'date': {
+      const date = dateOf(v);
+      return date !== undefined && isDateTimeText(date, zone) ? undefined : 'must be a date (yyyy-MM-dd)';
+    }
     case 'datetime':
-      if (type === 'date' && !DATE.test(v)) return 'must be a date (yyyy-MM-dd)';
-      if (isDateTimeText(v, zone)) return undefined;
-      return type === 'date' ? 'must be a date (yyyy-MM-dd)' : 'must be an ISO 8601 date and time';
+      return isDateTimeText(v, zone) ? undefined : 'must be an ISO 8601 date and time';
   }
 }
 
@@ -107,7 +117,7 @@ export function leadDataMapper(
       givenAs.set(field, { key, value });
       const problem = checkValue(field.type, value, zone);
       if (problem) errors.push({ field: key, message: problem });
-      else data[field.name] = value;
+      else data[field.name] = field.type === 'date' ? dateOf(value)! : value;
     }
     for (const f of required) {
       if (data[f.name] === undefined && !errors.some((e) => byKey.get(e.field.toLowerCase()) === f)) {

@@ -228,6 +228,8 @@ describe('POST /api/leads', () => {
       ['Count', 'twelve', /number/],
       ['Born', '29-02-1980', /date/],
       ['Born', '1981-02-29', /date/],
+      ['Born', '1980-02-29T10:30:00', /date/],
+      ['Born', '1981-02-29T00:00:00', /date/],
       ['Seen', 'yesterday', /date and time/],
       ['Active', 'maybe', /true or false/],
       ['Mobile', 'call me', /phone/],
@@ -237,6 +239,18 @@ describe('POST /api/leads', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ success: false, errors: [{ field, message: expect.stringMatching(message) as jest.AsymmetricMatcher }] });
     });
+
+    it.each(['1980-02-29T00:00:00', '1980-02-29T00:00:00.0000000', '1980-02-29T00:00:00.0000000+01:00', '1980-02-29T00:00Z'])(
+      'when a date field gets %j (a DateTime at midnight, as .NET writes a date), then its date is stored',
+      async (value) => {
+        const res = await post({ CampaignCode: typed, Data: { Born: value } });
+        const result = res.body as ImportResult;
+        expect(result.success).toBe(true);
+        expect((await t.db('leads').where({ unique_id: result.uniqueId }).first<{ data: Record<string, string> }>('data'))!.data.Born).toBe(
+          '1980-02-29',
+        );
+      },
+    );
 
     it('when several fields fail, then every error is listed and no lead is created', async () => {
       const before = await t
