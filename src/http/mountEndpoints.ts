@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Admitted, Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
@@ -10,6 +9,7 @@ import { answersConditionally, toExpressPath } from './endpoint';
 import type { AppServices } from './services';
 import { negotiate, Representation } from './negotiate';
 import { parseBody, parseParams, parseQuery } from './requestParsing';
+import { jsonBodyReader, runMiddleware } from './jsonBody';
 import { HttpProblem, rateLimited } from './problem';
 import { renderHtmlPage } from './html';
 import { countRequest, showRateHeaders } from '../ratelimit/countRequests';
@@ -52,16 +52,6 @@ function databaseUnreachable(cause: unknown): HttpProblem {
   // Logged with the 503 (the error handler logs every 5xx that has a cause): the operator sees why.
   problem.cause = cause;
   return problem;
-}
-
-/** Runs an Express middleware as a promise (without promisify, which makes a function per call). */
-function runMiddleware(handler: express.RequestHandler, req: Request, res: Response): Promise<void> {
-  return new Promise((resolve, reject) => {
-    void handler(req, res, (err?: unknown) => {
-      if (err === undefined || err === null) resolve();
-      else reject(err instanceof Error ? err : new Error('middleware failed', { cause: err }));
-    });
-  });
 }
 
 /**
@@ -232,22 +222,7 @@ class RequestContext implements Context {
  */
 export function mountEndpoints(endpoints: Endpoint[], services: AppServices, options: MountOptions): Router {
   const router = Router();
-  // Any content type is read as JSON: a client that forgets the header still gets a precise 400.
-  // Bytes that are not UTF-8 in a UTF-8 body are a 400, as in a bulk body: decoded, they would be
-  // stored as U+FFFD, which is not what the client sent.
-  const jsonBody = express.json({
-    limit: services.settings.BODY_LIMIT,
-    type: () => true,
-    strict: false,
-    verify: (_req, _res, bytes, charset) => {
-      if (/^utf-?8$/i.test(charset) && !isUtf8(bytes)) {
-        throw new HttpProblem(
-          'invalid_body',
-          'the request body holds bytes that are not valid UTF-8 (or name its charset in Content-Type)',
-        );
-      }
-    },
-  });
+  const readJsonBody = jsonBodyReader(services.settings.BODY_LIMIT);
   for (const endpoint of endpoints) {
     router[endpoint.method](toExpressPath(endpoint.path), async (req: Request, res: Response) => {
       res.locals.service = endpoint.service;
@@ -264,26 +239,6 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     });
   }
   return router;
-
-  /**
-   * Reads the JSON body whatever the Content-Type says (a client that forgets the header gets
-   * the answer one that sends it gets). A body that is not JSON is a 400, unless the request
-   * said it is something else (`curl -d` sends application/x-www-form-urlencoded): then it is a
-   * 415 naming the type it was sent as and the type the endpoint reads.
-   */
-  async function readJsonBody(endpoint: Endpoint, req: Request, res: Response): Promise<void> {
-    try {
-      await runMiddleware(jsonBody, req, res);
-    } catch (err) {
-      const sentAs = req.get('Content-Type')?.split(';')[0]?.trim().toLowerCase();
-      if ((err as { type?: string }).type !== 'entity.parse.failed' || !sentAs || req.is(['json', '+json'])) throw err;
-      const reads = (endpoint.bodyMediaTypes ?? ['application/json']).join(' or ');
-      throw new HttpProblem(
-        'unsupported_media_type',
-        `the request body is sent as ${sentAs} and is not JSON; this endpoint reads ${reads}`,
-      );
-    }
-  }
 
   /** The chain of one endpoint, from authentication to the handler's answer. */
   async function handle(endpoint: Endpoint, req: Request, res: Response, timer: RequestTimer): Promise<void> {
@@ -335,7 +290,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     if (endpoint.body && endpoint.bodyMediaTypes && req.is(endpoint.bodyMediaTypes) === false) {
       throw new HttpProblem('unsupported_media_type', `the body must be sent as ${endpoint.bodyMediaTypes.join(' or ')}`);
     }
-    if (endpoint.body) await readJsonBody(endpoint, req, res);
+    if (endpoint.body) await readJsonBody(req, res, endpoint.bodyMediaTypes ?? ['application/json']);
     const rawBody: unknown = endpoint.bodyOptional && req.body === undefined ? {} : req.body;
     const body = endpoint.body ? parseBody(endpoint.body, rawBody, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.

@@ -1,3 +1,4 @@
+import iconv from 'iconv-lite';
 import request from 'supertest';
 import type { ProblemFieldError } from '../../src/http/problem';
 import { useTestWorld } from '../harness/useTestWorld';
@@ -188,6 +189,40 @@ describe('input hardening', () => {
         .send(Buffer.from(body(`${name} ø`), 'utf16le'));
       expect(utf16.status).toBe(200);
       expect(await stored()).toBe(1);
+    });
+
+    it.each([
+      ['windows-1252', 'windows-1252'],
+      ['ISO-8859-1', 'latin1'],
+      ['UTF8', 'utf8'],
+    ])('when a body names its charset as %s, then it is decoded from it', async (charset, encoding) => {
+      const name = `charset-${charset}-${w.id} Ærø`;
+      const body = `{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${JSON.stringify(name)},"telefon":"+45 12 34 56 78"}}`;
+      const res = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', `application/json; charset=${charset}`)
+        .serialize((bytes: unknown) => bytes as string)
+        .send(iconv.encode(body, encoding));
+      expect(res.status).toBe(200);
+      const stored = await t
+        .db('leads')
+        .where({ unique_id: (res.body as { uniqueId: string }).uniqueId })
+        .first<{ data: { Name: string } }>('data');
+      expect(stored!.data.Name).toBe(name);
+    });
+
+    it('when a body names a charset no encoder knows, or is not JSON in a named one, then 415 or 400', async () => {
+      const send = (charset: string, body: string) =>
+        request(t.app)
+          .post('/api/leads')
+          .set('Authorization', w.accounts.full.auth)
+          .set('Content-Type', `application/json; charset=${charset}`)
+          .send(body);
+      expect((await send('no-such-charset', '{}')).status).toBe(415);
+      const notJson = await send('windows-1252', '{"CampaignCode":');
+      expect(notJson.status).toBe(400);
+      expect((notJson.body as Problem).code).toBe('invalid_body');
     });
 
     it('when a surrogate pair (an emoji) is sent, then it is stored as text', async () => {
