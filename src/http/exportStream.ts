@@ -26,6 +26,17 @@ export interface ExportOptions {
   stallTimeoutMs?: number;
 }
 
+/** How a list streamed outside a session (do-not-call entries, a JSON list of events) is sent as the exports are. */
+export function sendOptionsOf(exports: ExportOptions): {
+  compression?: NonNullable<ExportOptions['compression']>;
+  stallTimeoutMs?: number;
+} {
+  return {
+    ...(exports.compression ? { compression: exports.compression } : {}),
+    ...(exports.stallTimeoutMs !== undefined ? { stallTimeoutMs: exports.stallTimeoutMs } : {}),
+  };
+}
+
 export interface ExportRequest {
   res: Response;
   logger: StreamLogger;

@@ -256,6 +256,19 @@ describe('do-not-call list', () => {
       const future = await get(`?ModifiedFrom=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`);
       expect(future.body).toEqual([]);
     });
+
+    it('when a client asks for gzip, then a list larger than the compression threshold comes compressed, as the exports do', async () => {
+      const before = new Date();
+      await post(Array.from({ length: 20 }, () => ({ phoneNumber: faroese(), note: 'a note long enough to pass the threshold' })));
+      const res = await request(t.app)
+        .get(`/api/donotcallnumbers?ModifiedFrom=${encodeURIComponent(before.toISOString())}`)
+        .set('Authorization', auth())
+        .set('Accept-Encoding', 'gzip');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-encoding']).toBe('gzip');
+      expect(res.headers.vary).toMatch(/Accept-Encoding/);
+      expect((res.body as unknown[]).length).toBeGreaterThanOrEqual(20);
+    });
   });
 
   describe('bad input', () => {

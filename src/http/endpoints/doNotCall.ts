@@ -1,6 +1,7 @@
 import { defineEndpoint, right } from '../endpoint';
 import { forbidden, HttpProblem, notFound } from '../problem';
-import { streamToResponse } from '../streamResponse';
+import { sendExport } from '../exportResponse';
+import { sendOptionsOf } from '../exportStream';
 import {
   addDoNotCallBody,
   addDoNotCallResponse,
@@ -49,7 +50,7 @@ const listDoNotCallEndpoint = defineEndpoint({
   query: doNotCallQuery,
   response: z.array(doNotCallOut),
   dateTimes: true,
-  async handler({ res, query, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger, countRows }) {
+  async handler({ res, query, scope, db, clock, zone, dateTimeFormat, cursor: cursorOptions, logger, countRows, exports }) {
     const cursor = await openDoNotCallCursor(
       db,
       { global: false, scope },
@@ -62,7 +63,8 @@ const listDoNotCallEndpoint = defineEndpoint({
     );
     res.status(200).type('application/json; charset=utf-8');
     const toJson = (entry: DoNotCallEntry) => JSON.stringify(renderDoNotCallEntry(entry, zone, dateTimeFormat));
-    await streamToResponse(res, jsonArrayText(cursor, toJson), [], { logger, countRows });
+    // As the exports send: compressed when asked, a client that takes nothing cut after the stall timeout.
+    await sendExport(res, jsonArrayText(cursor, toJson), { logger, countRows, ...sendOptionsOf(exports) });
     return undefined;
   },
 });

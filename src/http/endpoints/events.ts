@@ -9,6 +9,7 @@ import type { EventFeed } from '../eventFeed';
 import { DEFAULT_EVENT_LIST, eventListOut, eventsQuery, parseLastEventId } from '../schemas/events';
 import { sendEventList, sendEventStream, takeStreamSlot } from '../liveEventResponse';
 import { negotiate } from '../negotiate';
+import { sendOptionsOf } from '../exportStream';
 
 const REPRESENTATIONS = ['json', 'events'] as const;
 
@@ -102,10 +103,7 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
         if (!admitted) throw new Error('an event stream opened without its slot');
         await sendEventStream({ ...request, after: asked ?? positions.committed }, admitted, { stallTimeoutMs: exports.stallTimeoutMs });
       } else {
-        await sendEventList({ ...request, after: asked ?? 0 }, query.Limit ?? DEFAULT_EVENT_LIST, {
-          ...(exports.compression ? { compression: exports.compression } : {}),
-          ...(exports.stallTimeoutMs !== undefined ? { stallTimeoutMs: exports.stallTimeoutMs } : {}),
-        });
+        await sendEventList({ ...request, after: asked ?? 0 }, query.Limit ?? DEFAULT_EVENT_LIST, sendOptionsOf(exports));
       }
       return undefined;
     },
