@@ -403,6 +403,13 @@ describe('OpenAPI document', () => {
       expect(res.text).toContain('href="docs/reference"');
     });
 
+    it('when asked with a trailing slash, then it is sent to /api/docs, where its relative links resolve', async () => {
+      const res = await request(t.app).get('/api/docs/?x=1');
+      expect(res.status).toBe(301);
+      expect(res.headers.location).toBe('../docs?x=1');
+      expect(new URL(res.headers.location as string, 'http://host/api/docs/').pathname).toBe('/api/docs');
+    });
+
     it('when the script is fetched, then it is the @scalar/api-reference bundle as JavaScript, cacheable and revalidated by ETag', async () => {
       const res = await request(t.app)
         .get('/api/docs/scalar.js')

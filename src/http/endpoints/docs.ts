@@ -220,7 +220,14 @@ export function docsEndpoints(endpoints: () => readonly Endpoint[]): Endpoint[] 
     counted: false,
     ownMediaType: true,
     representations: ['html'],
-    handler({ sendText }) {
+    handler({ req, res, sendText }) {
+      // The page's links are relative to /api/docs (a proxy may add a prefix): /api/docs/ would
+      // resolve them one folder too deep, so it is sent, relatively, to /api/docs.
+      if (req.path.endsWith('/')) {
+        const query = req.originalUrl.indexOf('?');
+        res.redirect(301, `../docs${query < 0 ? '' : req.originalUrl.slice(query)}`);
+        return Promise.resolve(undefined);
+      }
       return sendText('text/html; charset=utf-8', (referencePage ??= renderApiReferencePage()));
     },
   });
