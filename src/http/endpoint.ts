@@ -118,6 +118,11 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   /** Counted against the account's request limits (false for health, metrics, docs). */
   counted?: boolean;
   /**
+   * The answer differs on every request (the request counts that include itself, a sample made
+   * afresh): it carries no ETag, since no If-None-Match could ever match it.
+   */
+  changesEveryTime?: boolean;
+  /**
    * Runs after authentication and the rights check but before the request is counted, as the
    * export cap does: it may refuse (a 429 or 503 that spends no quota) or hold something for the
    * request (an event stream's slot). What it holds is given back when the response is done; the
@@ -180,7 +185,7 @@ export function defineEndpoint<QS extends AnyObject, PS extends AnyObject, BS ex
  * their own media type are not: an export would have to be produced in full to know its tag.
  */
 export function answersConditionally(endpoint: Endpoint): boolean {
-  return endpoint.method === 'get' && !endpoint.bulk && !endpoint.streamed && !endpoint.ownMediaType;
+  return endpoint.method === 'get' && !endpoint.bulk && !endpoint.streamed && !endpoint.ownMediaType && !endpoint.changesEveryTime;
 }
 
 /** `/calls/{UniqueId}` → `/calls/:UniqueId` */

@@ -128,6 +128,12 @@ describe('ETag and If-None-Match', () => {
     });
   });
 
+  it('when an answer differs on every request (the counts, which include it), then it carries no ETag', async () => {
+    const res = await get('/api/myaccount/request/counts', w.accounts.b2b.auth);
+    expect(res.status).toBe(200);
+    expect(res.headers.etag).toBeUndefined();
+  });
+
   it('when a 304 is answered, then it counts as a request and carries the rate-limit headers', async () => {
     // The B2B account sees only this world's campaigns, which no other test file changes.
     const first = await get('/api/campaigns', w.accounts.b2b.auth);

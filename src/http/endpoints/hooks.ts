@@ -208,6 +208,8 @@ export function hookEndpoints(settings: HookRules): Endpoint[] {
     tags: TAGS,
     access: right('WebHooks', 'Get'),
     representations: ['json', 'html'],
+    // A fresh webhook-id, timestamp and signature each time.
+    changesEveryTime: true,
     params: hookParams,
     response: hookExampleOut,
     errorStatuses: [404],

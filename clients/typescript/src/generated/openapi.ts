@@ -3059,8 +3059,6 @@ export interface operations {
             header?: {
                 /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
-                /** @description RFC 9110: one or more ETags this client holds (comma-separated, or `*`). When one matches the current answer (weak comparison), the answer is 304 Not Modified with no body. A 304 counts as a request like the 200 it stands for. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
                 /** @description RFC 7240. `datetime=local` writes DateTimes as platform wall time with seven fraction digits and no offset (`2026-05-06T10:16:41.0000000`); `datetime=offset` writes them with milliseconds and the offset (`2026-05-06T10:16:41.000+02:00`). Without it the account's DateTime format applies. An honoured preference is echoed in the `Preference-Applied` response header; answers carry `Vary: Prefer`. */
                 Prefer?: string;
             };
@@ -3077,26 +3075,12 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RequestCount"][];
                     "text/html": string;
                 };
-            };
-            /** @description Not Modified: `If-None-Match` names the current ETag; no body. */
-            304: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
-                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
-                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description Authentication failed or no credentials were sent. */
             401: {
@@ -8806,8 +8790,6 @@ export interface operations {
             header?: {
                 /** @description Opt in to the fair use policy: every request then adds 1 to the counter, and a per-minute limit of max(ceil(daily limit / 1440), 240) applies besides the daily limit. */
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
-                /** @description RFC 9110: one or more ETags this client holds (comma-separated, or `*`). When one matches the current answer (weak comparison), the answer is 304 Not Modified with no body. A 304 counts as a request like the 200 it stands for. */
-                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
@@ -8825,26 +8807,12 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["HookRequestExample"];
                     "text/html": string;
                 };
-            };
-            /** @description Not Modified: `If-None-Match` names the current ETag; no body. */
-            304: {
-                headers: {
-                    ETag: components["headers"]["ETag"];
-                    "X-Rate-Limit-Limit": components["headers"]["X-Rate-Limit-Limit"];
-                    "X-Rate-Limit-Remaining": components["headers"]["X-Rate-Limit-Remaining"];
-                    "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description The request is faulty: a parameter or body property is missing or invalid (named in `errors`). */
             400: {
