@@ -81,7 +81,7 @@ const ENTRIES: Record<ProblemCode, Entry> = {
     meaning: 'The request carries no valid credentials.',
     whenAnswered: [
       'No `Authorization` header, a header that is not HTTP Basic, an unknown username, a wrong password, or a disabled account. The answer does not say which, on purpose.',
-      'Every endpoint except health, readiness, the documentation and these problem pages needs credentials; metrics too when the operator sets `METRICS_REQUIRE_AUTH`.',
+      'Every endpoint needs credentials except the index (`/api`), health, readiness, the documentation and the OpenAPI document, these problem pages, and the metrics unless the operator sets `METRICS_REQUIRE_AUTH`.',
     ],
     whatToDo:
       'Send `Authorization: Basic base64(username:password)` of an enabled web service account on every request. The answer carries `WWW-Authenticate: Basic realm="lead-call-api", charset="UTF-8"`. A 401 is never counted against request limits.',

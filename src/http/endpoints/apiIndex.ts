@@ -36,7 +36,7 @@ const apiIndexOut = z
 
 const DESCRIPTION =
   'The HTTP API of the dialing and lead-management platform. Every other address is under /api and needs HTTP Basic credentials, ' +
-  'except the documentation, the problem types and health.';
+  'except this index, the documentation and the OpenAPI document, the problem types, health and readiness, and the metrics unless the operator requires credentials for them.';
 
 function indexPage(): string {
   const items = Object.values(LINKS)
