@@ -209,7 +209,7 @@ describe('input hardening', () => {
         .db('leads')
         .where({ unique_id: (res.body as { uniqueId: string }).uniqueId })
         .first<{ data: { Name: string } }>('data');
-      expect(stored!.data.Name).toBe(name);
+      expect(stored.data.Name).toBe(name);
     });
 
     it('when a body names a charset no encoder knows, or is not JSON in a named one, then 415 or 400', async () => {

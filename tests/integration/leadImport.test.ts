@@ -246,7 +246,7 @@ describe('POST /api/leads', () => {
         const res = await post({ CampaignCode: typed, Data: { Born: value } });
         const result = res.body as ImportResult;
         expect(result.success).toBe(true);
-        expect((await t.db('leads').where({ unique_id: result.uniqueId }).first<{ data: Record<string, string> }>('data'))!.data.Born).toBe(
+        expect((await t.db('leads').where({ unique_id: result.uniqueId }).first<{ data: Record<string, string> }>('data')).data.Born).toBe(
           '1980-02-29',
         );
       },
