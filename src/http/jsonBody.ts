@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import express, { Request, Response } from 'express';
 import { parse as parseContentType } from 'content-type';
 import { HttpProblem } from './problem';
+import { runMiddleware } from './runMiddleware';
 
 /**
  * The JSON body of a request, read whatever its Content-Type says (docs/decisions.md, Wire): a
@@ -65,14 +66,4 @@ function parseJsonText(text: string): unknown {
   } catch (err) {
     throw Object.assign(new Error((err as Error).message), { type: 'entity.parse.failed', status: 400 });
   }
-}
-
-/** Runs an Express middleware as a promise (without promisify, which makes a function per call). */
-export function runMiddleware(handler: express.RequestHandler, req: Request, res: Response): Promise<void> {
-  return new Promise((resolve, reject) => {
-    void handler(req, res, (err?: unknown) => {
-      if (err === undefined || err === null) resolve();
-      else reject(err instanceof Error ? err : new Error('middleware failed', { cause: err }));
-    });
-  });
 }
