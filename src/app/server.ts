@@ -49,14 +49,22 @@ function serverTimeouts(
  * whether a response is already under way on the socket (a pipelined request's): then nothing
  * more may be written, as in Node's own handler.
  */
-function answerUnparsableRequest(err: Error & { code?: string }, socket: Duplex, responding: boolean): void {
+function answerUnparsableRequest(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex, responding: boolean): void {
   if (err.code !== 'ECONNRESET' && socket.writable && !responding) {
     const problem =
       err.code === 'HPE_HEADER_OVERFLOW'
-        ? new HttpProblem('invalid_parameter', 'the request line and headers are over the size limit', undefined, {}, [
-            431,
-            'Request header fields too large',
-          ])
+        ? requestLineOverflowed(err.rawPacket)
+          ? new HttpProblem(
+              'invalid_parameter',
+              'the request line (the path and query) is over the size limit; send long lists comma-separated or in fewer requests',
+              undefined,
+              {},
+              [414, 'URI too long'],
+            )
+          : new HttpProblem('invalid_parameter', 'the request line and headers are over the size limit', undefined, {}, [
+              431,
+              'Request header fields too large',
+            ])
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new HttpProblem('invalid_body', 'the request did not arrive in time', undefined, {}, [408, 'Request timeout'])
           : new HttpProblem(
@@ -67,6 +75,17 @@ function answerUnparsableRequest(err: Error & { code?: string }, socket: Duplex,
     return;
   }
   socket.destroy();
+}
+
+/**
+ * Whether a head over the size limit (Node's `http.maxHeaderSize`) is so because of its request
+ * line alone: in the bytes Node read (the error's documented `rawPacket`) the first line end
+ * comes after the limit, or none has come yet. Such a request is a 414 (a URI too long), not a 431.
+ */
+function requestLineOverflowed(rawPacket: Buffer | undefined): boolean {
+  if (rawPacket === undefined) return false;
+  const lineEnd = rawPacket.indexOf('\n');
+  return lineEnd < 0 || lineEnd > http.maxHeaderSize;
 }
 
 /** A problem document written straight to the socket (no response object exists), then the socket closed. */

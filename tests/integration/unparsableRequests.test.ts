@@ -70,6 +70,15 @@ describe('requests the HTTP parser refuses', () => {
     expectProblem(res, 431);
   });
 
+  it('when the request line alone is over the size limit (a long query), then the answer is a 414 problem document', async () => {
+    const res = await rawHttp(
+      port(),
+      { method: 'GET', target: `/api/simpleleads?${'UniqueId=x&'.repeat(4000)}`, headers: [['Authorization', w.accounts.full.auth]] },
+      10_000,
+    );
+    expectProblem(res, 414);
+  });
+
   it('when a request was refused, then the server goes on answering', async () => {
     const res = await rawHttp(
       port(),
