@@ -20,6 +20,14 @@ export function canEncode(text: string, encoding: string): boolean {
   return iconv.decode(iconv.encode(text, encoding), encoding) === text;
 }
 
+/** Characters only an encoding of all of Unicode can write. */
+const EVERY_SCRIPT = 'Ø€中😀';
+
+/** Whether `encoding` (a known one) writes every character: the UTFs, not the legacy character sets. */
+export function writesEveryCharacter(encoding: string): boolean {
+  return canEncode(EVERY_SCRIPT, encoding);
+}
+
 export function isUtf8(name: string): boolean {
   return canonical(name) === 'utf8';
 }
@@ -31,10 +39,13 @@ const MAX_PENDING = 64 * 1024;
 
 /**
  * Text in (strings, or Buffers holding UTF-8), bytes in `encoding` out. Characters the target
- * cannot represent become `?` (iconv-lite's default).
+ * cannot represent become `?` (iconv-lite's default). So does U+FFFD, which iconv-lite would
+ * write in a legacy character set as the byte its table leaves undefined there (0x9D in
+ * windows-1252), making a file no reader of that charset can decode.
  */
 class EncoderStream extends Transform {
   private readonly encoder: ReturnType<typeof iconv.getEncoder>;
+  private readonly replacementAsQuestionMark: boolean;
   private readonly decoder = new StringDecoder('utf8');
   private text = '';
   private immediate: NodeJS.Immediate | undefined;
@@ -46,6 +57,7 @@ class EncoderStream extends Transform {
   constructor(encoding: string) {
     super({ decodeStrings: false });
     this.encoder = iconv.getEncoder(encoding);
+    this.replacementAsQuestionMark = !writesEveryCharacter(encoding);
   }
 
   override _transform(chunk: string | Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -77,7 +89,7 @@ class EncoderStream extends Transform {
       this.immediate = undefined;
     }
     if (this.text.length === 0 || this.destroyed) return;
-    const bytes = this.encoder.write(this.text);
+    const bytes = this.encoder.write(this.replacementAsQuestionMark ? this.text.replaceAll('\uFFFD', '?') : this.text);
     this.text = '';
     if (bytes.length > 0) this.push(bytes);
   }

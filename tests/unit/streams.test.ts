@@ -149,6 +149,13 @@ describe('encoding', () => {
     enc.destroy();
   });
 
+  it('when the text holds U+FFFD, then a legacy charset gets ? (a byte it defines) and UTF-16 the character itself', async () => {
+    const legacy = Buffer.concat(await collect(['a\uFFFDb'], [encoderStream('windows-1252'), coalesce()]));
+    expect([...legacy]).toEqual([0x61, 0x3f, 0x62]);
+    const utf16 = Buffer.concat(await collect(['a\uFFFDb'], [encoderStream('utf-16le'), coalesce()]));
+    expect(utf16.toString('utf16le')).toContain('a\uFFFDb');
+  });
+
   it('when a UTF-8 Buffer ends inside a character, then the character is not broken', async () => {
     const utf8 = Buffer.from('æ');
     const bytes = Buffer.concat(await collect([utf8.subarray(0, 1), utf8.subarray(1)], [encoderStream('latin1')]));

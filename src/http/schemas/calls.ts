@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { canEncode, isKnownEncoding } from '../../streams/encoding';
+import { canEncode, isKnownEncoding, writesEveryCharacter } from '../../streams/encoding';
 import { isValidCsvSeparator } from '../../streams/csv';
 import { dateTimeParam, includeParam, limitParam, timeSpanParam } from './common';
 import { fieldShape } from './fieldSchemas';
@@ -69,14 +69,11 @@ export function csvExportQuery<T extends z.ZodObject>(query: T) {
     .refine(
       (q) => {
         const given = separatorAndEncoding(q);
-        return given?.separator !== '?' || canEncode(EVERY_SCRIPT, given.encoding);
+        return given?.separator !== '?' || writesEveryCharacter(given.encoding);
       },
       { path: ['CsvFieldSeparator'], message: 'cannot be `?` with this Encoding: it writes `?` for the characters it has no code for' },
     );
 }
-
-/** Characters only an encoding of all of Unicode can write. */
-const EVERY_SCRIPT = 'Ø€中😀';
 
 export const callsCsvQuery = csvExportQuery(
   z.object({
