@@ -22,16 +22,21 @@ const MAX_POOL_NAME = 200;
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** A string Postgres and the lead data can hold: no NUL, no character the decoder could not read. */
-function textProblem(value: string): string | undefined {
-  const unstorable = storableTextProblem(value);
-  if (unstorable) return unstorable;
-  // U+FFFD is what the decoder writes for bytes that are not valid in the body's encoding.
-  if (value.includes('\uFFFD')) return "holds bytes that are not valid in the body's encoding (see the Encoding parameter)";
-  return undefined;
+/** How a row is read: its values' byte limit, and what the body's decoder wrote for bytes it could not read. */
+export interface BulkRowRules {
+  maxValueBytes: number;
+  /** Not U+FFFD, which a value may hold as a character like any (src/streams/utf8Text.ts). */
+  undecodable: string;
 }
 
-function dataObject(value: Record<string, unknown>, prefix: string, maxValueBytes: number): BulkRowParse {
+/** A string Postgres and the lead data can hold: no NUL, no byte the decoder could not read. */
+function textProblem(value: string, rules: BulkRowRules): string | undefined {
+  if (value.includes(rules.undecodable)) return "holds bytes that are not valid in the body's encoding (see the Encoding parameter)";
+  return storableTextProblem(value);
+}
+
+function dataObject(value: Record<string, unknown>, prefix: string, rules: BulkRowRules): BulkRowParse {
+  const { maxValueBytes } = rules;
   const data: Record<string, string> = {};
   const errors: LeadDataError[] = [];
   for (const [key, v] of Object.entries(value)) {
@@ -42,7 +47,8 @@ function dataObject(value: Record<string, unknown>, prefix: string, maxValueByte
       errors.push({ field, message: 'must be a string or null' });
       continue;
     }
-    const problem = textProblem(key) ?? (isLargerThan(v, maxValueBytes) ? valueTooLargeMessage(maxValueBytes) : textProblem(v));
+    const problem =
+      textProblem(key, rules) ?? (isLargerThan(v, maxValueBytes) ? valueTooLargeMessage(maxValueBytes) : textProblem(v, rules));
     if (problem) errors.push({ field, message: problem });
     else data[key] = v;
   }
@@ -50,18 +56,18 @@ function dataObject(value: Record<string, unknown>, prefix: string, maxValueByte
 }
 
 /** Reads one row: a data object or an import body; a value over `maxValueBytes` (UTF-8) fails it. */
-export function parseBulkRow(value: unknown, maxValueBytes: number): BulkRowParse {
+export function parseBulkRow(value: unknown, rules: BulkRowRules): BulkRowParse {
   if (!isObject(value)) return { ok: false, errors: [{ field: ROW, message: 'must be a JSON object' }] };
   const keys = new Map(Object.keys(value).map((k) => [k.toLowerCase(), k]));
   const dataKey = keys.get('data');
-  if (dataKey === undefined || !isObject(value[dataKey])) return dataObject(value, '', maxValueBytes);
+  if (dataKey === undefined || !isObject(value[dataKey])) return dataObject(value, '', rules);
 
   const errors: LeadDataError[] = [];
   const input: BulkRowInput = { data: {} };
   for (const [key, v] of Object.entries(value)) {
     switch (key.toLowerCase()) {
       case 'data': {
-        const parsed = dataObject(v as Record<string, unknown>, 'Data.', maxValueBytes);
+        const parsed = dataObject(v as Record<string, unknown>, 'Data.', rules);
         if (parsed.ok) input.data = parsed.input.data;
         else errors.push(...parsed.errors);
         break;
@@ -75,7 +81,7 @@ export function parseBulkRow(value: unknown, maxValueBytes: number): BulkRowPars
         if (v === null || v === undefined) break;
         if (typeof v !== 'string') errors.push({ field: key, message: 'must be a string' });
         else if (v.trim().length > MAX_POOL_NAME) errors.push({ field: key, message: `must be at most ${MAX_POOL_NAME} characters` });
-        else if (textProblem(v)) errors.push({ field: key, message: textProblem(v)! });
+        else if (textProblem(v, rules)) errors.push({ field: key, message: textProblem(v, rules)! });
         else if (v.trim() !== '') input.pool = v.trim();
         break;
       default:

@@ -17,6 +17,7 @@ import {
   ndjsonRecords,
 } from '../streams/bodyRecords';
 import { isUtf8 } from '../streams/encoding';
+import { INVALID_BYTE } from '../streams/utf8Text';
 import type { DuplicateRule } from '../domain/duplicates';
 import { batchesOf } from '../streams/batches';
 import { BoundedWork } from '../streams/boundedWork';
@@ -261,7 +262,7 @@ function prepareRow(
   mapData: (input: Record<string, string>) => MappedLeadData,
   maxValueBytes: number,
 ): RowItem {
-  const parsed = parseBulkRow(value, maxValueBytes);
+  const parsed = parseBulkRow(value, { maxValueBytes, undecodable: INVALID_BYTE });
   if (!parsed.ok) return { row, errors: parsed.errors };
   const { input } = parsed;
   if (input.campaignCode !== undefined && input.campaignCode !== request.campaign.code) {

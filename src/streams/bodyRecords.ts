@@ -1,5 +1,7 @@
 import type { Hash } from 'node:crypto';
 import iconv from 'iconv-lite';
+import { isUtf8 as isUtf8Name } from './encoding';
+import { INVALID_BYTE, Utf8TextDecoder } from './utf8Text';
 import { CsvRow, CsvRowParser, CsvSyntaxError } from './csvRows';
 import { JsonArraySplitter, JsonArraySyntaxError } from './jsonArrayElements';
 
@@ -116,15 +118,31 @@ async function* withIdleLimit<T>(source: AsyncIterable<T>, idleMs: number): Asyn
   }
 }
 
-/** Bytes in `encoding` to text; a byte-order mark at the start is dropped. */
+/**
+ * Bytes in `encoding` to text; a byte-order mark at the start is dropped. Bytes the encoding
+ * does not define become INVALID_BYTE (src/streams/utf8Text.ts), not U+FFFD, which UTF-8 text
+ * may hold as a character of its own.
+ */
 export async function* decodeText(bytes: AsyncIterable<Buffer>, encoding: string): AsyncGenerator<string> {
-  const decoder = iconv.getDecoder(encoding);
+  const decoder = isUtf8Name(encoding) ? new Utf8TextDecoder() : legacyDecoder(encoding);
+  let first = true;
   for await (const chunk of bytes) {
-    const text = decoder.write(chunk);
+    let text = decoder.write(chunk);
+    if (first && text) {
+      first = false;
+      if (text.startsWith('\uFEFF')) text = text.slice(1);
+    }
     if (text) yield text;
   }
   const tail = decoder.end();
   if (tail) yield tail;
+}
+
+/** iconv-lite's decoder, with what it could not decode (U+FFFD in its output) as INVALID_BYTE. */
+function legacyDecoder(encoding: string): { write(chunk: Buffer): string; end(): string } {
+  const decoder = iconv.getDecoder(encoding);
+  const marked = (text: string | undefined) => (text ?? '').replaceAll('\uFFFD', INVALID_BYTE);
+  return { write: (chunk) => marked(decoder.write(chunk)), end: () => marked(decoder.end()) };
 }
 
 /** Text back to UTF-8 bytes (the JSON array is split as bytes). */

@@ -1,3 +1,4 @@
+import { utf8Text } from './utf8Text';
 /**
  * The elements of a JSON array from UTF-8 bytes that arrive in chunks (docs/decisions.md, Bulk
  * import): one pass over each byte finds where each element starts and ends (strings, escapes
@@ -209,7 +210,7 @@ export class JsonArraySplitter {
     this.inString = false;
     this.escaped = false;
     if (tooLarge) return { tooLarge: true };
-    return { text: parts.length === 1 ? parts[0]!.toString('utf8') : Buffer.concat(parts).toString('utf8') };
+    return { text: utf8Text(parts.length === 1 ? parts[0]! : Buffer.concat(parts)) };
   }
 }
 

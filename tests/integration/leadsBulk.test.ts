@@ -328,6 +328,18 @@ describe('POST /api/leads/bulk', () => {
       expect(results[0]!.errors![0]!.message).toMatch(/Encoding/);
     });
 
+    it.each([
+      ['a CSV body', 'text/csv', (v: string) => `Name;Telefon\n${v};+45 1234\n`],
+      ['an NDJSON body', 'application/x-ndjson', (v: string) => `${JSON.stringify({ Name: v, Telefon: '+45 1234' })}\n`],
+      ['a JSON array', 'application/json', (v: string) => JSON.stringify([{ Name: v, Telefon: '+45 1234' }])],
+    ])('when a row of %s holds a real U+FFFD (text a broken system passed on), then it is stored as sent', async (_format, type, body) => {
+      const name = `rep\uFFFDlaced ${uniq()}`;
+      const res = await bulk(body(name), type);
+      const [result] = res.body as RowResult[];
+      expect(result!.success).toBe(true);
+      expect((await t.db('leads').where({ unique_id: result!.uniqueId }).first<{ data: { Name: string } }>('data')).data.Name).toBe(name);
+    });
+
     it('when a row has the wrong number of values or quoting breaks, then the rows before stay and the rest is not read', async () => {
       const csv = 'Name;Telefon\n"A; quoted";+45 1234\nB\n\nC;+45 1234\n"D"x;+45 1234\nE;+45 1234\n';
       const res = await bulk(csv, 'text/csv');
