@@ -30,6 +30,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const PHONE = /^\+?[\d\s().\-/]*\d[\d\s().\-/]*$/;
 const NUMBER = /^[+-]?(\d+([.,]\d+)?|[.,]\d+)$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const BOOLEAN = /^(true|false|yes|no|1|0)$/i;
 // .NET clients write a date as a DateTime at midnight (`2026-12-01T00:00:00.0000000`, perhaps with
 // an offset): its date part is the value.
 const MIDNIGHT = /^(\d{4}-\d{2}-\d{2})T00:00(?::00(?:\.0+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/i;
@@ -39,7 +40,6 @@ function dateOf(value: string): string | undefined {
   const v = value.trim();
   return DATE.test(v) ? v : MIDNIGHT.exec(v)?.[1];
 }
-const BOOLEAN = /^(true|false|yes|no|1|0)$/i;
 
 function checkValue(type: FieldType, value: string, zone: string): string | undefined {
   const v = value.trim();
