@@ -27,27 +27,36 @@ describe('failed logins', () => {
 
   it('when the same wrong credentials come again, then they are refused from memory without a password check', async () => {
     const username = w.accounts.b2b.username;
-    const guess = basicAuth(username, 'guessed-pass');
-    expect((await from('10.0.0.1', guess)).status).toBe(401);
-    // Make the guess the real password behind the server's back (no account-change notification):
-    // a repeat that were checked again would now pass; the remembered failure answers 401.
     const original = (await t.db<{ username: string; password_hash: string }>('accounts').where({ username }).first('password_hash'))!
       .password_hash;
-    const hash = await hashPassword('guessed-pass');
-    await t.db.transaction(async (trx) => {
-      // Triggers off for this transaction: the change notifies nobody.
-      await trx.raw('set local session_replication_role = replica');
-      await trx('accounts').where({ username }).update({ password_hash: hash });
-    });
-    try {
-      expect((await from('10.0.0.2', guess)).status).toBe(401);
-      // An account change forgets remembered failures: then the credentials are checked again.
-      t.composed.app.credentials.invalidateAccount(0);
-      expect((await from('10.0.0.3', guess)).status).toBe(200);
-    } finally {
-      await t.db('accounts').where({ username }).update({ password_hash: original });
-      t.composed.app.credentials.clear();
+    // Any account change forgets every remembered failure, and other files change accounts of
+    // the shared database at any moment: a repeat answered 200 may be such a change in between.
+    // The memory is shown when one of a few tries keeps the failure; without it none could.
+    const answers: number[] = [];
+    for (let attempt = 0; attempt < 3 && answers.at(-1) !== 401; attempt++) {
+      const password = `guessed-pass-${attempt}`;
+      const guess = basicAuth(username, password);
+      const hash = await hashPassword(password);
+      expect((await from('10.0.0.1', guess)).status).toBe(401);
+      // Make the guess the real password behind the server's back (no account-change notification):
+      // a repeat that were checked again would now pass; the remembered failure answers 401.
+      await t.db.transaction(async (trx) => {
+        // Triggers off for this transaction: the change notifies nobody.
+        await trx.raw('set local session_replication_role = replica');
+        await trx('accounts').where({ username }).update({ password_hash: hash });
+      });
+      try {
+        answers.push((await from('10.0.0.2', guess)).status);
+        if (answers.at(-1) !== 401) continue;
+        // An account change forgets remembered failures: then the credentials are checked again.
+        t.composed.app.credentials.invalidateAccount(0);
+        expect((await from('10.0.0.3', guess)).status).toBe(200);
+      } finally {
+        await t.db('accounts').where({ username }).update({ password_hash: original });
+        t.composed.app.credentials.clear();
+      }
     }
+    expect(answers.at(-1)).toBe(401);
   });
 
   it('when one address fails too often against one username, then it gets a 429 with Retry-After, and other addresses still log in', async () => {
