@@ -138,9 +138,9 @@ export type WriteResult =
  */
 function writable(calendarCode: string, leadUniqueId: string, scope: ProjectScope): { sql: string; bindings: Knex.RawBinding[] } {
   const calendar = projectVisibleSql('c.project', scope);
-  const lead = projectVisibleSql('k.project', scope);
   // An event about no lead (an empty leadUniqueId) has only its calendar to check.
   if (leadUniqueId === '') return { sql: `c.code = ? and ${calendar.sql}`, bindings: sqlBindings([calendarCode, ...calendar.bindings]) };
+  const lead = projectVisibleSql('k.project', scope);
   return {
     sql: `c.code = ? and ${calendar.sql}
           and exists (select 1 from leads l join campaigns k on k.id = l.campaign_id where l.unique_id = ? and ${lead.sql})`,

@@ -81,8 +81,11 @@ export function parseBulkRow(value: unknown, rules: BulkRowRules): BulkRowParse 
         if (v === null || v === undefined) break;
         if (typeof v !== 'string') errors.push({ field: key, message: 'must be a string' });
         else if (v.trim().length > MAX_POOL_NAME) errors.push({ field: key, message: `must be at most ${MAX_POOL_NAME} characters` });
-        else if (textProblem(v, rules)) errors.push({ field: key, message: textProblem(v, rules)! });
-        else if (v.trim() !== '') input.pool = v.trim();
+        else {
+          const problem = textProblem(v, rules);
+          if (problem) errors.push({ field: key, message: problem });
+          else if (v.trim() !== '') input.pool = v.trim();
+        }
         break;
       default:
         errors.push({ field: key, message: 'is not a property of an import body (CampaignCode, Data, LeadPool)' });

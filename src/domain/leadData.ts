@@ -35,10 +35,10 @@ const BOOLEAN = /^(true|false|yes|no|1|0)$/i;
 // an offset): its date part is the value.
 const MIDNIGHT = /^(\d{4}-\d{2}-\d{2})T00:00(?::00(?:\.0+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
-/** The `yyyy-MM-dd` a date field's value gives, or undefined when it is no date. */
-function dateOf(value: string): string | undefined {
+/** A date field's value as it is checked and stored: a date, or a DateTime at midnight as its date; anything else as given. */
+function asDate(value: string): string {
   const v = value.trim();
-  return DATE.test(v) ? v : MIDNIGHT.exec(v)?.[1];
+  return DATE.test(v) ? v : (MIDNIGHT.exec(v)?.[1] ?? value);
 }
 
 function checkValue(type: FieldType, value: string, zone: string): string | undefined {
@@ -54,10 +54,8 @@ function checkValue(type: FieldType, value: string, zone: string): string | unde
       return EMAIL.test(v) ? undefined : 'must be an e-mail address';
     case 'phone':
       return PHONE.test(v) && v.replace(/\D/g, '').length >= 3 ? undefined : 'must be a phone number';
-    case 'date': {
-      const date = dateOf(v);
-      return date !== undefined && isDateTimeText(date, zone) ? undefined : 'must be a date (yyyy-MM-dd)';
-    }
+    case 'date':
+      return DATE.test(v) && isDateTimeText(v, zone) ? undefined : 'must be a date (yyyy-MM-dd)';
     case 'datetime':
       return isDateTimeText(v, zone) ? undefined : 'must be an ISO 8601 date and time';
   }
@@ -115,9 +113,10 @@ export function leadDataMapper(
         continue;
       }
       givenAs.set(field, { key, value });
-      const problem = checkValue(field.type, value, zone);
+      const given = field.type === 'date' ? asDate(value) : value;
+      const problem = checkValue(field.type, given, zone);
       if (problem) errors.push({ field: key, message: problem });
-      else data[field.name] = field.type === 'date' ? dateOf(value)! : value;
+      else data[field.name] = given;
     }
     for (const f of required) {
       if (data[f.name] === undefined && !errors.some((e) => byKey.get(e.field.toLowerCase()) === f)) {
