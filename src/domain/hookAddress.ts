@@ -45,6 +45,15 @@ export function literalAddress(host: string): string | undefined {
 }
 
 /**
+ * The address a host is known to have without asking DNS: its literal address, or loopback for
+ * `localhost` and names under it, which always resolve there (RFC 6761, section 6.3).
+ */
+export function knownAddress(host: string): string | undefined {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  return name === 'localhost' || name.endsWith('.localhost') ? '127.0.0.1' : literalAddress(host);
+}
+
+/**
  * Why a hook may not reach an address, naming the settings that let a server reach it (local
  * development and tests point hooks at a receiver on their own machine).
  */

@@ -17,7 +17,7 @@ import {
 import { EventKind, samplePayload, SampleSource } from '../domain/hookEventKinds';
 import { sampleLeadSnapshot } from '../domain/hookMessages';
 import { signedHookRequest, SignedRequest } from '../domain/hookSignature';
-import { classifyAddress, isAllowListed, literalAddress, refusedAddressMessage } from '../domain/hookAddress';
+import { classifyAddress, isAllowListed, knownAddress, refusedAddressMessage } from '../domain/hookAddress';
 import {
   createHook,
   deleteHook,
@@ -86,15 +86,16 @@ const invalid = (errors: { field: string; message: string }[]) =>
   new HookRejection('invalid', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 
 /**
- * Why hooks may not reach the URL's host when it is a literal address (loopback, private, ...)
- * and not allow-listed; a host name is checked at delivery, on the address it resolves to then.
+ * Why hooks may not reach the URL's host when its address is known without DNS (a literal
+ * address, or `localhost`) and refused (loopback, private, ...), unless it is allow-listed;
+ * any other host name is checked at delivery, on the address it resolves to then.
  */
 function refusedHost(url: string, rules: HookUrlRules): string | undefined {
   const host = new URL(url.replace(/\{[^}]*\}/g, 'x')).hostname.replace(/^\[|\]$/g, '');
-  const literal = literalAddress(host);
-  if (literal === undefined || isAllowListed(host, rules.allowedHosts)) return undefined;
-  const verdict = classifyAddress(literal);
-  return verdict.allowed ? undefined : refusedAddressMessage(host, literal, verdict.range);
+  const address = knownAddress(host);
+  if (address === undefined || isAllowListed(host, rules.allowedHosts)) return undefined;
+  const verdict = classifyAddress(address);
+  return verdict.allowed ? undefined : refusedAddressMessage(host, address, verdict.range);
 }
 
 /**

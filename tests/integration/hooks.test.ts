@@ -250,6 +250,8 @@ describe('/hooks', () => {
     it.each([
       ['a loopback address', 'http://127.0.0.2:9/in'],
       ['a private address', 'https://192.168.1.20/in'],
+      ['localhost', 'http://localhost:3000/in'],
+      ['a name under localhost', 'https://hooks.localhost./in'],
     ])('when the URL is %s, then the 400 names the settings that allow it', async (_name, url) => {
       const res = await create({ name: 'x', url });
       expect(res.status).toBe(400);

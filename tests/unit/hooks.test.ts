@@ -1,4 +1,4 @@
-import { classifyAddress, isAllowListed, refusedAddressMessage } from '../../src/domain/hookAddress';
+import { classifyAddress, isAllowListed, knownAddress, refusedAddressMessage } from '../../src/domain/hookAddress';
 import { DEFAULT_RETRY_POLICY, nextAttemptTime, retryDelayMs, shouldDisableHook } from '../../src/domain/hookRetry';
 import { contentTemplateProblems, HookMessage, renderHookRequest, unknownPlaceholders, urlTemplateProblems } from '../../src/domain/hooks';
 
@@ -101,6 +101,15 @@ describe('hook addresses', () => {
       /^cgn\.example \(100\.64\.0\.1\) is a carrier-grade NAT address, .*HOOKS_ALLOWED_HOSTS=cgn\.example/,
     );
     expect(refusedAddressMessage('127.0.0.1', '127.0.0.1', 'loopback')).toMatch(/^127\.0\.0\.1 is a loopback address, /);
+  });
+
+  it('when the host is localhost or a name under it, then its address is loopback without DNS; other names have none', () => {
+    expect(knownAddress('localhost')).toBe('127.0.0.1');
+    expect(knownAddress('LocalHost.')).toBe('127.0.0.1');
+    expect(knownAddress('hooks.localhost')).toBe('127.0.0.1');
+    expect(knownAddress('[::1]')).toBe('::1');
+    expect(knownAddress('notlocalhost.example')).toBeUndefined();
+    expect(knownAddress('localhost.example')).toBeUndefined();
   });
 
   it('when the address is public, then it is allowed; allow-listed hosts match without case', () => {
