@@ -21,6 +21,9 @@ export type { CalendarEvent };
 /** What a client writes: every field but the unique id. */
 export type CalendarEventInput = Omit<CalendarEvent, 'uniqueId'>;
 
+/** A full replacement of an event; without `leadUniqueId` the event stays about the lead it is about. */
+export type CalendarEventReplacement = Omit<CalendarEventInput, 'leadUniqueId'> & { leadUniqueId?: string | undefined };
+
 export interface Interval {
   from: Date;
   to: Date;
@@ -203,37 +206,45 @@ export async function createEvent(db: Knex, input: CalendarEventInput, scope: Pr
 export async function replaceEvent(
   db: Knex,
   uniqueId: string,
-  input: CalendarEventInput,
+  replacement: CalendarEventReplacement,
   scope: ProjectScope,
   time: Date = new Date(),
 ): Promise<WriteResult> {
   for (let attempt = 1; ; attempt++) {
+    // A lead kept is not checked again (it was when it was set), and the update holds only while
+    // the event still is about it: a replacement that changed it meanwhile makes this one read again.
+    const kept = replacement.leadUniqueId === undefined ? await visibleEventLead(db, uniqueId, scope) : undefined;
+    if (replacement.leadUniqueId === undefined && kept === undefined) return { kind: 'not_found' };
+    const input = { ...replacement, leadUniqueId: replacement.leadUniqueId ?? kept! };
+    const checked = kept === undefined ? input : { ...input, leadUniqueId: '' };
     const current = projectVisibleSql('o.project', scope);
-    const where = writable(input.calendarCode, input.leadUniqueId, scope);
+    const where = writable(checked.calendarCode, checked.leadUniqueId, scope);
+    const sameLead = kept === undefined ? { sql: '', bindings: [] } : { sql: 'and e.lead_unique_id = ?', bindings: [kept] };
     const written = await writeCalendarEvents(db, 'calendarEvent.updated', time, (returning) => ({
       sql: `update calendar_events as e
                set calendar_id = c.id, lead_unique_id = ?, title = ?, notes = ?, start_time = ?, end_time = ?, source = ?, external_id = ?,
                    version = e.version + 1
               from calendars c, calendars o
-             where e.unique_id = ? and o.id = e.calendar_id and ${current.sql} and ${where.sql}
+             where e.unique_id = ? and o.id = e.calendar_id and ${current.sql} ${sameLead.sql} and ${where.sql}
             returning ${returning}`,
-      bindings: [...eventBindings(input), uniqueId, ...sqlBindings(current.bindings), ...where.bindings],
+      bindings: [...eventBindings(input), uniqueId, ...sqlBindings(current.bindings), ...sameLead.bindings, ...where.bindings],
     }));
     if (written > 0) return { kind: 'ok', event: { uniqueId, ...input } };
-    if (!(await eventVisible(db, uniqueId, scope))) return { kind: 'not_found' };
-    const refusal = await writeRefusal(db, input, scope);
+    if ((await visibleEventLead(db, uniqueId, scope)) === undefined) return { kind: 'not_found' };
+    const refusal = await writeRefusal(db, checked, scope);
     if (refusal) return refusal;
     if (attempt === WRITE_TRIES) throw new Error(`calendar event ${uniqueId} was not replaced after ${attempt} tries`);
   }
 }
 
-async function eventVisible(db: Knex, uniqueId: string, scope: ProjectScope): Promise<boolean> {
+/** The lead a visible event is about ('' for none); undefined when the event is unknown or invisible. */
+async function visibleEventLead(db: Knex, uniqueId: string, scope: ProjectScope): Promise<string | undefined> {
   const visible = projectVisibleSql('c.project', scope);
-  const { rows } = await db.raw<{ rows: unknown[] }>(
-    `select 1 from calendar_events e join calendars c on c.id = e.calendar_id where e.unique_id = ? and ${visible.sql}`,
+  const { rows } = await db.raw<{ rows: { lead_unique_id: string }[] }>(
+    `select e.lead_unique_id from calendar_events e join calendars c on c.id = e.calendar_id where e.unique_id = ? and ${visible.sql}`,
     sqlBindings([uniqueId, ...visible.bindings]),
   );
-  return rows.length > 0;
+  return rows[0]?.lead_unique_id;
 }
 
 /** Deletes a visible event with its calendarEvent.deleted (the event as it was), in one statement; false when it is unknown or invisible. */

@@ -330,6 +330,28 @@ describe('calendar events', () => {
       expect(linked.body).toMatchObject({ uniqueId: made.uniqueId, leadUniqueId: `lead-${w.id}-1` });
     });
 
+    it('when a replacement is the body the specification lists (no leadUniqueId), then the event stays about its lead; an empty or null one unlinks it', async () => {
+      const made = (await post(newEvent({ title: `Keeps its lead ${w.id}` }))).body as CalendarEvent;
+      expect(made.leadUniqueId).toBe(`lead-${w.id}-1`);
+      const put = (body: Record<string, unknown>) =>
+        request(t.app).put(`/api/calendars/events/${made.uniqueId}`).set('Authorization', w.accounts.full.auth).send(body);
+      const specBody: Record<string, unknown> = { uniqueId: made.uniqueId, ...newEvent({ title: `Moved ${w.id}` }) };
+      delete specBody.leadUniqueId;
+      const kept = await put(specBody);
+      expect(kept.status).toBe(200);
+      expect(kept.body).toMatchObject({ title: `Moved ${w.id}`, leadUniqueId: `lead-${w.id}-1` });
+      const stored = await request(t.app)
+        .get(`/api/calendars/${cal.b2b}/events`)
+        .query({ FromDate: '2026-03-10T00:00:00+01:00', ToDate: '2026-03-11T00:00:00+01:00' })
+        .set('Authorization', w.accounts.full.auth);
+      expect((stored.body as CalendarEvent[]).find((e) => e.uniqueId === made.uniqueId)).toMatchObject({ leadUniqueId: `lead-${w.id}-1` });
+      for (const leadUniqueId of [null, '']) {
+        const unlinked = await put({ ...specBody, leadUniqueId });
+        expect(unlinked.status).toBe(200);
+        expect(unlinked.body).toMatchObject({ leadUniqueId: '' });
+      }
+    });
+
     it.each(['calendarCode', 'title', 'notes', 'start', 'end', 'source', 'externalId'])(
       'when %s is missing, then a 400 names the field',
       async (field) => {

@@ -122,7 +122,7 @@ const calendarEventReplace = defineEndpoint({
   path: '/calendars/events/{UniqueId}',
   summary: 'Replace a calendar event',
   description:
-    "Full replacement: every property is required but uniqueId, which, when given, must equal the path (else 400). The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.",
+    "Full replacement: every property is required but uniqueId, which, when given, must equal the path (else 400), and leadUniqueId, which, left out, keeps the lead the event is about. The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.",
   tags: ['Calendar events'],
   access: right('CalendarEvents', 'Put'),
   representations: ['json'],

@@ -56,15 +56,15 @@ const requiredText = (max: number, description: string) =>
     .max(max, `must be at most ${max} characters`)
     .meta({ description });
 
+/** Optional: the specification lists the bodies without it, though its model has it. */
+const leadUniqueId = (description: string) =>
+  text(200, `Unique id of the lead the event is about, in one of the account’s projects; ${description}`)
+    .optional()
+    .transform((v) => v?.trim());
+
 const eventFields = {
   calendarCode: requiredText(200, 'Code of an existing calendar in one of the account’s projects.'),
-  // Optional: the specification lists the body without it, though its model has it.
-  leadUniqueId: text(
-    200,
-    'Unique id of the lead the event is about, in one of the account’s projects; left out or empty: an event about no lead (answered as empty).',
-  )
-    .optional()
-    .transform((v) => v?.trim() ?? ''),
+  leadUniqueId: leadUniqueId('left out or empty: an event about no lead (answered as empty).').transform((v) => v ?? ''),
   title: requiredText(1000, 'Title of the event.'),
   notes: text(20000, 'Notes; may be empty.'),
   start: dateTimeParam.meta({ description: 'Start (ISO 8601; without an offset it is platform local time).' }),
@@ -109,6 +109,8 @@ export const replaceCalendarEventBody = z
   .object({
     uniqueId: bodyUniqueId,
     ...eventFields,
+    // Left out, the lead stays: a client writing the specification's PUT body sends none.
+    leadUniqueId: leadUniqueId('left out: the event stays about the lead it is about; empty: about no lead (answered as empty).'),
   })
   .superRefine(startNotAfterEnd)
   .meta({

@@ -265,7 +265,7 @@ export interface paths {
         get?: never;
         /**
          * Replace a calendar event
-         * @description Full replacement: every property is required but uniqueId, which, when given, must equal the path (else 400). The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.
+         * @description Full replacement: every property is required but uniqueId, which, when given, must equal the path (else 400), and leadUniqueId, which, left out, keeps the lead the event is about. The event may move to another calendar of the account's projects. An unknown event, or one outside the account's projects, is a 404. Concurrent replacements of one event are applied one after the other.
          *
          *     Requires the Put right on CalendarEvents.
          *
@@ -1453,7 +1453,7 @@ export interface components {
             uniqueId?: string | null;
             /** @description Code of an existing calendar in one of the account’s projects. */
             calendarCode: string;
-            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out or empty: an event about no lead (answered as empty). `null` is read as empty. */
+            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out: the event stays about the lead it is about; empty: about no lead (answered as empty). `null` is read as empty. */
             leadUniqueId?: string;
             /** @description Title of the event. */
             title: string;
