@@ -119,6 +119,22 @@ describe('lead changes', () => {
       expect(after.headers.etag).toBe(res.headers.etag);
     });
 
+    it('when a patch changes nothing (empty, or values the lead has), then nothing is written: the same ETag and lastModifiedTime', async () => {
+      const id = await importLead(w.campaigns.b2b, { Email: 'same@example.com' });
+      const before = await get(id);
+      const lead = before.body as Lead;
+      for (const body of [{}, { Data: {} }, { data: { Email: 'same@example.com', Name: 'Karen Blixen' }, priority: lead.priority }]) {
+        const res = await patch(id, body);
+        expect(res.status).toBe(200);
+        expect(res.headers.etag).toBe(before.headers.etag);
+        expect(res.body).toEqual(before.body);
+      }
+      expect((await get(id)).headers.etag).toBe(before.headers.etag);
+      const changed = await patch(id, { data: { Email: 'new@example.com' } });
+      expect(changed.headers.etag).not.toBe(before.headers.etag);
+      expect((changed.body as Lead).lastModifiedTime).not.toBe(lead.lastModifiedTime);
+    });
+
     it('when a value is patched to null, then it is removed; application/json is accepted as well', async () => {
       const id = await importLead(w.campaigns.b2b, { Email: 'old@example.com' });
       const res = await patch(id, { data: { Email: null } }, w.accounts.full.auth, 'application/json');
