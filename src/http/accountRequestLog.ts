@@ -9,33 +9,58 @@ const MAX_PATH = 2000;
 /** Query parameters whose values never reach the log, should a client put a credential there. */
 const SECRET_PARAMETER = /pass|pwd|secret|token|api_?key|authorization/i;
 
+/** What stands in the log for a text that held a credential. */
+const REDACTED = '[redacted]';
+
 /**
  * The path and query of a request as logged, cut at MAX_PATH: the values of credential-like
- * query parameters are replaced, and so is any value holding the request's own credential (its
- * password, or its Basic token) whatever the parameter is called.
+ * query parameters are replaced, and so is any path segment, parameter name or value holding
+ * the request's own credential (its password, or its Basic token). Should the credential still
+ * show across the pieces (a password with a `/` or `&` in it), the whole path or query goes.
  */
-function loggedPath(url: string, authorization: string | undefined): string {
+function loggedPath(url: string, holdsCredential: (text: string) => boolean): string {
   const q = url.indexOf('?');
-  let path = url;
+  let path = q < 0 ? url : url.slice(0, q);
+  if (holdsCredential(path))
+    path = redactedPieces(path, '/', (segment) => (holdsCredential(segment) ? REDACTED : segment), holdsCredential);
   if (q >= 0) {
-    const credential = basicCredential(authorization);
-    const holdsCredential = (text: string): boolean => {
-      const value = safeDecode(text.replace(/\+/g, ' '));
-      return credential.some((secret) => value.includes(secret));
-    };
-    const query = url
-      .slice(q + 1)
-      .split('&')
-      .map((pair) => {
+    const query = redactedPieces(
+      url.slice(q + 1),
+      '&',
+      (pair) => {
         const eq = pair.indexOf('=');
-        if (eq < 0) return holdsCredential(pair) ? '[redacted]' : pair;
+        if (eq < 0) return holdsCredential(pair) ? REDACTED : pair;
         const name = pair.slice(0, eq);
-        return SECRET_PARAMETER.test(safeDecode(name)) || holdsCredential(pair.slice(eq + 1)) ? `${name}=[redacted]` : pair;
-      })
-      .join('&');
-    path = `${url.slice(0, q)}?${query}`;
+        const shownName = holdsCredential(name) ? REDACTED : name;
+        const hidden = SECRET_PARAMETER.test(safeDecode(name)) || holdsCredential(pair.slice(eq + 1));
+        return hidden ? `${shownName}=${REDACTED}` : `${shownName}${pair.slice(eq)}`;
+      },
+      holdsCredential,
+    );
+    path = `${path}?${query}`;
   }
   return path.length > MAX_PATH ? path.slice(0, MAX_PATH) : path;
+}
+
+/** A text split at `separator`, each piece as `shown` gives it, joined again; REDACTED when the credential spans pieces. */
+function redactedPieces(
+  text: string,
+  separator: string,
+  shown: (piece: string) => string,
+  holdsCredential: (text: string) => boolean,
+): string {
+  const joined = text.split(separator).map(shown).join(separator);
+  return holdsCredential(joined) ? REDACTED : joined;
+}
+
+/** Whether a text of the request (percent-encoded or not) holds the password or token of its Basic Authorization header. */
+function credentialFinder(authorization: string | undefined): (text: string) => boolean {
+  const credential = basicCredential(authorization);
+  if (credential.length === 0) return () => false;
+  return (text) => {
+    const value = safeDecode(text.replace(/\+/g, ' '));
+    return credential.some((secret) => value.includes(secret) || text.includes(secret));
+  };
 }
 
 /** Passwords this short are not looked for in a query: they would redact ordinary values. */
@@ -63,25 +88,33 @@ function safeDecode(value: string): string {
  * Writes the authenticated request to its account's request log once its response is done
  * (or cut short): time of arrival, request id, method, path and query, service, status, the
  * weight counted (res.locals.weight), duration, bytes sent on the connection for this
- * response (headers and body, after compression) and the client's address. Never a header.
+ * response (headers and body, after compression) and the client's address. Never a header; a
+ * request id holding the credential is replaced. A client that left before the answer began
+ * has status 499.
  */
 export function logAccountRequest(req: Request, res: Response, accountId: number, service: string, log: RequestLogWriter): void {
   const socket = req.socket;
   const bytesBefore = socket.bytesWritten;
   const time = Date.now() - (performance.now() - req.startedAt);
+  // Read now: once the client has gone, its socket no longer says where it was.
+  const address = clientAddress(req);
   whenResponseDone(res, () => {
+    const holdsCredential = credentialFinder(req.headers.authorization);
     log.record({
       accountId,
       time,
-      requestId: req.id,
+      requestId: holdsCredential(req.id) ? REDACTED : req.id,
       method: req.method,
-      path: loggedPath(req.originalUrl, req.headers.authorization),
+      path: loggedPath(req.originalUrl, holdsCredential),
       service,
-      status: res.statusCode,
+      status: res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST,
       weight: (res.locals as { weight?: number }).weight ?? 0,
       durationMs: performance.now() - req.startedAt,
       bytesSent: socket.bytesWritten - bytesBefore,
-      clientAddress: clientAddress(req),
+      clientAddress: address,
     });
   });
 }
+
+/** The status logged for a request whose client left before it was answered (nginx's 499): nothing was sent. */
+const CLIENT_CLOSED_REQUEST = 499;

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
 import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm } from '../harness/lcmProcess';
@@ -7,6 +8,7 @@ import { untilValue } from '../harness/until';
 import { createDb } from '../../src/data/db';
 import { RequestLogWriter, RequestLogEntry } from '../../src/data/requestLog';
 import { maintainRequestLog, listDayPartitions } from '../../src/data/partitions';
+import { listen } from '../../src/app/server';
 
 interface LoggedRequest {
   time: string;
@@ -136,6 +138,48 @@ describe('the account request log', () => {
       .set('X-Request-Id', id)
       .expect(200);
     expect((await entryOf(w.accounts.full.auth, id)).path).toBe('/api/myaccount?q=[redacted]&x=[redacted]&note=[redacted]&keep=1');
+  });
+
+  it('when a path segment, a parameter name or the request id holds the request’s own password or token, then it is not logged', async () => {
+    const password = w.accounts.full.password;
+    const token = w.accounts.full.auth.slice('Basic '.length);
+    const id = uniq(`log-${password}-`);
+    await request(t.app)
+      .get(`/api/leads/${encodeURIComponent(password)}?${encodeURIComponent(token)}=1&keep=1`)
+      .set('Authorization', w.accounts.full.auth)
+      .set('X-Request-Id', id)
+      .expect(404);
+    const { rows } = await untilValue(
+      'the entry written',
+      () =>
+        t.db.raw<{ rows: { request_id: string; path: string }[] }>(
+          `select request_id, path from request_log where time >= ? and path like '/api/leads/%keep=1'`,
+          [started],
+        ),
+      (r) => r.rows.length > 0,
+      { timeoutMs: 20_000 },
+    );
+    expect(rows).toEqual([{ request_id: '[redacted]', path: '/api/leads/[redacted]?[redacted]=1&keep=1' }]);
+  });
+
+  it('when the client leaves before its answer begins, then the entry has status 499 and the client’s address', async () => {
+    const server = await listen(t.app, { ...t.settings, PORT: 0, HOST: '127.0.0.1' });
+    try {
+      const id = uniq('log-left-');
+      const socket = net.connect((server.server.address() as net.AddressInfo).port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // A body announced but never sent: the import waits for it, and the client goes.
+      socket.write(
+        `POST /api/leads HTTP/1.1\r\nHost: x\r\nAuthorization: ${w.accounts.full.auth}\r\nX-Request-Id: ${id}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.destroy();
+      const entry = await entryOf(w.accounts.full.auth, id);
+      expect(entry.status).toBe(499);
+      expect(entry.clientAddress).toContain('127.0.0.1');
+    } finally {
+      await server.close();
+    }
   });
 
   it('when a request has no valid credentials, then nothing is logged for it', async () => {

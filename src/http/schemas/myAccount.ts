@@ -65,7 +65,7 @@ export const requestLogEntryBody = z
     method: z.string(),
     path: z.string().meta({ description: 'Path and query as sent (values of credential-like query parameters replaced by `[redacted]`).' }),
     service: z.string().meta({ description: 'The service the request was counted under.' }),
-    status: z.number().int().meta({ description: 'HTTP status of the answer.' }),
+    status: z.number().int().meta({ description: 'HTTP status of the answer; 499 when the client left before its answer began.' }),
     weight: z.number().int().meta({ description: 'Counter units the request spent (0 when refused or not counted).' }),
     durationMs: z.number().meta({ description: 'From arrival to the end of the answer, in milliseconds.' }),
     bytesSent: z.number().int().meta({ description: 'Bytes of the answer on the connection (headers and body, after compression).' }),

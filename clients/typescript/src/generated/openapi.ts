@@ -1692,7 +1692,7 @@ export interface components {
             path: string;
             /** @description The service the request was counted under. */
             service: string;
-            /** @description HTTP status of the answer. */
+            /** @description HTTP status of the answer; 499 when the client left before its answer began. */
             status: number;
             /** @description Counter units the request spent (0 when refused or not counted). */
             weight: number;
