@@ -168,10 +168,18 @@ export async function pruneLiveEvents(db: Knex, before: Date): Promise<PruneResu
 }
 
 /** The codes of the campaigns named by code or unique id; a name that matches none adds nothing. */
-export async function campaignCodesOf(db: Knex, keys: readonly string[]): Promise<string[]> {
-  const { rows } = await db.raw<{ rows: { code: string }[] }>(
-    `select code from campaigns where code = any(?::text[]) or unique_id = any(?::text[])`,
+/** A campaign a filter names, by code or unique id, with its project. */
+export interface NamedCampaign {
+  code: string;
+  uniqueId: string;
+  project: string;
+}
+
+/** The campaigns these codes or unique ids name (codes compared exactly, as hooks compare them). */
+export async function campaignsNamed(db: Knex, keys: readonly string[]): Promise<NamedCampaign[]> {
+  const { rows } = await db.raw<{ rows: NamedCampaign[] }>(
+    `select code, unique_id as "uniqueId", project from campaigns where code = any(?::text[]) or unique_id = any(?::text[])`,
     [[...keys], [...keys]],
   );
-  return rows.map((r) => r.code);
+  return rows;
 }

@@ -161,6 +161,19 @@ describe('GET /api/events', () => {
       expect(listed.map((e) => e.data.uniqueId)).toEqual([mine]);
     });
 
+    it('when Campaigns names no campaign, then 400 naming it; a campaign outside the account’s projects, 403 (as a hook’s campaign)', async () => {
+      const unknown = await list(`?Campaigns=${w.campaigns.b2b},no-such-campaign-${w.id}`);
+      expect(unknown.status).toBe(400);
+      expect((unknown.body as { errors: { parameter: string; message: string }[] }).errors[0]).toMatchObject({
+        parameter: 'Campaigns',
+        message: expect.stringContaining(`no-such-campaign-${w.id}`) as unknown,
+      });
+      expect((await list(`?Campaigns=${w.campaigns.b2b.toLowerCase()}x`)).status).toBe(400);
+      const outside = await list(`?Campaigns=${w.campaigns.retail}`, w.accounts.b2b.auth);
+      expect(outside.status).toBe(403);
+      expect((await stream(a, `?Campaigns=no-such-campaign-${w.id}`, w.accounts.full.auth)).status).toBe(400);
+    });
+
     it('when Events names an unknown kind, then 400', async () => {
       expect((await list('?Events=lead.exploded')).status).toBe(400);
       expect((await list('?Events=order.*')).status).toBe(400);

@@ -1,10 +1,12 @@
+import type { Knex } from 'knex';
 import type { Request } from 'express';
 import { defineEndpoint, Endpoint, anyAccount } from '../endpoint';
 import { forbidden, invalidParameter } from '../problem';
 import type { Settings } from '../../config/settings';
 import { EVENT_RESOURCE } from '../../domain/hooks';
 import { eventSelector, readableEventTypes } from '../../domain/liveEvents';
-import { campaignCodesOf, streamPositions } from '../../data/liveEvents';
+import { matchesAny } from '../../domain/projectPatterns';
+import { campaignsNamed, streamPositions } from '../../data/liveEvents';
 import type { EventFeed } from '../eventFeed';
 import { DEFAULT_EVENT_LIST, eventListOut, eventsQuery, parseLastEventId } from '../schemas/events';
 import { sendEventList, sendEventStream, takeStreamSlot } from '../liveEventResponse';
@@ -84,7 +86,7 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
           `no event has an id above ${positions.issued} yet`,
         );
       }
-      const campaignCodes = query.Campaigns ? await campaignCodesOf(db, query.Campaigns) : undefined;
+      const campaignCodes = query.Campaigns ? await filteredCampaignCodes(db, query.Campaigns, account.projectPatterns) : undefined;
       const request = {
         res,
         feed,
@@ -109,4 +111,21 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
     },
   });
   return [listEventsEndpoint];
+}
+
+/**
+ * The codes of the campaigns a `Campaigns` filter names, checked as a hook's campaign is: one
+ * that names no campaign is a 400 (a stream filtered on it would stay silent for ever), one of
+ * a project outside the account's rights a 403.
+ */
+async function filteredCampaignCodes(db: Knex, keys: readonly string[], projectPatterns: readonly string[]): Promise<string[]> {
+  const campaigns = await campaignsNamed(db, keys);
+  const unknown = keys.filter((key) => !campaigns.some((c) => c.code === key || c.uniqueId === key));
+  if (unknown.length > 0)
+    throw invalidParameter('Campaigns', `no campaign has the code or unique id ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
+  const outside = campaigns.filter((c) => !matchesAny(projectPatterns, c.project));
+  if (outside.length > 0) {
+    throw forbidden(`campaign ${outside.map((c) => c.code).join(', ')} belongs to a project outside this account's project rights`);
+  }
+  return campaigns.map((c) => c.code);
 }
