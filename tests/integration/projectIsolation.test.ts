@@ -180,10 +180,16 @@ const rows: Row[] = [
     expect: 'list-excludes',
   },
   {
-    name: 'live events of the Retail campaign (the JSON catch-up)',
+    name: 'live events of the Retail and B2B projects (the JSON catch-up)',
+    method: 'get',
+    path: (w) => `/api/events?After=0&Projects=${encodeURIComponent(w.projects.retail)},${encodeURIComponent(w.projects.b2b)}`,
+    expect: 'list-excludes',
+  },
+  {
+    name: 'live events filtered on the Retail campaign (the JSON catch-up)',
     method: 'get',
     path: (w) => `/api/events?After=0&Campaigns=${w.campaigns.retail},${w.campaigns.b2b}`,
-    expect: 'list-excludes',
+    expect: 'forbidden',
   },
   {
     name: 'saved search',
