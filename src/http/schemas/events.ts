@@ -20,12 +20,10 @@ export const eventsQuery = z.object({
   Events: hookEventList.optional().meta({
     description: `Event kinds to send, each one of ${HOOK_EVENTS.join(', ')} (case-insensitive) or a family (\`lead.*\`, \`calendarEvent.*\`); default: every kind the account may read.`,
   }),
-  Campaigns: listParam
-    .optional()
-    .meta({
-      description:
-        'Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign is a 400, a campaign outside the account’s projects a 403.',
-    }),
+  Campaigns: listParam.optional().meta({
+    description:
+      'Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign is a 400, a campaign outside the account’s projects a 403.',
+  }),
   Projects: listParam.optional().meta({
     description:
       "Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); never beyond the account's project rights.",
