@@ -118,6 +118,17 @@ const schema = z.object({
    */
   BULK_BODY_IDLE_TIMEOUT_MS: positiveInt.default(30000),
   /**
+   * A bulk import's answer waiting for a client that sends its whole body before it reads: the
+   * server keeps reading and storing, and holds the answer (1 MiB in memory, the rest in a
+   * temporary file) up to this many bytes (about 90 bytes a row); past it, reading waits for
+   * the client to read.
+   */
+  BULK_ANSWER_SPOOL_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb|gb)$/i, 'must look like 500mb or 1gb')
+    .default('2gb')
+    .transform((v) => bytes.parse(v) as number),
+  /**
    * Largest bulk import row (a JSON array element, an NDJSON line, a CSV row), in UTF-8 bytes.
    * A larger row fails alone, dropped as it streams in: memory is bounded by this, not by the row.
    */

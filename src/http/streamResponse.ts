@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { Readable, Transform } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { coalesce } from '../streams/coalesce';
 import { ROWS_EVENT } from '../streams/rowsToText';
@@ -30,12 +30,7 @@ export interface StreamOptions {
  * releases its connection). The promise always resolves, once every stream is closed; it never
  * rejects, so callers need no error handling and there is no unhandled rejection.
  */
-export async function streamToResponse(
-  res: Response,
-  source: Readable,
-  transforms: Transform[],
-  options: StreamOptions = {},
-): Promise<void> {
+export async function streamToResponse(res: Response, source: Readable, transforms: Duplex[], options: StreamOptions = {}): Promise<void> {
   const { logger, countRows } = options;
   // The abort signal, the pipeline's stages, the metrics and the logger each listen for 'close'
   // on a streamed response: more than the default 10, which is no leak.

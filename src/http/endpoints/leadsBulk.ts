@@ -7,6 +7,7 @@ import { bulkImportBodies, bulkImportQuery, bulkImportResponse, duplicateSetting
 import { duplicateRule } from '../../domain/duplicates';
 import { responseAbortSignal, streamToResponse } from '../streamResponse';
 import { BodyReader } from '../../streams/bodyRecords';
+import { Spool } from '../../streams/spool';
 import { isKnownEncoding } from '../../streams/encoding';
 import { contentCoding, decodedBody, isDecodableCoding } from '../../streams/contentEncoding';
 import { BulkFormat, BulkPiece, BulkStop, runBulkImport } from '../../ingest/bulkImport';
@@ -25,6 +26,9 @@ const FORMATS: Record<string, BulkFormat> = {
 
 /** A quiet body (a client sending slowly) still gets its rows stored and answered this soon. */
 const MAX_BATCH_DELAY_MS = 50;
+
+/** Answer bytes a bulk import holds in memory for a client that does not read yet; more go to a file. */
+const ANSWER_MEMORY_BYTES = 1024 * 1024;
 
 function bodyFormat(req: Request): { format: BulkFormat; charset?: string } {
   const header = req.get('content-type') ?? '';
@@ -103,6 +107,7 @@ export function bulkImportEndpoint(
     | 'BULK_BATCH_SIZE'
     | 'BULK_PARALLEL_BATCHES'
     | 'BULK_BODY_IDLE_TIMEOUT_MS'
+    | 'BULK_ANSWER_SPOOL_LIMIT'
     | 'BULK_ROW_MAX_BYTES'
     | 'LEAD_VALUE_MAX_BYTES'
   >,
@@ -122,7 +127,7 @@ export function bulkImportEndpoint(
       'Every result received is a stored row. Rows are numbered from 1; a CSV header row and blank lines are not counted. ' +
       'A body that breaks (JSON syntax, CSV quoting) or grows over the limit mid-stream keeps the rows before it: the broken row is answered with its number, and the array ends with a problem element (`status` 400 or 413, `rows` answered). ' +
       "A body that stalls (no byte for the server's idle limit, 30 s by default) ends the same way with a `status` 408 element; the upload as a whole has no time limit while it keeps sending. " +
-      'A body that fails before its first row is a plain 400/413 (408 when it stalls). The client must read the answer while it sends: a reader that does not read slows the import down to a stop.\n\n' +
+      'A body that fails before its first row is a plain 400/413 (408 when it stalls). A client may send the whole body before it reads the answer: the server holds the answer meanwhile (up to BULK_ANSWER_SPOOL_LIMIT, 2 GB by default) and keeps reading.\n\n' +
       "The campaign is checked before the body is read: unknown is a 400, outside the account's projects a 403. Content-Type decides the format (415 for others). " +
       'A body may come compressed (`Content-Encoding: gzip`, `deflate` or `br`; the size limit applies to it decoded); another Content-Encoding is a 415. ' +
       'Counted as one request however many rows it holds.\n\n' +
@@ -205,14 +210,21 @@ export function bulkImportEndpoint(
         pieces = keyed.pieces;
       }
       const answer = answerText(pieces, (stop) => {
-        // A stalled body is not read to its end: the connection closes once the answer is out.
-        if (stop.reason === 'idle') res.once('finish', () => req.socket.destroySoon());
+        // A stalled body is not read to its end: the connection closes once the answer is out,
+        // or after as long again should the client not read it either.
+        if (stop.reason !== 'idle') return;
+        res.once('finish', () => req.socket.destroySoon());
+        const cut = setTimeout(() => req.socket.destroy(), settings.BULK_BODY_IDLE_TIMEOUT_MS).unref();
+        res.once('close', () => clearTimeout(cut));
       });
       // The status line waits for the first batch: a body that fails before it is a plain problem.
       const first = await answer.next();
       if (first.done || signal.aborted) return undefined;
       res.status(200).type('application/json; charset=utf-8');
-      await streamToResponse(res, Readable.from(prepend(first.value, answer)), [], { logger, countRows });
+      // The answer waits in a spool for a client that sends its whole body before reading:
+      // the body is read and stored meanwhile, not held up by the unread answer.
+      const spool = new Spool({ memoryBytes: ANSWER_MEMORY_BYTES, fileBytes: settings.BULK_ANSWER_SPOOL_LIMIT });
+      await streamToResponse(res, Readable.from(prepend(first.value, answer)), [spool], { logger, countRows });
       return undefined;
     },
   });
