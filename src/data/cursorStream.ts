@@ -146,6 +146,8 @@ class CursorStream extends QueryStream {
   private exhausted = false;
   private wanted = false;
   private ready: unknown[] | undefined;
+  /** What a destroy left to do once the fetch in flight has its answer (closing the portal). */
+  private afterFetch: (() => void) | undefined;
   onFirstBatch: (() => void) | undefined;
 
   /** The connection's transaction status when the cursor opened ('T' inside a caller's transaction). */
@@ -197,8 +199,14 @@ class CursorStream extends QueryStream {
     this.fetching = true;
     this.cursor.read(this.batchSize, (err, rows) => {
       this.fetching = false;
-      // A fetch in flight when the stream was destroyed still completes: drop it.
-      if (this.destroyed) return;
+      // A fetch in flight when the stream was destroyed still completes: drop its rows, and
+      // close the portal now that Postgres has answered it.
+      if (this.destroyed) {
+        const next = this.afterFetch;
+        this.afterFetch = undefined;
+        next?.();
+        return;
+      }
       if (err) {
         this.destroy(err);
         return;
@@ -252,15 +260,22 @@ class CursorStream extends QueryStream {
         if (!finished) cancelling = sendCancelRequest(conn);
       }, CANCEL_AFTER_MS),
     );
-    const state = this.cursor.state;
-    if (state === 'done' || state === 'error') {
-      // pg-cursor already sent Sync (on completion or error); wait for ReadyForQuery.
-      // Closing again would put a Close without Sync on the wire.
-      if (conn.readyForQuery) finish(false);
-      else conn.connection.once('readyForQuery', closed);
-    } else {
-      this.cursor.close(closed);
-    }
+    const closePortal = (): void => {
+      const state = this.cursor.state;
+      if (state === 'done' || state === 'error') {
+        // pg-cursor already sent Sync (on completion or error); wait for ReadyForQuery.
+        // Closing again would put a Close without Sync on the wire.
+        if (conn.readyForQuery) finish(false);
+        else conn.connection.once('readyForQuery', closed);
+      } else {
+        this.cursor.close(closed);
+      }
+    };
+    // Not while a fetch is in flight: should its answer begin with the portal's description,
+    // pg-cursor takes the portal for open again and closes it a second time when the result
+    // completes, and the second ReadyForQuery would end the connection's next query early.
+    if (this.fetching) this.afterFetch = closePortal;
+    else closePortal();
   }
 
   private release(dispose: boolean): void {

@@ -253,6 +253,36 @@ describe('openCursor', () => {
   });
 });
 
+describe('openCursor, left at once', () => {
+  it('when the cursor is destroyed after its fetch went out but before Postgres answered, then the connection’s next query gets its own result', async () => {
+    // One connection, so every query after an abort runs on the connection the cursor used.
+    const one = createDb({ url: process.env.TEST_DATABASE_URL!, timezone: 'Europe/Copenhagen', poolMax: 1 });
+    const onePool = (one.client as unknown as { pool: { on(event: 'acquireSuccess', listener: () => void): void } }).pool;
+    let abortNext: AbortController | undefined;
+    // Right after the connection is handed over, the cursor sends its query and first fetch in
+    // the same turn; the abort comes before the next turn reads Postgres's answer.
+    onePool.on('acquireSuccess', () => {
+      const controller = abortNext;
+      abortNext = undefined;
+      if (controller) setImmediate(() => controller.abort(new Error('client left')));
+    });
+    try {
+      for (let i = 0; i < 20; i++) {
+        abortNext = new AbortController();
+        // An empty result: its CommandComplete comes with the first fetch.
+        await openCursor(one, { sql: 'select 1 as n where $1::int < 0', bindings: [i] }, { signal: abortNext.signal }).then(
+          (rows) => rows.destroy(),
+          () => undefined,
+        );
+        const { rows } = await one.raw<{ rows: { answer: number }[] }>('select ?::int as answer', [i]);
+        expect(rows).toEqual([{ answer: i }]);
+      }
+    } finally {
+      await one.destroy();
+    }
+  });
+});
+
 describe('streamToResponse', () => {
   it('when the query has no rows, then the body is []', async () => {
     handler = jsonRoute('select g from generate_series(1, 0) g');
