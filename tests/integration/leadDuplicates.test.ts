@@ -1,6 +1,8 @@
 import request from 'supertest';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
+import { anonymizeLeadRows } from '../../src/data/leadChangeRepository';
+import { projectScope } from '../../src/data/projectScope';
 
 /**
  * Duplicates on import (docs/decisions.md, Duplicates on import): POST /leads with the
@@ -343,6 +345,37 @@ describe('duplicates on POST /leads', () => {
     const first = await request(t.app).get(`/api/leads/${updated[1]!.uniqueId}`).set('Authorization', w.accounts.full.auth);
     expect((first.body as { data: Record<string, string> }).data).toMatchObject({ Name: 'Second', Email: 'first@example.com' });
     expect(await leadsWithPhone(twice.e164)).toBe(1);
+  });
+
+  it('when the duplicate is being anonymized as an Update import finds it, then the import waits and stores a new lead; the anonymized lead stays empty', async () => {
+    const p = phone();
+    const stored = await importLead({ Data: { Name: 'Forget me', Telefon: p.international, Email: 'forget@example.com' } });
+    const { id: userId } = await t.db('users').where({ org_code: w.users.agent }).first<{ id: number }>('id');
+    const trx = await t.db.transaction();
+    let single: Promise<Awaited<ReturnType<typeof importLead>>>;
+    let bulkRows: Promise<(Answer & { row: number })[]>;
+    try {
+      // The anonymize holds the lead (its lock) while both imports look for the duplicate.
+      await anonymizeLeadRows(trx, stored.body.uniqueId, projectScope(['*']), { now: new Date(), userId });
+      single = importLead({ Data: { Name: 'Single', Telefon: p.national } }, '?DuplicateCheck=Campaign&OnDuplicate=Update');
+      bulkRows = bulk([{ Name: 'Bulk', Telefon: p.international }], { DuplicateCheck: 'Campaign', OnDuplicate: 'Update' });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await trx.commit();
+    } catch (err) {
+      await trx.rollback();
+      throw err;
+    }
+    const [one, many] = await Promise.all([single, bulkRows]);
+    expect(one.body).toMatchObject({ success: true });
+    expect(one.body.updated).toBeUndefined();
+    expect(one.body.uniqueId).not.toBe(stored.body.uniqueId);
+    expect(many[0]).toMatchObject({ row: 1, success: true });
+    expect(many[0]!.uniqueId).not.toBe(stored.body.uniqueId);
+    const forgotten = await t
+      .db('leads')
+      .where({ unique_id: stored.body.uniqueId })
+      .first<{ status: number; data: object; phone_number: string | null }>();
+    expect(forgotten).toMatchObject({ status: 610, data: {}, phone_number: null });
   });
 
   it('when a bulk import names a bad duplicate parameter, then it is a 400 before the body is read', async () => {
