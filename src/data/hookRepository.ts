@@ -382,9 +382,12 @@ export async function redeliver(
   });
 }
 
-/** Queues a `hook.test` delivery of a sample lead to this hook alone. */
-export async function queueTestDelivery(db: Knex, hookId: number, snapshot: LeadSnapshot, occurredTime: Date): Promise<string> {
+/** Queues a `hook.test` delivery of a sample lead to this hook alone; undefined when the hook is gone. */
+export async function queueTestDelivery(db: Knex, hookId: number, snapshot: LeadSnapshot, occurredTime: Date): Promise<string | undefined> {
   return db.transaction(async (trx) => {
+    // Held until the delivery is queued: a delete of the hook meanwhile waits, or went first.
+    const hook = await trx('hooks').where({ id: hookId }).forKeyShare().first<{ id: number } | undefined>('id');
+    if (hook === undefined) return undefined;
     const [event] = await trx('hook_events')
       .insert({
         type: TEST_EVENT,

@@ -237,5 +237,8 @@ export async function queueHookTest(env: HookEnv, account: AccountContext, uniqu
   const hook = await ownHook(env, account, uniqueId);
   const source = await sampleSource(env, account, hook);
   const snapshot = source.own ? source.lead.snapshot : { ...source.lead.snapshot, sampleFields: source.lead.fields };
-  return queueTestDelivery(env.db, hook.id, snapshot, env.clock());
+  const deliveryId = await queueTestDelivery(env.db, hook.id, snapshot, env.clock());
+  // Deleted while its sample was made.
+  if (deliveryId === undefined) throw new HookRejection('missing', `no hook ${uniqueId}`);
+  return deliveryId;
 }

@@ -80,6 +80,16 @@ describe('a hook deleted while a write matches it', () => {
     expect(await deliveriesOf(hookId)).toEqual([{ n: 0 }]);
   });
 
+  it('when the hook is deleted while its test delivery is being queued, then the test is a 404 and nothing is queued for it', async () => {
+    const hookId = await newHook(['lead.created']);
+    const { unique_id: uniqueId } = await t.db('hooks').where({ id: hookId }).first<{ unique_id: string }>('unique_id');
+    const tested = await writeWhileDeleting(hookId, 'for key share', () =>
+      request(t.app).post(`/api/hooks/${uniqueId}/test`).set('Authorization', w.accounts.full.auth),
+    );
+    expect({ status: tested.status, code: (tested.body as { code?: string }).code }).toEqual({ status: 404, code: 'not_found' });
+    expect(await deliveriesOf(hookId)).toEqual([{ n: 0 }]);
+  });
+
   it('when the hook is deleted while a calendar event that matches it is being created, then the event is created and no delivery names the hook', async () => {
     const calendar = uniq('race-calendar-');
     const lead = uniq('race-lead-');

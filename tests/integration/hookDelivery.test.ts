@@ -399,7 +399,12 @@ describe('hook delivery', () => {
       .update({ enabled: false });
     const hookRow = (await t.db<HookRow>('hooks').where({ unique_id: hook.uniqueId }).first('id'))!;
     const sample = sampleLeadSnapshot({ now: Date.now() });
-    const deliveryId = await queueTestDelivery(t.db, hookRow.id, { ...sample.snapshot, sampleFields: sample.fields } as never, new Date());
+    const deliveryId = (await queueTestDelivery(
+      t.db,
+      hookRow.id,
+      { ...sample.snapshot, sampleFields: sample.fields } as never,
+      new Date(),
+    ))!;
     const d = await untilValue(
       'the delivery to be done with',
       () => delivery(deliveryId),

@@ -84,7 +84,7 @@ describe('fair hook delivery', () => {
   const queueSample = async (hookId: string) => {
     const row = (await t.db<{ id: number; unique_id: string }>('hooks').where({ unique_id: hookId }).first('id'))!;
     const sample = sampleLeadSnapshot({ now: Date.now() });
-    return queueTestDelivery(t.db, row.id, { ...sample.snapshot, sampleFields: sample.fields } as never, new Date());
+    return (await queueTestDelivery(t.db, row.id, { ...sample.snapshot, sampleFields: sample.fields } as never, new Date()))!;
   };
   const test = async (hookId: string, auth: string) => {
     const res = await request(t.app).post(`/api/hooks/${hookId}/test`).set('Authorization', auth);
