@@ -1,7 +1,7 @@
 import type { Readable, Transform } from 'node:stream';
 import type { Response } from 'express';
 import { create as contentDisposition } from 'content-disposition';
-import { encoderStream, isUtf8 } from '../streams/encoding';
+import { charsetName, encoderStream, isUtf8 } from '../streams/encoding';
 import { rowsToText } from '../streams/rowsToText';
 
 /**
@@ -47,7 +47,7 @@ export function setCsvHeaders(res: Response, encoding: string, fileName: string)
   res.status(200);
   const name = fileNameOf(fileName);
   res.setHeader('Content-Disposition', contentDisposition(name, { fallback: asciiFileNameOf(name) }));
-  res.setHeader('Content-Type', `text/csv; charset=${encoding}`);
+  res.setHeader('Content-Type', `text/csv; charset=${charsetName(encoding)}`);
 }
 
 /** Cursor rows as CSV text, the header line first (UTF-8 bytes; the encoder of csvEncoding makes other charsets). */

@@ -32,6 +32,46 @@ export function isUtf8(name: string): boolean {
   return canonical(name) === 'utf8';
 }
 
+/** Registered (IANA) names of the common encodings, by iconv-lite's normalised form of a name for them. */
+const REGISTERED_NAMES: Record<string, string> = {
+  utf8: 'utf-8',
+  utf16: 'utf-16',
+  utf16le: 'utf-16le',
+  utf16be: 'utf-16be',
+  ucs2: 'utf-16le',
+  ascii: 'us-ascii',
+  usascii: 'us-ascii',
+  latin1: 'iso-8859-1',
+  latin2: 'iso-8859-2',
+  latin9: 'iso-8859-15',
+  binary: 'iso-8859-1',
+  koi8r: 'koi8-r',
+  koi8u: 'koi8-u',
+  shiftjis: 'shift_jis',
+  sjis: 'shift_jis',
+  eucjp: 'euc-jp',
+  euckr: 'euc-kr',
+  mac: 'macintosh',
+  macroman: 'macintosh',
+};
+
+/**
+ * The name to put in a `charset=` for an encoding as a client spelt it: its registered (IANA)
+ * name where it has a common one (`utf8` → `utf-8`, `1252` or `cp1252` → `windows-1252`,
+ * `latin1` → `iso-8859-1`, `cp865` → `ibm865`), else the name as given. .NET and Java look
+ * the charset up by its registered name and refuse `utf8` or `1252`.
+ */
+export function charsetName(encoding: string): string {
+  const name = canonical(encoding);
+  const windows = /^(?:windows|win|cp)?(125\d)$/.exec(name);
+  if (windows) return `windows-${windows[1]}`;
+  const iso = /^(?:iso)?8859(\d{1,2})$/.exec(name);
+  if (iso) return `iso-8859-${iso[1]}`;
+  const ibm = /^(?:cp|ibm)(437|850|852|855|857|858|860|861|862|863|864|865|866|869)$/.exec(name);
+  if (ibm) return `ibm${ibm[1]}`;
+  return REGISTERED_NAMES[name] ?? encoding;
+}
+
 // Transcoding per row (a UTF-8 decode and an encode for every CSV line) cost about 2 µs a row;
 // gathering what arrives in one turn of the event loop (a cursor batch) and transcoding it in
 // one call removes nearly all of that, without holding bytes back.

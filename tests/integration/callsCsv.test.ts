@@ -360,6 +360,18 @@ describe('GET /api/calls/csv', () => {
     }
   });
 
+  it('when Encoding is spelt another way (cp1252, utf8), then the charset is its registered name', async () => {
+    const spellings: [string, string][] = [
+      ['cp1252', 'windows-1252'],
+      ['utf8', 'utf-8'],
+      ['latin1', 'iso-8859-1'],
+    ];
+    for (const [encoding, charset] of spellings) {
+      const res = await csv({ OrgCode: accentUser, ...WINDOW, encoding });
+      expect(res.headers['content-type']).toBe(`text/csv; charset=${charset}`);
+    }
+  });
+
   it('when Encoding is windows-1252, then æ ø å é are single bytes and the charset says so', async () => {
     const res = await csv({ OrgCode: accentUser, ...WINDOW, encoding: 'windows-1252' });
     expect(res.status).toBe(200);

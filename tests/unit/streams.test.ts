@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { byteLines } from '../../src/streams/byteLines';
 import { coalesce } from '../../src/streams/coalesce';
 import { csvFormatter, isValidCsvSeparator } from '../../src/streams/csv';
-import { encoderStream, isKnownEncoding } from '../../src/streams/encoding';
+import { charsetName, encoderStream, isKnownEncoding } from '../../src/streams/encoding';
 import { jsonArrayText, rowsToText } from '../../src/streams/rowsToText';
 
 /** Runs rows through the transforms and returns every chunk the last one emitted. */
@@ -128,6 +128,26 @@ describe('csvFormatter', () => {
 });
 
 describe('encoding', () => {
+  it.each([
+    ['utf8', 'utf-8'],
+    ['UTF8', 'utf-8'],
+    ['utf-8', 'utf-8'],
+    ['1252', 'windows-1252'],
+    ['cp1252', 'windows-1252'],
+    ['Windows-1252', 'windows-1252'],
+    ['win1250', 'windows-1250'],
+    ['latin1', 'iso-8859-1'],
+    ['ISO8859-1', 'iso-8859-1'],
+    ['iso-8859-15', 'iso-8859-15'],
+    ['cp865', 'ibm865'],
+    ['ascii', 'us-ascii'],
+    ['macroman', 'macintosh'],
+    ['koi8r', 'koi8-r'],
+    ['gbk', 'gbk'],
+  ])('when the encoding is spelt %s, then its charset is named %s', (spelt, registered) => {
+    expect(charsetName(spelt)).toBe(registered);
+  });
+
   it('when windows-1252 is asked for, then æøåé are single bytes E6 F8 E5 E9', async () => {
     const bytes = Buffer.concat(await collect(['æøåé'], [encoderStream('windows-1252'), coalesce()]));
     expect([...bytes]).toEqual([0xe6, 0xf8, 0xe5, 0xe9]);
