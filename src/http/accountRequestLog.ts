@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { RequestLogWriter } from '../data/requestLog';
+import { basicCredentials } from './basicCredentials';
 import { clientAddress } from './clientAddress';
 import { whenResponseDone } from './responseDone';
 
@@ -75,14 +76,8 @@ let lastHeader: { authorization: string | undefined; credential: string[] } = { 
 /** The password and the token of a Basic Authorization header (none without one). */
 function basicCredential(authorization: string | undefined): string[] {
   if (authorization === lastHeader.authorization) return lastHeader.credential;
-  const match = authorization === undefined ? null : /^\s*basic\s+(\S+)\s*$/i.exec(authorization);
-  let credential: string[] = [];
-  if (match) {
-    const token = match[1]!;
-    const decoded = Buffer.from(token, 'base64').toString('utf8');
-    const password = decoded.slice(decoded.indexOf(':') + 1);
-    credential = [token, password].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
-  }
+  const credentials = basicCredentials(authorization);
+  const credential = credentials ? [credentials.token, credentials.password].filter((secret) => secret.length >= MIN_SECRET_LENGTH) : [];
   lastHeader = { authorization, credential };
   return credential;
 }

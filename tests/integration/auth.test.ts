@@ -95,7 +95,7 @@ describe('Basic authentication', () => {
     expect(myAccountOf(res).username).toBe(w.accounts.full.username);
   });
 
-  it('when username and password hold non-ASCII letters, then they are read as UTF-8', async () => {
+  it('when username and password hold non-ASCII letters, then they are read as UTF-8, or as windows-1252 when they are not UTF-8', async () => {
     const username = uniq('æøå-Ærø-');
     await t.load({
       type: 'account',
@@ -109,6 +109,13 @@ describe('Basic authentication', () => {
     const res = await request(t.app).get('/api/myaccount').set('Authorization', basicAuth(username, 'blåbærgrød'));
     expect(res.status).toBe(200);
     expect(myAccountOf(res).username).toBe(username);
+    // As Java's and OkHttp's Basic encoders write them (ISO-8859-1), and a PowerShell header (windows-1252).
+    const latin1 = `Basic ${Buffer.from(`${username}:blåbærgrød`, 'latin1').toString('base64')}`;
+    const asLatin1 = await request(t.app).get('/api/myaccount').set('Authorization', latin1);
+    expect(asLatin1.status).toBe(200);
+    expect(myAccountOf(asLatin1).username).toBe(username);
+    const wrong = `Basic ${Buffer.from(`${username}:blåbærgrøt`, 'latin1').toString('base64')}`;
+    expect((await request(t.app).get('/api/myaccount').set('Authorization', wrong)).status).toBe(401);
   });
 
   // RFC 7617: the user-id ends at the first colon; the password may contain colons.

@@ -13,6 +13,7 @@ import type { LoginFailureStore } from '../../ratelimit/loginFailures';
 import type { Settings } from '../../config/settings';
 import type { LoginMetrics } from '../metrics/loginMetrics';
 import { clientAddress } from '../clientAddress';
+import { basicCredentials } from '../basicCredentials';
 
 const WWW_AUTHENTICATE = 'Basic realm="lead-call-api", charset="UTF-8"';
 
@@ -36,7 +37,7 @@ type VerifyWithRequest = (
 /**
  * passport-http's BasicStrategy splits the decoded credentials at every colon, which cuts a
  * password containing one (RFC 7617 allows it; only the user-id cannot contain a colon). This
- * subclass parses at the first colon and decodes UTF-8, then hands over to the same verify step.
+ * subclass parses at the first colon (src/http/basicCredentials.ts), then hands over to the same verify step.
  */
 class Rfc7617BasicStrategy extends BasicStrategy {
   // Bound onto the strategy by passport for each authentication attempt.
@@ -49,14 +50,9 @@ class Rfc7617BasicStrategy extends BasicStrategy {
   }
 
   override authenticate(req: express.Request): void {
-    const header = req.headers.authorization;
-    const match = header === undefined ? null : /^\s*basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
-    if (!match) return this.fail(WWW_AUTHENTICATE, 401);
-    const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon <= 0) return this.fail(WWW_AUTHENTICATE, 401);
-    const username = decoded.slice(0, colon);
-    const password = decoded.slice(colon + 1);
+    const credentials = basicCredentials(req.headers.authorization);
+    if (!credentials) return this.fail(WWW_AUTHENTICATE, 401);
+    const { username, password } = credentials;
     // No account has a NUL in its name (Postgres text cannot hold one): a 401 without a query.
     if (textProblem(username) !== undefined || textProblem(password) !== undefined) return this.fail(WWW_AUTHENTICATE, 401);
     this.verifyWithRequest(req, username, password, (err, user) => {
