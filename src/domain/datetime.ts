@@ -220,10 +220,11 @@ export function localHour(value: Date | number, zone: string): number {
   return new Date(ms + offsets(zone).at(ms).ms).getUTCHours();
 }
 
-// yyyy-MM-dd, then optionally T/space + HH:mm[:ss[.fff]] and an offset. A space before a
-// `HH:MM` offset stands for `+`: an unencoded `+` in a query string arrives as a space.
+// yyyy-MM-dd, then optionally T/space + HH:mm[:ss[.fff]] and an offset. A space before an
+// offset (`HH:MM`, `HHMM` or `HH`) stands for `+`: an unencoded `+` in a query string arrives
+// as a space, and Java's and PHP's formats write `+0100`.
 const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?| (\d{2}):(\d{2}))?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?| (\d{2})(?::?(\d{2}))?)?)?$/;
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;

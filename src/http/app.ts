@@ -4,6 +4,7 @@ import { allEndpoints } from './routes';
 import { mountEndpoints } from './mountEndpoints';
 import { errorHandler } from './middleware/errorHandler';
 import { requestLogging } from './middleware/requestLogging';
+import { requestCompatibility } from './middleware/requestCompatibility';
 import { securityHeaderList, securityHeaders } from './securityHeaders';
 import { healthProbe } from './healthProbe';
 import { compressOneShotFrom } from './compression';
@@ -56,6 +57,7 @@ export function createApp(services: AppServices): App {
   app.use(requestLogging(logger));
   app.use(securityHeaders(https));
   if (settings.REQUIRE_HTTPS) app.use(requireHttps());
+  app.use(requestCompatibility());
 
   const admission = new ExportAdmission(settings.EXPORT_MAX_CONCURRENT, settings.EXPORT_MAX_PER_ACCOUNT, (reason) =>
     metrics.overload.countRefused(reason),

@@ -24,15 +24,26 @@ const OFFERED = ['zstd', 'br', 'gzip', 'identity'];
 
 type EncodingsWithPreference = (available: readonly string[], options: { preferred: readonly string[] }) => string[];
 
-/** The coding to send a body in, or undefined for none. */
+/**
+ * The coding to send a body in, or undefined for none. Among codings the client rates alike,
+ * those it names come first (zstd, br, gzip), then gzip: `*` alone gets gzip, which every
+ * client that sends it can read, not the newest coding.
+ */
 export function negotiateCoding(req: Request): ContentCoding | undefined {
   const header = req.headers['accept-encoding'];
   if (header === undefined || header.trim() === '') return undefined;
   const negotiator = new Negotiator(req);
   const encodings = negotiator.encodings.bind(negotiator) as unknown as EncodingsWithPreference;
-  const best = encodings(OFFERED, { preferred: OFFERED })[0];
+  const named = NAMED_IN_HEADER.filter(([, pattern]) => pattern.test(header)).map(([coding]) => coding);
+  const best = encodings(OFFERED, { preferred: [...named, ...UNNAMED_ORDER] })[0];
   return best === 'zstd' || best === 'br' || best === 'gzip' ? best : undefined;
 }
+
+/** The order of codings a client allows only through `*`. */
+const UNNAMED_ORDER = ['gzip', 'br', 'zstd', 'identity'];
+
+/** Each offered coding with the pattern that finds it named in an Accept-Encoding. */
+const NAMED_IN_HEADER = OFFERED.map((coding) => [coding, new RegExp(`(?:^|[\\s,])${coding}\\s*(?:;|,|$)`, 'i')] as const);
 
 /** Output chunk of the compressors: large enough for few socket writes. */
 const CHUNK = 64 * 1024;

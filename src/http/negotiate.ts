@@ -62,16 +62,28 @@ export function negotiate(req: Request, offered: readonly [Representation, ...Re
   const negotiator = new Negotiator({ headers: { accept: withoutMediaParameters(accept) } });
   const chosen = negotiator.mediaType(types);
   if (chosen) return offered[types.indexOf(chosen)]!;
-  if (isCsvExport(offered) && negotiator.mediaType([MEDIA.json]) !== undefined) return 'csv';
+  if (isCsvExport(offered) && negotiator.mediaType([MEDIA.json, ...CSV_LIKE]) !== undefined) return 'csv';
   throw new HttpProblem('not_acceptable', `this service answers ${types.join(' or ')}`);
 }
+
+/** Other names clients give CSV, or a file download, in an Accept. */
+const CSV_LIKE = [
+  'text/plain',
+  'application/csv',
+  'text/comma-separated-values',
+  'text/x-csv',
+  'application/x-csv',
+  'application/vnd.ms-excel',
+  'application/octet-stream',
+];
 
 /**
  * A CSV export's path names its format (`/calls/csv`, `/rawleads`, `/leads/csv`), and its
  * family's other format is JSON. Clients of the live service send their stack's default Accept
  * to it (HttpClient's `application/json`, old RestSharp's list of JSON and XML types) and expect
- * the file: an Accept that allows JSON gets the CSV, which the path asked for; one that allows
- * neither (`text/html`) is still a 406 (docs/decisions.md, Wire).
+ * the file: an Accept that allows JSON, or another name for CSV or a download (CSV_LIKE), gets
+ * the CSV, which the path asked for; one that allows none of them (`text/html`) is still a 406
+ * (docs/decisions.md, Wire).
  */
 function isCsvExport(offered: readonly Representation[]): boolean {
   return offered.length === 1 && offered[0] === 'csv';

@@ -27,8 +27,12 @@ describe('parseDateTime', () => {
     expect(iso(parseDateTime('2026-05-06T10:16:41-00:00', CPH))).toBe('2026-05-06T10:16:41.000Z');
   });
 
-  it('when a query string turned the + of an offset into a space, then it is read as +', () => {
+  it('when a query string turned the + of an offset into a space, then it is read as +, whether the offset is HH:MM, HHMM or HH', () => {
     expect(iso(parseDateTime('2026-05-06T10:16:41 02:00', CPH))).toBe('2026-05-06T08:16:41.000Z');
+    expect(iso(parseDateTime('2026-05-06T10:16:41 0200', CPH))).toBe('2026-05-06T08:16:41.000Z');
+    expect(iso(parseDateTime('2026-05-06T10:16:41.123 0530', CPH))).toBe('2026-05-06T04:46:41.123Z');
+    expect(iso(parseDateTime('2026-05-06T10:16:41 02', CPH))).toBe('2026-05-06T08:16:41.000Z');
+    expect(() => parseDateTime('2026-05-06T10:16:41 2', CPH)).toThrow();
   });
 
   it('when the value has no offset, then it is wall time in the zone', () => {

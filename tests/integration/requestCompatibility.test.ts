@@ -1,0 +1,62 @@
+import request from 'supertest';
+import { uniq } from '../harness/testApp';
+import { useTestWorld } from '../harness/useTestWorld';
+
+/**
+ * What real HTTP clients send that a strict reading would refuse (docs/decisions.md, Wire):
+ * doubled slashes, a POST standing for PATCH, other names for CSV in an Accept, and offsets
+ * written `+0100` whose `+` arrived as a space (`*` as the only coding: tests/unit/compression.test.ts).
+ */
+describe('requests as real clients send them', () => {
+  const { t, w } = useTestWorld();
+
+  it('when the path has doubled slashes (a base URL ending in / joined with /calls), then it is the path with single ones', async () => {
+    const res = await request(t.app).get('/api//myaccount').set('Authorization', w.accounts.full.auth);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ username: w.accounts.full.username });
+    const calls = await request(t.app)
+      .get(`//api//calls?OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT1H&Note=a//b`)
+      .set('Authorization', w.accounts.full.auth);
+    expect(calls.status).toBe(200);
+  });
+
+  it('when a POST names PATCH in X-HTTP-Method-Override (Java’s HttpURLConnection cannot send PATCH), then it is the PATCH', async () => {
+    const imported = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'Override', Telefon: '+45 12 34 56 78', Customer: uniq('C-') } });
+    const id = (imported.body as { uniqueId: string }).uniqueId;
+    for (const header of ['X-HTTP-Method-Override', 'X-HTTP-Method']) {
+      const priority = header.length;
+      const res = await request(t.app)
+        .post(`/api/leads/${id}`)
+        .set('Authorization', w.accounts.full.auth)
+        .set(header, 'PATCH')
+        .set('Content-Type', 'application/merge-patch+json')
+        .send(JSON.stringify({ priority }));
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ uniqueId: id, priority });
+    }
+  });
+
+  it.each(['text/plain', 'application/csv', 'text/comma-separated-values', 'application/vnd.ms-excel', 'application/octet-stream'])(
+    'when a CSV export is asked for with Accept: %s, then it answers its CSV',
+    async (accept) => {
+      const res = await request(t.app)
+        .get(`/api/calls/csv?OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT1H`)
+        .set('Authorization', w.accounts.full.auth)
+        .set('Accept', accept);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    },
+  );
+
+  it('when an offset is written +0100 or +01 and its + was not encoded, then it is read as +', async () => {
+    for (const start of ['2026-05-06T10:00:00+0200', '2026-05-06T10:00:00+02']) {
+      const res = await request(t.app)
+        .get(`/api/calls?OrgCode=${encodeURIComponent(w.units.root)}&StartTime=${start}&TimeSpan=PT1H`)
+        .set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(200);
+    }
+  });
+});
