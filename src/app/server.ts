@@ -190,6 +190,8 @@ export async function listen(app: Express, settings: Settings, options: ListenOp
     server.on('clientError', (err: Error & { code?: string }, socket: Duplex) =>
       answerUnparsableRequest(err, socket, inFlight.responding(socket)),
     );
+    // 100 Continue is sent once the request passed its checks, before its body is read (src/http/expectContinue.ts).
+    server.on('checkContinue', handler);
     server.on('checkExpectation', refuseExpectation);
     server.on('connect', refuseConnect);
     return server;

@@ -24,6 +24,7 @@ import type { ExportAdmission } from './exportAdmission';
 import { isAcquireTimeout } from '../data/db';
 import { isConnectionFailure } from '../data/readSource';
 import { logAccountRequest } from './accountRequestLog';
+import { continueBody } from './expectContinue';
 import { whenResponseDone } from './responseDone';
 
 export interface MountOptions {
@@ -291,7 +292,10 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     if (endpoint.body && endpoint.bodyMediaTypes && req.is(endpoint.bodyMediaTypes) === false) {
       throw new HttpProblem('unsupported_media_type', `the body must be sent as ${endpoint.bodyMediaTypes.join(' or ')}`);
     }
-    if (endpoint.body) await readJsonBody(req, res, endpoint.bodyMediaTypes ?? ['application/json']);
+    if (endpoint.body) {
+      continueBody(req, res);
+      await readJsonBody(req, res, endpoint.bodyMediaTypes ?? ['application/json']);
+    }
     const rawBody: unknown = endpoint.bodyOptional && req.body === undefined ? {} : req.body;
     const body = endpoint.body ? parseBody(endpoint.body, rawBody, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.

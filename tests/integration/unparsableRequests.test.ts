@@ -134,7 +134,7 @@ describe('requests the HTTP parser refuses', () => {
     },
   );
 
-  it('when Expect is 100-continue, then the request is served after the interim answer', async () => {
+  it('when Expect is 100-continue on a request without a body, then it is served', async () => {
     const res = await rawHttp(
       port(),
       {

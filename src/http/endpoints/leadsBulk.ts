@@ -15,6 +15,7 @@ import { BulkKeyReused, startKeyedBulkImport } from '../../ingest/bulkImportWith
 import { IDEMPOTENCY_KEY_HEADER, idempotencyKey, idempotencyKeyReused } from '../idempotencyKey';
 import { campaignForImport, ImportRefused } from '../../ingest/leadImportRules';
 import { liftRequestDeadline } from '../requestDeadline';
+import { continueBody } from '../expectContinue';
 
 /** Media types of a bulk body, and the format each is read as. */
 const FORMATS: Record<string, BulkFormat> = {
@@ -175,6 +176,7 @@ export function bulkImportEndpoint(
       // From here the body is read under the idle limit instead of the whole-request deadline:
       // a long upload runs as long as it keeps sending (docs/decisions.md, "Overload and timeouts").
       liftRequestDeadline(req);
+      continueBody(req, res);
       const signal = responseAbortSignal(res);
       const deps = { db, clock, zone, logger };
       const importer = { accountId: account.id, userId: account.userId, scope, entryAccess: account.entryAccess };
