@@ -227,6 +227,7 @@ describe('lcm load (loadNdjson)', () => {
   it.each([
     ['{not json', /line 2: not valid JSON/],
     ['{"type":"spaceship"}', /line 2: unknown record type "spaceship"/],
+    ['{"orgCode":"no-type"}', /^line 2: "type" is required: one of orgUnit, /],
     ['{"type":"orgUnit","name":"No code"}', /^line 2: orgUnit: "orgCode" is required$/],
     [
       '{"type":"user","orgCode":"u-x","username":"u-x","name":"x","parent":"no such unit"}',

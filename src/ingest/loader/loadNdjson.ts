@@ -66,6 +66,9 @@ export async function loadNdjson(db: Knex, input: Readable, options: LoadOptions
         throw new LoadError(lineNo, 'a record must be a JSON object');
       }
       const type = (parsed as { type?: unknown }).type;
+      if (type === undefined || type === null) {
+        throw new LoadError(lineNo, `"type" is required: one of ${RECORD_TYPES.join(', ')}`);
+      }
       if (typeof type !== 'string' || !RECORD_TYPES.includes(type as RecordType)) {
         throw new LoadError(lineNo, `unknown record type ${JSON.stringify(type)}; expected one of ${RECORD_TYPES.join(', ')}`);
       }
