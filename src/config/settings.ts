@@ -15,6 +15,11 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
 
+/** A Postgres connection URL (`postgres://` or `postgresql://`, as pg reads them), or unset. */
+const postgresUrl = optionalString.refine((v) => v === undefined || /^postgres(?:ql)?:\/\//i.test(v.trim()), {
+  message: 'must be a postgres:// or postgresql:// URL',
+});
+
 const positiveInt = z.coerce.number().int().positive();
 
 /**
@@ -35,9 +40,9 @@ const fixedDuration = (fallback: string) =>
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: optionalString,
+  DATABASE_URL: postgresUrl,
   /** A streaming replica of DATABASE_URL for bulk exports and lag-tolerant lists; unset = everything on the primary. */
-  DATABASE_READ_URL: optionalString,
+  DATABASE_READ_URL: postgresUrl,
   /** How often the replica is checked (reachable, replay lag); a replica found down is used again once a check passes. */
   DATABASE_READ_CHECK_MS: positiveInt.default(2000),
   /** A replica whose replay lags further behind than this is treated as down. */
