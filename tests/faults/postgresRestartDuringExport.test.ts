@@ -146,7 +146,8 @@ describe('Postgres restarted during an export', () => {
       AUTH_CACHE_TTL_MS: '600000',
       DEFAULT_BULK_DAILY_LIMIT: '100000000',
     });
-  }, 180_000);
+    // 300,000 calls generated and loaded: about a minute alone, several on a loaded machine.
+  }, 360_000);
 
   it('when Postgres restarts under a slowly read export, then the export ends visibly incomplete, requests meanwhile get 503, and the same process serves again once Postgres is back', async () => {
     const url = node!.url;
