@@ -9,12 +9,7 @@ import methodOverride from 'method-override';
  *   `X-Method-Override`): Java's HttpURLConnection cannot send PATCH at all.
  */
 export function requestCompatibility(): RequestHandler[] {
-  return [
-    collapseSlashes,
-    methodOverride('X-HTTP-Method-Override'),
-    methodOverride('X-HTTP-Method'),
-    methodOverride('X-Method-Override'),
-  ];
+  return [collapseSlashes, methodOverride('X-HTTP-Method-Override'), methodOverride('X-HTTP-Method'), methodOverride('X-Method-Override')];
 }
 
 const collapseSlashes: RequestHandler = (req, _res, next) => {
