@@ -418,13 +418,16 @@ async function* storeInOrder(batches: AsyncGenerator<RowItem[]>, target: BatchTa
  * race's outcome until the request ends, as memory growing with the body.
  */
 async function unlessAborted<T>(signal: AbortSignal, waits: Promise<T>[]): Promise<T | undefined> {
-  if (signal.aborted) return undefined;
   let listener: (() => void) | undefined;
   const aborted = new Promise<undefined>((resolve) => {
     listener = () => resolve(undefined);
-    signal.addEventListener('abort', listener, { once: true });
+    if (signal.aborted) resolve(undefined);
+    else signal.addEventListener('abort', listener, { once: true });
   });
   try {
+    // Raced even when the signal has aborted already: the race is what handles a wait that
+    // rejects later (the body's read, failing with the client's `aborted`), which left
+    // unhandled would end the process.
     return await Promise.race([aborted, ...waits]);
   } finally {
     signal.removeEventListener('abort', listener!);

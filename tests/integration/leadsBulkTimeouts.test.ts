@@ -114,6 +114,38 @@ describe('bulk upload timeouts', () => {
     expect(answer.elapsedMs).toBeLessThan(8000);
   }, 30_000);
 
+  it('when clients leave in the middle of their bulk bodies, over and over, then no promise is left to reject unhandled (which ends a server)', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const body = Buffer.from(leadLines(uniq('LEFT-'), 1, 3000).join(''));
+      for (let i = 0; i < 60; i++) {
+        await new Promise<void>((resolve) => {
+          const socket = net.connect(port(), '127.0.0.1', () => {
+            socket.write(
+              `POST /api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)} HTTP/1.1\r\nHost: x\r\n` +
+                `Authorization: ${w.accounts.full.auth}\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`,
+            );
+            socket.write(body.subarray(0, ((i * 7919) % 97) * 700));
+            setTimeout(() => {
+              socket.destroy();
+              resolve();
+            }, i % 40);
+          });
+          socket.on('error', () => resolve());
+        });
+      }
+      // The imports that were left finish their batches and end.
+      await sleep(1500);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  }, 60_000);
+
   it('when a bulk body stalls before its first row, then the answer is a 408 problem', async () => {
     const answer = await pacedBulk([['{"Name": "half']], 100, true);
     expect(answer.status).toBe(408);
