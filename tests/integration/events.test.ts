@@ -161,7 +161,7 @@ describe('GET /api/events', () => {
       expect(listed.map((e) => e.data.uniqueId)).toEqual([mine]);
     });
 
-    it('when Campaigns names no campaign, then 400 naming it; a campaign outside the account’s projects, 403 (as a hook’s campaign)', async () => {
+    it('when Campaigns names no campaign, or one outside the account’s projects, then the same 400 naming it', async () => {
       const unknown = await list(`?Campaigns=${w.campaigns.b2b},no-such-campaign-${w.id}`);
       expect(unknown.status).toBe(400);
       expect((unknown.body as { errors: { parameter: string; message: string }[] }).errors[0]).toMatchObject({
@@ -170,7 +170,10 @@ describe('GET /api/events', () => {
       });
       expect((await list(`?Campaigns=${w.campaigns.b2b.toLowerCase()}x`)).status).toBe(400);
       const outside = await list(`?Campaigns=${w.campaigns.retail}`, w.accounts.b2b.auth);
-      expect(outside.status).toBe(403);
+      expect(outside.status).toBe(400);
+      expect((outside.body as { errors: { message: string }[] }).errors[0]!.message).toBe(
+        `no campaign in this account's projects has the code or unique id ${JSON.stringify(w.campaigns.retail)}`,
+      );
       expect((await stream(a, `?Campaigns=no-such-campaign-${w.id}`, w.accounts.full.auth)).status).toBe(400);
     });
 

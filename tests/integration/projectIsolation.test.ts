@@ -186,12 +186,6 @@ const rows: Row[] = [
     expect: 'list-excludes',
   },
   {
-    name: 'live events filtered on the Retail campaign (the JSON catch-up)',
-    method: 'get',
-    path: (w) => `/api/events?After=0&Campaigns=${w.campaigns.retail},${w.campaigns.b2b}`,
-    expect: 'forbidden',
-  },
-  {
     name: 'saved search',
     method: 'get',
     path: (_w, d) => `/api/leads?searchName=${encodeURIComponent(d.savedSearch)}&modifiedFrom=2031-02-03`,

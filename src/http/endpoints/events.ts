@@ -114,18 +114,18 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
 }
 
 /**
- * The codes of the campaigns a `Campaigns` filter names, checked as a hook's campaign is: one
- * that names no campaign is a 400 (a stream filtered on it would stay silent for ever), one of
- * a project outside the account's rights a 403.
+ * The codes of the campaigns a `Campaigns` filter names: a key that names no campaign the
+ * account can see is a 400 (a stream filtered on it would stay silent for ever), the same answer
+ * for a campaign of a project outside its rights, so the filter tells nothing about those.
  */
 async function filteredCampaignCodes(db: Knex, keys: readonly string[], projectPatterns: readonly string[]): Promise<string[]> {
-  const campaigns = await campaignsNamed(db, keys);
+  const campaigns = (await campaignsNamed(db, keys)).filter((c) => matchesAny(projectPatterns, c.project));
   const unknown = keys.filter((key) => !campaigns.some((c) => c.code === key || c.uniqueId === key));
-  if (unknown.length > 0)
-    throw invalidParameter('Campaigns', `no campaign has the code or unique id ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
-  const outside = campaigns.filter((c) => !matchesAny(projectPatterns, c.project));
-  if (outside.length > 0) {
-    throw forbidden(`campaign ${outside.map((c) => c.code).join(', ')} belongs to a project outside this account's project rights`);
+  if (unknown.length > 0) {
+    throw invalidParameter(
+      'Campaigns',
+      `no campaign in this account's projects has the code or unique id ${unknown.map((k) => JSON.stringify(k)).join(', ')}`,
+    );
   }
   return campaigns.map((c) => c.code);
 }

@@ -22,7 +22,7 @@ export const eventsQuery = z.object({
   }),
   Campaigns: listParam.optional().meta({
     description:
-      'Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign is a 400, a campaign outside the account’s projects a 403.',
+      'Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign of the account’s projects is a 400.',
   }),
   Projects: listParam.optional().meta({
     description:
