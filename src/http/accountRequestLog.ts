@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import type { RequestLogWriter } from '../data/requestLog';
 import { basicCredentials } from './basicCredentials';
-import { clientAddress } from './clientAddress';
 import { whenResponseDone } from './responseDone';
 
 /** Longer paths are cut: an entry stays small whatever a client sends. */
@@ -59,8 +58,15 @@ function credentialFinder(authorization: string | undefined): (text: string) => 
   const credential = basicCredential(authorization);
   if (credential.length === 0) return () => false;
   return (text) => {
-    const decoded = text.includes('%') || text.includes('+') ? safeDecode(text.replace(/\+/g, ' ')) : text;
-    return credential.some((secret) => decoded.includes(secret) || (decoded !== text && text.includes(secret)));
+    if (!text.includes('%') && !text.includes('+')) return credential.some((secret) => text.includes(secret));
+    const spaced = text.replace(/\+/g, ' ');
+    // As UTF-8 escapes, and as Latin-1 ones (a client that escaped its windows-1252 password).
+    const forms = [
+      text,
+      safeDecode(spaced),
+      spaced.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+    ];
+    return credential.some((secret) => forms.some((form) => form.includes(secret)));
   };
 }
 
@@ -94,16 +100,21 @@ function safeDecode(value: string): string {
  * Writes the authenticated request to its account's request log once its response is done
  * (or cut short): time of arrival, request id, method, path and query, service, status, the
  * weight counted (res.locals.weight), duration, bytes sent on the connection for this
- * response (headers and body, after compression) and the client's address. Never a header; a
+ * response (headers and body, after compression) and the client's address (read by the caller
+ * before the credentials were checked, while the socket still has it). Never a header; a
  * request id holding the credential is replaced. A client that left before the answer began
  * has status 499.
  */
-export function logAccountRequest(req: Request, res: Response, accountId: number, service: string, log: RequestLogWriter): void {
+export function logAccountRequest(
+  req: Request,
+  res: Response,
+  entry: { accountId: number; service: string; address: string | undefined },
+  log: RequestLogWriter,
+): void {
+  const { accountId, service, address } = entry;
   const socket = req.socket;
   const bytesBefore = socket.bytesWritten;
   const time = Date.now() - (performance.now() - req.startedAt);
-  // Read now: once the client has gone, its socket no longer says where it was.
-  const address = clientAddress(req);
   whenResponseDone(res, () => {
     const holdsCredential = credentialFinder(req.headers.authorization);
     log.record({

@@ -1,3 +1,4 @@
+import bytes from 'bytes';
 import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Admitted, Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
@@ -25,6 +26,7 @@ import { isAcquireTimeout } from '../data/db';
 import { isConnectionFailure } from '../data/readSource';
 import { logAccountRequest } from './accountRequestLog';
 import { continueBody } from './expectContinue';
+import { clientAddress } from './clientAddress';
 import { whenResponseDone } from './responseDone';
 
 export interface MountOptions {
@@ -225,6 +227,7 @@ class RequestContext implements Context {
 export function mountEndpoints(endpoints: Endpoint[], services: AppServices, options: MountOptions): Router {
   const router = Router();
   const readJsonBody = jsonBodyReader(services.settings.BODY_LIMIT);
+  const bodyLimitBytes = bytes.parse(services.settings.BODY_LIMIT) ?? Infinity;
   for (const endpoint of endpoints) {
     router[endpoint.method](toExpressPath(endpoint.path), async (req: Request, res: Response) => {
       res.locals.service = endpoint.service;
@@ -246,9 +249,12 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
   async function handle(endpoint: Endpoint, req: Request, res: Response, timer: RequestTimer): Promise<void> {
     let admitted: Admitted | undefined;
     if (endpoint.access.kind !== 'public') {
+      // Read before the credentials are checked: a client that leaves meanwhile takes its socket's address with it.
+      const address = services.requestLog ? clientAddress(req) : undefined;
       await runMiddleware(options.authenticate, req, res);
       const account = req.account!;
-      if (services.requestLog) logAccountRequest(req, res, account.id, endpoint.service, services.requestLog);
+      if (services.requestLog)
+        logAccountRequest(req, res, { accountId: account.id, service: endpoint.service, address }, services.requestLog);
       if (endpoint.access.kind === 'right' && !hasRight(account, endpoint.access.resource, endpoint.access.verb)) {
         if (endpoint.counted !== false) await showRateHeaders(endpoint, account, req, res, services);
         throw new HttpProblem('forbidden', `this account lacks the ${endpoint.access.verb} right on ${endpoint.access.resource}`);
@@ -293,7 +299,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
       throw new HttpProblem('unsupported_media_type', `the body must be sent as ${endpoint.bodyMediaTypes.join(' or ')}`);
     }
     if (endpoint.body) {
-      continueBody(req, res);
+      continueBody(req, res, bodyLimitBytes);
       await readJsonBody(req, res, endpoint.bodyMediaTypes ?? ['application/json']);
     }
     const rawBody: unknown = endpoint.bodyOptional && req.body === undefined ? {} : req.body;

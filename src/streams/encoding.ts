@@ -38,6 +38,7 @@ const REGISTERED_NAMES: Record<string, string> = {
   utf16: 'utf-16',
   utf16le: 'utf-16le',
   utf16be: 'utf-16be',
+  utf7: 'utf-7',
   ucs2: 'utf-16le',
   ascii: 'us-ascii',
   usascii: 'us-ascii',
@@ -67,7 +68,7 @@ export function charsetName(encoding: string): string {
   if (windows) return `windows-${windows[1]}`;
   const iso = /^(?:iso)?8859(\d{1,2})$/.exec(name);
   if (iso) return `iso-8859-${iso[1]}`;
-  const ibm = /^(?:cp|ibm)(437|850|852|855|857|858|860|861|862|863|864|865|866|869)$/.exec(name);
+  const ibm = /^(?:cp|ibm)?(437|850|852|855|857|858|860|861|862|863|864|865|866|869)$/.exec(name);
   if (ibm) return `ibm${ibm[1]}`;
   return REGISTERED_NAMES[name] ?? encoding;
 }

@@ -51,6 +51,20 @@ describe('Expect: 100-continue', () => {
     await head.closed;
   });
 
+  it('when the body is declared larger than the body limit, then the 413 comes without 100 Continue', async () => {
+    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /api/leads HTTP/1.1\r\nHost: x\r\nAuthorization: ${w.accounts.full.auth}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${5 * 1024 * 1024}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(received.startsWith('HTTP/1.1 413 ')).toBe(true);
+  });
+
   it('when the request passes its checks, then 100 Continue comes first, and the body sent after it is imported', async () => {
     const body = JSON.stringify({
       CampaignCode: w.campaigns.b2b,

@@ -182,6 +182,32 @@ describe('the account request log', () => {
     }
   });
 
+  it('when a query value holds the password percent-escaped as Latin-1 (not UTF-8), then it is not logged either', async () => {
+    const username = uniq('log-latin-');
+    await t.load({
+      type: 'account',
+      username,
+      password: 'blåbær-grød',
+      user: w.users.agent,
+      projects: ['*'],
+      rights: {},
+      entryAccess: 'None',
+    });
+    const id = uniq('log-latin-');
+    await request(t.app)
+      .get('/api/myaccount?q=bl%E5b%E6r-gr%F8d&keep=1')
+      .set('Authorization', `Basic ${Buffer.from(`${username}:blåbær-grød`).toString('base64')}`)
+      .set('X-Request-Id', id)
+      .expect(200);
+    const { rows } = await untilValue(
+      'the entry written',
+      () => t.db.raw<{ rows: { path: string }[] }>('select path from request_log where request_id = ?', [id]),
+      (r) => r.rows.length > 0,
+      { timeoutMs: 20_000 },
+    );
+    expect(rows[0]!.path).toBe('/api/myaccount?q=[redacted]&keep=1');
+  });
+
   it('when a request has no valid credentials, then nothing is logged for it', async () => {
     const id = uniq('log-401-');
     await request(t.app).get('/api/myaccount').set('Authorization', 'Basic bm9ib2R5Om5vcGU=').set('X-Request-Id', id).expect(401);

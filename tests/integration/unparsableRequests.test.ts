@@ -134,6 +134,15 @@ describe('requests the HTTP parser refuses', () => {
     },
   );
 
+  it('when the target is an absolute URL (absolute form), then it is served as its path', async () => {
+    const res = await rawHttp(
+      port(),
+      { method: 'GET', target: `http://127.0.0.1:${port()}/api/myaccount`, headers: [['Authorization', w.accounts.full.auth]] },
+      10_000,
+    );
+    expect(res.status).toBe(200);
+  });
+
   it('when Expect is 100-continue on a request without a body, then it is served', async () => {
     const res = await rawHttp(
       port(),

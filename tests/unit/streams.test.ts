@@ -140,6 +140,8 @@ describe('encoding', () => {
     ['ISO8859-1', 'iso-8859-1'],
     ['iso-8859-15', 'iso-8859-15'],
     ['cp865', 'ibm865'],
+    ['865', 'ibm865'],
+    ['utf7', 'utf-7'],
     ['ascii', 'us-ascii'],
     ['macroman', 'macintosh'],
     ['koi8r', 'koi8-r'],

@@ -13,6 +13,8 @@ export function requestCompatibility(): RequestHandler[] {
 }
 
 const collapseSlashes: RequestHandler = (req, _res, next) => {
+  // Only a path (origin form): an absolute URL as the target (`GET http://host/api/...`) keeps its `//`.
+  if (!req.url.startsWith('/')) return next();
   const q = req.url.indexOf('?');
   const path = q < 0 ? req.url : req.url.slice(0, q);
   if (path.includes('//')) req.url = path.replace(/\/{2,}/g, '/') + (q < 0 ? '' : req.url.slice(q));
