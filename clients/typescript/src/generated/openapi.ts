@@ -9342,7 +9342,7 @@ export interface operations {
             query?: {
                 /** @description Event kinds to send, each one of lead.created, lead.updated, lead.statusChanged, call.ended, calendarEvent.created, calendarEvent.updated, calendarEvent.deleted (case-insensitive) or a family (`lead.*`, `calendarEvent.*`); default: every kind the account may read. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Events?: string[];
-                /** @description Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign is a 400, a campaign outside the account’s projects a 403. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign of the account’s projects is a 400. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Campaigns?: string[];
                 /** @description Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); never beyond the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Projects?: string[];
