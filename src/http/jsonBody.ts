@@ -1,7 +1,9 @@
 import { isUtf8 } from 'node:buffer';
+import bytes from 'bytes';
 import express, { Request, Response } from 'express';
 import { parse as parseContentType } from 'content-type';
 import { HttpProblem } from './problem';
+import { continueBody } from './expectContinue';
 import { runMiddleware } from './runMiddleware';
 
 /**
@@ -15,10 +17,13 @@ import { runMiddleware } from './runMiddleware';
  * reads them, any other iconv-lite knows (windows-1252, latin1, `UTF8` without its hyphen) decoded
  * to text first; an unknown one is a 415. Bytes that are not valid UTF-8 in a UTF-8 body are a
  * 400, as in a bulk body: decoded, they would be stored as U+FFFD, not what the client sent.
+ * A client waiting with `Expect: 100-continue` is told to send the body here, just before it is
+ * read (src/http/expectContinue.ts).
  */
 export type JsonBodyReader = (req: Request, res: Response, reads: readonly string[]) => Promise<void>;
 
 export function jsonBodyReader(limit: string): JsonBodyReader {
+  const maxBytes = bytes.parse(limit) ?? Infinity;
   const verify = (_req: unknown, _res: unknown, bytes: Buffer, charset: string): void => {
     if (/^utf-?8$/i.test(charset) && !isUtf8(bytes)) {
       throw new HttpProblem('invalid_body', 'the request body holds bytes that are not valid UTF-8 (or name its charset in Content-Type)');
@@ -28,6 +33,7 @@ export function jsonBodyReader(limit: string): JsonBodyReader {
   const asText = express.text({ limit, type: () => true, verify });
 
   return async (req, res, reads) => {
+    continueBody(req, res, maxBytes);
     try {
       if (readsAsText(req)) {
         await runMiddleware(asText, req, res);

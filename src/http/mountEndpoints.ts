@@ -1,4 +1,3 @@
-import bytes from 'bytes';
 import express, { Request, Response, Router } from 'express';
 import etag from 'etag';
 import type { Admitted, Endpoint, EndpointContext, EndpointResult, ResponseCursorOptions } from './endpoint';
@@ -25,7 +24,6 @@ import type { ExportAdmission } from './exportAdmission';
 import { isAcquireTimeout } from '../data/db';
 import { isConnectionFailure } from '../data/readSource';
 import { logAccountRequest } from './accountRequestLog';
-import { continueBody } from './expectContinue';
 import { clientAddress } from './clientAddress';
 import { whenResponseDone } from './responseDone';
 
@@ -227,7 +225,6 @@ class RequestContext implements Context {
 export function mountEndpoints(endpoints: Endpoint[], services: AppServices, options: MountOptions): Router {
   const router = Router();
   const readJsonBody = jsonBodyReader(services.settings.BODY_LIMIT);
-  const bodyLimitBytes = bytes.parse(services.settings.BODY_LIMIT) ?? Infinity;
   for (const endpoint of endpoints) {
     router[endpoint.method](toExpressPath(endpoint.path), async (req: Request, res: Response) => {
       res.locals.service = endpoint.service;
@@ -298,10 +295,7 @@ export function mountEndpoints(endpoints: Endpoint[], services: AppServices, opt
     if (endpoint.body && endpoint.bodyMediaTypes && req.is(endpoint.bodyMediaTypes) === false) {
       throw new HttpProblem('unsupported_media_type', `the body must be sent as ${endpoint.bodyMediaTypes.join(' or ')}`);
     }
-    if (endpoint.body) {
-      continueBody(req, res, bodyLimitBytes);
-      await readJsonBody(req, res, endpoint.bodyMediaTypes ?? ['application/json']);
-    }
+    if (endpoint.body) await readJsonBody(req, res, endpoint.bodyMediaTypes ?? ['application/json']);
     const rawBody: unknown = endpoint.bodyOptional && req.body === undefined ? {} : req.body;
     const body = endpoint.body ? parseBody(endpoint.body, rawBody, endpoint.bodyAliases, services.settings.BODY_MAX_DEPTH) : {};
     // Chosen last: a request refused before its handler runs carries no Preference-Applied.
