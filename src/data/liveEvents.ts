@@ -167,7 +167,6 @@ export async function pruneLiveEvents(db: Knex, before: Date): Promise<PruneResu
   return result;
 }
 
-/** The codes of the campaigns named by code or unique id; a name that matches none adds nothing. */
 /** A campaign a filter names, by code or unique id, with its project. */
 export interface NamedCampaign {
   code: string;

@@ -82,6 +82,8 @@ export class HookRejection extends Error {
   }
 }
 
+const missingHook = (uniqueId: string) => new HookRejection('missing', `no hook ${uniqueId}`);
+
 const invalid = (errors: { field: string; message: string }[]) =>
   new HookRejection('invalid', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors);
 
@@ -179,7 +181,7 @@ async function checkedHookInput(body: HookBody, account: AccountContext, env: Ho
 
 export async function ownHook(env: HookEnv, account: AccountContext, uniqueId: string): Promise<HookRecord> {
   const hook = await findHook(env.db, account.id, uniqueId);
-  if (!hook) throw new HookRejection('missing', `no hook ${uniqueId}`);
+  if (!hook) throw missingHook(uniqueId);
   return hook;
 }
 
@@ -190,13 +192,13 @@ export async function createHookFromBody(body: HookBody, account: AccountContext
 export async function replaceHookFromBody(uniqueId: string, body: HookBody, account: AccountContext, env: HookEnv): Promise<HookRecord> {
   await ownHook(env, account, uniqueId);
   const hook = await replaceHook(env.db, account.id, uniqueId, await checkedHookInput(body, account, env));
-  if (!hook) throw new HookRejection('missing', `no hook ${uniqueId}`);
+  if (!hook) throw missingHook(uniqueId);
   return hook;
 }
 
 /** Deletes the hook and cancels its pending deliveries, in one transaction. */
 export async function deleteOwnHook(env: HookEnv, account: AccountContext, uniqueId: string): Promise<void> {
-  if (!(await deleteHook(env.db, account.id, uniqueId))) throw new HookRejection('missing', `no hook ${uniqueId}`);
+  if (!(await deleteHook(env.db, account.id, uniqueId))) throw missingHook(uniqueId);
 }
 
 /** A sample lead of the hook's campaign (or a made-up one), for the example and test deliveries. */
@@ -239,6 +241,6 @@ export async function queueHookTest(env: HookEnv, account: AccountContext, uniqu
   const snapshot = source.own ? source.lead.snapshot : { ...source.lead.snapshot, sampleFields: source.lead.fields };
   const deliveryId = await queueTestDelivery(env.db, hook.id, snapshot, env.clock());
   // Deleted while its sample was made.
-  if (deliveryId === undefined) throw new HookRejection('missing', `no hook ${uniqueId}`);
+  if (deliveryId === undefined) throw missingHook(uniqueId);
   return deliveryId;
 }

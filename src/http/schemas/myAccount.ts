@@ -63,7 +63,10 @@ export const requestLogEntryBody = z
     time: dateTimeOut.meta({ description: 'When the request arrived.' }),
     requestId: z.string().meta({ description: 'The request id (X-Request-Id of the answer).' }),
     method: z.string(),
-    path: z.string().meta({ description: 'Path and query as sent (values of credential-like query parameters replaced by `[redacted]`).' }),
+    path: z.string().meta({
+      description:
+        'Path and query as sent; values of credential-like query parameters, and any part holding the request’s own password or Basic token, replaced by `[redacted]`.',
+    }),
     service: z.string().meta({ description: 'The service the request was counted under.' }),
     status: z.number().int().meta({ description: 'HTTP status of the answer; 499 when the client left before its answer began.' }),
     weight: z.number().int().meta({ description: 'Counter units the request spent (0 when refused or not counted).' }),

@@ -1688,7 +1688,7 @@ export interface components {
             /** @description The request id (X-Request-Id of the answer). */
             requestId: string;
             method: string;
-            /** @description Path and query as sent (values of credential-like query parameters replaced by `[redacted]`). */
+            /** @description Path and query as sent; values of credential-like query parameters, and any part holding the request’s own password or Basic token, replaced by `[redacted]`. */
             path: string;
             /** @description The service the request was counted under. */
             service: string;
