@@ -3,7 +3,8 @@
  *   npm run bench:small [-- --duration 8 --warmup 3 --rounds 3 --log-rounds 15 --connections 32
  *                          --rungs patch,calendar --server-node-args '--cpu-prof --cpu-prof-dir=DIR']
  *
- * One run, side by side, each rung driven by autocannon with `--connections` keep-alive clients:
+ * One run, side by side, each rung driven by wrk (`--driver wrk`, the default; `--driver autocannon`
+ * for the Node.js load generator the earlier figures used) with `--connections` keep-alive clients:
  *   bare node:http    a server answering {"status":"ok"} and nothing else: the ceiling;
  *   bare Express 5    the same in an Express app with one route: what Express itself costs;
  *   healthz           GET /api/healthz of `lcm serve`;
@@ -38,6 +39,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import autocannon from 'autocannon';
+import { runWrk } from './wrkDriver';
 import type { Knex } from 'knex';
 import { loadSettings } from '../src/config/settings';
 import { createDb } from '../src/data/db';
@@ -73,6 +75,10 @@ const settings = {
   /** Rounds of the rungs on new servers (the log on and off, the baseline's): a difference of a few per cent is within a round's spread. */
   logRounds: option('log-rounds', 15),
   connections: option('connections', 32),
+  /** The load generator: wrk (C, a few µs a request) or autocannon (Node.js, about a core of its own). */
+  driver: textOption('driver', 'wrk'),
+  /** wrk's threads (each up to one core). */
+  wrkThreads: option('wrk-threads', 1),
   rungs: textOption('rungs', '')
     .split(',')
     .map((w) => w.trim().toLowerCase())
@@ -140,6 +146,8 @@ interface Rung {
     body?: string;
     /** Changes each request before it is sent (autocannon's setupRequest). */
     setup?: (req: autocannon.Request) => autocannon.Request;
+    /** The same change for wrk, as a Lua expression of the request's number `n` giving `path, body` (bench/wrkDriver.ts). */
+    vary?: string;
   };
 }
 
@@ -157,6 +165,33 @@ async function drive(rung: Rung, seconds: number, redisPid: number, postmasterPi
   const cpu0 = rung.server.cpuMs();
   const redis0 = processCpuMs(redisPid);
   const pg0 = processTreeCpuMs(postmasterPid);
+  const load = settings.driver === 'wrk' ? await driveWrk(rung, seconds) : await driveAutocannon(rung, seconds);
+  const n = load.requests;
+  if (load.failed > 0 || n === 0) {
+    throw new Error(`${rung.name}: ${load.failed} failed answers of ${n}; the figures would be meaningless`);
+  }
+  return {
+    rps: load.rps,
+    p50: load.p50,
+    p99: load.p99,
+    max: load.max,
+    serverCpuUs: ((rung.server.cpuMs() - cpu0) * 1000) / n,
+    redisCpuUs: ((processCpuMs(redisPid) - redis0) * 1000) / n,
+    pgCpuUs: ((processTreeCpuMs(postmasterPid) - pg0) * 1000) / n,
+  };
+}
+
+interface Load {
+  requests: number;
+  /** Answers that were not 2xx, and errors. */
+  failed: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+async function driveAutocannon(rung: Rung, seconds: number): Promise<Load> {
   const result = await autocannon({
     url: rung.server.base + rung.request.path,
     method: rung.request.method ?? 'GET',
@@ -166,19 +201,25 @@ async function drive(rung: Rung, seconds: number, redisPid: number, postmasterPi
     connections: settings.connections,
     duration: seconds,
   });
-  const n = result.requests.total;
-  if (result.non2xx > 0 || result.errors > 0 || n === 0) {
-    throw new Error(`${rung.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors of ${n}; the figures would be meaningless`);
-  }
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    serverCpuUs: ((rung.server.cpuMs() - cpu0) * 1000) / n,
-    redisCpuUs: ((processCpuMs(redisPid) - redis0) * 1000) / n,
-    pgCpuUs: ((processTreeCpuMs(postmasterPid) - pg0) * 1000) / n,
-  };
+  const { p50, p99, max } = result.latency;
+  return { requests: result.requests.total, failed: result.non2xx + result.errors, rps: result.requests.average, p50, p99, max };
+}
+
+async function driveWrk(rung: Rung, seconds: number): Promise<Load> {
+  const { method, headers, body, vary } = rung.request;
+  const result = await runWrk(
+    rung.server.base,
+    {
+      path: rung.request.path,
+      ...(method ? { method } : {}),
+      ...(headers ? { headers } : {}),
+      ...(body ? { body } : {}),
+      ...(vary ? { vary } : {}),
+    },
+    { connections: settings.connections, seconds, threads: settings.wrkThreads },
+  );
+  // wrk counts 4xx and 5xx answers as errors; a 3xx would not be one, and none of these paths redirects.
+  return { ...result, failed: result.statusErrors + result.socketErrors };
 }
 
 const load = () =>
@@ -283,6 +324,7 @@ async function main(): Promise<void> {
           body: JSON.stringify({ data: { Email: `patch${n}@example.com` }, priority: n % 100 }),
         };
       },
+      vary: `"/api/leads/bench-patch-" .. (n % ${PATCH_LEADS}), '{"data":{"Email":"patch' .. n .. '@example.com"},"priority":' .. (n % 100) .. '}'`,
     };
     const calendarEvent = {
       path: '/api/calendars/events',
@@ -342,7 +384,7 @@ async function main(): Promise<void> {
     );
 
     log(
-      `bench:small: ${settings.connections} keep-alive connections, ${settings.duration} s a run, ${settings.rounds} rounds (rotated; ` +
+      `bench:small: ${settings.driver}, ${settings.connections} keep-alive connections, ${settings.duration} s a run, ${settings.rounds} rounds (rotated; ` +
         `the rungs on new servers ${Math.max(settings.rounds, settings.logRounds)}), ` +
         `warm-up ${settings.warmup} s per rung; ${os.availableParallelism()} cores; load average ${load()}`,
     );
