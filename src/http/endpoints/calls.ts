@@ -16,6 +16,7 @@ import {
   recordingsPath,
   recordingsQuery,
 } from '../schemas/calls';
+import { ORGANIZATION_TREE_INCLUDE_RULE } from '../schemas/common';
 import { jsonArrayText } from '../../streams/rowsToText';
 import { findVisibleCall, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
@@ -47,8 +48,7 @@ import { transcodeCopy } from '../../export/copyTranscode';
 
 const WINDOW_RULE =
   'Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging).';
-const INCLUDE_RULE =
-  'Include: campaign, user (and their properties, e.g. parent, campaigns). organizationalUnits is always present, root first.';
+const INCLUDE_RULE = `Include: campaign, user (and their properties, e.g. parent, campaigns); ${ORGANIZATION_TREE_INCLUDE_RULE} organizationalUnits is always present, root first.`;
 const SCOPE_RULE = "Calls of campaigns outside the account's projects are left out.";
 
 function windowEnd(start: Date, span: TimeSpan, zone: string): Date {
