@@ -19,4 +19,24 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    // Handlers read `Include` as the context's `include`, which the account's rights narrow:
+    // parsing the parameter again would skip them.
+    files: ['src/**/*.ts'],
+    ignores: ['src/domain/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '/domain/include$',
+              importNames: ['parseIncludeNames'],
+              message: "Read the context's `include` (permittedIncludeNames): it leaves out the names the account's rights do not reach.",
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -16,6 +16,6 @@ export interface AccountContext {
   version: number;
 }
 
-export function hasRight(account: AccountContext, resource: ResourceType, verb: Verb): boolean {
+export function hasRight(account: Pick<AccountContext, 'rights'>, resource: ResourceType, verb: Verb): boolean {
   return account.rights[resource]?.includes(verb) ?? false;
 }

@@ -50,3 +50,12 @@ export interface OrgSnapshot {
   /** Only the campaigns visible to the account. */
   campaigns: Map<number, CampaignRecord>;
 }
+
+/** A snapshot with nothing in it: for answers that expand nothing from the organisation. */
+export const EMPTY_SNAPSHOT: OrgSnapshot = {
+  units: new Map(),
+  childrenOf: new Map(),
+  users: new Map(),
+  usersOf: new Map(),
+  campaigns: new Map(),
+};

@@ -1,5 +1,6 @@
-import type { IncludeGraph, IncludeType } from './include';
-import type { CampaignRecord, OrgSnapshot, OrgUnitRecord, UserRecord } from './organization';
+import { AccountContext, hasRight } from './account';
+import { IncludeGraph, IncludeType, parseIncludeNames } from './include';
+import { CampaignRecord, EMPTY_SNAPSHOT, OrgSnapshot, OrgUnitRecord, UserRecord } from './organization';
 
 /**
  * The include graph (docs/decisions.md, Include engine) of the organisation types: OrgUnit, User and Campaign, with
@@ -98,4 +99,33 @@ export function organizationGraph(org: OrgSnapshot, extra: Record<string, Includ
     },
     ...extra,
   };
+}
+
+/**
+ * Lower-case include names by which the organisation types lead to org units and users
+ * (`parent`, `children`, `users`): walking the organisation tree, which GET /users and
+ * /orgunits guard with Organization: Get. Read off the graph, so a property added to it is
+ * covered. A call's user or a lead's references are the endpoint's own objects, not these.
+ */
+export const ORGANIZATION_TREE_INCLUDES: ReadonlySet<string> = treeIncludes(organizationGraph(EMPTY_SNAPSHOT));
+
+function treeIncludes(graph: IncludeGraph): Set<string> {
+  const names = new Set<string>();
+  for (const type of Object.values(graph)) {
+    for (const [name, property] of Object.entries(type.properties)) {
+      if (property.type === ORG_UNIT || property.type === USER) names.add(name.toLowerCase());
+    }
+  }
+  return names;
+}
+
+/**
+ * The include names of a request (parseIncludeNames) that the account may follow
+ * (docs/decisions.md, Include engine). Without Organization: Get the tree names are dropped, as
+ * unknown names are: no 403, since the rest of the answer is within the endpoint's own right.
+ */
+export function permittedIncludeNames(raw: unknown, account: Pick<AccountContext, 'rights'>): Set<string> {
+  const names = parseIncludeNames(raw);
+  if (!hasRight(account, 'Organization', 'Get')) for (const name of ORGANIZATION_TREE_INCLUDES) names.delete(name);
+  return names;
 }

@@ -45,6 +45,12 @@ export interface EndpointContext<Q, P, B> {
   representation: Representation;
   /** The account's project rights as a query scope (sees nothing on public endpoints). */
   scope: ProjectScope;
+  /**
+   * The `Include` names this account may follow, lower case (permittedIncludeNames in
+   * src/domain/organizationGraph.ts): the only way handlers read `Include`, so the rights
+   * that narrow it apply to every endpoint. Empty without the parameter.
+   */
+  readonly include: ReadonlySet<string>;
   /** The platform time zone: wall times, local dates, `yyyyMMddHHmmss` file names. */
   zone: string;
   /**

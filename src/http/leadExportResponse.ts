@@ -1,7 +1,6 @@
 import type { EndpointContext } from './endpoint';
 import { csvEncoding, csvText, setCsvHeaders } from './csvResponse';
 import { openExport, sendExportBody } from './exportStream';
-import { parseIncludeNames } from '../domain/include';
 import type { LeadFilter } from '../domain/leadFilters';
 import {
   dataColumns,
@@ -18,7 +17,6 @@ import {
 } from '../domain/leadSerializer';
 import { leadCsvTranscoder, leadJsonTranscoder, rawLeadTranscoder } from '../export/leadTranscoder';
 import type { LeadLookups, LeadRow, RawLeadRow } from '../domain/leadRecords';
-import type { OrgSnapshot } from '../domain/organization';
 import { loadLeadLookups, openLeadCursor, openRawLeadCursor } from '../data/leadRepository';
 import { loadOrgSnapshot } from '../data/organizationRepository';
 import { leadCopySql, rawLeadCopySql } from '../data/exportQueries';
@@ -34,18 +32,10 @@ import { jsonArrayText } from '../streams/rowsToText';
  * objects are the include engine's work: docs/decisions.md, Streaming exports).
  */
 
-export const EMPTY_SNAPSHOT: OrgSnapshot = {
-  units: new Map(),
-  childrenOf: new Map(),
-  users: new Map(),
-  usersOf: new Map(),
-  campaigns: new Map(),
-};
-
 /** What a lead export reads from its request's context. */
 export type LeadExportContext = Pick<
   EndpointContext<unknown, unknown, unknown>,
-  'res' | 'account' | 'scope' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports' | 'countRows'
+  'res' | 'account' | 'scope' | 'zone' | 'dateTimeFormat' | 'include' | 'cursor' | 'logger' | 'exports' | 'countRows'
 >;
 
 /** Per campaign in scope, the data field names the account's entry access reaches. */
@@ -56,11 +46,10 @@ function visibleByCampaign(lookups: LeadLookups, visible: VisibleFields): Map<nu
 /**
  * Streams the leads matching `filter` as a JSON array of Lead objects (the OpenAPI document;
  * docs/decisions.md, Leads), with the account's project scope and entry access applied and
- * `Include` expanded.
+ * the `Include` names the account may follow expanded.
  */
-export async function streamLeadsJson(ctx: LeadExportContext, filter: LeadFilter, includeRaw: unknown): Promise<undefined> {
-  const { res, account, scope, zone, dateTimeFormat } = ctx;
-  const include = parseIncludeNames(includeRaw);
+export async function streamLeadsJson(ctx: LeadExportContext, filter: LeadFilter): Promise<undefined> {
+  const { res, account, scope, zone, dateTimeFormat, include } = ctx;
   const expands = leadIncludesNeedSnapshot(include);
   const body = await openExport(ctx, async (session) => {
     const lookups = await loadLeadLookups(session.db, filter, scope);

@@ -15,6 +15,7 @@ import { HttpProblem, rateLimited } from './problem';
 import { renderHtmlPage } from './html';
 import { countRequest, showRateHeaders } from '../ratelimit/countRequests';
 import { AccountContext, hasRight } from '../domain/account';
+import { permittedIncludeNames } from '../domain/organizationGraph';
 import { projectScope, ProjectScope } from '../data/projectScope';
 import { cursorOptions } from './streamResponse';
 import { answerDateTimeFormat } from './preferDateTime';
@@ -136,6 +137,7 @@ async function sendText(
 
 /** A public endpoint has no account: its scope sees nothing. */
 const NO_PROJECTS: ProjectScope = projectScope([]);
+const NO_RIGHTS: Pick<AccountContext, 'rights'> = { rights: {} };
 
 type Input = Record<string, unknown>;
 type Context = EndpointContext<Input, Input, Input>;
@@ -143,10 +145,11 @@ type Parsed = Pick<Context, 'req' | 'res' | 'query' | 'params' | 'body' | 'repre
 
 /**
  * A handler's context, computed once here so handlers do not repeat it: the project scope,
- * the platform zone, the DateTime format (chosen by the caller), and the cursor options bound
- * to the response (made on first read, as they listen for the client leaving).
+ * the platform zone, the DateTime format (chosen by the caller), the `Include` names the
+ * account may follow (made on first read), and the cursor options bound to the response (made
+ * on first read, as they listen for the client leaving).
  *
- * A class, so that the two lazy members are getters of one prototype. Getters written in an
+ * A class, so that the lazy members are getters of one prototype. Getters written in an
  * object literal are new functions per request, and V8 then gives each such object a hidden
  * class of its own in the old generation, which keeps the request's whole object graph alive
  * past the young generation's collections (docs/benchmarks.md, "Small requests").
@@ -170,6 +173,9 @@ class RequestContext implements Context {
   readonly #services: AppServices;
   #cursor: ResponseCursorOptions | undefined;
   #exports: ExportOptions | undefined;
+  /** A public endpoint has no account, and so no rights. */
+  readonly #rights: Pick<AccountContext, 'rights'>;
+  #include: ReadonlySet<string> | undefined;
 
   constructor(parsed: Parsed, account: AccountContext | undefined, services: AppServices) {
     this.req = parsed.req;
@@ -183,6 +189,7 @@ class RequestContext implements Context {
     this.admitted = parsed.admitted;
     this.account = account!;
     this.scope = account === undefined ? NO_PROJECTS : projectScope(account.projectPatterns);
+    this.#rights = account ?? NO_RIGHTS;
     this.#services = services;
     this.zone = services.settings.PLATFORM_TIMEZONE;
     this.db = services.db;
@@ -192,6 +199,10 @@ class RequestContext implements Context {
 
   get cursor(): ResponseCursorOptions {
     return (this.#cursor ??= cursorOptions(this.res, this.#services.settings.CURSOR_BATCH_SIZE));
+  }
+
+  get include(): ReadonlySet<string> {
+    return (this.#include ??= permittedIncludeNames(this.query.Include, this.#rights));
   }
 
   get exports(): ExportOptions {

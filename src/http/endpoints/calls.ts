@@ -16,6 +16,7 @@ import {
   recordingsPath,
   recordingsQuery,
 } from '../schemas/calls';
+import { ORGANIZATION_TREE_INCLUDE_RULE } from '../schemas/common';
 import { jsonArrayText } from '../../streams/rowsToText';
 import { findVisibleCall, listRecordings, streamCalls, streamReadyPeriods } from '../../data/callRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
@@ -30,7 +31,6 @@ import {
   recordingToJson,
 } from '../../domain/callSerializer';
 import { CallSubject, callSubjectOf } from '../../domain/callSubject';
-import { parseIncludeNames } from '../../domain/include';
 import type { OrgSnapshot } from '../../domain/organization';
 import { addTimeSpan, TimeSpan } from '../../domain/timespan';
 import { formatCompactLocal } from '../../domain/datetime';
@@ -48,8 +48,7 @@ import { transcodeCopy } from '../../export/copyTranscode';
 
 const WINDOW_RULE =
   'Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging).';
-const INCLUDE_RULE =
-  'Include: campaign, user (and their properties, e.g. parent, campaigns). organizationalUnits is always present, root first.';
+const INCLUDE_RULE = `Include: campaign, user (and their properties, e.g. parent, campaigns); ${ORGANIZATION_TREE_INCLUDE_RULE} organizationalUnits is always present, root first.`;
 const SCOPE_RULE = "Calls of campaigns outside the account's projects are left out.";
 
 function windowEnd(start: Date, span: TimeSpan, zone: string): Date {
@@ -78,7 +77,7 @@ const UNIT_SUBJECT: SubjectRule = { kind: 'unit', unknown: (orgCode) => notFound
 
 type CallsContext = Pick<
   EndpointContext<unknown, unknown, unknown>,
-  'res' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'cursor' | 'logger' | 'exports' | 'countRows'
+  'res' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'include' | 'cursor' | 'logger' | 'exports' | 'countRows'
 >;
 
 /**
@@ -106,7 +105,6 @@ interface WindowQuery {
   StartTime: Date;
   TimeSpan: TimeSpan;
   Limit?: number;
-  Include?: string[];
 }
 
 /**
@@ -114,10 +112,9 @@ interface WindowQuery {
  * binary COPY transcoder, or (EXPORT_TRANSCODER=false) the reference serializer over a cursor.
  */
 async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: SubjectRule, query: WindowQuery): Promise<undefined> {
-  const { res, scope, zone, dateTimeFormat } = ctx;
+  const { res, scope, zone, dateTimeFormat, include } = ctx;
   // Parameter errors first, then the org code (400 or 404).
   const end = windowEnd(query.StartTime, query.TimeSpan, zone);
-  const include = parseIncludeNames(query.Include);
   const body = await openExport(ctx, async (session) => {
     const { org, subject } = await snapshotWithSubject(session.db, ctx, orgCode, rule, callIncludesNeedUsers(include));
     const window = { subject, start: query.StartTime, end, limit: query.Limit };

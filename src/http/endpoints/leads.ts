@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Settings } from '../../config/settings';
 import { defineEndpoint, EndpointContext, EndpointResult, right } from '../endpoint';
 import { forbidden, HttpProblem, invalidBody, notFound } from '../problem';
-import { EMPTY_SNAPSHOT, streamLeadsCsv, streamLeadsJson } from '../leadExportResponse';
+import { streamLeadsCsv, streamLeadsJson } from '../leadExportResponse';
 import {
   importLeadBody,
   importLeadBodyAliases,
@@ -21,11 +21,11 @@ import {
 } from '../schemas/leads';
 import type { AccountContext } from '../../domain/account';
 import { formatCompactLocal } from '../../domain/datetime';
-import { parseIncludeNames } from '../../domain/include';
 import { savedSearchLeadFilter, SavedSearchRun } from '../../domain/leadFilters';
 import { leadIncludesNeedSnapshot, leadIncludesNeedUsers, leadToJson, visibleFieldsByDefinition } from '../../domain/leadSerializer';
 import { leadEntityTag } from '../../domain/entityTag';
 import { leadSnapshotToJson } from '../../domain/hookMessages';
+import { EMPTY_SNAPSHOT } from '../../domain/organization';
 import { findLead, loadLeadLookups } from '../../data/leadRepository';
 import { findSavedSearch } from '../../data/savedSearchRepository';
 import { loadOrgSnapshot } from '../../data/organizationRepository';
@@ -99,14 +99,16 @@ const importLeadEndpoint = (settings: Pick<Settings, 'LEAD_VALUE_MAX_BYTES'>) =>
 
 // ---- one lead -----------------------------------------------------------------------------
 
-type LeadContext = Pick<EndpointContext<unknown, unknown, unknown>, 'res' | 'account' | 'scope' | 'db' | 'zone' | 'dateTimeFormat'>;
+type LeadContext = Pick<
+  EndpointContext<unknown, unknown, unknown>,
+  'res' | 'account' | 'scope' | 'db' | 'zone' | 'dateTimeFormat' | 'include'
+>;
 
 /** The lead as GET answers it, with its ETag header; 404 when it is unknown or outside the account's projects. */
-async function leadAnswer(ctx: LeadContext, uniqueId: string, includeParam?: unknown): Promise<EndpointResult> {
-  const { account, scope, db, zone, dateTimeFormat } = ctx;
+async function leadAnswer(ctx: LeadContext, uniqueId: string): Promise<EndpointResult> {
+  const { account, scope, db, zone, dateTimeFormat, include } = ctx;
   const row = await findLead(db, uniqueId, scope, account.entryAccess);
   if (!row) throw notFound(`no lead ${uniqueId}`);
-  const include = parseIncludeNames(includeParam);
   const [lookups, org] = await Promise.all([
     loadLeadLookups(db, {}, scope, [row.campaignId]),
     leadIncludesNeedSnapshot(include) ? loadOrgSnapshot(db, scope, { users: leadIncludesNeedUsers(include) }) : EMPTY_SNAPSHOT,
@@ -141,7 +143,7 @@ const getLeadEndpoint = defineEndpoint({
   dateTimes: true,
   errorStatuses: [404],
   async handler(ctx) {
-    return leadAnswer(ctx, ctx.params.UniqueId, ctx.query.Include);
+    return leadAnswer(ctx, ctx.params.UniqueId);
   },
 });
 
@@ -287,7 +289,7 @@ const savedSearchEndpoint = defineEndpoint({
     const { query } = ctx;
     const { searchName, modifiedFrom, modifiedTo, project } = query;
     const filter = await savedSearchFilter(ctx.db, ctx.account, searchName, { modifiedFrom, modifiedTo, project });
-    return streamLeadsJson(ctx, filter, query.Include);
+    return streamLeadsJson(ctx, filter);
   },
 });
 

@@ -20,7 +20,7 @@ import { listVisibleProjects } from '../../data/projectRepository';
 import { findLeadDefinition } from '../../data/leadDefinitionRepository';
 import { findCampaignDuplicateDefaults } from '../../data/leadRepository';
 import { formatTimeSpan } from '../../domain/timespan';
-import { compileIncludes, parseIncludeNames } from '../../domain/include';
+import { compileIncludes } from '../../domain/include';
 import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/organizationGraph';
 
 /**
@@ -45,14 +45,13 @@ const listUsersEndpoint = defineEndpoint({
   representations: ['json', 'html'],
   query: usersQuery,
   response: z.array(userOut),
-  async handler({ query, scope, db }) {
-    const names = parseIncludeNames(query.Include);
+  async handler({ query, scope, db, include }) {
     // Users of other units appear only through parent → users.
     const [org, users] = await Promise.all([
-      loadOrgSnapshot(db, scope, { users: names.has('users') }),
+      loadOrgSnapshot(db, scope, { users: include.has('users') }),
       listUsers(db, scope, { limit: query.Limit }),
     ]);
-    const expand = compileIncludes(organizationGraph(org), USER, names);
+    const expand = compileIncludes(organizationGraph(org), USER, include);
     return { body: users.map(expand), title: 'Users' };
   },
 });
@@ -71,15 +70,14 @@ const getUserEndpoint = defineEndpoint({
   query: includeQuery,
   response: userOut,
   errorStatuses: [404],
-  async handler({ params, query, scope, db }) {
-    const names = parseIncludeNames(query.Include);
+  async handler({ params, scope, db, include }) {
     const [org, users] = await Promise.all([
-      loadOrgSnapshot(db, scope, { users: names.has('users') }),
+      loadOrgSnapshot(db, scope, { users: include.has('users') }),
       listUsers(db, scope, { orgCode: params.OrgCode }),
     ]);
     const user = users[0];
     if (user === undefined) throw notFound(`no user with org code ${params.OrgCode}`);
-    const expand = compileIncludes(organizationGraph(org), USER, names);
+    const expand = compileIncludes(organizationGraph(org), USER, include);
     return { body: expand(user), title: `User ${user.orgCode}` };
   },
 });
@@ -97,9 +95,9 @@ function orgUnitListEndpoint(service: string, operationId: string, path: string)
     representations: ['json', 'html'],
     query: includeQuery,
     response: z.array(orgUnitOut),
-    async handler({ query, scope, db }) {
+    async handler({ scope, db, include }) {
       const org = await loadOrgSnapshot(db, scope);
-      const expand = compileIncludes(organizationGraph(org), ORG_UNIT, parseIncludeNames(query.Include));
+      const expand = compileIncludes(organizationGraph(org), ORG_UNIT, include);
       return { body: [...org.units.values()].map(expand), title: 'Org units' };
     },
   });
@@ -125,12 +123,12 @@ function orgUnitGetEndpoint(
     query: includeQuery,
     response: orgUnitOut,
     errorStatuses: [404],
-    async handler({ params: p, query, scope, db }) {
+    async handler({ params: p, scope, db, include }) {
       const orgCode = (p as Record<string, string>).OrgCode ?? (p as Record<string, string>).orgCode;
       const org = await loadOrgSnapshot(db, scope);
       const unit = [...org.units.values()].find((u) => u.orgCode === orgCode);
       if (unit === undefined) throw notFound(`no org unit with org code ${orgCode}`);
-      const expand = compileIncludes(organizationGraph(org), ORG_UNIT, parseIncludeNames(query.Include));
+      const expand = compileIncludes(organizationGraph(org), ORG_UNIT, include);
       return { body: expand(unit), title: `Org unit ${unit.orgCode}` };
     },
   });
@@ -174,7 +172,7 @@ const getCampaignEndpoint = defineEndpoint({
   query: includeQuery,
   response: campaignWithDefinitionOut,
   errorStatuses: [404],
-  async handler({ params, query, scope, account, db }) {
+  async handler({ params, scope, account, db, include }) {
     const [campaign] = await listVisibleCampaigns(db, scope, { key: params.Code });
     if (campaign === undefined) throw notFound(`no campaign ${params.Code}`);
     const duplicates = await findCampaignDuplicateDefaults(db, campaign.id);
@@ -185,7 +183,7 @@ const getCampaignEndpoint = defineEndpoint({
       duplicateWindow: duplicates.window === undefined ? null : formatTimeSpan(duplicates.window),
       onDuplicate: duplicates.onDuplicate ?? 'Reject',
     };
-    if (parseIncludeNames(query.Include).has('leaddefinition')) {
+    if (include.has('leaddefinition')) {
       body.leadDefinition = await findLeadDefinition(db, campaign.leadDefinitionUniqueId, account.entryAccess);
     }
     return { body, title: `Campaign ${campaign.code}` };

@@ -21,7 +21,7 @@ const simpleLeadsEndpoint = defineEndpoint({
   response: leadsOut,
   dateTimes: true,
   async handler(ctx) {
-    return streamLeadsJson(ctx, leadFilterFromQuery(ctx.query), ctx.query.Include);
+    return streamLeadsJson(ctx, leadFilterFromQuery(ctx.query));
   },
 });
 

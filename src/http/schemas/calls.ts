@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canEncode, isKnownEncoding, writesEveryCharacter } from '../../streams/encoding';
 import { isValidCsvSeparator } from '../../streams/csv';
-import { dateTimeParam, includeParam, limitParam, timeSpanParam } from './common';
+import { dateTimeParam, includeParam, limitParam, ORGANIZATION_TREE_INCLUDE_RULE, timeSpanParam } from './common';
 import { fieldShape } from './fieldSchemas';
 import { orgUnitOut, userOut, campaignOut } from './organization';
 import { CALL_FIELDS, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS, RECORDING_FIELDS } from '../../domain/callFields';
@@ -23,7 +23,9 @@ const windowQuery = {
     description: 'Length of the window; the window ends (exclusive) at StartTime + TimeSpan in platform time.',
   }),
   Limit: limitParam.optional(),
-  Include: includeParam.optional().meta({ description: 'campaign, user, and properties of those (for example parent, campaigns).' }),
+  Include: includeParam
+    .optional()
+    .meta({ description: `campaign, user, and properties of those (for example parent, campaigns). ${ORGANIZATION_TREE_INCLUDE_RULE}` }),
 };
 
 export const callsQuery = z.object({ OrgCode: orgCodeParam, ...windowQuery });

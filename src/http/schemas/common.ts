@@ -74,6 +74,10 @@ export const includeParam = listParam.meta({
     'Complex properties to include; a nested name counts only when the properties leading to it are named too; unknown names are ignored.',
 });
 
+/** What the Include parameters of endpoints outside Organisation say about the organisation tree. */
+export const ORGANIZATION_TREE_INCLUDE_RULE =
+  'parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise.';
+
 export const booleanParam = z
   .enum(['true', 'false', 'True', 'False', 'TRUE', 'FALSE', '1', '0'])
   .transform((v) => v.toLowerCase() === 'true' || v === '1');

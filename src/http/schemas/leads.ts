@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { resolveLeadFilter, LeadFilter } from '../../domain/leadFilters';
-import { booleanParam, dateTimeParam, enumListParam, enumNameParam, includeParam, limitParam, listParam, timeSpanParam } from './common';
+import {
+  booleanParam,
+  dateTimeParam,
+  enumListParam,
+  enumNameParam,
+  includeParam,
+  limitParam,
+  listParam,
+  ORGANIZATION_TREE_INCLUDE_RULE,
+  timeSpanParam,
+} from './common';
 import { csvExportQuery, encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
 import { fieldShape } from './fieldSchemas';
@@ -183,7 +193,7 @@ export function leadFilterFromQuery(query: LeadFilterQuery): LeadFilter {
 export const simpleLeadsQuery = z.object({
   ...leadFilterQuery,
   Include: includeParam.optional().meta({
-    description: 'campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those.',
+    description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
   }),
 });
 
@@ -198,7 +208,7 @@ export const rawLeadsQuery = csvExportQuery(
 export const leadPath = z.object({ UniqueId: z.string().min(1).meta({ description: 'Unique id of the lead.', example: 'demo-lead-001' }) });
 export const leadGetQuery = z.object({
   Include: includeParam.optional().meta({
-    description: 'campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser.',
+    description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
   }),
 });
 
@@ -221,7 +231,7 @@ const savedSearchParams = {
 export const savedSearchQuery = z.object({
   ...savedSearchParams,
   Include: includeParam.optional().meta({
-    description: 'campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser.',
+    description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
   }),
 });
 

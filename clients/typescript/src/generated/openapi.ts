@@ -444,7 +444,7 @@ export interface paths {
         };
         /**
          * Calls of a user or an org unit in a time window
-         * @description Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging). OrgCode names a user (their calls) or an org unit (the calls of its users and of every unit below it, by the hierarchy stored on each call); an org code that is neither is a 400. Include: campaign, user (and their properties, e.g. parent, campaigns). organizationalUnits is always present, root first. Calls of campaigns outside the account's projects are left out.
+         * @description Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging). OrgCode names a user (their calls) or an org unit (the calls of its users and of every unit below it, by the hierarchy stored on each call); an org code that is neither is a 400. Include: campaign, user (and their properties, e.g. parent, campaigns); parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. organizationalUnits is always present, root first. Calls of campaigns outside the account's projects are left out.
          *
          *     Requires the Get right on Calls.
          *
@@ -548,7 +548,7 @@ export interface paths {
         };
         /**
          * A user's calls in a time window
-         * @description Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging). 404 when no user has the org code. Include: campaign, user (and their properties, e.g. parent, campaigns). organizationalUnits is always present, root first. Calls of campaigns outside the account's projects are left out.
+         * @description Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging). 404 when no user has the org code. Include: campaign, user (and their properties, e.g. parent, campaigns); parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. organizationalUnits is always present, root first. Calls of campaigns outside the account's projects are left out.
          *
          *     Requires the Get right on Calls.
          *
@@ -574,7 +574,7 @@ export interface paths {
         };
         /**
          * An org unit's calls in a time window
-         * @description Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging). The calls of the unit's users and of every unit below it, judged by the hierarchy stored on each call. 404 when no org unit has the org code. Include: campaign, user (and their properties, e.g. parent, campaigns). organizationalUnits is always present, root first. Calls of campaigns outside the account's projects are left out.
+         * @description Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging). The calls of the unit's users and of every unit below it, judged by the hierarchy stored on each call. 404 when no org unit has the org code. Include: campaign, user (and their properties, e.g. parent, campaigns); parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. organizationalUnits is always present, root first. Calls of campaigns outside the account's projects are left out.
          *
          *     Requires the Get right on Calls.
          *
@@ -4299,7 +4299,7 @@ export interface operations {
                 TimeSpan: string;
                 /** @description Maximum number of items returned; not for paging. The name is case-insensitive. */
                 Limit?: number;
-                /** @description campaign, user, and properties of those (for example parent, campaigns). The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description campaign, user, and properties of those (for example parent, campaigns). parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Include?: string[];
             };
             header?: {
@@ -4426,7 +4426,7 @@ export interface operations {
                 TimeSpan: string;
                 /** @description Maximum number of items returned; not for paging. The name is case-insensitive. */
                 Limit?: number;
-                /** @description campaign, user, and properties of those (for example parent, campaigns). The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description campaign, user, and properties of those (for example parent, campaigns). parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Include?: string[];
                 /** @description Character encoding of the file; any encoding iconv-lite knows. The name is case-insensitive. */
                 Encoding?: string;
@@ -4835,7 +4835,7 @@ export interface operations {
                 TimeSpan: string;
                 /** @description Maximum number of items returned; not for paging. The name is case-insensitive. */
                 Limit?: number;
-                /** @description campaign, user, and properties of those (for example parent, campaigns). The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description campaign, user, and properties of those (for example parent, campaigns). parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Include?: string[];
             };
             header?: {
@@ -4977,7 +4977,7 @@ export interface operations {
                 TimeSpan: string;
                 /** @description Maximum number of items returned; not for paging. The name is case-insensitive. */
                 Limit?: number;
-                /** @description campaign, user, and properties of those (for example parent, campaigns). The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description campaign, user, and properties of those (for example parent, campaigns). parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Include?: string[];
             };
             header?: {
@@ -6384,7 +6384,7 @@ export interface operations {
                 modifiedTo?: string;
                 /** @description Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects). The name is case-insensitive. */
                 project?: string;
-                /** @description campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Include?: string[];
             };
             header?: {
@@ -6871,7 +6871,7 @@ export interface operations {
     getLead: {
         parameters: {
             query?: {
-                /** @description campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Include?: string[];
             };
             header?: {
@@ -7571,7 +7571,7 @@ export interface operations {
                 UniqueId?: string[];
                 /** @description At most this many leads: the first ones in export order. A cap, not paging (nothing paginates). The name is case-insensitive. */
                 Limit?: number;
-                /** @description campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. parent, children and users walk the organisation tree: they count only for an account with Organization: Get and are ignored like unknown names otherwise. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Include?: string[];
             };
             header?: {
