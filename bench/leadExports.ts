@@ -42,7 +42,7 @@ import { ExportSession, poolConnections } from '../src/data/exportSession';
 import { leadCopySql, rawLeadCopySql } from '../src/data/exportQueries';
 import { loadLeadLookups, openLeadCursor, openRawLeadCursor } from '../src/data/leadRepository';
 import { projectScope } from '../src/data/projectScope';
-import { dataColumns, visibleFieldsByDefinition } from '../src/domain/leadSerializer';
+import { dataColumns, leadVisibilityByCampaign, visibleFieldsByDefinition } from '../src/domain/leadSerializer';
 import type { LeadLookups, LeadRow, RawLeadRow } from '../src/domain/leadRecords';
 import type { TupleRenderer } from '../src/export/byteWriter';
 import { BufferPool } from '../src/streams/bufferPool';
@@ -184,8 +184,7 @@ async function renderPart(db: Knex, total: number): Promise<void> {
   const lookups = await loadLeadLookups(db, {}, scope);
   const visible = visibleFieldsByDefinition(lookups.definitions, 'Full');
   const columns = dataColumns(lookups.definitions, 'Full');
-  const byCampaign = new Map([...lookups.campaigns].map(([id, c]) => [id, visible.get(c.leadDefinitionId) ?? []]));
-  const leadCopy = await copyBytes(db, () => leadCopySql(db, {}, byCampaign));
+  const leadCopy = await copyBytes(db, () => leadCopySql(db, {}, leadVisibilityByCampaign(lookups, 'Full')));
   const rawCopy = await copyBytes(db, (l) => rawLeadCopySql(db, {}, [...l.campaigns.keys()]));
   const rows = await rowsOf<LeadRow>(openLeadCursor(db, {}, scope, 'Full'));
   const rawRows = await rowsOf<RawLeadRow>(openRawLeadCursor(db, {}, scope));

@@ -25,7 +25,7 @@ import os from 'node:os';
 import { generateSyntheticData } from '../src/ingest/syntheticData';
 import { loadLeadLookups } from '../src/data/leadRepository';
 import { leadCopySql } from '../src/data/exportQueries';
-import { visibleFieldsByDefinition } from '../src/domain/leadSerializer';
+import { leadVisibilityByCampaign } from '../src/domain/leadSerializer';
 import { projectScope } from '../src/data/projectScope';
 import { numberOption as option, textOption, freePort, rssMb, median, fmt, processCpuMs, processFamilyCpuMs } from './support';
 import { benchRun, loadBenchWorld, startBenchDatabase, startBenchServer, BENCH_CAMPAIGN, BENCH_ZONE } from './benchWorld';
@@ -263,8 +263,7 @@ async function main(): Promise<void> {
     // taken against the faster of the two.
     // The export's own SELECT is the one the transcoder COPYs (src/data/exportQueries.ts).
     const lookups = await loadLeadLookups(db, {}, projectScope(['*']));
-    const visible = visibleFieldsByDefinition(lookups.definitions, 'Full');
-    const copyOwnSql = leadCopySql(db, {}, new Map([...lookups.campaigns].map(([id, c]) => [id, visible.get(c.leadDefinitionId) ?? []])));
+    const copyOwnSql = leadCopySql(db, {}, leadVisibilityByCampaign(lookups, 'Full'));
     const copyJoinedSql = `select l.unique_id, l.status, l.closure, l.priority, l.phone_number, l.external_key, p.name as pool,
         c.unique_id as campaign_unique_id, c.code as campaign_code, l.data, l.upload_time, l.last_modified_time,
         l.first_processed_time, ou.org_code as owner, uu.org_code as uploaded_by, mu.org_code as modified_by,

@@ -3,6 +3,7 @@ import { callColumns, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS } from 
 import { fieldSelect } from './fieldColumns';
 import { leadColumns, RAW_LEAD_COLUMNS } from '../domain/leadFields';
 import type { LeadFilter } from '../domain/leadFilters';
+import type { LeadVisibility } from '../domain/leadSerializer';
 import type { CallWindow } from './callRepository';
 import { inlineBindings } from './exportSession';
 import { leadRowConditions } from './leadRepository';
@@ -66,13 +67,14 @@ export function readyPeriodCopySql(db: Knex, window: { from: Date; to: Date; lim
 
 /**
  * The leads of an export (same rows and order as leadExportQuery), the columns of leadColumns
- * (LEAD_COPY_COLUMNS), then `data_visible`. `visibleNames` holds, per campaign in scope, the data
- * field names the account's entry access reaches: `data_visible` tells whether the stored data
- * holds no other key.
+ * (LEAD_COPY_COLUMNS), then `data_visible`. `visible` holds, per campaign in scope, what the
+ * account's entry access reaches (leadVisibilityByCampaign): `data_visible` tells whether the
+ * stored data holds no key but the visible names, and phoneNumber and externalKey are NULL where
+ * their fields are not visible (their table entries read `vf.phone_visible`, `vf.key_visible`).
  */
-export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<number, string[]>): string {
+export function leadCopySql(db: Knex, filter: LeadFilter, visible: Map<number, LeadVisibility>): string {
   const rows = leadRowConditions(filter);
-  const campaignIds = [...visibleNames.keys()];
+  const campaignIds = [...visible.keys()];
   const columns = [
     ...leadColumns(
       (run) => fieldSelect(run, 'l', 'copy'),
@@ -80,19 +82,27 @@ export function leadCopySql(db: Knex, filter: LeadFilter, visibleNames: Map<numb
     ),
     `(l.data - coalesce(vf.names, '{}'::text[])) = '{}'::jsonb as data_visible`,
   ];
-  // Per campaign, the visible names: a VALUES list (no join of campaigns and fields per row).
-  const values = campaignIds.map(() => '(?::bigint, ?::text[])').join(', ');
+  // Per campaign, what is visible: a VALUES list (no join of campaigns and fields per row).
+  const values = campaignIds.map(() => '(?::bigint, ?::text[], ?::boolean, ?::boolean)').join(', ');
   const visibleJoin =
     campaignIds.length > 0
-      ? `left join (values ${values}) vf(campaign_id, names) on vf.campaign_id = l.campaign_id`
-      : `left join (select null::bigint as campaign_id, null::text[] as names) vf on false`;
+      ? `left join (values ${values}) vf(campaign_id, names, phone_visible, key_visible) on vf.campaign_id = l.campaign_id`
+      : `left join (select null::bigint as campaign_id, null::text[] as names, null::boolean as phone_visible,
+                           null::boolean as key_visible) vf on false`;
   const raw = db.raw(
     `select ${columns.join(', ')}
        from leads l ${visibleJoin}
       where ${['l.campaign_id = any(?::bigint[])', ...rows.parts].join(' and ')}
       order by l.last_modified_time, l.unique_id
       ${streamingLimit(filter.limit)}`,
-    [...campaignIds.flatMap((id) => [id, visibleNames.get(id)!]), campaignIds, ...rows.bindings],
+    [
+      ...campaignIds.flatMap((id) => {
+        const v = visible.get(id)!;
+        return [id, v.names, v.phoneVisible, v.keyVisible];
+      }),
+      campaignIds,
+      ...rows.bindings,
+    ],
   );
   return inlineBindings(raw.toSQL().toNative());
 }

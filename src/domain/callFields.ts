@@ -36,8 +36,24 @@ export interface CallRow {
 export const CALL_FIELDS = [
   { name: 'uniqueId', column: 'unique_id', row: 'unique_id', type: TEXT, present: 'always' },
   { name: 'uniqueLeadId', column: 'unique_lead_id', row: 'unique_lead_id', type: TEXT, present: 'always' },
-  { name: 'leadPhoneNumber', column: 'lead_phone_number', row: 'lead_phone_number', type: TEXT, present: 'always' },
-  { name: 'leadExternalKey', column: 'lead_external_key', row: 'lead_external_key', type: TEXT, present: 'optional' },
+  {
+    name: 'leadPhoneNumber',
+    column: 'lead_phone_number',
+    row: 'lead_phone_number',
+    type: TEXT,
+    present: 'always',
+    description:
+      "The lead's phone number as the call recorded it. Call data: written whatever the account's lead definition entry access, while a lead's phoneNumber is left out when its field is above that access.",
+  },
+  {
+    name: 'leadExternalKey',
+    column: 'lead_external_key',
+    row: 'lead_external_key',
+    type: TEXT,
+    present: 'optional',
+    description:
+      "The lead's external key as the call recorded it. Call data: written whatever the account's lead definition entry access, while a lead's externalKey is left out when its field is above that access.",
+  },
   { name: 'endCause', column: 'end_cause', row: 'end_cause', type: enumType(CallEndCause, 'end cause'), present: 'always' },
   { name: 'inProgress', column: 'in_progress', row: 'in_progress', type: BOOL, present: 'always' },
   { name: 'connected', column: 'connected', row: 'connected', type: BOOL, present: 'always' },

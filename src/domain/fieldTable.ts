@@ -42,6 +42,14 @@ export interface Field<Row> {
   type: FieldType;
   /** `optional`: left out of JSON and empty in CSV when the column is NULL; `always`: never NULL. */
   present: 'always' | 'optional';
+  /**
+   * A boolean column (`alias.column`) of a table the SELECTs join that says whether the reader
+   * may see the value: where it is not true the field is read as NULL, so every form writes it
+   * as absent, exactly as a row without the value (an `optional` field).
+   */
+  visibleWhen?: string;
+  /** The property's description in the OpenAPI document, where its name alone does not say enough. */
+  description?: string;
 }
 
 // Each type keeps its kind as a literal type, so a table declared `as const` tells the kind of

@@ -1,8 +1,8 @@
 import { formatDateTime } from './datetime';
 import { CLOSED_LEAD_STATUSES, DateTimeFormatName, EntryAccessName, LeadStatus, LeadStatusName } from './enums';
-import type { LeadFieldRule } from './leadData';
+import { keyFieldsVisible, LeadFieldRule } from './leadData';
 import type { LeadCampaign, LeadRow } from './leadRecords';
-import { leadToJson, visibleData, visibleFieldsByDefinition } from './leadSerializer';
+import { leadRowFor, leadToJson, visibleData, visibleFieldsByDefinition } from './leadSerializer';
 import { callToJson, CallRow } from './callSerializer';
 import { calendarEventToJson, CalendarEvent } from './calendarEventSerializer';
 import type { OrgSnapshot, OrgUnitRecord } from './organization';
@@ -58,13 +58,15 @@ const text = (value: string | number | null | undefined): string | undefined =>
 /**
  * A lead snapshot as GET /leads/{UniqueId} answers the lead (without includes) to an account of
  * this entry access and DateTime format, `fields` being its lead definition's fields; with the
- * names of the data fields that account sees.
+ * names of the data fields that account sees and the row as it reads it (phone number and
+ * external key left out where it does not see their fields, as the lead SELECTs leave them out).
  */
 export function leadSnapshotToJson(
   snapshot: LeadSnapshot,
   options: { zone: string; dateTimeFormat?: DateTimeFormatName; entryAccess: EntryAccessName; fields: LeadFieldRule[] },
-): { lead: Record<string, unknown>; visibleFields: string[] } {
-  const { row, campaign } = snapshot;
+): { lead: Record<string, unknown>; visibleFields: string[]; row: LeadRow } {
+  const { campaign } = snapshot;
+  const row = leadRowFor(snapshot.row, keyFieldsVisible(options.fields, options.entryAccess));
   const definitions = new Map([[campaign.leadDefinitionId, options.fields]]);
   const lookups = {
     campaigns: new Map([[row.campaignId, campaign]]),
@@ -82,15 +84,15 @@ export function leadSnapshotToJson(
     include: new Set(),
     org: EMPTY_ORG,
   });
-  return { lead: plain(expand(row)), visibleFields: visible.get(campaign.leadDefinitionId) ?? [] };
+  return { lead: plain(expand(row)), visibleFields: visible.get(campaign.leadDefinitionId) ?? [], row };
 }
 
 export function leadMessage(
   snapshot: LeadSnapshot,
   options: MessageOptions & { entryAccess: EntryAccessName; fields: LeadFieldRule[]; previousStatus?: LeadStatusName },
 ): HookMessage {
-  const { row, campaign } = snapshot;
-  const { lead: data, visibleFields } = leadSnapshotToJson(snapshot, options);
+  const { campaign } = snapshot;
+  const { lead: data, visibleFields, row } = leadSnapshotToJson(snapshot, options);
   if (options.previousStatus !== undefined) data.previousStatus = options.previousStatus;
   const status = LeadStatus.toName(row.status);
   return {

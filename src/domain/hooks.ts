@@ -147,8 +147,10 @@ export const PLACEHOLDERS = {
   LeadStatus: 'The lead’s status (lead events) or the call’s leadStatus (call.ended).',
   PreviousStatus: 'The lead’s status before the change (lead.statusChanged).',
   Closure: 'The lead’s closure (lead events) or the call’s leadClosure.',
-  PhoneNumber: 'The lead’s phone number (lead and call events).',
-  ExternalKey: 'The lead’s external key (lead and call events).',
+  PhoneNumber:
+    'The lead’s phone number (lead events: empty when its field is above the account’s entry access, as in data) or the call’s leadPhoneNumber.',
+  ExternalKey:
+    'The lead’s external key (lead events: empty when its field is above the account’s entry access, as in data) or the call’s leadExternalKey.',
   Pool: 'The lead’s pool (lead events).',
   AgentEmail: 'E-mail of the agent: the call’s user, or the user who last changed the lead.',
   ClosedDate: 'When a closed lead reached its closed status (lead events; empty while open).',

@@ -150,6 +150,20 @@ export function leadKeyFields<F extends LeadFieldRule>(fields: readonly F[]): { 
   return { ...(phoneField ? { phoneField } : {}), ...(keyField ? { keyField } : {}) };
 }
 
+/**
+ * Whether an account of this entry access sees a lead's phone number and its external key: when
+ * it sees the field each comes from (leadKeyFields), as it sees that field's value in `data`; a
+ * definition without such a field shows none. The lead SELECTs decide the same in SQL
+ * (src/data/leadRepository.ts).
+ */
+export function keyFieldsVisible(fields: readonly LeadFieldRule[], entryAccess: EntryAccessName): { phone: boolean; key: boolean } {
+  const { phoneField, keyField } = leadKeyFields(fields);
+  return {
+    phone: phoneField !== undefined && canSeeField(entryAccess, phoneField.access),
+    key: keyField !== undefined && canSeeField(entryAccess, keyField.access),
+  };
+}
+
 /** The answer for a lead value over the size limit. */
 export function valueTooLargeMessage(maxBytes: number): string {
   return `is larger than ${maxBytes} bytes (LEAD_VALUE_MAX_BYTES)`;

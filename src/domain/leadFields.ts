@@ -14,14 +14,38 @@ import type { LeadRow, RawLeadRow } from './leadRecords';
  * SELECT (src/data/leadRepository.ts) and the COPY (src/data/exportQueries.ts).
  */
 
-/** The plain fields before `pool`. */
+/**
+ * The plain fields before `pool`. `phoneNumber` and `externalKey` are the values of the phone and
+ * external-key fields (leadKeyFields in src/domain/leadData.ts): the lead SELECTs read them
+ * through `vf.phone_visible` and `vf.key_visible`, their join saying what the reader's entry
+ * access reaches of each lead's definition (src/data/leadRepository.ts, src/data/exportQueries.ts),
+ * so every form leaves them out as it leaves out those fields in `data`.
+ */
 export const LEAD_HEAD_FIELDS = [
   { name: 'uniqueId', column: 'unique_id', row: 'uniqueId', type: TEXT, present: 'always' },
   { name: 'status', column: 'status', row: 'status', type: enumType(LeadStatus, 'lead status'), present: 'always' },
   { name: 'closure', column: 'closure', row: 'closure', type: enumType(LeadClosure, 'lead closure'), present: 'always' },
   { name: 'priority', column: 'priority', row: 'priority', type: INT, present: 'always' },
-  { name: 'phoneNumber', column: 'phone_number', row: 'phoneNumber', type: TEXT, present: 'optional' },
-  { name: 'externalKey', column: 'external_key', row: 'externalKey', type: TEXT, present: 'optional' },
+  {
+    name: 'phoneNumber',
+    column: 'phone_number',
+    row: 'phoneNumber',
+    type: TEXT,
+    present: 'optional',
+    visibleWhen: 'vf.phone_visible',
+    description:
+      "The value of the lead definition's phone field (its first field of type phone). Absent when the lead has none, or when that field is above the account's lead definition entry access, as its value is left out of `data`.",
+  },
+  {
+    name: 'externalKey',
+    column: 'external_key',
+    row: 'externalKey',
+    type: TEXT,
+    present: 'optional',
+    visibleWhen: 'vf.key_visible',
+    description:
+      "The value of the lead definition's external-key field. Absent when the lead has none, or when that field is above the account's lead definition entry access, as its value is left out of `data`.",
+  },
 ] as const satisfies readonly Field<LeadRow>[];
 
 /** The plain fields after `data`. */

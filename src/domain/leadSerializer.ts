@@ -1,7 +1,7 @@
 import type { DateTimeFormatName, EntryAccessName } from './enums';
 import { csvCells, csvNames, jsonMembers, objectRenderer } from './fieldTable';
 import { compileIncludes, Expander, IncludeType } from './include';
-import { canSeeField, LeadFieldRule } from './leadData';
+import { canSeeField, keyFieldsVisible, LeadFieldRule } from './leadData';
 import { LEAD_HEAD_FIELDS, LEAD_REFERENCES, LEAD_TIME_FIELDS, LeadReference } from './leadFields';
 import { CAMPAIGN, ORG_UNIT, organizationGraph, USER } from './organizationGraph';
 import { csvQuoter } from './textEscaping';
@@ -17,7 +17,9 @@ import type { LeadCampaign, LeadLookups, LeadRow, RawLeadRow } from './leadRecor
  * level the account reaches are written (a value stored under a name the definition no longer
  * has is never written). In JSON, `data` keeps the order Postgres stores jsonb keys in, so the
  * export copies the stored text whenever nothing has to be left out (`dataVisible`, decided in
- * SQL); the CSV columns and the RawLeads rows follow the definitions' sort order. The transcoded
+ * SQL); the CSV columns and the RawLeads rows follow the definitions' sort order. The rows'
+ * `phoneNumber` and `externalKey` are already NULL where the account does not see the field
+ * they come from (decided in SQL as well; src/domain/leadFields.ts). The transcoded
  * exports (src/export/leadTranscoder.ts) derive their bytes from the same table; golden tests
  * compare them with this text, whose fields are JSON.stringify of the object form and CSV cells
  * of its values.
@@ -38,6 +40,37 @@ export function visibleFieldsByDefinition(definitions: Map<number, LeadFieldRule
     );
   }
   return out;
+}
+
+/**
+ * What the account's entry access reaches of a campaign's lead definition: the data field names
+ * (in sort order), and whether it sees `phoneNumber` and `externalKey` (keyFieldsVisible).
+ */
+export interface LeadVisibility {
+  names: string[];
+  phoneVisible: boolean;
+  keyVisible: boolean;
+}
+
+/** Per campaign of the request's lookups, its LeadVisibility: the lead COPY's list of them (src/data/exportQueries.ts). */
+export function leadVisibilityByCampaign(lookups: LeadLookups, access: EntryAccessName): Map<number, LeadVisibility> {
+  const names = visibleFieldsByDefinition(lookups.definitions, access);
+  const byDefinition = new Map<number, LeadVisibility>();
+  for (const [id, fields] of lookups.definitions) {
+    const keys = keyFieldsVisible(fields, access);
+    byDefinition.set(id, { names: names.get(id)!, phoneVisible: keys.phone, keyVisible: keys.key });
+  }
+  const none: LeadVisibility = { names: [], phoneVisible: false, keyVisible: false };
+  return new Map([...lookups.campaigns].map(([id, c]) => [id, byDefinition.get(c.leadDefinitionId) ?? none]));
+}
+
+/**
+ * A stored lead (a hook snapshot) as the lead SELECTs read it for an account that sees its
+ * phone and external-key fields as `keys` says: a value it may not see is NULL.
+ */
+export function leadRowFor(row: LeadRow, keys: { phone: boolean; key: boolean }): LeadRow {
+  if ((keys.phone || row.phoneNumber === null) && (keys.key || row.externalKey === null)) return row;
+  return { ...row, phoneNumber: keys.phone ? row.phoneNumber : null, externalKey: keys.key ? row.externalKey : null };
 }
 
 /** Per lead definition id, the set of visible field names. */

@@ -10,13 +10,13 @@ import {
   leadToCsvLine,
   leadToJson,
   leadToJsonText,
+  leadVisibilityByCampaign,
   rawLeadLines,
   rawLeadsHeader,
-  VisibleFields,
   visibleFieldsByDefinition,
 } from '../domain/leadSerializer';
 import { leadCsvTranscoder, leadJsonTranscoder, rawLeadTranscoder } from '../export/leadTranscoder';
-import type { LeadLookups, LeadRow, RawLeadRow } from '../domain/leadRecords';
+import type { LeadRow, RawLeadRow } from '../domain/leadRecords';
 import { loadLeadLookups, openLeadCursor, openRawLeadCursor } from '../data/leadRepository';
 import { loadOrgSnapshot } from '../data/organizationRepository';
 import { leadCopySql, rawLeadCopySql } from '../data/exportQueries';
@@ -38,11 +38,6 @@ export type LeadExportContext = Pick<
   'res' | 'account' | 'scope' | 'zone' | 'dateTimeFormat' | 'include' | 'cursor' | 'logger' | 'exports' | 'countRows'
 >;
 
-/** Per campaign in scope, the data field names the account's entry access reaches. */
-function visibleByCampaign(lookups: LeadLookups, visible: VisibleFields): Map<number, string[]> {
-  return new Map([...lookups.campaigns].map(([id, c]) => [id, visible.get(c.leadDefinitionId) ?? []]));
-}
-
 /**
  * Streams the leads matching `filter` as a JSON array of Lead objects (the OpenAPI document;
  * docs/decisions.md, Leads), with the account's project scope and entry access applied and
@@ -55,7 +50,7 @@ export async function streamLeadsJson(ctx: LeadExportContext, filter: LeadFilter
     const lookups = await loadLeadLookups(session.db, filter, scope);
     const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
     if (ctx.exports.transcoder && !expands) {
-      const copy = await session.copy(leadCopySql(session.db, filter, visibleByCampaign(lookups, visible)));
+      const copy = await session.copy(leadCopySql(session.db, filter, leadVisibilityByCampaign(lookups, account.entryAccess)));
       return transcodeCopy(copy, leadJsonTranscoder({ zone, dateTimeFormat, lookups, visible }));
     }
     let toJson: (row: LeadRow) => string;
@@ -87,8 +82,7 @@ export async function streamLeadsCsv(ctx: LeadExportContext, filter: LeadFilter,
     const lookups = await loadLeadLookups(session.db, filter, scope);
     const columns = dataColumns(lookups.definitions, account.entryAccess);
     if (ctx.exports.transcoder) {
-      const visible = visibleFieldsByDefinition(lookups.definitions, account.entryAccess);
-      const copy = await session.copy(leadCopySql(session.db, filter, visibleByCampaign(lookups, visible)));
+      const copy = await session.copy(leadCopySql(session.db, filter, leadVisibilityByCampaign(lookups, account.entryAccess)));
       return transcodeCopy(copy, leadCsvTranscoder({ zone, dateTimeFormat, separator, lookups, columns }));
     }
     const rows = await openLeadCursor(session.db, filter, scope, account.entryAccess, ctx.cursor);

@@ -9,8 +9,9 @@ import { CallEndCause, CallLeadStatus, CampaignType, LeadClosure, LeadStatus, Pr
  * control characters, separators, non-ASCII and astral characters; NULLs; every enum value;
  * times on DST change days, with microseconds, before 1970 and near the year 10000; durations
  * of every canonical form; org-unit chains of every depth; names of campaigns, users and org
- * units that need quoting; leads with data fields hidden by entry access, keys that look like
- * array indexes or inherited properties, and values of other JSON types.
+ * units that need quoting; leads with data fields hidden by entry access (the phone field:
+ * Partner, the external-key field: Full, none in the third campaign's definition), keys that look
+ * like array indexes or inherited properties, and values of other JSON types.
  */
 
 /** A deterministic generator (mulberry32). */
@@ -163,13 +164,16 @@ export async function createExportFixture(
       name: definition,
       fields: [
         { name: 'Name', type: 'text', required: true, sortOrder: 1 },
-        { name: 'Phone', importName: 'Telefon', type: 'phone', sortOrder: 2 },
+        { name: 'Phone', importName: 'Telefon', type: 'phone', sortOrder: 2, access: 'Partner' },
         { name: 'Notes "quoted"', type: 'text', sortOrder: 3 },
         { name: 'Sep;Field', type: 'text', sortOrder: 4, access: 'Partner' },
         { name: 'Ærø', type: 'text', sortOrder: 5 },
         { name: '10', type: 'text', sortOrder: 6 },
         { name: '2', type: 'text', sortOrder: 7, access: 'Full' },
         { name: 'Secret', type: 'text', sortOrder: 8, access: 'Full' },
+        // A second phone field: the number comes from the first (Phone), so None does not see it.
+        { name: 'Mobile', type: 'phone', sortOrder: 9 },
+        { name: 'Key', type: 'text', sortOrder: 10, access: 'Full', externalKey: true },
       ],
     },
     {
@@ -362,7 +366,21 @@ export async function createExportFixture(
     }
   }
   const poolCampaign = (pool: number) => campaignIds[Math.floor(poolIds.indexOf(pool) / 2)]!;
-  const dataKeys = ['Name', 'Phone', 'Notes "quoted"', 'Sep;Field', 'Ærø', '10', '2', 'Secret', 'Stale', 'constructor', 'Plain'];
+  const dataKeys = [
+    'Name',
+    'Phone',
+    'Notes "quoted"',
+    'Sep;Field',
+    'Ærø',
+    '10',
+    '2',
+    'Secret',
+    'Mobile',
+    'Key',
+    'Stale',
+    'constructor',
+    'Plain',
+  ];
   const leads: Record<string, unknown>[] = [];
   for (let i = 0; i < leadCount; i++) {
     const pool = pick(rnd, poolIds);

@@ -126,6 +126,38 @@ describe('GET /api/events', () => {
       expect(full.some((e) => (e.data.campaign as { code: string } | undefined)?.code === w.campaigns.retail)).toBe(true);
     });
 
+    it('when an account does not reach the phone or the external-key field, then its lead events leave phoneNumber or externalKey out, as GET does', async () => {
+      const def = `Keys ${w.id}`;
+      const code = `KEYS-${w.id}`;
+      await t.load(
+        {
+          type: 'leadDefinition',
+          name: def,
+          fields: [
+            { name: 'Name', type: 'text' },
+            { name: 'Mobile', type: 'phone', access: 'Full' },
+            { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
+          ],
+        },
+        { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
+      );
+      const after = await lastPosition();
+      const res = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .send({ CampaignCode: code, Data: { Name: 'Keys', Mobile: '+45 20 30 40 50', Ref: 'REF-0417' } });
+      const id = (res.body as { uniqueId: string }).uniqueId;
+      const eventOf = async (auth: string) => ((await list(`?After=${after}&Campaigns=${code}`, auth)).body as Listed[])[0]!.data;
+      const getOf = async (auth: string) => (await request(t.app).get(`/api/leads/${id}`).set('Authorization', auth)).body as unknown;
+      const full = await eventOf(w.accounts.full.auth);
+      expect(full).toMatchObject({ uniqueId: id, phoneNumber: '+45 20 30 40 50', externalKey: 'REF-0417' });
+      expect(full).toEqual(await getOf(w.accounts.full.auth));
+      const partner = await eventOf(w.accounts.b2b.auth);
+      expect(partner).not.toHaveProperty('phoneNumber');
+      expect(partner).toMatchObject({ uniqueId: id, externalKey: 'REF-0417', data: { Name: 'Keys', Ref: 'REF-0417' } });
+      expect(partner).toEqual(await getOf(w.accounts.b2b.auth));
+    });
+
     it('when an account has no Get right on any event resource, or names events of a resource it may not read, then 403', async () => {
       const none = await list('', w.accounts.none.auth);
       expect(none.status).toBe(403);

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { useTestApp } from '../harness/useTestWorld';
 import { createExportFixture, ExportFixture } from '../harness/exportFixture';
+import { CsvRowParser } from '../../src/streams/csvRows';
 
 /**
  * Every bulk export endpoint, answered by two apps over the same data: one on the binary COPY
@@ -171,6 +172,45 @@ describe('lead exports: transcoder and reference answer the same bytes', () => {
   ])('GET /api/leads/csv with separator %j in %s (account %i)', async (separator, encoding, i) => {
     const path = `/api/leads/csv?${q({ searchName: f.savedSearch, modifiedFrom: '1900-01-01', CsvFieldSeparator: separator, Encoding: encoding })}`;
     expect((await both(path, accounts()[i]!)).bytes).toBeGreaterThan(20_000);
+  });
+
+  it('when the account does not reach the phone or the external-key field, then both paths leave phoneNumber and externalKey out, in JSON and CSV', async () => {
+    type Lead = { campaign: { code: string }; phoneNumber?: string; externalKey?: string };
+    const json = async (auth: string) =>
+      JSON.parse((await both(`/api/simpleleads?${q({ Projects: f.projectPattern })}`, auth)).body.toString('utf8')) as Lead[];
+    const csv = async (auth: string) => {
+      const path = `/api/leads/csv?${q({ searchName: f.savedSearch, modifiedFrom: '1900-01-01' })}`;
+      const parser = new CsvRowParser(';', 1 << 20);
+      const [header, ...rows] = [...parser.write((await both(path, auth)).body.toString('utf8')), ...parser.end()].map((r) =>
+        'values' in r ? r.values : [],
+      );
+      const cells = (name: string) => rows.map((r) => r[header!.indexOf(name)]!);
+      return { phones: cells('phoneNumber'), keys: cells('externalKey') };
+    };
+    const count = (values: (string | undefined)[]) => values.filter((v) => v !== undefined && v !== '').length;
+
+    // Full sees both where they are set, but not in the third campaign, whose definition has neither field.
+    const full = await json(f.accounts.full.auth);
+    expect(count(full.map((l) => l.phoneNumber))).toBeGreaterThan(100);
+    expect(count(full.map((l) => l.externalKey))).toBeGreaterThan(100);
+    const third = full.filter((l) => l.campaign.code === f.campaigns[2]);
+    expect(third.length).toBeGreaterThan(10);
+    expect(count(third.flatMap((l) => [l.phoneNumber, l.externalKey]))).toBe(0);
+    // Partner reaches the phone field, not the key field; None neither (a phone field it does see is not the first).
+    const partner = await json(f.accounts.partner.auth);
+    expect(count(partner.map((l) => l.phoneNumber))).toBe(count(full.map((l) => l.phoneNumber)));
+    expect(count(partner.map((l) => l.externalKey))).toBe(0);
+    const none = await json(f.accounts.none.auth);
+    expect(count(none.flatMap((l) => [l.phoneNumber, l.externalKey]))).toBe(0);
+
+    const fullCsv = await csv(f.accounts.full.auth);
+    expect(count(fullCsv.phones)).toBeGreaterThan(100);
+    expect(count(fullCsv.keys)).toBeGreaterThan(100);
+    const partnerCsv = await csv(f.accounts.partner.auth);
+    expect(count(partnerCsv.phones)).toBe(count(fullCsv.phones));
+    expect(count(partnerCsv.keys)).toBe(0);
+    const noneCsv = await csv(f.accounts.none.auth);
+    expect(count([...noneCsv.phones, ...noneCsv.keys])).toBe(0);
   });
 
   it.each([

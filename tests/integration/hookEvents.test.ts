@@ -153,6 +153,46 @@ describe('hook events', () => {
     expect((data.data as Record<string, string>).Secret).toBeUndefined();
   });
 
+  it('when the hook account does not reach the phone field, then the lead it receives has no phoneNumber and {PhoneNumber} is empty, as data leaves the field out', async () => {
+    const def = `Keys ${w.id}`;
+    const code = `KEYS-${w.id}`;
+    await t.load(
+      {
+        type: 'leadDefinition',
+        name: def,
+        fields: [
+          { name: 'Name', type: 'text' },
+          { name: 'Mobile', type: 'phone', access: 'Full' },
+          { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
+        ],
+      },
+      { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
+    );
+    const standard = `/keys-standard-${w.id}`;
+    const templated = `/keys-template-${w.id}`;
+    await hook(standard, { events: ['lead.created'], campaignCode: code }, w.accounts.b2b.auth);
+    await hook(
+      templated,
+      {
+        events: ['lead.created'],
+        campaignCode: code,
+        contentTemplate: '{"phone":"{PhoneNumber}","key":"{ExternalKey}","mobile":"{Data.Mobile}"}',
+      },
+      w.accounts.b2b.auth,
+    );
+    const res = await request(t.app)
+      .post('/api/leads')
+      .set('Authorization', w.accounts.full.auth)
+      .send({ CampaignCode: code, Data: { Name: 'Keys', Mobile: '+45 20 30 40 50', Ref: 'REF-0417' } });
+    const id = imported(res).uniqueId;
+    const data = envelope((await receiver.waitFor(standard, 1))[0]!).data;
+    expect(data).not.toHaveProperty('phoneNumber');
+    expect(data).toMatchObject({ uniqueId: id, externalKey: 'REF-0417', data: { Name: 'Keys', Ref: 'REF-0417' } });
+    expect(data).toEqual((await get(`/api/leads/${id}`, w.accounts.b2b.auth)).body);
+    const [filled] = await receiver.waitFor(templated, 1);
+    expect(filled!.json).toEqual({ phone: '', key: 'REF-0417', mobile: '' });
+  });
+
   it('when the loader loads a lead and a completed call with its outcome, then lead.created, call.ended and lead.statusChanged arrive with the API’s bodies', async () => {
     const path = `/loader-${w.id}`;
     await hook(path, { events: ['lead.created', 'lead.statusChanged', 'call.ended'], campaignCode: w.campaigns.b2b });

@@ -196,6 +196,34 @@ describe('lead changes', () => {
       expect(((await get(id)).body as Lead).data.Secret).toBe('hush');
     });
 
+    it('when the account does not reach the phone field, then the changed lead it is answered has no phoneNumber, as GET answers it', async () => {
+      const def = `Keys ${w.id}`;
+      const code = `KEYS-${w.id}`;
+      await t.load(
+        {
+          type: 'leadDefinition',
+          name: def,
+          fields: [
+            { name: 'Name', type: 'text' },
+            { name: 'Mobile', type: 'phone', access: 'Full' },
+            { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
+          ],
+        },
+        { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
+      );
+      const imported = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .send({ CampaignCode: code, Data: { Name: 'Keys', Mobile: freshPhone(), Ref: 'REF-0417' } });
+      const id = (imported.body as { uniqueId: string }).uniqueId;
+      const res = await patch(id, { data: { Name: 'Changed', Ref: 'REF-0418' } }, w.accounts.b2b.auth);
+      expect(res.status).toBe(200);
+      expect(res.body).not.toHaveProperty('phoneNumber');
+      expect(res.body).toMatchObject({ uniqueId: id, externalKey: 'REF-0418', data: { Name: 'Changed', Ref: 'REF-0418' } });
+      expect(res.body).toEqual((await get(id, w.accounts.b2b.auth)).body);
+      expect((await get(id)).body).toMatchObject({ phoneNumber: expect.any(String) as unknown, externalKey: 'REF-0418' });
+    });
+
     it('when the body is not JSON, an array, or of another media type, then it is a 400 or a 415', async () => {
       const id = await importLead();
       expect((await patch(id, '{"priority":')).status).toBe(400);

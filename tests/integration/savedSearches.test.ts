@@ -318,4 +318,63 @@ describe('saved searches', () => {
       expect((await asked('text/html')).status).toBe(406);
     });
   });
+
+  describe('phoneNumber and externalKey', () => {
+    // The phone field is Full, the external-key field Partner: the Partner account sees the key only.
+    const search = () => `keys ${w.id}`;
+    const keysLead = () => lead('keys');
+    beforeAll(async () => {
+      const def = `Keys ${w.id}`;
+      const code = `KEYS-${w.id}`;
+      await t.load(
+        {
+          type: 'leadDefinition',
+          name: def,
+          fields: [
+            { name: 'Name', type: 'text' },
+            { name: 'Mobile', type: 'phone', access: 'Full' },
+            { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
+          ],
+        },
+        { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
+        {
+          type: 'lead',
+          uniqueId: keysLead(),
+          campaign: code,
+          lastModifiedTime: '2026-05-05T10:00:00',
+          data: { Name: 'n', Mobile: '+45 20 30 40 50', Ref: 'REF-0417' },
+        },
+        { type: 'savedSearch', user: w.users.agent, name: search(), campaigns: [code] },
+      );
+    });
+    const query = () => ({ searchName: search(), modifiedFrom: '2026-05-01' });
+
+    it('when the search runs as JSON, then phoneNumber and externalKey come only where the account sees their fields', async () => {
+      const full = await request(t.app).get('/api/leads').query(query()).set('Authorization', w.accounts.full.auth);
+      expect(full.body).toMatchObject([{ uniqueId: keysLead(), phoneNumber: '+45 20 30 40 50', externalKey: 'REF-0417' }]);
+      const partner = await request(t.app).get('/api/leads').query(query()).set('Authorization', w.accounts.b2b.auth);
+      const [seen] = partner.body as Lead[];
+      expect(seen).not.toHaveProperty('phoneNumber');
+      expect(seen).toMatchObject({ uniqueId: keysLead(), externalKey: 'REF-0417', data: { Name: 'n', Ref: 'REF-0417' } });
+    });
+
+    it('when the search runs as CSV, then a phone number or key the account may not see is an empty cell, as an absent one', async () => {
+      const lines = async (auth: string) => {
+        const res = await request(t.app).get('/api/leads/csv').query(query()).set('Authorization', auth).buffer(true).parse(binary);
+        const [header, row] = (res.body as Buffer)
+          .toString('utf8')
+          .split('\r\n')
+          .map((l) => l.split(';'));
+        const cell = (name: string) => row![header!.indexOf(name)];
+        return { id: cell('uniqueId'), phone: cell('phoneNumber'), key: cell('externalKey'), data: header!.slice(16) };
+      };
+      expect(await lines(w.accounts.full.auth)).toEqual({
+        id: keysLead(),
+        phone: '+45 20 30 40 50',
+        key: 'REF-0417',
+        data: ['Name', 'Mobile', 'Ref'],
+      });
+      expect(await lines(w.accounts.b2b.auth)).toEqual({ id: keysLead(), phone: '', key: 'REF-0417', data: ['Name', 'Ref'] });
+    });
+  });
 });

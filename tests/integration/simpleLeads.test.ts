@@ -315,6 +315,73 @@ describe('GET /api/simpleleads', () => {
       const res = await get(`UniqueId=${ids.get('c')}`, noneAuth);
       expect((res.body as ExportedLead[])[0]!.data).toEqual({ Name: 'Lead c æøå', Phone: '+45 11 22 33 44', Customer: 'K-c' });
     });
+
+    describe('phoneNumber and externalKey', () => {
+      // Their fields above None: the phone field Full, the external-key field Partner.
+      const lead = () => `${w.id}-keys`;
+      beforeAll(async () => {
+        const def = `Keys ${w.id}`;
+        const code = `KEYS-${w.id}`;
+        await t.load(
+          {
+            type: 'leadDefinition',
+            name: def,
+            fields: [
+              { name: 'Name', type: 'text' },
+              { name: 'Mobile', type: 'phone', access: 'Full' },
+              { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
+            ],
+          },
+          { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
+          { type: 'lead', uniqueId: lead(), campaign: code, data: { Name: 'n', Mobile: '+45 20 30 40 50', Ref: 'REF-0417' } },
+        );
+      });
+      const keysOf = (body: unknown) => {
+        const l = (body as (ExportedLead & { phoneNumber?: string; externalKey?: string })[])[0]!;
+        return { phoneNumber: l.phoneNumber, externalKey: l.externalKey, data: l.data };
+      };
+
+      it.each([
+        ['the transcoded export', ''],
+        ['the cursor export (Include)', '&Include=campaign'],
+      ])('when %s is read, then each is there only for an account that sees its field, as in data', async (_, include) => {
+        const query = `UniqueId=${lead()}${include}`;
+        expect(keysOf((await get(query)).body)).toEqual({
+          phoneNumber: '+45 20 30 40 50',
+          externalKey: 'REF-0417',
+          data: { Name: 'n', Mobile: '+45 20 30 40 50', Ref: 'REF-0417' },
+        });
+        expect(keysOf((await get(query, w.accounts.b2b.auth)).body)).toEqual({
+          phoneNumber: undefined,
+          externalKey: 'REF-0417',
+          data: { Name: 'n', Ref: 'REF-0417' },
+        });
+        const none = (await get(query, noneAuth)).body as Record<string, unknown>[];
+        expect(none[0]).not.toHaveProperty('phoneNumber');
+        expect(none[0]).not.toHaveProperty('externalKey');
+        expect(none[0]!.data).toEqual({ Name: 'n' });
+      });
+
+      it('when the lead is read alone, as JSON or as HTML, then the same holds', async () => {
+        const one = (auth: string, accept = 'application/json') =>
+          request(t.app)
+            .get(`/api/leads/${encodeURIComponent(lead())}`)
+            .set('Authorization', auth)
+            .set('Accept', accept);
+        expect((await one(w.accounts.full.auth)).body).toMatchObject({ phoneNumber: '+45 20 30 40 50', externalKey: 'REF-0417' });
+        const partner = (await one(w.accounts.b2b.auth)).body as Record<string, unknown>;
+        expect(partner).not.toHaveProperty('phoneNumber');
+        expect(partner.externalKey).toBe('REF-0417');
+        const none = (await one(noneAuth)).body as Record<string, unknown>;
+        expect(none).not.toHaveProperty('phoneNumber');
+        expect(none).not.toHaveProperty('externalKey');
+        const html = await one(noneAuth, 'text/html');
+        expect(html.status).toBe(200);
+        expect(html.text).toContain(lead());
+        expect(html.text).not.toContain('20 30 40 50');
+        expect(html.text).not.toContain('REF-0417');
+      });
+    });
   });
 
   describe('project isolation', () => {

@@ -25,6 +25,7 @@ import {
   leadCsvHeader,
   leadToCsvLine,
   leadToJsonText,
+  leadVisibilityByCampaign,
   rawLeadLines,
   rawLeadsHeader,
   visibleFieldsByDefinition,
@@ -242,11 +243,6 @@ describe('transcoded lead exports equal the reference serializers', () => {
   ];
   const accesses: EntryAccessName[] = ['Full', 'Partner', 'None'];
 
-  const visibleByCampaign = (lookups: Awaited<ReturnType<typeof loadLeadLookups>>, access: EntryAccessName) => {
-    const visible = visibleFieldsByDefinition(lookups.definitions, access);
-    return new Map([...lookups.campaigns].map(([id, c]) => [id, visible.get(c.leadDefinitionId) ?? []]));
-  };
-
   const modes: DateTimeFormatName[] = ['Offset', 'Local'];
 
   it.each(modes.flatMap((m) => accesses.flatMap((a) => [0, 1, 2].map((i) => [a, i, m]))))(
@@ -265,7 +261,7 @@ describe('transcoded lead exports equal the reference serializers', () => {
       );
       const out = await transcoded(
         (db) => loadLeadLookups(db, filter, scope),
-        (l) => leadCopySql(t.db, filter, visibleByCampaign(l, access as EntryAccessName)),
+        (l) => leadCopySql(t.db, filter, leadVisibilityByCampaign(l, access as EntryAccessName)),
         (l) =>
           leadJsonTranscoder({
             zone: ZONE,
@@ -302,7 +298,7 @@ describe('transcoded lead exports equal the reference serializers', () => {
     );
     const out = await transcoded(
       (db) => loadLeadLookups(db, filter, scope),
-      (l) => leadCopySql(t.db, filter, visibleByCampaign(l, access as EntryAccessName)),
+      (l) => leadCopySql(t.db, filter, leadVisibilityByCampaign(l, access as EntryAccessName)),
       (l) =>
         leadCsvTranscoder({
           zone: ZONE,

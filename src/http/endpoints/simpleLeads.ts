@@ -12,7 +12,7 @@ const simpleLeadsEndpoint = defineEndpoint({
     'The recommended lead export, streamed as a JSON array ordered by lastModifiedTime, then uniqueId. Filters combine (all must hold): ' +
     'Projects (patterns, default `*`), Campaigns (codes or unique ids), ModifiedFrom (inclusive), ModifiedTo (exclusive), ' +
     'the union of Statuses, AllOpenStatuses=true and AllClosedStatuses=true (none of them: every status), LeadClosures, UniqueId. ' +
-    "Limited by the account's project rights; `data` holds only the fields its lead definition entry access reaches. `Limit` caps the count (the first leads in that order). Nothing paginates: skip, take and PageSize are ignored.",
+    "Limited by the account's project rights; `data` holds only the fields its lead definition entry access reaches, and `phoneNumber` and `externalKey` come only when it reaches their fields. `Limit` caps the count (the first leads in that order). Nothing paginates: skip, take and PageSize are ignored.",
   tags: ['Leads'],
   access: right('SimpleLeads', 'Get'),
   representations: ['json'],

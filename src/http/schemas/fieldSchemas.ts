@@ -4,9 +4,9 @@ import { dateTimeOut, timeSpanOut } from './common';
 
 /**
  * The documented properties of a field table's fields (src/domain/fieldTable.ts), for the
- * response schemas: one zod type per field type, optional where the field may be absent, in
- * the table's order. Tables declared `as const` keep each field's name and kind in the type,
- * so the inferred response types stay exact.
+ * response schemas: one zod type per field type, optional where the field may be absent, with
+ * the field's description, in the table's order. Tables declared `as const` keep each field's
+ * name and kind in the type, so the inferred response types stay exact.
  */
 
 type FieldSchema<T extends FieldType> = T extends { kind: 'text' | 'dateTime' | 'timeSpan' }
@@ -17,7 +17,7 @@ type FieldSchema<T extends FieldType> = T extends { kind: 'text' | 'dateTime' | 
       ? z.ZodNumber
       : z.ZodEnum<Record<string, string>>;
 
-type Plain = Pick<Field<never>, 'name' | 'type' | 'present'>;
+type Plain = Pick<Field<never>, 'name' | 'type' | 'present' | 'description'>;
 
 export type FieldShape<Fields extends readonly Plain[]> = {
   [F in Fields[number] as F['name']]: F['present'] extends 'optional' ? z.ZodOptional<FieldSchema<F['type']>> : FieldSchema<F['type']>;
@@ -44,8 +44,8 @@ function schemaOf(type: FieldType): z.ZodType {
 export function fieldShape<const Fields extends readonly Plain[]>(fields: Fields): FieldShape<Fields> {
   const shape: Record<string, z.ZodType> = {};
   for (const f of fields) {
-    const schema = schemaOf(f.type);
-    shape[f.name] = f.present === 'optional' ? schema.optional() : schema;
+    const schema = f.present === 'optional' ? schemaOf(f.type).optional() : schemaOf(f.type);
+    shape[f.name] = f.description === undefined ? schema : schema.meta({ description: f.description });
   }
   return shape as FieldShape<Fields>;
 }

@@ -988,7 +988,7 @@ export interface paths {
         };
         /**
          * Export leads (SimpleLeads)
-         * @description The recommended lead export, streamed as a JSON array ordered by lastModifiedTime, then uniqueId. Filters combine (all must hold): Projects (patterns, default `*`), Campaigns (codes or unique ids), ModifiedFrom (inclusive), ModifiedTo (exclusive), the union of Statuses, AllOpenStatuses=true and AllClosedStatuses=true (none of them: every status), LeadClosures, UniqueId. Limited by the account's project rights; `data` holds only the fields its lead definition entry access reaches. `Limit` caps the count (the first leads in that order). Nothing paginates: skip, take and PageSize are ignored.
+         * @description The recommended lead export, streamed as a JSON array ordered by lastModifiedTime, then uniqueId. Filters combine (all must hold): Projects (patterns, default `*`), Campaigns (codes or unique ids), ModifiedFrom (inclusive), ModifiedTo (exclusive), the union of Statuses, AllOpenStatuses=true and AllClosedStatuses=true (none of them: every status), LeadClosures, UniqueId. Limited by the account's project rights; `data` holds only the fields its lead definition entry access reaches, and `phoneNumber` and `externalKey` come only when it reaches their fields. `Limit` caps the count (the first leads in that order). Nothing paginates: skip, take and PageSize are ignored.
          *
          *     Requires the Get right on SimpleLeads.
          *
@@ -1759,7 +1759,9 @@ export interface components {
             organizationalUnits: components["schemas"]["OrgUnit"][];
             uniqueId: string;
             uniqueLeadId: string;
+            /** @description The lead's phone number as the call recorded it. Call data: written whatever the account's lead definition entry access, while a lead's phoneNumber is left out when its field is above that access. */
             leadPhoneNumber: string;
+            /** @description The lead's external key as the call recorded it. Call data: written whatever the account's lead definition entry access, while a lead's externalKey is left out when its field is above that access. */
             leadExternalKey?: string;
             /** @enum {string} */
             endCause: "NotApplicable" | "NormalDisconnect" | "NoResponse" | "Busy" | "VoiceMail" | "DroppedCall" | "DialingCancelled";
@@ -2116,7 +2118,9 @@ export interface components {
             /** @enum {string} */
             closure: "NotSet" | "Success" | "NotInterested" | "InvalidLead" | "Unqualified";
             priority: number;
+            /** @description The value of the lead definition's phone field (its first field of type phone). Absent when the lead has none, or when that field is above the account's lead definition entry access, as its value is left out of `data`. */
             phoneNumber?: string;
+            /** @description The value of the lead definition's external-key field. Absent when the lead has none, or when that field is above the account's lead definition entry access, as its value is left out of `data`. */
             externalKey?: string;
             /** @description Name of the lead pool. */
             pool: string;
