@@ -41,8 +41,8 @@ export interface EventFeedOptions {
 export interface EventReader {
   /** The next page after a position: a stream's catch-up. */
   page: (after: number) => Promise<EventPage>;
-  /** The events of a JSON list of up to `limit` after `after`, and where the next list starts. */
-  list: (after: number, limit: number) => Promise<EventList>;
+  /** The events of a JSON list of up to `limit` after `after`, and where the next list starts; `gone`: the client has left. */
+  list: (after: number, limit: number, gone: () => boolean) => Promise<EventList>;
   /** Events a list found, at most a page of them at a time. */
   events: (found: readonly FoundEvent[]) => Promise<FeedEvent[]>;
 }
@@ -114,7 +114,7 @@ export class EventFeed implements StreamHub {
     const options: EventReadOptions = { ...this.readOptions, filter };
     return {
       page: (after) => readEventPage(options, after, this.batchSize),
-      list: (after, limit) => findEventList(options, after, limit),
+      list: (after, limit, gone) => findEventList(options, after, limit, gone),
       events: (found) => readListedEvents(options, found),
     };
   }

@@ -146,11 +146,24 @@ export interface EventList {
   next: number;
 }
 
-/** Up to `limit` events after `after`, as `readEventPage` would read them, without the events themselves. */
-export async function findEventList(options: EventReadOptions, after: number, limit: number): Promise<EventList> {
-  const read = await findEventsAfter(options.db, after, limit, options.filter, options.span);
-  const { next } = continuation(after, limit, read.found.length, read.found.at(-1)?.position, read);
-  return { found: read.found, next };
+/**
+ * Up to `limit` events after `after`, as `readEventPage` would read them, without the events
+ * themselves. It reads span after span until it has `limit` events or has read to the newest
+ * position, so a client that polls with the last id listed never stays behind a stretch that
+ * matches nothing; each read stays bounded, and the answer stops reading once `gone` says the
+ * client has left.
+ */
+export async function findEventList(options: EventReadOptions, after: number, limit: number, gone: () => boolean): Promise<EventList> {
+  const found: FoundEvent[] = [];
+  let from = after;
+  for (;;) {
+    const want = limit - found.length;
+    const read = await findEventsAfter(options.db, from, want, options.filter, options.span);
+    found.push(...read.found);
+    const { next, complete } = continuation(from, want, read.found.length, read.found.at(-1)?.position, read);
+    if (found.length >= limit || complete || next <= from || gone()) return { found, next };
+    from = next;
+  }
 }
 
 /** Events found by `findEventList`. */

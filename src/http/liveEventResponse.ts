@@ -104,10 +104,11 @@ export async function sendEventStream(
 /**
  * Up to `limit` events after `after` as a JSON array, streamed a page at a time. Which events,
  * and so where the client's next list starts, is read first: `Last-Event-ID` says it before the
- * body, also when no event is listed because none of the ids read matched.
+ * body (the last id listed, or the newest position when fewer than `Limit` events came).
  */
 export async function sendEventList(request: EventRequest, limit: number, send: Omit<ExportSendOptions, 'logger'>): Promise<void> {
-  const { found, next } = await request.reads.list(request.after, limit);
+  const socket = request.res.req.socket;
+  const { found, next } = await request.reads.list(request.after, limit, () => socket.destroyed);
   const pageSize = request.feed.batchSize;
   const first = await request.reads.events(found.slice(0, pageSize));
   async function* listed(): AsyncGenerator<string> {

@@ -29,10 +29,7 @@ function asksForStream(req: Request): boolean {
  * JSON list to poll (docs/decisions.md, "Live events"). The events and their rights are the
  * hooks': the same table, the same envelope, a Get right on each event's resource.
  */
-export function eventEndpoints(
-  feed: EventFeed,
-  settings: Pick<Settings, 'EVENTS_MAX_STREAMS' | 'EVENTS_HEARTBEAT_MS' | 'EVENTS_READ_SPAN'>,
-): Endpoint[] {
+export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS_MAX_STREAMS' | 'EVENTS_HEARTBEAT_MS'>): Endpoint[] {
   const listEventsEndpoint = defineEndpoint({
     service: 'events',
     operationId: 'listEvents',
@@ -50,8 +47,8 @@ export function eventEndpoints(
       `An account may have ${settings.EVENTS_MAX_STREAMS} streams open at once (EVENTS_MAX_STREAMS) across all servers; one more is a 429, which is not counted. ` +
       'A stream is one counted request, however long it runs. A server that stops ends its streams; the client reconnects and resumes. Streams are not compressed. ' +
       '\n\nWith JSON (the default) the answer lists up to `Limit` events after `After` (from the oldest kept one without it), and its `Last-Event-ID` header says where the next list starts: poll again with it as `After` (or as `Last-Event-ID`). ' +
-      'It is the last `id` listed when `Limit` events came; otherwise the id up to which the answer read: the newest, or the last of the ' +
-      `${settings.EVENTS_READ_SPAN.toLocaleString('en')} ids one answer reads at most (EVENTS_READ_SPAN). It can lie beyond the events listed: with a filter that matches few events an answer may list none and still move on. ` +
+      'It is the last `id` listed when `Limit` events came, otherwise the newest id: polling with it skips the ids already read that matched nothing. ' +
+      'Polling with the last `id` listed gets the same events. ' +
       'Events are kept for EVENTS_RETENTION (7 days by default).',
     tags: ['Events'],
     access: anyAccount,
