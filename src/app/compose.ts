@@ -95,6 +95,7 @@ export async function composeApp(options: { settings: Settings; db: Knex; logger
     heartbeatMs: settings.EVENTS_HEARTBEAT_MS,
     sequenceMs: settings.EVENTS_SEQUENCE_MS,
     maxStreamsPerAccount: settings.EVENTS_MAX_STREAMS,
+    readSpan: settings.EVENTS_READ_SPAN,
   });
   closers.push(() => events.close());
 

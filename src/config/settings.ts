@@ -293,6 +293,8 @@ const schema = z.object({
   EVENTS_SEQUENCE_MS: positiveInt.default(20),
   /** How often an open event stream gets a heartbeat comment, so proxies do not take it for dead. */
   EVENTS_HEARTBEAT_MS: positiveInt.default(15_000),
+  /** Event ids one read of GET /events looks at, at most: a filter that matches few events costs no more per read, and the reader goes on from there. */
+  EVENTS_READ_SPAN: positiveInt.default(100_000),
 });
 
 export type Settings = z.output<typeof schema>;

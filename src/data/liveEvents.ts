@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import { LeadStatus, LeadStatusName } from '../domain/enums';
+import { projectScope, projectVisibleSql } from './projectScope';
+import { projectSelectedSql } from './projectRepository';
 
 /**
  * The live event stream's reads (docs/decisions.md, "Live events"): the hook events in the order
@@ -45,51 +47,151 @@ interface Row {
 }
 
 /**
- * Up to `limit` events of the given kinds (and campaigns, when given) after `after`, in position
- * order, and the newest position committed as this read saw it: when fewer than `limit` come
- * back, nothing up to that position is left to read.
+ * Which events a read returns. Every condition is SQL, beside the stream's order, so a page
+ * holds only the events its reader is sent.
  */
+export interface EventFilter {
+  types: readonly string[];
+  /** Campaign codes; undefined: any. Calendar events have none and are left out when given. */
+  campaignCodes?: readonly string[];
+  /**
+   * The account's project rights (patterns); an event without a project is then left out.
+   * Undefined: events of every project and of none (the feed, which reads for all its streams).
+   */
+  projectRights?: readonly string[];
+  /** `Projects`: patterns or project unique ids; undefined: every project the rights reach. */
+  projects?: readonly string[];
+}
+
+/** The filter's conditions on the event `x` (hook_events), with their bindings. */
+function filterSql(filter: EventFilter): { sql: string; bindings: Knex.RawBinding[] } {
+  const parts = ['x.type = any(?::text[])'];
+  const bindings: Knex.RawBinding[] = [[...filter.types]];
+  if (filter.campaignCodes) {
+    parts.push('x.campaign_code = any(?::text[])');
+    bindings.push([...filter.campaignCodes]);
+  }
+  if (filter.projectRights) {
+    const visible = projectVisibleSql('x.project', projectScope(filter.projectRights));
+    parts.push(visible.sql);
+    bindings.push(...(visible.bindings as Knex.RawBinding[]));
+  }
+  if (filter.projects) {
+    const selected = projectSelectedSql('x.project', filter.projects);
+    parts.push(selected.sql);
+    bindings.push(...selected.bindings);
+  }
+  return { sql: parts.join(' and '), bindings };
+}
+
+/** What a read saw besides its events. */
+export interface EventWindow {
+  /** The newest position committed as the read saw it. */
+  head: number;
+  /**
+   * The last position the read looked at (it may lie beyond `head`): when fewer events than
+   * asked for come back, none after `after` up to here (and up to `head`) is left to read.
+   */
+  upto: number;
+}
+
+/**
+ * The events of `filter` among the `span` positions after `after` (after the oldest kept one,
+ * when `after` lies before it), at most `limit`, in position order. The span bounds what one
+ * read examines: a filter that matches few events costs a read of `span` positions at most, and
+ * the reader goes on from `upto`. `columns` are what each event gives (`s`: event_stream, `e`:
+ * hook_events).
+ */
+async function readWindow<R>(
+  db: Knex,
+  columns: string,
+  after: number,
+  limit: number,
+  filter: EventFilter,
+  span: number,
+): Promise<{ rows: R[] } & EventWindow> {
+  const conditions = filterSql(filter);
+  const { rows } = await db.raw<{ rows: (R & { position: number | null; head: number; upto: number })[] }>(
+    // The stream's order drives the read, one event looked up by its key per position (LIMIT 1
+    // keeps the lookup from being flattened into a join): with stale statistics, a join read
+    // every event ever kept to hash it, tens of ms per read. The window's ends come from
+    // subqueries, so they bound the index scan itself (joined to the CTE, the scan read every
+    // position and filtered them).
+    `with bounds as (
+       select greatest(?::bigint, coalesce(min(position), 0) - 1) as lo, coalesce(max(position), 0) as head from event_stream),
+     page as (
+       select ${columns}
+         from event_stream s
+        cross join lateral (select * from hook_events x where x.id = s.event_id and ${conditions.sql} limit 1) e
+        where s.position > (select lo from bounds) and s.position <= (select lo from bounds) + ?
+        order by s.position
+        limit ?)
+     select b.head, b.lo + ? as upto, page.*
+       from bounds b left join page on true
+      order by page.position`,
+    [after, ...conditions.bindings, span, limit, span],
+  );
+  return { head: rows[0]?.head ?? 0, upto: rows[0]?.upto ?? after, rows: rows.filter((r) => r.position !== null) };
+}
+
+function toLiveEvent(r: Row): LiveEventRow {
+  return {
+    position: r.position,
+    type: r.type,
+    occurredTime: r.occurred_time,
+    project: r.project,
+    campaignCode: r.campaign_code,
+    previousStatus: r.previous_status === null ? null : LeadStatus.toName(r.previous_status),
+    snapshot: r.snapshot,
+  };
+}
+
+const EVENT_COLUMNS = 's.position, e.type, e.occurred_time, e.project, e.campaign_code, e.previous_status, e.snapshot';
+
+/** Up to `limit` events of `filter` after `after`, in position order, from `span` positions at most. */
 export async function readEventsAfter(
   db: Knex,
   after: number,
   limit: number,
-  types: readonly string[],
-  campaignCodes?: readonly string[],
-): Promise<{ rows: LiveEventRow[]; head: number }> {
-  const { rows } = await db.raw<{ rows: (Row & { head: number })[] }>(
-    // The stream's order drives the read, one event looked up by its key per position (LIMIT 1
-    // keeps the lookup from being flattened into a join): with stale statistics, a join read
-    // every event ever kept to hash it, tens of ms per read.
-    `with page as (
-       select s.position, e.type, e.occurred_time, e.project, e.campaign_code, e.previous_status, e.snapshot
-         from event_stream s
-        cross join lateral (
-              select * from hook_events x
-               where x.id = s.event_id and x.type = any(?::text[]) ${campaignCodes ? 'and x.campaign_code = any(?::text[])' : ''}
-               limit 1) e
-        where s.position > ?
-        order by s.position
-        limit ?)
-     select head.position as head, page.*
-       from (select coalesce(max(position), 0) as position from event_stream) head left join page on true
-      order by page.position`,
-    [[...types], ...(campaignCodes ? [[...campaignCodes]] : []), after, limit],
+  filter: EventFilter,
+  span: number,
+): Promise<{ rows: LiveEventRow[] } & EventWindow> {
+  const read = await readWindow<Row>(db, EVENT_COLUMNS, after, limit, filter, span);
+  return { ...read, rows: read.rows.map(toLiveEvent) };
+}
+
+/** An event a read found, by its position and its key. */
+export interface FoundEvent {
+  position: number;
+  eventId: number;
+}
+
+/**
+ * What `readEventsAfter` would return, without the events themselves: where a list of `limit`
+ * events ends is known before the first is sent.
+ */
+export async function findEventsAfter(
+  db: Knex,
+  after: number,
+  limit: number,
+  filter: EventFilter,
+  span: number,
+): Promise<{ found: FoundEvent[] } & EventWindow> {
+  const read = await readWindow<FoundEvent>(db, 's.position, s.event_id as "eventId"', after, limit, filter, span);
+  return { head: read.head, upto: read.upto, found: read.rows.map((r) => ({ position: r.position, eventId: r.eventId })) };
+}
+
+/** The events found, in their order; one removed since (retention) is left out. */
+export async function readFoundEvents(db: Knex, found: readonly FoundEvent[]): Promise<LiveEventRow[]> {
+  if (found.length === 0) return [];
+  const { rows } = await db.raw<{ rows: Row[] }>(
+    `select ${EVENT_COLUMNS}
+       from unnest(?::bigint[], ?::bigint[]) as s(position, event_id)
+       join hook_events e on e.id = s.event_id
+      order by s.position`,
+    [found.map((f) => f.position), found.map((f) => f.eventId)],
   );
-  const head = rows[0]?.head ?? 0;
-  return {
-    head,
-    rows: rows
-      .filter((r) => r.position !== null)
-      .map((r) => ({
-        position: r.position,
-        type: r.type,
-        occurredTime: r.occurred_time,
-        project: r.project,
-        campaignCode: r.campaign_code,
-        previousStatus: r.previous_status === null ? null : LeadStatus.toName(r.previous_status),
-        snapshot: r.snapshot,
-      })),
-  };
+  return rows.map(toLiveEvent);
 }
 
 export interface StreamPositions {

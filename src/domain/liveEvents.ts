@@ -41,7 +41,9 @@ export interface SelectableEvent {
 
 /**
  * A test for events, built once per reader: projects are few, so each one's verdict is
- * remembered (a stream sees the same projects again and again).
+ * remembered (a stream sees the same projects again and again). For the live batches, which
+ * the feed reads once for all streams; the database reads apply the same rules in their SQL
+ * (src/data/liveEvents.ts).
  */
 export function eventSelector(selection: EventSelection): (event: SelectableEvent) => boolean {
   const chosen = selection.projects ? projectSelection(selection.projects) : undefined;

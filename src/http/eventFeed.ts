@@ -6,7 +6,8 @@ import { followAccountChanges } from '../data/accountChanges';
 import { StreamSlots } from '../data/streamSlots';
 import { EventSequencer } from '../data/eventSequencer';
 import { HOOK_EVENTS } from '../domain/hooks';
-import { EventPage, EventReadOptions, readEventPage } from './liveEventReads';
+import type { EventFilter, FoundEvent } from '../data/liveEvents';
+import { EventList, EventPage, EventReadOptions, FeedEvent, findEventList, readEventPage, readListedEvents } from './liveEventReads';
 import type { EventStream, StreamHub } from './eventStream';
 
 /**
@@ -30,8 +31,20 @@ export interface EventFeedOptions {
   maxStreamsPerAccount: number;
   /** Pause between sequencing rounds while streams are open. */
   sequenceMs: number;
+  /** Positions one read looks at, at most (EVENTS_READ_SPAN). */
+  readSpan: number;
   /** Events per read. */
   batchSize?: number;
+}
+
+/** The reads of one request, with its filter. */
+export interface EventReader {
+  /** The next page after a position: a stream's catch-up. */
+  page: (after: number) => Promise<EventPage>;
+  /** The events of a JSON list of up to `limit` after `after`, and where the next list starts; `gone`: the client has left. */
+  list: (after: number, limit: number, gone: () => boolean) => Promise<EventList>;
+  /** Events a list found, at most a page of them at a time. */
+  events: (found: readonly FoundEvent[]) => Promise<FeedEvent[]>;
 }
 
 /** How long the feed waits before reading again after a failed read (the database is away). */
@@ -59,7 +72,13 @@ export class EventFeed implements StreamHub {
     this.slots = new StreamSlots(options.listener, options.maxStreamsPerAccount);
     this.sequencer = new EventSequencer({ db: options.db, intervalMs: options.sequenceMs, logger: options.logger });
     this.batchSize = options.batchSize ?? BATCH_SIZE;
-    this.readOptions = { db: options.db, zone: options.zone, types: HOOK_EVENTS, onRenderError: this.renderError };
+    this.readOptions = {
+      db: options.db,
+      zone: options.zone,
+      filter: { types: HOOK_EVENTS },
+      span: options.readSpan,
+      onRenderError: this.renderError,
+    };
   }
 
   /** Follows new events and account changes; resolves even while the database is away (the listener catches up). */
@@ -90,10 +109,14 @@ export class EventFeed implements StreamHub {
     return this.streams.size;
   }
 
-  /** Reading options of a stream with its own kinds and campaigns. */
-  reader(types: readonly string[], campaignCodes: readonly string[] | undefined): (after: number) => Promise<EventPage> {
-    const options: EventReadOptions = { ...this.readOptions, types, ...(campaignCodes ? { campaignCodes } : {}) };
-    return (after) => readEventPage(options, after, this.batchSize);
+  /** The reads of a request with its own filter (kinds, campaigns, projects). */
+  reader(filter: EventFilter): EventReader {
+    const options: EventReadOptions = { ...this.readOptions, filter };
+    return {
+      page: (after) => readEventPage(options, after, this.batchSize),
+      list: (after, limit, gone) => findEventList(options, after, limit, gone),
+      events: (found) => readListedEvents(options, found),
+    };
   }
 
   add(stream: EventStream): void {

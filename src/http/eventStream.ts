@@ -33,7 +33,7 @@ export interface EventStreamOptions {
   accountId: number;
   /** The position the client has seen up to. */
   position: number;
-  /** Whether this client receives an event (kind, rights, filters). */
+  /** Whether this client receives an event (kind, rights, filters): the feed's batches hold every event; `read`'s pages only these. */
   selects: (event: SelectableEvent) => boolean;
   reader: EventReaderFormat;
   /** The next page of this stream's events after a position, from the database. */

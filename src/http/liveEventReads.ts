@@ -5,7 +5,8 @@ import { hookEnvelope, isLeadEvent } from '../domain/hooks';
 import { EVENT_KINDS, eventKindOf } from '../domain/hookEventKinds';
 import type { LeadSnapshot } from '../domain/hookMessages';
 import { sseEvent } from '../domain/liveEvents';
-import { LiveEventRow, readEventsAfter } from '../data/liveEvents';
+import type { EventFilter, EventWindow, FoundEvent, LiveEventRow } from '../data/liveEvents';
+import { findEventsAfter, readEventsAfter, readFoundEvents } from '../data/liveEvents';
 import { leadDefinitionFieldsById } from '../data/hookDeliveryRepository';
 
 /**
@@ -87,35 +88,41 @@ export interface EventPage {
   events: FeedEvent[];
   /**
    * Where the next read starts: the last event's position, or, when the page is not full, the
-   * newest committed position the read could see (nothing before it is left to read).
+   * last position the read looked at, or the newest committed one if that came first (nothing
+   * before it is left to read).
    */
   next: number;
-  /** Fewer events than asked for: the reader has read everything committed when it read. */
+  /** Fewer events than asked for, up to the newest committed position: the reader has read everything committed when it read. */
   complete: boolean;
 }
 
 export interface EventReadOptions {
   db: Knex;
   zone: string;
-  types: readonly string[];
-  /** Only these campaigns' events (codes); undefined: any. */
-  campaignCodes?: readonly string[];
+  filter: EventFilter;
+  /** Positions one read looks at, at most (EVENTS_READ_SPAN). */
+  span: number;
   onRenderError: (err: unknown, row: LiveEventRow) => void;
 }
 
+/** Where the reader goes on after a read of `limit` events that returned `count`, the last at `last`. */
+function continuation(after: number, limit: number, count: number, last: number | undefined, window: EventWindow) {
+  if (count >= limit && last !== undefined) return { next: last, complete: false };
+  return { next: Math.max(after, Math.min(window.upto, window.head)), complete: window.upto >= window.head };
+}
+
 /**
- * Up to `limit` events after `after`, with the fields of each lead definition their lead events
- * use, as they are now (entry access is decided at reading, as hooks decide it at delivery).
+ * The events of these rows, with the fields of each lead definition their lead events use, as
+ * they are now (entry access is decided at reading, as hooks decide it at delivery).
  */
-export async function readEventPage(options: EventReadOptions, after: number, limit: number): Promise<EventPage> {
-  const { rows, head } = await readEventsAfter(options.db, after, limit, options.types, options.campaignCodes);
+async function feedEvents(options: EventReadOptions, rows: readonly LiveEventRow[]): Promise<FeedEvent[]> {
   const definitions = new Set<number>();
   for (const row of rows) {
     if (isLeadEvent(row.type)) definitions.add((row.snapshot as LeadSnapshot).campaign.leadDefinitionId);
   }
   const fields = new Map<number, LeadFieldRule[]>();
   for (const id of definitions) fields.set(id, await leadDefinitionFieldsById(options.db, id));
-  const events = rows.map(
+  return rows.map(
     (row) =>
       new FeedEvent(
         row,
@@ -124,7 +131,42 @@ export async function readEventPage(options: EventReadOptions, after: number, li
         options.onRenderError,
       ),
   );
-  const complete = rows.length < limit;
-  const last = rows.at(-1)?.position ?? after;
-  return { events, next: complete ? Math.max(last, head) : last, complete };
+}
+
+/** Up to `limit` events after `after`. */
+export async function readEventPage(options: EventReadOptions, after: number, limit: number): Promise<EventPage> {
+  const read = await readEventsAfter(options.db, after, limit, options.filter, options.span);
+  const events = await feedEvents(options, read.rows);
+  return { events, ...continuation(after, limit, read.rows.length, read.rows.at(-1)?.position, read) };
+}
+
+/** The events of a JSON list, found before any is sent, and where the client's next list starts. */
+export interface EventList {
+  found: FoundEvent[];
+  next: number;
+}
+
+/**
+ * Up to `limit` events after `after`, as `readEventPage` would read them, without the events
+ * themselves. It reads span after span until it has `limit` events or has read to the newest
+ * position, so a client that polls with the last id listed never stays behind a stretch that
+ * matches nothing; each read stays bounded, and the answer stops reading once `gone` says the
+ * client has left.
+ */
+export async function findEventList(options: EventReadOptions, after: number, limit: number, gone: () => boolean): Promise<EventList> {
+  const found: FoundEvent[] = [];
+  let from = after;
+  for (;;) {
+    const want = limit - found.length;
+    const read = await findEventsAfter(options.db, from, want, options.filter, options.span);
+    found.push(...read.found);
+    const { next, complete } = continuation(from, want, read.found.length, read.found.at(-1)?.position, read);
+    if (found.length >= limit || complete || next <= from || gone()) return { found, next };
+    from = next;
+  }
+}
+
+/** Events found by `findEventList`. */
+export async function readListedEvents(options: EventReadOptions, found: readonly FoundEvent[]): Promise<FeedEvent[]> {
+  return feedEvents(options, await readFoundEvents(options.db, found));
 }

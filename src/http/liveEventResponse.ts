@@ -2,10 +2,10 @@ import { Readable } from 'node:stream';
 import type { Response } from 'express';
 import type { Logger } from '../config/logger';
 import type { SelectableEvent } from '../domain/liveEvents';
-import type { EventFeed } from './eventFeed';
+import type { EventFeed, EventReader } from './eventFeed';
 import { EventStream } from './eventStream';
 import type { ReleaseSlot } from '../data/streamSlots';
-import type { EventPage, EventReaderFormat, ListedEvent } from './liveEventReads';
+import type { EventPage, EventReaderFormat, FeedEvent, ListedEvent } from './liveEventReads';
 import { sendExport, ExportSendOptions } from './exportResponse';
 import { HttpProblem } from './problem';
 
@@ -20,9 +20,11 @@ export interface EventRequest {
   accountId: number;
   /** Where the client is: the first event sent comes after this position. */
   after: number;
+  /** Whether the client gets an event of the live batches, which the feed reads for all its streams. */
   selects: (event: SelectableEvent) => boolean;
   reader: EventReaderFormat;
-  read: (after: number) => Promise<EventPage>;
+  /** The database reads, with the request's filter in their SQL. */
+  reads: EventReader;
   logger: Logger;
 }
 
@@ -70,7 +72,7 @@ export async function sendEventStream(
   const { feed } = request;
   let first: EventPage;
   try {
-    first = await request.read(request.after);
+    first = await request.reads.page(request.after);
   } catch (err) {
     await release();
     throw err;
@@ -89,7 +91,7 @@ export async function sendEventStream(
     position: request.after,
     selects: request.selects,
     reader: request.reader,
-    read: request.read,
+    read: request.reads.page,
     release,
     stallTimeoutMs: options.stallTimeoutMs,
     retryMs: RECONNECT_MS,
@@ -99,32 +101,32 @@ export async function sendEventStream(
   stream.start(first);
 }
 
-/** Up to `limit` events after `after` as a JSON array, streamed page by page. */
+/**
+ * Up to `limit` events after `after` as a JSON array, streamed a page at a time. Which events,
+ * and so where the client's next list starts, is read first: `Last-Event-ID` says it before the
+ * body (the last id listed, or the newest position when fewer than `Limit` events came).
+ */
 export async function sendEventList(request: EventRequest, limit: number, send: Omit<ExportSendOptions, 'logger'>): Promise<void> {
-  const first = await request.read(request.after);
+  const socket = request.res.req.socket;
+  const { found, next } = await request.reads.list(request.after, limit, () => socket.destroyed);
+  const pageSize = request.feed.batchSize;
+  const first = await request.reads.events(found.slice(0, pageSize));
   async function* listed(): AsyncGenerator<string> {
-    let page = first;
-    let count = 0;
     let opened = false;
-    for (;;) {
+    for (let at = 0; at < found.length; at += pageSize) {
+      const events: FeedEvent[] = at === 0 ? first : await request.reads.events(found.slice(at, at + pageSize));
       const chunk: string[] = [];
-      for (const event of page.events) {
-        if (count >= limit) break;
-        if (!request.selects(event.row)) continue;
+      for (const event of events) {
         const item: ListedEvent | null = event.listed(request.reader);
-        if (item === null) continue;
-        chunk.push(JSON.stringify(item));
-        count += 1;
+        if (item !== null) chunk.push(JSON.stringify(item));
       }
       if (chunk.length > 0) {
         yield (opened ? ',' : '[') + chunk.join(',');
         opened = true;
       }
-      if (page.complete || count >= limit) break;
-      page = await request.read(page.next);
     }
     yield opened ? ']' : '[]';
   }
-  request.res.status(200).type('application/json; charset=utf-8');
+  request.res.status(200).type('application/json; charset=utf-8').set('Last-Event-ID', String(next));
   await sendExport(request.res, Readable.from(listed(), { objectMode: false }), { ...send, logger: request.logger });
 }

@@ -46,7 +46,9 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
       'Without either it starts with what commits from now on. ' +
       `An account may have ${settings.EVENTS_MAX_STREAMS} streams open at once (EVENTS_MAX_STREAMS) across all servers; one more is a 429, which is not counted. ` +
       'A stream is one counted request, however long it runs. A server that stops ends its streams; the client reconnects and resumes. Streams are not compressed. ' +
-      '\n\nWith JSON (the default) the answer lists up to `Limit` events after `After` (from the oldest kept one without it): poll again with the last `id` as `After`. ' +
+      '\n\nWith JSON (the default) the answer lists up to `Limit` events after `After` (from the oldest kept one without it), and its `Last-Event-ID` header says where the next list starts: poll again with it as `After` (or as `Last-Event-ID`). ' +
+      'It is the last `id` listed when `Limit` events came, otherwise the newest id: polling with it skips the ids already read that matched nothing. ' +
+      'Polling with the last `id` listed gets the same events. ' +
       'Events are kept for EVENTS_RETENTION (7 days by default).',
     tags: ['Events'],
     access: anyAccount,
@@ -98,7 +100,12 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
           ...(campaignCodes ? { campaignCodes: new Set(campaignCodes) } : {}),
         }),
         reader: { dateTimeFormat, entryAccess: account.entryAccess },
-        read: feed.reader(types, campaignCodes),
+        reads: feed.reader({
+          types,
+          projectRights: account.projectPatterns,
+          ...(query.Projects ? { projects: query.Projects } : {}),
+          ...(campaignCodes ? { campaignCodes } : {}),
+        }),
         logger,
       };
       if (representation === 'events') {

@@ -1266,7 +1266,7 @@ export interface paths {
          *
          *     With `Accept: text/event-stream` the answer is a stream that does not end: each event as `id: <id>`, `event: <type>`, `data: <envelope>`, and a `: heartbeat` comment every 15 s (EVENTS_HEARTBEAT_MS). It starts with the kept events after `Last-Event-ID` (or `After`), then sends new ones as they commit; a client that reconnects with the last id it got misses nothing and gets nothing twice, whichever server answers. Without either it starts with what commits from now on. An account may have 20 streams open at once (EVENTS_MAX_STREAMS) across all servers; one more is a 429, which is not counted. A stream is one counted request, however long it runs. A server that stops ends its streams; the client reconnects and resumes. Streams are not compressed.
          *
-         *     With JSON (the default) the answer lists up to `Limit` events after `After` (from the oldest kept one without it): poll again with the last `id` as `After`. Events are kept for EVENTS_RETENTION (7 days by default).
+         *     With JSON (the default) the answer lists up to `Limit` events after `After` (from the oldest kept one without it), and its `Last-Event-ID` header says where the next list starts: poll again with it as `After` (or as `Last-Event-ID`). It is the last `id` listed when `Limit` events came, otherwise the newest id: polling with it skips the ids already read that matched nothing. Polling with the last `id` listed gets the same events. Events are kept for EVENTS_RETENTION (7 days by default).
          *
          *     Any authenticated account.
          *
