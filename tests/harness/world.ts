@@ -148,3 +148,26 @@ export function worldCalendarEvent(w: World, title: string): CalendarEvent {
     externalId: '',
   };
 }
+
+/**
+ * A campaign of the B2B project whose lead definition puts the lead's key fields above entry
+ * access None: its phone field `Mobile` needs Full, its external-key field `Ref` Partner. The
+ * records to load and the campaign's code.
+ */
+export function keyFieldsCampaign(w: World): { code: string; records: Record<string, unknown>[] } {
+  const def = `Keys ${w.id}`;
+  const code = `KEYS-${w.id}`;
+  const records = [
+    {
+      type: 'leadDefinition',
+      name: def,
+      fields: [
+        { name: 'Name', type: 'text' },
+        { name: 'Mobile', type: 'phone', access: 'Full' },
+        { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
+      ],
+    },
+    { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
+  ];
+  return { code, records };
+}

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { createTestApp, ListeningApp, TestApp, uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
-import { ALL_RIGHTS, worldCalendarEvent } from '../harness/world';
+import { ALL_RIGHTS, worldCalendarEvent, keyFieldsCampaign } from '../harness/world';
 import { openEventStream, OpenedStream } from '../harness/eventStreamClient';
 import { untilValue } from '../harness/until';
 import { leaveDuringPasswordCheck } from '../harness/leavingClient';
@@ -127,20 +127,8 @@ describe('GET /api/events', () => {
     });
 
     it('when an account does not reach the phone or the external-key field, then its lead events leave phoneNumber or externalKey out, as GET does', async () => {
-      const def = `Keys ${w.id}`;
-      const code = `KEYS-${w.id}`;
-      await t.load(
-        {
-          type: 'leadDefinition',
-          name: def,
-          fields: [
-            { name: 'Name', type: 'text' },
-            { name: 'Mobile', type: 'phone', access: 'Full' },
-            { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
-          ],
-        },
-        { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
-      );
+      const { code, records } = keyFieldsCampaign(w);
+      await t.load(...records);
       const after = await lastPosition();
       const res = await request(t.app)
         .post('/api/leads')

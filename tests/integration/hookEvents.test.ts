@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { createOwnDatabase, createTestApp, TestApp, uniq } from '../harness/testApp';
-import { createWorld, World } from '../harness/world';
+import { createWorld, World, keyFieldsCampaign } from '../harness/world';
 import { startHookReceiver, HookReceiver, ReceivedDelivery } from '../harness/hookReceiver';
 import { startHookWorker, HookWorker } from '../../src/jobs/hookWorker';
 import { createLogger } from '../../src/config/logger';
@@ -154,20 +154,8 @@ describe('hook events', () => {
   });
 
   it('when the hook account does not reach the phone field, then the lead it receives has no phoneNumber and {PhoneNumber} is empty, as data leaves the field out', async () => {
-    const def = `Keys ${w.id}`;
-    const code = `KEYS-${w.id}`;
-    await t.load(
-      {
-        type: 'leadDefinition',
-        name: def,
-        fields: [
-          { name: 'Name', type: 'text' },
-          { name: 'Mobile', type: 'phone', access: 'Full' },
-          { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
-        ],
-      },
-      { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
-    );
+    const { code, records } = keyFieldsCampaign(w);
+    await t.load(...records);
     const standard = `/keys-standard-${w.id}`;
     const templated = `/keys-template-${w.id}`;
     await hook(standard, { events: ['lead.created'], campaignCode: code }, w.accounts.b2b.auth);

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { keyFieldsCampaign } from '../harness/world';
 import type { z } from 'zod';
 import type { ProblemFieldError } from '../../src/http/problem';
 import type { leadOut } from '../../src/http/schemas/leads';
@@ -197,20 +198,8 @@ describe('lead changes', () => {
     });
 
     it('when the account does not reach the phone field, then the changed lead it is answered has no phoneNumber, as GET answers it', async () => {
-      const def = `Keys ${w.id}`;
-      const code = `KEYS-${w.id}`;
-      await t.load(
-        {
-          type: 'leadDefinition',
-          name: def,
-          fields: [
-            { name: 'Name', type: 'text' },
-            { name: 'Mobile', type: 'phone', access: 'Full' },
-            { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
-          ],
-        },
-        { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
-      );
+      const { code, records } = keyFieldsCampaign(w);
+      await t.load(...records);
       const imported = await request(t.app)
         .post('/api/leads')
         .set('Authorization', w.accounts.full.auth)

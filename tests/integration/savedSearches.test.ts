@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { keyFieldsCampaign } from '../harness/world';
 import iconv from 'iconv-lite';
 import type { z } from 'zod';
 import type { ProblemFieldError } from '../../src/http/problem';
@@ -324,19 +325,9 @@ describe('saved searches', () => {
     const search = () => `keys ${w.id}`;
     const keysLead = () => lead('keys');
     beforeAll(async () => {
-      const def = `Keys ${w.id}`;
-      const code = `KEYS-${w.id}`;
+      const { code, records } = keyFieldsCampaign(w);
       await t.load(
-        {
-          type: 'leadDefinition',
-          name: def,
-          fields: [
-            { name: 'Name', type: 'text' },
-            { name: 'Mobile', type: 'phone', access: 'Full' },
-            { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
-          ],
-        },
-        { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
+        ...records,
         {
           type: 'lead',
           uniqueId: keysLead(),

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { uniq, basicAuth } from '../harness/testApp';
-import { ALL_RIGHTS } from '../harness/world';
+import { ALL_RIGHTS, keyFieldsCampaign } from '../harness/world';
 import { useTestWorld } from '../harness/useTestWorld';
 
 /** A lead as the exports answer it: a reference is `{ orgCode }` (or `{ uniqueId, code }`), or the full object when included. */
@@ -320,21 +320,13 @@ describe('GET /api/simpleleads', () => {
       // Their fields above None: the phone field Full, the external-key field Partner.
       const lead = () => `${w.id}-keys`;
       beforeAll(async () => {
-        const def = `Keys ${w.id}`;
-        const code = `KEYS-${w.id}`;
-        await t.load(
-          {
-            type: 'leadDefinition',
-            name: def,
-            fields: [
-              { name: 'Name', type: 'text' },
-              { name: 'Mobile', type: 'phone', access: 'Full' },
-              { name: 'Ref', type: 'text', externalKey: true, access: 'Partner' },
-            ],
-          },
-          { type: 'campaign', code, name: 'Keys', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
-          { type: 'lead', uniqueId: lead(), campaign: code, data: { Name: 'n', Mobile: '+45 20 30 40 50', Ref: 'REF-0417' } },
-        );
+        const { code, records } = keyFieldsCampaign(w);
+        await t.load(...records, {
+          type: 'lead',
+          uniqueId: lead(),
+          campaign: code,
+          data: { Name: 'n', Mobile: '+45 20 30 40 50', Ref: 'REF-0417' },
+        });
       });
       const keysOf = (body: unknown) => {
         const l = (body as (ExportedLead & { phoneNumber?: string; externalKey?: string })[])[0]!;
