@@ -70,7 +70,8 @@ export function readyPeriodCopySql(db: Knex, window: { from: Date; to: Date; lim
  * (LEAD_COPY_COLUMNS), then `data_visible`. `visible` holds, per campaign in scope, what the
  * account's entry access reaches (leadVisibilityByCampaign): `data_visible` tells whether the
  * stored data holds no key but the visible names, and phoneNumber and externalKey are NULL where
- * their fields are not visible (their table entries read `vf.phone_visible`, `vf.key_visible`).
+ * the data does not hold them under a visible field (their table entries read `vf.phone_field`,
+ * `vf.key_field`).
  */
 export function leadCopySql(db: Knex, filter: LeadFilter, visible: Map<number, LeadVisibility>): string {
   const rows = leadRowConditions(filter);
@@ -83,12 +84,12 @@ export function leadCopySql(db: Knex, filter: LeadFilter, visible: Map<number, L
     `(l.data - coalesce(vf.names, '{}'::text[])) = '{}'::jsonb as data_visible`,
   ];
   // Per campaign, what is visible: a VALUES list (no join of campaigns and fields per row).
-  const values = campaignIds.map(() => '(?::bigint, ?::text[], ?::boolean, ?::boolean)').join(', ');
+  const values = campaignIds.map(() => '(?::bigint, ?::text[], ?::text, ?::text)').join(', ');
   const visibleJoin =
     campaignIds.length > 0
-      ? `left join (values ${values}) vf(campaign_id, names, phone_visible, key_visible) on vf.campaign_id = l.campaign_id`
-      : `left join (select null::bigint as campaign_id, null::text[] as names, null::boolean as phone_visible,
-                           null::boolean as key_visible) vf on false`;
+      ? `left join (values ${values}) vf(campaign_id, names, phone_field, key_field) on vf.campaign_id = l.campaign_id`
+      : `left join (select null::bigint as campaign_id, null::text[] as names, null::text as phone_field,
+                           null::text as key_field) vf on false`;
   const raw = db.raw(
     `select ${columns.join(', ')}
        from leads l ${visibleJoin}
@@ -98,7 +99,7 @@ export function leadCopySql(db: Knex, filter: LeadFilter, visible: Map<number, L
     [
       ...campaignIds.flatMap((id) => {
         const v = visible.get(id)!;
-        return [id, v.names, v.phoneVisible, v.keyVisible];
+        return [id, v.names, v.phoneField, v.keyField];
       }),
       campaignIds,
       ...rows.bindings,

@@ -10,13 +10,13 @@ const epochMs = (column: string) => `floor(extract(epoch from ${column}) * 1000)
 /**
  * A field's select expression: `text` fields as the column's text (a no-op for text columns;
  * any other column is written as its text); for rows, DateTimes as epoch milliseconds; for the
- * binary COPY, timestamps as stored. A field with `visibleWhen` is NULL where that column is not
- * true.
+ * binary COPY, timestamps as stored. A field with `sameAsDataField` is NULL where the row's data
+ * does not hold the same value under the name that column gives (NULL names nothing).
  */
 function expression<Row>(f: Field<Row>, alias: string, form: 'rows' | 'copy'): string {
   const column = `${f.source ?? alias}.${f.column}`;
   const value = f.type.kind === 'text' ? `${column}::text` : f.type.kind === 'dateTime' && form === 'rows' ? epochMs(column) : column;
-  return f.visibleWhen === undefined ? value : `case when ${f.visibleWhen} then ${value} end`;
+  return f.sameAsDataField === undefined ? value : `case when ${column} = ${alias}.data ->> ${f.sameAsDataField} then ${value} end`;
 }
 
 /**

@@ -268,8 +268,8 @@ export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, sco
 // The campaign, pool, user and org-unit names come from LeadLookups, loaded once per request, not
 // from joins; the only joins say what the entry access reaches of each lead's definition
 // (memoized per campaign), so `dataVisible` costs Postgres one jsonb subtraction per row and
-// phoneNumber and externalKey (read through vf.phone_visible and vf.key_visible,
-// src/domain/leadFields.ts) one test each.
+// phoneNumber and externalKey (read where data holds them under vf.phone_field and vf.key_field,
+// src/domain/leadFields.ts) one comparison each.
 const LEAD_COLUMNS = [
   ...leadColumns(
     (run) => fieldSelect(run, 'l'),
@@ -278,16 +278,17 @@ const LEAD_COLUMNS = [
   `(l.data - coalesce(vf.names, '{}')) = '{}'::jsonb as "dataVisible"`,
 ].join(', ');
 
-// Per lead definition: the names of the fields the entry access reaches, and whether it reaches
-// the fields the phone number (the first phone field in sort order) and the external key come
-// from (as keyFieldsVisible in src/domain/leadData.ts; no such field: NULL, not visible). One
+// Per lead definition: the names of the fields the entry access reaches, and the names of the
+// fields the phone number (the first phone field in sort order) and the external key come from
+// when it reaches them (as visibleKeyFields in src/domain/leadData.ts; NULL otherwise). One
 // binding: the entry access level (number).
 const VISIBLE_FIELDS_JOIN = `
   join campaigns lc on lc.id = l.campaign_id
   left join (select lead_definition_id,
                     array_agg(name) filter (where access <= va.level) as names,
-                    (array_agg(access <= va.level order by sort_order, id) filter (where type = 'phone'))[1] as phone_visible,
-                    bool_or(access <= va.level) filter (where external_key) as key_visible
+                    (array_agg(case when access <= va.level then name end order by sort_order, id)
+                       filter (where type = 'phone'))[1] as phone_field,
+                    min(name) filter (where external_key and access <= va.level) as key_field
                from lead_definition_fields, (select ?::smallint as level) va
               group by lead_definition_id) vf
     on vf.lead_definition_id = lc.lead_definition_id`;

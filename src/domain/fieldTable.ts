@@ -43,11 +43,12 @@ export interface Field<Row> {
   /** `optional`: left out of JSON and empty in CSV when the column is NULL; `always`: never NULL. */
   present: 'always' | 'optional';
   /**
-   * A boolean column (`alias.column`) of a table the SELECTs join that says whether the reader
-   * may see the value: where it is not true the field is read as NULL, so every form writes it
-   * as absent, exactly as a row without the value (an `optional` field).
+   * A text column (`alias.column`) of a table the SELECTs join naming the data field the value
+   * comes from, when the reader may see that field (NULL when it may not): the value is read only
+   * where the row's `data` holds that same value under that name, else as NULL, so every form
+   * writes it as absent, exactly as a row without the value (an `optional` field).
    */
-  visibleWhen?: string;
+  sameAsDataField?: string;
   /** The property's description in the OpenAPI document, where its name alone does not say enough. */
   description?: string;
 }

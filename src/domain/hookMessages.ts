@@ -1,6 +1,6 @@
 import { formatDateTime } from './datetime';
 import { CLOSED_LEAD_STATUSES, DateTimeFormatName, EntryAccessName, LeadStatus, LeadStatusName } from './enums';
-import { keyFieldsVisible, LeadFieldRule } from './leadData';
+import { visibleKeyFields, LeadFieldRule } from './leadData';
 import type { LeadCampaign, LeadRow } from './leadRecords';
 import { leadRowFor, leadToJson, visibleData, visibleFieldsByDefinition } from './leadSerializer';
 import { callToJson, CallRow } from './callSerializer';
@@ -66,7 +66,7 @@ export function leadSnapshotToJson(
   options: { zone: string; dateTimeFormat?: DateTimeFormatName; entryAccess: EntryAccessName; fields: LeadFieldRule[] },
 ): { lead: Record<string, unknown>; visibleFields: string[]; row: LeadRow } {
   const { campaign } = snapshot;
-  const row = leadRowFor(snapshot.row, keyFieldsVisible(options.fields, options.entryAccess));
+  const row = leadRowFor(snapshot.row, visibleKeyFields(options.fields, options.entryAccess));
   const definitions = new Map([[campaign.leadDefinitionId, options.fields]]);
   const lookups = {
     campaigns: new Map([[row.campaignId, campaign]]),

@@ -151,17 +151,24 @@ export function leadKeyFields<F extends LeadFieldRule>(fields: readonly F[]): { 
 }
 
 /**
- * Whether an account of this entry access sees a lead's phone number and its external key: when
- * it sees the field each comes from (leadKeyFields), as it sees that field's value in `data`; a
- * definition without such a field shows none. The lead SELECTs decide the same in SQL
- * (src/data/leadRepository.ts).
+ * The fields a lead's phone number and external key come from (leadKeyFields) that an account of
+ * this entry access sees. It sees the phone number or the key only where the lead's data holds
+ * the same value under that field, as it sees that field's value in `data`: a definition without
+ * such a field shows none, nor does a value stored from another field before the definition
+ * changed. The lead SELECTs decide the same in SQL (src/data/leadRepository.ts).
  */
-export function keyFieldsVisible(fields: readonly LeadFieldRule[], entryAccess: EntryAccessName): { phone: boolean; key: boolean } {
+export function visibleKeyFields(fields: readonly LeadFieldRule[], entryAccess: EntryAccessName): VisibleKeyFields {
   const { phoneField, keyField } = leadKeyFields(fields);
   return {
-    phone: phoneField !== undefined && canSeeField(entryAccess, phoneField.access),
-    key: keyField !== undefined && canSeeField(entryAccess, keyField.access),
+    phone: phoneField !== undefined && canSeeField(entryAccess, phoneField.access) ? phoneField.name : null,
+    key: keyField !== undefined && canSeeField(entryAccess, keyField.access) ? keyField.name : null,
   };
+}
+
+/** The names of the phone and external-key fields a reader sees; null where it does not see one, or there is none. */
+export interface VisibleKeyFields {
+  phone: string | null;
+  key: string | null;
 }
 
 /** The answer for a lead value over the size limit. */

@@ -16,10 +16,12 @@ import type { LeadRow, RawLeadRow } from './leadRecords';
 
 /**
  * The plain fields before `pool`. `phoneNumber` and `externalKey` are the values of the phone and
- * external-key fields (leadKeyFields in src/domain/leadData.ts): the lead SELECTs read them
- * through `vf.phone_visible` and `vf.key_visible`, their join saying what the reader's entry
- * access reaches of each lead's definition (src/data/leadRepository.ts, src/data/exportQueries.ts),
- * so every form leaves them out as it leaves out those fields in `data`.
+ * external-key fields (leadKeyFields in src/domain/leadData.ts): the lead SELECTs read them only
+ * where the lead's data holds the same value under the field `vf.phone_field` / `vf.key_field`
+ * names, their join naming those fields only when the reader's entry access reaches them
+ * (src/data/leadRepository.ts, src/data/exportQueries.ts). So every form leaves them out as it
+ * leaves out those fields in `data`, also a value stored from another field before the
+ * definition changed.
  */
 export const LEAD_HEAD_FIELDS = [
   { name: 'uniqueId', column: 'unique_id', row: 'uniqueId', type: TEXT, present: 'always' },
@@ -32,9 +34,9 @@ export const LEAD_HEAD_FIELDS = [
     row: 'phoneNumber',
     type: TEXT,
     present: 'optional',
-    visibleWhen: 'vf.phone_visible',
+    sameAsDataField: 'vf.phone_field',
     description:
-      "The value of the lead definition's phone field (its first field of type phone). Absent when the lead has none, or when that field is above the account's lead definition entry access, as its value is left out of `data`.",
+      "The value of the lead definition's phone field (its first field of type phone). Absent when the lead has none, when that field is above the account's lead definition entry access (as its value is left out of `data`), or when the number was taken from another field before the definition changed.",
   },
   {
     name: 'externalKey',
@@ -42,9 +44,9 @@ export const LEAD_HEAD_FIELDS = [
     row: 'externalKey',
     type: TEXT,
     present: 'optional',
-    visibleWhen: 'vf.key_visible',
+    sameAsDataField: 'vf.key_field',
     description:
-      "The value of the lead definition's external-key field. Absent when the lead has none, or when that field is above the account's lead definition entry access, as its value is left out of `data`.",
+      "The value of the lead definition's external-key field. Absent when the lead has none, when that field is above the account's lead definition entry access (as its value is left out of `data`), or when the key was taken from another field before the definition changed.",
   },
 ] as const satisfies readonly Field<LeadRow>[];
 

@@ -1,7 +1,7 @@
 import type { DateTimeFormatName, EntryAccessName } from './enums';
 import { csvCells, csvNames, jsonMembers, objectRenderer } from './fieldTable';
 import { compileIncludes, Expander, IncludeType } from './include';
-import { canSeeField, keyFieldsVisible, LeadFieldRule } from './leadData';
+import { canSeeField, visibleKeyFields, LeadFieldRule, VisibleKeyFields } from './leadData';
 import { LEAD_HEAD_FIELDS, LEAD_REFERENCES, LEAD_TIME_FIELDS, LeadReference } from './leadFields';
 import { CAMPAIGN, ORG_UNIT, organizationGraph, USER } from './organizationGraph';
 import { csvQuoter } from './textEscaping';
@@ -44,12 +44,13 @@ export function visibleFieldsByDefinition(definitions: Map<number, LeadFieldRule
 
 /**
  * What the account's entry access reaches of a campaign's lead definition: the data field names
- * (in sort order), and whether it sees `phoneNumber` and `externalKey` (keyFieldsVisible).
+ * (in sort order), and the fields `phoneNumber` and `externalKey` come from where it sees them
+ * (visibleKeyFields; null where it does not).
  */
 export interface LeadVisibility {
   names: string[];
-  phoneVisible: boolean;
-  keyVisible: boolean;
+  phoneField: string | null;
+  keyField: string | null;
 }
 
 /** Per campaign of the request's lookups, its LeadVisibility: the lead COPY's list of them (src/data/exportQueries.ts). */
@@ -57,20 +58,25 @@ export function leadVisibilityByCampaign(lookups: LeadLookups, access: EntryAcce
   const names = visibleFieldsByDefinition(lookups.definitions, access);
   const byDefinition = new Map<number, LeadVisibility>();
   for (const [id, fields] of lookups.definitions) {
-    const keys = keyFieldsVisible(fields, access);
-    byDefinition.set(id, { names: names.get(id)!, phoneVisible: keys.phone, keyVisible: keys.key });
+    const keys = visibleKeyFields(fields, access);
+    byDefinition.set(id, { names: names.get(id)!, phoneField: keys.phone, keyField: keys.key });
   }
-  const none: LeadVisibility = { names: [], phoneVisible: false, keyVisible: false };
+  const none: LeadVisibility = { names: [], phoneField: null, keyField: null };
   return new Map([...lookups.campaigns].map(([id, c]) => [id, byDefinition.get(c.leadDefinitionId) ?? none]));
 }
 
 /**
- * A stored lead (a hook snapshot) as the lead SELECTs read it for an account that sees its
- * phone and external-key fields as `keys` says: a value it may not see is NULL.
+ * A stored lead (a hook snapshot) as the lead SELECTs read it for an account that sees the phone
+ * and external-key fields `keys` names: the phone number or key is read only where the lead's
+ * data holds the same value under that field, else as NULL.
  */
-export function leadRowFor(row: LeadRow, keys: { phone: boolean; key: boolean }): LeadRow {
-  if ((keys.phone || row.phoneNumber === null) && (keys.key || row.externalKey === null)) return row;
-  return { ...row, phoneNumber: keys.phone ? row.phoneNumber : null, externalKey: keys.key ? row.externalKey : null };
+export function leadRowFor(row: LeadRow, keys: VisibleKeyFields): LeadRow {
+  if (row.phoneNumber === null && row.externalKey === null) return row;
+  const data = JSON.parse(row.dataJson) as Record<string, unknown>;
+  const shown = (value: string | null, field: string | null) => (value !== null && field !== null && data[field] === value ? value : null);
+  const phoneNumber = shown(row.phoneNumber, keys.phone);
+  const externalKey = shown(row.externalKey, keys.key);
+  return phoneNumber === row.phoneNumber && externalKey === row.externalKey ? row : { ...row, phoneNumber, externalKey };
 }
 
 /** Per lead definition id, the set of visible field names. */

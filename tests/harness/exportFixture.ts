@@ -397,8 +397,10 @@ export async function createExportFixture(
       status: pick(rnd, nums(LeadStatus)),
       closure: pick(rnd, nums(LeadClosure)),
       priority: pick(rnd, [0, 1, -5, 100, 2_147_483_647]),
-      phone_number: maybe(rnd, text('+45 ')),
-      external_key: maybe(rnd, text('ext-')),
+      // As an import stores them: the values of the first phone field and of the key field; now
+      // and then a value no field holds (taken from another field before the definition changed).
+      phone_number: rnd() < 0.1 ? maybe(rnd, text('+45 ')) : typeof data.Phone === 'string' ? data.Phone : null,
+      external_key: rnd() < 0.1 ? maybe(rnd, text('ext-')) : typeof data.Key === 'string' ? data.Key : null,
       data: JSON.stringify(data),
       closure_data: JSON.stringify(rnd() < 0.5 ? [] : [{ at: modified, note: pick(rnd, AWKWARD_TEXTS) }]),
       upload_time: startMs(i + 3),

@@ -373,6 +373,54 @@ describe('GET /api/simpleleads', () => {
         expect(html.text).not.toContain('20 30 40 50');
         expect(html.text).not.toContain('REF-0417');
       });
+
+      it('when the definition changes so the stored number and key came from other fields, then no account gets them, as data no longer shows them under those fields', async () => {
+        const def = `Moved keys ${w.id}`;
+        const code = `MOVED-${w.id}`;
+        const moved = `${w.id}-moved`;
+        const definition = (first: string, second: string, key: string) => ({
+          type: 'leadDefinition',
+          name: def,
+          fields: [
+            { name: 'Name', type: 'text', sortOrder: 0 },
+            { name: first, type: 'phone', access: first === 'Private' ? 'Full' : 'None', sortOrder: 1 },
+            { name: second, type: 'phone', access: second === 'Private' ? 'Full' : 'None', sortOrder: 2 },
+            { name: 'SecretKey', type: 'text', access: 'Full', externalKey: key === 'SecretKey' },
+            { name: 'PublicKey', type: 'text', externalKey: key === 'PublicKey' },
+          ],
+        });
+        await t.load(
+          definition('Private', 'Public', 'SecretKey'),
+          { type: 'campaign', code, name: 'Moved', project: w.projects.b2b, leadDefinition: def, campaignType: 'Master' },
+          {
+            type: 'lead',
+            uniqueId: moved,
+            campaign: code,
+            data: { Name: 'm', Private: '+45 87 65 43 66', Public: '+45 40 00 00 66', SecretKey: 'SECRET-6', PublicKey: 'PUB-6' },
+          },
+        );
+        const one = async (auth: string) =>
+          (
+            await request(t.app)
+              .get(`/api/leads/${encodeURIComponent(moved)}`)
+              .set('Authorization', auth)
+          ).body as Record<string, unknown>;
+        expect(await one(w.accounts.full.auth)).toMatchObject({ phoneNumber: '+45 87 65 43 66', externalKey: 'SECRET-6' });
+        expect(await one(noneAuth)).not.toHaveProperty('phoneNumber');
+
+        // The public phone field comes first now, and the key is the public one.
+        await t.load(definition('Public', 'Private', 'PublicKey'));
+        for (const auth of [noneAuth, w.accounts.full.auth]) {
+          for (const read of [await one(auth), ...((await get(`UniqueId=${moved}`, auth)).body as Record<string, unknown>[])]) {
+            expect(read).not.toHaveProperty('phoneNumber');
+            expect(read).not.toHaveProperty('externalKey');
+          }
+        }
+        expect((await one(noneAuth)).data).toEqual({ Name: 'm', Public: '+45 40 00 00 66', PublicKey: 'PUB-6' });
+        expect(((await get(`UniqueId=${moved}&Include=campaign`, noneAuth)).body as Record<string, unknown>[])[0]).not.toHaveProperty(
+          'phoneNumber',
+        );
+      });
     });
   });
 

@@ -6,6 +6,7 @@ import {
   leadToCsvLine,
   leadToJson,
   leadToJsonText,
+  leadRowFor,
   rawLeadLines,
   visibleFieldsByDefinition,
 } from '../../src/domain/leadSerializer';
@@ -153,5 +154,28 @@ describe('RawLeads lines', () => {
     const raw = { uniqueId: 'L1', campaignId: 7, data: { Secret: 's', Phone: '+45 1234', Name: 'Åse "A"\n', Stale: 'x' } };
     expect(lines(raw)).toBe('L1;Name;"Åse ""A""\n"\r\nL1;Phone;+45 1234\r\n');
     expect(lines({ ...raw, campaignId: 9 })).toBe('');
+  });
+});
+
+describe('a snapshot row for a reader (leadRowFor)', () => {
+  it('when the reader sees the fields the phone number and key come from, and data holds those values under them, then both stay', () => {
+    const r = row({ externalKey: 's' });
+    expect(leadRowFor(r, { phone: 'Phone', key: 'Secret' })).toBe(r);
+  });
+
+  it('when the reader does not see a field, then its value is NULL', () => {
+    expect(leadRowFor(row({ externalKey: 's' }), { phone: null, key: 'Secret' })).toMatchObject({ phoneNumber: null, externalKey: 's' });
+    expect(leadRowFor(row({ externalKey: 's' }), { phone: 'Phone', key: null })).toMatchObject({
+      phoneNumber: '+45 1234',
+      externalKey: null,
+    });
+  });
+
+  it('when data holds another value under the field (the value came from another field before the definition changed), then it is NULL', () => {
+    expect(leadRowFor(row({ phoneNumber: '+45 9999', externalKey: 'old field' }), { phone: 'Phone', key: 'Name' })).toMatchObject({
+      phoneNumber: null,
+      externalKey: null,
+    });
+    expect(leadRowFor(row({ externalKey: 'old field' }), { phone: 'Phone', key: 'Stale' })).toMatchObject({ externalKey: 'old field' });
   });
 });
