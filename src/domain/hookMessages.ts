@@ -1,6 +1,6 @@
 import { formatDateTime } from './datetime';
 import { CLOSED_LEAD_STATUSES, DateTimeFormatName, EntryAccessName, LeadStatus, LeadStatusName } from './enums';
-import { visibleKeyFields, LeadFieldRule } from './leadData';
+import { leadKeyFields, visibleKeyFields, LeadFieldRule } from './leadData';
 import type { LeadCampaign, LeadRow } from './leadRecords';
 import { leadRowFor, leadToJson, visibleData, visibleFieldsByDefinition } from './leadSerializer';
 import { callToJson, CallRow } from './callSerializer';
@@ -189,13 +189,15 @@ export function sampleLeadSnapshot(options: {
   for (const f of fields) data[f.name] = f.type === 'text' && f.name.toLowerCase() !== 'name' ? `Sample ${f.name}` : sampleValue[f.type];
   const campaign = options.campaign ?? { uniqueId: '9f3c2a10-5b1e-4c2d-8a77-0c4b2e6f1d35', code: 'SAMPLE', leadDefinitionId: 0 };
   const modified = options.now - 60_000;
+  // The number and the key as an import stores them: the values of their fields.
+  const { phoneField, keyField } = leadKeyFields(fields);
   const row: LeadRow = {
     uniqueId: '5d1f7c3e-2a9b-4e61-b8d0-7f4a1c2e9b58',
     status: LeadStatus.toNumber('UserProcessed'),
     closure: 1,
     priority: 0,
-    phoneNumber: '+4512345678',
-    externalKey: null,
+    phoneNumber: phoneField ? (data[phoneField.name] ?? null) : null,
+    externalKey: keyField ? (data[keyField.name] ?? null) : null,
     campaignId: 0,
     poolId: 0,
     dataJson: JSON.stringify(data),

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { basicAuth, createTestApp, TestApp } from '../harness/testApp';
-import { ALL_RIGHTS, createWorld, World } from '../harness/world';
+import { ALL_RIGHTS, createWorld, World, keyFieldsCampaign } from '../harness/world';
 import type { z } from 'zod';
 import type { hookExampleOut, hookMetaOut, hookOut } from '../../src/http/schemas/hooks';
 import type { ProblemFieldError } from '../../src/http/problem';
@@ -447,6 +447,21 @@ describe('/hooks', () => {
       expect(body).toMatchObject({ name: 'Jane Doe', status: 'UserProcessed' });
       expect(body.closed).toMatch(/^\d{4}-\d\d-\d\dT/);
       expect(() => new Webhook(made.secret!).verify(example.body, example.headers)).not.toThrow();
+    });
+
+    it('when the campaign’s definition has an external-key field, then the example carries the sample lead’s number and key, as a delivery does', async () => {
+      const { code, records } = keyFieldsCampaign(w);
+      await t.load(...records);
+      const created = await create({ name: 'keys', url: 'https://crm.example.com/{PhoneNumber}/{ExternalKey}', campaignCode: code });
+      expect(created.status).toBe(201);
+      const res = await request(t.app)
+        .get(`/api/hooks/${hookOf(created).uniqueId}/example`)
+        .set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(200);
+      const example = res.body as z.infer<typeof hookExampleOut>;
+      expect(example.url).toBe('https://crm.example.com/%2B4512345678/Sample%20Ref');
+      const body = JSON.parse(example.body) as { data: { phoneNumber?: string; externalKey?: string; data: Record<string, string> } };
+      expect(body.data).toMatchObject({ phoneNumber: '+4512345678', externalKey: 'Sample Ref' });
     });
 
     it('when a Form hook’s example is verified as meta tells receivers to, then the standardwebhooks package accepts its signature', async () => {
