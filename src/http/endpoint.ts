@@ -160,6 +160,8 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   errorStatuses?: number[];
   /** Extra request headers to document. */
   headers?: { name: string; description: string }[];
+  /** Extra headers of the success answer to document (all strings). */
+  responseHeaders?: { name: string; description: string }[];
   /**
    * The answer writes DateTimes: they follow the account's DateTime format, a request may
    * override it with `Prefer: datetime=local|offset` (documented on the operation).

@@ -226,6 +226,9 @@ function responses(e: Endpoint): ZodOpenApiResponsesObject {
     ...rateHeaders,
     ...(success === 201 ? { Location: ref('headers', 'Location') } : {}),
     ...(conditional ? { ETag: ref('headers', 'ETag') } : {}),
+    ...Object.fromEntries(
+      (e.responseHeaders ?? []).map((h) => [h.name, { description: h.description, schema: { type: 'string' as const } }]),
+    ),
   };
   out[`${success}`] =
     success === 204

@@ -102,6 +102,13 @@ describe('GET /api/events', () => {
       expect((bad.body as { errors: { parameter: string }[] }).errors[0]!.parameter).toBe('After');
       const beyond = await list('?After=999999999999');
       expect(beyond.status).toBe(400);
+      // An id of 16 digits is an id (up to 2^53 - 1), just not one handed out yet; past that, the range is named.
+      const sixteen = await list('?After=9007199254740991');
+      expect(sixteen.status).toBe(400);
+      expect(JSON.stringify(sixteen.body)).toContain('no event has an id above');
+      const tooLarge = await list('?After=9007199254740992');
+      expect(tooLarge.status).toBe(400);
+      expect(JSON.stringify(tooLarge.body)).toContain('an integer from 0 to 9007199254740991');
       const header = await list('').set('Last-Event-ID', 'x1');
       expect(header.status).toBe(400);
       expect((header.body as { errors: { parameter: string }[] }).errors[0]!.parameter).toBe('Last-Event-ID');

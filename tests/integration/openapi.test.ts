@@ -377,6 +377,14 @@ describe('OpenAPI document', () => {
       expect(doc.components!.parameters!.IfNoneMatch).toMatchObject({ name: 'If-None-Match', in: 'header' });
     });
 
+    it('when an answer carries a header of its own, then its 200 documents it: GET /events’ Last-Event-ID, which the JSON list sets', async () => {
+      const success = doc.paths!['/events']!.get!.responses!['200'] as { headers?: Record<string, unknown> };
+      expect(success.headers).toHaveProperty('Last-Event-ID');
+      const res = await request(t.app).get('/api/events?Limit=1').set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(200);
+      expect(res.headers['last-event-id']).toMatch(/^\d+$/);
+    });
+
     it('when the API answers an error, then the body fits the documented Problem schema', async () => {
       const res = await request(t.app).get('/api/calendars/events?ToDate=2026-01-01').set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(400);

@@ -67,6 +67,13 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
           'The id of the last event this client received (EventSource sends it when it reconnects). Takes precedence over `After`.',
       },
     ],
+    responseHeaders: [
+      {
+        name: 'Last-Event-ID',
+        description:
+          'JSON answers: where the next list starts, to send back as `After` (or as `Last-Event-ID`): the last `id` listed when `Limit` events came, otherwise the newest id.',
+      },
+    ],
     async handler({ query, req, res, account, representation, dateTimeFormat, db, logger, exports, admitted }) {
       const readable = readableEventTypes(account.rights);
       const types = query.Events ? [...new Set(query.Events)] : readable;

@@ -12,8 +12,9 @@ export const DEFAULT_EVENT_LIST = 1000;
 /** An event position: what `id` carries, and what Last-Event-ID and After send back. */
 const positionParam = z
   .string()
-  .regex(/^\d{1,15}$/, { message: 'must be an event id: a non-negative integer' })
+  .regex(/^\d{1,16}$/, { message: 'must be an event id: a non-negative integer' })
   .transform(Number)
+  .refine((n) => Number.isSafeInteger(n), { message: `must be an event id: an integer from 0 to ${Number.MAX_SAFE_INTEGER}` })
   .meta({ description: 'The id of the last event the client has (0: from the oldest kept event).', example: '120' });
 
 export const eventsQuery = z.object({

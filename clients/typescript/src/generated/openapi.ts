@@ -2118,9 +2118,9 @@ export interface components {
             /** @enum {string} */
             closure: "NotSet" | "Success" | "NotInterested" | "InvalidLead" | "Unqualified";
             priority: number;
-            /** @description The value of the lead definition's phone field (its first field of type phone). Absent when the lead has none, or when that field is above the account's lead definition entry access, as its value is left out of `data`. */
+            /** @description The value of the lead definition's phone field (its first field of type phone). Absent when the lead has none, when that field is above the account's lead definition entry access (as its value is left out of `data`), or when the number was taken from another field before the definition changed. */
             phoneNumber?: string;
-            /** @description The value of the lead definition's external-key field. Absent when the lead has none, or when that field is above the account's lead definition entry access, as its value is left out of `data`. */
+            /** @description The value of the lead definition's external-key field. Absent when the lead has none, when that field is above the account's lead definition entry access (as its value is left out of `data`), or when the key was taken from another field before the definition changed. */
             externalKey?: string;
             /** @description Name of the lead pool. */
             pool: string;
@@ -9376,6 +9376,8 @@ export interface operations {
                     "X-Rate-Limit-Reset": components["headers"]["X-Rate-Limit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description JSON answers: where the next list starts, to send back as `After` (or as `Last-Event-ID`): the last `id` listed when `Limit` events came, otherwise the newest id. */
+                    "Last-Event-ID"?: string;
                     [name: string]: unknown;
                 };
                 content: {
