@@ -33,7 +33,7 @@ export function startOsPostgres(options: { version: number; port: number; databa
     if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr || r.stdout}`);
     return r.stdout;
   };
-  run(`${bin}/initdb`, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C']);
+  run(`${bin}/initdb`, ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8']);
   // Settings of a typical small production server; JIT stays at its default (on).
   fs.appendFileSync(
     data + '/postgresql.conf',

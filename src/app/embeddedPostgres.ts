@@ -115,7 +115,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password: PASSWORD,
     persistent: options.persistent,
     createPostgresUser: os.userInfo().uid === 0,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    // Postgres's own C.UTF-8: lower() maps every letter (a project `Århus` matches `århus*`), sorting
+    // stays by code point as with C, and no locale of the machine is needed.
+    initdbFlags: ['--encoding=UTF8', '--locale-provider=builtin', '--builtin-locale=C.UTF-8'],
     postgresFlags: [
       '-c',
       'listen_addresses=127.0.0.1',

@@ -6,6 +6,7 @@ import { openCliContext } from './cliContext';
 import { createLogger } from '../config/logger';
 import type { Settings } from '../config/settings';
 import { connectionStringOf, migrateLatest } from '../data/db';
+import { lowersEveryLetter } from '../data/caseMapping';
 import { takeOverShutdownSignals } from './embeddedPostgres';
 import { seedDemo, DEMO_CREDENTIALS } from '../ingest/demoData';
 import { ROLE_VARIABLE, Supervisor } from './supervisor';
@@ -51,6 +52,12 @@ async function supervise(): Promise<void> {
     const { settings } = ctx;
     const logger = createLogger(settings.LOG_LEVEL);
     await migrateLatest(ctx.db);
+    if (!(await lowersEveryLetter(ctx.db))) {
+      logger.warn(
+        'the database lower-cases only ASCII letters (its LC_CTYPE is C): a project whose name has other capitals (Æ, Ø, Å, É, ...) ' +
+          'matches no project pattern written in another case; create the database with a UTF-8 locale (docs/operations.md, "Database")',
+      );
+    }
     if (ctx.embedded) {
       const hasAccounts = await ctx.db<{ id: number }>('accounts').first('id');
       if (!hasAccounts) await seedDemo(ctx.db, settings.PLATFORM_TIMEZONE);

@@ -123,7 +123,7 @@ export async function startPgReplication(): Promise<PgReplication> {
   };
   try {
     // Trust on loopback: a throwaway cluster on a private port, reachable only from this host.
-    await exec('initdb', ['-D', primary.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C']);
+    await exec('initdb', ['-D', primary.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8']);
     fs.appendFileSync(path.join(primary.dataDir, 'postgresql.conf'), '\nwal_level = replica\nmax_wal_senders = 5\nhot_standby = on\n');
     await primary.start();
     const admin = new pg.Client({ host: '127.0.0.1', port: primary.port, user: 'postgres', database: 'postgres' });
