@@ -4,6 +4,7 @@ import { defaultPhoneRegion } from '../config/platform';
 import { LeadStatus, LeadStatusName, OPEN_LEAD_STATUSES } from '../domain/enums';
 import { digitForms, toE164 } from '../domain/phoneNumber';
 import type { DoNotCallEntry } from '../domain/doNotCall';
+import { lowerCase } from '../domain/projectPatterns';
 import { openCursor } from './cursorStream';
 import type { ProjectScope } from './projectScope';
 import { projectSelectedSql, projectUniqueIdSql } from './projectRepository';
@@ -167,7 +168,7 @@ async function moveOpenLeads(
   for (const r of rows) {
     const number = toE164(r.phone_number, region);
     // A lead matched by a project's entry and by the every-project entry counts for the first.
-    const hit = entries.findIndex((e) => e.phoneNumber === number && (e.project === undefined || e.project.toLowerCase() === r.project));
+    const hit = entries.findIndex((e) => e.phoneNumber === number && (e.project === undefined || lowerCase(e.project) === r.project));
     if (hit >= 0) {
       perEntry[hit]!++;
       moved.push({ leadId: r.id, previousStatus: LeadStatus.toName(r.status) });

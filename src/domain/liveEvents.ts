@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ResourceType, Verb } from './enums';
 import { EVENT_RESOURCE, HOOK_EVENTS, HookEventName } from './hooks';
-import { matchesAny, matchesPattern, projectSelection } from './projectPatterns';
+import { lowerCase, matchesAny, matchesPattern, projectSelection } from './projectPatterns';
 
 /**
  * Which events one reader of the live stream receives (docs/decisions.md, "Live events"): the
@@ -28,7 +28,9 @@ export function readableEventTypes(rights: Partial<Record<ResourceType, readonly
 
 /** What `md5('project:' || lower(name))::uuid` gives in SQL (src/data/projectRepository.ts). */
 export function projectUniqueId(name: string): string {
-  const hex = createHash('md5').update(`project:${name.toLowerCase()}`).digest('hex');
+  const hex = createHash('md5')
+    .update(`project:${lowerCase(name)}`)
+    .digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 

@@ -4,10 +4,21 @@
  * so the in-memory match and the database filter agree. A literal `*` or `?` cannot be matched.
  */
 
+/**
+ * A text lower-cased letter by letter (Unicode's simple case mapping), as Postgres's `lower()`
+ * does: `toLowerCase()` of a whole text applies context rules (a final `Σ` becomes `ς`) and
+ * turns `İ` into two code points, so a name and a pattern lower-cased here and in SQL would differ.
+ */
+export function lowerCase(text: string): string {
+  let out = '';
+  for (const ch of text) out += ch === '\u0130' ? 'i' : ch.toLowerCase();
+  return out;
+}
+
 /** `B2B*` → `b2b%` for `lower(project) LIKE ANY(?)`; `\`, `%` and `_` are escaped with `\`. */
 export function patternToSqlLike(pattern: string): string {
   let out = '';
-  for (const ch of pattern.toLowerCase()) {
+  for (const ch of lowerCase(pattern)) {
     if (ch === '*') out += '%';
     else if (ch === '?') out += '_';
     else if (ch === '\\' || ch === '%' || ch === '_') out += '\\' + ch;
@@ -24,7 +35,7 @@ function toRegExp(pattern: string): RegExp {
   if (re === undefined) {
     let source = '^';
     // Iterating by code point so that `?` is one character, as `_` is in Postgres.
-    for (const ch of pattern.toLowerCase()) {
+    for (const ch of lowerCase(pattern)) {
       if (ch === '*') source += '.*';
       else if (ch === '?') source += '.';
       else source += ch.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
@@ -37,7 +48,7 @@ function toRegExp(pattern: string): RegExp {
 }
 
 export function matchesPattern(pattern: string, value: string): boolean {
-  return toRegExp(pattern).test(value.toLowerCase());
+  return toRegExp(pattern).test(lowerCase(value));
 }
 
 export function matchesAny(patterns: readonly string[], value: string): boolean {

@@ -1,4 +1,11 @@
-import { matchesAny, matchesPattern, parsePatternList, patternToSqlLike, projectSelection } from '../../src/domain/projectPatterns';
+import {
+  lowerCase,
+  matchesAny,
+  matchesPattern,
+  parsePatternList,
+  patternToSqlLike,
+  projectSelection,
+} from '../../src/domain/projectPatterns';
 
 describe('patternToSqlLike', () => {
   it.each<[string, string]>([
@@ -92,5 +99,21 @@ describe('projectSelection', () => {
         'a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe0',
       ]).uniqueIds,
     ).toEqual([]);
+  });
+});
+
+describe('lowerCase', () => {
+  it('when a text has letters beyond ASCII, then each is lower-cased on its own, as Postgres lower() maps it', () => {
+    expect(lowerCase('ÅRHUS Ærø ÉCOLE')).toBe('århus ærø école');
+    // toLowerCase() of the whole text would end in a final sigma, and turn İ into i and a combining dot.
+    expect(lowerCase('ΑΘΗΝΑΣ')).toBe('αθηνασ');
+    expect(lowerCase('İSTANBUL')).toBe('istanbul');
+    expect(lowerCase('Sol 🌞')).toBe('sol 🌞');
+  });
+
+  it('when a pattern and a name differ only in case, then they match whatever the letters', () => {
+    expect(matchesPattern('ΑΘΗΝΑΣ*', 'αθηνασ 1')).toBe(true);
+    expect(matchesPattern('istanbul', 'İstanbul')).toBe(true);
+    expect(patternToSqlLike('İSTANBUL?')).toBe('istanbul_');
   });
 });
