@@ -15,9 +15,20 @@ export function isKnownEncoding(name: string): boolean {
   return name.length > 0 && !NOT_CHARSETS.has(canonical(name)) && iconv.encodingExists(name);
 }
 
-/** Whether `text` survives being written in `encoding` (a known one): no character becomes `?`. */
-export function canEncode(text: string, encoding: string): boolean {
+/** Whether iconv-lite writes `text` in `encoding` as bytes that read back as `text`. */
+function roundTrips(text: string, encoding: string): boolean {
   return iconv.decode(iconv.encode(text, encoding), encoding) === text;
+}
+
+/**
+ * Whether `text` survives being written in `encoding` (a known one) as encoderStream writes it:
+ * no character becomes `?`. U+FFFD does not in an encoding that cannot write every character:
+ * the stream writes it as `?` (iconv-lite alone would write it as a byte the charset leaves
+ * undefined, which reads back as U+FFFD).
+ */
+export function canEncode(text: string, encoding: string): boolean {
+  if (text.includes('\uFFFD') && !writesEveryCharacter(encoding)) return false;
+  return roundTrips(text, encoding);
 }
 
 /** Characters only an encoding of all of Unicode can write. */
@@ -25,7 +36,7 @@ const EVERY_SCRIPT = 'Ø€中😀';
 
 /** Whether `encoding` (a known one) writes every character: the UTFs, not the legacy character sets. */
 export function writesEveryCharacter(encoding: string): boolean {
-  return canEncode(EVERY_SCRIPT, encoding);
+  return roundTrips(EVERY_SCRIPT, encoding);
 }
 
 export function isUtf8(name: string): boolean {

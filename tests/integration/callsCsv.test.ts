@@ -413,6 +413,23 @@ describe('GET /api/calls/csv', () => {
     expect(iconv.decode(section.body as Buffer, 'windows-1252').split('\r\n')[0]).toBe(HEADER.split(';').join('§'));
   });
 
+  it('when CsvFieldSeparator is U+FFFD in an Encoding that is not Unicode, then it is a 400 naming it (it would be written as ?)', async () => {
+    for (const Encoding of ['windows-1252', 'iso-8859-1', 'ibm865']) {
+      const refused = await request(t.app)
+        .get(`/api/calls/csv?OrgCode=${encodeURIComponent(w.units.root)}&StartTime=${WINDOW.StartTime}&TimeSpan=${WINDOW.TimeSpan}`)
+        .query(`Encoding=${Encoding}&CsvFieldSeparator=%EF%BF%BD`)
+        .set('Authorization', w.accounts.full.auth);
+      expect({ Encoding, status: refused.status }).toEqual({ Encoding, status: 400 });
+      expect((refused.body as { errors: ProblemFieldError[] }).errors).toEqual([
+        { parameter: 'CsvFieldSeparator', message: 'cannot be written in the chosen Encoding' },
+      ]);
+    }
+    // An encoding of all of Unicode writes it as itself.
+    const utf16 = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding: 'utf-16le', CsvFieldSeparator: '\uFFFD' });
+    expect(utf16.status).toBe(200);
+    expect(iconv.decode(utf16.body as Buffer, 'utf-16le').split('\r\n')[0]).toBe(HEADER.split(';').join('\uFFFD'));
+  });
+
   it('when Encoding is unknown or blank and a CsvFieldSeparator is given, then it is a 400 naming Encoding alone', async () => {
     for (const Encoding of [' ', 'no-such-charset']) {
       const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding, CsvFieldSeparator: ';' });

@@ -61,12 +61,14 @@ describe('input hardening', () => {
       ['/api/myaccount/requests', () => 'FromTime=2026-05-06T08:00:00Z&TimeSpan=PT1H', { Accept: 'text/csv' }],
     ];
     it.each(exports)(
-      'when %s has a separator the Encoding cannot write, or `?` in an Encoding that writes `?` for what it lacks, then it is a 400 naming the separator',
+      'when %s has a separator the Encoding cannot write (U+FFFD included), or `?` in an Encoding that writes `?` for what it lacks, then it is a 400 naming the separator',
       async (path, query, headers) => {
         for (const [separator, encoding] of [
           ['😀', 'windows-1252'],
           ['?', 'windows-1252'],
           ['?', 'ascii'],
+          // What windows-1252 writes as `?` too, though iconv-lite alone would write it as a byte.
+          ['\uFFFD', 'windows-1252'],
         ]) {
           const res = await request(t.app)
             .get(`${path}?${query()}&CsvFieldSeparator=${encodeURIComponent(separator!)}&Encoding=${encoding!}`)

@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { byteLines } from '../../src/streams/byteLines';
 import { coalesce } from '../../src/streams/coalesce';
 import { csvFormatter, isValidCsvSeparator } from '../../src/streams/csv';
-import { charsetName, encoderStream, isKnownEncoding } from '../../src/streams/encoding';
+import { canEncode, charsetName, encoderStream, isKnownEncoding } from '../../src/streams/encoding';
 import { jsonArrayText, rowsToText } from '../../src/streams/rowsToText';
 
 /** Runs rows through the transforms and returns every chunk the last one emitted. */
@@ -176,6 +176,21 @@ describe('encoding', () => {
     expect([...legacy]).toEqual([0x61, 0x3f, 0x62]);
     const utf16 = Buffer.concat(await collect(['a\uFFFDb'], [encoderStream('utf-16le'), coalesce()]));
     expect(utf16.toString('utf16le')).toContain('a\uFFFDb');
+  });
+
+  it('when a text is checked for an encoding, then it can be written only if the encoder stream writes it as itself, U+FFFD included', async () => {
+    for (const encoding of ['windows-1252', 'iso-8859-1', 'ascii', 'ibm865', 'windows-1257', 'macintosh', 'shift_jis']) {
+      expect({ encoding, fffd: canEncode('\uFFFD', encoding), semicolon: canEncode(';', encoding) }).toEqual({
+        encoding,
+        fffd: false,
+        semicolon: true,
+      });
+    }
+    for (const encoding of ['utf-8', 'utf-16le', 'utf-16be', 'utf-32'])
+      expect({ encoding, fffd: canEncode('\uFFFD', encoding) }).toEqual({ encoding, fffd: true });
+    // What the check says is what the stream does.
+    const written = Buffer.concat(await collect(['\uFFFD'], [encoderStream('windows-1257'), coalesce()]));
+    expect(written.toString('latin1')).toBe('?');
   });
 
   it('when a UTF-8 Buffer ends inside a character, then the character is not broken', async () => {
