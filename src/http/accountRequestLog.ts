@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { RequestLogWriter } from '../data/requestLog';
 import { basicCredentials } from './basicCredentials';
+import { decodeQueryComponent } from './queryString';
 import { whenResponseDone } from './responseDone';
 
 /** Longer paths are cut: an entry stays small whatever a client sends. */
@@ -32,7 +33,8 @@ function loggedPath(url: string, holdsCredential: (text: string) => boolean): st
         if (eq < 0) return holdsCredential(pair) ? REDACTED : pair;
         const name = pair.slice(0, eq);
         const shownName = holdsCredential(name) ? REDACTED : name;
-        const hidden = SECRET_PARAMETER.test(safeDecode(name)) || holdsCredential(pair.slice(eq + 1));
+        // The name as the app reads it (src/http/queryString.ts): `%70assw%F8rd` is `passwørd`.
+        const hidden = SECRET_PARAMETER.test(decodeQueryComponent(name.replace(/\+/g, ' '))) || holdsCredential(pair.slice(eq + 1));
         return hidden ? `${shownName}=${REDACTED}` : `${shownName}${pair.slice(eq)}`;
       },
       holdsCredential,
@@ -60,10 +62,11 @@ function credentialFinder(authorization: string | undefined): (text: string) => 
   return (text) => {
     if (!text.includes('%') && !text.includes('+')) return credential.some((secret) => text.includes(secret));
     const spaced = text.replace(/\+/g, ' ');
-    // As UTF-8 escapes, and as Latin-1 ones (a client that escaped its windows-1252 password).
+    // As the app decodes it (UTF-8 escapes, or windows-1252 ones when they are not UTF-8), and
+    // every escape as a Latin-1 byte (a client that escaped its windows-1252 password).
     const forms = [
       text,
-      safeDecode(spaced),
+      decodeQueryComponent(spaced),
       spaced.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
     ];
     return credential.some((secret) => forms.some((form) => form.includes(secret)));
@@ -86,14 +89,6 @@ function basicCredential(authorization: string | undefined): string[] {
   const credential = credentials ? [credentials.token, credentials.password].filter((secret) => secret.length >= MIN_SECRET_LENGTH) : [];
   lastHeader = { authorization, credential };
   return credential;
-}
-
-function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }
 
 /**

@@ -20,6 +20,7 @@ import { collectRequestLogMetrics } from './metrics/requestLogMetrics';
 import { collectEventStreamMetrics } from './metrics/eventStreamMetrics';
 import { ExportAdmission } from './exportAdmission';
 import { HttpProblem } from './problem';
+import { parseQueryString } from './queryString';
 import type { Endpoint } from './endpoint';
 
 export interface App {
@@ -34,7 +35,8 @@ export function createApp(services: AppServices): App {
   const { settings, logger } = services;
   const app = express();
   app.disable('x-powered-by');
-  app.set('query parser', 'simple');
+  // node:querystring, as Express's 'simple' parser, but Latin-1 escapes read as windows-1252.
+  app.set('query parser', parseQueryString);
   // ETags are made deliberately, for conditional endpoints only (send() in mountEndpoints.ts).
   app.set('etag', false);
   if (settings.TRUST_PROXY !== undefined) {

@@ -187,6 +187,19 @@ describe('POST /api/leads/bulk', () => {
       expect([...leads.values()][0]!.pool).toBe(pool);
     });
 
+    it('when the LeadPool of the query is percent-escaped in Latin-1 (classic ASP, VB6), then the pool is named with æøå, as with UTF-8 escapes', async () => {
+      const res = await request(t.app)
+        .post('/api/leads/bulk')
+        .query(`CampaignCode=${encodeURIComponent(w.campaigns.b2b)}&LeadPool=Pulje%20%E6%F8%E5+${w.id}`)
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify([{ Name: 'A', Telefon: '+45 1234' }]));
+      expect(res.status).toBe(200);
+      const utf8 = await bulk(JSON.stringify([{ Name: 'B', Telefon: '+45 1234' }]), 'application/json', { LeadPool: `Pulje æøå ${w.id}` });
+      const pools = [...(await stored([...(res.body as RowResult[]), ...(utf8.body as RowResult[])])).values()].map((l) => l.pool);
+      expect(pools).toEqual([`Pulje æøå ${w.id}`, `Pulje æøå ${w.id}`]);
+    });
+
     it('when the JSON breaks mid-stream, then the rows before are stored, the bad row is named, and a final element says why', async () => {
       const good = Array.from({ length: 150 }, (_, i) => JSON.stringify({ Name: `Ok ${i + 1}`, Telefon: '+45 1234' }));
       const body = '[' + good.join(',') + ', {"Name" "broken"}, {"Name":"never","Telefon":"+45 1234"}]';

@@ -1,11 +1,13 @@
+import iconv from 'iconv-lite';
 import request from 'supertest';
 import { uniq } from '../harness/testApp';
 import { useTestWorld } from '../harness/useTestWorld';
 
 /**
  * What real HTTP clients send that a strict reading would refuse (docs/decisions.md, Wire):
- * doubled slashes, a POST standing for PATCH, other names for CSV in an Accept, and offsets
- * written `+0100` whose `+` arrived as a space (`*` as the only coding: tests/unit/compression.test.ts).
+ * doubled slashes, a POST standing for PATCH, other names for CSV in an Accept, offsets
+ * written `+0100` whose `+` arrived as a space (`*` as the only coding: tests/unit/compression.test.ts),
+ * and query values percent-escaped in Latin-1 (`%C6R%D8` for `ÆRØ`: tests/unit/queryString.test.ts).
  */
 describe('requests as real clients send them', () => {
   const { t, w } = useTestWorld();
@@ -58,5 +60,58 @@ describe('requests as real clients send them', () => {
         .set('Authorization', w.accounts.full.auth);
       expect(res.status).toBe(200);
     }
+  });
+
+  describe('query values percent-escaped in Latin-1 (classic ASP, VB6, PHP without UTF-8)', () => {
+    const project = () => `ÆRØ ${w.id}`;
+    const campaign = () => `ÆRØ-${w.id}`;
+    const lead = () => `aero-${w.id}`;
+    /** Percent-escapes of the text's windows-1252 bytes, as those clients send it. */
+    const latin1 = (text: string) =>
+      [...iconv.encode(text, 'windows-1252')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+
+    beforeAll(async () => {
+      await t.load(
+        { type: 'campaign', code: campaign(), name: 'Ærø', project: project(), leadDefinition: w.leadDefinition, campaignType: 'Master' },
+        { type: 'lead', campaign: campaign(), uniqueId: lead(), data: { Name: 'Ærø', Phone: '+45 62 52 10 00' } },
+      );
+    });
+
+    it('when Projects, Project or Campaigns name ÆRØ in Latin-1 escapes, then the lists find it as with UTF-8 escapes', async () => {
+      expect(latin1('ÆRØ')).toBe('%C6%52%D8');
+      for (const escape of [latin1, encodeURIComponent]) {
+        const leads = await request(t.app)
+          .get(`/api/simpleleads?Projects=${escape(project())}`)
+          .set('Authorization', w.accounts.full.auth);
+        const byCampaign = await request(t.app)
+          .get(`/api/simpleleads?Campaigns=${escape(campaign())}`)
+          .set('Authorization', w.accounts.full.auth);
+        const campaigns = await request(t.app)
+          .get(`/api/campaigns?Project=${escape(project())}`)
+          .set('Authorization', w.accounts.full.auth);
+        expect({
+          leads: (leads.body as { uniqueId: string }[]).map((l) => l.uniqueId),
+          byCampaign: (byCampaign.body as { uniqueId: string }[]).map((l) => l.uniqueId),
+          campaigns: (campaigns.body as { code: string }[]).map((c) => c.code),
+        }).toEqual({ leads: [lead()], byCampaign: [lead()], campaigns: [campaign()] });
+      }
+      const short = await request(t.app).get(`/api/campaigns?Project=%C6R%D8+${w.id}`).set('Authorization', w.accounts.full.auth);
+      expect((short.body as { code: string }[]).map((c) => c.code)).toEqual([campaign()]);
+    });
+
+    it('when a bad value comes in Latin-1 escapes, then the 400 shows it as sent, not as U+FFFD', async () => {
+      const res = await request(t.app).get('/api/simpleleads?Statuses=N%E6ste').set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(400);
+      expect(res.text).not.toContain('\uFFFD');
+      expect((res.body as { errors: { parameter: string; message: string }[] }).errors[0]).toMatchObject({
+        parameter: 'Statuses',
+        message: expect.stringContaining('(got "Næste")') as string,
+      });
+    });
+
+    it('when a path holds escapes that are not UTF-8, then it is still a 400', async () => {
+      const res = await request(t.app).get('/api/campaigns/%C6R%D8').set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(400);
+    });
   });
 });

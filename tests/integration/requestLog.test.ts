@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
+import iconv from 'iconv-lite';
 import request from 'supertest';
 import { useTestWorld } from '../harness/useTestWorld';
 import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm } from '../harness/lcmProcess';
@@ -206,6 +207,44 @@ describe('the account request log', () => {
       { timeoutMs: 20_000 },
     );
     expect(rows[0]!.path).toBe('/api/myaccount?q=[redacted]&keep=1');
+  });
+
+  it('when the password has a windows-1252 character beyond Latin-1 (€) and a query value holds it escaped so, then it is not logged', async () => {
+    const username = uniq('log-1252-');
+    await t.load({
+      type: 'account',
+      username,
+      password: 'bær€kage',
+      user: w.users.agent,
+      projects: ['*'],
+      rights: {},
+      entryAccess: 'None',
+    });
+    const id = uniq('log-1252-');
+    // The header in windows-1252 too, as a client that escapes so encodes its credentials.
+    const token = Buffer.concat([Buffer.from(`${username}:`), iconv.encode('bær€kage', 'windows-1252')]).toString('base64');
+    await request(t.app)
+      .get('/api/myaccount?q=b%E6r%80kage&keep=1')
+      .set('Authorization', `Basic ${token}`)
+      .set('X-Request-Id', id)
+      .expect(200);
+    const { rows } = await untilValue(
+      'the entry written',
+      () => t.db.raw<{ rows: { path: string }[] }>('select path from request_log where request_id = ?', [id]),
+      (r) => r.rows.length > 0,
+      { timeoutMs: 20_000 },
+    );
+    expect(rows[0]!.path).toBe('/api/myaccount?q=[redacted]&keep=1');
+  });
+
+  it('when a password-like parameter name is escaped in Latin-1, then its value is not logged, as the name the app reads is password-like', async () => {
+    const id = uniq('log-name-');
+    await request(t.app)
+      .get('/api/myaccount?%70assw%F8rd=hemmelig&keep=1')
+      .set('Authorization', w.accounts.full.auth)
+      .set('X-Request-Id', id)
+      .expect(200);
+    expect((await entryOf(w.accounts.full.auth, id)).path).toBe('/api/myaccount?%70assw%F8rd=[redacted]&keep=1');
   });
 
   it('when a request has no valid credentials, then nothing is logged for it', async () => {
