@@ -11,6 +11,7 @@ import type { ProblemFieldError } from '../../src/http/problem';
 const { t, w } = useTestWorld();
 let awkwardCampaign: string;
 let accentUser: string;
+let emojiUnit: string;
 
 const HEADER =
   'uniqueId;uniqueLeadId;leadPhoneNumber;leadExternalKey;endCause;inProgress;connected;incoming;startTime;connectTime;endTime;' +
@@ -23,7 +24,9 @@ const WINDOW = { StartTime: '2026-05-06T10:00:00', TimeSpan: 'PT2H' };
 beforeAll(async () => {
   awkwardCampaign = `AWK-${w.id}`;
   accentUser = `accent-${w.id}`;
+  emojiUnit = `Salg Ærø 📞 ${w.id}`;
   await t.load(
+    { type: 'orgUnit', orgCode: emojiUnit, name: 'Salg', parent: w.units.root },
     {
       type: 'campaign',
       code: awkwardCampaign,
@@ -440,6 +443,14 @@ describe('GET /api/calls/csv', () => {
     expect(disposition).toContain(`filename="Calls-${ascii}-20260506100000-20260506120000.csv"`);
     expect(disposition).not.toMatch(/filename="[^"]*\?/);
     expect(disposition).toContain(`filename*=UTF-8''${encodeURIComponent(`Calls-${safe}-20260506100000-20260506120000.csv`)}`);
+  });
+
+  it('when the org code holds an emoji, then the ASCII fallback spells it as one `_` and filename* as it is', async () => {
+    const res = await csv({ OrgCode: emojiUnit, StartTime: '2026-05-06T08:00:00Z', TimeSpan: 'PT2H' });
+    expect(res.status).toBe(200);
+    const disposition = res.headers['content-disposition'] as string;
+    expect(disposition).toContain(`filename="Calls-Salg AEro _ ${w.id}-20260506100000-20260506120000.csv"`);
+    expect(disposition).toContain(`filename*=UTF-8''${encodeURIComponent(`Calls-${emojiUnit}-20260506100000-20260506120000.csv`)}`);
   });
 
   it('when the window holds no call, then the file is the header row alone', async () => {
