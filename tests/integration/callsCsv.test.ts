@@ -399,6 +399,32 @@ describe('GET /api/calls/csv', () => {
     },
   );
 
+  it.each([
+    ['UTF-16', 'fffe', 'utf16le'],
+    ['utf-32', 'fffe0000', 'utf32le'],
+  ])(
+    'when Encoding is %s (no byte order in its name), then the file starts with a little-endian byte order mark',
+    async (encoding, bom, decodeAs) => {
+      const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding: encoding });
+      expect(res.status).toBe(200);
+      const body = res.body as Buffer;
+      expect(body.subarray(0, bom.length / 2).toString('hex')).toBe(bom);
+      expect(iconv.decode(body.subarray(bom.length / 2), decodeAs).split('\r\n')[0]).toBe(HEADER);
+    },
+  );
+
+  it.each([
+    ['utf-16le', 'utf16le'],
+    ['utf-16be', 'utf16be'],
+    ['utf-32le', 'utf32le'],
+    ['utf-32be', 'utf32be'],
+    ['utf-8', 'utf8'],
+  ])('when Encoding is %s, then the file has no byte order mark', async (encoding, decodeAs) => {
+    const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding: encoding });
+    expect(res.status).toBe(200);
+    expect(iconv.decode(res.body as Buffer, decodeAs, { stripBOM: false }).split('\r\n')[0]).toBe(HEADER);
+  });
+
   it('when CsvFieldSeparator is a comma, then fields are split by commas and values holding one are quoted', async () => {
     const res = await csv({ OrgCode: accentUser, ...WINDOW, CsvFieldSeparator: ',' });
     const [header, row] = lines(res);
