@@ -29,10 +29,21 @@ export interface BulkRowRules {
   undecodable: string;
 }
 
+/** The answer for a value, key or CSV column name holding bytes the body's decoder could not read. */
+export const UNDECODABLE_MESSAGE = "holds bytes that are not valid in the body's encoding (see the Encoding parameter)";
+
 /** A string Postgres and the lead data can hold: no NUL, no byte the decoder could not read. */
 function textProblem(value: string, rules: BulkRowRules): string | undefined {
-  if (value.includes(rules.undecodable)) return "holds bytes that are not valid in the body's encoding (see the Encoding parameter)";
+  if (value.includes(rules.undecodable)) return UNDECODABLE_MESSAGE;
   return storableTextProblem(value);
+}
+
+/**
+ * A key as an answer names it: the decoder's mark, which is no client's text, as U+FFFD (the
+ * character that stands for what could not be read; src/streams/utf8Text.ts shownText).
+ */
+function shownKey(key: string, rules: BulkRowRules): string {
+  return key.includes(rules.undecodable) ? key.replaceAll(rules.undecodable, '\uFFFD') : key;
 }
 
 function dataObject(value: Record<string, unknown>, prefix: string, rules: BulkRowRules): BulkRowParse {
@@ -40,7 +51,7 @@ function dataObject(value: Record<string, unknown>, prefix: string, rules: BulkR
   const data: Record<string, string> = {};
   const errors: LeadDataError[] = [];
   for (const [key, v] of Object.entries(value)) {
-    const field = prefix + key;
+    const field = prefix + shownKey(key, rules);
     // null is an empty value (.NET writes an unset string as null), which counts as absent.
     if (v === null) continue;
     if (typeof v !== 'string') {
@@ -65,6 +76,10 @@ export function parseBulkRow(value: unknown, rules: BulkRowRules): BulkRowParse 
   const errors: LeadDataError[] = [];
   const input: BulkRowInput = { data: {} };
   for (const [key, v] of Object.entries(value)) {
+    if (key.includes(rules.undecodable)) {
+      errors.push({ field: shownKey(key, rules), message: UNDECODABLE_MESSAGE });
+      continue;
+    }
     switch (key.toLowerCase()) {
       case 'data': {
         const parsed = dataObject(v as Record<string, unknown>, 'Data.', rules);
@@ -72,10 +87,16 @@ export function parseBulkRow(value: unknown, rules: BulkRowRules): BulkRowParse 
         else errors.push(...parsed.errors);
         break;
       }
-      case 'campaigncode':
-        if (typeof v !== 'string' || v.trim() === '') errors.push({ field: key, message: 'must be a non-empty string' });
+      case 'campaigncode': {
+        if (typeof v !== 'string' || v.trim() === '') {
+          errors.push({ field: key, message: 'must be a non-empty string' });
+          break;
+        }
+        const problem = textProblem(v, rules);
+        if (problem) errors.push({ field: key, message: problem });
         else input.campaignCode = v.trim();
         break;
+      }
       case 'leadpool':
       case 'pool':
         if (v === null || v === undefined) break;

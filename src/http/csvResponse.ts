@@ -32,21 +32,27 @@ const ASCII_LETTERS: Record<string, string> = {
 
 /**
  * The name in ASCII for clients that do not read `filename*`: letters without their marks
- * (`Å` → `A`, `Ø` → `O`), anything else outside ASCII `_`. Not `?`, which the library would
- * put there and Windows does not allow in a file name.
+ * (`Å` → `A`, `Ø` → `O`), any other character outside ASCII one `_`, counted by code point (the
+ * `u` flag: an emoji, two UTF-16 units, is one `_`). Not `?`, which the library would put there
+ * and Windows does not allow in a file name.
  */
 function asciiFileNameOf(name: string): string {
   return name
     .normalize('NFD')
     .replace(/\p{M}/gu, '')
-    .replace(/[^\u0020-\u007e]/g, (c) => ASCII_LETTERS[c] ?? '_');
+    .replace(/[^\u0020-\u007e]/gu, (c) => ASCII_LETTERS[c] ?? '_');
+}
+
+/** The Content-Disposition of a download named `fileName`: an attachment, with the ASCII fallback and `filename*`. */
+export function attachmentDisposition(fileName: string): string {
+  const name = fileNameOf(fileName);
+  return contentDisposition(name, { fallback: asciiFileNameOf(name) });
 }
 
 /** Sets the headers of a CSV download: `text/csv; charset={encoding}` and an attachment name. */
 export function setCsvHeaders(res: Response, encoding: string, fileName: string): void {
   res.status(200);
-  const name = fileNameOf(fileName);
-  res.setHeader('Content-Disposition', contentDisposition(name, { fallback: asciiFileNameOf(name) }));
+  res.setHeader('Content-Disposition', attachmentDisposition(fileName));
   res.setHeader('Content-Type', `text/csv; charset=${charsetName(encoding)}`);
 }
 

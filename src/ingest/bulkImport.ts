@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { EntryAccessName } from '../domain/enums';
 import { canSeeField, LeadDataError, leadDataMapper, MappedLeadData } from '../domain/leadData';
-import { parseBulkRow, unreadableRow } from '../domain/bulkRows';
+import { parseBulkRow, UNDECODABLE_MESSAGE, unreadableRow } from '../domain/bulkRows';
 import type { ImportCampaign } from '../data/leadRepository';
 import { hasSpareConnections } from '../data/db';
 import type { ProjectScope } from '../data/projectScope';
@@ -15,6 +15,7 @@ import {
   jsonArrayRecords,
   MalformedBodyError,
   ndjsonRecords,
+  UndecodableHeaderError,
 } from '../streams/bodyRecords';
 import { isUtf8 } from '../streams/encoding';
 import { INVALID_BYTE } from '../streams/utf8Text';
@@ -89,8 +90,11 @@ export type BulkStop =
   | { reason: 'malformed'; message: string; rows: number }
   | { reason: 'too_large'; limit: number; rows: number }
   | { reason: 'idle'; idleMs: number; rows: number }
-  /** CSV header names that are not fields of the lead definition (only ever before the first row). */
-  | { reason: 'header'; errors: LeadDataError[]; rows: number }
+  /**
+   * CSV header names that are not fields of the lead definition, or (`undecodableIn`, the body's
+   * encoding) that hold bytes not valid in it (only ever before the first row).
+   */
+  | { reason: 'header'; errors: LeadDataError[]; rows: number; undecodableIn?: string }
   | { reason: 'campaign_unavailable'; rows: number }
   /** Another request with the same Idempotency-Key stored rows, or the rows differ from its. */
   | { reason: 'key_conflict'; rows: number }
@@ -168,7 +172,7 @@ function bodyRecords(
 async function* rowItems(
   records: AsyncIterable<BodyRecord>,
   request: BulkImportRequest,
-  mapping: { zone: string; entryAccess: EntryAccessName; maxValueBytes: number },
+  mapping: { zone: string; entryAccess: EntryAccessName; maxValueBytes: number; encoding: string },
   chain?: RowDigest,
 ): AsyncGenerator<RowItem | StopItem> {
   const mapData = leadDataMapper(request.campaign.fields, mapping.zone, mapping.entryAccess);
@@ -202,6 +206,9 @@ async function* rowItems(
       stop = { reason: 'idle', idleMs: err.idleMs, rows: row };
     } else if (err instanceof HeaderRefused) {
       stop = { reason: 'header', errors: err.errors, rows: row };
+    } else if (err instanceof UndecodableHeaderError) {
+      const errors = err.columns.map((field) => ({ field, message: UNDECODABLE_MESSAGE }));
+      stop = { reason: 'header', errors, rows: row, undecodableIn: mapping.encoding };
     } else {
       throw err;
     }
@@ -252,7 +259,8 @@ export async function readBulkBody(
   const { deps, request, body, options } = run;
   const { entryAccess } = run.importer;
   const records = bodyRecords(body, request.campaign, entryAccess, options);
-  for await (const _ of rowItems(records, request, { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes }, chain));
+  const mapping = { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes, encoding: body.encoding };
+  for await (const _ of rowItems(records, request, mapping, chain));
 }
 
 function prepareRow(
@@ -304,7 +312,7 @@ export interface BulkImportRun {
 export async function* runBulkImport(run: BulkImportRun): AsyncGenerator<BulkPiece> {
   const { deps, importer, request, body, options, signal, tracking } = run;
   const { entryAccess } = importer;
-  const mapping = { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes };
+  const mapping = { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes, encoding: body.encoding };
   const items = rowItems(bodyRecords(body, request.campaign, entryAccess, options), request, mapping, tracking?.chain);
   let stop: BulkStop | undefined;
   const rows = untilStop(tracking ? afterPrefix(items, tracking) : items, (s) => (stop = s));

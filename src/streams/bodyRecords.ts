@@ -1,7 +1,7 @@
 import type { Hash } from 'node:crypto';
 import iconv from 'iconv-lite';
 import { isUtf8 as isUtf8Name } from './encoding';
-import { INVALID_BYTE, Utf8TextDecoder } from './utf8Text';
+import { INVALID_BYTE, shownText, Utf8TextDecoder } from './utf8Text';
 import { CsvRow, CsvRowParser, CsvSyntaxError } from './csvRows';
 import { JsonArraySplitter, JsonArraySyntaxError } from './jsonArrayElements';
 
@@ -31,6 +31,17 @@ export class MalformedBodyError extends Error {
   ) {
     super(message);
     this.name = 'MalformedBodyError';
+  }
+}
+
+/**
+ * The CSV header row holds bytes that are not valid in the body's encoding (a windows-1252 file
+ * read as UTF-8): its names cannot be matched to fields. `columns`: those names, as shownText shows them.
+ */
+export class UndecodableHeaderError extends Error {
+  constructor(readonly columns: string[]) {
+    super(`the header row holds bytes that are not valid in the body's encoding: ${columns.map((c) => JSON.stringify(c)).join(', ')}`);
+    this.name = 'UndecodableHeaderError';
   }
 }
 
@@ -266,7 +277,7 @@ export interface CsvOptions {
  * CSV with a header row (RFC 4180 quoting; src/streams/csvRows.ts): each data row as an object
  * of header name → value. Blank lines are skipped. A row with another number of values than
  * the header, or larger than the row limit, is invalid; broken quoting ends the body after the
- * rows before it.
+ * rows before it. A header row holding bytes the encoding could not read throws UndecodableHeaderError.
  */
 export async function* csvRecords(text: AsyncIterable<string>, options: CsvOptions): AsyncGenerator<BodyRecord> {
   const parser = new CsvRowParser(options.separator, options.maxRowBytes);
@@ -279,6 +290,9 @@ export async function* csvRecords(text: AsyncIterable<string>, options: CsvOptio
         if ('tooLarge' in row)
           throw new MalformedBodyError(`the header row is larger than ${options.maxRowBytes} bytes (BULK_ROW_MAX_BYTES)`);
         header = row.values.map((name) => name.trim());
+        // Before the other checks: two names may differ only in the bytes that could not be read.
+        const undecodable = header.filter((name) => name.includes(INVALID_BYTE));
+        if (undecodable.length > 0) throw new UndecodableHeaderError(undecodable.map(shownText));
         checkHeader(header);
         options.onHeader?.(header);
         continue;
@@ -321,7 +335,8 @@ function checkHeader(names: string[]): void {
   }
 }
 
+/** A parser's message for an answer: one line, at most `max` characters, the text it quotes as shownText shows it. */
 function shorten(message: string, max = 160): string {
-  const flat = message.replace(/\s+/g, ' ');
+  const flat = shownText(message).replace(/\s+/g, ' ');
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }

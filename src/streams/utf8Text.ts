@@ -11,6 +11,14 @@ import { isUtf8 } from 'node:buffer';
  */
 export const INVALID_BYTE = '\uFDD0';
 
+/**
+ * Decoded text as an answer may show it: each INVALID_BYTE as U+FFFD, the character that stands
+ * for what could not be read. The mark itself is the program's own and never reaches a client.
+ */
+export function shownText(text: string): string {
+  return text.includes(INVALID_BYTE) ? text.replaceAll(INVALID_BYTE, '\uFFFD') : text;
+}
+
 /** Decodes `bytes` whole (a trailing partial sequence counts as invalid). */
 export function utf8Text(bytes: Buffer): string {
   if (isUtf8(bytes)) return bytes.toString('utf8');

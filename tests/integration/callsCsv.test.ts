@@ -11,6 +11,7 @@ import type { ProblemFieldError } from '../../src/http/problem';
 const { t, w } = useTestWorld();
 let awkwardCampaign: string;
 let accentUser: string;
+let emojiUnit: string;
 
 const HEADER =
   'uniqueId;uniqueLeadId;leadPhoneNumber;leadExternalKey;endCause;inProgress;connected;incoming;startTime;connectTime;endTime;' +
@@ -23,7 +24,9 @@ const WINDOW = { StartTime: '2026-05-06T10:00:00', TimeSpan: 'PT2H' };
 beforeAll(async () => {
   awkwardCampaign = `AWK-${w.id}`;
   accentUser = `accent-${w.id}`;
+  emojiUnit = `Salg Ærø 📞 ${w.id}`;
   await t.load(
+    { type: 'orgUnit', orgCode: emojiUnit, name: 'Salg', parent: w.units.root },
     {
       type: 'campaign',
       code: awkwardCampaign,
@@ -383,10 +386,43 @@ describe('GET /api/calls/csv', () => {
     expect(iconv.decode(body, 'windows-1252')).toContain(';Åse Éclair æøå;');
   });
 
-  it('when Encoding is unknown, then it is a 400 naming Encoding', async () => {
-    const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding: 'klingon-8' });
-    expect(res.status).toBe(400);
-    expect(problemErrors(res)).toEqual([{ parameter: 'Encoding', message: expect.any(String) as jest.AsymmetricMatcher }]);
+  it.each(['klingon-8', 'ø', 'foo bar', ' '])(
+    'when Encoding is %j (unknown, or not spelt as a charset name), then it is a 400 naming Encoding once',
+    async (Encoding) => {
+      const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding });
+      expect(res.status).toBe(400);
+      const problem = JSON.parse((res.body as Buffer).toString()) as { detail: string; errors: ProblemFieldError[] };
+      expect(problem.errors).toEqual([
+        { parameter: 'Encoding', message: 'is not a known encoding (for example utf-8, windows-1252, iso-8859-1)' },
+      ]);
+      expect(problem.detail.split('is not a known encoding')).toHaveLength(2);
+    },
+  );
+
+  it.each([
+    ['UTF-16', 'fffe', 'utf16le'],
+    ['utf-32', 'fffe0000', 'utf32le'],
+  ])(
+    'when Encoding is %s (no byte order in its name), then the file starts with a little-endian byte order mark',
+    async (encoding, bom, decodeAs) => {
+      const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding: encoding });
+      expect(res.status).toBe(200);
+      const body = res.body as Buffer;
+      expect(body.subarray(0, bom.length / 2).toString('hex')).toBe(bom);
+      expect(iconv.decode(body.subarray(bom.length / 2), decodeAs).split('\r\n')[0]).toBe(HEADER);
+    },
+  );
+
+  it.each([
+    ['utf-16le', 'utf16le'],
+    ['utf-16be', 'utf16be'],
+    ['utf-32le', 'utf32le'],
+    ['utf-32be', 'utf32be'],
+    ['utf-8', 'utf8'],
+  ])('when Encoding is %s, then the file has no byte order mark', async (encoding, decodeAs) => {
+    const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding: encoding });
+    expect(res.status).toBe(200);
+    expect(iconv.decode(res.body as Buffer, decodeAs, { stripBOM: false }).split('\r\n')[0]).toBe(HEADER);
   });
 
   it('when CsvFieldSeparator is a comma, then fields are split by commas and values holding one are quoted', async () => {
@@ -430,11 +466,11 @@ describe('GET /api/calls/csv', () => {
     expect(iconv.decode(utf16.body as Buffer, 'utf-16le').split('\r\n')[0]).toBe(HEADER.split(';').join('\uFFFD'));
   });
 
-  it('when Encoding is unknown or blank and a CsvFieldSeparator is given, then it is a 400 naming Encoding alone', async () => {
-    for (const Encoding of [' ', 'no-such-charset']) {
+  it('when Encoding is unknown or blank and a CsvFieldSeparator is given, then it is a 400 naming Encoding alone, once', async () => {
+    for (const Encoding of [' ', 'no-such-charset', 'ø']) {
       const res = await csv({ OrgCode: w.units.root, ...WINDOW, Encoding, CsvFieldSeparator: ';' });
       expect(res.status).toBe(400);
-      expect([...new Set(problemErrors(res).map((e) => e.parameter))]).toEqual(['Encoding']);
+      expect(problemErrors(res).map((e) => e.parameter)).toEqual(['Encoding']);
     }
   });
 
@@ -457,6 +493,14 @@ describe('GET /api/calls/csv', () => {
     expect(disposition).toContain(`filename="Calls-${ascii}-20260506100000-20260506120000.csv"`);
     expect(disposition).not.toMatch(/filename="[^"]*\?/);
     expect(disposition).toContain(`filename*=UTF-8''${encodeURIComponent(`Calls-${safe}-20260506100000-20260506120000.csv`)}`);
+  });
+
+  it('when the org code holds an emoji, then the ASCII fallback spells it as one `_` and filename* as it is', async () => {
+    const res = await csv({ OrgCode: emojiUnit, StartTime: '2026-05-06T08:00:00Z', TimeSpan: 'PT2H' });
+    expect(res.status).toBe(200);
+    const disposition = res.headers['content-disposition'] as string;
+    expect(disposition).toContain(`filename="Calls-Salg AEro _ ${w.id}-20260506100000-20260506120000.csv"`);
+    expect(disposition).toContain(`filename*=UTF-8''${encodeURIComponent(`Calls-${emojiUnit}-20260506100000-20260506120000.csv`)}`);
   });
 
   it('when the window holds no call, then the file is the header row alone', async () => {

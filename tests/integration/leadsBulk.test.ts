@@ -381,6 +381,89 @@ describe('POST /api/leads/bulk', () => {
     });
   });
 
+  describe("bytes not valid in the body's encoding", () => {
+    const UNDECODABLE = "holds bytes that are not valid in the body's encoding (see the Encoding parameter)";
+    /** The project's mark for an undecodable byte, which no answer may show (U+FFFD stands in its place). */
+    const MARK = /\uFDD0|\\ufdd0/i;
+    const cp1252 = (text: string) => iconv.encode(text, 'windows-1252');
+    /** Sends the bytes as they are (superagent would send a Buffer with a JSON type as its JSON form). */
+    const send = (body: Buffer, contentType: string, query: Record<string, string> = {}) =>
+      bulk(body, contentType, query).serialize((bytes: Buffer) => bytes as unknown as string);
+
+    it('when a windows-1252 CSV header is sent without a charset, then it is a 400 naming the columns with U+FFFD and the Encoding parameter', async () => {
+      const res = await send(cp1252('Firmanavn;Telefon;Bemærkning;Særlig kode;Ønsker\nA;+45 1234;x;y;z\n'), 'text/csv');
+      expect(res.status).toBe(400);
+      expect(res.text).not.toMatch(MARK);
+      const problem = res.body as Problem & { detail: string };
+      expect(problem.code).toBe('invalid_body');
+      expect(problem.detail).toMatch(/header row holds bytes that are not valid in the body's encoding \(utf-8\)/);
+      expect(problem.detail).toMatch(/Encoding parameter/);
+      expect(problem.detail).toMatch(/charset/);
+      expect(problem.errors).toEqual([
+        { field: 'Bem\uFFFDrkning', message: UNDECODABLE },
+        { field: 'S\uFFFDrlig kode', message: UNDECODABLE },
+        { field: '\uFFFDnsker', message: UNDECODABLE },
+      ]);
+    });
+
+    it('when two header names differ only in letters the encoding cannot read, then it is the same 400, not a column named twice', async () => {
+      const res = await send(cp1252('Name;Telefon;Bemærkning;Bemårkning\nA;+45 1234;x;y\n'), 'text/csv');
+      expect(res.status).toBe(400);
+      expect(res.text).not.toMatch(MARK);
+      expect((res.body as Problem).errors).toEqual([
+        { field: 'Bem\uFFFDrkning', message: UNDECODABLE },
+        { field: 'Bem\uFFFDrkning', message: UNDECODABLE },
+      ]);
+    });
+
+    it('when the same header comes with Encoding=windows-1252, then its names are read and the unknown ones named as sent', async () => {
+      const res = await send(cp1252('Name;Telefon;Bemærkning\nA;+45 1234;x\n'), 'text/csv', { Encoding: 'windows-1252' });
+      expect(res.status).toBe(400);
+      expect((res.body as Problem).errors).toEqual([{ field: 'Bemærkning', message: "is not a field of the campaign's lead definition" }]);
+    });
+
+    it.each([
+      ['an NDJSON line', 'application/x-ndjson', (row: object) => JSON.stringify(row) + '\n', ''],
+      ['a JSON array element', 'application/json', (row: object) => JSON.stringify([row]), ''],
+      ['an import body in a JSON array', 'application/json', (row: object) => JSON.stringify([{ Data: row }]), 'Data.'],
+      ['an import body in NDJSON', 'application/x-ndjson', (row: object) => JSON.stringify({ Data: row }) + '\n', 'Data.'],
+    ])(
+      'when a key of %s holds windows-1252 bytes sent as UTF-8, then the row fails naming the key with U+FFFD and the encoding',
+      async (_case, type, body, prefix) => {
+        const res = await send(cp1252(body({ Name: 'A', Telefon: '+45 1234', Bemærkning: 'x' })), type);
+        expect(res.status).toBe(200);
+        expect(res.text).not.toMatch(MARK);
+        expect(res.body).toEqual([{ row: 1, success: false, errors: [{ field: `${prefix}Bem\uFFFDrkning`, message: UNDECODABLE }] }]);
+      },
+    );
+
+    it('when a property of an import body holds bytes the encoding cannot read, then the row fails naming the encoding, not an unknown property', async () => {
+      const res = await send(
+        cp1252(JSON.stringify({ Data: { Name: 'A', Telefon: '+45 1234' }, Bemærkning: 'x' }) + '\n'),
+        'application/x-ndjson',
+      );
+      expect(res.text).not.toMatch(MARK);
+      expect(res.body).toEqual([{ row: 1, success: false, errors: [{ field: 'Bem\uFFFDrkning', message: UNDECODABLE }] }]);
+    });
+
+    it('when a row that is not valid JSON or CSV holds bytes the encoding cannot read, then its message shows U+FFFD', async () => {
+      const ndjson = await send(cp1252('{"Bemærkning": nope}\n'), 'application/x-ndjson');
+      expect(ndjson.text).not.toMatch(MARK);
+      const [line] = ndjson.body as RowResult[];
+      expect(line!.errors![0]!.message).toMatch(/^not valid JSON/);
+      expect(line!.errors![0]!.message).toContain('Bem\uFFFDrkning');
+
+      const array = await send(cp1252('[{"Bemærkning": nope}]'), 'application/json');
+      expect(array.text).not.toMatch(MARK);
+      expect(array.status).toBe(200);
+      expect((array.body as RowResult[])[0]!.errors![0]!.message).toMatch(/^not valid JSON/);
+
+      const csv = await send(cp1252('Name;Telefon\n"A"æ;+45 1234\n'), 'text/csv');
+      expect(csv.text).not.toMatch(MARK);
+      expect((csv.body as RowResult[])[0]!.errors![0]!.message).toContain('\uFFFD');
+    });
+  });
+
   describe('refusals before the body is read', () => {
     it('when CampaignCode is missing, unknown or foreign, then 400, 400 and 403', async () => {
       const missing = await request(t.app)

@@ -1,4 +1,4 @@
-import { INVALID_BYTE, Utf8TextDecoder, utf8Text } from '../../src/streams/utf8Text';
+import { INVALID_BYTE, shownText, Utf8TextDecoder, utf8Text } from '../../src/streams/utf8Text';
 
 describe('utf8Text', () => {
   it('when the bytes are valid UTF-8, then they decode as Node decodes them, U+FFFD included', () => {
@@ -31,5 +31,13 @@ describe('utf8Text', () => {
     const decoder = new Utf8TextDecoder();
     expect(decoder.write(Buffer.from([0x61, 0xe2, 0x82]))).toBe('a');
     expect(decoder.end()).toBe(INVALID_BYTE.repeat(2));
+  });
+});
+
+describe('shownText', () => {
+  it('when decoded text holds marks, then each is U+FFFD and nothing else changes', () => {
+    expect(shownText(utf8Text(Buffer.from([0x42, 0x65, 0x6d, 0xe6, 0x72, 0x6b])))).toBe('Bem\uFFFDrk');
+    expect(shownText(`${INVALID_BYTE}${INVALID_BYTE} Ærø \uFFFD 😀`)).toBe('\uFFFD\uFFFD Ærø \uFFFD 😀');
+    expect(shownText('plain')).toBe('plain');
   });
 });

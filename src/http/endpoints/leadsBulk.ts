@@ -8,7 +8,7 @@ import { duplicateRule } from '../../domain/duplicates';
 import { responseAbortSignal, streamToResponse } from '../streamResponse';
 import { BodyReader } from '../../streams/bodyRecords';
 import { Spool } from '../../streams/spool';
-import { isKnownEncoding } from '../../streams/encoding';
+import { charsetName, isKnownEncoding } from '../../streams/encoding';
 import { contentCoding, decodedBody, isDecodableCoding } from '../../streams/contentEncoding';
 import { BulkFormat, BulkPiece, BulkStop, runBulkImport } from '../../ingest/bulkImport';
 import { BulkKeyReused, startKeyedBulkImport } from '../../ingest/bulkImportWithKey';
@@ -57,7 +57,13 @@ function stopProblem(stop: BulkStop): HttpProblem {
       'payload_too_large',
       `the body is over the bulk import limit of ${'limit' in stop ? stop.limit : 0} bytes (BULK_BODY_LIMIT); ${read}, the rest of the body was not read`,
     ],
-    header: ['invalid_body', "the CSV header row names columns that are not fields of the campaign's lead definition"],
+    header: [
+      'invalid_body',
+      stop.reason === 'header' && stop.undecodableIn !== undefined
+        ? `the CSV header row holds bytes that are not valid in the body's encoding (${charsetName(stop.undecodableIn)}): ` +
+          'name the encoding the file is written in with the Encoding parameter or the Content-Type charset (for example windows-1252)'
+        : "the CSV header row names columns that are not fields of the campaign's lead definition",
+    ],
     campaign_unavailable: [
       'forbidden',
       `the campaign was removed or left the account's projects during the import; ${read}, the rest was not stored`,

@@ -33,11 +33,14 @@ export const callsOfQuery = z.object(windowQuery);
 /** The path of a user's or an org unit's calls, with an org code of that kind as its example. */
 export const orgCodePath = (example: string) => z.object({ OrgCode: orgCodeParam.meta({ example }) });
 
+const UNKNOWN_ENCODING = 'is not a known encoding (for example utf-8, windows-1252, iso-8859-1)';
+
 export const encodingParam = z
   .string()
   // A charset name's own alphabet: the value is echoed in Content-Type, so nothing else may pass.
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:+-]{0,39}$/, { message: 'is not a known encoding (for example utf-8, windows-1252, iso-8859-1)' })
-  .refine((v) => isKnownEncoding(v), { message: 'is not a known encoding (for example utf-8, windows-1252, iso-8859-1)' })
+  // A value outside it is not looked up (abort): one error, not the same one twice.
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:+-]{0,39}$/, { message: UNKNOWN_ENCODING, abort: true })
+  .refine((v) => isKnownEncoding(v), { message: UNKNOWN_ENCODING })
   .meta({ description: 'Character encoding of the file; any encoding iconv-lite knows.', example: 'windows-1252' });
 
 export const separatorParam = z
