@@ -43,6 +43,16 @@ describe('the account request log', () => {
   const started = new Date(Date.now() - 60_000);
   const window = () => ({ FromTime: started.toISOString(), TimeSpan: 'PT1H' });
 
+  /** The path the log holds for a request id, once its entry is written. */
+  const loggedPath = async (id: string) => {
+    const { rows } = await untilValue(
+      'the entry written',
+      () => t.db.raw<{ rows: { path: string }[] }>('select path from request_log where request_id = ?', [id]),
+      (r) => r.rows.length > 0,
+      { timeoutMs: 20_000 },
+    );
+    return rows[0]!.path;
+  };
   const logOf = (auth: string, query: Record<string, string> = {}) =>
     request(t.app)
       .get('/api/myaccount/requests')
@@ -200,13 +210,7 @@ describe('the account request log', () => {
       .set('Authorization', `Basic ${Buffer.from(`${username}:blåbær-grød`).toString('base64')}`)
       .set('X-Request-Id', id)
       .expect(200);
-    const { rows } = await untilValue(
-      'the entry written',
-      () => t.db.raw<{ rows: { path: string }[] }>('select path from request_log where request_id = ?', [id]),
-      (r) => r.rows.length > 0,
-      { timeoutMs: 20_000 },
-    );
-    expect(rows[0]!.path).toBe('/api/myaccount?q=[redacted]&keep=1');
+    expect(await loggedPath(id)).toBe('/api/myaccount?q=[redacted]&keep=1');
   });
 
   it('when the password has a windows-1252 character beyond Latin-1 (€) and a query value holds it escaped so, then it is not logged', async () => {
@@ -228,13 +232,7 @@ describe('the account request log', () => {
       .set('Authorization', `Basic ${token}`)
       .set('X-Request-Id', id)
       .expect(200);
-    const { rows } = await untilValue(
-      'the entry written',
-      () => t.db.raw<{ rows: { path: string }[] }>('select path from request_log where request_id = ?', [id]),
-      (r) => r.rows.length > 0,
-      { timeoutMs: 20_000 },
-    );
-    expect(rows[0]!.path).toBe('/api/myaccount?q=[redacted]&keep=1');
+    expect(await loggedPath(id)).toBe('/api/myaccount?q=[redacted]&keep=1');
   });
 
   it('when a password-like parameter name is escaped in Latin-1, then its value is not logged, as the name the app reads is password-like', async () => {
