@@ -16,6 +16,7 @@ import { toE164 } from '../domain/phoneNumber';
 import { defaultPhoneRegion } from '../config/platform';
 import type { DuplicateCheckName, DuplicateKeyName, DuplicateSettings, OnDuplicateName } from '../domain/duplicates';
 import { pgIntervalToTimeSpan, PgInterval } from '../domain/timespan';
+import { canonicalUniqueId } from '../domain/uniqueId';
 
 /**
  * Leads in and out: the import (one database function: do-not-call, pool, lead, hook event), and the lead rows of
@@ -313,7 +314,7 @@ function campaignConditions(filter: LeadFilter, scope: ProjectScope, campaignIds
   }
   if (filter.campaignKeys) {
     parts.push('(c.code = any(?::text[]) or c.unique_id = any(?::text[]))');
-    bindings.push(filter.campaignKeys, filter.campaignKeys);
+    bindings.push(filter.campaignKeys, filter.campaignKeys.map(canonicalUniqueId));
   }
   return { sql: parts.join(' and '), bindings };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { LeadStatus, LeadStatusName } from '../domain/enums';
+import { canonicalUniqueId } from '../domain/uniqueId';
 import { projectScope, projectVisibleSql } from './projectScope';
 import { projectSelectedSql } from './projectRepository';
 
@@ -280,7 +281,7 @@ export interface NamedCampaign {
 export async function campaignsNamed(db: Knex, keys: readonly string[]): Promise<NamedCampaign[]> {
   const { rows } = await db.raw<{ rows: NamedCampaign[] }>(
     `select code, unique_id as "uniqueId", project from campaigns where code = any(?::text[]) or unique_id = any(?::text[])`,
-    [[...keys], [...keys]],
+    [[...keys], keys.map(canonicalUniqueId)],
   );
   return rows;
 }

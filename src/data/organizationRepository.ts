@@ -4,6 +4,7 @@ import { projectVisibleSql } from './projectScope';
 import { projectSelectedSql } from './projectRepository';
 import { readAll } from './db';
 import type { CampaignRecord, OrgSnapshot, OrgUnitRecord, UserRecord } from '../domain/organization';
+import { canonicalUniqueId } from '../domain/uniqueId';
 
 /**
  * Reads of the organisation (org units, users) and of the campaigns an account can see. The
@@ -86,7 +87,7 @@ export async function listVisibleCampaigns(db: Knex, scope: ProjectScope, option
     // A code wins over another campaign's unique id that happens to be spelled the same.
     query
       .where((q) => {
-        q.where('c.code', options.key!).orWhere('c.unique_id', options.key!);
+        q.where('c.code', options.key!).orWhere('c.unique_id', canonicalUniqueId(options.key!));
       })
       .clearOrder()
       .orderByRaw('c.code = ? desc', [options.key])

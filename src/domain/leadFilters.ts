@@ -1,3 +1,4 @@
+import { canonicalUniqueId } from './uniqueId';
 import { CLOSED_LEAD_STATUSES, LeadClosure, LeadClosureName, LeadStatus, LeadStatusName, OPEN_LEAD_STATUSES } from './enums';
 
 /**
@@ -73,7 +74,8 @@ export function resolveLeadFilter(input: LeadFilterInput): LeadFilter {
   if (closures !== undefined && closures.length < LeadClosure.names.length) {
     filter.closures = closures.map((c) => LeadClosure.toNumber(c)).sort((a, b) => a - b);
   }
-  const uniqueIds = nonEmpty(input.uniqueIds?.map((u) => u.trim()).filter((u) => u !== ''));
+  // A UUID in any letter case or in braces is the id as written (docs/decisions.md, Wire conventions).
+  const uniqueIds = nonEmpty(input.uniqueIds?.map((u) => canonicalUniqueId(u.trim())).filter((u) => u !== ''));
   if (uniqueIds !== undefined) filter.uniqueIds = uniqueIds;
   if (input.limit !== undefined) filter.limit = input.limit;
   return filter;

@@ -3,6 +3,7 @@
  * anchored and case-insensitive. Both sides are lower-cased, in JS and in SQL (`lower(project)`),
  * so the in-memory match and the database filter agree. A literal `*` or `?` cannot be matched.
  */
+import { canonicalUniqueId, isUuid } from './uniqueId';
 
 /**
  * A text lower-cased letter by letter (Unicode's simple case mapping), as Postgres's `lower()`
@@ -66,23 +67,22 @@ export function parsePatternList(raw: string): string[] {
   return out;
 }
 
-const UNIQUE_ID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The values of a client's project filter (docs/decisions.md, Projects): each is a pattern, and
- * one shaped like a project unique id may also name that project by its id. Ids are lower-cased,
- * as the ids are written; a value matching neither a name nor an id simply matches nothing.
+ * one shaped like a project unique id may also name that project by its id, in any letter case
+ * and with or without braces (src/domain/uniqueId.ts); a value matching neither a name nor an id
+ * simply matches nothing.
  */
 export interface ProjectSelection {
   /** Every value as a `LIKE` pattern, for `lower(project) LIKE ANY(?)`. */
   likePatterns: string[];
-  /** The values shaped like a project unique id, lower-cased. */
+  /** The values shaped like a project unique id, as ids are written (lower case, no braces). */
   uniqueIds: string[];
 }
 
 export function projectSelection(values: readonly string[]): ProjectSelection {
   return {
     likePatterns: values.map(patternToSqlLike),
-    uniqueIds: values.filter((v) => UNIQUE_ID_SHAPE.test(v)).map((v) => v.toLowerCase()),
+    uniqueIds: values.filter(isUuid).map(canonicalUniqueId),
   };
 }

@@ -91,11 +91,15 @@ describe('projectSelection', () => {
     });
   });
 
-  it('when a value only resembles an id (wildcards, braces, wrong length), then it is a pattern only', () => {
+  it('when an id comes in braces (as Delphi and COM clients write a GUID), then it is the id without them', () => {
+    expect(projectSelection(['{A8BB3D80-82CA-D7FF-B115-A4BB37EEDBFE}']).uniqueIds).toEqual(['a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe']);
+  });
+
+  it('when a value only resembles an id (wildcards, one brace, wrong length), then it is a pattern only', () => {
     expect(
       projectSelection([
         'a8bb3d80-82ca-d7ff-b115-a4bb37eedbf?',
-        '{a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe}',
+        '{a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe',
         'a8bb3d80-82ca-d7ff-b115-a4bb37eedbfe0',
       ]).uniqueIds,
     ).toEqual([]);

@@ -6,6 +6,7 @@ import type { Settings } from '../../config/settings';
 import { EVENT_RESOURCE } from '../../domain/hooks';
 import { eventSelector, readableEventTypes } from '../../domain/liveEvents';
 import { matchesAny } from '../../domain/projectPatterns';
+import { canonicalUniqueId } from '../../domain/uniqueId';
 import { campaignsNamed, streamPositions } from '../../data/liveEvents';
 import type { EventFeed } from '../eventFeed';
 import { DEFAULT_EVENT_LIST, eventListOut, eventsQuery, parseLastEventId } from '../schemas/events';
@@ -134,7 +135,7 @@ export function eventEndpoints(feed: EventFeed, settings: Pick<Settings, 'EVENTS
  */
 async function filteredCampaignCodes(db: Knex, keys: readonly string[], projectPatterns: readonly string[]): Promise<string[]> {
   const campaigns = (await campaignsNamed(db, keys)).filter((c) => matchesAny(projectPatterns, c.project));
-  const unknown = keys.filter((key) => !campaigns.some((c) => c.code === key || c.uniqueId === key));
+  const unknown = keys.filter((key) => !campaigns.some((c) => c.code === key || c.uniqueId === canonicalUniqueId(key)));
   if (unknown.length > 0) {
     throw invalidParameter(
       'Campaigns',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { dateTimeOut, dateTimeParam, listParam } from './common';
+import { canonicalUniqueId } from '../../domain/uniqueId';
+import { dateTimeOut, dateTimeParam, listParam, UNIQUE_ID_RULE, uniqueIdParam } from './common';
 
 /**
  * Request and response schemas of the calendar event endpoints (docs/decisions.md, Calendar events). The interval
@@ -40,7 +41,7 @@ export const calendarEventsQuery = z
   .superRefine(toDateAfterFromDate);
 
 export const calendarEventUniqueIdParams = z.object({
-  UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the calendar event.', example: 'demo-event-001' }),
+  UniqueId: uniqueIdParam('Unique id of the calendar event.', { max: 200, example: 'demo-event-001' }),
 });
 
 /** A text that may be empty; `null`, which clients send for an empty string (.NET's default), is read as empty. */
@@ -58,9 +59,9 @@ const requiredText = (max: number, description: string) =>
 
 /** Optional: the specification lists the bodies without it, though its model has it. */
 const leadUniqueId = (description: string) =>
-  text(200, `Unique id of the lead the event is about, in one of the account’s projects; ${description}`)
+  text(200, `Unique id of the lead the event is about, in one of the account’s projects; ${description} ${UNIQUE_ID_RULE}`)
     .optional()
-    .transform((v) => v?.trim());
+    .transform((v) => (v === undefined ? v : canonicalUniqueId(v.trim())));
 
 const eventFields = {
   calendarCode: requiredText(200, 'Code of an existing calendar in one of the account’s projects.'),
@@ -102,8 +103,11 @@ const bodyUniqueId = z
   .string({ message: 'must be a string' })
   .trim()
   .max(200)
+  .transform(canonicalUniqueId)
   .nullish()
-  .meta({ description: 'The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out.' });
+  .meta({
+    description: `The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out. ${UNIQUE_ID_RULE}`,
+  });
 
 export const replaceCalendarEventBody = z
   .object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canEncode, isKnownEncoding, writesEveryCharacter } from '../../streams/encoding';
 import { isValidCsvSeparator } from '../../streams/csv';
-import { dateTimeParam, includeParam, limitParam, ORGANIZATION_TREE_INCLUDE_RULE, timeSpanParam } from './common';
+import { dateTimeParam, includeParam, limitParam, ORGANIZATION_TREE_INCLUDE_RULE, timeSpanParam, uniqueIdParam } from './common';
 import { fieldShape } from './fieldSchemas';
 import { orgUnitOut, userOut, campaignOut } from './organization';
 import { CALL_FIELDS, READY_PERIOD_HEAD_FIELDS, READY_PERIOD_TAIL_FIELDS, RECORDING_FIELDS } from '../../domain/callFields';
@@ -90,7 +90,7 @@ export const callsCsvQuery = csvExportQuery(
 );
 
 export const recordingsPath = z.object({
-  UniqueId: z.string().min(1).meta({ description: 'Unique id of the call.', example: 'demo-call-0009' }),
+  UniqueId: uniqueIdParam('Unique id of the call.', { example: 'demo-call-0009' }),
 });
 export const recordingsQuery = z.object({
   StartTime: dateTimeParam

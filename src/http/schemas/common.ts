@@ -3,6 +3,7 @@ import { parseDateTime } from '../../domain/datetime';
 import { parseTimeSpan, TimeSpan } from '../../domain/timespan';
 import { Enumeration } from '../../domain/enums';
 import { platformZone } from '../../config/platform';
+import { canonicalUniqueId } from '../../domain/uniqueId';
 
 /**
  * Parameter and body types shared by the endpoint schemas. Each carries OpenAPI metadata,
@@ -65,6 +66,22 @@ export function positiveIntParam(max = Number.MAX_SAFE_INTEGER) {
 }
 
 export const limitParam = positiveIntParam().meta({ description: 'Maximum number of items returned; not for paging.' });
+
+/** What every parameter or property naming a resource by its unique id says about letter case and braces. */
+export const UNIQUE_ID_RULE = 'A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case.';
+
+/**
+ * A unique id in a path, query or body (docs/decisions.md, Wire conventions): a UUID in upper
+ * case or in braces (.NET, Java, Delphi clients) is read as the lower-case id the API writes;
+ * any other id is compared exactly. Every endpoint taking an id uses this, so none compares
+ * the id as sent.
+ */
+export function uniqueIdParam(description: string, options: { max?: number; example?: string } = {}) {
+  const text = z.string().min(1);
+  return (options.max === undefined ? text : text.max(options.max))
+    .transform(canonicalUniqueId)
+    .meta({ description: `${description} ${UNIQUE_ID_RULE}`, ...(options.example === undefined ? {} : { example: options.example }) });
+}
 
 /** Comma-separated and/or repeated values. */
 export const listParam = z.array(z.string());

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateTimeOut, listParam, positiveIntParam } from './common';
+import { dateTimeOut, listParam, positiveIntParam, UNIQUE_ID_RULE } from './common';
 import { hookEventList } from './hooks';
 import { HOOK_EVENTS } from '../../domain/hooks';
 
@@ -22,8 +22,7 @@ export const eventsQuery = z.object({
     description: `Event kinds to send, each one of ${HOOK_EVENTS.join(', ')} (case-insensitive) or a family (\`lead.*\`, \`calendarEvent.*\`); default: every kind the account may read.`,
   }),
   Campaigns: listParam.optional().meta({
-    description:
-      'Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign of the account’s projects is a 400.',
+    description: `Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign of the account’s projects is a 400. ${UNIQUE_ID_RULE}`,
   }),
   Projects: listParam.optional().meta({
     description:

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateTimeOut, dateTimeParam, enumNameParam, positiveIntParam, timeSpanParam } from './common';
+import { dateTimeOut, dateTimeParam, enumNameParam, positiveIntParam, timeSpanParam, uniqueIdParam } from './common';
 import { Enumeration, LeadClosure, LeadStatus } from '../../domain/enums';
 import {
   HOOK_EVENT_DESCRIPTIONS,
@@ -157,11 +157,11 @@ export const hookBody = z
 export const hookBodyAliases = { urlTemplate: 'url', standardTemplate: 'standardTemplateName' };
 
 export const hookParams = z.object({
-  UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the hook.' }),
+  UniqueId: uniqueIdParam('Unique id of the hook.', { max: 200 }),
 });
 
 export const deliveryParams = z.object({
-  UniqueId: z.string().min(1).max(200).meta({ description: 'Unique id of the hook.' }),
+  UniqueId: uniqueIdParam('Unique id of the hook.', { max: 200 }),
   DeliveryId: z.string().min(1).max(200).meta({ description: 'The delivery’s id (its webhook-id header, `msg_…`).' }),
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EntryAccess, FIELD_TYPES } from '../../domain/enums';
+import { uniqueIdParam } from './common';
 
 /** Request and response schemas of the lead definition reads (docs/decisions.md, Lead definitions); they feed validation and the OpenAPI document. */
 
@@ -57,5 +58,5 @@ export const leadDefinitionOut = z
   });
 
 export const leadDefinitionPath = z.object({
-  UniqueId: z.string().min(1).meta({ description: "The lead definition's unique id.", example: 'demo-ld-b2b' }),
+  UniqueId: uniqueIdParam("The lead definition's unique id.", { example: 'demo-ld-b2b' }),
 });

@@ -10,6 +10,8 @@ import {
   listParam,
   ORGANIZATION_TREE_INCLUDE_RULE,
   timeSpanParam,
+  UNIQUE_ID_RULE,
+  uniqueIdParam,
 } from './common';
 import { csvExportQuery, encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
@@ -157,7 +159,7 @@ const leadFilterQuery = {
     description:
       "Project patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); default `*`. Always limited by the account's project rights.",
   }),
-  Campaigns: listParam.optional().meta({ description: 'Campaign codes or unique ids.' }),
+  Campaigns: listParam.optional().meta({ description: `Campaign codes or unique ids. ${UNIQUE_ID_RULE}` }),
   ModifiedFrom: dateTimeParam.optional().meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
   ModifiedTo: dateTimeParam.optional().meta({ description: 'Leads last modified before this time (exclusive).', example: '2026-11-21' }),
   Statuses: enumListParam(LeadStatus).optional(),
@@ -166,7 +168,7 @@ const leadFilterQuery = {
   }),
   AllClosedStatuses: booleanParam.optional().meta({ description: 'true adds every status that is not open.' }),
   LeadClosures: enumListParam(LeadClosure).optional(),
-  UniqueId: listParam.optional().meta({ description: 'One or more lead unique ids.' }),
+  UniqueId: listParam.optional().meta({ description: `One or more lead unique ids. ${UNIQUE_ID_RULE}` }),
   Limit: limitParam.optional().meta({
     description: 'At most this many leads: the first ones in export order. A cap, not paging (nothing paginates).',
   }),
@@ -205,7 +207,7 @@ export const rawLeadsQuery = csvExportQuery(
   }),
 );
 
-export const leadPath = z.object({ UniqueId: z.string().min(1).meta({ description: 'Unique id of the lead.', example: 'demo-lead-001' }) });
+export const leadPath = z.object({ UniqueId: uniqueIdParam('Unique id of the lead.', { example: 'demo-lead-001' }) });
 export const leadGetQuery = z.object({
   Include: includeParam.optional().meta({
     description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,

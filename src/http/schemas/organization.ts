@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { includeParam, limitParam, listParam, timeSpanOut } from './common';
+import { includeParam, limitParam, listParam, timeSpanOut, UNIQUE_ID_RULE } from './common';
 import { leadDefinitionOut } from './leadDefinitions';
 
 /** Request and response schemas of the organisation and campaign reads; they feed validation and the OpenAPI document. */
@@ -95,7 +95,10 @@ export const campaignPath = z.object({
   Code: z
     .string()
     .min(1)
-    .meta({ description: "The campaign's code (or its unique id); percent-encoded in the path.", example: 'B2B-SALES-Q4' }),
+    .meta({
+      description: `The campaign's code (or its unique id); percent-encoded in the path. ${UNIQUE_ID_RULE}`,
+      example: 'B2B-SALES-Q4',
+    }),
 });
 
 export const campaignWithDefinitionOut = campaignOut

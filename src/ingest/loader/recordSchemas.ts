@@ -17,6 +17,7 @@ import {
 import { parseDateTime } from '../../domain/datetime';
 import { parseTimeSpan, TimeSpan } from '../../domain/timespan';
 import { DuplicateCheck, DuplicateKey, OnDuplicate } from '../../domain/duplicates';
+import { canonicalUniqueId } from '../../domain/uniqueId';
 
 /**
  * The record types of `lcm load` (docs/decisions.md, Loader; the README's table): one JSON object a line with a `type`. Field
@@ -51,7 +52,10 @@ export function recordSchemas(zone: string) {
       }
       return name;
     });
-  const uniqueId = z.string().min(1).optional();
+  // A UUID is stored as the API writes it and reads it (lower case, no braces), so the API finds
+  // it however a client spells it (docs/decisions.md, Wire conventions).
+  const uniqueId = z.string().min(1).transform(canonicalUniqueId).optional();
+  const idReference = text.transform(canonicalUniqueId);
 
   const orgUnit = z.strictObject({ type: z.literal('orgUnit'), orgCode: text, name: text, parent: optText, uniqueId });
   const user = z.strictObject({
@@ -131,7 +135,7 @@ export function recordSchemas(zone: string) {
     user: text,
     organizationalUnits: z.array(text).min(1).max(5).optional(),
     uniqueId,
-    uniqueLeadId: text,
+    uniqueLeadId: idReference,
     leadPhoneNumber: text,
     leadExternalKey: optText,
     endCause: enumName(CallEndCause),
@@ -153,7 +157,7 @@ export function recordSchemas(zone: string) {
   });
   const recording = z.strictObject({
     type: z.literal('recording'),
-    call: text,
+    call: idReference,
     startTime: dateTime,
     endTime: dateTime.optional(),
     recordingType: enumName(RecordingType),
@@ -172,7 +176,7 @@ export function recordSchemas(zone: string) {
     type: z.literal('calendarEvent'),
     uniqueId,
     calendarCode: text,
-    leadUniqueId: z.string(),
+    leadUniqueId: z.string().transform(canonicalUniqueId),
     title: z.string(),
     notes: z.string(),
     start: dateTime,

@@ -1413,7 +1413,7 @@ export interface components {
         NewCalendarEvent: {
             /** @description Code of an existing calendar in one of the account’s projects. */
             calendarCode: string;
-            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out or empty: an event about no lead (answered as empty). `null` is read as empty. */
+            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out or empty: an event about no lead (answered as empty). A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. `null` is read as empty. */
             leadUniqueId?: string;
             /** @description Title of the event. */
             title: string;
@@ -1449,11 +1449,11 @@ export interface components {
          *     }
          */
         CalendarEventReplacement: {
-            /** @description The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out. */
+            /** @description The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. */
             uniqueId?: string | null;
             /** @description Code of an existing calendar in one of the account’s projects. */
             calendarCode: string;
-            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out: the event stays about the lead it is about; empty: about no lead (answered as empty). `null` is read as empty. */
+            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out: the event stays about the lead it is about; empty: about no lead (answered as empty). A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. `null` is read as empty. */
             leadUniqueId?: string;
             /** @description Title of the event. */
             title: string;
@@ -1480,7 +1480,7 @@ export interface components {
          *     }
          */
         CalendarEventDeletion: {
-            /** @description The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out. */
+            /** @description The UniqueId of the path, repeated (a guard against changing the wrong event); may be left out. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. */
             uniqueId?: string | null;
         };
         /**
@@ -3720,7 +3720,7 @@ export interface operations {
                 Prefer?: string;
             };
             path: {
-                /** @description Unique id of the calendar event. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the calendar event. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -3878,7 +3878,7 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
             };
             path: {
-                /** @description Unique id of the calendar event. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the calendar event. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -4692,7 +4692,7 @@ export interface operations {
                 Prefer?: string;
             };
             path: {
-                /** @description Unique id of the call. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the call. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -6122,7 +6122,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The campaign's code (or its unique id); percent-encoded in the path. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description The campaign's code (or its unique id); percent-encoded in the path. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 Code: string;
             };
             cookie?: never;
@@ -6887,7 +6887,7 @@ export interface operations {
                 Prefer?: string;
             };
             path: {
-                /** @description Unique id of the lead. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the lead. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -7037,7 +7037,7 @@ export interface operations {
                 Prefer?: string;
             };
             path: {
-                /** @description Unique id of the lead. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the lead. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -7228,7 +7228,7 @@ export interface operations {
                 Prefer?: string;
             };
             path: {
-                /** @description Unique id of the lead. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the lead. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -7557,7 +7557,7 @@ export interface operations {
             query?: {
                 /** @description Project patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); default `*`. Always limited by the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Projects?: string[];
-                /** @description Campaign codes or unique ids. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description Campaign codes or unique ids. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Campaigns?: string[];
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 ModifiedFrom?: string;
@@ -7571,7 +7571,7 @@ export interface operations {
                 AllClosedStatuses?: "0" | "1" | "true" | "false" | "True" | "False" | "TRUE" | "FALSE";
                 /** @description Each one of NotSet, Success, NotInterested, InvalidLead, Unqualified. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 LeadClosures?: string[];
-                /** @description One or more lead unique ids. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description One or more lead unique ids. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 UniqueId?: string[];
                 /** @description At most this many leads: the first ones in export order. A cap, not paging (nothing paginates). The name is case-insensitive. */
                 Limit?: number;
@@ -7696,7 +7696,7 @@ export interface operations {
             query?: {
                 /** @description Project patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); default `*`. Always limited by the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Projects?: string[];
-                /** @description Campaign codes or unique ids. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description Campaign codes or unique ids. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Campaigns?: string[];
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 ModifiedFrom?: string;
@@ -7710,7 +7710,7 @@ export interface operations {
                 AllClosedStatuses?: "0" | "1" | "true" | "false" | "True" | "False" | "TRUE" | "FALSE";
                 /** @description Each one of NotSet, Success, NotInterested, InvalidLead, Unqualified. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 LeadClosures?: string[];
-                /** @description One or more lead unique ids. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description One or more lead unique ids. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 UniqueId?: string[];
                 /** @description At most this many leads: the first ones in export order. A cap, not paging (nothing paginates). The name is case-insensitive. */
                 Limit?: number;
@@ -7835,7 +7835,7 @@ export interface operations {
             query?: {
                 /** @description Project patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); default `*`. Always limited by the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Projects?: string[];
-                /** @description Campaign codes or unique ids. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description Campaign codes or unique ids. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Campaigns?: string[];
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 ModifiedFrom?: string;
@@ -7849,7 +7849,7 @@ export interface operations {
                 AllClosedStatuses?: "0" | "1" | "true" | "false" | "True" | "False" | "TRUE" | "FALSE";
                 /** @description Each one of NotSet, Success, NotInterested, InvalidLead, Unqualified. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 LeadClosures?: string[];
-                /** @description One or more lead unique ids. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description One or more lead unique ids. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 UniqueId?: string[];
                 /** @description At most this many leads: the first ones in export order. A cap, not paging (nothing paginates). The name is case-insensitive. */
                 Limit?: number;
@@ -8361,7 +8361,7 @@ export interface operations {
                 Prefer?: string;
             };
             path: {
-                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the hook. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -8509,7 +8509,7 @@ export interface operations {
                 Prefer?: string;
             };
             path: {
-                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the hook. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -8667,7 +8667,7 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
             };
             path: {
-                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the hook. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -8796,7 +8796,7 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
             };
             path: {
-                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the hook. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -8928,7 +8928,7 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
             };
             path: {
-                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the hook. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -9070,7 +9070,7 @@ export interface operations {
                 Prefer?: string;
             };
             path: {
-                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the hook. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
@@ -9216,7 +9216,7 @@ export interface operations {
                 "X-Rate-Limit-Fair-Use-Policy"?: components["parameters"]["FairUsePolicy"];
             };
             path: {
-                /** @description Unique id of the hook. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description Unique id of the hook. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
                 /** @description The delivery’s id (its webhook-id header, `msg_…`). Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 DeliveryId: string;
@@ -9346,7 +9346,7 @@ export interface operations {
             query?: {
                 /** @description Event kinds to send, each one of lead.created, lead.updated, lead.statusChanged, call.ended, calendarEvent.created, calendarEvent.updated, calendarEvent.deleted (case-insensitive) or a family (`lead.*`, `calendarEvent.*`); default: every kind the account may read. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Events?: string[];
-                /** @description Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign of the account’s projects is a 400. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
+                /** @description Only events of these campaigns (codes or unique ids); calendar events have none. A key that names no campaign of the account’s projects is a 400. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Campaigns?: string[];
                 /** @description Only events of campaigns or calendars whose project matches one of these patterns (`*`, `?`, case-insensitive) or project unique ids (GET /projects); never beyond the account's project rights. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Projects?: string[];
@@ -9996,7 +9996,7 @@ export interface operations {
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
-                /** @description The lead definition's unique id. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
+                /** @description The lead definition's unique id. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. Percent-encode it: values may hold spaces, `/` and non-ASCII letters. */
                 UniqueId: string;
             };
             cookie?: never;
