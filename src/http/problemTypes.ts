@@ -46,6 +46,7 @@ const ENTRIES: Record<ProblemCode, Entry> = {
       'A value holding a NUL character, or a path segment that is not valid percent-encoded UTF-8.',
       'A DateTime outside 1900-01-01 to 9999-12-31 in platform time.',
       'The method CONNECT (status 405, `errors[].parameter` is `method`): the server is an API, not a proxy.',
+      'A POST whose method-override headers (`X-HTTP-Method-Override`, `X-HTTP-Method`, `X-Method-Override`) name different methods; `errors[].parameter` names each header.',
     ],
     whatToDo:
       'Correct the parameter named in `errors[].parameter` as its `message` says, then send the request again; the same request will fail the same way. On a counted endpoint the refused request still counts.',

@@ -41,6 +41,54 @@ describe('requests as real clients send them', () => {
     }
   });
 
+  describe('override headers that name different methods', () => {
+    const importLead = async () => {
+      const imported = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .send({ CampaignCode: w.campaigns.b2b, Data: { Name: 'Override', Telefon: '+45 12 34 56 78', Customer: uniq('C-') } });
+      return (imported.body as { uniqueId: string }).uniqueId;
+    };
+    const post = (id: string, headers: Record<string, string>) => {
+      const req = request(t.app).post(`/api/leads/${id}`).set('Authorization', w.accounts.full.auth);
+      for (const [name, value] of Object.entries(headers)) req.set(name, value);
+      return req.set('Content-Type', 'application/merge-patch+json').send(JSON.stringify({ priority: 9 }));
+    };
+
+    it('when X-HTTP-Method-Override says PATCH and X-HTTP-Method says DELETE, then 400 naming both, and nothing runs', async () => {
+      const id = await importLead();
+      const res = await post(id, { 'X-HTTP-Method-Override': 'PATCH', 'X-HTTP-Method': 'DELETE' });
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({
+        code: 'invalid_parameter',
+        detail: 'X-HTTP-Method-Override names PATCH and X-HTTP-Method names DELETE: send one method to stand for the POST',
+        errors: [
+          { parameter: 'X-HTTP-Method-Override', message: 'names PATCH' },
+          { parameter: 'X-HTTP-Method', message: 'names DELETE' },
+        ],
+      });
+      const lead = await request(t.app).get(`/api/leads/${id}`).set('Authorization', w.accounts.full.auth);
+      expect((lead.body as { priority: number }).priority).not.toBe(9);
+    });
+
+    it('when one header names two methods (sent twice), then 400 naming it', async () => {
+      const res = await post(await importLead(), { 'X-Method-Override': 'PATCH, DELETE' });
+      expect(res.status).toBe(400);
+      expect((res.body as { errors: unknown[] }).errors).toEqual([{ parameter: 'X-Method-Override', message: 'names PATCH and DELETE' }]);
+    });
+
+    it('when the headers name one method (in any case), or one names no method at all, then it is that method', async () => {
+      const agree = await post(await importLead(), {
+        'X-HTTP-Method-Override': 'PATCH',
+        'X-HTTP-Method': 'patch',
+        'X-Method-Override': 'Nonsense',
+      });
+      expect(agree.status).toBe(200);
+      expect((agree.body as { priority: number }).priority).toBe(9);
+    });
+  });
+
   it.each(['text/plain', 'application/csv', 'text/comma-separated-values', 'application/vnd.ms-excel', 'application/octet-stream'])(
     'when a CSV export is asked for with Accept: %s, then it answers its CSV',
     async (accept) => {
