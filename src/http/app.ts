@@ -21,6 +21,7 @@ import { collectEventStreamMetrics } from './metrics/eventStreamMetrics';
 import { ExportAdmission } from './exportAdmission';
 import { HttpProblem } from './problem';
 import { parseQueryString } from './queryString';
+import { methodNotAllowed } from './methodNotAllowed';
 import type { Endpoint } from './endpoint';
 
 export interface App {
@@ -72,6 +73,8 @@ export function createApp(services: AppServices): App {
     admission,
   });
   app.use('/api', api);
+  // A known path with a method none of its endpoints takes: 405 with Allow; any other path: 404.
+  app.use(methodNotAllowed(endpoints, '/api'));
   app.use((req, _res, next) => next(new HttpProblem('not_found', `no resource at ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
   return { express: app, credentials, metrics, endpoints };

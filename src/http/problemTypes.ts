@@ -46,6 +46,7 @@ const ENTRIES: Record<ProblemCode, Entry> = {
       'A value holding a NUL character, or a path segment that is not valid percent-encoded UTF-8.',
       'A DateTime outside 1900-01-01 to 9999-12-31 in platform time.',
       'The method CONNECT (status 405, `errors[].parameter` is `method`): the server is an API, not a proxy.',
+      'A method the path does not take, such as DELETE on `/calls` (status 405, `errors[].parameter` is `method`; the `Allow` header lists the methods it takes).',
       'A POST whose method-override headers (`X-HTTP-Method-Override`, `X-HTTP-Method`, `X-Method-Override`) name different methods; `errors[].parameter` names each header.',
     ],
     whatToDo:
