@@ -139,8 +139,9 @@ export interface Endpoint<QS extends AnyObject = AnyObject, PS extends AnyObject
   params?: PS;
   body?: BS;
   /**
-   * The request media types the body may be sent as (documented, and anything else named in
-   * Content-Type is a 415). Without it any Content-Type is read as JSON.
+   * The request media types the OpenAPI document names for the body (default application/json).
+   * A body is read as JSON whatever its Content-Type says, as on every JSON-body endpoint; one
+   * that is not JSON and came as another type is a 415 naming these (src/http/jsonBody.ts).
    */
   bodyMediaTypes?: string[];
   /**

@@ -177,7 +177,11 @@ const ENTRIES: Record<ProblemCode, Entry> = {
   },
   unsupported_media_type: {
     meaning: 'The request body is encoded in a way the server cannot read.',
-    whenAnswered: ['A `Content-Encoding` or a charset in `Content-Type` the server does not support.'],
+    whenAnswered: [
+      'A `Content-Encoding` or a charset in `Content-Type` the server does not support.',
+      'A JSON-body endpoint got a body that is not JSON under a type that is not JSON (a form, XML, multipart); the detail names the types it reads. JSON itself is read under any type, or none.',
+      'A bulk import whose `Content-Type` is none of its formats.',
+    ],
     whatToDo: 'Send the body as plain (uncompressed) UTF-8 JSON.',
     example: () => ({
       problem: new HttpProblem('unsupported_media_type', 'the request body encoding is not supported'),
