@@ -1,6 +1,7 @@
 import { PassThrough, Transform, TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import iconv from 'iconv-lite';
+import { INVALID_BYTE } from './utf8Text';
 
 // iconv-lite's own name normalisation: lower case, letters and digits only.
 function canonical(name: string): string {
@@ -35,8 +36,32 @@ export function canEncode(text: string, encoding: string): boolean {
 const EVERY_SCRIPT = 'Ø€中😀';
 
 /** Whether `encoding` (a known one) writes every character: the UTFs, not the legacy character sets. */
-export function writesEveryCharacter(encoding: string): boolean {
+function writesEveryCharacter(encoding: string): boolean {
   return roundTrips(EVERY_SCRIPT, encoding);
+}
+
+/**
+ * Why `separator` cannot split a CSV in `encoding` (a known one), or undefined when it can
+ * (docs/decisions.md, Streaming exports and Bulk import). One check for both directions, so the
+ * exports and the bulk import refuse the same separators for the same reason:
+ * - either way, one the encoding has no character for: an export would write it as `?`, and no
+ *   byte of a body decodes to it (U+FFFD included, which a legacy charset does not have: the
+ *   decoder writes its own mark for bytes it cannot read, so such a separator would never split,
+ *   or split exactly on those bytes);
+ * - writing, `?` in an encoding that writes `?` for the characters it lacks;
+ * - reading, the decoder's own mark for bytes not valid in the encoding (src/streams/utf8Text.ts).
+ */
+export function csvSeparatorProblem(separator: string, encoding: string, direction: 'write' | 'read'): string | undefined {
+  if (direction === 'read' && separator === INVALID_BYTE) return `cannot be read in ${encoding}: it is the mark for bytes not valid in it`;
+  if (!canEncode(separator, encoding)) {
+    return direction === 'write'
+      ? 'cannot be written in the chosen Encoding'
+      : `cannot be read in ${encoding}: ${encoding} has no such character`;
+  }
+  if (direction === 'write' && separator === '?' && !writesEveryCharacter(encoding)) {
+    return 'cannot be `?` with this Encoding: it writes `?` for the characters it has no code for';
+  }
+  return undefined;
 }
 
 export function isUtf8(name: string): boolean {

@@ -489,6 +489,45 @@ describe('POST /api/leads/bulk', () => {
     it('when the account lacks Leads Post, then 403', async () => {
       expect((await bulk('[]', 'application/json', {}, w.accounts.none.auth)).status).toBe(403);
     });
+
+    it.each([
+      ['U+FFFD', '\uFFFD', { Encoding: 'windows-1252' }, 'text/csv', 'windows-1252', 'the Encoding parameter'],
+      ['€', '€', { Encoding: 'iso-8859-1' }, 'text/csv', 'iso-8859-1', 'the Encoding parameter'],
+      ['U+FFFD', '\uFFFD', {}, 'text/csv; charset=windows-1252', 'windows-1252', 'the Content-Type charset'],
+      ['😀', '😀', {}, 'text/csv; charset=iso-8859-1', 'iso-8859-1', 'the Content-Type charset'],
+    ])(
+      'when a CSV body in a legacy encoding has a CsvFieldSeparator (%s) the encoding has no character for, then 400 naming the parameter and the encoding',
+      async (_name, separator, query, type, encoding, source) => {
+        const body = iconv.encode(`Name${separator}Telefon\nÅse${separator}+45 1234\n`, encoding);
+        const res = await bulk(body, type, { ...query, CsvFieldSeparator: separator });
+        expect(res.status).toBe(400);
+        const message = `cannot be read in ${encoding}: ${encoding} has no such character (the body's encoding, from ${source})`;
+        expect(res.body).toMatchObject({
+          code: 'invalid_parameter',
+          detail: `CsvFieldSeparator: ${message}`,
+          errors: [{ parameter: 'CsvFieldSeparator', message }],
+        });
+      },
+    );
+
+    it("when the separator is the decoder's mark for bytes not valid in UTF-8, then 400; U+FFFD in UTF-8, and any separator of a JSON body, are read", async () => {
+      const mark = await bulk('Name\uFDD0Telefon\n', 'text/csv', { CsvFieldSeparator: '\uFDD0' });
+      expect(mark.status).toBe(400);
+      expect((mark.body as Problem).errors).toEqual([
+        {
+          parameter: 'CsvFieldSeparator',
+          message: "cannot be read in utf-8: it is the mark for bytes not valid in it (the body's encoding, from the default)",
+        },
+      ]);
+      const replacement = await bulk(`Name\uFFFDTelefon\nÅse ${uniq()}\uFFFD+45 1234\n`, 'text/csv', { CsvFieldSeparator: '\uFFFD' });
+      expect(replacement.status).toBe(200);
+      expect((replacement.body as RowResult[]).map((r) => r.success)).toEqual([true]);
+      const json = await bulk(JSON.stringify([{ Name: `J ${uniq()}`, Telefon: '+45 1234' }]), 'application/json', {
+        Encoding: 'windows-1252',
+        CsvFieldSeparator: '€',
+      });
+      expect(json.status).toBe(200);
+    });
   });
 
   describe('body limit', () => {

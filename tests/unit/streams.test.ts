@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { byteLines } from '../../src/streams/byteLines';
 import { coalesce } from '../../src/streams/coalesce';
 import { csvFormatter, isValidCsvSeparator } from '../../src/streams/csv';
-import { canEncode, charsetName, encoderStream, isKnownEncoding } from '../../src/streams/encoding';
+import { canEncode, charsetName, csvSeparatorProblem, encoderStream, isKnownEncoding } from '../../src/streams/encoding';
 import { jsonArrayText, rowsToText } from '../../src/streams/rowsToText';
 
 /** Runs rows through the transforms and returns every chunk the last one emitted. */
@@ -124,6 +124,25 @@ describe('csvFormatter', () => {
     for (const bad of ['', ';;', '"', '\r', '\n', ']', '\\']) expect(isValidCsvSeparator(bad)).toBe(false);
     for (const good of [';', ',', '\t', '|', ' ']) expect(isValidCsvSeparator(good)).toBe(true);
     expect(() => csvFormatter({ headers: ['a'], separator: '"' })).toThrow(RangeError);
+  });
+});
+
+describe('csvSeparatorProblem', () => {
+  it('when the encoding has the separator, then it can be written and read; `?` only read in a legacy one', () => {
+    expect(csvSeparatorProblem(';', 'windows-1252', 'write')).toBeUndefined();
+    expect(csvSeparatorProblem('§', 'iso-8859-1', 'read')).toBeUndefined();
+    expect(csvSeparatorProblem('\uFFFD', 'utf-8', 'read')).toBeUndefined();
+    expect(csvSeparatorProblem('?', 'windows-1252', 'read')).toBeUndefined();
+    expect(csvSeparatorProblem('?', 'windows-1252', 'write')).toMatch(/^cannot be `\?`/);
+  });
+
+  it('when the encoding lacks the separator (U+FFFD in a legacy one), or it is the decoder’s mark, then it names why', () => {
+    expect(csvSeparatorProblem('\uFFFD', 'windows-1252', 'write')).toBe('cannot be written in the chosen Encoding');
+    expect(csvSeparatorProblem('\uFFFD', 'windows-1252', 'read')).toBe(
+      'cannot be read in windows-1252: windows-1252 has no such character',
+    );
+    expect(csvSeparatorProblem('€', 'iso-8859-1', 'read')).toBe('cannot be read in iso-8859-1: iso-8859-1 has no such character');
+    expect(csvSeparatorProblem('\uFDD0', 'utf-8', 'read')).toBe('cannot be read in utf-8: it is the mark for bytes not valid in it');
   });
 });
 

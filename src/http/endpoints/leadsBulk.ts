@@ -8,7 +8,7 @@ import { duplicateRule } from '../../domain/duplicates';
 import { responseAbortSignal, streamToResponse } from '../streamResponse';
 import { BodyReader } from '../../streams/bodyRecords';
 import { Spool } from '../../streams/spool';
-import { charsetName, isKnownEncoding } from '../../streams/encoding';
+import { charsetName, csvSeparatorProblem, isKnownEncoding } from '../../streams/encoding';
 import { contentCoding, decodedBody, isDecodableCoding } from '../../streams/contentEncoding';
 import { BulkFormat, BulkPiece, BulkStop, runBulkImport } from '../../ingest/bulkImport';
 import { BulkKeyReused, startKeyedBulkImport } from '../../ingest/bulkImportWithKey';
@@ -43,6 +43,18 @@ function bodyFormat(req: Request): { format: BulkFormat; charset?: string } {
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(header)?.[1];
   return { format, ...(charset ? { charset } : {}) };
+}
+
+/**
+ * A CSV separator the body's encoding has no character for (U+FFFD in windows-1252, `€` in
+ * iso-8859-1) never splits a row, or splits it exactly where the bytes were not valid: a 400
+ * before the body is read, as the CSV exports refuse one they cannot write (csvSeparatorProblem).
+ */
+function refuseUnreadableSeparator(separator: string, encoding: string, from: 'Encoding' | 'charset' | 'default'): void {
+  const problem = csvSeparatorProblem(separator, encoding, 'read');
+  if (problem === undefined) return;
+  const source = { Encoding: 'the Encoding parameter', charset: 'the Content-Type charset', default: 'the default' }[from];
+  throw invalidParameter('CsvFieldSeparator', `${problem} (the body's encoding, from ${source})`);
 }
 
 /** The final element of an answer that ended early, as a problem object (status as it would be alone). */
@@ -159,6 +171,14 @@ export function bulkImportEndpoint(
         throw new HttpProblem('unsupported_media_type', `the charset ${JSON.stringify(charset)} is not a known encoding`);
       }
       const encoding = query.Encoding ?? charset ?? 'utf-8';
+      const separator = query.CsvFieldSeparator ?? ';';
+      if (format === 'csv') {
+        refuseUnreadableSeparator(
+          separator,
+          encoding,
+          query.Encoding !== undefined ? 'Encoding' : charset !== undefined ? 'charset' : 'default',
+        );
+      }
       const coding = contentCoding(req.get('content-encoding'));
       if (coding !== undefined && !isDecodableCoding(coding)) {
         throw new HttpProblem(
@@ -198,7 +218,7 @@ export function bulkImportEndpoint(
         ),
         format,
         encoding,
-        separator: query.CsvFieldSeparator ?? ';',
+        separator,
       };
       const options = {
         batchSize: settings.BULK_BATCH_SIZE,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { canEncode, isKnownEncoding, writesEveryCharacter } from '../../streams/encoding';
+import { csvSeparatorProblem, isKnownEncoding } from '../../streams/encoding';
 import { isValidCsvSeparator } from '../../streams/csv';
 import { dateTimeParam, includeParam, limitParam, ORGANIZATION_TREE_INCLUDE_RULE, timeSpanParam, uniqueIdParam } from './common';
 import { fieldShape } from './fieldSchemas';
@@ -60,24 +60,15 @@ function separatorAndEncoding(q: object): { separator: string; encoding: string 
 /**
  * The query of a CSV export with `Encoding` and `CsvFieldSeparator`: a separator the encoding
  * cannot write would come out as `?`; and `?` itself is what an encoding that cannot write every
- * character writes for those it lacks. Either way no reader could split the file: a 400.
+ * character writes for those it lacks. Either way no reader could split the file: a 400
+ * (csvSeparatorProblem, which the bulk import's CSV body shares).
  */
 export function csvExportQuery<T extends z.ZodObject>(query: T) {
-  return query
-    .refine(
-      (q) => {
-        const given = separatorAndEncoding(q);
-        return given === undefined || canEncode(given.separator, given.encoding);
-      },
-      { path: ['CsvFieldSeparator'], message: 'cannot be written in the chosen Encoding' },
-    )
-    .refine(
-      (q) => {
-        const given = separatorAndEncoding(q);
-        return given?.separator !== '?' || writesEveryCharacter(given.encoding);
-      },
-      { path: ['CsvFieldSeparator'], message: 'cannot be `?` with this Encoding: it writes `?` for the characters it has no code for' },
-    );
+  return query.superRefine((q, ctx) => {
+    const given = separatorAndEncoding(q);
+    const problem = given && csvSeparatorProblem(given.separator, given.encoding, 'write');
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['CsvFieldSeparator'], message: problem });
+  });
 }
 
 export const callsCsvQuery = csvExportQuery(

@@ -369,9 +369,11 @@ export const bulkImportQuery = z.object({
     description: 'Character encoding of the body (any encoding iconv-lite knows); default the `charset` of Content-Type, else utf-8.',
     example: 'utf-8',
   }),
-  CsvFieldSeparator: separatorParam
-    .optional()
-    .meta({ description: 'Field separator of a CSV body, one character (`%09` for tab); default `;`.', example: ';' }),
+  CsvFieldSeparator: separatorParam.optional().meta({
+    description:
+      "Field separator of a CSV body, one character (`%09` for tab); default `;`. It must be a character of the body's encoding (`Encoding`, else the Content-Type charset): one it lacks (U+FFFD or `€` in iso-8859-1) is a 400.",
+    example: ';',
+  }),
   ...duplicateParams,
 });
 

@@ -7374,7 +7374,7 @@ export interface operations {
                 LeadPool?: string;
                 /** @description Character encoding of the body (any encoding iconv-lite knows); default the `charset` of Content-Type, else utf-8. The name is case-insensitive. */
                 Encoding?: string;
-                /** @description Field separator of a CSV body, one character (`%09` for tab); default `;`. The name is case-insensitive. */
+                /** @description Field separator of a CSV body, one character (`%09` for tab); default `;`. It must be a character of the body's encoding (`Encoding`, else the Content-Type charset): one it lacks (U+FFFD or `€` in iso-8859-1) is a 400. The name is case-insensitive. */
                 CsvFieldSeparator?: string;
                 /** @description Where a stored lead makes this one a duplicate: `None` (no check; the default unless the campaign sets one), `Campaign`, `Project` (the campaign's project), `Account` (every campaign the account's project rights reach). The name is case-insensitive. */
                 DuplicateCheck?: string;
