@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { beginTransaction } from './transactions';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { acquire, CLOSE_TIMEOUT_MS, isBroken, PgConnection } from './cursorStream';
@@ -95,7 +96,11 @@ export class ExportSession {
     const conn = await source.acquire(signal);
     let trx: Knex.Transaction;
     try {
-      trx = await source.db.transaction({ connection: conn, isolationLevel: 'repeatable read', readOnly: true } as Knex.TransactionConfig);
+      trx = await beginTransaction(source.db, {
+        connection: conn,
+        isolationLevel: 'repeatable read',
+        readOnly: true,
+      });
       await trx.raw(SETTINGS_SQL, Object.entries(EXPORT_SETTINGS).flat());
     } catch (err) {
       source.release(conn, true);

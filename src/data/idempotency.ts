@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { beginTransaction, commitTransaction } from './transactions';
 
 /**
  * `Idempotency-Key` for writes (docs/decisions.md, Leads): a retried request with the same key returns the
@@ -60,7 +61,7 @@ export async function runIdempotent(
   hash: string,
   work: (trx: Knex.Transaction) => Promise<StoredAnswer>,
 ): Promise<IdempotentOutcome> {
-  const trx = await db.transaction();
+  const trx = await beginTransaction(db);
   try {
     const claimed = await trx.raw<{ rows: { account_id: number }[] }>(
       `insert into idempotency_keys (account_id, key, request_hash) values (?, ?, ?)
@@ -83,7 +84,7 @@ export async function runIdempotent(
     await trx('idempotency_keys')
       .where({ account_id: accountId, key })
       .update({ status_code: answer.status, response: JSON.stringify(answer.body) });
-    await trx.commit();
+    await commitTransaction(trx);
     return { kind: 'fresh', answer };
   } catch (err) {
     if (!trx.isCompleted()) await trx.rollback().catch(() => undefined);

@@ -11,7 +11,7 @@ import { negotiate, Representation } from './negotiate';
 import { parseBody, parseParams, parseQuery } from './requestParsing';
 import { jsonBodyReader } from './jsonBody';
 import { runMiddleware } from './runMiddleware';
-import { HttpProblem, rateLimited } from './problem';
+import { DATABASE_RETRY_AFTER_SECONDS, HttpProblem, rateLimited } from './problem';
 import { renderHtmlPage } from './html';
 import { countRequest, showRateHeaders } from '../ratelimit/countRequests';
 import { AccountContext, hasRight } from '../domain/account';
@@ -38,10 +38,9 @@ export interface MountOptions {
 /** No database connection was free within the acquire timeout: a 503 the client may retry, not a 500. */
 function connectionUnavailable(): HttpProblem {
   return new HttpProblem('service_unavailable', 'no database connection was free in time; retry shortly', undefined, {
-    'Retry-After': String(CONNECTION_RETRY_AFTER_SECONDS),
+    'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
   });
 }
-const CONNECTION_RETRY_AFTER_SECONDS = 2;
 
 /**
  * The database could not be reached or went away (refused, restarting, shutting down): like a
@@ -50,7 +49,7 @@ const CONNECTION_RETRY_AFTER_SECONDS = 2;
  */
 function databaseUnreachable(cause: unknown): HttpProblem {
   const problem = new HttpProblem('service_unavailable', 'the database cannot be reached; retry shortly', undefined, {
-    'Retry-After': String(CONNECTION_RETRY_AFTER_SECONDS),
+    'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
   });
   // Logged with the 503 (the error handler logs every 5xx that has a cause): the operator sees why.
   problem.cause = cause;

@@ -98,3 +98,6 @@ export function rateLimited(
     { 'Retry-After': retryAfter },
   );
 }
+
+/** The Retry-After (seconds) of a 503 because the database could not be reached or had no connection free. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;

@@ -54,7 +54,7 @@ export interface BulkImportDeps {
   /** The moment of each batch's insert decides its automatic pool. */
   clock: () => Date;
   zone: string;
-  logger: { error(obj: object, msg?: string): void };
+  logger: { error(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 }
 
 interface BulkImportOptions {
@@ -98,6 +98,8 @@ export type BulkStop =
   | { reason: 'campaign_unavailable'; rows: number }
   /** Another request with the same Idempotency-Key stored rows, or the rows differ from its. */
   | { reason: 'key_conflict'; rows: number }
+  /** The database could not be reached while storing a batch (nothing of it was stored). */
+  | { reason: 'unavailable'; rows: number }
   | { reason: 'failed'; rows: number };
 
 export type BulkPiece =

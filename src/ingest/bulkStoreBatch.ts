@@ -13,6 +13,8 @@ import { recordLeadEvents } from '../data/hookEvents';
 import { doNotCallStatuses, type DoNotCallStatus } from '../data/doNotCallRepository';
 import type { ProjectScope } from '../data/projectScope';
 import { poolNameAt } from './leadImportRules';
+import { beginTransaction, commitTransaction } from '../data/transactions';
+import { isConnectionFailure } from '../data/readSource';
 
 /** A row of the body checked with the single import's rules: a lead to store, or why not. `digest`: see RowDigest. */
 export type CheckedRow = ({ row: number; lead: PreparedLead } | { row: number; errors: LeadDataError[] }) & { digest?: string };
@@ -26,7 +28,7 @@ interface PreparedLead {
 
 /** A batch's outcome: committed with its results, or not (and, when the import must say so, why). */
 export type StoredBatch =
-  { ok: true; text: string; rows: number } | { ok: false; stop?: 'campaign_unavailable' | 'key_conflict' | 'failed' };
+  { ok: true; text: string; rows: number } | { ok: false; stop?: 'campaign_unavailable' | 'key_conflict' | 'unavailable' | 'failed' };
 
 /** A batch being stored: `locked` once it holds its locks (or gave up), `outcome` once it committed or not. */
 export interface BatchInFlight {
@@ -57,7 +59,7 @@ export interface BatchTarget {
   /** The moment of each batch's insert decides its automatic pool. */
   clock: () => Date;
   zone: string;
-  logger: { error(obj: object, msg?: string): void };
+  logger: { error(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
   userId: number;
   scope: ProjectScope;
   campaign: ImportCampaign;
@@ -167,7 +169,7 @@ export async function storeBatch(
     };
     // Nothing to store: no locks to take (the `finally` below lets the next batch go on).
     if (valid.length === 0 && onBatch === undefined) return { ok: true, text: results(), rows: rows.length };
-    const trx = await target.db.transaction();
+    const trx = await beginTransaction(target.db);
     try {
       if (target.parallel) await trx.raw(`set local lock_timeout = '${PARALLEL_LOCK_TIMEOUT}'`);
       const now = target.clock();
@@ -229,7 +231,7 @@ export async function storeBatch(
         await trx.rollback();
         return { ok: false };
       }
-      await trx.commit();
+      await commitTransaction(trx);
       return { ok: true, text, rows: rows.length };
     } catch (err) {
       if (!trx.isCompleted()) await trx.rollback().catch(() => undefined);
@@ -237,7 +239,13 @@ export async function storeBatch(
     }
   } catch (err) {
     if (err instanceof BulkKeyConflict) return { ok: false, stop: 'key_conflict' };
-    if (!signal.aborted) target.logger.error({ err }, 'bulk import: a batch could not be stored');
+    if (signal.aborted) return { ok: false, stop: 'failed' };
+    // The database went away: the client may send the rest again (the batch was not committed).
+    if (isConnectionFailure(err)) {
+      target.logger.warn({ err }, 'bulk import: the database went away while storing a batch');
+      return { ok: false, stop: 'unavailable' };
+    }
+    target.logger.error({ err }, 'bulk import: a batch could not be stored');
     return { ok: false, stop: 'failed' };
   } finally {
     locked();

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { Request } from 'express';
 import type { Settings } from '../../config/settings';
 import { defineEndpoint, right } from '../endpoint';
-import { forbidden, HttpProblem, invalidParameter, ProblemCode } from '../problem';
+import { DATABASE_RETRY_AFTER_SECONDS, forbidden, HttpProblem, invalidParameter, ProblemCode } from '../problem';
 import { bulkImportBodies, bulkImportQuery, bulkImportResponse, duplicateSettings } from '../schemas/leads';
 import { duplicateRule } from '../../domain/duplicates';
 import { responseAbortSignal, streamToResponse } from '../streamResponse';
@@ -88,10 +88,16 @@ function stopProblem(stop: BulkStop): HttpProblem {
       'invalid_body',
       `no byte of the body arrived for ${'idleMs' in stop ? stop.idleMs : 0} ms (BULK_BODY_IDLE_TIMEOUT_MS); ${read}, the rest of the body was not read`,
     ],
+    unavailable: [
+      'service_unavailable',
+      `the database could not be reached while storing rows; ${read}, the rest was not stored; retry shortly`,
+    ],
     failed: ['internal_error', `the import failed while storing rows; ${read}, the rest was not stored`],
   };
   const [code, detail] = problems[stop.reason];
   if (stop.reason === 'idle') return new HttpProblem(code, detail, undefined, {}, [408, 'Request timeout']);
+  if (stop.reason === 'unavailable')
+    return new HttpProblem(code, detail, undefined, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
   if (stop.reason === 'key_conflict')
     return new HttpProblem(code, detail, [{ parameter: 'Idempotency-Key', message: 'is in use by another request' }]);
   return new HttpProblem(code, detail, stop.reason === 'header' ? stop.errors : undefined);
