@@ -9,14 +9,17 @@
 const UUID =
   /^(?:\{([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\}|([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))$/i;
 
-/** The id as it is stored: a UUID (with or without braces) in lower case, any other value unchanged. */
+/**
+ * The id as it is stored: a UUID (with or without braces, and white space around, as the query
+ * and body ids are already read) in lower case, any other value unchanged.
+ */
 export function canonicalUniqueId(value: string): string {
-  const m = UUID.exec(value);
+  const m = UUID.exec(value.trim());
   if (m === null) return value;
   return (m[1] ?? m[2]!).toLowerCase();
 }
 
-/** Whether the value is a UUID in any letter case, with or without braces. */
+/** Whether the value is a UUID in any letter case, with or without braces and white space around. */
 export function isUuid(value: string): boolean {
-  return UUID.test(value);
+  return UUID.test(value.trim());
 }

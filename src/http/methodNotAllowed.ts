@@ -31,7 +31,9 @@ export function methodNotAllowed(endpoints: readonly Endpoint[], base: string): 
   }));
   return (req, _res, next) => {
     const path = req.path;
-    if (path !== base && !path.startsWith(`${base}/`)) return next();
+    // The prefix matches in any letter case, as the router's does (`/API/calls`).
+    const prefix = path.slice(0, base.length).toLowerCase();
+    if (prefix !== base.toLowerCase() || (path.length > base.length && path[base.length] !== '/')) return next();
     const segments = segmentsOf(path.slice(base.length));
     const allowed = new Set(routes.filter((r) => matches(r.template, segments)).flatMap((r) => r.methods));
     if (allowed.size === 0) return next();

@@ -36,8 +36,12 @@ describe('a method the path does not take', () => {
   });
 
   it('when the path differs in case or ends in a slash, then it is the same path, as the routes read it', async () => {
-    const res = await request(t.app).delete('/api/CALLS/').set('Authorization', w.accounts.full.auth);
-    expect([res.status, res.headers['allow']]).toEqual([405, 'GET, HEAD']);
+    for (const path of ['/api/CALLS/', '/API/calls', '/Api/Calls']) {
+      const res = await request(t.app).delete(path).set('Authorization', w.accounts.full.auth);
+      expect([path, res.status, res.headers['allow']]).toEqual([path, 405, 'GET, HEAD']);
+    }
+    // A path that only begins like the API's is not one of its paths.
+    expect((await request(t.app).delete('/apicalls').set('Authorization', w.accounts.full.auth)).status).toBe(404);
   });
 
   it('when a POST stands for a method the path does not take (X-HTTP-Method-Override), then 405 saying so', async () => {

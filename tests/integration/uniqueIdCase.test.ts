@@ -55,7 +55,7 @@ describe('unique ids in any letter case and in braces', () => {
 
   it('when a lead, a call, a lead definition or a campaign is named by its UUID in upper case or in braces, then it is found and answered in lower case', async () => {
     expect(lead).toMatch(/^[0-9a-f-]{36}$/);
-    for (const spell of [upper, braced]) {
+    for (const spell of [upper, braced, (id: string) => ` ${upper(id)}\t`]) {
       const byLead = await get(`/api/leads/${encodeURIComponent(spell(lead))}`);
       const recordings = await get(`/api/calls/${encodeURIComponent(spell(call))}/recordings`);
       const definition = await get(`/api/leaddefinitions/${encodeURIComponent(spell(leadDefinition))}`);
