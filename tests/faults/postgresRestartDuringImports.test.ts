@@ -1,9 +1,8 @@
-import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { createDb } from '../../src/data/db';
-import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
-import { createWorld, World } from '../harness/world';
-import { startRestartablePostgres, RestartablePostgres } from '../harness/restartablePostgres';
+import type { World } from '../harness/world';
+import type { RestartablePostgres } from '../harness/restartablePostgres';
+import { startWorldOnRestartablePostgres } from '../harness/restartableWorld';
 import { until } from '../harness/until';
 import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
 
@@ -42,15 +41,13 @@ describe('Postgres stopped under concurrent single imports', () => {
   });
 
   beforeAll(async () => {
-    pg = await startRestartablePostgres();
+    ({ pg, w } = await startWorldOnRestartablePostgres());
     db = createDb({ url: pg.url, timezone: ZONE, poolMax: 2 });
-    const target = db;
-    w = await createWorld({
-      load: (...records) => loadNdjson(target, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: ZONE }),
-    });
     node = await startApiNode('restart-imports', {
       DATABASE_URL: pg.url,
-      REDIS_URL: process.env.TEST_REDIS_URL ?? '',
+      // Requests counted in this Postgres: the shared test Redis keys counts by account id, and
+      // the next file's fresh database numbers its accounts from 1 again.
+      REDIS_URL: '',
       AUTH_CACHE_TTL_MS: '600000',
       // Thousands of imports and their retries: the account's daily quota must not end them.
       DEFAULT_DAILY_LIMIT: '100000000',

@@ -1,10 +1,7 @@
-import { Readable } from 'node:stream';
-import type { Knex } from 'knex';
-import { createDb } from '../../src/data/db';
-import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
-import { createWorld, World } from '../harness/world';
+import type { World } from '../harness/world';
 import { openEventStream, OpenedStream, ReceivedEvent } from '../harness/eventStreamClient';
-import { startRestartablePostgres, RestartablePostgres } from '../harness/restartablePostgres';
+import type { RestartablePostgres } from '../harness/restartablePostgres';
+import { startWorldOnRestartablePostgres } from '../harness/restartableWorld';
 import { processGroup } from '../harness/processGroup';
 import { until } from '../harness/until';
 import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
@@ -28,7 +25,6 @@ import { startApiNode, ApiNode } from '../cluster/harness/apiNodes';
  * 500; an unhandled 'error' of the listening, pooled or sequencing connection (a worker
  * crashes: every process of the node must be the same one at the end).
  */
-const ZONE = 'Europe/Copenhagen';
 const WRITERS = 3;
 /** Pause between one writer's imports: writers keep importing without taking both cores. */
 const WRITE_PAUSE_MS = 15;
@@ -60,25 +56,16 @@ interface LeadEnvelope {
 
 describe('Postgres restarted under live event streams', () => {
   let pg: RestartablePostgres | undefined;
-  let db: Knex | undefined;
   let node: ApiNode | undefined;
   let w: World;
 
   afterAll(async () => {
     await node?.stop();
-    await db?.destroy();
     await pg?.destroy();
   });
 
   beforeAll(async () => {
-    pg = await startRestartablePostgres();
-    db = createDb({ url: pg.url, timezone: ZONE, poolMax: 2 });
-    const target = db;
-    w = await createWorld({
-      load: (...records) => loadNdjson(target, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: ZONE }),
-    });
-    await db.destroy();
-    db = undefined;
+    ({ pg, w } = await startWorldOnRestartablePostgres());
     node = await startApiNode('event-restart', {
       DATABASE_URL: pg.url,
       REDIS_URL: process.env.TEST_REDIS_URL ?? '',

@@ -1,9 +1,8 @@
-import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import { createDb } from '../../src/data/db';
-import { loadNdjson } from '../../src/ingest/loader/loadNdjson';
-import { createWorld, World } from '../harness/world';
-import { startRestartablePostgres, RestartablePostgres } from '../harness/restartablePostgres';
+import type { World } from '../harness/world';
+import type { RestartablePostgres } from '../harness/restartablePostgres';
+import { startWorldOnRestartablePostgres } from '../harness/restartableWorld';
 import { startHookReceiver, HookReceiver } from '../harness/hookReceiver';
 import { processGroup } from '../harness/processGroup';
 import { until } from '../harness/until';
@@ -49,12 +48,8 @@ describe('Postgres restarted with a backlog of hook deliveries', () => {
   });
 
   beforeAll(async () => {
-    pg = await startRestartablePostgres();
+    ({ pg, w } = await startWorldOnRestartablePostgres());
     db = createDb({ url: pg.url, timezone: ZONE, poolMax: 2 });
-    const target = db;
-    w = await createWorld({
-      load: (...records) => loadNdjson(target, Readable.from(records.map((r) => JSON.stringify(r) + '\n')), { zone: ZONE }),
-    });
     receiver = await startHookReceiver();
     receiver.behave('/never', (n, req) => {
       requests = n;
