@@ -99,7 +99,7 @@ export function leadCopySql(db: Knex, filter: LeadFilter, visible: Map<number, L
     [
       ...campaignIds.flatMap((id) => {
         const v = visible.get(id)!;
-        return [id, v.names, v.phoneField, v.keyField];
+        return [id, v.names, v.phone, v.key];
       }),
       campaignIds,
       ...rows.bindings,

@@ -47,10 +47,8 @@ export function visibleFieldsByDefinition(definitions: Map<number, LeadFieldRule
  * (in sort order), and the fields `phoneNumber` and `externalKey` come from where it sees them
  * (visibleKeyFields; null where it does not).
  */
-export interface LeadVisibility {
+export interface LeadVisibility extends VisibleKeyFields {
   names: string[];
-  phoneField: string | null;
-  keyField: string | null;
 }
 
 /** Per campaign of the request's lookups, its LeadVisibility: the lead COPY's list of them (src/data/exportQueries.ts). */
@@ -58,10 +56,9 @@ export function leadVisibilityByCampaign(lookups: LeadLookups, access: EntryAcce
   const names = visibleFieldsByDefinition(lookups.definitions, access);
   const byDefinition = new Map<number, LeadVisibility>();
   for (const [id, fields] of lookups.definitions) {
-    const keys = visibleKeyFields(fields, access);
-    byDefinition.set(id, { names: names.get(id)!, phoneField: keys.phone, keyField: keys.key });
+    byDefinition.set(id, { names: names.get(id)!, ...visibleKeyFields(fields, access) });
   }
-  const none: LeadVisibility = { names: [], phoneField: null, keyField: null };
+  const none: LeadVisibility = { names: [], phone: null, key: null };
   return new Map([...lookups.campaigns].map(([id, c]) => [id, byDefinition.get(c.leadDefinitionId) ?? none]));
 }
 
