@@ -49,7 +49,7 @@ interface BulkBody {
   separator: string;
 }
 
-export interface BulkImportDeps {
+interface BulkImportDeps {
   db: Knex;
   /** The moment of each batch's insert decides its automatic pool. */
   clock: () => Date;
@@ -251,18 +251,22 @@ async function* afterPrefix(items: AsyncIterable<RowItem | StopItem>, tracking: 
  * Reads a whole body into `chain` without storing anything: whether a retry under a finished
  * Idempotency-Key sends the same request.
  */
-export async function readBulkBody(
-  run: { deps: Pick<BulkImportDeps, 'zone'>; importer: Pick<BulkImporter, 'entryAccess'> } & Pick<
-    BulkImportRun,
-    'request' | 'body' | 'options'
-  >,
-  chain: RowDigest,
-): Promise<void> {
+export async function readBulkBody(run: BodyReading, chain: RowDigest): Promise<void> {
+  for await (const _ of rowItemsOf(run, chain));
+}
+
+/** What reading a body's rows needs of an import run. */
+type BodyReading = { deps: Pick<BulkImportDeps, 'zone'>; importer: Pick<BulkImporter, 'entryAccess'> } & Pick<
+  BulkImportRun,
+  'request' | 'body' | 'options'
+>;
+
+/** The body's rows checked with the single import's rules, and the stop that ends them early. */
+function rowItemsOf(run: BodyReading, chain?: RowDigest): AsyncGenerator<RowItem | StopItem> {
   const { deps, request, body, options } = run;
   const { entryAccess } = run.importer;
-  const records = bodyRecords(body, request.campaign, entryAccess, options);
   const mapping = { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes, encoding: body.encoding };
-  for await (const _ of rowItems(records, request, mapping, chain));
+  return rowItems(bodyRecords(body, request.campaign, entryAccess, options), request, mapping, chain);
 }
 
 function prepareRow(
@@ -312,10 +316,8 @@ export interface BulkImportRun {
  * batch in flight is then rolled back unless its commit had already begun.
  */
 export async function* runBulkImport(run: BulkImportRun): AsyncGenerator<BulkPiece> {
-  const { deps, importer, request, body, options, signal, tracking } = run;
-  const { entryAccess } = importer;
-  const mapping = { zone: deps.zone, entryAccess, maxValueBytes: options.maxValueBytes, encoding: body.encoding };
-  const items = rowItems(bodyRecords(body, request.campaign, entryAccess, options), request, mapping, tracking?.chain);
+  const { deps, importer, request, options, signal, tracking } = run;
+  const items = rowItemsOf(run, tracking?.chain);
   let stop: BulkStop | undefined;
   const rows = untilStop(tracking ? afterPrefix(items, tracking) : items, (s) => (stop = s));
   const batches = batchesOf(rows, options.batchSize, options.maxBatchDelayMs);
