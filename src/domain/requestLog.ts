@@ -50,9 +50,10 @@ const CSV_COLUMNS = [
   'clientAddress',
 ] as const;
 
-/** The CSV header row (CRLF-terminated). */
+/** The CSV header row (CRLF-terminated), quoted like the rows: a letter separator (`e`) occurs in the names. */
 export function requestLogCsvHeader(separator: string): string {
-  return CSV_COLUMNS.join(separator) + '\r\n';
+  const quote = csvQuoter(separator);
+  return CSV_COLUMNS.map((c) => quote(c)).join(separator) + '\r\n';
 }
 
 /** One CSV row per entry: RFC 4180 quoting with `separator`, CRLF, an absent address empty. */
