@@ -1,4 +1,4 @@
-import { textProblem as storableTextProblem } from './textSafety';
+import { keyProblem as storableKeyProblem, textProblem as storableTextProblem } from './textSafety';
 import { isLargerThan, LeadDataError, valueTooLargeMessage } from './leadData';
 
 /**
@@ -38,6 +38,12 @@ function textProblem(value: string, rules: BulkRowRules): string | undefined {
   return storableTextProblem(value);
 }
 
+/** A data key Postgres and the lead data can hold, and that an object keeps (not `__proto__`). */
+function dataKeyProblem(key: string, rules: BulkRowRules): string | undefined {
+  if (key.includes(rules.undecodable)) return UNDECODABLE_MESSAGE;
+  return storableKeyProblem(key);
+}
+
 /**
  * A key as an answer names it: the decoder's mark, which is no client's text, as U+FFFD (the
  * character that stands for what could not be read; src/streams/utf8Text.ts shownText).
@@ -59,7 +65,7 @@ function dataObject(value: Record<string, unknown>, prefix: string, rules: BulkR
       continue;
     }
     const problem =
-      textProblem(key, rules) ?? (isLargerThan(v, maxValueBytes) ? valueTooLargeMessage(maxValueBytes) : textProblem(v, rules));
+      dataKeyProblem(key, rules) ?? (isLargerThan(v, maxValueBytes) ? valueTooLargeMessage(maxValueBytes) : textProblem(v, rules));
     if (problem) errors.push({ field, message: problem });
     else data[key] = v;
   }

@@ -18,6 +18,18 @@ export function textProblem(value: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A JSON key no object reader keeps: `JSON.parse` makes `__proto__` an own key, but every plain
+ * object it is copied into (zod's records and objects, `data[key] = value`) drops it without a
+ * word, so a lead import named it nowhere and answered `success: true` as if it were stored.
+ */
+const PROTO_KEY_MESSAGE = 'is not accepted as a property name';
+
+/** Why `key` cannot be a body key: text that cannot be stored, or `__proto__`; undefined when it can. */
+export function keyProblem(key: string): string | undefined {
+  return textProblem(key) ?? (key === '__proto__' ? PROTO_KEY_MESSAGE : undefined);
+}
+
 export interface ValueProblem {
   /** Dotted path of the offending key or value (`Data.Name`, `items.3`), '' for the root. */
   path: string;
@@ -44,7 +56,7 @@ export function findValueProblem(root: unknown, maxDepth: number): ValueProblem 
     if (depth + 1 > maxDepth) return { path, message: `is nested deeper than ${maxDepth} levels`, kind: 'depth' };
     const entries = Object.entries(value as Record<string, unknown>);
     for (const [key] of entries) {
-      const keyMessage = textProblem(key);
+      const keyMessage = keyProblem(key);
       if (keyMessage) return { path: path ? `${path}.${key}` : key, message: keyMessage, kind: 'text' };
     }
     // Pushed in reverse so the first property is looked at first.

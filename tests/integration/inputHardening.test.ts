@@ -253,6 +253,51 @@ describe('input hardening', () => {
     });
   });
 
+  describe('a `__proto__` key', () => {
+    // JSON.parse keeps it as an own key, but every object it is copied into drops it silently:
+    // the import answered success as if the value were stored.
+    it('when a lead import names `__proto__` in Data, then it is a 400 naming it', async () => {
+      const res = await request(t.app)
+        .post('/api/leads')
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/json')
+        .send(`{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"__proto__":"x","name":"Proto","telefon":"+45 12 34 56 78"}}`);
+      expect(res.status).toBe(400);
+      expect((res.body as Problem).code).toBe('invalid_body');
+      expect((res.body as Problem).errors).toEqual([{ field: 'Data.__proto__', message: 'is not accepted as a property name' }]);
+    });
+
+    it('when a calendar event body has `__proto__`, then it is a 400 naming it', async () => {
+      const res = await request(t.app)
+        .post('/api/calendars/events')
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/json')
+        .send(
+          `{"__proto__":{"title":"x"},"calendarCode":${JSON.stringify(calendar())},"title":"t","notes":"","start":"2026-12-01T10:00:00","end":"2026-12-01T11:00:00","source":"","externalId":""}`,
+        );
+      expect(res.status).toBe(400);
+      expect((res.body as Problem).errors[0]!.field).toBe('__proto__');
+    });
+
+    it('when a bulk import row names `__proto__`, then that row fails naming it and the others are stored', async () => {
+      const rows = [
+        `{"name":"fine 1","telefon":"+45 12 34 56 78"}`,
+        `{"__proto__":"x","name":"proto","telefon":"+45 12 34 56 78"}`,
+        `{"Data":{"__proto__":"x","name":"proto","telefon":"+45 12 34 56 78"}}`,
+      ].join('\n');
+      const res = await request(t.app)
+        .post(`/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`)
+        .set('Authorization', w.accounts.full.auth)
+        .set('Content-Type', 'application/x-ndjson')
+        .send(rows);
+      expect(res.status).toBe(200);
+      const results = JSON.parse(res.text) as { row: number; success: boolean; errors?: { field: string; message: string }[] }[];
+      expect(results.map((r) => r.success)).toEqual([true, false, false]);
+      expect(results[1]!.errors).toEqual([{ field: '__proto__', message: 'is not accepted as a property name' }]);
+      expect(results[2]!.errors).toEqual([{ field: 'Data.__proto__', message: 'is not accepted as a property name' }]);
+    });
+  });
+
   describe('integer parameters', () => {
     it.each(['0x10', '1e3', '0b1', '16.0', '+16', '1 6', '-1', '0'])('when Limit=%j, then it is a 400 naming Limit', async (value) => {
       const res = await request(t.app)
