@@ -221,10 +221,12 @@ export function localHour(value: Date | number, zone: string): number {
 }
 
 // yyyy-MM-dd, then optionally T/space + HH:mm[:ss[.fff]] and an offset. A space before an
-// offset (`HH:MM`, `HHMM` or `HH`) stands for `+`: an unencoded `+` in a query string arrives
-// as a space, and Java's and PHP's formats write `+0100`.
+// unsigned offset (`HH:MM`, `HHMM` or `HH`) stands for `+`: an unencoded `+` in a query string
+// arrives as a space, and Java's and PHP's formats write `+0100`. A space may also come before a
+// signed offset, `Z`, `UTC` or `GMT`, as Ruby's `Time#to_s` (`2026-05-06 10:16:41 +0200`,
+// `… UTC`) and Go's layouts write them.
 const DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?| (\d{2})(?::?(\d{2}))?)?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?: ?([Zz]|UTC|GMT)| ?([+-])(\d{2})(?::?(\d{2}))?| (\d{2})(?::?(\d{2}))?)?)?$/;
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;

@@ -35,6 +35,17 @@ describe('parseDateTime', () => {
     expect(() => parseDateTime('2026-05-06T10:16:41 2', CPH)).toThrow();
   });
 
+  it('when a space comes before a signed offset, Z, UTC or GMT (Ruby, Go), then it is read as without the space', () => {
+    expect(iso(parseDateTime('2026-05-06 10:16:41 +0200', CPH))).toBe('2026-05-06T08:16:41.000Z');
+    expect(iso(parseDateTime('2026-05-06T10:16:41 -03:30', CPH))).toBe('2026-05-06T13:46:41.000Z');
+    expect(iso(parseDateTime('2026-05-06 10:16:41 UTC', CPH))).toBe('2026-05-06T10:16:41.000Z');
+    expect(iso(parseDateTime('2026-05-06T10:16:41GMT', CPH))).toBe('2026-05-06T10:16:41.000Z');
+    expect(iso(parseDateTime('2026-05-06T10:16:41 Z', CPH))).toBe('2026-05-06T10:16:41.000Z');
+    expect(() => parseDateTime('2026-05-06T10:16:41  +0200', CPH)).toThrow();
+    expect(() => parseDateTime('2026-05-06T10:16:41 CET', CPH)).toThrow();
+    expect(() => parseDateTime('2026-05-06 UTC', CPH)).toThrow();
+  });
+
   it('when the value has no offset, then it is wall time in the zone', () => {
     expect(iso(parseDateTime('2026-05-06T10:16:41', CPH))).toBe('2026-05-06T08:16:41.000Z');
     expect(iso(parseDateTime('2026-01-06T10:16:41', CPH))).toBe('2026-01-06T09:16:41.000Z');
@@ -158,7 +169,7 @@ describe('parseDateTime', () => {
     '2026-W19-3',
     '2026-126',
     '1715000000',
-    '2026-05-06T10:16:41 +02:00',
+    '2026-05-06T10:16:41 +02:00 CET',
   ])('when the value is %j, then it is a CodecError', (input) => {
     expect(() => parseDateTime(input, CPH)).toThrow(CodecError);
   });
