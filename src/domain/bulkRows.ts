@@ -114,6 +114,17 @@ export function parseBulkRow(value: unknown, rules: BulkRowRules): BulkRowParse 
           else if (v.trim() !== '') input.pool = v.trim();
         }
         break;
+      case 'duplicatecheck':
+      case 'duplicatekey':
+      case 'duplicatewindow':
+      case 'duplicatestatuses':
+      case 'onduplicate':
+        // The single import takes these in its body; a bulk import takes them once, for every row.
+        errors.push({
+          field: key,
+          message: 'is a query parameter of POST /leads/bulk (it applies to every row), not a property of an import body',
+        });
+        break;
       default:
         errors.push({ field: key, message: 'is not a property of an import body (CampaignCode, Data, LeadPool)' });
     }

@@ -42,7 +42,10 @@ function updateOf(campaign: ImportCampaign, row: DuplicateCandidate): Omit<Dupli
 /**
  * Decides each row in order. Rows decided `insert` may have had later rows' updates merged into
  * them (their data, phone and external key changed in place). `updates`: one per stored lead,
- * later rows' values over earlier ones'.
+ * later rows' values over earlier ones'. A key an Update gives a lead (a new number merged into
+ * a stored lead or an earlier row) is seen by the later rows, as a later import would see it: the
+ * lookup ran before the batch's updates, so such a row would otherwise be stored as a second lead
+ * of that person.
  */
 export function decideBatch(
   rule: DuplicateRule,
@@ -51,10 +54,22 @@ export function decideBatch(
   stored: (StoredDuplicate | undefined)[],
 ): { decisions: RowDecision[]; updates: DuplicateUpdate[] } {
   const firstByKey = new Map<string, DuplicateCandidate>();
+  /** Stored leads by the keys this batch's updates gave them. */
+  const storedByKey = new Map<string, StoredDuplicate>();
   const updates = new Map<number, DuplicateUpdate>();
+  const keysOf = (keys: RowKeys) => [
+    ...(keys.phoneE164 !== null ? [`p ${keys.phoneE164}`] : []),
+    ...(keys.externalKey !== null ? [`x ${keys.externalKey}`] : []),
+  ];
+  const storedMatch = (keys: RowKeys): StoredDuplicate | undefined => {
+    const byPhone = keys.phoneE164 !== null ? storedByKey.get(`p ${keys.phoneE164}`) : undefined;
+    if (byPhone) return { ...byPhone, matched: 'phone' };
+    const byKey = keys.externalKey !== null ? storedByKey.get(`x ${keys.externalKey}`) : undefined;
+    return byKey ? { ...byKey, matched: 'externalKey' } : undefined;
+  };
   const decisions = rows.map((row, i): RowDecision => {
     const keys = rowKeys(rule, row);
-    const found = stored[i];
+    const found = stored[i] ?? storedMatch(keys);
     if (found !== undefined) {
       if (rule.onDuplicate !== 'Update') return { kind: 'duplicate', uniqueId: found.uniqueId, matched: found.matched };
       const next = updateOf(campaign, row);
@@ -66,6 +81,8 @@ export function decideBatch(
         phoneE164: next.phoneNumber !== null ? next.phoneE164 : (prev?.phoneE164 ?? null),
         externalKey: next.externalKey ?? prev?.externalKey ?? null,
       });
+      const given = rowKeys(rule, { phoneE164: next.phoneNumber !== null ? next.phoneE164 : null, externalKey: next.externalKey });
+      for (const k of keysOf(given)) if (!storedByKey.has(k)) storedByKey.set(k, found);
       return { kind: 'updated', uniqueId: found.uniqueId };
     }
     const byPhone = keys.phoneE164 !== null ? firstByKey.get(`p ${keys.phoneE164}`) : undefined;
@@ -81,10 +98,10 @@ export function decideBatch(
         earlier.phoneE164 = next.phoneE164;
       }
       if (next.externalKey !== null) earlier.externalKey = next.externalKey;
+      for (const k of keysOf(rowKeys(rule, earlier))) if (!firstByKey.has(k)) firstByKey.set(k, earlier);
       return { kind: 'updated', uniqueId: earlier.uniqueId };
     }
-    if (keys.phoneE164 !== null) firstByKey.set(`p ${keys.phoneE164}`, row);
-    if (keys.externalKey !== null) firstByKey.set(`x ${keys.externalKey}`, row);
+    for (const k of keysOf(keys)) firstByKey.set(k, row);
     return { kind: 'insert' };
   });
   return { decisions, updates: [...updates.values()] };

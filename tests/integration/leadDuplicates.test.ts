@@ -98,6 +98,19 @@ describe('duplicates on POST /leads', () => {
     expect(await leadsWithPhone(p.e164)).toBe(1);
   });
 
+  it('when the body carries the duplicate parameters as null, then they are not given and the query or the default applies', async () => {
+    const p = phone();
+    const a = await importLead({ Data: { Name: 'A', Telefon: p.international } });
+    const unset = { DuplicateCheck: null, DuplicateKey: null, DuplicateWindow: null, DuplicateStatuses: null, OnDuplicate: null };
+    const b = await importLead({ Data: { Name: 'B', Telefon: p.national }, ...unset }, '?DuplicateCheck=Campaign&OnDuplicate=Skip');
+    expect(b.status).toBe(200);
+    expect(b.body).toEqual({ success: true, uniqueId: a.body.uniqueId, duplicate: true });
+    const c = await importLead({ Data: { Name: 'C', Telefon: p.national }, ...unset });
+    expect(c.status).toBe(200);
+    expect(c.body).toMatchObject({ success: true });
+    expect(c.body.uniqueId).not.toBe(a.body.uniqueId);
+  });
+
   it('when the stored lead is in another campaign, then Campaign does not count it and Project does', async () => {
     const p = phone();
     const a = await importLead({ Data: { Name: 'A', Telefon: p.international } });

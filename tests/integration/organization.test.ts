@@ -315,6 +315,12 @@ describe('GET /api/campaigns', () => {
       expect(await mine('All')).toEqual([w.campaigns.b2b, paused()]);
     });
 
+    it('when Active is 1 or 0, as other boolean parameters take it (PHP writes true as 1), then active or inactive campaigns come', async () => {
+      const mine = async (active: string) => codes(await get('/api/campaigns', { Project: `B2B-${w.id}*`, Active: active }));
+      expect(await mine('1')).toEqual([w.campaigns.b2b]);
+      expect(await mine('0')).toEqual([paused()]);
+    });
+
     it('when Limit is given, then it caps the list, by code', async () => {
       const res = await get('/api/campaigns', { Project: `B2B-${w.id}*`, Limit: '1' });
       expect(codes(res)).toEqual([w.campaigns.b2b]);

@@ -283,6 +283,18 @@ describe('the account request log', () => {
     expect(myaccount.every((e) => e.service === 'myaccount')).toBe(true);
   });
 
+  it('when Service names no service, then it is a 400 naming the parameter and the services it may have meant, not an empty log', async () => {
+    const res = await logOf(w.accounts.full.auth, { Service: 'myaccount,campaigns' });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    const errors = (res.body as { errors: { parameter: string; message: string }[] }).errors;
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.parameter).toBe('Service');
+    expect(errors[0]!.message).toContain('"campaigns"');
+    expect(errors[0]!.message).toContain('campaigns.list');
+    expect((await logOf(w.accounts.full.auth, { Service: 'CAMPAIGNS.LIST' })).status).toBe(200);
+  });
+
   it('when the log is asked for as CSV, then it streams a header row and one quoted row per entry', async () => {
     const id = uniq('log-csv-');
     await request(t.app).get('/api/myaccount?a=1;b="2"').set('Authorization', w.accounts.full.auth).set('X-Request-Id', id).expect(200);

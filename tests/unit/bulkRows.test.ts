@@ -35,3 +35,15 @@ describe('parseBulkRow', () => {
     });
   });
 });
+
+describe('parseBulkRow: duplicate parameters in an import body', () => {
+  it('when an import body carries a duplicate parameter, then its error says the bulk import takes it in the query', () => {
+    const parsed = parseBulkRow({ Data: { Name: 'A' }, duplicateCheck: 'Campaign', OnDuplicate: 'Skip', Extra: 'x' }, rules);
+    expect(parsed.ok).toBe(false);
+    const errors = parsed.ok ? [] : parsed.errors;
+    expect(errors.map((e) => e.field)).toEqual(['duplicateCheck', 'OnDuplicate', 'Extra']);
+    expect(errors[0]!.message).toMatch(/query parameter of POST \/leads\/bulk/);
+    expect(errors[1]!.message).toMatch(/query parameter of POST \/leads\/bulk/);
+    expect(errors[2]!.message).toBe('is not a property of an import body (CampaignCode, Data, LeadPool)');
+  });
+});

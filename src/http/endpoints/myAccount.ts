@@ -4,7 +4,7 @@ import type { AppServices } from '../services';
 import { dailyLimitFor } from '../../ratelimit/countRequests';
 import { myAccountBody, requestCountBody, requestLimitBody, requestLogEntryBody, requestLogQuery } from '../schemas/myAccount';
 import { openRequestLogCursor } from '../../data/requestLog';
-import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLogRow } from '../../domain/requestLog';
+import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLogRow, unknownServiceName } from '../../domain/requestLog';
 import { openExport, sendExportBody } from '../exportStream';
 import { csvEncoding, csvText, setCsvHeaders } from '../csvResponse';
 import { jsonArrayText } from '../../streams/rowsToText';
@@ -64,6 +64,9 @@ export function myAccountEndpoints(
 ): Endpoint[] {
   let services: CountedService[] | undefined;
   const listServices = () => (services ??= countedServices(endpoints()));
+  // Every service a request can be logged under (GET /metrics, not counted, too), sorted.
+  let names: string[] | undefined;
+  const serviceNames = () => (names ??= [...new Set(endpoints().map((e) => e.service))].sort());
 
   const myAccount = defineEndpoint({
     service: 'myaccount',
@@ -154,6 +157,8 @@ export function myAccountEndpoints(
     dateTimes: true,
     async handler(ctx) {
       const { query, zone, dateTimeFormat, account, representation } = ctx;
+      const unknownService = query.Service && unknownServiceName(query.Service, serviceNames());
+      if (unknownService) throw invalidParameter('Service', unknownService);
       const filter = {
         from: query.FromTime,
         to: windowEnd(query.FromTime, query.TimeSpan, zone),

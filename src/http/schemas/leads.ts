@@ -61,14 +61,34 @@ const duplicateParams = {
 
 type DuplicateParams = z.output<z.ZodObject<typeof duplicateParams>>;
 
-/** The settings the parameters say (absent ones are left to the campaign). */
-export function duplicateSettings(params: Partial<DuplicateParams>): DuplicateSettings {
+/**
+ * The duplicate parameters as properties of the single import's body: `null` is "not given", as
+ * for `LeadPool` and a hook body's optional properties (.NET clients write an unset property as null).
+ */
+const duplicateBodyProps = {
+  DuplicateCheck: nullInBody(duplicateParams.DuplicateCheck),
+  DuplicateKey: nullInBody(duplicateParams.DuplicateKey),
+  DuplicateWindow: nullInBody(duplicateParams.DuplicateWindow),
+  DuplicateStatuses: nullInBody(duplicateParams.DuplicateStatuses),
+  OnDuplicate: nullInBody(duplicateParams.OnDuplicate),
+};
+
+/** An optional parameter that also takes `null` for "not given", with the same description. */
+function nullInBody<T extends z.ZodType>(param: z.ZodOptional<T>) {
+  return param
+    .unwrap()
+    .nullish()
+    .meta(param.meta() ?? {});
+}
+
+/** The settings the parameters say (absent or null ones are left to the campaign). */
+export function duplicateSettings(params: { [K in keyof DuplicateParams]?: DuplicateParams[K] | null }): DuplicateSettings {
   return {
-    ...(params.DuplicateCheck !== undefined ? { check: params.DuplicateCheck } : {}),
-    ...(params.DuplicateKey !== undefined ? { key: params.DuplicateKey } : {}),
-    ...(params.DuplicateWindow !== undefined ? { window: params.DuplicateWindow } : {}),
-    ...(params.DuplicateStatuses !== undefined ? { statuses: params.DuplicateStatuses } : {}),
-    ...(params.OnDuplicate !== undefined ? { onDuplicate: params.OnDuplicate } : {}),
+    ...(params.DuplicateCheck != null ? { check: params.DuplicateCheck } : {}),
+    ...(params.DuplicateKey != null ? { key: params.DuplicateKey } : {}),
+    ...(params.DuplicateWindow != null ? { window: params.DuplicateWindow } : {}),
+    ...(params.DuplicateStatuses != null ? { statuses: params.DuplicateStatuses } : {}),
+    ...(params.OnDuplicate != null ? { onDuplicate: params.OnDuplicate } : {}),
   };
 }
 
@@ -99,7 +119,7 @@ export const importLeadBody = z.object({
     description:
       'Name of the lead pool (created when missing); `Pool` is accepted too. Absent or blank: `(auto) yyyy-MM-dd` of the platform-local date.',
   }),
-  ...duplicateParams,
+  ...duplicateBodyProps,
 });
 
 export const importLeadBodyAliases = { Pool: 'LeadPool' };

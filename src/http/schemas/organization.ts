@@ -70,12 +70,14 @@ export const includeQuery = z.object({ Include: includeParam.optional() });
 export const orgUnitPathLower = z.object({ orgCode: orgCode.meta({ example: 'Salg Øst' }) });
 export const orgUnitPath = z.object({ OrgCode: orgCode.meta({ example: 'TRYG Forsikring A/S' }) });
 
-/** `true`, `false` or `All` (any case), as clients of the live service send it. */
+/** `true`, `false` or `All` (any case), as clients of the live service send it; `1` and `0` as every boolean parameter takes them. */
 const activeParam = z
   .string()
   .transform((value, ctx) => {
     const v = value.trim().toLowerCase();
-    if (v === 'true' || v === 'false' || v === 'all') return v === 'all' ? undefined : v === 'true';
+    if (v === 'true' || v === '1') return true;
+    if (v === 'false' || v === '0') return false;
+    if (v === 'all') return undefined;
     ctx.addIssue({ code: 'custom', message: 'must be true, false or All' });
     return z.NEVER;
   })

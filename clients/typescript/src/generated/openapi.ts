@@ -6565,27 +6565,27 @@ export interface operations {
                      * @description Where a stored lead makes this one a duplicate: `None` (no check; the default unless the campaign sets one), `Campaign`, `Project` (the campaign's project), `Account` (every campaign the account's project rights reach).
                      * @example Campaign
                      */
-                    DuplicateCheck?: string;
+                    DuplicateCheck?: string | null;
                     /**
                      * @description What makes two leads the same person: `Phone` (default; the number in E.164 as the do-not-call list normalises it), `ExternalKey`, `PhoneOrExternalKey`.
                      * @example Phone
                      */
-                    DuplicateKey?: string;
+                    DuplicateKey?: string | null;
                     /**
                      * @description Only leads uploaded within this span before now count; default any age.
                      * @example P30D
                      */
-                    DuplicateWindow?: string;
+                    DuplicateWindow?: string | null;
                     /**
                      * @description `Open` (default): only open leads count (New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial, Unresolved); `All`: closed ones too.
                      * @example All
                      */
-                    DuplicateStatuses?: string;
+                    DuplicateStatuses?: string | null;
                     /**
                      * @description What a duplicate does: `Reject` (default; `success: false` with `duplicateOf`), `Skip` (nothing stored; `duplicate: true` with the stored lead's uniqueId), `Update` (the stored lead's editable data fields are merged with the new values, `updated: true`, a `lead.updated` hook event).
                      * @example Skip
                      */
-                    OnDuplicate?: string;
+                    OnDuplicate?: string | null;
                 };
             };
         };
