@@ -20,68 +20,8 @@ import { defaultPhoneRegion } from '../../src/config/platform';
 
 const BACKFILL_BATCH = 5000;
 
-export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`
-    ALTER TABLE leads ADD COLUMN phone_e164 text;
-    ALTER TABLE campaigns
-      ADD COLUMN duplicate_check text CHECK (duplicate_check IN ('None', 'Campaign', 'Project', 'Account')),
-      ADD COLUMN duplicate_key text CHECK (duplicate_key IN ('Phone', 'ExternalKey', 'PhoneOrExternalKey')),
-      ADD COLUMN duplicate_window interval,
-      ADD COLUMN on_duplicate text CHECK (on_duplicate IN ('Reject', 'Skip', 'Update'));
-  `);
-  await backfillPhoneE164(knex, process.env.DEFAULT_PHONE_REGION ?? defaultPhoneRegion());
-  await knex.raw(`
-    CREATE INDEX leads_duplicate_phone ON leads (phone_e164, campaign_id) WHERE phone_e164 IS NOT NULL;
-    CREATE INDEX leads_duplicate_external_key ON leads (external_key, campaign_id) WHERE external_key IS NOT NULL;
-
-    DROP FUNCTION lcm_import_lead(bigint, text[], text, text, text, text, text, jsonb, timestamptz, bigint);
-
-    -- The stored lead a new one duplicates, the latest uploaded: by its normalised phone and/or
-    -- external key, in the scope ('campaign': p_campaign_id; 'project': campaigns of p_project;
-    -- 'account': campaigns whose project matches p_like_patterns), uploaded at or after p_since
-    -- (null: any age), in one of p_statuses (null: any status). matched: 'phone' or 'externalKey'.
-    CREATE FUNCTION lcm_find_duplicate(
-      p_scope text, p_campaign_id bigint, p_project text, p_like_patterns text[],
-      p_phone_e164 text, p_external_key text, p_since timestamptz, p_statuses smallint[])
-    RETURNS TABLE (dup_id bigint, dup_unique_id text, dup_status smallint, matched text)
-    -- plpgsql, not sql: its plan is kept per connection instead of made on every call; generic,
-    -- as a plan for one scope's values is no cheaper than the index lookup every scope starts with.
-    LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $fn$
-    BEGIN
-      RETURN QUERY
-      SELECT d.id, d.unique_id, d.status, d.matched FROM (
-        SELECT l.id, l.unique_id, l.status, l.upload_time, l.campaign_id, 'phone' AS matched
-          FROM leads l WHERE p_phone_e164 IS NOT NULL AND l.phone_e164 = p_phone_e164
-        UNION ALL
-        SELECT l.id, l.unique_id, l.status, l.upload_time, l.campaign_id, 'externalKey'
-          FROM leads l WHERE p_external_key IS NOT NULL AND l.external_key = p_external_key) d
-      JOIN campaigns c ON c.id = d.campaign_id
-      WHERE CASE p_scope
-              WHEN 'campaign' THEN d.campaign_id = p_campaign_id
-              WHEN 'project' THEN lower(c.project) = lower(p_project)
-              ELSE lower(c.project) LIKE ANY (p_like_patterns) END
-        AND (p_since IS NULL OR d.upload_time >= p_since)
-        AND (p_statuses IS NULL OR d.status = ANY (p_statuses))
-      ORDER BY d.upload_time DESC, d.id DESC
-      LIMIT 1;
-    END
-    $fn$;
-
-    -- Serialises imports of the same normalised keys until the end of the transaction, so the
-    -- lookup that follows sees every lead a concurrent import of the key stored. One lock per key
-    -- whatever the scope (scopes of different accounts overlap); taken in hash order, so two
-    -- imports that share both keys never wait on each other.
-    CREATE FUNCTION lcm_lock_duplicate_keys(p_phone_e164 text, p_external_key text) RETURNS void
-    LANGUAGE plpgsql AS $fn$
-    BEGIN
-      PERFORM pg_advisory_xact_lock(h) FROM (
-        SELECT DISTINCT hashtextextended(k, 0) AS h
-          FROM unnest(array['lcm duplicate phone ' || p_phone_e164, 'lcm duplicate external key ' || p_external_key]) AS k
-         WHERE k IS NOT NULL
-         ORDER BY 1) s;
-    END
-    $fn$;
-
+/** lcm_import_lead with the duplicate check, as this migration defines it (20261231000001 replaces it; its down restores it). */
+export const IMPORT_LEAD_WITH_DUPLICATE_CHECK = `
     -- One import. outcome: 'inserted' (lead_id, lead_status), 'unknown_campaign' (the campaign
     -- is gone), 'forbidden' (its project matches none of p_like_patterns, the account's
     -- patterns as LIKE patterns), 'duplicate' (nothing stored: dup_unique_id, matched) or
@@ -162,7 +102,71 @@ export async function up(knex: Knex): Promise<void> {
       PERFORM lcm_record_lead_events('lead.created', array[v_lead], array[null::smallint], p_now);
       RETURN QUERY SELECT 'inserted', v_lead, v_status, null::text, null::text;
     END
+    $fn$;`;
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    ALTER TABLE leads ADD COLUMN phone_e164 text;
+    ALTER TABLE campaigns
+      ADD COLUMN duplicate_check text CHECK (duplicate_check IN ('None', 'Campaign', 'Project', 'Account')),
+      ADD COLUMN duplicate_key text CHECK (duplicate_key IN ('Phone', 'ExternalKey', 'PhoneOrExternalKey')),
+      ADD COLUMN duplicate_window interval,
+      ADD COLUMN on_duplicate text CHECK (on_duplicate IN ('Reject', 'Skip', 'Update'));
+  `);
+  await backfillPhoneE164(knex, process.env.DEFAULT_PHONE_REGION ?? defaultPhoneRegion());
+  await knex.raw(`
+    CREATE INDEX leads_duplicate_phone ON leads (phone_e164, campaign_id) WHERE phone_e164 IS NOT NULL;
+    CREATE INDEX leads_duplicate_external_key ON leads (external_key, campaign_id) WHERE external_key IS NOT NULL;
+
+    DROP FUNCTION lcm_import_lead(bigint, text[], text, text, text, text, text, jsonb, timestamptz, bigint);
+
+    -- The stored lead a new one duplicates, the latest uploaded: by its normalised phone and/or
+    -- external key, in the scope ('campaign': p_campaign_id; 'project': campaigns of p_project;
+    -- 'account': campaigns whose project matches p_like_patterns), uploaded at or after p_since
+    -- (null: any age), in one of p_statuses (null: any status). matched: 'phone' or 'externalKey'.
+    CREATE FUNCTION lcm_find_duplicate(
+      p_scope text, p_campaign_id bigint, p_project text, p_like_patterns text[],
+      p_phone_e164 text, p_external_key text, p_since timestamptz, p_statuses smallint[])
+    RETURNS TABLE (dup_id bigint, dup_unique_id text, dup_status smallint, matched text)
+    -- plpgsql, not sql: its plan is kept per connection instead of made on every call; generic,
+    -- as a plan for one scope's values is no cheaper than the index lookup every scope starts with.
+    LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $fn$
+    BEGIN
+      RETURN QUERY
+      SELECT d.id, d.unique_id, d.status, d.matched FROM (
+        SELECT l.id, l.unique_id, l.status, l.upload_time, l.campaign_id, 'phone' AS matched
+          FROM leads l WHERE p_phone_e164 IS NOT NULL AND l.phone_e164 = p_phone_e164
+        UNION ALL
+        SELECT l.id, l.unique_id, l.status, l.upload_time, l.campaign_id, 'externalKey'
+          FROM leads l WHERE p_external_key IS NOT NULL AND l.external_key = p_external_key) d
+      JOIN campaigns c ON c.id = d.campaign_id
+      WHERE CASE p_scope
+              WHEN 'campaign' THEN d.campaign_id = p_campaign_id
+              WHEN 'project' THEN lower(c.project) = lower(p_project)
+              ELSE lower(c.project) LIKE ANY (p_like_patterns) END
+        AND (p_since IS NULL OR d.upload_time >= p_since)
+        AND (p_statuses IS NULL OR d.status = ANY (p_statuses))
+      ORDER BY d.upload_time DESC, d.id DESC
+      LIMIT 1;
+    END
     $fn$;
+
+    -- Serialises imports of the same normalised keys until the end of the transaction, so the
+    -- lookup that follows sees every lead a concurrent import of the key stored. One lock per key
+    -- whatever the scope (scopes of different accounts overlap); taken in hash order, so two
+    -- imports that share both keys never wait on each other.
+    CREATE FUNCTION lcm_lock_duplicate_keys(p_phone_e164 text, p_external_key text) RETURNS void
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      PERFORM pg_advisory_xact_lock(h) FROM (
+        SELECT DISTINCT hashtextextended(k, 0) AS h
+          FROM unnest(array['lcm duplicate phone ' || p_phone_e164, 'lcm duplicate external key ' || p_external_key]) AS k
+         WHERE k IS NOT NULL
+         ORDER BY 1) s;
+    END
+    $fn$;
+
+    ${IMPORT_LEAD_WITH_DUPLICATE_CHECK}
   `);
 }
 

@@ -199,17 +199,20 @@ export interface NewLead {
 export interface DuplicateLookup extends DuplicateSearch {
   byPhone: boolean;
   byExternalKey: boolean;
-  /** Update the duplicate with the editable fields of the new data (else nothing is written). */
-  update?: { patch: Record<string, string>; phoneNumber: string | null; externalKey: string | null };
+  /**
+   * Update the duplicate with the editable fields of the new data (else nothing is written);
+   * `entryAccess`, the importer's, limits what a lead of another definition takes.
+   */
+  update?: { patch: Record<string, string>; phoneNumber: string | null; externalKey: string | null; entryAccess: EntryAccessName };
 }
 
-// The database function of db/migrations/20261222000011_duplicate_check.ts, its parameters by name.
+// The database function of db/migrations/20261231000001_duplicate_update_definitions.ts, its parameters by name.
 const IMPORT_LEAD = `
   select outcome, lead_id, lead_status, dup_unique_id, matched from lcm_import_lead(
     p_campaign_id => $1, p_like_patterns => $2, p_pool_name => $3, p_unique_id => $4, p_phone_number => $5,
     p_phone_e164 => $6, p_external_key => $7, p_data => $8::jsonb, p_now => $9, p_user_id => $10,
     p_dup_scope => $11, p_dup_phone_e164 => $12, p_dup_external_key => $13, p_dup_since => $14, p_dup_statuses => $15,
-    p_dup_update => $16, p_patch => $17::jsonb, p_patch_phone => $18, p_patch_external_key => $19)`;
+    p_dup_update => $16, p_patch => $17::jsonb, p_patch_phone => $18, p_patch_external_key => $19, p_dup_access => $20)`;
 
 export type InsertLeadResult =
   | { kind: 'inserted'; id: number; uniqueId: string; status: LeadStatusName }
@@ -254,6 +257,7 @@ export async function insertLead(db: Knex | Knex.Transaction, lead: NewLead, sco
     JSON.stringify(dup?.update?.patch ?? {}),
     dup?.update?.phoneNumber ?? null,
     dup?.update?.externalKey ?? null,
+    EntryAccess.toNumber(dup?.update?.entryAccess ?? 'None'),
   ]);
   const row = rows[0]!;
   if (row.outcome === 'duplicate' || row.outcome === 'updated') {

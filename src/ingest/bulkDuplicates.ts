@@ -81,8 +81,12 @@ export function decideBatch(
         phoneE164: next.phoneNumber !== null ? next.phoneE164 : (prev?.phoneE164 ?? null),
         externalKey: next.externalKey ?? prev?.externalKey ?? null,
       });
-      const given = rowKeys(rule, { phoneE164: next.phoneNumber !== null ? next.phoneE164 : null, externalKey: next.externalKey });
-      for (const k of keysOf(given)) if (!storedByKey.has(k)) storedByKey.set(k, found);
+      // A lead of another definition takes the number and key only where its own fields are the
+      // import's (lcm_duplicate_patch decides as it merges): later rows match it by the keys it had.
+      if (found.sameDefinition) {
+        const given = rowKeys(rule, { phoneE164: next.phoneNumber !== null ? next.phoneE164 : null, externalKey: next.externalKey });
+        for (const k of keysOf(given)) if (!storedByKey.has(k)) storedByKey.set(k, found);
+      }
       return { kind: 'updated', uniqueId: found.uniqueId };
     }
     const byPhone = keys.phoneE164 !== null ? firstByKey.get(`p ${keys.phoneE164}`) : undefined;

@@ -324,6 +324,7 @@ export async function* runBulkImport(run: BulkImportRun): AsyncGenerator<BulkPie
   const target: BatchTarget = {
     ...deps,
     userId: importer.userId,
+    entryAccess: importer.entryAccess,
     scope: importer.scope,
     campaign: request.campaign,
     ...(request.pool !== undefined ? { pool: request.pool } : {}),

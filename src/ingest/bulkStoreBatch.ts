@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { LeadStatus, type LeadStatusName } from '../domain/enums';
+import { type EntryAccessName, LeadStatus, type LeadStatusName } from '../domain/enums';
 import { duplicateField, duplicateMessage, type DuplicateRule, duplicateSearch } from '../domain/duplicates';
 import { toE164 } from '../domain/phoneNumber';
 import { defaultPhoneRegion } from '../config/platform';
@@ -61,6 +61,8 @@ export interface BatchTarget {
   zone: string;
   logger: { error(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
   userId: number;
+  /** The importer's: what an Update may change in a stored lead of another lead definition. */
+  entryAccess: EntryAccessName;
   scope: ProjectScope;
   campaign: ImportCampaign;
   /** The request's pool (a row may name its own); none: the automatic pool. */
@@ -216,7 +218,12 @@ export async function storeBatch(
         inserted.leads.map((l) => ({ leadId: l.id })),
         now,
       );
-      await updateStoredDuplicates(trx, updates, { now, userId: target.userId });
+      await updateStoredDuplicates(trx, updates, {
+        now,
+        userId: target.userId,
+        campaignId: target.campaign.id,
+        entryAccess: target.entryAccess,
+      });
       const text = results();
       const last = rows[rows.length - 1]!;
       await onBatch?.(trx, {

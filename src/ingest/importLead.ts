@@ -136,7 +136,7 @@ async function importOnce(
       externalKey: mapped.externalKey,
       now,
       userId: importer.userId,
-      ...duplicateLookup(rule, campaign, mapped, now, deps.zone),
+      ...duplicateLookup(rule, campaign, mapped, { now, zone: deps.zone, entryAccess: importer.entryAccess }),
     },
     scope,
   );
@@ -167,8 +167,7 @@ function duplicateLookup(
   rule: DuplicateRule | undefined,
   campaign: ImportCampaign,
   mapped: MappedLeadData,
-  now: Date,
-  zone: string,
+  { now, zone, entryAccess }: { now: Date; zone: string; entryAccess: EntryAccessName },
 ): { duplicateCheck?: DuplicateLookup } {
   if (rule === undefined) return {};
   const byPhone = rule.key !== 'ExternalKey' && mapped.phoneNumber !== null;
@@ -179,7 +178,7 @@ function duplicateLookup(
       ...duplicateSearch(rule, now, zone),
       byPhone,
       byExternalKey,
-      ...(rule.onDuplicate === 'Update' ? { update: duplicateUpdate(campaign, mapped) } : {}),
+      ...(rule.onDuplicate === 'Update' ? { update: { ...duplicateUpdate(campaign, mapped), entryAccess } } : {}),
     },
   };
 }

@@ -263,6 +263,110 @@ describe('duplicates on POST /leads', () => {
     expect(await leadsWithPhone(p.e164)).toBe(1);
   });
 
+  describe('OnDuplicate=Update into a lead of another lead definition', () => {
+    /** A campaign in the B2B project whose definition shares some of the import's field names, with other types, rights and keys. */
+    let other: string;
+    beforeAll(async () => {
+      other = `OTH-${w.id}`;
+      await t.load(
+        {
+          type: 'leadDefinition',
+          name: `Other-${w.id}`,
+          fields: [
+            { name: 'Name', type: 'text', required: true },
+            { name: 'Phone', type: 'phone', required: true },
+            { name: 'Email', type: 'text' },
+            { name: 'Customer', type: 'text' },
+            { name: 'Revenue', type: 'number', access: 'Full' },
+            { name: 'Secret', type: 'text', editable: false },
+            { name: 'Segment', type: 'text' },
+            { name: 'CustomerNo', type: 'text', externalKey: true },
+          ],
+        },
+        {
+          type: 'campaign',
+          code: other,
+          name: 'Other',
+          project: w.projects.b2b,
+          leadDefinition: `Other-${w.id}`,
+          campaignType: 'PowerDialer',
+        },
+      );
+    });
+
+    async function storedLead(p: { international: string }) {
+      const a = await importLead({
+        CampaignCode: other,
+        Data: {
+          Name: 'Stored',
+          Phone: p.international,
+          Email: 'kept',
+          Customer: 'C1',
+          Revenue: '1',
+          Secret: 's1',
+          Segment: 'seg',
+          CustomerNo: 'K1',
+        },
+      });
+      expect(a.body.success).toBe(true);
+      return a.body.uniqueId;
+    }
+    const row = (uniqueId: string) =>
+      t.db('leads').where({ unique_id: uniqueId }).first<{ data: Record<string, string>; external_key: string; phone_e164: string }>();
+
+    it('when a single import updates it, then only the fields that definition has by name and type, lets change and the importer reaches change', async () => {
+      const p = phone();
+      const stored = await storedLead(p);
+      const full = await importLead(
+        { Data: { Name: 'New', Telefon: p.national, Email: 'new@example.com', Customer: 'C2', Revenue: '2', Secret: 's2' } },
+        '?DuplicateCheck=Project&OnDuplicate=Update',
+      );
+      expect(full.body).toEqual({ success: true, uniqueId: stored, updated: true });
+      const after = await row(stored);
+      // Email is another type there, Secret may not change there; no name of the import's definition alone is added.
+      expect(after.data).toEqual({
+        Name: 'New',
+        Phone: p.national,
+        Email: 'kept',
+        Customer: 'C2',
+        Revenue: '2',
+        Secret: 's1',
+        Segment: 'seg',
+        CustomerNo: 'K1',
+      });
+      // Its external key field is not the import's: the key stays.
+      expect(after).toMatchObject({ external_key: 'K1', phone_e164: p.e164 });
+      // A Partner importer does not reach Revenue in that definition (it does in its own).
+      const partner = await importLead(
+        { Data: { Name: 'Partner', Telefon: p.national, Revenue: '3' } },
+        '?DuplicateCheck=Project&OnDuplicate=Update',
+        w.accounts.b2b.auth,
+      );
+      expect(partner.body).toEqual({ success: true, uniqueId: stored, updated: true });
+      expect((await row(stored)).data).toMatchObject({ Name: 'Partner', Revenue: '2' });
+    });
+
+    it('when a bulk import updates it, then the same fields change as with a single import', async () => {
+      const p = phone();
+      const stored = await storedLead(p);
+      const answer = await bulk([{ Name: 'Bulk', Telefon: p.national, Email: 'bulk@example.com', Secret: 's3', Customer: 'C3' }], {
+        DuplicateCheck: 'Project',
+        OnDuplicate: 'Update',
+      });
+      expect(answer).toEqual([{ row: 1, success: true, uniqueId: stored, updated: true }]);
+      expect((await row(stored)).data).toEqual({
+        Name: 'Bulk',
+        Phone: p.national,
+        Email: 'kept',
+        Customer: 'C3',
+        Revenue: '1',
+        Secret: 's1',
+        Segment: 'seg',
+        CustomerNo: 'K1',
+      });
+    });
+  });
+
   it("when the campaign carries defaults, then GET /campaigns/{Code} shows them, an import follows them and the request's parameters override them", async () => {
     const code = `DEF-${w.id}`;
     await t.load({

@@ -39,7 +39,7 @@ describe('decideBatch: keys an Update gives a lead are seen by the later rows of
 
   it('when a row merges a new number into a stored lead, then a later row with that number duplicates the stored lead', () => {
     const rows = [row('r1', '72000005', 'K7'), row('r2', '72000005', null)];
-    const stored = [{ id: 42, uniqueId: 'stored', matched: 'externalKey' as const }, undefined];
+    const stored = [{ id: 42, uniqueId: 'stored', matched: 'externalKey' as const, sameDefinition: true }, undefined];
     const { decisions, updates } = decideBatch(rule, campaign, rows, stored);
     expect(decisions).toEqual([
       { kind: 'updated', uniqueId: 'stored' },
@@ -49,9 +49,17 @@ describe('decideBatch: keys an Update gives a lead are seen by the later rows of
     expect(updates[0]).toMatchObject({ leadId: 42, phoneE164: '+4572000005', externalKey: 'K7' });
   });
 
+  it('when the stored lead has another lead definition, then a later row is matched to it only by the keys it had when looked up', () => {
+    const rows = [row('r1', '72000007', 'K8'), row('r2', '72000007', null)];
+    const stored = [{ id: 44, uniqueId: 'stored', matched: 'externalKey' as const, sameDefinition: false }, undefined];
+    const { decisions } = decideBatch(rule, campaign, rows, stored);
+    // Whether that lead takes the number is its definition's to say, as the merge is made.
+    expect(decisions).toEqual([{ kind: 'updated', uniqueId: 'stored' }, { kind: 'insert' }]);
+  });
+
   it("when OnDuplicate=Reject, then the stored lead keeps its number and a later row with the refused row's number is stored", () => {
     const rows = [row('r1', '72000006', 'K6'), row('r2', '72000006', null)];
-    const stored = [{ id: 43, uniqueId: 'stored', matched: 'externalKey' as const }, undefined];
+    const stored = [{ id: 43, uniqueId: 'stored', matched: 'externalKey' as const, sameDefinition: true }, undefined];
     const { decisions } = decideBatch({ ...rule, onDuplicate: 'Reject' }, campaign, rows, stored);
     // Reject changes nothing, so the refused row's number belongs to no lead.
     expect(decisions[0]).toEqual({ kind: 'duplicate', uniqueId: 'stored', matched: 'externalKey' });
