@@ -1,5 +1,13 @@
 import { formatDateTime } from './datetime';
-import { CLOSED_LEAD_STATUSES, DateTimeFormatName, EntryAccessName, LeadStatus, LeadStatusName } from './enums';
+import {
+  CLOSED_LEAD_STATUSES,
+  DateTimeFormatName,
+  EntryAccessName,
+  LeadClosure,
+  LeadClosureName,
+  LeadStatus,
+  LeadStatusName,
+} from './enums';
 import { leadKeyFields, visibleKeyFields, LeadFieldRule } from './leadData';
 import type { LeadCampaign, LeadRow } from './leadRecords';
 import { leadRowFor, leadToJson, visibleData, visibleFieldsByDefinition } from './leadSerializer';
@@ -163,13 +171,16 @@ export function calendarEventMessage(snapshot: CalendarEventSnapshot, options: M
 
 /**
  * A real-looking lead for `GET /hooks/{UniqueId}/example` and `hook.test` deliveries: the
- * hook's campaign (or a sample one) and one value per data field of its lead definition.
+ * hook's campaign (or a sample one), one value per data field of its lead definition, and the
+ * status and closure the hook's filters ask for (else a lead processed with success).
  */
 export function sampleLeadSnapshot(options: {
   now: number;
   campaign?: { uniqueId: string; code: string; leadDefinitionId: number };
   fields?: LeadFieldRule[];
   agentEmail?: string | null;
+  status?: LeadStatusName | null;
+  closure?: LeadClosureName | null;
 }): { snapshot: LeadSnapshot; fields: LeadFieldRule[] } {
   const fields: LeadFieldRule[] = options.fields ?? [
     { name: 'Name', importName: null, type: 'text', required: true, access: 'None', externalKey: false, sortOrder: 0 },
@@ -193,8 +204,8 @@ export function sampleLeadSnapshot(options: {
   const { phoneField, keyField } = leadKeyFields(fields);
   const row: LeadRow = {
     uniqueId: '5d1f7c3e-2a9b-4e61-b8d0-7f4a1c2e9b58',
-    status: LeadStatus.toNumber('UserProcessed'),
-    closure: 1,
+    status: LeadStatus.toNumber(options.status ?? 'UserProcessed'),
+    closure: LeadClosure.toNumber(options.closure ?? 'Success'),
     priority: 0,
     phoneNumber: phoneField ? (data[phoneField.name] ?? null) : null,
     externalKey: keyField ? (data[keyField.name] ?? null) : null,

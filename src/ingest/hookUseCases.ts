@@ -205,14 +205,16 @@ export async function deleteOwnHook(env: HookEnv, account: AccountContext, uniqu
 async function sampleSource(env: HookEnv, account: AccountContext, hook: HookRecord): Promise<SampleSource & { own: boolean }> {
   const now = env.clock().getTime();
   const base = { now, ...(hook.campaignCode !== null ? { campaignCode: hook.campaignCode } : {}) };
+  // A lead the hook's own filters would let through.
+  const filters = { now, status: hook.leadStatus, closure: hook.leadReleaseType };
   if (hook.campaignCode !== null) {
     const campaign = await findCampaignForHook(env.db, hook.campaignCode, account.projectPatterns);
     if (campaign?.visible) {
       const fields = await leadDefinitionFieldsById(env.db, campaign.leadDefinitionId);
-      return { ...base, lead: sampleLeadSnapshot({ now, campaign, fields }), own: true };
+      return { ...base, lead: sampleLeadSnapshot({ ...filters, campaign, fields }), own: true };
     }
   }
-  return { ...base, lead: sampleLeadSnapshot({ now }), own: false };
+  return { ...base, lead: sampleLeadSnapshot(filters), own: false };
 }
 
 const HOOK_USER_AGENT = `lead-call-api-hooks/${version}`;

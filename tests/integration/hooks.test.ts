@@ -464,6 +464,24 @@ describe('/hooks', () => {
       expect(body.data).toMatchObject({ phoneNumber: '+4512345678', externalKey: 'Sample Ref' });
     });
 
+    it('when the hook narrows to a lead status and a release type, then its example lead has that status and closure', async () => {
+      const created = await create({
+        name: 'narrowed',
+        url: 'https://crm.example.com/in',
+        events: ['lead.statusChanged'],
+        campaignCode: w.campaigns.b2b,
+        leadStatus: 'Unresolved',
+        leadReleaseType: 'NotInterested',
+      });
+      expect(created.status).toBe(201);
+      const res = await request(t.app)
+        .get(`/api/hooks/${hookOf(created).uniqueId}/example`)
+        .set('Authorization', w.accounts.full.auth);
+      expect(res.status).toBe(200);
+      const body = JSON.parse((res.body as z.infer<typeof hookExampleOut>).body) as { data: { status: string; closure: string } };
+      expect(body.data).toMatchObject({ status: 'Unresolved', closure: 'NotInterested' });
+    });
+
     it('when a Form hook’s example is verified as meta tells receivers to, then the standardwebhooks package accepts its signature', async () => {
       const meta = (await request(t.app).get('/api/hooks/meta').set('Authorization', w.accounts.full.auth)).body as z.infer<
         typeof hookMetaOut
