@@ -20,6 +20,25 @@ export default tseslint.config(
     },
   },
   {
+    // Underscore members are the private parts of Node and of libraries: they change without
+    // notice between versions. Where the public API cannot do something, a small module of our
+    // own does it (docs/decisions.md, "Runtime").
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'MemberExpression[property.name=/^_/]',
+          message: 'A member starting with `_` is private to Node or to its library: use its public API or a module of our own.',
+        },
+        {
+          selector: 'MemberExpression[computed=true][property.value=/^_/]',
+          message: 'A member starting with `_` is private to Node or to its library: use its public API or a module of our own.',
+        },
+      ],
+    },
+  },
+  {
     // Handlers read `Include` as the context's `include`, which the account's rights narrow:
     // parsing the parameter again would skip them.
     files: ['src/**/*.ts'],
