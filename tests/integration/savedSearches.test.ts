@@ -190,6 +190,21 @@ describe('saved searches', () => {
       expect(res.body).toMatchObject({ code: 'missing_parameter', errors: [{ parameter: 'modifiedFrom' }] });
     });
 
+    it('when modifiedTo lies before modifiedFrom, then 400 naming modifiedTo, as JSON and as CSV', async () => {
+      const res = await run({ searchName: names.everything, modifiedFrom: '2026-05-03', modifiedTo: '2026-05-01' });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({
+        code: 'invalid_parameter',
+        errors: [{ parameter: 'modifiedTo', message: 'must not be before modifiedFrom' }],
+      });
+      const csv = await request(t.app)
+        .get('/api/leads/csv')
+        .query({ searchName: names.everything, modifiedFrom: '2026-05-03', modifiedTo: '2026-05-01' })
+        .set('Authorization', w.accounts.full.auth);
+      expect(csv.status).toBe(400);
+      expect((csv.body as Problem).errors[0]!.parameter).toBe('modifiedTo');
+    });
+
     it('when searchName is missing, then 400 naming it', async () => {
       const res = await run({ modifiedFrom: '2026-01-01' });
       expect(res.status).toBe(400);

@@ -276,6 +276,26 @@ describe('GET /api/simpleleads', () => {
       const res = await get('AllOpenStatuses=yes please');
       expect(res.status).toBe(400);
     });
+
+    it('when ModifiedTo lies before ModifiedFrom, then 400 naming ModifiedTo rather than an empty export', async () => {
+      const res = await get(`${both()}&ModifiedFrom=2026-04-03&ModifiedTo=2026-04-02`);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({
+        code: 'invalid_parameter',
+        errors: [{ parameter: 'ModifiedTo', message: 'must not be before ModifiedFrom' }],
+      });
+      const raw = await request(t.app)
+        .get(`/api/rawleads?${both()}&ModifiedFrom=2026-04-03T00:00:00.001&ModifiedTo=2026-04-03`)
+        .set('Authorization', w.accounts.full.auth);
+      expect(raw.status).toBe(400);
+      expect((raw.body as { errors: { parameter: string }[] }).errors[0]!.parameter).toBe('ModifiedTo');
+    });
+
+    it('when ModifiedTo equals ModifiedFrom, then the window is empty, not an error', async () => {
+      const res = await get(`${both()}&ModifiedFrom=2026-04-02&ModifiedTo=2026-04-02`);
+      expect(res.status).toBe(200);
+      expect(seedsIn(res.body as ExportedLead[])).toEqual([]);
+    });
   });
 
   describe('entry access', () => {

@@ -181,7 +181,9 @@ const leadFilterQuery = {
   }),
   Campaigns: listParam.optional().meta({ description: `Campaign codes or unique ids. ${UNIQUE_ID_RULE}` }),
   ModifiedFrom: dateTimeParam.optional().meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
-  ModifiedTo: dateTimeParam.optional().meta({ description: 'Leads last modified before this time (exclusive).', example: '2026-11-21' }),
+  ModifiedTo: dateTimeParam
+    .optional()
+    .meta({ description: 'Leads last modified before this time (exclusive); must not be before ModifiedFrom.', example: '2026-11-21' }),
   Statuses: enumListParam(LeadStatus).optional(),
   AllOpenStatuses: booleanParam.optional().meta({
     description: 'true adds New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial and Unresolved.',
@@ -195,6 +197,22 @@ const leadFilterQuery = {
 };
 
 type LeadFilterQuery = z.output<z.ZodObject<typeof leadFilterQuery>>;
+
+/**
+ * A window whose end lies before its start names no time at all: a 400 naming the end, as a
+ * ToDate before FromDate is on the calendar lists and a negative TimeSpan on the calls family.
+ * An empty export would read as "nothing changed" to a client syncing by range. Equal ends are
+ * an empty window (as TimeSpan=PT0S), not an error.
+ */
+function windowInOrder<From extends string, To extends string>(from: From, to: To) {
+  return (q: Partial<Record<From | To, Date>>, ctx: z.RefinementCtx): void => {
+    const start = q[from];
+    const end = q[to];
+    if (start !== undefined && end !== undefined && end.getTime() < start.getTime()) {
+      ctx.addIssue({ code: 'custom', path: [to], message: `must not be before ${from}` });
+    }
+  };
+}
 
 /** The export filter the simpleleads parameters (shared by /simpleleads and /rawleads) describe. */
 export function leadFilterFromQuery(query: LeadFilterQuery): LeadFilter {
@@ -212,19 +230,23 @@ export function leadFilterFromQuery(query: LeadFilterQuery): LeadFilter {
   });
 }
 
-export const simpleLeadsQuery = z.object({
-  ...leadFilterQuery,
-  Include: includeParam.optional().meta({
-    description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
-  }),
-});
+export const simpleLeadsQuery = z
+  .object({
+    ...leadFilterQuery,
+    Include: includeParam.optional().meta({
+      description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
+    }),
+  })
+  .superRefine(windowInOrder('ModifiedFrom', 'ModifiedTo'));
 
 export const rawLeadsQuery = csvExportQuery(
-  z.object({
-    ...leadFilterQuery,
-    Encoding: encodingParam.optional(),
-    CsvFieldSeparator: separatorParam.optional(),
-  }),
+  z
+    .object({
+      ...leadFilterQuery,
+      Encoding: encodingParam.optional(),
+      CsvFieldSeparator: separatorParam.optional(),
+    })
+    .superRefine(windowInOrder('ModifiedFrom', 'ModifiedTo')),
 );
 
 export const leadPath = z.object({ UniqueId: uniqueIdParam('Unique id of the lead.', { example: 'demo-lead-001' }) });
@@ -241,7 +263,8 @@ const savedSearchParams = {
     .meta({ description: 'Name of a search saved by the user linked to the account.', example: 'Open B2B leads' }),
   modifiedFrom: dateTimeParam.meta({ description: 'Leads last modified at or after this time (a date is local midnight).' }),
   modifiedTo: dateTimeParam.optional().meta({
-    description: 'Leads last modified before this time (exclusive; a date is local midnight). Absent: no end.',
+    description:
+      'Leads last modified before this time (exclusive; a date is local midnight); must not be before modifiedFrom. Absent: no end.',
     example: '2026-11-21',
   }),
   project: z.string().trim().min(1).optional().meta({
@@ -250,19 +273,23 @@ const savedSearchParams = {
   }),
 };
 
-export const savedSearchQuery = z.object({
-  ...savedSearchParams,
-  Include: includeParam.optional().meta({
-    description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
-  }),
-});
+export const savedSearchQuery = z
+  .object({
+    ...savedSearchParams,
+    Include: includeParam.optional().meta({
+      description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
+    }),
+  })
+  .superRefine(windowInOrder('modifiedFrom', 'modifiedTo'));
 
 export const savedSearchCsvQuery = csvExportQuery(
-  z.object({
-    ...savedSearchParams,
-    Encoding: encodingParam.optional(),
-    CsvFieldSeparator: separatorParam.optional(),
-  }),
+  z
+    .object({
+      ...savedSearchParams,
+      Encoding: encodingParam.optional(),
+      CsvFieldSeparator: separatorParam.optional(),
+    })
+    .superRefine(windowInOrder('modifiedFrom', 'modifiedTo')),
 );
 
 // ---- responses --------------------------------------------------------------------------------
