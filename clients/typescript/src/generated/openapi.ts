@@ -6384,7 +6384,7 @@ export interface operations {
                 searchName: string;
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 modifiedFrom: string;
-                /** @description Leads last modified before this time (exclusive; a date is local midnight). Absent: no end. The name is case-insensitive. */
+                /** @description Leads last modified before this time (exclusive; a date is local midnight); must not be before modifiedFrom. Absent: no end. The name is case-insensitive. */
                 modifiedTo?: string;
                 /** @description Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects). The name is case-insensitive. */
                 project?: string;
@@ -6736,7 +6736,7 @@ export interface operations {
                 searchName: string;
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 modifiedFrom: string;
-                /** @description Leads last modified before this time (exclusive; a date is local midnight). Absent: no end. The name is case-insensitive. */
+                /** @description Leads last modified before this time (exclusive; a date is local midnight); must not be before modifiedFrom. Absent: no end. The name is case-insensitive. */
                 modifiedTo?: string;
                 /** @description Replaces the campaign selection of the search by the campaigns of this project: a name (`*` and `?` allowed) or a project unique id (GET /projects). The name is case-insensitive. */
                 project?: string;
@@ -7561,7 +7561,7 @@ export interface operations {
                 Campaigns?: string[];
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 ModifiedFrom?: string;
-                /** @description Leads last modified before this time (exclusive). The name is case-insensitive. */
+                /** @description Leads last modified before this time (exclusive); must not be before ModifiedFrom. The name is case-insensitive. */
                 ModifiedTo?: string;
                 /** @description Each one of New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial, Unresolved, UserProcessed, Depleted, Abandoned, Failed, Expired, Removed, Anonymized, DoNotCall, GlobalDoNotCall. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Statuses?: string[];
@@ -7700,7 +7700,7 @@ export interface operations {
                 Campaigns?: string[];
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 ModifiedFrom?: string;
-                /** @description Leads last modified before this time (exclusive). The name is case-insensitive. */
+                /** @description Leads last modified before this time (exclusive); must not be before ModifiedFrom. The name is case-insensitive. */
                 ModifiedTo?: string;
                 /** @description Each one of New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial, Unresolved, UserProcessed, Depleted, Abandoned, Failed, Expired, Removed, Anonymized, DoNotCall, GlobalDoNotCall. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Statuses?: string[];
@@ -7839,7 +7839,7 @@ export interface operations {
                 Campaigns?: string[];
                 /** @description Leads last modified at or after this time (a date is local midnight). The name is case-insensitive. */
                 ModifiedFrom?: string;
-                /** @description Leads last modified before this time (exclusive). The name is case-insensitive. */
+                /** @description Leads last modified before this time (exclusive); must not be before ModifiedFrom. The name is case-insensitive. */
                 ModifiedTo?: string;
                 /** @description Each one of New, RedialAutomatic, RedialManualCommon, RedialManualPrivate, VIPRedial, Unresolved, UserProcessed, Depleted, Abandoned, Failed, Expired, Removed, Anonymized, DoNotCall, GlobalDoNotCall. The name is case-insensitive. Give several values comma-separated, as repeated parameters, or both. */
                 Statuses?: string[];
