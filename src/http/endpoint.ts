@@ -82,7 +82,16 @@ export interface EndpointContext<Q, P, B> {
 export type Admitted = () => Promise<void>;
 
 /** What a handler returns: a value (rendered as JSON or HTML), nothing (it streamed), or an empty status. */
-export type EndpointResult = { status?: number; body: unknown; title?: string } | { status: 204 } | undefined;
+export type EndpointResult =
+  | {
+      status?: number;
+      body: unknown;
+      title?: string;
+      /** The version of the resource the body shows: its JSON gets a strong ETag of it and the body (src/domain/entityTag.ts). */
+      entityVersion?: string;
+    }
+  | { status: 204 }
+  | undefined;
 
 /** A body schema: an object, or (for endpoints taking one item or many) a union of an object and an array of it. */
 type AnyBody = z.ZodType;

@@ -15,6 +15,7 @@ import { DATABASE_RETRY_AFTER_SECONDS, HttpProblem, rateLimited } from './proble
 import { renderHtmlPage } from './html';
 import { countRequest, showRateHeaders } from '../ratelimit/countRequests';
 import { AccountContext, hasRight } from '../domain/account';
+import { entityTag } from '../domain/entityTag';
 import { permittedIncludeNames } from '../domain/organizationGraph';
 import { projectScope, ProjectScope } from '../data/projectScope';
 import { cursorOptions } from './streamResponse';
@@ -57,10 +58,10 @@ function databaseUnreachable(cause: unknown): HttpProblem {
 }
 
 /**
- * Writes a handler's result. A conditional endpoint's 200 (answersConditionally) carries an
- * `ETag`: the handler's own when it set one (a lead's strong tag from its row version, which
- * If-Match on PATCH compares) on JSON, else a weak one from the rendered body (the `etag` library, as
- * Express makes it). A matching `If-None-Match` (weak comparison, `*`, a list: RFC 9110, whatever
+ * Writes a handler's result. A JSON body of a resource with a version (`entityVersion`: a lead,
+ * whose version If-Match on PATCH compares) carries a strong `ETag` of that version and the
+ * body; any other 200 of a conditional endpoint (answersConditionally) a weak one from the
+ * rendered body (the `etag` library, as Express makes it). A matching `If-None-Match` (weak comparison, `*`, a list: RFC 9110, whatever
  * the request's Cache-Control says; src/http/conditionalRequest.ts) is a 304 with no body; the
  * rate-limit and Vary headers set so far stay on it. This is the only place ETags
  * are made (Express's own is switched off in app.ts), so errors and streams never get one.
@@ -86,9 +87,10 @@ async function send(
   if (compressFrom !== undefined) res.vary('Accept-Encoding');
   const html = representation === 'html';
   const payload = html ? renderHtmlPage(result.title ?? endpoint.summary, result.body) : JSON.stringify(result.body);
+  // A strong tag names one representation: a lead's HTML page gets a weak one of its own.
+  if (!html && 'entityVersion' in result && result.entityVersion !== undefined) res.set('ETag', entityTag(result.entityVersion, payload));
   if (status === 200 && answersConditionally(endpoint)) {
-    // A strong tag names one representation: the HTML page of a lead gets a weak one of its own.
-    if (html || !res.get('ETag')) res.set('ETag', etag(payload, { weak: true }));
+    if (!res.get('ETag')) res.set('ETag', etag(payload, { weak: true }));
     if (ifNoneMatchMatches(req.get('If-None-Match'), res.get('ETag'))) {
       res.status(304).end();
       return;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { defaultPhoneRegion } from '../config/platform';
 import type { EntryAccessName } from '../domain/enums';
-import { ifMatchAccepts, ifMatchesAny, leadEntityTag } from '../domain/entityTag';
+import { ifMatchAccepts, ifMatchesAny, leadVersionTag } from '../domain/entityTag';
 import { canSeeField, LeadDataError, leadKeyFields, mapLeadData, sameFieldTwiceMessage } from '../domain/leadData';
 import { toE164 } from '../domain/phoneNumber';
 import {
@@ -144,7 +144,7 @@ async function readForChange(
   const lead = await readLeadForChange(deps.db, uniqueId, changer.scope);
   if (lead === undefined) return { kind: 'not_found' };
   if (!namesVersions(ifMatch)) return { lead };
-  if (!ifMatchAccepts(ifMatch, leadEntityTag(uniqueId, lead.version))) return { kind: 'precondition_failed' };
+  if (!ifMatchAccepts(ifMatch, leadVersionTag(uniqueId, lead.version))) return { kind: 'precondition_failed' };
   return { lead, version: lead.version };
 }
 

@@ -159,6 +159,23 @@ describe('lead changes', () => {
       expect(((await patch(id, { priority: 5 }).set('If-Match', '*')).body as Lead).priority).toBe(5);
     });
 
+    it('when one version is read another way (another entry access, Prefer: datetime=local), then each body has its own ETag, and If-Match of any of them names the version', async () => {
+      const id = await importLead(w.campaigns.b2b, { Secret: 'hidden' });
+      const full = await get(id);
+      const partner = await get(id, w.accounts.b2b.auth);
+      const local = await get(id).set('Prefer', 'datetime=local');
+      const tags = [full, partner, local].map((r) => r.headers.etag as string);
+      expect(new Set(tags).size).toBe(3);
+      for (const tag of tags) expect(tag).toMatch(/^"[^"]+"$/);
+      // Another body is no 304: the Partner account never reads the field through the Full account's tag.
+      const seen = await get(id, w.accounts.b2b.auth).set('If-None-Match', tags[0]!);
+      expect(seen.status).toBe(200);
+      expect((seen.body as Lead).data).not.toHaveProperty('Secret');
+      expect((await get(id).set('If-None-Match', tags[0]!)).status).toBe(304);
+      expect((await patch(id, { priority: 2 }).set('If-Match', tags[1]!)).status).toBe(200);
+      expect((await patch(id, { priority: 3 }).set('If-Match', tags[2]!)).status).toBe(412);
+    });
+
     it.each([
       ['an unknown field', { data: { Shoe: '42' } }, 'data.Shoe'],
       ['a value not of the field’s type', { data: { Email: 'not-an-address' } }, 'data.Email'],

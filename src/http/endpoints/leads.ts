@@ -23,7 +23,7 @@ import type { AccountContext } from '../../domain/account';
 import { formatCompactLocal } from '../../domain/datetime';
 import { savedSearchLeadFilter, SavedSearchRun } from '../../domain/leadFilters';
 import { leadIncludesNeedSnapshot, leadIncludesNeedUsers, leadToJson, visibleFieldsByDefinition } from '../../domain/leadSerializer';
-import { leadEntityTag } from '../../domain/entityTag';
+import { leadVersionTag } from '../../domain/entityTag';
 import { leadSnapshotToJson } from '../../domain/hookMessages';
 import { EMPTY_SNAPSHOT } from '../../domain/organization';
 import { findLead, loadLeadLookups } from '../../data/leadRepository';
@@ -121,8 +121,7 @@ async function leadAnswer(ctx: LeadContext, uniqueId: string): Promise<EndpointR
     include,
     org,
   });
-  ctx.res.setHeader('ETag', leadEntityTag(row.uniqueId, row.version));
-  return { body: expand(row), title: `Lead ${row.uniqueId}` };
+  return { body: expand(row), title: `Lead ${row.uniqueId}`, entityVersion: leadVersionTag(row.uniqueId, row.version) };
 }
 
 const getLeadEndpoint = defineEndpoint({
@@ -133,7 +132,7 @@ const getLeadEndpoint = defineEndpoint({
   summary: 'One lead',
   description:
     "The lead in the shape of the exports; 404 when it does not exist or its campaign is outside the account's projects. " +
-    'The `ETag` response header names this version of the lead, for `If-Match` on PATCH and anonymize.',
+    'The `ETag` response header names this version of the lead as this answer shows it, for `If-Match` on PATCH and anonymize (a tag of any answer of the same version goes through).',
   tags: ['Leads'],
   access: right('Leads', 'Get'),
   representations: ['json', 'html'],
@@ -159,14 +158,13 @@ function changeAnswer(
 ): EndpointResult {
   if (outcome.kind !== 'changed') changeRefusal(outcome, uniqueId);
   const { version, snapshot, fields } = outcome.lead;
-  ctx.res.setHeader('ETag', leadEntityTag(snapshot.row.uniqueId, version));
   const { lead } = leadSnapshotToJson(snapshot, {
     zone: ctx.zone,
     dateTimeFormat: ctx.dateTimeFormat,
     entryAccess: ctx.account.entryAccess,
     fields,
   });
-  return { body: lead, title: `Lead ${snapshot.row.uniqueId}` };
+  return { body: lead, title: `Lead ${snapshot.row.uniqueId}`, entityVersion: leadVersionTag(snapshot.row.uniqueId, version) };
 }
 
 function changeRefusal(outcome: LeadChangeRefusal, uniqueId: string): never {

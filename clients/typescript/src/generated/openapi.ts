@@ -896,7 +896,7 @@ export interface paths {
         };
         /**
          * One lead
-         * @description The lead in the shape of the exports; 404 when it does not exist or its campaign is outside the account's projects. The `ETag` response header names this version of the lead, for `If-Match` on PATCH and anonymize.
+         * @description The lead in the shape of the exports; 404 when it does not exist or its campaign is outside the account's projects. The `ETag` response header names this version of the lead as this answer shows it, for `If-Match` on PATCH and anonymize (a tag of any answer of the same version goes through).
          *
          *     Requires the Get right on Leads.
          *
