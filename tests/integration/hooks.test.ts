@@ -547,9 +547,12 @@ describe('/hooks', () => {
       expect(times(hookOf(one)).every((v) => LOCAL.test(v))).toBe(true);
       const list = await as(request(t.app).get('/api/hooks'));
       expect((list.body as Hook[]).flatMap(times).every((v) => LOCAL.test(v))).toBe(true);
+      // The replacement keeps to this world's campaign: a hook of every campaign would take other files' events.
       const replaced = await as(request(t.app).put(`/api/hooks/${made.uniqueId}`)).send({
         name: 'local 2',
         url: 'https://crm.example.com/in',
+        events: ['lead.created'],
+        campaignCode: w.campaigns.b2b,
       });
       expect(replaced.status).toBe(200);
       expect(times(hookOf(replaced)).every((v) => LOCAL.test(v))).toBe(true);
