@@ -60,11 +60,19 @@ export function negotiate(req: Request, offered: readonly [Representation, ...Re
   if (!accept || accept.trim() === '') return offered[0];
   const types = offered.map((r) => MEDIA[r]);
   const negotiator = new Negotiator({ headers: { accept: withoutMediaParameters(accept) } });
-  const chosen = negotiator.mediaType(types);
-  if (chosen) return offered[types.indexOf(chosen)]!;
-  if (isCsvExport(offered) && negotiator.mediaType([MEDIA.json, ...CSV_LIKE]) !== undefined) return 'csv';
+  // The other names of JSON go last, so a tie (`*/*`) still picks the service's default.
+  const chosen = negotiator.mediaType(offered.includes('json') ? [...types, ...JSON_LIKE] : types);
+  if (chosen) return JSON_LIKE.includes(chosen) ? 'json' : offered[types.indexOf(chosen)]!;
+  if (isCsvExport(offered) && negotiator.mediaType([MEDIA.json, ...JSON_LIKE, ...CSV_LIKE]) !== undefined) return 'csv';
   throw new HttpProblem('not_acceptable', `this service answers ${types.join(' or ')}`);
 }
+
+/**
+ * Other names clients give JSON in an Accept: ASP.NET's JSON formatter answers `text/json` as
+ * well, and clients written against such services ask for it alone. They get
+ * `application/json`, the one name the API writes (docs/decisions.md, Wire).
+ */
+const JSON_LIKE = ['text/json', 'text/x-json', 'application/x-json'];
 
 /** Other names clients give CSV, or a file download, in an Accept. */
 const CSV_LIKE = [
