@@ -57,7 +57,7 @@ function withoutMediaParameters(accept: string): string {
  */
 export function negotiate(req: Request, offered: readonly [Representation, ...Representation[]]): Representation {
   const accept = req.headers.accept;
-  if (!accept || accept.trim() === '') return offered[0];
+  if (!accept || accept.trim() === '' || isJavaDefaultAccept(accept)) return offered[0];
   const types = offered.map((r) => MEDIA[r]);
   const negotiator = new Negotiator({ headers: { accept: withoutMediaParameters(accept) } });
   // The other names of JSON go last, so a tie (`*/*`) still picks the service's default.
@@ -73,6 +73,15 @@ export function negotiate(req: Request, offered: readonly [Representation, ...Re
  * `application/json`, the one name the API writes (docs/decisions.md, Wire).
  */
 const JSON_LIKE = ['text/json', 'text/x-json', 'application/x-json'];
+
+/**
+ * The Accept Java's HttpURLConnection (before JDK 23) sends when its caller set none: text/html
+ * first, then a bare `*` no browser sends. It states no preference of the client's, so it is read
+ * as no Accept (JSON), not as a request for the HTML page a browser gets (docs/decisions.md, Wire).
+ */
+function isJavaDefaultAccept(accept: string): boolean {
+  return accept.replace(/\s+/g, '').toLowerCase() === 'text/html,image/gif,image/jpeg,*;q=.2,*/*;q=.2';
+}
 
 /** Other names clients give CSV, or a file download, in an Accept. */
 const CSV_LIKE = [
