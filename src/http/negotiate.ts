@@ -57,13 +57,30 @@ function withoutMediaParameters(accept: string): string {
  */
 export function negotiate(req: Request, offered: readonly [Representation, ...Representation[]]): Representation {
   const accept = req.headers.accept;
-  if (!accept || accept.trim() === '') return offered[0];
+  if (!accept || accept.trim() === '' || isJavaDefaultAccept(accept)) return offered[0];
   const types = offered.map((r) => MEDIA[r]);
   const negotiator = new Negotiator({ headers: { accept: withoutMediaParameters(accept) } });
-  const chosen = negotiator.mediaType(types);
-  if (chosen) return offered[types.indexOf(chosen)]!;
-  if (isCsvExport(offered) && negotiator.mediaType([MEDIA.json, ...CSV_LIKE]) !== undefined) return 'csv';
+  // The other names of JSON go last, so a tie (`*/*`) still picks the service's default.
+  const chosen = negotiator.mediaType(offered.includes('json') ? [...types, ...JSON_LIKE] : types);
+  if (chosen) return JSON_LIKE.includes(chosen) ? 'json' : offered[types.indexOf(chosen)]!;
+  if (isCsvExport(offered) && negotiator.mediaType([MEDIA.json, ...JSON_LIKE, ...CSV_LIKE]) !== undefined) return 'csv';
   throw new HttpProblem('not_acceptable', `this service answers ${types.join(' or ')}`);
+}
+
+/**
+ * Other names clients give JSON in an Accept: ASP.NET's JSON formatter answers `text/json` as
+ * well, and clients written against such services ask for it alone. They get
+ * `application/json`, the one name the API writes (docs/decisions.md, Wire).
+ */
+const JSON_LIKE = ['text/json', 'text/x-json', 'application/x-json'];
+
+/**
+ * The Accept Java's HttpURLConnection (before JDK 23) sends when its caller set none: text/html
+ * first, then a bare `*` no browser sends. It states no preference of the client's, so it is read
+ * as no Accept (JSON), not as a request for the HTML page a browser gets (docs/decisions.md, Wire).
+ */
+function isJavaDefaultAccept(accept: string): boolean {
+  return accept.replace(/\s+/g, '').toLowerCase() === 'text/html,image/gif,image/jpeg,*;q=.2,*/*;q=.2';
 }
 
 /** Other names clients give CSV, or a file download, in an Accept. */

@@ -50,7 +50,7 @@ function bytesOf(text: string): Buffer {
  * 0x90, 0x9D) are the C1 controls of the same number, as the WHATWG Encoding Standard reads
  * them, not U+FFFD.
  */
-function windows1252(bytes: Buffer): string {
+export function windows1252(bytes: Buffer): string {
   const text = iconv.decode(bytes, 'windows-1252');
   if (!text.includes('\uFFFD')) return text;
   return Array.from(text, (ch, i) => (ch === '\uFFFD' ? String.fromCharCode(bytes[i]!) : ch)).join('');

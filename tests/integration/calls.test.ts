@@ -351,6 +351,20 @@ describe('GET /api/calls', () => {
     expect(refused.status).toBe(406);
   });
 
+  it('when Accept names JSON by another name (text/json, as ASP.NET clients ask), then the calls come as application/json', async () => {
+    for (const accept of ['text/json', 'text/x-json', 'application/x-json', 'text/json; charset=utf-8', 'text/html;q=0.5, text/json']) {
+      const res = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW }).set('Accept', accept);
+      expect([accept, res.status, res.headers['content-type']]).toEqual([accept, 200, 'application/json; charset=utf-8']);
+      expect(uniqueIds(res)[0]).toBe(ids['a-start']);
+    }
+    // A small service that also answers HTML keeps the client's preference among its types.
+    const limits = (accept: string) =>
+      request(t.app).get('/api/myaccount/request/limits').set('Authorization', w.accounts.full.auth).set('Accept', accept);
+    expect((await limits('text/json')).headers['content-type']).toBe('application/json; charset=utf-8');
+    expect((await limits('text/html, text/json;q=0.5')).headers['content-type']).toBe('text/html; charset=utf-8');
+    expect((await limits('text/html;q=0.5, text/json')).headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
   it('when the account lacks the Calls right, then it is a 403', async () => {
     const res = await get('/api/calls', { OrgCode: w.units.root, ...WINDOW }, w.accounts.none.auth);
     expect(res.status).toBe(403);

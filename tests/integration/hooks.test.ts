@@ -319,6 +319,30 @@ describe('/hooks', () => {
       expect(secret.secret).toBe(made.secret);
     });
 
+    it('when enabled comes as text or a number (Zapier and Make send every value as a string), then it is read as the boolean', async () => {
+      const made = hookOf(await create({ name: 'typed', url: 'https://x.example.com/a' }));
+      const put = (enabled: unknown) =>
+        request(t.app)
+          .put(`/api/hooks/${made.uniqueId}`)
+          .set('Authorization', w.accounts.full.auth)
+          .send({ name: 'typed', url: 'https://x.example.com/a', enabled });
+      for (const [sent, read] of [
+        ['false', false],
+        ['True', true],
+        ['0', false],
+        [1, true],
+        [' FALSE ', false],
+      ] as const) {
+        const res = await put(sent);
+        expect([sent, res.status, (res.body as Hook).enabled]).toEqual([sent, 200, read]);
+      }
+      const bad = await put('yes');
+      expect(bad.status).toBe(400);
+      expect((bad.body as { errors: { field: string; message: string }[] }).errors).toEqual([
+        { field: 'enabled', message: 'must be true or false' },
+      ]);
+    });
+
     it('when a replacement is invalid, then nothing changes', async () => {
       const made = hookOf(await create({ name: 'keep', url: 'https://x.example.com/a' }));
       const res = await request(t.app)

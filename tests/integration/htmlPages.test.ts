@@ -159,6 +159,20 @@ describe('HTML pages', () => {
       expect(res.text).toContain(w.accounts.full.username);
     });
 
+    it('when the Accept is the one Java’s HttpURLConnection sends unless told otherwise, then a small service answers JSON', async () => {
+      const javaDefault = 'text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2';
+      for (const path of ['/api/myaccount', '/api/users', '/api/myaccount/request/limits']) {
+        const res = await request(t.app).get(path).set('Authorization', w.accounts.full.auth).set('Accept', javaDefault);
+        expect([path, res.status, res.headers['content-type']]).toEqual([path, 200, 'application/json; charset=utf-8']);
+      }
+      // Asked for HTML in so many words, it is still the page.
+      const html = await request(t.app)
+        .get('/api/myaccount')
+        .set('Authorization', w.accounts.full.auth)
+        .set('Accept', 'text/html, */*; q=.2');
+      expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
+    });
+
     it('when no Accept or application/json is sent, then a small service answers JSON', async () => {
       const none = await request(t.app).get('/api/myaccount').set('Authorization', w.accounts.full.auth);
       expect(none.headers['content-type']).toMatch(/^application\/json/);

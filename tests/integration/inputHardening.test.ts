@@ -155,7 +155,7 @@ describe('input hardening', () => {
       expect(await campaignLeads()).toBe(before);
     });
 
-    it('when a UTF-8 body holds bytes that are not UTF-8, then it is a 400 and nothing is stored; the same text in UTF-16 is read', async () => {
+    it('when a body said to be UTF-8 holds bytes that are not UTF-8, then it is a 400 and nothing is stored; the same text in UTF-16 is read', async () => {
       const name = `bytes-${w.id}`;
       const stored = async () =>
         Number(
@@ -177,7 +177,7 @@ describe('input hardening', () => {
       const res = await request(t.app)
         .post('/api/leads')
         .set('Authorization', w.accounts.full.auth)
-        .set('Content-Type', 'application/json')
+        .set('Content-Type', 'application/json; charset=utf-8')
         .serialize(asBytes)
         .send(broken);
       expect(res.status).toBe(400);
@@ -191,6 +191,32 @@ describe('input hardening', () => {
         .send(Buffer.from(body(`${name} ø`), 'utf16le'));
       expect(utf16.status).toBe(200);
       expect(await stored()).toBe(1);
+    });
+
+    it.each([
+      ['application/json', 'windows-1252', 'Windows PowerShell 5.1: a string body as ISO-8859-1'],
+      ['none', 'windows-1252', 'a client that sends no type'],
+      ['text/plain', 'windows-1252', 'a text type'],
+      ['application/json', 'utf-16le with BOM', 'a file saved as Unicode'],
+      ['application/json', 'utf-8 with BOM', 'a file saved with a BOM'],
+    ])('when a body names no charset (Content-Type: %s) and comes as %s (%s), then it is read as such', async (type, encoding) => {
+      const name = `undeclared-${w.id} Ærø ${encoding}`;
+      const body = `{"CampaignCode":${JSON.stringify(w.campaigns.b2b)},"Data":{"name":${JSON.stringify(name)},"telefon":"+45 12 34 56 78"}}`;
+      const bytes =
+        encoding === 'utf-16le with BOM'
+          ? Buffer.concat([Buffer.of(0xff, 0xfe), iconv.encode(body, 'utf16le')])
+          : encoding === 'utf-8 with BOM'
+            ? Buffer.concat([Buffer.of(0xef, 0xbb, 0xbf), Buffer.from(body)])
+            : iconv.encode(body, encoding);
+      const req = request(t.app).post('/api/leads').set('Authorization', w.accounts.full.auth);
+      if (type !== 'none') req.set('Content-Type', type);
+      const res = await req.serialize((b: unknown) => b as string).send(bytes);
+      expect(res.status).toBe(200);
+      const stored = await t
+        .db('leads')
+        .where({ unique_id: (res.body as { uniqueId: string }).uniqueId })
+        .first<{ data: { Name: string } }>('data');
+      expect(stored.data.Name).toBe(name);
     });
 
     it.each([

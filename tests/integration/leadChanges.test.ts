@@ -176,6 +176,23 @@ describe('lead changes', () => {
       expect((await patch(id, { priority: 3 }).set('If-Match', tags[2]!)).status).toBe(412);
     });
 
+    it('when priority comes as its digits in a string (as string-typed clients send every value), then it is that integer', async () => {
+      const id = await importLead();
+      for (const [sent, read] of [
+        ['12', 12],
+        [' -3 ', -3],
+        ['+4', 4],
+      ] as const) {
+        const res = await patch(id, { priority: sent });
+        expect([sent, res.status, (res.body as Lead).priority]).toEqual([sent, 200, read]);
+      }
+      for (const sent of ['1.5', '12abc', '', '0x10', '99999999999']) {
+        const res = await patch(id, { priority: sent });
+        expect([sent, res.status, (res.body as Problem).errors?.[0]?.field]).toEqual([sent, 400, 'priority']);
+      }
+      expect(((await get(id)).body as Lead).priority).toBe(4);
+    });
+
     it.each([
       ['an unknown field', { data: { Shoe: '42' } }, 'data.Shoe'],
       ['a value not of the field’s type', { data: { Email: 'not-an-address' } }, 'data.Email'],

@@ -99,6 +99,31 @@ export const booleanParam = z
   .enum(['true', 'false', 'True', 'False', 'TRUE', 'FALSE', '1', '0'])
   .transform((v) => v.toLowerCase() === 'true' || v === '1');
 
+/**
+ * A boolean property of a JSON body. String-typed clients write one as text: Zapier's and Make's
+ * webhook steps send every mapped value as a string (`"true"`), PowerShell's `[string]$true` is
+ * `"True"`, and spreadsheets give `1`/`0`. So it is `true`/`false`, or those as the query's
+ * boolean parameters take them (`true`, `True`, `1`, …, as text or `1`/`0` as numbers).
+ */
+export const bodyBoolean = z.preprocess(
+  (v) => {
+    if (v === 1 || v === 0) return v === 1;
+    if (typeof v !== 'string') return v;
+    const text = v.trim().toLowerCase();
+    return text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : v;
+  },
+  z.boolean({ message: 'must be true or false' }),
+);
+
+/**
+ * An integer property of a JSON body, checked by `schema`: a JSON number, or its decimal digits
+ * as a string (with a sign; spaces around them ignored), which string-typed clients send for
+ * every value.
+ */
+export function bodyInteger<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v) ? Number(v) : v), schema);
+}
+
 /** An enumeration name, matched case-insensitively, validated and returned in canonical spelling. */
 export function enumNameParam<N extends string>(enumeration: Enumeration<N>) {
   return z

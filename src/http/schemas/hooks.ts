@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateTimeOut, dateTimeParam, enumNameParam, positiveIntParam, timeSpanParam, uniqueIdParam } from './common';
+import { bodyBoolean, dateTimeOut, dateTimeParam, enumNameParam, positiveIntParam, timeSpanParam, uniqueIdParam } from './common';
 import { Enumeration, LeadClosure, LeadStatus } from '../../domain/enums';
 import {
   HOOK_EVENT_DESCRIPTIONS,
@@ -134,8 +134,7 @@ export const hookBody = z
       example: '{"lead":"{UniqueId}","status":"{LeadStatus}","email":"{Data.Email}"}',
     }),
     standardTemplateName: templateName.nullish(),
-    enabled: z
-      .boolean()
+    enabled: bodyBoolean
       .nullish()
       .meta({ description: 'Default true. Setting it true again re-enables a hook that was disabled after failing.' }),
   })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { resolveLeadFilter, LeadFilter } from '../../domain/leadFilters';
 import {
+  bodyInteger,
   booleanParam,
   dateTimeParam,
   enumListParam,
@@ -365,11 +366,13 @@ export const leadPatchBody = z
           "Only fields that are `editable` in the lead definition and within the account's entry access; fields not named keep their values.",
         example: { Email: 'emil.jensen@nordlys.example', ContactPerson: null },
       }),
-    priority: z
-      .number({ message: 'must be an integer' })
-      .int('must be an integer')
-      .min(-2147483648, 'must be a 32-bit integer')
-      .max(2147483647, 'must be a 32-bit integer')
+    priority: bodyInteger(
+      z
+        .number({ message: 'must be an integer' })
+        .int('must be an integer')
+        .min(-2147483648, 'must be a 32-bit integer')
+        .max(2147483647, 'must be a 32-bit integer'),
+    )
       .optional()
       .meta({ description: "The lead's priority.", example: 10 }),
     status: z
