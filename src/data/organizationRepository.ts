@@ -124,9 +124,13 @@ interface UserRow {
 /**
  * Users by org code with the ids of their visible active campaigns (ordered by campaign code:
  * a User's campaigns are the active campaigns it can access, and its projects theirs);
- * `orgCode` narrows to one user, `limit` caps the count.
+ * `orgCodes` narrows to the users of those codes, `limit` caps the count.
  */
-export async function listUsers(db: Knex, scope: ProjectScope, options: { orgCode?: string; limit?: number } = {}): Promise<UserRecord[]> {
+export async function listUsers(
+  db: Knex,
+  scope: ProjectScope,
+  options: { orgCodes?: readonly string[]; limit?: number } = {},
+): Promise<UserRecord[]> {
   const visible = projectVisibleSql('c.project', scope);
   const query = db('users as u')
     .select(
@@ -148,7 +152,7 @@ export async function listUsers(db: Knex, scope: ProjectScope, options: { orgCod
       ),
     )
     .orderBy('u.org_code');
-  if (options.orgCode !== undefined) query.where('u.org_code', options.orgCode);
+  if (options.orgCodes !== undefined) query.whereIn('u.org_code', options.orgCodes);
   if (options.limit !== undefined) query.limit(options.limit);
   const rows = (await query) as UserRow[];
   return rows.map((r): UserRecord => ({

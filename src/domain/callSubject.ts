@@ -1,4 +1,4 @@
-import type { OrgSnapshot } from './organization';
+import { orgCodeSpellings, type OrgSnapshot } from './organization';
 
 /**
  * Whose calls a calls-family list holds (docs/decisions.md, Calls family; Organisation):
@@ -9,10 +9,18 @@ export type CallSubject = { kind: 'user'; userId: number } | { kind: 'unit'; uni
 
 /**
  * The subject an org code names in the request's snapshot (org codes are unique across users
- * and units); `kind` accepts only that kind. Undefined when nothing (of that kind) has the
+ * and units; `+` may stand for a space: orgCodeSpellings); `kind` accepts only that kind. Undefined when nothing (of that kind) has the
  * code. A user is found only in a snapshot loaded with its users.
  */
 export function callSubjectOf(org: OrgSnapshot, orgCode: string, kind?: CallSubject['kind']): CallSubject | undefined {
+  for (const spelling of orgCodeSpellings(orgCode)) {
+    const subject = subjectSpelled(org, spelling, kind);
+    if (subject !== undefined) return subject;
+  }
+  return undefined;
+}
+
+function subjectSpelled(org: OrgSnapshot, orgCode: string, kind?: CallSubject['kind']): CallSubject | undefined {
   if (kind !== 'user') {
     for (const unit of org.units.values()) {
       if (unit.orgCode === orgCode) return { kind: 'unit', unitId: unit.id, level: unit.level };

@@ -3,6 +3,16 @@
  * and one request's in-memory snapshot of it: every include is resolved from these maps.
  */
 
+/**
+ * The org codes a code written in a URL path may stand for: as written first, then with each `+`
+ * read as a space, as Java's URLEncoder and PHP's urlencode write spaces (in paths too). An org
+ * code may hold a `+` itself (an e-mail address), so the code as written wins when both exist.
+ */
+export function orgCodeSpellings(orgCode: string): string[] {
+  const spaced = orgCode.replaceAll('+', ' ');
+  return spaced === orgCode ? [orgCode] : [orgCode, spaced];
+}
+
 export interface OrgUnitRecord {
   id: number;
   uniqueId: string;

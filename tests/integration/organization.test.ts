@@ -361,3 +361,39 @@ describe('GET /api/projects', () => {
     expect(res.text).toContain(w.projects.b2b);
   });
 });
+
+describe('org codes in a path written with + for each space (Java URLEncoder, PHP urlencode)', () => {
+  /** The path form those encoders write: every space a `+`, everything else percent-encoded. */
+  const plusEncoded = (orgCode: string) => orgCode.split(' ').map(encodeURIComponent).join('+');
+  const spaced = `Agent Space ${w.id}`;
+
+  beforeAll(async () => {
+    await t.load(
+      { type: 'user', orgCode: spaced, username: `space-${w.id}`, name: 'Spaced', parent: w.units.team },
+      { type: 'user', orgCode: `plus+${w.id}@example.com`, username: `plus-${w.id}`, name: 'Plus', parent: w.units.team },
+      { type: 'user', orgCode: `plus ${w.id}@example.com`, username: `plus-space-${w.id}`, name: 'Plus Space', parent: w.units.team },
+    );
+  });
+
+  it('when a user or an org unit is asked for with + for its spaces, then it is found', async () => {
+    const user = await get(`/api/users/${plusEncoded(spaced)}`);
+    expect([user.status, (user.body as User).orgCode]).toEqual([200, spaced]);
+    const unit = await get(`/api/organizationalunits/${plusEncoded(w.units.team)}`);
+    expect([unit.status, (unit.body as OrgUnit).orgCode]).toEqual([200, w.units.team]);
+    const calls = await get(`/api/organizationalunits/${plusEncoded(w.units.team)}/calls`, {
+      StartTime: '2026-05-06T10:00:00',
+      TimeSpan: 'PT2H',
+    });
+    expect(calls.status).toBe(200);
+    const userCalls = await get(`/api/users/${plusEncoded(spaced)}/calls`, { StartTime: '2026-05-06T10:00:00', TimeSpan: 'PT2H' });
+    expect(userCalls.status).toBe(200);
+  });
+
+  it('when an org code holds a + itself, then the code as written wins over its spaced reading', async () => {
+    const res = await get(`/api/users/plus+${w.id}%40example.com`);
+    expect([res.status, (res.body as User).orgCode]).toEqual([200, `plus+${w.id}@example.com`]);
+    const spacedOne = await get(`/api/users/plus%20${w.id}%40example.com`);
+    expect([spacedOne.status, (spacedOne.body as User).orgCode]).toEqual([200, `plus ${w.id}@example.com`]);
+    expect((await get(`/api/users/nobody+${w.id}`)).status).toBe(404);
+  });
+});

@@ -22,6 +22,7 @@ import { findCampaignDuplicateDefaults } from '../../data/leadRepository';
 import { formatTimeSpan } from '../../domain/timespan';
 import { compileIncludes } from '../../domain/include';
 import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/organizationGraph';
+import { orgCodeSpellings } from '../../domain/organization';
 
 /**
  * Organisation and campaign reads (the OpenAPI document; docs/decisions.md, Organisation):
@@ -73,9 +74,9 @@ const getUserEndpoint = defineEndpoint({
   async handler({ params, scope, db, include }) {
     const [org, users] = await Promise.all([
       loadOrgSnapshot(db, scope, { users: include.has('users') }),
-      listUsers(db, scope, { orgCode: params.OrgCode }),
+      listUsers(db, scope, { orgCodes: orgCodeSpellings(params.OrgCode) }),
     ]);
-    const user = users[0];
+    const user = users.find((u) => u.orgCode === params.OrgCode) ?? users[0];
     if (user === undefined) throw notFound(`no user with org code ${params.OrgCode}`);
     const expand = compileIncludes(organizationGraph(org), USER, include);
     return { body: expand(user), title: `User ${user.orgCode}` };
@@ -126,7 +127,10 @@ function orgUnitGetEndpoint(
     async handler({ params: p, scope, db, include }) {
       const orgCode = (p as Record<string, string>).OrgCode ?? (p as Record<string, string>).orgCode;
       const org = await loadOrgSnapshot(db, scope);
-      const unit = [...org.units.values()].find((u) => u.orgCode === orgCode);
+      const units = [...org.units.values()];
+      const unit = (orgCode === undefined ? [] : orgCodeSpellings(orgCode))
+        .map((spelling) => units.find((u) => u.orgCode === spelling))
+        .find((u) => u !== undefined);
       if (unit === undefined) throw notFound(`no org unit with org code ${orgCode}`);
       const expand = compileIncludes(organizationGraph(org), ORG_UNIT, include);
       return { body: expand(unit), title: `Org unit ${unit.orgCode}` };
