@@ -23,3 +23,9 @@ export function canonicalUniqueId(value: string): string {
 export function isUuid(value: string): boolean {
   return UUID.test(value.trim());
 }
+
+/**
+ * The nil UUID, which .NET writes for an empty `Guid` (the default of a property that is not
+ * nullable): as a reference it stands for none, like an empty string.
+ */
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';

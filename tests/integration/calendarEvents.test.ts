@@ -321,7 +321,9 @@ describe('calendar events', () => {
       expect(res.status).toBe(200);
       const made = res.body as CalendarEvent;
       expect(made).toMatchObject({ title: `No lead ${w.id}`, leadUniqueId: '' });
-      for (const leadUniqueId of [null, '']) expect((await post(newEvent({ leadUniqueId }))).body).toMatchObject({ leadUniqueId: '' });
+      // .NET writes an empty Guid as the nil UUID.
+      for (const leadUniqueId of [null, '', '00000000-0000-0000-0000-000000000000', '{00000000-0000-0000-0000-000000000000}'])
+        expect((await post(newEvent({ leadUniqueId }))).body).toMatchObject({ leadUniqueId: '' });
       const linked = await request(t.app)
         .put(`/api/calendars/events/${made.uniqueId}`)
         .set('Authorization', w.accounts.full.auth)
@@ -345,7 +347,7 @@ describe('calendar events', () => {
         .query({ FromDate: '2026-03-10T00:00:00+01:00', ToDate: '2026-03-11T00:00:00+01:00' })
         .set('Authorization', w.accounts.full.auth);
       expect((stored.body as CalendarEvent[]).find((e) => e.uniqueId === made.uniqueId)).toMatchObject({ leadUniqueId: `lead-${w.id}-1` });
-      for (const leadUniqueId of [null, '']) {
+      for (const leadUniqueId of [null, '', '00000000-0000-0000-0000-000000000000']) {
         const unlinked = await put({ ...specBody, leadUniqueId });
         expect(unlinked.status).toBe(200);
         expect(unlinked.body).toMatchObject({ leadUniqueId: '' });

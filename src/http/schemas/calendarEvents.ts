@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { canonicalUniqueId } from '../../domain/uniqueId';
+import { canonicalUniqueId, NIL_UUID } from '../../domain/uniqueId';
 import { dateTimeOut, dateTimeParam, listParam, UNIQUE_ID_RULE, uniqueIdParam } from './common';
 
 /**
@@ -59,9 +59,16 @@ const requiredText = (max: number, description: string) =>
 
 /** Optional: the specification lists the bodies without it, though its model has it. */
 const leadUniqueId = (description: string) =>
-  text(200, `Unique id of the lead the event is about, in one of the account’s projects; ${description} ${UNIQUE_ID_RULE}`)
+  text(
+    200,
+    `Unique id of the lead the event is about, in one of the account’s projects; ${description} The nil UUID counts as empty. ${UNIQUE_ID_RULE}`,
+  )
     .optional()
-    .transform((v) => (v === undefined ? v : canonicalUniqueId(v.trim())));
+    .transform((v) => {
+      if (v === undefined) return v;
+      const id = canonicalUniqueId(v.trim());
+      return id === NIL_UUID ? '' : id;
+    });
 
 const eventFields = {
   calendarCode: requiredText(200, 'Code of an existing calendar in one of the account’s projects.'),

@@ -1413,7 +1413,7 @@ export interface components {
         NewCalendarEvent: {
             /** @description Code of an existing calendar in one of the account’s projects. */
             calendarCode: string;
-            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out or empty: an event about no lead (answered as empty). A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. `null` is read as empty. */
+            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out or empty: an event about no lead (answered as empty). The nil UUID counts as empty. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. `null` is read as empty. */
             leadUniqueId?: string;
             /** @description Title of the event. */
             title: string;
@@ -1453,7 +1453,7 @@ export interface components {
             uniqueId?: string | null;
             /** @description Code of an existing calendar in one of the account’s projects. */
             calendarCode: string;
-            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out: the event stays about the lead it is about; empty: about no lead (answered as empty). A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. `null` is read as empty. */
+            /** @description Unique id of the lead the event is about, in one of the account’s projects; left out: the event stays about the lead it is about; empty: about no lead (answered as empty). The nil UUID counts as empty. A UUID is matched in any letter case, and also in braces (`{…}`); answers write it in lower case. `null` is read as empty. */
             leadUniqueId?: string;
             /** @description Title of the event. */
             title: string;
