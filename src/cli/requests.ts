@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { CliError, OpenCliContext } from './context';
 import { parseDateTime } from '../domain/datetime';
 import { addTimeSpan, parseTimeSpan } from '../domain/timespan';
-import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLogRow } from '../domain/requestLog';
+import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLogRow, unknownServiceName } from '../domain/requestLog';
+import type { Settings } from '../config/settings';
 import { findAccountByUsername } from '../data/accountRepository';
 import { openRequestLogCursor } from '../data/requestLog';
 import { writeOutput } from './output';
@@ -21,7 +22,12 @@ interface RequestsOptions {
  * account's request log, with the options of GET /api/myaccount/requests, as JSON lines
  * (default) or CSV, DateTimes in platform time with their offset.
  */
-export function registerRequests(program: Command, openCliContext: OpenCliContext): void {
+export function registerRequests(
+  program: Command,
+  openCliContext: OpenCliContext,
+  /** Every service name of the API (the composition root knows the endpoints). */
+  serviceNames: (settings: Settings) => readonly string[],
+): void {
   program
     .command('requests')
     .description("print an account's request log (what GET /api/myaccount/requests answers that account)")
@@ -41,6 +47,12 @@ export function registerRequests(program: Command, openCliContext: OpenCliContex
         if (span.negative) throw new CliError('--time-span: must not be negative');
         const statuses = o.status === undefined ? undefined : list(o.status).map((s) => statusCode(s));
         const services = o.service === undefined ? undefined : list(o.service);
+        if (services) {
+          // A name of no service would print an empty log, which reads as "no such requests".
+          const known = serviceNames(ctx.settings);
+          const unknown = unknownServiceName(services, known, `the services are ${known.join(', ')}`);
+          if (unknown) throw new CliError(`--service: ${unknown}`);
+        }
         const account = await findAccountByUsername(ctx.db, o.account);
         if (!account) throw new CliError(`no account ${o.account}`);
         const cursor = await openRequestLogCursor(ctx.db, account.id, {

@@ -157,6 +157,37 @@ describe('lcm command line (child processes)', () => {
       expect((await findAccountByUsername(db, username))!.version).toBe(2);
     });
 
+    it('when lcm requests --service names no service, then it exits 1 naming it and listing the services; a known one in any case is taken', async () => {
+      const username = `requests-${id}`;
+      const owner = `requests-user ${id}`;
+      const loaded = await runLcm(['load', '-'], {
+        env,
+        input: JSON.stringify({ type: 'user', orgCode: owner, username: `requests-user-${id}`, name: 'Requests' }) + '\n',
+      });
+      expect(loaded.code).toBe(0);
+      const created = await runLcm(
+        ['account', 'create', '--username', username, '--password-stdin', '--user', owner, '--projects', '*', '--rights', 'Calls:Get'],
+        { env, input: 'pw\n' },
+      );
+      expect(created).toMatchObject({ code: 0, stderr: '' });
+      const window = ['--account', username, '--from-time', '2026-11-16', '--time-span', 'P1D'];
+      // An empty log would read as "no such requests", as the API's Service parameter says.
+      const bogus = await runLcm(['requests', ...window, '--service', 'myaccount,bogus'], { env });
+      expect(bogus).toMatchObject({ code: 1, stdout: '' });
+      expect(bogus.stderr).toMatch(
+        /^lcm: --service: no service is called "bogus"; the services are [^\n]*\bcalls, [^\n]*\bmyaccount\.requests, [^\n]*\n$/,
+      );
+      const near = await runLcm(['requests', ...window, '--service', 'myaccount.request'], { env });
+      expect(near).toMatchObject({ code: 1, stdout: '' });
+      expect(near.stderr).toMatch(/^lcm: --service: no service is called "myaccount.request" \(did you mean myaccount\.requests\?\); /);
+      expect(await runLcm(['requests', ...window, '--service', 'MyAccount.Requests,CALLS'], { env })).toEqual({
+        code: 0,
+        signal: null,
+        stdout: '',
+        stderr: '',
+      });
+    });
+
     it('when the command, an option or the database is wrong, then it exits non-zero with one line after lcm:', async () => {
       const unknown = await runLcm(['lod', 'x.ndjson'], { env });
       expect(unknown.code).toBe(1);
