@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { findAccountByUsername } from '../../src/data/accountRepository';
@@ -187,6 +188,36 @@ describe('lcm command line (child processes)', () => {
         stderr: '',
       });
     });
+
+    // SO_REUSEPORT, which the HTTP workers bind with, exists on Linux only.
+    (process.platform === 'linux' ? it : it.skip)(
+      'when another server listens on PORT with SO_REUSEPORT (as a running lcm serve does), then lcm serve exits 1 naming the port instead of sharing it',
+      async () => {
+        const holder = net.createServer();
+        await new Promise<void>((resolve) => holder.listen({ host: '127.0.0.1', port: 0, reusePort: true }, resolve));
+        const port = (holder.address() as net.AddressInfo).port;
+        try {
+          const serveEnv = lcmEnv({
+            DATABASE_URL: process.env.TEST_DATABASE_URL,
+            HOST: '127.0.0.1',
+            PORT: String(port),
+            WEB_CONCURRENCY: '1',
+            HOOKS_WORKER: 'false',
+            SWEEP_INTERVAL_MS: '0',
+            MAINTENANCE_INTERVAL_MS: '0',
+          });
+          // Before the check its workers joined the holder's port and ran until stopped (then exit 0).
+          expect(await runLcm(['serve'], { env: serveEnv, timeoutMs: 60_000 })).toEqual({
+            code: 1,
+            signal: null,
+            stdout: '',
+            stderr: `lcm: port ${port} on 127.0.0.1 is in use (another lcm serve?); stop what listens there or set PORT\n`,
+          });
+        } finally {
+          await new Promise((resolve) => holder.close(resolve));
+        }
+      },
+    );
 
     it('when the command, an option or the database is wrong, then it exits non-zero with one line after lcm:', async () => {
       const unknown = await runLcm(['lod', 'x.ndjson'], { env });
