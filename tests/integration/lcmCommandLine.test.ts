@@ -6,7 +6,8 @@ import path from 'node:path';
 import { findAccountByUsername } from '../../src/data/accountRepository';
 import { verifyPassword } from '../../src/domain/password';
 import { freePort } from '../harness/freePort';
-import { createOwnDatabase, uniq } from '../harness/testApp';
+import { createOwnDatabase, testDatabaseUrl, uniq } from '../harness/testApp';
+import { createDb } from '../../src/data/db';
 import { useTestDb } from '../harness/useTestWorld';
 import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm, runProcess } from '../harness/lcmProcess';
 import { until } from '../harness/until';
@@ -218,6 +219,44 @@ describe('lcm command line (child processes)', () => {
         }
       },
     );
+
+    it('when DATABASE_URL names a database lcm migrate has not brought up to date, then a command exits 1 saying so instead of failing on SQL', async () => {
+      const name = `lcm_test_unmigrated_${process.pid}`;
+      await db.raw(`drop database if exists "${name}" with (force)`);
+      await db.raw(`create database "${name}"`);
+      const url = new URL(testDatabaseUrl());
+      url.pathname = `/${name}`;
+      const unmigrated = lcmEnv({ DATABASE_URL: url.toString() });
+      try {
+        // It used to print the first query and `relation "accounts" does not exist`, or load an empty file.
+        const listed = await runLcm(['account', 'list'], { env: unmigrated });
+        expect(listed).toMatchObject({ code: 1, stdout: '' });
+        expect(listed.stderr).toMatch(
+          /^lcm: the database of DATABASE_URL is not up to date: \d+ migrations \(20261121000001_data_model, \.\.\.\) are not applied; run lcm migrate first\n$/,
+        );
+        expect(await runLcm(['load', '-'], { env: unmigrated, input: '' })).toMatchObject({ code: 1, stderr: listed.stderr });
+
+        expect(await runLcm(['migrate'], { env: unmigrated })).toMatchObject({ code: 0, stderr: '' });
+        expect(await runLcm(['account', 'list'], { env: unmigrated })).toMatchObject({ code: 0, stderr: '' });
+
+        // A database of an older version: its newest migration is missing.
+        const own = createDb({ url: url.toString(), timezone: 'Europe/Copenhagen', poolMax: 1 });
+        let newest: string;
+        try {
+          newest = (await own('knex_migrations').orderBy('name', 'desc').first<{ name: string }>('name')).name;
+          await own('knex_migrations').where({ name: newest }).delete();
+        } finally {
+          await own.destroy();
+        }
+        expect(await runLcm(['account', 'list'], { env: unmigrated })).toMatchObject({
+          code: 1,
+          stdout: '',
+          stderr: `lcm: the database of DATABASE_URL is not up to date: migration ${newest} is not applied; run lcm migrate first\n`,
+        });
+      } finally {
+        await db.raw(`drop database if exists "${name}" with (force)`);
+      }
+    });
 
     it('when the command, an option or the database is wrong, then it exits non-zero with one line after lcm:', async () => {
       const unknown = await runLcm(['lod', 'x.ndjson'], { env });
