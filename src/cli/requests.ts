@@ -45,8 +45,9 @@ export function registerRequests(
         const from = option('--from-time', () => parseDateTime(o.fromTime, zone));
         const span = option('--time-span', () => parseTimeSpan(o.timeSpan));
         if (span.negative) throw new CliError('--time-span: must not be negative');
-        const statuses = o.status === undefined ? undefined : list(o.status).map((s) => statusCode(s));
-        const services = o.service === undefined ? undefined : list(o.service);
+        // An empty list (`--status ''`) filters nothing, as an empty Status= of the API does.
+        const statuses = nonEmpty(list(o.status ?? '').map((s) => statusCode(s)));
+        const services = nonEmpty(list(o.service ?? ''));
         if (services) {
           // A name of no service would print an empty log, which reads as "no such requests".
           const known = serviceNames(ctx.settings);
@@ -79,6 +80,8 @@ const list = (value: string) =>
     .split(',')
     .map((v) => v.trim())
     .filter(Boolean);
+
+const nonEmpty = <T>(values: T[]): T[] | undefined => (values.length > 0 ? values : undefined);
 
 function statusCode(value: string): number {
   if (!/^[1-5]\d\d$/.test(value)) throw new CliError(`--status: ${value} is not an HTTP status code`);

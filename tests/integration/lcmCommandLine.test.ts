@@ -190,6 +190,52 @@ describe('lcm command line (child processes)', () => {
       });
     });
 
+    it('when lcm requests gets an empty --status or --service, then it filters nothing, as the API does with an empty Status= or Service=', async () => {
+      const username = `requests-empty-${id}`;
+      const owner = `requests-empty-user ${id}`;
+      expect(
+        await runLcm(['load', '-'], {
+          env,
+          input: JSON.stringify({ type: 'user', orgCode: owner, username: `requests-empty-user-${id}`, name: 'Requests' }) + '\n',
+        }),
+      ).toMatchObject({ code: 0 });
+      expect(
+        await runLcm(
+          ['account', 'create', '--username', username, '--password-stdin', '--user', owner, '--projects', '*', '--rights', 'Calls:Get'],
+          { env, input: 'pw\n' },
+        ),
+      ).toMatchObject({ code: 0 });
+      const account = (await findAccountByUsername(db, username))!;
+      await db('request_log').insert({
+        time: new Date('2026-11-16T10:00:00Z'),
+        account_id: account.id,
+        request_id: `req-${id}`,
+        method: 'GET',
+        path: '/api/myaccount',
+        service: 'myaccount',
+        status: 200,
+        weight: 1,
+        duration_ms: 1.5,
+        bytes_sent: 100,
+        client_address: '127.0.0.1',
+      });
+      const window = ['--account', username, '--from-time', '2026-11-16', '--time-span', 'P1D'];
+      for (const filter of [
+        ['--status', ''],
+        ['--service', ''],
+        ['--status', ','],
+        ['--service', ' , '],
+      ]) {
+        const result = await runLcm(['requests', ...window, ...filter], { env });
+        expect({ filter, code: result.code, stderr: result.stderr, ids: result.stdout.match(/req-[^"]+/g) }).toEqual({
+          filter,
+          code: 0,
+          stderr: '',
+          ids: [`req-${id}`],
+        });
+      }
+    });
+
     // SO_REUSEPORT, which the HTTP workers bind with, exists on Linux only.
     (process.platform === 'linux' ? it : it.skip)(
       'when another server listens on PORT with SO_REUSEPORT (as a running lcm serve does), then lcm serve exits 1 naming the port instead of sharing it',
