@@ -55,7 +55,7 @@ export function registerRequests(
           if (unknown) throw new CliError(`--service: ${unknown}`);
         }
         const account = await findAccountByUsername(ctx.db, o.account);
-        if (!account) throw new CliError(`no account ${o.account}`);
+        if (!account) throw new CliError(`no account "${o.account}"`);
         const cursor = await openRequestLogCursor(ctx.db, account.id, {
           from,
           to: addTimeSpan(from, span, zone),
