@@ -12,13 +12,21 @@ import { logUnhandledRejections } from './unhandledRejections';
 
 /**
  * Whether `lcm serve` runs a jobs process: some background work is switched on. Event retention
- * counts: nothing else removes events older than EVENTS_RETENTION (src/app/backgroundWork.ts).
+ * and hook queue pruning count: nothing else removes old events or finished queue jobs
+ * (src/app/backgroundWork.ts).
  */
 export function backgroundWorkEnabled(
-  settings: Pick<Settings, 'HOOKS_WORKER' | 'SWEEP_INTERVAL_MS' | 'MAINTENANCE_INTERVAL_MS' | 'EVENTS_PRUNE_INTERVAL_MS'>,
+  settings: Pick<
+    Settings,
+    'HOOKS_WORKER' | 'SWEEP_INTERVAL_MS' | 'MAINTENANCE_INTERVAL_MS' | 'EVENTS_PRUNE_INTERVAL_MS' | 'HOOKS_PRUNE_INTERVAL_MS'
+  >,
 ): boolean {
   return (
-    settings.HOOKS_WORKER || settings.SWEEP_INTERVAL_MS > 0 || settings.MAINTENANCE_INTERVAL_MS > 0 || settings.EVENTS_PRUNE_INTERVAL_MS > 0
+    settings.HOOKS_WORKER ||
+    settings.SWEEP_INTERVAL_MS > 0 ||
+    settings.MAINTENANCE_INTERVAL_MS > 0 ||
+    settings.EVENTS_PRUNE_INTERVAL_MS > 0 ||
+    settings.HOOKS_PRUNE_INTERVAL_MS > 0
   );
 }
 
