@@ -45,6 +45,9 @@ export function registerRequests(
         const from = option('--from-time', () => parseDateTime(o.fromTime, zone));
         const span = option('--time-span', () => parseTimeSpan(o.timeSpan));
         if (span.negative) throw new CliError('--time-span: must not be negative');
+        // As the API's TimeSpan: a window past the year 9999 is no DateTime Postgres or the answer can hold.
+        const to = addTimeSpan(from, span, zone);
+        if (!Number.isFinite(to.getTime()) || to.getUTCFullYear() > 9999) throw new CliError('--time-span: reaches beyond the year 9999');
         // An empty list (`--status ''`) filters nothing, as an empty Status= of the API does.
         const statuses = nonEmpty(list(o.status ?? '').map((s) => statusCode(s)));
         const services = nonEmpty(list(o.service ?? ''));
@@ -58,7 +61,7 @@ export function registerRequests(
         if (!account) throw new CliError(`no account "${o.account}"`);
         const cursor = await openRequestLogCursor(ctx.db, account.id, {
           from,
-          to: addTimeSpan(from, span, zone),
+          to,
           ...(statuses ? { statuses } : {}),
           ...(services ? { services } : {}),
         });

@@ -190,6 +190,20 @@ describe('lcm command line (child processes)', () => {
       });
     });
 
+    it('when lcm requests gets a --time-span reaching past the year 9999, then it exits 1 with one line, as the API refuses that TimeSpan', async () => {
+      for (const span of ['P8000Y', 'P999999Y']) {
+        // P999999Y made an invalid Date: a pg deprecation warning and Postgres's "invalid input syntax" on stderr.
+        const result = await runLcm(['requests', '--account', `nobody-${id}`, '--from-time', '2026-11-16', '--time-span', span], { env });
+        expect({ span, ...result }).toEqual({
+          span,
+          code: 1,
+          signal: null,
+          stdout: '',
+          stderr: 'lcm: --time-span: reaches beyond the year 9999\n',
+        });
+      }
+    });
+
     it('when lcm requests gets an empty --status or --service, then it filters nothing, as the API does with an empty Status= or Service=', async () => {
       const username = `requests-empty-${id}`;
       const owner = `requests-empty-user ${id}`;
