@@ -10,7 +10,8 @@ import { startEventSequencing } from '../jobs/eventSequencing';
 
 /**
  * The background work of a deployment, as the settings switch it on: hook delivery workers
- * (HOOKS_WORKER, with the pruning of their finished queue jobs), the lead lifecycle sweep
+ * (HOOKS_WORKER), the pruning of finished hook queue jobs (HOOKS_PRUNE_INTERVAL_MS, also without
+ * workers here: they may run as `lcm hooks work` elsewhere), the lead lifecycle sweep
  * (SWEEP_INTERVAL_MS), partition maintenance (MAINTENANCE_INTERVAL_MS), the removal of old live
  * events (EVENTS_PRUNE_INTERVAL_MS) and the numbering of committed live events. Each coordinates
  * through Postgres, so any number of processes on any number of nodes may run it (`lcm serve`'s
@@ -25,8 +26,8 @@ export async function startBackgroundWork(
   if (ctx.settings.HOOKS_WORKER) {
     const hooks = await startHookWorker({ db: ctx.db, settings: ctx.settings, logger, ...(registry ? { registry } : {}) });
     stops.push(() => hooks.stop());
-    stops.push(startHookQueuePruning(ctx.db, ctx.settings, logger));
   }
+  stops.push(startHookQueuePruning(ctx.db, ctx.settings, logger));
   stops.push(startLifecycleSweeper(ctx.db, ctx.settings, logger));
   stops.push(startPartitionMaintenance(ctx.db, ctx.settings, logger));
   stops.push(startEventRetention(ctx.db, ctx.settings, logger));

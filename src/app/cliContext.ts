@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadSettings, Settings } from '../config/settings';
 import { configurePhoneRegion, configurePlatformZone } from '../config/platform';
 import { createDb, migrateLatest } from '../data/db';
+import { pendingMigrations } from '../data/migrations';
 import { startEmbeddedPostgres } from './embeddedPostgres';
 import { claimCluster } from './clusterHolder';
 import type { CliContext } from '../cli/context';
@@ -37,6 +38,15 @@ export async function openCliContext(options: OpenOptions = {}): Promise<CliCont
   });
   try {
     if (options.migrate !== false && database.embedded) await migrateLatest(db);
+    // DATABASE_URL is migrated by `lcm migrate` or `lcm serve` only (docs/cli.md, "lcm migrate"):
+    // said in one line, rather than as the first query's "relation ... does not exist".
+    if (options.migrate !== false && !database.embedded) {
+      const pending = await pendingMigrations(db);
+      if (pending.length > 0) {
+        const which = pending.length === 1 ? `migration ${pending[0]} is` : `${pending.length} migrations (${pending[0]}, ...) are`;
+        throw new Error(`the database of DATABASE_URL is not up to date: ${which} not applied; run lcm migrate first`);
+      }
+    }
   } catch (err) {
     await db.destroy();
     await database.stop();

@@ -10,9 +10,24 @@ import { closeAll } from './httpWorker';
 import { startBackgroundWork } from './backgroundWork';
 import { logUnhandledRejections } from './unhandledRejections';
 
-/** Whether `lcm serve` runs a jobs process: some background work is switched on. */
-export function backgroundWorkEnabled(settings: Pick<Settings, 'HOOKS_WORKER' | 'SWEEP_INTERVAL_MS' | 'MAINTENANCE_INTERVAL_MS'>): boolean {
-  return settings.HOOKS_WORKER || settings.SWEEP_INTERVAL_MS > 0 || settings.MAINTENANCE_INTERVAL_MS > 0;
+/**
+ * Whether `lcm serve` runs a jobs process: some background work is switched on. Event retention
+ * and hook queue pruning count: nothing else removes old events or finished queue jobs
+ * (src/app/backgroundWork.ts).
+ */
+export function backgroundWorkEnabled(
+  settings: Pick<
+    Settings,
+    'HOOKS_WORKER' | 'SWEEP_INTERVAL_MS' | 'MAINTENANCE_INTERVAL_MS' | 'EVENTS_PRUNE_INTERVAL_MS' | 'HOOKS_PRUNE_INTERVAL_MS'
+  >,
+): boolean {
+  return (
+    settings.HOOKS_WORKER ||
+    settings.SWEEP_INTERVAL_MS > 0 ||
+    settings.MAINTENANCE_INTERVAL_MS > 0 ||
+    settings.EVENTS_PRUNE_INTERVAL_MS > 0 ||
+    settings.HOOKS_PRUNE_INTERVAL_MS > 0
+  );
 }
 
 /**

@@ -19,6 +19,7 @@ import { createLogger } from '../config/logger';
 import { registerJobs } from '../cli/jobs';
 import { takeOverShutdownSignals } from './embeddedPostgres';
 import { oneLine, reasonOf } from './reasons';
+import { apiServiceNames } from '../http/routes';
 
 /**
  * The `lcm` command line (docs/cli.md). Each command lives in its own module and registers
@@ -48,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
   registerSeedDemo(program, open);
   registerMaintain(program, open);
   registerDoNotCall(program, open);
-  registerRequests(program, open);
+  registerRequests(program, open, apiServiceNames);
   // Like a server, `lcm hooks work` and `lcm jobs work` stop on SIGTERM/SIGINT themselves: their
   // workers finish their deliveries before the context stops an embedded cluster it started.
   registerHooks(program, open, (ctx) => {

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -62,6 +63,8 @@ async function supervise(): Promise<void> {
       const hasAccounts = await ctx.db<{ id: number }>('accounts').first('id');
       if (!hasAccounts) await seedDemo(ctx.db, settings.PLATFORM_TIMEZONE);
     }
+    // Before any worker binds with SO_REUSEPORT, which would join another server's sockets on the port.
+    await ensurePortFree(settings.HOST, settings.PORT);
     const supervisor = new Supervisor({
       httpWorkers: httpWorkerCount(settings),
       jobs: backgroundWorkEnabled(settings),
@@ -94,6 +97,29 @@ async function supervise(): Promise<void> {
     logger.info({ signal }, 'shutting down: no new connections, in-flight responses may finish');
   } finally {
     for (const stop of stops.reverse()) await stop();
+  }
+}
+
+/**
+ * Refuses a PORT something already listens on. The HTTP workers bind with SO_REUSEPORT
+ * (LISTEN_SOCKETS), and Linux lets sockets of the same user that all set it share a port: a
+ * second `lcm serve` on the port of a running one would start without an error and take half of
+ * its connections. A socket bound without it, as this check's, fails on any listener there.
+ */
+async function ensurePortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ host, port, exclusive: true }, () => resolve());
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE') throw err;
+    throw new Error(`port ${port} on ${host} is in use (another lcm serve?); stop what listens there or set PORT`, { cause: err });
+  } finally {
+    await new Promise<void>((resolve) => (probe.listening ? probe.close(() => resolve()) : resolve()));
   }
 }
 

@@ -5,7 +5,7 @@ import { formatDateTime } from '../domain/datetime';
 import type { DoNotCallEntry } from '../domain/doNotCall';
 import { openDoNotCallCursor, DoNotCallList } from '../data/doNotCallRepository';
 import { projectScope } from '../data/projectScope';
-import { DoNotCallRefused, listNumbers, unlistNumber } from '../ingest/doNotCall';
+import { type DoNotCallInputError, DoNotCallRefused, listNumbers, unlistNumber } from '../ingest/doNotCall';
 
 /**
  * `lcm dnc add|remove|list [--global]` (docs/decisions.md, Do-not-call). `--global` keeps the
@@ -36,7 +36,9 @@ export function registerDoNotCall(program: Command, openCliContext: OpenCliConte
           ...(o.note === undefined ? {} : { note: o.note }),
           ...(expiresTime === undefined ? {} : { expiresTime }),
         }));
-        const listed = await listNumbers({ db: ctx.db, clock: () => new Date() }, listOf(o.global), inputs).catch(cliRefusal(numbers));
+        const listed = await listNumbers({ db: ctx.db, clock: () => new Date() }, listOf(o.global), inputs).catch(
+          cliRefusal(numbers, o.project),
+        );
         for (const e of listed.entries)
           process.stdout.write(`listed ${e.phoneNumber}${e.project ? ` for ${e.project}` : ''}: ${e.movedLeads} open leads moved\n`);
       } finally {
@@ -54,7 +56,7 @@ export function registerDoNotCall(program: Command, openCliContext: OpenCliConte
       const ctx = await openCliContext();
       try {
         const removed = await unlistNumber({ db: ctx.db, clock: () => new Date() }, listOf(o.global), number, o.project).catch(
-          cliRefusal([number]),
+          cliRefusal([number], o.project),
         );
         if (removed === 0) throw new CliError(`${number} is not on the ${o.global ? 'global' : "customer's"} list`);
         process.stdout.write(`removed ${removed} ${removed === 1 ? 'entry' : 'entries'}\n`);
@@ -90,9 +92,19 @@ function parseOption<T>(name: string, parse: () => T): T {
   }
 }
 
-function cliRefusal(numbers: string[]): (err: unknown) => never {
+/**
+ * A refusal in the command's own terms: a number names itself, the other fields their option
+ * (`--project "X"`, `--expires`), each reason once, however many numbers it applies to.
+ */
+function cliRefusal(numbers: string[], project: string | undefined): (err: unknown) => never {
+  const subject = (field: DoNotCallInputError['field'], index: number): string => {
+    if (field === 'phoneNumber') return numbers[index] ?? 'the number';
+    if (field === 'project') return `--project ${JSON.stringify(project ?? '')}`;
+    return '--expires';
+  };
   return (err) => {
     if (!(err instanceof DoNotCallRefused)) throw err;
-    throw new CliError(err.errors.map((e) => `${e.field === 'phoneNumber' ? numbers[e.index] : e.field}: ${e.message}`).join('; '));
+    const reasons = new Set(err.errors.map((e) => `${subject(e.field, e.index)}: ${e.message}`));
+    throw new CliError([...reasons].join('; '));
   };
 }

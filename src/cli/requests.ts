@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { CliError, OpenCliContext } from './context';
 import { parseDateTime } from '../domain/datetime';
 import { addTimeSpan, parseTimeSpan } from '../domain/timespan';
-import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLogRow } from '../domain/requestLog';
+import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLogRow, unknownServiceName } from '../domain/requestLog';
+import type { Settings } from '../config/settings';
 import { findAccountByUsername } from '../data/accountRepository';
 import { openRequestLogCursor } from '../data/requestLog';
 import { writeOutput } from './output';
@@ -21,7 +22,12 @@ interface RequestsOptions {
  * account's request log, with the options of GET /api/myaccount/requests, as JSON lines
  * (default) or CSV, DateTimes in platform time with their offset.
  */
-export function registerRequests(program: Command, openCliContext: OpenCliContext): void {
+export function registerRequests(
+  program: Command,
+  openCliContext: OpenCliContext,
+  /** Every service name of the API (the composition root knows the endpoints). */
+  serviceNames: (settings: Settings) => readonly string[],
+): void {
   program
     .command('requests')
     .description("print an account's request log (what GET /api/myaccount/requests answers that account)")
@@ -39,13 +45,23 @@ export function registerRequests(program: Command, openCliContext: OpenCliContex
         const from = option('--from-time', () => parseDateTime(o.fromTime, zone));
         const span = option('--time-span', () => parseTimeSpan(o.timeSpan));
         if (span.negative) throw new CliError('--time-span: must not be negative');
-        const statuses = o.status === undefined ? undefined : list(o.status).map((s) => statusCode(s));
-        const services = o.service === undefined ? undefined : list(o.service);
+        // As the API's TimeSpan: a window past the year 9999 is no DateTime Postgres or the answer can hold.
+        const to = addTimeSpan(from, span, zone);
+        if (!Number.isFinite(to.getTime()) || to.getUTCFullYear() > 9999) throw new CliError('--time-span: reaches beyond the year 9999');
+        // An empty list (`--status ''`) filters nothing, as an empty Status= of the API does.
+        const statuses = nonEmpty(list(o.status ?? '').map((s) => statusCode(s)));
+        const services = nonEmpty(list(o.service ?? ''));
+        if (services) {
+          // A name of no service would print an empty log, which reads as "no such requests".
+          const known = serviceNames(ctx.settings);
+          const unknown = unknownServiceName(services, known, `the services are ${known.join(', ')}`);
+          if (unknown) throw new CliError(`--service: ${unknown}`);
+        }
         const account = await findAccountByUsername(ctx.db, o.account);
-        if (!account) throw new CliError(`no account ${o.account}`);
+        if (!account) throw new CliError(`no account "${o.account}"`);
         const cursor = await openRequestLogCursor(ctx.db, account.id, {
           from,
-          to: addTimeSpan(from, span, zone),
+          to,
           ...(statuses ? { statuses } : {}),
           ...(services ? { services } : {}),
         });
@@ -67,6 +83,8 @@ const list = (value: string) =>
     .split(',')
     .map((v) => v.trim())
     .filter(Boolean);
+
+const nonEmpty = <T>(values: T[]): T[] | undefined => (values.length > 0 ? values : undefined);
 
 function statusCode(value: string): number {
   if (!/^[1-5]\d\d$/.test(value)) throw new CliError(`--status: ${value} is not an HTTP status code`);

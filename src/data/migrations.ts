@@ -42,3 +42,16 @@ export async function dropRecordedExtensions(db: Knex): Promise<void> {
     .whereRaw(`name ~ '\\.(ts|js)$'`)
     .update({ name: db.raw(`regexp_replace(name, '\\.(ts|js)$', '')`) });
 }
+
+/**
+ * The migrations the database has not recorded as applied (every one on a database that never
+ * was migrated), oldest first. Reads only: knex's own listing would create its tables.
+ */
+export async function pendingMigrations(db: Knex, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const names = (await migrationSource(dir).getMigrations([])).map((m) => m.name);
+  if (!(await db.schema.hasTable(MIGRATIONS_TABLE))) return names;
+  const rows = await db(MIGRATIONS_TABLE).select<{ name: string }[]>('name');
+  // Names recorded with their extension by earlier versions count as applied (dropRecordedExtensions).
+  const applied = new Set(rows.map((r) => r.name.replace(/\.(ts|js)$/, '')));
+  return names.filter((name) => !applied.has(name));
+}

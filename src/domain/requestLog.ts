@@ -68,17 +68,14 @@ export function requestLogCsvLine(separator: string, zone: string, format: DateT
 /**
  * Why a `Service` filter of the request log names no service, or undefined when every name is
  * one (case-insensitive). A name that matches nothing would answer an empty log, which reads as
- * "no such requests"; the message offers the services the name starts or is part of.
+ * "no such requests"; the message offers the services the name starts or is part of, and ends
+ * with `where` (where every service is listed, or the list itself).
  */
-export function unknownServiceName(names: readonly string[], services: readonly string[]): string | undefined {
+export function unknownServiceName(names: readonly string[], services: readonly string[], where: string): string | undefined {
   const known = new Set(services.map((s) => s.toLowerCase()));
   const unknown = names.find((n) => !known.has(n.toLowerCase()));
   if (unknown === undefined) return undefined;
   const wanted = unknown.toLowerCase();
   const near = services.filter((s) => s.toLowerCase().includes(wanted)).slice(0, 8);
-  return (
-    `no service is called "${unknown}"` +
-    (near.length > 0 ? ` (did you mean ${near.join(', ')}?)` : '') +
-    '; GET /myaccount/request/limits lists every service'
-  );
+  return `no service is called "${unknown}"` + (near.length > 0 ? ` (did you mean ${near.join(', ')}?)` : '') + `; ${where}`;
 }

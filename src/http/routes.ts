@@ -1,5 +1,6 @@
 import type { Endpoint } from './endpoint';
-import type { Metrics } from './metrics';
+import { Metrics } from './metrics';
+import type { Settings } from '../config/settings';
 import type { AppServices } from './services';
 import { apiIndexEndpoint } from './endpoints/apiIndex';
 import { healthz, readyzEndpoint, metricsEndpoint } from './endpoints/health';
@@ -51,4 +52,23 @@ export function allEndpoints(
     ...leadDefinitionEndpoints,
   ];
   return endpoints;
+}
+
+/**
+ * The name of every service of the API, sorted: what requests are counted and logged under
+ * (`lcm requests --service` refuses a name that is none of them, as the request log's `Service`
+ * does). Built from the endpoint list; the process's resources are stand-ins that fail when
+ * touched, since describing an endpoint never uses them (only answering a request does).
+ */
+export function apiServiceNames(settings: Settings): string[] {
+  const unused = new Proxy(
+    {},
+    {
+      get: () => {
+        throw new Error('apiServiceNames: an endpoint used a resource of the process while it was described');
+      },
+    },
+  ) as never;
+  const endpoints = allEndpoints(new Metrics(false), { settings, counter: unused, reads: unused, events: unused });
+  return [...new Set(endpoints.map((e) => e.service))].sort();
 }

@@ -391,5 +391,26 @@ describe('do-not-call list', () => {
         /global list has no projects/,
       );
     });
+
+    it('when an option is refused for several numbers, then the reason names the option (not the API field) once', async () => {
+      // Each reason applies to every number: said once, in the command's terms.
+      const numbers = [faroese(), faroese(), faroese()];
+      await expect(main(['node', 'lcm', 'dnc', 'add', '--project', 'No such project', ...numbers])).rejects.toThrow(
+        /^--project "No such project": is not the name or unique id of a project$/,
+      );
+      await expect(main(['node', 'lcm', 'dnc', 'add', '--expires', '2020-01-01', ...numbers])).rejects.toThrow(
+        /^--expires: must lie in the future$/,
+      );
+      await expect(
+        main(['node', 'lcm', 'dnc', 'add', '--global', '--project', w.projects.b2b, 'not-a-number', ...numbers]),
+      ).rejects.toThrow(
+        new RegExp(
+          `^not-a-number: is not a phone number; --project "${w.projects.b2b.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}": the global list has no projects$`,
+        ),
+      );
+      await expect(main(['node', 'lcm', 'dnc', 'remove', '--project', 'No such project', numbers[0]!])).rejects.toThrow(
+        /^--project "No such project": is not the name or unique id of a project$/,
+      );
+    });
   });
 });

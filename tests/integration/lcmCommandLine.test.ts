@@ -1,11 +1,13 @@
 import fs from 'node:fs';
 import { execFileSync, spawn } from 'node:child_process';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { findAccountByUsername } from '../../src/data/accountRepository';
 import { verifyPassword } from '../../src/domain/password';
 import { freePort } from '../harness/freePort';
-import { createOwnDatabase, uniq } from '../harness/testApp';
+import { createOwnDatabase, testDatabaseUrl, uniq } from '../harness/testApp';
+import { createDb } from '../../src/data/db';
 import { useTestDb } from '../harness/useTestWorld';
 import { LCM_BIN, PROJECT_ROOT, lcmEnv, runLcm, runProcess } from '../harness/lcmProcess';
 import { until } from '../harness/until';
@@ -155,6 +157,165 @@ describe('lcm command line (child processes)', () => {
       const empty = await runLcm(['account', 'set-password', '--username', username, '--password-stdin'], { env, input: '\n' });
       expect(empty).toMatchObject({ code: 1, stderr: 'lcm: --password-stdin: standard input holds no password\n' });
       expect((await findAccountByUsername(db, username))!.version).toBe(2);
+    });
+
+    it('when lcm requests --service names no service, then it exits 1 naming it and listing the services; a known one in any case is taken', async () => {
+      const username = `requests-${id}`;
+      const owner = `requests-user ${id}`;
+      const loaded = await runLcm(['load', '-'], {
+        env,
+        input: JSON.stringify({ type: 'user', orgCode: owner, username: `requests-user-${id}`, name: 'Requests' }) + '\n',
+      });
+      expect(loaded.code).toBe(0);
+      const created = await runLcm(
+        ['account', 'create', '--username', username, '--password-stdin', '--user', owner, '--projects', '*', '--rights', 'Calls:Get'],
+        { env, input: 'pw\n' },
+      );
+      expect(created).toMatchObject({ code: 0, stderr: '' });
+      const window = ['--account', username, '--from-time', '2026-11-16', '--time-span', 'P1D'];
+      // An empty log would read as "no such requests", as the API's Service parameter says.
+      const bogus = await runLcm(['requests', ...window, '--service', 'myaccount,bogus'], { env });
+      expect(bogus).toMatchObject({ code: 1, stdout: '' });
+      expect(bogus.stderr).toMatch(
+        /^lcm: --service: no service is called "bogus"; the services are [^\n]*\bcalls, [^\n]*\bmyaccount\.requests, [^\n]*\n$/,
+      );
+      const near = await runLcm(['requests', ...window, '--service', 'myaccount.request'], { env });
+      expect(near).toMatchObject({ code: 1, stdout: '' });
+      expect(near.stderr).toMatch(/^lcm: --service: no service is called "myaccount.request" \(did you mean myaccount\.requests\?\); /);
+      expect(await runLcm(['requests', ...window, '--service', 'MyAccount.Requests,CALLS'], { env })).toEqual({
+        code: 0,
+        signal: null,
+        stdout: '',
+        stderr: '',
+      });
+    });
+
+    it('when lcm requests gets a --time-span reaching past the year 9999, then it exits 1 with one line, as the API refuses that TimeSpan', async () => {
+      for (const span of ['P8000Y', 'P999999Y']) {
+        // P999999Y made an invalid Date: a pg deprecation warning and Postgres's "invalid input syntax" on stderr.
+        const result = await runLcm(['requests', '--account', `nobody-${id}`, '--from-time', '2026-11-16', '--time-span', span], { env });
+        expect({ span, ...result }).toEqual({
+          span,
+          code: 1,
+          signal: null,
+          stdout: '',
+          stderr: 'lcm: --time-span: reaches beyond the year 9999\n',
+        });
+      }
+    });
+
+    it('when lcm requests gets an empty --status or --service, then it filters nothing, as the API does with an empty Status= or Service=', async () => {
+      const username = `requests-empty-${id}`;
+      const owner = `requests-empty-user ${id}`;
+      expect(
+        await runLcm(['load', '-'], {
+          env,
+          input: JSON.stringify({ type: 'user', orgCode: owner, username: `requests-empty-user-${id}`, name: 'Requests' }) + '\n',
+        }),
+      ).toMatchObject({ code: 0 });
+      expect(
+        await runLcm(
+          ['account', 'create', '--username', username, '--password-stdin', '--user', owner, '--projects', '*', '--rights', 'Calls:Get'],
+          { env, input: 'pw\n' },
+        ),
+      ).toMatchObject({ code: 0 });
+      const account = (await findAccountByUsername(db, username))!;
+      await db('request_log').insert({
+        time: new Date('2026-11-16T10:00:00Z'),
+        account_id: account.id,
+        request_id: `req-${id}`,
+        method: 'GET',
+        path: '/api/myaccount',
+        service: 'myaccount',
+        status: 200,
+        weight: 1,
+        duration_ms: 1.5,
+        bytes_sent: 100,
+        client_address: '127.0.0.1',
+      });
+      const window = ['--account', username, '--from-time', '2026-11-16', '--time-span', 'P1D'];
+      for (const filter of [
+        ['--status', ''],
+        ['--service', ''],
+        ['--status', ','],
+        ['--service', ' , '],
+      ]) {
+        const result = await runLcm(['requests', ...window, ...filter], { env });
+        expect({ filter, code: result.code, stderr: result.stderr, ids: result.stdout.match(/req-[^"]+/g) }).toEqual({
+          filter,
+          code: 0,
+          stderr: '',
+          ids: [`req-${id}`],
+        });
+      }
+    });
+
+    // SO_REUSEPORT, which the HTTP workers bind with, exists on Linux only.
+    (process.platform === 'linux' ? it : it.skip)(
+      'when another server listens on PORT with SO_REUSEPORT (as a running lcm serve does), then lcm serve exits 1 naming the port instead of sharing it',
+      async () => {
+        const holder = net.createServer();
+        await new Promise<void>((resolve) => holder.listen({ host: '127.0.0.1', port: 0, reusePort: true }, resolve));
+        const port = (holder.address() as net.AddressInfo).port;
+        try {
+          const serveEnv = lcmEnv({
+            DATABASE_URL: process.env.TEST_DATABASE_URL,
+            HOST: '127.0.0.1',
+            PORT: String(port),
+            WEB_CONCURRENCY: '1',
+            HOOKS_WORKER: 'false',
+            SWEEP_INTERVAL_MS: '0',
+            MAINTENANCE_INTERVAL_MS: '0',
+          });
+          // Before the check its workers joined the holder's port and ran until stopped (then exit 0).
+          expect(await runLcm(['serve'], { env: serveEnv, timeoutMs: 60_000 })).toEqual({
+            code: 1,
+            signal: null,
+            stdout: '',
+            stderr: `lcm: port ${port} on 127.0.0.1 is in use (another lcm serve?); stop what listens there or set PORT\n`,
+          });
+        } finally {
+          await new Promise((resolve) => holder.close(resolve));
+        }
+      },
+    );
+
+    it('when DATABASE_URL names a database lcm migrate has not brought up to date, then a command exits 1 saying so instead of failing on SQL', async () => {
+      const name = `lcm_test_unmigrated_${process.pid}`;
+      await db.raw(`drop database if exists "${name}" with (force)`);
+      await db.raw(`create database "${name}"`);
+      const url = new URL(testDatabaseUrl());
+      url.pathname = `/${name}`;
+      const unmigrated = lcmEnv({ DATABASE_URL: url.toString() });
+      try {
+        // It used to print the first query and `relation "accounts" does not exist`, or load an empty file.
+        const listed = await runLcm(['account', 'list'], { env: unmigrated });
+        expect(listed).toMatchObject({ code: 1, stdout: '' });
+        expect(listed.stderr).toMatch(
+          /^lcm: the database of DATABASE_URL is not up to date: \d+ migrations \(20261121000001_data_model, \.\.\.\) are not applied; run lcm migrate first\n$/,
+        );
+        expect(await runLcm(['load', '-'], { env: unmigrated, input: '' })).toMatchObject({ code: 1, stderr: listed.stderr });
+
+        expect(await runLcm(['migrate'], { env: unmigrated })).toMatchObject({ code: 0, stderr: '' });
+        expect(await runLcm(['account', 'list'], { env: unmigrated })).toMatchObject({ code: 0, stderr: '' });
+
+        // A database of an older version: its newest migration is missing.
+        const own = createDb({ url: url.toString(), timezone: 'Europe/Copenhagen', poolMax: 1 });
+        let newest: string;
+        try {
+          newest = (await own('knex_migrations').orderBy('name', 'desc').first<{ name: string }>('name')).name;
+          await own('knex_migrations').where({ name: newest }).delete();
+        } finally {
+          await own.destroy();
+        }
+        expect(await runLcm(['account', 'list'], { env: unmigrated })).toMatchObject({
+          code: 1,
+          stdout: '',
+          stderr: `lcm: the database of DATABASE_URL is not up to date: migration ${newest} is not applied; run lcm migrate first\n`,
+        });
+      } finally {
+        await db.raw(`drop database if exists "${name}" with (force)`);
+      }
     });
 
     it('when the command, an option or the database is wrong, then it exits non-zero with one line after lcm:', async () => {

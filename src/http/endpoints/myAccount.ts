@@ -157,7 +157,8 @@ export function myAccountEndpoints(
     dateTimes: true,
     async handler(ctx) {
       const { query, zone, dateTimeFormat, account, representation } = ctx;
-      const unknownService = query.Service && unknownServiceName(query.Service, serviceNames());
+      const unknownService =
+        query.Service && unknownServiceName(query.Service, serviceNames(), 'GET /myaccount/request/limits lists every service');
       if (unknownService) throw invalidParameter('Service', unknownService);
       const filter = {
         from: query.FromTime,
