@@ -21,6 +21,16 @@ describe('input hardening', () => {
   const ownLead = () => `harden-b2b-${w.id}`;
   const foreignLead = () => `harden-ret-${w.id}`;
   const window = () => `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT1H`;
+  /** A bulk import of NDJSON rows into the B2B campaign: its answer, one result per row. */
+  const bulkRows = async (rows: string) => {
+    const res = await request(t.app)
+      .post(`/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`)
+      .set('Authorization', w.accounts.full.auth)
+      .set('Content-Type', 'application/x-ndjson')
+      .send(rows);
+    expect(res.status).toBe(200);
+    return JSON.parse(res.text) as { row: number; success: boolean; errors?: { field: string; message: string }[] }[];
+  };
 
   beforeAll(async () => {
     await t.load(
@@ -267,13 +277,7 @@ describe('input hardening', () => {
         `{"Data":{"name":"bad \\ud800","telefon":"+45 12 34 56 78"}}`,
         `{"Data":{"name":"fine 2","telefon":"+45 12 34 56 78"}}`,
       ].join('\n');
-      const res = await request(t.app)
-        .post(`/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`)
-        .set('Authorization', w.accounts.full.auth)
-        .set('Content-Type', 'application/x-ndjson')
-        .send(rows);
-      expect(res.status).toBe(200);
-      const results = JSON.parse(res.text) as { row: number; success: boolean; errors?: { field: string; message: string }[] }[];
+      const results = await bulkRows(rows);
       expect(results.map((r) => r.success)).toEqual([true, false, true]);
       expect(results[1]!.errors![0]!.message).toMatch(/lone surrogate/);
     });
@@ -311,13 +315,7 @@ describe('input hardening', () => {
         `{"__proto__":"x","name":"proto","telefon":"+45 12 34 56 78"}`,
         `{"Data":{"__proto__":"x","name":"proto","telefon":"+45 12 34 56 78"}}`,
       ].join('\n');
-      const res = await request(t.app)
-        .post(`/api/leads/bulk?CampaignCode=${encodeURIComponent(w.campaigns.b2b)}`)
-        .set('Authorization', w.accounts.full.auth)
-        .set('Content-Type', 'application/x-ndjson')
-        .send(rows);
-      expect(res.status).toBe(200);
-      const results = JSON.parse(res.text) as { row: number; success: boolean; errors?: { field: string; message: string }[] }[];
+      const results = await bulkRows(rows);
       expect(results.map((r) => r.success)).toEqual([true, false, false]);
       expect(results[1]!.errors).toEqual([{ field: '__proto__', message: 'is not accepted as a property name' }]);
       expect(results[2]!.errors).toEqual([{ field: 'Data.__proto__', message: 'is not accepted as a property name' }]);

@@ -231,12 +231,15 @@ export function leadFilterFromQuery(query: LeadFilterQuery): LeadFilter {
   });
 }
 
+/** `Include` of a lead answer: the lead's references, as every lead export and GET /leads/{UniqueId} take them. */
+const leadIncludeParam = includeParam.optional().meta({
+  description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
+});
+
 export const simpleLeadsQuery = z
   .object({
     ...leadFilterQuery,
-    Include: includeParam.optional().meta({
-      description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
-    }),
+    Include: leadIncludeParam,
   })
   .superRefine(windowInOrder('ModifiedFrom', 'ModifiedTo'));
 
@@ -252,9 +255,7 @@ export const rawLeadsQuery = csvExportQuery(
 
 export const leadPath = z.object({ UniqueId: uniqueIdParam('Unique id of the lead.', { example: 'demo-lead-001' }) });
 export const leadGetQuery = z.object({
-  Include: includeParam.optional().meta({
-    description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
-  }),
+  Include: leadIncludeParam,
 });
 
 const savedSearchParams = {
@@ -277,9 +278,7 @@ const savedSearchParams = {
 export const savedSearchQuery = z
   .object({
     ...savedSearchParams,
-    Include: includeParam.optional().meta({
-      description: `campaign, ownerOrgUnit, uploadedByUser, lastModifiedByUser, firstProcessedByUser, and properties of those. ${ORGANIZATION_TREE_INCLUDE_RULE}`,
-    }),
+    Include: leadIncludeParam,
   })
   .superRefine(windowInOrder('modifiedFrom', 'modifiedTo'));
 
