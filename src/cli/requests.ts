@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { CliError, OpenCliContext } from './context';
 import { parseDateTime } from '../domain/datetime';
-import { addTimeSpan, parseTimeSpan } from '../domain/timespan';
+import { parseTimeSpan, windowEnd } from '../domain/timespan';
 import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLogRow, unknownServiceName } from '../domain/requestLog';
 import type { Settings } from '../config/settings';
 import { findAccountByUsername } from '../data/accountRepository';
@@ -43,11 +43,8 @@ export function registerRequests(
       try {
         const zone = ctx.settings.PLATFORM_TIMEZONE;
         const from = option('--from-time', () => parseDateTime(o.fromTime, zone));
-        const span = option('--time-span', () => parseTimeSpan(o.timeSpan));
-        if (span.negative) throw new CliError('--time-span: must not be negative');
-        // As the API's TimeSpan: a window past the year 9999 is no DateTime Postgres or the answer can hold.
-        const to = addTimeSpan(from, span, zone);
-        if (!Number.isFinite(to.getTime()) || to.getUTCFullYear() > 9999) throw new CliError('--time-span: reaches beyond the year 9999');
+        // The window as the API's TimeSpan makes it: not negative, not past the year 9999.
+        const to = option('--time-span', () => windowEnd(from, parseTimeSpan(o.timeSpan), zone));
         // An empty list (`--status ''`) filters nothing, as an empty Status= of the API does.
         const statuses = nonEmpty(list(o.status ?? '').map((s) => statusCode(s)));
         const services = nonEmpty(list(o.service ?? ''));

@@ -209,6 +209,19 @@ export function addTimeSpan(start: Date, ts: TimeSpan, zone: string): Date {
 }
 
 /**
+ * The end of a window of `span` after `start` (added in platform time, as addTimeSpan): the
+ * windows of the calls lists and of the request log. A negative span, or one that reaches past
+ * the year 9999 (the last a DateTime or Postgres holds; `P99999999Y` is input, not a 500), is a
+ * CodecError naming why.
+ */
+export function windowEnd(start: Date, span: TimeSpan, zone: string): Date {
+  if (span.negative) throw new CodecError('must not be negative');
+  const end = addTimeSpan(start, span, zone);
+  if (!Number.isFinite(end.getTime()) || end.getUTCFullYear() > 9999) throw new CodecError('reaches beyond the year 9999');
+  return end;
+}
+
+/**
  * Postgres interval input in its own style, e.g. `1 years 2 mons 3 days 04:05:06.5`; a negative
  * span signs every part (`-1 years -3 days -04:05:06`). The time part is normalised to
  * `h:mm:ss` (hours may exceed 23) because Postgres rejects minutes or seconds above 59 there.

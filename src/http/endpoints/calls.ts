@@ -32,7 +32,8 @@ import {
 } from '../../domain/callSerializer';
 import { CallSubject, callSubjectOf } from '../../domain/callSubject';
 import type { OrgSnapshot } from '../../domain/organization';
-import { addTimeSpan, TimeSpan } from '../../domain/timespan';
+import type { TimeSpan } from '../../domain/timespan';
+import { timeSpanWindowEnd } from '../timeSpanWindow';
 import { formatCompactLocal } from '../../domain/datetime';
 import { callCsvTranscoder, callJsonTranscoder, readyPeriodJsonTranscoder } from '../../export/callTranscoder';
 import { callCopySql, readyPeriodCopySql } from '../../data/exportQueries';
@@ -50,16 +51,6 @@ const WINDOW_RULE =
   'Calls with StartTime <= startTime < StartTime + TimeSpan (TimeSpan added in platform time), ordered by startTime, then uniqueId. Limit caps the count (it is not for paging).';
 const INCLUDE_RULE = `Include: campaign, user (and their properties, e.g. parent, campaigns); ${ORGANIZATION_TREE_INCLUDE_RULE} organizationalUnits is always present, root first.`;
 const SCOPE_RULE = "Calls of campaigns outside the account's projects are left out.";
-
-function windowEnd(start: Date, span: TimeSpan, zone: string): Date {
-  if (span.negative) throw invalidParameter('TimeSpan', 'must not be negative');
-  const end = addTimeSpan(start, span, zone);
-  // Postgres and the DateTime format end at year 9999; `P99999999Y` must be a 400, not a 500.
-  if (!Number.isFinite(end.getTime()) || end.getUTCFullYear() > 9999) {
-    throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
-  }
-  return end;
-}
 
 /** Which org codes a list accepts, and how one it cannot resolve is answered. */
 interface SubjectRule {
@@ -114,7 +105,7 @@ interface WindowQuery {
 async function streamCallsJson(ctx: CallsContext, orgCode: string, rule: SubjectRule, query: WindowQuery): Promise<undefined> {
   const { res, scope, zone, dateTimeFormat, include } = ctx;
   // Parameter errors first, then the org code (400 or 404).
-  const end = windowEnd(query.StartTime, query.TimeSpan, zone);
+  const end = timeSpanWindowEnd(query.StartTime, query.TimeSpan, zone);
   const body = await openExport(ctx, async (session) => {
     const { org, subject } = await snapshotWithSubject(session.db, ctx, orgCode, rule, callIncludesNeedUsers(include));
     const window = { subject, start: query.StartTime, end, limit: query.Limit };
@@ -212,7 +203,7 @@ const callsCsv = defineEndpoint({
     const { query, zone, dateTimeFormat, scope } = ctx;
     const separator = query.CsvFieldSeparator ?? ';';
     const encoding = query.Encoding ?? 'utf-8';
-    const end = windowEnd(query.StartTime, query.TimeSpan, zone);
+    const end = timeSpanWindowEnd(query.StartTime, query.TimeSpan, zone);
     const body = await openExport(ctx, async (session) => {
       // The CSV names each call's user: the snapshot holds the users in any case.
       const { org, subject } = await snapshotWithSubject(session.db, ctx, query.OrgCode, QUERY_SUBJECT, true);
@@ -253,7 +244,7 @@ const callRecordings = defineEndpoint({
     }
     const call = await findVisibleCall(db, params.UniqueId, scope);
     if (call === undefined) throw notFound(`no call ${params.UniqueId}`);
-    const end = query.StartTime && query.TimeSpan ? windowEnd(query.StartTime, query.TimeSpan, zone) : undefined;
+    const end = query.StartTime && query.TimeSpan ? timeSpanWindowEnd(query.StartTime, query.TimeSpan, zone) : undefined;
     const rows = await listRecordings(db, call, { start: query.StartTime, end, limit: query.Limit });
     return { body: rows.map(recordingToJson(zone, dateTimeFormat)), title: `Recordings of call ${params.UniqueId}` };
   },
@@ -276,7 +267,7 @@ const agentReadyPeriods = defineEndpoint({
   dateTimes: true,
   async handler(ctx) {
     const { query, res, scope, zone, dateTimeFormat } = ctx;
-    const to = windowEnd(query.FromTime, query.TimeSpan, zone);
+    const to = timeSpanWindowEnd(query.FromTime, query.TimeSpan, zone);
     const body = await openExport(ctx, async (session) => {
       const org = await loadOrgSnapshot(session.db, scope, { users: false });
       const window = { from: query.FromTime, to };

@@ -8,7 +8,7 @@ import { renderRequestLogRow, requestLogCsvHeader, requestLogCsvLine, RequestLog
 import { openExport, sendExportBody } from '../exportStream';
 import { csvEncoding, csvText, setCsvHeaders } from '../csvResponse';
 import { jsonArrayText } from '../../streams/rowsToText';
-import { addTimeSpan, TimeSpan } from '../../domain/timespan';
+import { timeSpanWindowEnd } from '../timeSpanWindow';
 import { invalidParameter } from '../problem';
 import { RESOURCE_TYPES, VERBS } from '../../domain/enums';
 import type { AccountContext } from '../../domain/account';
@@ -162,7 +162,7 @@ export function myAccountEndpoints(
       if (unknownService) throw invalidParameter('Service', unknownService);
       const filter = {
         from: query.FromTime,
-        to: windowEnd(query.FromTime, query.TimeSpan, zone),
+        to: timeSpanWindowEnd(query.FromTime, query.TimeSpan, zone),
         ...(query.Status ? { statuses: query.Status } : {}),
         ...(query.Service ? { services: query.Service } : {}),
       };
@@ -185,12 +185,4 @@ export function myAccountEndpoints(
   });
 
   return [myAccount, limits, counts, requests];
-}
-
-/** The end of a request log window; a negative or unreachable span is a 400. */
-function windowEnd(start: Date, span: TimeSpan, zone: string): Date {
-  if (span.negative) throw invalidParameter('TimeSpan', 'must not be negative');
-  const end = addTimeSpan(start, span, zone);
-  if (!Number.isFinite(end.getTime()) || end.getUTCFullYear() > 9999) throw invalidParameter('TimeSpan', 'reaches beyond the year 9999');
-  return end;
 }
