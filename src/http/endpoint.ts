@@ -210,3 +210,8 @@ export function answersConditionally(endpoint: Endpoint): boolean {
 export function toExpressPath(path: string): string {
   return path.replace(/\{([^}]+)\}/g, ':$1');
 }
+
+/** Every service a request to these endpoints can be counted and logged under, sorted. */
+export function serviceNamesOf(endpoints: readonly Endpoint[]): string[] {
+  return [...new Set(endpoints.map((e) => e.service))].sort();
+}

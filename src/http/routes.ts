@@ -1,4 +1,4 @@
-import type { Endpoint } from './endpoint';
+import { type Endpoint, serviceNamesOf } from './endpoint';
 import { Metrics } from './metrics';
 import type { Settings } from '../config/settings';
 import type { AppServices } from './services';
@@ -70,5 +70,5 @@ export function apiServiceNames(settings: Settings): string[] {
     },
   ) as never;
   const endpoints = allEndpoints(new Metrics(false), { settings, counter: unused, reads: unused, events: unused });
-  return [...new Set(endpoints.map((e) => e.service))].sort();
+  return serviceNamesOf(endpoints);
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { anyAccount, defineEndpoint, Endpoint } from '../endpoint';
+import { anyAccount, defineEndpoint, Endpoint, serviceNamesOf } from '../endpoint';
 import type { AppServices } from '../services';
 import { dailyLimitFor } from '../../ratelimit/countRequests';
 import { myAccountBody, requestCountBody, requestLimitBody, requestLogEntryBody, requestLogQuery } from '../schemas/myAccount';
@@ -66,7 +66,7 @@ export function myAccountEndpoints(
   const listServices = () => (services ??= countedServices(endpoints()));
   // Every service a request can be logged under (GET /metrics, not counted, too), sorted.
   let names: string[] | undefined;
-  const serviceNames = () => (names ??= [...new Set(endpoints().map((e) => e.service))].sort());
+  const serviceNames = () => (names ??= serviceNamesOf(endpoints()));
 
   const myAccount = defineEndpoint({
     service: 'myaccount',
