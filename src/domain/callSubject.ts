@@ -1,4 +1,4 @@
-import { orgCodeSpellings, type OrgSnapshot } from './organization';
+import { findBySpelling, type OrgSnapshot } from './organization';
 
 /**
  * Whose calls a calls-family list holds (docs/decisions.md, Calls family; Organisation):
@@ -9,15 +9,12 @@ export type CallSubject = { kind: 'user'; userId: number } | { kind: 'unit'; uni
 
 /**
  * The subject an org code names in the request's snapshot (org codes are unique across users
- * and units; `+` may stand for a space: orgCodeSpellings); `kind` accepts only that kind. Undefined when nothing (of that kind) has the
- * code. A user is found only in a snapshot loaded with its users.
+ * and units; `+` may stand for a space: orgCodeSpellings); `kind` accepts only that kind.
+ * Undefined when nothing (of that kind) has the code. A user is found only in a snapshot loaded
+ * with its users.
  */
 export function callSubjectOf(org: OrgSnapshot, orgCode: string, kind?: CallSubject['kind']): CallSubject | undefined {
-  for (const spelling of orgCodeSpellings(orgCode)) {
-    const subject = subjectSpelled(org, spelling, kind);
-    if (subject !== undefined) return subject;
-  }
-  return undefined;
+  return findBySpelling(orgCode, (spelling) => subjectSpelled(org, spelling, kind));
 }
 
 function subjectSpelled(org: OrgSnapshot, orgCode: string, kind?: CallSubject['kind']): CallSubject | undefined {

@@ -13,6 +13,15 @@ export function orgCodeSpellings(orgCode: string): string[] {
   return spaced === orgCode ? [orgCode] : [orgCode, spaced];
 }
 
+/** What `find` finds for the first of an org code's spellings (orgCodeSpellings) it finds anything for. */
+export function findBySpelling<T>(orgCode: string, find: (spelling: string) => T | undefined): T | undefined {
+  for (const spelling of orgCodeSpellings(orgCode)) {
+    const found = find(spelling);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 export interface OrgUnitRecord {
   id: number;
   uniqueId: string;

@@ -61,10 +61,11 @@ function databaseUnreachable(cause: unknown): HttpProblem {
  * Writes a handler's result. A JSON body of a resource with a version (`entityVersion`: a lead,
  * whose version If-Match on PATCH compares) carries a strong `ETag` of that version and the
  * body; any other 200 of a conditional endpoint (answersConditionally) a weak one from the
- * rendered body (the `etag` library, as Express makes it). A matching `If-None-Match` (weak comparison, `*`, a list: RFC 9110, whatever
- * the request's Cache-Control says; src/http/conditionalRequest.ts) is a 304 with no body; the
- * rate-limit and Vary headers set so far stay on it. This is the only place ETags
- * are made (Express's own is switched off in app.ts), so errors and streams never get one.
+ * rendered body (the `etag` library, as Express makes it). A matching `If-None-Match` (weak
+ * comparison, `*`, a list: RFC 9110, whatever the request's Cache-Control says;
+ * src/http/conditionalRequest.ts) is a 304 with no body; the rate-limit and Vary headers set so
+ * far stay on it. This is the only place ETags are made (Express's own is switched off in
+ * app.ts), so errors and streams never get one.
  */
 async function send(
   req: Request,

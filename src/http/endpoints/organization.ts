@@ -22,7 +22,7 @@ import { findCampaignDuplicateDefaults } from '../../data/leadRepository';
 import { formatTimeSpan } from '../../domain/timespan';
 import { compileIncludes } from '../../domain/include';
 import { ORG_UNIT, organizationGraph, renderCampaign, USER } from '../../domain/organizationGraph';
-import { orgCodeSpellings } from '../../domain/organization';
+import { findBySpelling, orgCodeSpellings } from '../../domain/organization';
 
 /**
  * Organisation and campaign reads (the OpenAPI document; docs/decisions.md, Organisation):
@@ -128,9 +128,7 @@ function orgUnitGetEndpoint(
       const orgCode = (p as Record<string, string>).OrgCode ?? (p as Record<string, string>).orgCode;
       const org = await loadOrgSnapshot(db, scope);
       const units = [...org.units.values()];
-      const unit = (orgCode === undefined ? [] : orgCodeSpellings(orgCode))
-        .map((spelling) => units.find((u) => u.orgCode === spelling))
-        .find((u) => u !== undefined);
+      const unit = orgCode === undefined ? undefined : findBySpelling(orgCode, (spelling) => units.find((u) => u.orgCode === spelling));
       if (unit === undefined) throw notFound(`no org unit with org code ${orgCode}`);
       const expand = compileIncludes(organizationGraph(org), ORG_UNIT, include);
       return { body: expand(unit), title: `Org unit ${unit.orgCode}` };
