@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canonicalUniqueId, NIL_UUID } from '../../domain/uniqueId';
-import { dateTimeOut, dateTimeParam, listParam, UNIQUE_ID_RULE, uniqueIdParam } from './common';
+import { dateTimeOut, dateTimeParam, listParam, UNIQUE_ID_RULE, uniqueIdParam, windowInOrder } from './common';
 
 /**
  * Request and response schemas of the calendar event endpoints (docs/decisions.md, Calendar events). The interval
@@ -17,11 +17,7 @@ const interval = {
   }),
 };
 
-function toDateAfterFromDate(q: { FromDate: Date; ToDate: Date }, ctx: z.RefinementCtx): void {
-  if (q.ToDate.getTime() <= q.FromDate.getTime()) {
-    ctx.addIssue({ code: 'custom', path: ['ToDate'], message: 'must be after FromDate' });
-  }
-}
+const toDateAfterFromDate = windowInOrder('FromDate', 'ToDate', { empty: false });
 
 export const calendarEventsByCalendarParams = z.object({
   CalendarCode: z.string().min(1).meta({ description: 'Code of the calendar.', example: 'B2B-SALES-CAL' }),

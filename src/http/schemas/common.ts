@@ -157,3 +157,22 @@ export const dateTimeOut = z.string().meta({
   example: '2026-05-06T10:16:41.000+02:00',
 });
 export const timeSpanOut = z.string().meta({ format: 'duration', example: 'PT12M42S' });
+
+/**
+ * A query refinement: the end of a time window (parameter `to`) must not lie before its start
+ * (`from`), and with `empty: false` not on it either; a 400 naming the end. A window whose end
+ * lies before its start names no time at all: an empty answer would read as "nothing changed"
+ * to a client syncing by range. The lead exports allow equal ends (an empty window, as
+ * TimeSpan=PT0S); the calendar lists ask for a window of some length.
+ */
+export function windowInOrder<From extends string, To extends string>(from: From, to: To, options: { empty: boolean }) {
+  const message = options.empty ? `must not be before ${from}` : `must be after ${from}`;
+  return (q: Partial<Record<From | To, Date>>, ctx: z.RefinementCtx): void => {
+    const start = q[from];
+    const end = q[to];
+    if (start === undefined || end === undefined) return;
+    if (options.empty ? end.getTime() < start.getTime() : end.getTime() <= start.getTime()) {
+      ctx.addIssue({ code: 'custom', path: [to], message });
+    }
+  };
+}

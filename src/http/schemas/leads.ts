@@ -13,6 +13,7 @@ import {
   timeSpanParam,
   UNIQUE_ID_RULE,
   uniqueIdParam,
+  windowInOrder,
 } from './common';
 import { csvExportQuery, encodingParam, separatorParam } from './calls';
 import { campaignOut, orgUnitOut, userOut } from './organization';
@@ -199,22 +200,6 @@ const leadFilterQuery = {
 
 type LeadFilterQuery = z.output<z.ZodObject<typeof leadFilterQuery>>;
 
-/**
- * A window whose end lies before its start names no time at all: a 400 naming the end, as a
- * ToDate before FromDate is on the calendar lists and a negative TimeSpan on the calls family.
- * An empty export would read as "nothing changed" to a client syncing by range. Equal ends are
- * an empty window (as TimeSpan=PT0S), not an error.
- */
-function windowInOrder<From extends string, To extends string>(from: From, to: To) {
-  return (q: Partial<Record<From | To, Date>>, ctx: z.RefinementCtx): void => {
-    const start = q[from];
-    const end = q[to];
-    if (start !== undefined && end !== undefined && end.getTime() < start.getTime()) {
-      ctx.addIssue({ code: 'custom', path: [to], message: `must not be before ${from}` });
-    }
-  };
-}
-
 /** The export filter the simpleleads parameters (shared by /simpleleads and /rawleads) describe. */
 export function leadFilterFromQuery(query: LeadFilterQuery): LeadFilter {
   return resolveLeadFilter({
@@ -241,7 +226,7 @@ export const simpleLeadsQuery = z
     ...leadFilterQuery,
     Include: leadIncludeParam,
   })
-  .superRefine(windowInOrder('ModifiedFrom', 'ModifiedTo'));
+  .superRefine(windowInOrder('ModifiedFrom', 'ModifiedTo', { empty: true }));
 
 export const rawLeadsQuery = csvExportQuery(
   z
@@ -250,7 +235,7 @@ export const rawLeadsQuery = csvExportQuery(
       Encoding: encodingParam.optional(),
       CsvFieldSeparator: separatorParam.optional(),
     })
-    .superRefine(windowInOrder('ModifiedFrom', 'ModifiedTo')),
+    .superRefine(windowInOrder('ModifiedFrom', 'ModifiedTo', { empty: true })),
 );
 
 export const leadPath = z.object({ UniqueId: uniqueIdParam('Unique id of the lead.', { example: 'demo-lead-001' }) });
@@ -280,7 +265,7 @@ export const savedSearchQuery = z
     ...savedSearchParams,
     Include: leadIncludeParam,
   })
-  .superRefine(windowInOrder('modifiedFrom', 'modifiedTo'));
+  .superRefine(windowInOrder('modifiedFrom', 'modifiedTo', { empty: true }));
 
 export const savedSearchCsvQuery = csvExportQuery(
   z
@@ -289,7 +274,7 @@ export const savedSearchCsvQuery = csvExportQuery(
       Encoding: encodingParam.optional(),
       CsvFieldSeparator: separatorParam.optional(),
     })
-    .superRefine(windowInOrder('modifiedFrom', 'modifiedTo')),
+    .superRefine(windowInOrder('modifiedFrom', 'modifiedTo', { empty: true })),
 );
 
 // ---- responses --------------------------------------------------------------------------------
