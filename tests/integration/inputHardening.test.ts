@@ -21,6 +21,14 @@ describe('input hardening', () => {
   const ownLead = () => `harden-b2b-${w.id}`;
   const foreignLead = () => `harden-ret-${w.id}`;
   const window = () => `OrgCode=${encodeURIComponent(w.units.root)}&StartTime=2026-05-06T08:00:00Z&TimeSpan=PT1H`;
+  /** The Name stored for the lead an import answered. */
+  const storedName = async (res: request.Response) => {
+    const stored = await t
+      .db('leads')
+      .where({ unique_id: (res.body as { uniqueId: string }).uniqueId })
+      .first<{ data: { Name: string } }>('data');
+    return stored.data.Name;
+  };
   /** A bulk import of NDJSON rows into the B2B campaign: its answer, one result per row. */
   const bulkRows = async (rows: string) => {
     const res = await request(t.app)
@@ -222,11 +230,7 @@ describe('input hardening', () => {
       if (type !== 'none') req.set('Content-Type', type);
       const res = await req.serialize((b: unknown) => b as string).send(bytes);
       expect(res.status).toBe(200);
-      const stored = await t
-        .db('leads')
-        .where({ unique_id: (res.body as { uniqueId: string }).uniqueId })
-        .first<{ data: { Name: string } }>('data');
-      expect(stored.data.Name).toBe(name);
+      expect(await storedName(res)).toBe(name);
     });
 
     it.each([
@@ -243,11 +247,7 @@ describe('input hardening', () => {
         .serialize((bytes: unknown) => bytes as string)
         .send(iconv.encode(body, encoding));
       expect(res.status).toBe(200);
-      const stored = await t
-        .db('leads')
-        .where({ unique_id: (res.body as { uniqueId: string }).uniqueId })
-        .first<{ data: { Name: string } }>('data');
-      expect(stored.data.Name).toBe(name);
+      expect(await storedName(res)).toBe(name);
     });
 
     it('when a body names a charset no encoder knows, or is not JSON in a named one, then 415 or 400', async () => {
